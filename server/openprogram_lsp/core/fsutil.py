@@ -1,0 +1,35 @@
+"""Small filesystem helpers: atomic writes and the state root."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def state_root() -> Path:
+    """Return ``$OPENPROGRAM_HOME`` or ``${XDG_DATA_HOME:-~/.local/share}/openprogram-lsp``."""
+    explicit = os.environ.get("OPENPROGRAM_HOME")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "openprogram-lsp"
+
+
+def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
+    """Write a file through a temp file and rename, so readers never see half of it."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

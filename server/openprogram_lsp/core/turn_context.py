@@ -1,0 +1,10 @@
+"""ContextVars that bind the running turn, so deep code attributes work to it."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+current_session_id: ContextVar[str | None] = ContextVar("op_session_id", default=None)
+current_turn_id: ContextVar[str | None] = ContextVar("op_turn_id", default=None)
+current_agent_id: ContextVar[str | None] = ContextVar("op_agent_id", default=None)
+current_message_depth: ContextVar[int] = ContextVar("op_message_depth", default=0)

@@ -1,0 +1,263 @@
+"""Domain types shared across layers: nodes, messages, tool calls, turn requests and results.
+
+Models serialise to the wire (camelCase) with ``model_dump(by_alias=True)`` and accept both
+spellings on input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Role = Literal["user", "assistant", "tool", "summary", "system"]
+NodeStatus = Literal["running", "done", "error", "cancelled", "interrupted"]
+TurnStatus = Literal["done", "error", "cancelled"]
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+PermissionMode = Literal["ask", "accept-edits", "plan", "bypass"]
+PERMISSION_MODES: tuple[str, ...] = ("ask", "accept-edits", "plan", "bypass")
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "cancelled", "error"]
+
+
+class Wire(BaseModel):
+    """Base model: camelCase aliases, populate by either name."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def wire(self) -> dict[str, Any]:
+        """Dump as the JSON-ready camelCase dict sent to clients."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ToolCallRecord(Wire):
+    """One tool call as recorded on an assistant node."""
+
+    id: str
+    name: str
+    kind: ToolKind = "other"
+    input: dict[str, Any] = Field(default_factory=dict)
+    status: ToolStatus = "pending"
+    output: str | None = None
+    title: str | None = None
+    step: int = 0
+
+
+class Node(Wire):
+    """One node of the conversation DAG."""
+
+    id: str
+    role: Role
+    text: str = ""
+    predecessor: str | None = None
+    caller: str | None = None
+    created_at: str = ""
+    status: NodeStatus | None = None
+    tool_calls: list[ToolCallRecord] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCall(Wire):
+    """A tool call requested by the model."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Message(Wire):
+    """A provider-neutral chat message."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+
+
+class ToolSpec(Wire):
+    """A tool as offered to the model."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    kind: ToolKind = "other"
+
+
+class Usage(Wire):
+    """Token usage of a turn or model call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+    def add(self, other: Usage) -> Usage:
+        """Return the sum of two usages."""
+        def _s(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=_s(self.cache_read_tokens, other.cache_read_tokens),
+            cache_write_tokens=_s(self.cache_write_tokens, other.cache_write_tokens),
+        )
+
+
+class CheckpointFile(Wire):
+    """A file changed by a checkpoint."""
+
+    path: str
+    status: Literal["added", "modified", "deleted"]
+
+
+class Checkpoint(Wire):
+    """A commit of the project's files in the private checkpoint store."""
+
+    id: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    parent_id: str | None = None
+    created_at: str = ""
+    message: str = ""
+    files: list[CheckpointFile] = Field(default_factory=list)
+    kind: Literal["baseline", "turn", "safety"] = "turn"
+    skipped: list[str] | None = None
+
+
+class TurnError(Wire):
+    """Why a turn failed."""
+
+    message: str
+    code: int | None = None
+
+
+class TurnResult(Wire):
+    """What one turn produced."""
+
+    session_id: str
+    user_node_id: str
+    assistant_node_id: str
+    head_id: str
+    status: TurnStatus
+    text: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    checkpoint: Checkpoint | None = None
+    error: TurnError | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """Dump keeping ``checkpoint: null`` as the contract lists it."""
+        out = super().wire()
+        out.setdefault("checkpoint", None)
+        return out
+
+
+class _Inherit:
+    """Sentinel type: continue the session's active branch."""
+
+    _instance: _Inherit | None = None
+
+    def __new__(cls) -> _Inherit:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "INHERIT"
+
+
+INHERIT = _Inherit()
+BranchFrom = _Inherit | str | None
+
+
+class TurnRequest(BaseModel):
+    """Everything the dispatcher needs to run one turn."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str
+    session_id: str | None = None
+    branch_from: Any = INHERIT  # INHERIT | None (new root) | node id (sibling fork)
+    model: str | None = None
+    workspace: str | None = None
+    source: Literal["user", "agent_spawn", "send_message", "follow_up", "cli"] = "user"
+    permission_mode: PermissionMode | None = None
+    advance_head: bool = True
+    agent_id: str | None = None
+    label: str | None = None
+    branch_name: str | None = None
+    message_depth: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PermissionOption(Wire):
+    """One choice offered when a tool call needs approval."""
+
+    option_id: str
+    name: str
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
+)
+
+
+class DiffPreview(Wire):
+    """The edit a tool call would make, for approval prompts."""
+
+    path: str
+    old_text: str
+    new_text: str
+
+
+class PermissionToolCall(Wire):
+    """The tool call an approval is about."""
+
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    input: dict[str, Any]
+    diff: DiffPreview | None = None
+
+
+class PermissionRequest(Wire):
+    """An approval request for one tool call."""
+
+    session_id: str
+    turn_id: str
+    tool_call: PermissionToolCall
+    options: list[PermissionOption] = Field(
+        default_factory=lambda: list(DEFAULT_PERMISSION_OPTIONS))
+    workspace: str | None = Field(default=None, exclude=True)
+
+
+class PermissionOutcome(Wire):
+    """The answer to a permission request."""
+
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"] | None = None
+    reason: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the tool call may run."""
+        return self.outcome == "selected" and self.kind in ("allow_once", "allow_always")
+
+
+class Question(Wire):
+    """A question the agent asks the user."""
+
+    question_id: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    question: str
+    options: list[str] | None = None
+    allow_free_text: bool = True

@@ -1,0 +1,91 @@
+"""Synchronous consultation before every tool call: the one place that can stop a tool.
+
+The strictest verdict wins (deny > ask > allow) and reasons are merged. A gate that raises counts
+as allow, except gates registered as critical, which fail closed. The gate applies whatever the
+permission mode: ``bypass`` skips approvals, never gates.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from openprogram_lsp.events.bus import Event
+
+log = logging.getLogger(__name__)
+
+Verdict = Literal["allow", "ask", "deny"]
+_RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    """A gate's verdict and why."""
+
+    verdict: Verdict = "allow"
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+GateResult = GateDecision | Verdict | None
+Gate = Callable[[Event], GateResult]
+
+
+@dataclass(slots=True)
+class _Registered:
+    name: str
+    gate: Gate
+    critical: bool
+
+
+_gates: tuple[_Registered, ...] = ()
+_lock = threading.Lock()
+
+
+def register_tool_gate(gate: Gate, *, name: str | None = None,
+                       critical: bool = False) -> Callable[[], None]:
+    """Register a gate (a duplicate name is refused); returns a function that unregisters it."""
+    global _gates
+    entry = _Registered(name or getattr(gate, "__qualname__", repr(gate)), gate, critical)
+    with _lock:
+        if any(g.name == entry.name for g in _gates):
+            raise ValueError(f"a tool gate named {entry.name!r} is already registered")
+        _gates = (*_gates, entry)
+
+    def unregister() -> None:
+        global _gates
+        with _lock:
+            _gates = tuple(g for g in _gates if g is not entry)
+
+    return unregister
+
+
+def decide_tool_gate(event: Event) -> GateDecision:
+    """Consult every gate about a ``tool.before`` event and merge their verdicts."""
+    verdict: Verdict = "allow"
+    reasons: list[str] = []
+    for entry in _gates:
+        try:
+            result = entry.gate(event)
+        except Exception as exc:
+            if entry.critical:
+                log.error("critical tool gate %s raised; denying", entry.name, exc_info=True)
+                result = GateDecision("deny", (f"gate {entry.name} failed: {exc}",))
+            else:
+                log.warning("tool gate %s raised; counting as allow", entry.name, exc_info=True)
+                continue
+        if result is None:
+            continue
+        decision = result if isinstance(result, GateDecision) else GateDecision(result)
+        if _RANK[decision.verdict] > _RANK[verdict]:
+            verdict = decision.verdict
+        if decision.verdict != "allow":
+            reasons.extend(decision.reasons)
+    return GateDecision(verdict, tuple(reasons))
+
+
+def registered_gate_names() -> list[str]:
+    """Names of the registered gates, in order."""
+    return [g.name for g in _gates]

@@ -1,0 +1,1 @@
+"""Model providers: offline (default), scripted, OpenAI-compatible and Anthropic."""

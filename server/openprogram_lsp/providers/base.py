@@ -1,0 +1,59 @@
+"""The provider interface: a model streams text deltas, tool calls, usage and a stop reason."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    """A complete, validated tool call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnd:
+    """The end of one model response."""
+
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+
+
+ProviderEvent = TextDelta | ToolCallReady | StreamEnd
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """One call to a model: the system prompt, the messages and the tools offered."""
+
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec]
+    max_output_tokens: int = 4096
+    cancel: asyncio.Event | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model that streams a response to a request."""
+
+    name: str
+    model: str
+    context_window: int
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream the response; the last event is a ``StreamEnd``. Raises ProviderError."""
+        ...

@@ -1,0 +1,43 @@
+"""Turning a model spec (``offline``, ``scripted:FILE``, ``openai:M``, ``anthropic:M``) into a provider."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from openprogram_lsp.core.errors import ConfigError
+from openprogram_lsp.providers.base import Provider
+from openprogram_lsp.providers.offline import OfflineProvider
+from openprogram_lsp.providers.scripted import ScriptedProvider
+
+DEFAULT_MODEL = "offline"
+
+
+def resolve_model_spec(*candidates: str | None) -> str:
+    """The first non-empty spec among candidates (in precedence order), else the default."""
+    for c in candidates:
+        if c and c.strip():
+            return c.strip()
+    return DEFAULT_MODEL
+
+
+def make_provider(spec: str, env: Mapping[str, str] | None = None) -> Provider:
+    """Build the provider a spec names; a clear ConfigError when it cannot."""
+    env = os.environ if env is None else env
+    kind, _, arg = spec.partition(":")
+    if kind == "offline":
+        return OfflineProvider()
+    if kind == "scripted":
+        if not arg:
+            raise ConfigError("model 'scripted:FILE' needs a file path")
+        return ScriptedProvider(arg)
+    if kind in ("openai", "anthropic"):
+        if not arg:
+            raise ConfigError(f"model '{kind}:MODEL' needs a model name")
+        try:
+            from openprogram_lsp.providers import remote
+        except ImportError:
+            raise ConfigError(f"the {kind} provider is not available in this build") from None
+        return remote.make_remote(kind, arg, env)
+    raise ConfigError(
+        f"unknown model {spec!r}: use offline, scripted:FILE, openai:MODEL or anthropic:MODEL")

@@ -1,0 +1,1 @@
+"""Persistence: git-backed session stores and the private checkpoint store."""

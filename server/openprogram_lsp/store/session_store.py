@@ -1,0 +1,321 @@
+"""Session stores: one git repository per session, an in-memory index, an LRU of open sessions.
+
+Layout of ``sessions/<sid>/``: ``nodes/<seq>-<id>.json`` (one file per node, written atomically),
+``meta.json`` (title, head, branch names, status), ``context/`` (per-turn ContextCommits). Git is the
+source of truth: ``commit_turn`` makes exactly one commit per turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.core.errors import InvalidParams, NotFound
+from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
+from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.fsutil import atomic_write, state_root
+from openprogram_lsp.store.git import run_git
+from openprogram_lsp.store.index import SessionIndex
+
+_GITIGNORE = "*.tmp\n.*.tmp\n"
+
+
+@dataclass(slots=True)
+class _Open:
+    root: Path
+    index: SessionIndex
+    fingerprint: tuple[int, int, int]
+    lock: threading.RLock
+
+
+class SessionStore:
+    """All sessions under ``<home>/sessions``."""
+
+    def __init__(self, home: Path | None = None, *, capacity: int | None = None) -> None:
+        self.home = (home or state_root())
+        self.root = self.home / "sessions"
+        self.root.mkdir(parents=True, exist_ok=True)
+        cap = capacity or int(os.environ.get("OPENPROGRAM_SESSION_CACHE_CAP", "128"))
+        self.capacity = max(1, cap)
+        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def session_dir(self, sid: str) -> Path:
+        """The directory of a session (validated id)."""
+        if not is_safe_id(sid):
+            raise InvalidParams(f"sessionId: {sid!r} is not a valid session id")
+        return self.root / sid
+
+    def exists(self, sid: str) -> bool:
+        """Whether a session exists."""
+        return is_safe_id(sid) and (self.root / sid / "meta.json").exists()
+
+    def create_session(self, *, sid: str | None = None, workspace: str | None = None,
+                       title: str = "", **meta: Any) -> str:
+        """Create a session repository and return its id."""
+        sid = sid or new_session_id()
+        root = self.session_dir(sid)
+        if (root / "meta.json").exists():
+            raise InvalidParams(f"sessionId: session {sid!r} already exists")
+        (root / "nodes").mkdir(parents=True, exist_ok=True)
+        (root / "context").mkdir(exist_ok=True)
+        run_git(["init", "-q", "--template=", "-b", "main", str(root)])
+        atomic_write(root / ".gitignore", _GITIGNORE)
+        now = now_iso()
+        data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
+                "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
+        atomic_write(root / "meta.json", json.dumps(data, indent=1))
+        return sid
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Every session's meta, most recently updated first."""
+        out = []
+        for entry in os.scandir(self.root):
+            meta_path = Path(entry.path) / "meta.json"
+            if entry.is_dir() and meta_path.exists():
+                try:
+                    out.append(json.loads(meta_path.read_bytes()))
+                except (OSError, ValueError):
+                    continue
+        out.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
+        return out
+
+    # -- open / index -------------------------------------------------------------------------
+
+    def _fingerprint(self, root: Path) -> tuple[int, int, int]:
+        try:
+            nodes = os.stat(root / "nodes").st_mtime_ns
+        except FileNotFoundError:
+            nodes = 0
+        try:
+            st = os.stat(root / "meta.json")
+            return nodes, st.st_mtime_ns, st.st_size
+        except FileNotFoundError:
+            raise NotFound(f"unknown session id {root.name!r}") from None
+
+    def _get(self, sid: str) -> _Open:
+        root = self.session_dir(sid)
+        with self._lock:
+            entry = self._open.get(sid)
+            if entry is not None:
+                self._open.move_to_end(sid)
+        fp = self._fingerprint(root)
+        if entry is not None and entry.fingerprint == fp:
+            return entry
+        with self._lock:
+            entry = self._open.get(sid)
+            if entry is None:
+                entry = _Open(root, SessionIndex(), (-1, -1, -1), threading.RLock())
+                self._open[sid] = entry
+                while len(self._open) > self.capacity:
+                    self._open.popitem(last=False)
+        with entry.lock:
+            if entry.fingerprint != fp:  # first open, or another process wrote
+                entry.index = SessionIndex.load(root)
+                entry.fingerprint = self._fingerprint(root)
+        return entry
+
+    def index(self, sid: str) -> SessionIndex:
+        """The live index of a session (rebuilt if another process changed it)."""
+        return self._get(sid).index
+
+    def rebuild_index(self, sid: str) -> SessionIndex:
+        """A fresh index read from disk, independent of the cached one."""
+        return SessionIndex.load(self.session_dir(sid))
+
+    @contextmanager
+    def locked(self, sid: str) -> Iterator[_Open]:
+        """Hold the session's write lock."""
+        entry = self._get(sid)
+        with entry.lock:
+            yield entry
+
+    def _refresh_fp(self, entry: _Open) -> None:
+        entry.fingerprint = self._fingerprint(entry.root)
+
+    # -- meta ---------------------------------------------------------------------------------
+
+    def meta(self, sid: str) -> dict[str, Any]:
+        """A copy of the session's meta."""
+        return dict(self._get(sid).index.meta)
+
+    def update_meta(self, sid: str, **changes: Any) -> dict[str, Any]:
+        """Merge changes into the meta file (atomically)."""
+        with self.locked(sid) as entry:
+            meta = dict(entry.index.meta)
+            meta.update(changes)
+            meta["updatedAt"] = now_iso()
+            atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+            entry.index.meta = meta
+            self._refresh_fp(entry)
+            return dict(meta)
+
+    def head(self, sid: str) -> str | None:
+        """The session's active head node id."""
+        head = self._get(sid).index.meta.get("headId")
+        return head if isinstance(head, str) else None
+
+    def set_head(self, sid: str, head_id: str) -> None:
+        """Move the session's head to a chain node."""
+        node = self.get_node(sid, head_id)
+        if node.role == "summary" or node.caller is not None:
+            raise InvalidParams(f"headId: {head_id!r} is not a conversation message")
+        self.update_meta(sid, headId=head_id)
+
+    # -- nodes --------------------------------------------------------------------------------
+
+    def get_node(self, sid: str, node_id: str) -> Node:
+        """Return one node or raise NotFound."""
+        return self._get(sid).index.get(node_id)
+
+    def has_node(self, sid: str, node_id: str) -> bool:
+        """Whether a session holds a node."""
+        return node_id in self._get(sid).index.nodes
+
+    def append(self, sid: str, node: Node, *, advance_head: bool = False) -> Node:
+        """Write a new node (idempotent on id) and optionally move the head to it."""
+        with self.locked(sid) as entry:
+            idx = entry.index
+            if node.id in idx.nodes:
+                return idx.nodes[node.id]
+            if node.predecessor is not None and node.predecessor not in idx.nodes:
+                raise NotFound(f"predecessor {node.predecessor!r} is not in session {sid!r}")
+            if not node.created_at:
+                node = node.model_copy(update={"created_at": now_iso()})
+            seq = idx.next_seq
+            name = f"{seq:07d}-{node.id}.json"
+            atomic_write(entry.root / "nodes" / name, node.model_dump_json(exclude_none=True))
+            idx.add(node, name, seq)
+            branches = idx.meta.get("branches") or {}
+            moved = node.predecessor in branches and idx.is_chain_node(node)
+            if moved or advance_head:
+                meta = dict(idx.meta)
+                if moved:
+                    # A named tip that grows keeps its name on the new tip.
+                    branches = dict(branches)
+                    branches[node.id] = branches.pop(node.predecessor)
+                    meta["branches"] = branches
+                if advance_head:
+                    meta["headId"] = node.id
+                meta["updatedAt"] = now_iso()
+                atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+                idx.meta = meta
+            self._refresh_fp(entry)
+            return node
+
+    def update_node(self, sid: str, node_id: str, **changes: Any) -> Node:
+        """Rewrite a node's mutable fields (text, status, tool calls, metadata)."""
+        forbidden = {"id", "predecessor", "caller", "role"} & changes.keys()
+        if forbidden:
+            raise ValueError(f"cannot change {sorted(forbidden)} of a node")
+        with self.locked(sid) as entry:
+            idx = entry.index
+            old = idx.get(node_id)
+            node = old.model_copy(update=changes)
+            name = idx.files[node_id]
+            atomic_write(entry.root / "nodes" / name, node.model_dump_json(exclude_none=True))
+            idx.add(node, name, idx.seq[node_id])
+            self._refresh_fp(entry)
+            return node
+
+    def get_branch(self, sid: str, head: str | None = None) -> list[Node]:
+        """The chain from the root to ``head`` (default: the session head); root first."""
+        idx = self._get(sid).index
+        head = head or idx.meta.get("headId")
+        if not head:
+            return []
+        return idx.chain(head)
+
+    def nodes(self, sid: str) -> list[Node]:
+        """Every node of a session in creation order."""
+        idx = self._get(sid).index
+        return sorted(idx.nodes.values(), key=lambda n: idx.seq[n.id])
+
+    def callees(self, sid: str, node_id: str) -> list[Node]:
+        """Nodes whose ``caller`` is the given node."""
+        idx = self._get(sid).index
+        return [idx.nodes[c] for c in idx.callees.get(node_id, ())]
+
+    # -- branches -----------------------------------------------------------------------------
+
+    def list_branches(self, sid: str) -> list[dict[str, Any]]:
+        """Every branch tip: head id, name, whether active, chain length and a preview."""
+        idx = self._get(sid).index
+        head = idx.meta.get("headId")
+        names = idx.meta.get("branches") or {}
+        out = []
+        for tip in idx.tips():
+            chain = idx.chain(tip)
+            last_user = next((n for n in reversed(chain) if n.role == "user"), None)
+            preview = (last_user or chain[-1]).text.strip().splitlines()
+            entry: dict[str, Any] = {
+                "headId": tip,
+                "active": tip == head,
+                "length": len(chain),
+                "preview": preview[0][:80] if preview else "",
+            }
+            name = (names.get(tip) or {}).get("name")
+            if name:
+                entry["name"] = name
+            out.append(entry)
+        return out
+
+    def name_branch(self, sid: str, head_id: str, name: str) -> None:
+        """Name the branch whose tip is ``head_id`` (names are unique per session)."""
+        self.get_node(sid, head_id)
+        with self.locked(sid):
+            branches = {k: v for k, v in (self.meta(sid).get("branches") or {}).items()
+                        if v.get("name") != name}
+            branches[head_id] = {**branches.get(head_id, {}), "name": name}
+            self.update_meta(sid, branches=branches)
+
+    def find_branch(self, sid: str, name: str) -> str | None:
+        """The tip of the branch with this name, if any."""
+        for tip, info in (self.meta(sid).get("branches") or {}).items():
+            if info.get("name") == name:
+                return str(tip)
+        return None
+
+    # -- context commits ----------------------------------------------------------------------
+
+    def write_context_commit(self, sid: str, turn_id: str, record: dict[str, Any]) -> None:
+        """Write the immutable per-turn ContextCommit (refuses to overwrite)."""
+        path = self.session_dir(sid) / "context" / f"{turn_id}.json"
+        path.parent.mkdir(exist_ok=True)
+        if path.exists():
+            raise ValueError(f"context commit for {turn_id!r} already written")
+        atomic_write(path, json.dumps(record, indent=1))
+
+    def read_context_commit(self, sid: str, turn_id: str) -> dict[str, Any] | None:
+        """The ContextCommit of a turn, or None."""
+        path = self.session_dir(sid) / "context" / f"{turn_id}.json"
+        if not path.exists():
+            return None
+        data: dict[str, Any] = json.loads(path.read_bytes())
+        return data
+
+    # -- git ----------------------------------------------------------------------------------
+
+    def commit_turn(self, sid: str, message: str) -> str | None:
+        """Commit the session's working tree as one turn; returns the commit id or None."""
+        with self.locked(sid) as entry:
+            run_git(["add", "-A"], cwd=entry.root)
+            out = run_git(["commit", "--no-verify", "--no-status", "-m", message],
+                          cwd=entry.root, check=False).decode("utf-8", "replace")
+            # "[main (root-commit) abc1234] subject" -> the short commit id
+            first = out.split("]", 1)[0]
+            return first.rsplit(" ", 1)[-1] if first.startswith("[") else None
+
+    def git_log(self, sid: str, limit: int = 50) -> list[str]:
+        """Subjects of the session's git commits, newest first."""
+        out = run_git(["log", f"-{limit}", "--format=%s"], cwd=self.session_dir(sid), check=False)
+        return out.decode().splitlines()

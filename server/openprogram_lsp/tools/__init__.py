@@ -1,0 +1,1 @@
+"""Tools the model can call: registry, static admission, permission policy, built-ins."""

@@ -1,0 +1,82 @@
+"""The tool interface: a pydantic input model, an ACP kind, and an async ``run``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.ports import Asker
+from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may use: the workspace, the turn, and injected services."""
+
+    workspace: Path
+    session_id: str = ""
+    turn_id: str = ""
+    cancel: asyncio.Event | None = None
+    asker: Asker | None = None
+    question_timeout: float | None = None
+    on_paths_changed: Callable[[Iterable[str]], None] | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def touched(self, *paths: str) -> None:
+        """Report workspace-relative paths this tool wrote or deleted."""
+        if self.on_paths_changed is not None:
+            self.on_paths_changed(paths)
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    """A tool's result text for the model, and whether it is an error."""
+
+    text: str
+    is_error: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool:
+    """Base class of every tool."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    kind: ClassVar[ToolKind] = "other"
+    category: ClassVar[str] = "core"
+    Input: ClassVar[type[BaseModel]]
+
+    def spec(self) -> ToolSpec:
+        """The tool as offered to the model."""
+        schema = self.Input.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema,
+                        kind=self.kind)
+
+    def parse(self, arguments: dict[str, Any]) -> BaseModel:
+        """Validate arguments; a clear ToolError names the bad field."""
+        try:
+            return self.Input.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+                for e in exc.errors())
+            raise ToolError(f"invalid arguments for {self.name}: {problems}") from None
+
+    def title(self, args: BaseModel) -> str:
+        """A one-line description of a call, for approvals and the UI."""
+        return self.name
+
+    def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
+        """The edit this call would make, if it is an edit."""
+        return None
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        """Execute the tool."""
+        raise NotImplementedError

@@ -1,0 +1,15 @@
+"""The built-in tools, each confined to the workspace."""
+
+from openprogram_lsp.tools.base import Tool
+from openprogram_lsp.tools.builtin.ask import AskUser
+from openprogram_lsp.tools.builtin.command import RunCommand
+from openprogram_lsp.tools.builtin.files import EditFile, ListDir, ReadFile, WriteFile
+from openprogram_lsp.tools.builtin.search import Grep
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of every built-in tool."""
+    return [ReadFile(), ListDir(), Grep(), WriteFile(), EditFile(), RunCommand(), AskUser()]
+
+
+__all__ = ["builtin_tools"]

@@ -1,0 +1,79 @@
+"""run_command: a shell command in the workspace, with a timeout and capped output."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+from pydantic import BaseModel, Field
+
+from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+
+MAX_OUTPUT_CHARS = 30_000
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+
+
+class RunCommandInput(BaseModel):
+    command: str = Field(description="Shell command, run with the workspace as working directory")
+    timeout: float | None = Field(None, description="Seconds before the command is killed",
+                                  gt=0, le=MAX_TIMEOUT)
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    half = MAX_OUTPUT_CHARS // 2
+    return f"{text[:half]}\n[... {len(text) - MAX_OUTPUT_CHARS} characters cut ...]\n{text[-half:]}"
+
+
+class RunCommand(Tool):
+    name = "run_command"
+    description = "Run a shell command in the workspace and return its exit code and output."
+    kind = "execute"
+    Input = RunCommandInput
+
+    def title(self, args: BaseModel) -> str:
+        assert isinstance(args, RunCommandInput)
+        return f"Run `{args.command}`"
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, RunCommandInput)
+        timeout = args.timeout or DEFAULT_TIMEOUT
+        proc = await asyncio.create_subprocess_shell(
+            args.command, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True, env={**os.environ, "OPENPROGRAM_TOOL": "run_command"},
+        )
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+        except TimeoutError:
+            _kill(proc)
+            out = await _drain(proc)
+            ctx.touched()
+            return ToolOutput(_cap(out.decode("utf-8", "replace")) +
+                              f"\n[killed after {timeout:g} s timeout]", is_error=True)
+        except asyncio.CancelledError:
+            _kill(proc)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 2)
+            raise
+        ctx.touched()  # the tree may have changed anywhere: the checkpoint re-scans
+        text = _cap(out.decode("utf-8", "replace"))
+        code = proc.returncode
+        return ToolOutput(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def _drain(proc: asyncio.subprocess.Process) -> bytes:
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 2)
+        return out or b""
+    except (TimeoutError, ValueError):
+        return b""
