@@ -35,6 +35,14 @@ class Event:
     id: str = field(default_factory=lambda: new_id("e"))
     time: float = field(default_factory=time.time)
 
+    def wire(self) -> dict[str, Any]:
+        """The ``openprogram/event`` payload: type, sessionId, turnId, data."""
+        out: dict[str, Any] = {"type": self.type, "sessionId": self.session_id,
+                               "data": self.payload}
+        if self.turn_id is not None:
+            out["turnId"] = self.turn_id
+        return out
+
 
 def make_event(type: str, payload: dict[str, Any] | None = None, *,
                session_id: str | None = None, turn_id: str | None = None,

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound
+from openprogram_lsp.core.fsutil import atomic_write, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.core.fsutil import atomic_write, state_root
 from openprogram_lsp.store.git import run_git
 from openprogram_lsp.store.index import SessionIndex
 

@@ -10,8 +10,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from openprogram_lsp.core.types import PermissionMode, ToolKind
 from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.types import PermissionMode, ToolKind
 
 Decision = Literal["allow", "ask", "deny"]
 READ_KINDS: frozenset[str] = frozenset({"read", "search", "think", "fetch"})

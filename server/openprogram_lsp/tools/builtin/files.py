@@ -7,8 +7,8 @@ import os
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.paths import relative, resolve_in_workspace
 

@@ -1,0 +1,1 @@
+"""The agent run: the model-tool loop, steering, follow-ups, cancel, subagents."""

@@ -1,0 +1,158 @@
+"""The core loop: call the model, run its tool calls, feed results back, repeat."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from openprogram_lsp.agent import prompts
+from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.core.errors import TurnCancelled
+from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolCallRecord, Usage
+from openprogram_lsp.events.bus import EventBus, make_event
+from openprogram_lsp.providers.base import (
+    ModelRequest,
+    Provider,
+    StreamEnd,
+    TextDelta,
+    ToolCallReady,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+DEFAULT_MAX_ITERATIONS = 50
+
+
+@dataclass(slots=True)
+class LoopState:
+    """What the loop has produced so far (kept on error or cancel)."""
+
+    steps: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "end_turn"
+    model_calls: int = 0
+
+    @property
+    def text(self) -> str:
+        """The reply: every step's text, joined."""
+        return "\n\n".join(s for s in (x.strip("\n") for x in self.steps) if s)
+
+
+@dataclass(slots=True)
+class LoopHooks:
+    """Callbacks the dispatcher uses to persist progress."""
+
+    on_tool_finished: Callable[[ToolCallRecord], None] | None = None
+    on_step_finished: Callable[[LoopState], None] | None = None
+
+
+async def _race(aw: Awaitable[T], cancel: asyncio.Event) -> T:
+    """Await something, raising TurnCancelled as soon as the cancel event is set."""
+    task = asyncio.ensure_future(aw)
+    if cancel.is_set():
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise TurnCancelled("turn cancelled")
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        waiter.cancel()
+        raise
+    if task in done:
+        waiter.cancel()
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    raise TurnCancelled("turn cancelled")
+
+
+async def agent_loop(*, provider: Provider, system: str, messages: list[Message],
+                     runner: ToolRunner, bus: EventBus, control: TurnControl,
+                     state: LoopState | None = None, hooks: LoopHooks | None = None,
+                     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                     max_output_tokens: int = 4096) -> LoopState:
+    """Drive the model-tool loop to completion; raises TurnCancelled or ProviderError.
+
+    ``state`` is filled in place so the caller keeps partial text when this raises.
+    """
+    state = state if state is not None else LoopState()
+    hooks = hooks or LoopHooks()
+    specs = runner.tools.specs()
+    sid, tid = runner.ctx.session_id, runner.ctx.turn_id
+
+    def emit(type: str, payload: dict[str, Any]) -> None:
+        bus.emit(make_event(type, payload, session_id=sid, turn_id=tid, origin="agent"))
+
+    while True:
+        if control.cancelled:
+            raise TurnCancelled("turn cancelled")
+        if state.model_calls >= max_iterations:
+            state.steps.append(prompts.ITERATION_CAP.format(cap=max_iterations))
+            state.stop_reason = "max_tokens"
+            break
+        state.model_calls += 1
+        step = len(state.steps)
+        state.steps.append("")
+        calls: list[ToolCall] = []
+        emit("model.response_started", {"model": provider.model, "step": step})
+        request = ModelRequest(system=system, messages=messages, tools=specs,
+                               max_output_tokens=max_output_tokens, cancel=control.cancel)
+
+        async def consume(step: int = step, calls: list[ToolCall] = calls,
+                          request: ModelRequest = request) -> None:
+            async for ev in provider.stream(request):
+                if isinstance(ev, TextDelta):
+                    state.steps[step] += ev.text
+                    emit("text.delta", {"text": ev.text})
+                elif isinstance(ev, ToolCallReady):
+                    calls.append(ev.call)
+                elif isinstance(ev, StreamEnd):
+                    state.usage = state.usage.add(ev.usage)
+                    state.stop_reason = ev.stop_reason
+
+        await _race(consume(), control.cancel)
+        emit("model.response_completed", {"model": provider.model, "step": step,
+                                          "toolCalls": len(calls)})
+        messages.append(Message(role="assistant", content=state.steps[step], tool_calls=calls))
+        if hooks.on_step_finished:
+            hooks.on_step_finished(state)
+        if not calls:
+            steering = control.take_steering()
+            if steering:
+                messages.extend(Message(role="user", content=s) for s in steering)
+                continue
+            follow = control.take_follow_up()
+            if follow is not None:
+                messages.append(Message(role="user", content=follow))
+                continue
+            break
+        for i, call in enumerate(calls):
+            record, out = await _race(runner.run(call, step), control.cancel)
+            state.tool_calls.append(record)
+            messages.append(Message(role="tool", content=out.text, tool_call_id=call.id,
+                                    name=call.name, is_error=out.is_error))
+            if hooks.on_tool_finished:
+                hooks.on_tool_finished(record)
+            if control.has_steering:
+                for skipped in calls[i + 1:]:
+                    rec = ToolCallRecord(id=skipped.id, name=skipped.name,
+                                         input=skipped.arguments, status="failed",
+                                         output=prompts.SKIPPED_FOR_STEERING, step=step)
+                    state.tool_calls.append(rec)
+                    messages.append(Message(role="tool", content=prompts.SKIPPED_FOR_STEERING,
+                                            tool_call_id=skipped.id, name=skipped.name,
+                                            is_error=True))
+                messages.extend(Message(role="user", content=s)
+                                for s in control.take_steering())
+                break
+    return state

@@ -1,0 +1,24 @@
+"""Prompt texts, kept apart from the code that uses them."""
+
+from __future__ import annotations
+
+SYSTEM_PROMPT = """\
+You are a coding agent working inside the user's editor, in the workspace at {workspace}.
+Use the tools to read, search and change files; paths are relative to the workspace root and
+tools cannot reach outside it. Edits and commands may need the user's approval; when a call is
+rejected, do not retry it unchanged: explain or try another way. Ask the user (ask_user) when a
+decision is theirs to make. Keep answers short and concrete; show code in fenced blocks.
+"""
+
+SKIPPED_FOR_STEERING = "Skipped: the user interjected before this tool ran."
+REPEATED_FAILURE = ("Refused: this exact call already failed twice in this turn. "
+                    "Change the arguments or take another approach.")
+NO_APPROVER = ("This call needs the user's approval and no one can approve it here. "
+               "The user can allow it with --permission-mode accept-edits (edits) or bypass "
+               "(everything), or by approving it in the editor.")
+ITERATION_CAP = "[stopped: the turn reached its limit of {cap} model calls]"
+
+
+def system_prompt(workspace: str) -> str:
+    """The system prompt for a workspace."""
+    return SYSTEM_PROMPT.format(workspace=workspace)

@@ -1,0 +1,156 @@
+"""Executing one tool call: tool.started, tool.before + gate, approval, run, tool.after."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from openprogram_lsp.agent import prompts
+from openprogram_lsp.core.errors import OpenProgramError, ToolError
+from openprogram_lsp.core.ports import Approver
+from openprogram_lsp.core.types import (
+    PermissionMode,
+    PermissionRequest,
+    PermissionToolCall,
+    ToolCall,
+    ToolCallRecord,
+)
+from openprogram_lsp.events.bus import EventBus, make_event
+from openprogram_lsp.events.tool_gate import decide_tool_gate
+from openprogram_lsp.tools.base import ToolContext, ToolOutput
+from openprogram_lsp.tools.policy import READ_KINDS, Rule, RuleBook, mode_decision
+from openprogram_lsp.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ToolRunner:
+    """Everything needed to run the tool calls of one turn."""
+
+    tools: ToolRegistry
+    ctx: ToolContext
+    bus: EventBus
+    mode: PermissionMode = "ask"
+    rules: RuleBook = field(default_factory=RuleBook)
+    approver: Approver | None = None
+    before_mutation: Callable[[], None] | None = None
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def _emit(self, type: str, payload: dict[str, Any]) -> None:
+        self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
+                                 turn_id=self.ctx.turn_id, origin="agent"))
+
+    async def run(self, call: ToolCall, step: int) -> tuple[ToolCallRecord, ToolOutput]:
+        """Run one call through gate and approval; never raises except on cancellation."""
+        tool = self.tools.get(call.name)
+        record = ToolCallRecord(id=call.id, name=call.name, kind=tool.kind if tool else "other",
+                                input=call.arguments, status="in_progress", step=step,
+                                title=call.name)
+        key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True, default=str)}"
+        if tool is None:
+            out = ToolOutput(f"Unknown tool {call.name!r}. Available: "
+                             f"{', '.join(self.tools.names())}", is_error=True)
+            return self._finish(record, out, started=False), out
+        try:
+            args = tool.parse(call.arguments)
+            record.title = tool.title(args)
+        except ToolError as exc:
+            out = ToolOutput(exc.message, is_error=True)
+            return self._finish(record, out, started=False), out
+        self._emit("tool.started", {"toolCallId": call.id, "name": call.name,
+                                    "kind": tool.kind, "title": record.title,
+                                    "input": call.arguments})
+        if self.failures.get(key, 0) >= 2:
+            out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
+            return self._finish(record, out), out
+        refusal = await self._permit(call, tool.kind, record.title, tool, args)
+        if refusal is not None:
+            out = ToolOutput(refusal, is_error=True)
+            return self._finish(record, out), out
+        if tool.kind not in READ_KINDS and self.before_mutation is not None:
+            try:
+                self.before_mutation()
+            except Exception:
+                log.exception("baseline checkpoint failed; the tool still runs")
+        try:
+            out = await tool.run(args, self.ctx)
+        except asyncio.CancelledError:
+            record.status = "failed"
+            record.output = "cancelled"
+            raise
+        except OpenProgramError as exc:
+            out = ToolOutput(exc.message, is_error=True)
+        except Exception as exc:
+            log.exception("tool %s crashed", call.name)
+            out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if out.is_error:
+            self.failures[key] = self.failures.get(key, 0) + 1
+        return self._finish(record, out), out
+
+    async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Any,
+                      args: Any) -> str | None:
+        """Gate, mode, rules and approval; returns a refusal message or None to run."""
+        before = make_event("tool.before", {"toolCallId": call.id, "name": call.name,
+                                            "kind": kind, "input": call.arguments,
+                                            "mode": self.mode},
+                            session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
+                            origin="agent")
+        self.bus.emit(before)
+        gate = decide_tool_gate(before)
+        if gate.verdict == "deny":
+            why = "; ".join(gate.reasons) or "no reason given"
+            return f"Denied by a tool gate: {why}"
+        mode = mode_decision(self.mode, kind)
+        if mode == "deny":
+            return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "
+                    "changes things.")
+        rule = self.rules.decide(call.name, call.arguments)
+        if rule == "deny":
+            return "Refused: the user chose to always reject this kind of call."
+        needs_ask = gate.verdict == "ask" or (mode == "ask" and rule != "allow")
+        if not needs_ask:
+            return None
+        if self.approver is None:
+            return prompts.NO_APPROVER
+        try:
+            diff = tool.preview(args, self.ctx)
+        except OpenProgramError as exc:
+            return exc.message
+        request = PermissionRequest(
+            session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
+            tool_call=PermissionToolCall(tool_call_id=call.id, name=call.name, kind=kind,
+                                         title=title, input=call.arguments, diff=diff),
+            workspace=str(self.ctx.workspace))
+        if gate.reasons:
+            request.tool_call.title = f"{title} ({'; '.join(gate.reasons)})"
+        outcome = await self.approver.request_permission(request)
+        if outcome.kind in ("allow_always", "reject_always") and outcome.outcome == "selected":
+            pattern = call.arguments.get("command") if kind == "execute" else None
+            decision = "allow" if outcome.kind == "allow_always" else "deny"
+            self.rules.add(Rule(call.name, decision, pattern if isinstance(pattern, str)
+                                else None))
+        if outcome.allowed:
+            return None
+        if outcome.outcome == "cancelled":
+            return f"The approval was withdrawn or timed out ({outcome.reason or 'no answer'}); " \
+                   "the call did not run."
+        return "The user rejected this tool call."
+
+    def _finish(self, record: ToolCallRecord, out: ToolOutput, *,
+                started: bool = True) -> ToolCallRecord:
+        record.status = "failed" if out.is_error else "completed"
+        record.output = out.text
+        if not started:
+            self._emit("tool.started", {"toolCallId": record.id, "name": record.name,
+                                        "kind": record.kind, "title": record.title,
+                                        "input": record.input})
+        self._emit("tool.after", {"toolCallId": record.id, "name": record.name,
+                                  "isError": out.is_error})
+        self._emit("tool.finished", {"toolCallId": record.id, "status": record.status,
+                                     "output": out.text})
+        return record

@@ -1,0 +1,1 @@
+"""The context engine: DAG to messages, token budget, compaction, ContextCommit."""

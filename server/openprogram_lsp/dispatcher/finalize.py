@@ -1,0 +1,81 @@
+"""Step 7 of a turn: persist the reply, checkpoint, ContextCommit, title, one store commit."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from openprogram_lsp.agent.loop import LoopState
+from openprogram_lsp.core.ids import now_iso
+from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
+from openprogram_lsp.events.bus import make_event
+
+if TYPE_CHECKING:
+    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
+
+log = logging.getLogger(__name__)
+
+
+def _first_line(text: str, limit: int = 60) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
+                  status: NodeStatus, error: TurnError | None) -> TurnResult:
+    """Write the turn's outcome; every step is attempted so the store stays consistent."""
+    s = dispatcher.services
+    store, bus, sid, tid = s.store, s.bus, turn.session_id, turn.turn_id
+    checkpoint: Checkpoint | None = None
+    checkpointer = dispatcher.checkpointer(turn.workspace)
+    if checkpointer is not None and (turn.touched or turn.full_scan):
+        try:
+            checkpoint = checkpointer.commit_turn(
+                sid, tid, f"turn {tid}: {_first_line(turn.request.text)}",
+                full_scan=turn.full_scan)
+        except Exception as exc:
+            log.exception("checkpoint of turn %s failed", tid)
+            if error is None and status == "done":
+                error = TurnError(message=f"checkpoint failed: {exc}")
+        if checkpoint is not None:
+            bus.emit(make_event("checkpoint.created", checkpoint.wire(), session_id=sid,
+                                turn_id=tid, origin="dispatcher"))
+    text = state.text
+    if status == "cancelled":
+        text = (text + "\n\n[cancelled]").strip()
+    elif status == "error" and error is not None:
+        text = (text + f"\n\n[error: {error.message}]").strip()
+    node = store.get_node(sid, tid)
+    metadata = {**node.metadata, "steps": list(state.steps), "usage": state.usage.wire(),
+                "model": turn.model, "finishedAt": now_iso()}
+    if checkpoint is not None:
+        metadata["checkpointId"] = checkpoint.id
+    if error is not None:
+        metadata["error"] = error.wire()
+    store.update_node(sid, tid, text=text, status=status,
+                      tool_calls=list(state.tool_calls) or None, metadata=metadata)
+    if turn.prep is not None:
+        try:
+            record = s.context.after_turn(session_id=sid, turn_id=tid, prep=turn.prep,
+                                          usage=state.usage)
+            record.update({"status": status, "createdAt": now_iso()})
+            store.write_context_commit(sid, tid, record)
+        except Exception:
+            log.exception("ContextCommit of turn %s failed", tid)
+    meta = store.meta(sid)
+    changes: dict[str, object] = {"status": "idle", "lastTurnAt": now_iso()}
+    if not meta.get("title"):
+        changes["title"] = _first_line(turn.request.text)
+    store.update_meta(sid, **changes)
+    label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
+    subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
+    store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
+    result = TurnResult(
+        session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
+        head_id=store.head(sid) or tid,
+        status="done" if status == "done" else ("cancelled" if status == "cancelled"
+                                                 else "error"),
+        text=text, usage=state.usage, checkpoint=checkpoint, error=error)
+    bus.emit(make_event("turn.finished", result.wire(), session_id=sid, turn_id=tid,
+                        origin="dispatcher"))
+    return result

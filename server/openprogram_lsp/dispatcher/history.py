@@ -1,0 +1,23 @@
+"""History resolution: which chain a turn continues (inherit, new root, or sibling fork)."""
+
+from __future__ import annotations
+
+from openprogram_lsp.core.errors import InvalidParams
+from openprogram_lsp.core.types import INHERIT, Node
+from openprogram_lsp.store.session_store import SessionStore
+
+
+def resolve_history(store: SessionStore, sid: str, branch_from: object,
+                    *, base_head: str | None = None) -> tuple[str | None, list[Node]]:
+    """Return (predecessor of the new user node, history up to it)."""
+    if branch_from is INHERIT:
+        head = base_head or store.head(sid)
+        return (head, store.get_branch(sid, head)) if head else (None, [])
+    if branch_from is None:
+        return None, []
+    if not isinstance(branch_from, str):
+        raise InvalidParams("branchFrom: must be \"inherit\", null or a node id")
+    node = store.get_node(sid, branch_from)
+    if node.caller is not None or node.role not in ("user", "assistant", "system"):
+        raise InvalidParams(f"branchFrom: {branch_from!r} is not a conversation message")
+    return node.id, store.get_branch(sid, node.id)

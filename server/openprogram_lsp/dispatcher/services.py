@@ -1,0 +1,43 @@
+"""The dependencies a dispatcher runs turns with, built and injected by ``app``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.context.engine import ContextEngine
+from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
+from openprogram_lsp.core.types import PermissionMode
+from openprogram_lsp.events.bus import EventBus, get_event_bus
+from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
+from openprogram_lsp.providers.base import Provider
+from openprogram_lsp.providers.factory import make_provider
+from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.tools.builtin import builtin_tools
+from openprogram_lsp.tools.policy import RuleBook
+from openprogram_lsp.tools.registry import ToolRegistry
+
+
+@dataclass(slots=True)
+class Services:
+    """Stores, bus, tools, models and the injected approver/asker/checkpointer."""
+
+    store: SessionStore
+    workspace: Path
+    bus: EventBus = field(default_factory=get_event_bus)
+    questions: QuestionRegistry = field(default_factory=get_question_registry)
+    tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(builtin_tools()))
+    context: ContextEngine = field(default_factory=ContextEngine)
+    default_model: str | None = None
+    permission_mode: PermissionMode = "ask"
+    approver: Approver | None = None
+    asker: Asker | None = None
+    question_timeout: float | None = 600.0
+    max_iterations: int = 50
+    max_output_tokens: int = 4096
+    provider_factory: Callable[[str], Provider] = make_provider
+    checkpointer_for: Callable[[Path], Checkpointer | None] | None = None
+    rules_for: Callable[[Path], RuleBook] = field(default=lambda _ws: RuleBook())
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,309 @@
+"""The turn lifecycle: session, history, user node first, loop, persist, finalize."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.agent.loop import LoopHooks, LoopState
+from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.types import TurnPrep
+from openprogram_lsp.core.errors import NotFound, OpenProgramError, SessionBusy, TurnCancelled
+from openprogram_lsp.core.ids import new_id
+from openprogram_lsp.core.ports import Checkpointer
+from openprogram_lsp.core.turn_context import (
+    current_agent_id,
+    current_message_depth,
+    current_session_id,
+    current_turn_id,
+)
+from openprogram_lsp.core.types import (
+    Node,
+    NodeStatus,
+    ToolCallRecord,
+    TurnError,
+    TurnRequest,
+    TurnResult,
+)
+from openprogram_lsp.dispatcher.finalize import finalize_turn
+from openprogram_lsp.dispatcher.history import resolve_history
+from openprogram_lsp.dispatcher.loop_runner import prepare_context, run_loop
+from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.events.bus import Event, make_event
+from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
+from openprogram_lsp.tools.base import ToolContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ActiveTurn:
+    """A turn in flight: ids, control and what it touched."""
+
+    session_id: str
+    user_node_id: str
+    turn_id: str
+    request: TurnRequest
+    control: TurnControl
+    workspace: Path
+    touched: set[str] = field(default_factory=set)
+    full_scan: bool = False
+    baseline_done: bool = False
+    prep: TurnPrep | None = None
+    model: str = ""
+
+
+def _tool_node_id(turn_id: str, call_id: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)
+    return f"{turn_id}_t_{safe}"[:120]
+
+
+class Dispatcher:
+    """Runs conversation turns against injected services."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self._lock = threading.Lock()
+        self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
+        self._checkpointers: dict[Path, Checkpointer | None] = {}
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def active_turns(self, session_id: str | None = None) -> list[ActiveTurn]:
+        """Turns in flight, optionally of one session."""
+        with self._lock:
+            return [t for t in self._active.values()
+                    if session_id is None or t.session_id == session_id]
+
+    def user_turn(self, session_id: str) -> ActiveTurn | None:
+        """The running user-facing (head-advancing) turn of a session, if any."""
+        return next((t for t in self.active_turns(session_id) if t.request.advance_head), None)
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel every running turn of a session; True if there was one."""
+        turns = self.active_turns(session_id)
+        for t in turns:
+            t.control.request_cancel()
+        return bool(turns)
+
+    def cancel_all(self) -> int:
+        """Cancel every running turn (shutdown)."""
+        turns = self.active_turns()
+        for t in turns:
+            t.control.request_cancel()
+        return len(turns)
+
+    def steer(self, session_id: str, text: str) -> bool:
+        """Interject into the session's running turn; False when none runs."""
+        turn = self.user_turn(session_id) or next(iter(self.active_turns(session_id)), None)
+        if turn is None:
+            return False
+        turn.control.steer(text)
+        return True
+
+    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Subagent runs (id, sessionId, headId, label, status); filled in by subagents."""
+        return []
+
+    def checkpointer(self, workspace: Path) -> Checkpointer | None:
+        """The checkpointer of a workspace (created once)."""
+        factory = self.services.checkpointer_for
+        if factory is None:
+            return None
+        key = workspace.resolve()
+        with self._lock:
+            if key not in self._checkpointers:
+                self._checkpointers[key] = factory(key)
+            return self._checkpointers[key]
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def process_user_turn(self, req: TurnRequest, *,
+                          on_event: Callable[[Event], None] | None = None,
+                          cancel_event: threading.Event | None = None) -> TurnResult:
+        """Run one turn synchronously on a private event loop (for threads and the CLI)."""
+
+        async def main() -> TurnResult:
+            control = TurnControl()
+            stop = threading.Event()
+            watcher = None
+            if cancel_event is not None:
+                loop = asyncio.get_running_loop()
+                control.bind_loop(loop)
+
+                def watch() -> None:
+                    while not stop.is_set():
+                        if cancel_event.wait(0.05):
+                            control.request_cancel()
+                            return
+
+                watcher = threading.Thread(target=watch, daemon=True)
+                watcher.start()
+            try:
+                return await self.run_turn(req, control=control, on_event=on_event)
+            finally:
+                stop.set()
+                if watcher is not None:
+                    watcher.join(1)
+
+        return asyncio.run(main())
+
+    async def run_turn(self, req: TurnRequest, *, control: TurnControl | None = None,
+                       on_event: Callable[[Event], None] | None = None,
+                       on_started: Callable[[ActiveTurn], None] | None = None) -> TurnResult:
+        """Run one turn on the current loop and return its result (never raises on turn errors)."""
+        s = self.services
+        control = control or TurnControl()
+        control.bind_loop(asyncio.get_running_loop())
+        workspace = Path(req.workspace or s.workspace)
+
+        # 1. session created or loaded
+        if req.session_id:
+            if not s.store.exists(req.session_id):
+                raise NotFound(f"unknown session id {req.session_id!r}")
+            sid = req.session_id
+            meta_ws = s.store.meta(sid).get("workspace")
+            if req.workspace is None and meta_ws:
+                workspace = Path(meta_ws)
+        else:
+            sid = s.store.create_session(workspace=str(workspace))
+        if req.advance_head and req.source == "user" and self.user_turn(sid) is not None:
+            raise SessionBusy(f"session {sid} is already running a turn; wait for it, "
+                              "interject with openprogram/steer, or cancel it")
+
+        unsubscribe = None
+        if on_event is not None:
+            handler = on_event
+            unsubscribe = s.bus.subscribe(
+                lambda ev: handler(ev) if ev.session_id == sid else None)
+        try:
+            return await self._run(sid, req, control, workspace, on_started)
+        finally:
+            if unsubscribe:
+                unsubscribe()
+
+    async def _run(self, sid: str, req: TurnRequest, control: TurnControl, workspace: Path,
+                   on_started: Callable[[ActiveTurn], None] | None) -> TurnResult:
+        s = self.services
+        store = s.store
+        # 2. history
+        last_turn_at = store.meta(sid).get("lastTurnAt")
+        pred, history = resolve_history(store, sid, req.branch_from)
+        # 3. user node written (and head moved) before any model call
+        user_id = new_id("u")
+        turn_id = f"{user_id}_reply"
+        meta: dict[str, Any] = {"source": req.source}
+        if req.agent_id:
+            meta["agentId"] = req.agent_id
+        if req.metadata:
+            meta.update(req.metadata)
+        user = store.append(sid, Node(id=user_id, role="user", text=req.text, predecessor=pred,
+                                      metadata=meta), advance_head=req.advance_head)
+        history = [*history, user]
+        turn = ActiveTurn(sid, user_id, turn_id, req, control, workspace)
+        with self._lock:
+            self._active[turn_id] = turn
+        s.bus.emit(make_event("user.prompt_submitted", {"nodeId": user_id, "text": req.text,
+                                                        "source": req.source},
+                              session_id=sid, turn_id=turn_id, origin="dispatcher"))
+        # 4. turn ContextVars and the assistant placeholder
+        writer = SessionNodeWriter(store, sid, advance_head=req.advance_head)
+        tokens = (current_session_id.set(sid), current_turn_id.set(turn_id),
+                  current_writer.set(writer), current_agent_id.set(req.agent_id),
+                  current_message_depth.set(req.message_depth))
+        state = LoopState()
+        status: NodeStatus = "done"
+        error: TurnError | None = None
+        swallowed_cancel = False
+        try:
+            writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
+                               status="running", metadata={"source": req.source}))
+            if req.label or req.branch_name:
+                store.name_branch(sid, turn_id, req.label or req.branch_name or "")
+            s.bus.emit(make_event("turn.started", {"userNodeId": user_id,
+                                                   "assistantNodeId": turn_id,
+                                                   "text": req.text, "source": req.source},
+                                  session_id=sid, turn_id=turn_id, origin="dispatcher"))
+            if on_started is not None:
+                on_started(turn)
+            await self._execute(turn, history, state, last_turn_at)
+        except (TurnCancelled, asyncio.CancelledError) as exc:
+            status = "cancelled"
+            if isinstance(exc, asyncio.CancelledError):
+                swallowed_cancel = True
+        except OpenProgramError as exc:
+            status, error = "error", TurnError(message=exc.message, code=exc.code)
+        except Exception as exc:
+            log.exception("turn %s failed", turn_id)
+            status, error = "error", TurnError(message=f"{type(exc).__name__}: {exc}")
+        finally:
+            for var, tok in zip((current_session_id, current_turn_id, current_writer,
+                                 current_agent_id, current_message_depth), tokens, strict=True):
+                var.reset(tok)  # type: ignore[attr-defined]
+        try:
+            result = await asyncio.shield(asyncio.to_thread(
+                finalize_turn, self, turn, state, status, error))
+        finally:
+            with self._lock:
+                self._active.pop(turn_id, None)
+        if swallowed_cancel:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        return result
+
+    async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
+                       last_turn_at: str | None) -> None:
+        s = self.services
+        spec_model = turn.request.model or s.default_model or "offline"
+        provider = s.provider_factory(spec_model)
+        turn.model = provider.model
+        checkpointer = self.checkpointer(turn.workspace)
+
+        def paths_changed(paths: Iterable[str]) -> None:
+            paths = list(paths)
+            if not paths:
+                turn.full_scan = True
+            turn.touched.update(paths)
+            if checkpointer is not None:
+                checkpointer.note_paths(paths)
+
+        def before_mutation() -> None:
+            if checkpointer is not None and not turn.baseline_done:
+                turn.baseline_done = True
+                checkpointer.ensure_baseline(turn.session_id)
+
+        ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
+                          turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
+                          question_timeout=s.question_timeout, on_paths_changed=paths_changed,
+                          services={"questions": s.questions, "dispatcher": self,
+                                    "turn": turn, **s.extra})
+        runner = ToolRunner(tools=s.tools, ctx=ctx, bus=s.bus,
+                            mode=turn.request.permission_mode or s.permission_mode,
+                            rules=s.rules_for(turn.workspace), approver=s.approver,
+                            before_mutation=before_mutation)
+        prep = await prepare_context(s, session_id=turn.session_id, history=history,
+                                     provider=provider, runner=runner, control=turn.control,
+                                     last_turn_at=last_turn_at)
+        turn.prep = prep
+        store = s.store
+
+        def persist_tool(record: ToolCallRecord) -> None:
+            store.append(turn.session_id, Node(
+                id=_tool_node_id(turn.turn_id, record.id), role="tool", text=record.output or "",
+                caller=turn.turn_id, status="done" if record.status == "completed" else "error",
+                metadata={"toolCallId": record.id, "name": record.name, "kind": record.kind,
+                          "input": record.input, "step": record.step}))
+            store.update_node(turn.session_id, turn.turn_id, text=state.text,
+                              tool_calls=list(state.tool_calls),
+                              metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
+                                        "steps": list(state.steps)})
+
+        await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
+                       state=state, hooks=LoopHooks(on_tool_finished=persist_tool))

@@ -1,0 +1,262 @@
+"""``openai:MODEL``: any OpenAI-compatible Chat Completions server, streamed over SSE."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from openprogram_lsp.core.errors import ConfigError, ProviderError
+from openprogram_lsp.core.ids import new_id
+from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+from openprogram_lsp.providers.base import (
+    ModelRequest,
+    ProviderEvent,
+    StreamEnd,
+    TextDelta,
+    ToolCallReady,
+)
+from openprogram_lsp.providers.driver import HttpCall, stream_events
+from openprogram_lsp.providers.http import HttpSettings
+
+NAME = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OFFICIAL_HOST = "api.openai.com"
+KEY_ENV = "OPENAI_API_KEY"
+BASE_ENV = "OPENAI_BASE_URL"
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def encode_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """Provider-neutral messages as Chat Completions messages (tool results as ``tool``)."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for m in messages:
+        if m.role == "tool":
+            content = m.content or "(no output)"
+            if m.is_error and not content.lower().startswith("error"):
+                content = f"Error: {content}"
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": content})
+        elif m.role == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+            if m.tool_calls:
+                msg["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name,
+                                  "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in m.tool_calls]
+            elif not m.content:
+                msg["content"] = ""
+            out.append(msg)
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def encode_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs as Chat Completions ``function`` tools."""
+    return [{"type": "function",
+             "function": {"name": t.name, "description": t.description,
+                          "parameters": t.input_schema}} for t in tools]
+
+
+def parse_arguments(raw: str, name: str, provider: str = NAME) -> dict[str, Any]:
+    """A tool call's assembled JSON arguments as a dict; a clear ProviderError otherwise."""
+    raw = raw.strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ProviderError(f"the model sent invalid JSON arguments for tool {name!r}: {exc}",
+                            provider=provider) from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"the model sent arguments for tool {name!r} that are not an object",
+                            provider=provider)
+    return value
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    args: list[str] = field(default_factory=list)
+
+
+class ChatDecoder:
+    """Decodes ``chat.completion.chunk`` events: text, tool calls by index, usage, finish."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything decoded so far."""
+        self.usage = Usage()
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def feed(self, event: str, data: str) -> list[ProviderEvent]:
+        """Decode one ``data:`` payload."""
+        if self.done:
+            return []
+        if data == "[DONE]":
+            self.done = True
+            return []
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise ProviderError(f"malformed JSON in the stream: {data[:200]!r}",
+                                provider=NAME) from None
+        if not isinstance(obj, dict):
+            raise ProviderError(f"malformed chunk in the stream: {data[:200]!r}", provider=NAME)
+        if obj.get("error") is not None:
+            raise _stream_error(obj["error"])
+        out: list[ProviderEvent] = []
+        for choice in obj.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                out.append(TextDelta(str(content)))
+            for tc in delta.get("tool_calls") or ():
+                self._add_fragment(tc)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _usage(usage)
+        return out
+
+    def _add_fragment(self, tc: dict[str, Any]) -> None:
+        idx = tc.get("index")
+        call_id = tc.get("id") or ""
+        if not isinstance(idx, int):
+            # Some servers omit the index: match by id, else continue the last call.
+            known = [i for i, c in self.calls.items() if call_id and c.id == call_id]
+            if known:
+                idx = known[0]
+            elif call_id or not self.calls:
+                idx = max(self.calls, default=-1) + 1
+            else:
+                idx = max(self.calls)
+        part = self.calls.setdefault(idx, _PartialCall())
+        if call_id and not part.id:
+            part.id = str(call_id)
+        fn = tc.get("function") or {}
+        if fn.get("name") and not part.name:
+            part.name = str(fn["name"])
+        args = fn.get("arguments")
+        if args:
+            part.args.append(args if isinstance(args, str) else json.dumps(args))
+
+    def finish(self) -> list[ProviderEvent]:
+        """Emit the assembled tool calls and the StreamEnd; error when the stream was cut."""
+        if not self.done and self.finish_reason is None:
+            raise ProviderError("the stream ended before the response was complete",
+                                provider=NAME, retryable=True)
+        out: list[ProviderEvent] = []
+        for idx in sorted(self.calls):
+            part = self.calls[idx]
+            if not part.name:
+                raise ProviderError(f"the model sent tool call #{idx} without a name",
+                                    provider=NAME)
+            out.append(ToolCallReady(ToolCall(
+                id=part.id or new_id("call_"), name=part.name,
+                arguments=parse_arguments("".join(part.args), part.name))))
+        reason = self.finish_reason
+        if reason == "content_filter":
+            raise ProviderError("the response was stopped by the content filter", provider=NAME)
+        stop: StopReason = _STOP.get(reason or "", "end_turn")
+        if self.calls:
+            stop = "tool_use"
+        out.append(StreamEnd(stop, self.usage))
+        return out
+
+
+def _stream_error(err: Any) -> ProviderError:
+    """An ``error`` object sent inside the stream."""
+    if isinstance(err, dict):
+        message = str(err.get("message") or err)
+        code = err.get("code")
+        retryable = code in ("server_error", "rate_limit_exceeded") or err.get("type") in (
+            "server_error", "rate_limit_error")
+        return ProviderError(f"error in the stream: {message}", provider=NAME,
+                             retryable=bool(retryable))
+    return ProviderError(f"error in the stream: {err}", provider=NAME)
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
+                 output_tokens=int(raw.get("completion_tokens") or 0),
+                 cache_read_tokens=int(cached) if isinstance(cached, int) else None)
+
+
+class OpenAIProvider:
+    """Streams Chat Completions from an OpenAI-compatible server."""
+
+    name = NAME
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key: str = "",
+                 context_window: int = 128_000, settings: HttpSettings | None = None) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.context_window = context_window
+        self.settings = settings or HttpSettings()
+        self.official = urlsplit(self.base_url).hostname == OFFICIAL_HOST
+
+    @classmethod
+    def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
+                 settings: HttpSettings) -> OpenAIProvider:
+        """Build from OPENAI_BASE_URL / OPENAI_API_KEY; ConfigError when the key is needed."""
+        base = (env.get(BASE_ENV) or "").strip() or DEFAULT_BASE_URL
+        if not urlsplit(base).scheme.startswith("http"):
+            raise ConfigError(f"{BASE_ENV} must be an http(s) URL, got {base!r}")
+        key = (env.get(KEY_ENV) or "").strip()
+        if not key and urlsplit(base).hostname == OFFICIAL_HOST:
+            raise ConfigError(f"{KEY_ENV} is not set: it is needed for {base} (or set "
+                              f"{BASE_ENV} to a local OpenAI-compatible server)")
+        return cls(model, base_url=base, api_key=key, context_window=context_window,
+                   settings=settings)
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of one streaming Chat Completions request."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": encode_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = encode_tools(request.tools)
+        # The official API wants max_completion_tokens; compatible servers know max_tokens.
+        body["max_completion_tokens" if self.official else "max_tokens"] = (
+            request.max_output_tokens)
+        return body
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream the response to a request as provider events."""
+        headers = {"accept": "text/event-stream"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        call = HttpCall(provider=NAME, url=f"{self.base_url}/chat/completions",
+                        body=self.build_body(request), headers=headers, key_env=KEY_ENV,
+                        has_key=bool(self._api_key), secrets=(self._api_key,),
+                        base_env=BASE_ENV)
+        return stream_events(call, ChatDecoder(), self.settings, request.cancel)
