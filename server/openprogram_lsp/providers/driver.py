@@ -92,7 +92,8 @@ def error_message(body: bytes) -> str:
         err = obj.get("error", obj)
         if isinstance(err, dict) and isinstance(err.get("message"), str):
             kind = err.get("type")
-            return f"{err['message']} ({kind})" if isinstance(kind, str) and kind else err["message"]
+            message = str(err["message"])
+            return f"{message} ({kind})" if isinstance(kind, str) and kind else message
         if isinstance(err, str):
             return err
     return text[:500]

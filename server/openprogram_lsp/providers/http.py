@@ -74,13 +74,13 @@ class HttpSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> HttpSettings:
         """Settings with OPENPROGRAM_HTTP_* and OPENPROGRAM_MAX_RETRIES overrides applied."""
-        retries = _env_float(env, "OPENPROGRAM_MAX_RETRIES", cls.max_retries)
+        d = cls()
         return cls(
             connect_timeout=_env_float(env, "OPENPROGRAM_HTTP_CONNECT_TIMEOUT",
-                                       cls.connect_timeout),
-            read_timeout=_env_float(env, "OPENPROGRAM_HTTP_READ_TIMEOUT", cls.read_timeout),
-            max_retries=int(retries),
-            max_retry_wait=_env_float(env, "OPENPROGRAM_MAX_RETRY_WAIT", cls.max_retry_wait),
+                                       d.connect_timeout),
+            read_timeout=_env_float(env, "OPENPROGRAM_HTTP_READ_TIMEOUT", d.read_timeout),
+            max_retries=int(_env_float(env, "OPENPROGRAM_MAX_RETRIES", d.max_retries)),
+            max_retry_wait=_env_float(env, "OPENPROGRAM_MAX_RETRY_WAIT", d.max_retry_wait),
         )
 
     def timeout(self) -> httpx.Timeout:
@@ -93,7 +93,7 @@ class HttpSettings:
         if retry_after is not None:
             return max(0.0, retry_after)
         ceiling = min(self.backoff_cap, self.backoff_base * (2 ** (attempt - 1)))
-        return ceiling / 2 + random.uniform(0.0, ceiling / 2)
+        return float(ceiling / 2 + random.uniform(0.0, ceiling / 2))
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
@@ -170,7 +170,7 @@ class SSEParser:
                     out.append((self._event or "message", "\n".join(self._data)))
                 self._event, self._data = "", None
                 continue
-            name, sep, value = raw.partition(b":")
+            name, _, value = raw.partition(b":")
             if value.startswith(b" "):
                 value = value[1:]
             if name == b"data":

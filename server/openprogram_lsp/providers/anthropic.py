@@ -1,0 +1,305 @@
+"""``anthropic:MODEL``: the Anthropic Messages API, streamed over SSE, with prompt caching."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from openprogram_lsp.core.errors import ConfigError, ProviderError
+from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+from openprogram_lsp.providers.base import (
+    ModelRequest,
+    ProviderEvent,
+    StreamEnd,
+    TextDelta,
+    ToolCallReady,
+)
+from openprogram_lsp.providers.driver import HttpCall, stream_events
+from openprogram_lsp.providers.http import HttpSettings
+from openprogram_lsp.providers.openai import parse_arguments
+
+NAME = "anthropic"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+OFFICIAL_HOST = "api.anthropic.com"
+KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_ENV = "ANTHROPIC_BASE_URL"
+API_VERSION = "2023-06-01"
+CACHE_TYPE = "ephemeral"
+MAX_BREAKPOINTS = 4
+
+_STOP: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "end_turn",
+    "model_context_window_exceeded": "max_tokens",
+}
+_RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
+    """One neutral message as an Anthropic role and content blocks."""
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
+                                 "content": m.content or "(no output)"}
+        if m.is_error:
+            block["is_error"] = True
+        return "user", [block]
+    if m.role == "assistant":
+        blocks = [_text_block(m.content)] if m.content.strip() else []
+        blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                   for c in m.tool_calls]
+        return "assistant", blocks
+    return "user", [_text_block(m.content if m.content.strip() else "(empty message)")]
+
+
+def encode_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """Neutral messages as Messages API turns: extra system text, then alternating turns.
+
+    Consecutive same-role messages merge into one turn (tool results first), because the API
+    wants every tool result of an assistant turn in the single user turn that follows it.
+    """
+    extra_system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            if m.content.strip():
+                extra_system.append(m.content)
+            continue
+        role, blocks = _blocks(m)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            merged = turns[-1]["content"] + blocks
+            merged.sort(key=lambda b: b["type"] != "tool_result")
+            turns[-1]["content"] = merged
+        else:
+            turns.append({"role": role, "content": blocks})
+    return "\n\n".join(extra_system), turns
+
+
+def encode_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs as Messages API tools."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in tools]
+
+
+def mark_cache(system: list[dict[str, Any]], tools: list[dict[str, Any]],
+               turns: list[dict[str, Any]]) -> None:
+    """Put cache breakpoints on the stable prefix: tools, system, the last turns.
+
+    The last turn is marked so the next call of the same loop reads it from the cache; the
+    turn that ended the previous call (the one before the last assistant turn) is marked too,
+    so the prefix written last time is still found when several blocks were added since.
+    """
+    marks = 0
+    if tools:
+        tools[-1]["cache_control"] = {"type": CACHE_TYPE}
+        marks += 1
+    if system:
+        system[-1]["cache_control"] = {"type": CACHE_TYPE}
+        marks += 1
+    targets: list[int] = []
+    if turns:
+        targets.append(len(turns) - 1)
+        last_assistant = max((i for i, t in enumerate(turns) if t["role"] == "assistant"),
+                             default=-1)
+        if last_assistant > 0 and last_assistant - 1 not in targets:
+            targets.append(last_assistant - 1)
+    for i in targets:
+        if marks >= MAX_BREAKPOINTS:
+            break
+        turns[i]["content"][-1]["cache_control"] = {"type": CACHE_TYPE}
+        marks += 1
+
+
+@dataclass(slots=True)
+class _Block:
+    type: str
+    id: str = ""
+    name: str = ""
+    json: list[str] = field(default_factory=list)
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+class MessagesDecoder:
+    """Decodes Messages API stream events into text, tool calls, usage and the stop reason."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything decoded so far."""
+        self.usage = Usage()
+        self._raw_usage: dict[str, int] = {}
+        self.blocks: dict[int, _Block] = {}
+        self.stop_reason: str | None = None
+        self.started = False
+        self.done = False
+
+    def feed(self, event: str, data: str) -> list[ProviderEvent]:
+        """Decode one SSE event."""
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise ProviderError(f"malformed JSON in the stream: {data[:200]!r}",
+                                provider=NAME) from None
+        if not isinstance(obj, dict):
+            raise ProviderError(f"malformed event in the stream: {data[:200]!r}", provider=NAME)
+        kind = obj.get("type", event)
+        if kind == "content_block_delta":
+            return self._delta(obj)
+        if kind == "message_start":
+            self.started = True
+            message = obj.get("message") or {}
+            self._merge_usage(message.get("usage"))
+        elif kind == "content_block_start":
+            return self._start(obj)
+        elif kind == "content_block_stop":
+            return self._stop(obj)
+        elif kind == "message_delta":
+            delta = obj.get("delta") or {}
+            if delta.get("stop_reason"):
+                self.stop_reason = str(delta["stop_reason"])
+            self._merge_usage(obj.get("usage"))
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            err = obj.get("error") or {}
+            etype = str(err.get("type") or "error")
+            raise ProviderError(f"error in the stream: {err.get('message') or etype} ({etype})",
+                                provider=NAME, retryable=etype in _RETRYABLE_ERRORS)
+        # ping and event types added later are ignored, as the API asks.
+        return []
+
+    def _start(self, obj: dict[str, Any]) -> list[ProviderEvent]:
+        block = obj.get("content_block") or {}
+        idx = int(obj.get("index", len(self.blocks)))
+        b = _Block(type=str(block.get("type", "")), id=str(block.get("id", "")),
+                   name=str(block.get("name", "")))
+        if isinstance(block.get("input"), dict):
+            b.input = block["input"]
+        self.blocks[idx] = b
+        text = block.get("text") if b.type == "text" else None
+        return [TextDelta(str(text))] if text else []
+
+    def _delta(self, obj: dict[str, Any]) -> list[ProviderEvent]:
+        delta = obj.get("delta") or {}
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            text = delta.get("text")
+            return [TextDelta(str(text))] if text else []
+        if dtype == "input_json_delta":
+            b = self.blocks.get(int(obj.get("index", -1)))
+            if b is None:
+                raise ProviderError("malformed stream: input_json_delta for an unknown block",
+                                    provider=NAME)
+            b.json.append(str(delta.get("partial_json") or ""))
+        return []
+
+    def _stop(self, obj: dict[str, Any]) -> list[ProviderEvent]:
+        b = self.blocks.get(int(obj.get("index", -1)))
+        if b is None or b.type != "tool_use":
+            return []
+        if not b.name:
+            raise ProviderError("the model sent a tool call without a name", provider=NAME)
+        args = (parse_arguments("".join(b.json), b.name, NAME) if b.json else b.input)
+        return [ToolCallReady(ToolCall(id=b.id, name=b.name, arguments=args))]
+
+    def _merge_usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                    "cache_creation_input_tokens"):
+            if isinstance(raw.get(key), int):
+                self._raw_usage[key] = raw[key]
+        u = self._raw_usage
+        read = u.get("cache_read_input_tokens")
+        write = u.get("cache_creation_input_tokens")
+        # input_tokens counts the whole prompt, cached parts included (see docs/decisions).
+        self.usage = Usage(input_tokens=u.get("input_tokens", 0) + (read or 0) + (write or 0),
+                           output_tokens=u.get("output_tokens", 0),
+                           cache_read_tokens=read, cache_write_tokens=write)
+
+    def finish(self) -> list[ProviderEvent]:
+        """The StreamEnd; an error when the stream ended before ``message_stop``."""
+        if not self.done:
+            raise ProviderError("the stream ended before the response was complete",
+                                provider=NAME, retryable=True)
+        if self.stop_reason == "refusal":
+            raise ProviderError("the model declined to continue (stop reason: refusal)",
+                                provider=NAME)
+        stop = _STOP.get(self.stop_reason or "", "end_turn")
+        if any(b.type == "tool_use" for b in self.blocks.values()):
+            stop = "tool_use"
+        return [StreamEnd(stop, self.usage)]
+
+
+class AnthropicProvider:
+    """Streams responses from the Anthropic Messages API."""
+
+    name = NAME
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key: str = "",
+                 context_window: int = 200_000, settings: HttpSettings | None = None) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.context_window = context_window
+        self.settings = settings or HttpSettings()
+
+    @classmethod
+    def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
+                 settings: HttpSettings) -> AnthropicProvider:
+        """Build from ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY; ConfigError when the key is needed."""
+        base = (env.get(BASE_ENV) or "").strip() or DEFAULT_BASE_URL
+        if not urlsplit(base).scheme.startswith("http"):
+            raise ConfigError(f"{BASE_ENV} must be an http(s) URL, got {base!r}")
+        key = (env.get(KEY_ENV) or "").strip()
+        if not key and urlsplit(base).hostname == OFFICIAL_HOST:
+            raise ConfigError(f"{KEY_ENV} is not set: it is needed for {base} (or set "
+                              f"{BASE_ENV} to a compatible server)")
+        return cls(model, base_url=base, api_key=key, context_window=context_window,
+                   settings=settings)
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def url(self) -> str:
+        """The messages endpoint (the base URL may or may not end in ``/v1``)."""
+        base = self.base_url
+        return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of one streaming Messages request, cache breakpoints included."""
+        extra, turns = encode_messages(request.messages)
+        system_text = "\n\n".join(s for s in (request.system, extra) if s.strip())
+        system = [_text_block(system_text)] if system_text else []
+        tools = encode_tools(request.tools)
+        mark_cache(system, tools, turns)
+        body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_output_tokens,
+                                "messages": turns, "stream": True}
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = tools
+        return body
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream the response to a request as provider events."""
+        headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        call = HttpCall(provider=NAME, url=self.url, body=self.build_body(request),
+                        headers=headers, key_env=KEY_ENV, has_key=bool(self._api_key),
+                        secrets=(self._api_key,), base_env=BASE_ENV)
+        return stream_events(call, MessagesDecoder(), self.settings, request.cancel)
