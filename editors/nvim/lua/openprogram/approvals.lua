@@ -1,0 +1,126 @@
+--[[
+Answers `openprogram/requestPermission` with `vim.ui.select` over the server's options.
+
+The prompt names the tool's title; for an edit the proposed diff opens in a preview split
+(filetype diff) while the choice is pending. Works with any `vim.ui.select` override (telescope,
+dressing, snacks, fzf-lua): `opts.kind` is 'openprogram.permission'.
+
+Example params:
+  { sessionId = 's1', turnId = 't1',
+    toolCall = { toolCallId = 'c1', name = 'write_file', kind = 'edit', title = 'Write hello.txt',
+                 input = {...}, diff = { path = 'hello.txt', oldText = '', newText = 'hi\n' } },
+    options = { { optionId = 'allow_once', name = 'Allow once', kind = 'allow_once' }, ... } }
+]]
+
+local async = require('openprogram.async')
+
+local M = {}
+
+---@class openprogram.PermissionOption
+---@field optionId string
+---@field name string
+---@field kind 'allow_once'|'allow_always'|'reject_once'|'reject_always'
+
+---@class openprogram.PermissionToolCall
+---@field toolCallId string
+---@field name string
+---@field kind string
+---@field title string
+---@field input table
+---@field diff? {path: string, oldText: string, newText: string}
+
+---@class openprogram.PermissionParams
+---@field sessionId string
+---@field turnId string
+---@field toolCall openprogram.PermissionToolCall
+---@field options openprogram.PermissionOption[]
+
+--- A unified diff of an edit proposal, as lines.
+---@param d {path: string, oldText?: string, newText?: string}
+---@return string[]
+function M.diff_lines(d)
+  local old, new = d.oldText or '', d.newText or ''
+  if old ~= '' and old:sub(-1) ~= '\n' then
+    old = old .. '\n'
+  end
+  if new ~= '' and new:sub(-1) ~= '\n' then
+    new = new .. '\n'
+  end
+  local differ = (vim.text and vim.text.diff) or vim.diff
+  local body = differ(old, new, { result_type = 'unified', ctxlen = 3 }) --[[@as string]]
+  local lines = { '--- a/' .. d.path, '+++ b/' .. d.path }
+  vim.list_extend(lines, vim.split(body, '\n', { trimempty = true }))
+  return lines
+end
+
+--- Open a preview split with the diff; returns a function that closes it.
+---@param d {path: string, oldText?: string, newText?: string}
+---@return fun()
+local function preview(d)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.diff_lines(d))
+  vim.bo[buf].filetype = 'diff'
+  vim.bo[buf].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://approve/' .. d.path)
+  local prev = vim.api.nvim_get_current_win()
+  vim.cmd('botright ' .. math.min(20, vim.api.nvim_buf_line_count(buf) + 1) .. 'split')
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  vim.wo[win].winfixheight = true
+  if vim.api.nvim_win_is_valid(prev) then
+    vim.api.nvim_set_current_win(prev)
+  end
+  return function()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+end
+
+--- The one-line prompt shown by vim.ui.select.
+---@param tc openprogram.PermissionToolCall
+---@return string
+function M.prompt(tc)
+  local title = tc.title or tc.name
+  return ('Allow %s [%s]: %s?'):format(tc.name, tc.kind or 'other', title)
+end
+
+--- Ask the user and return the response for the server.
+---@param params openprogram.PermissionParams
+---@param ctx? lsp.HandlerContext
+---@return table
+function M.handle(params, ctx)
+  local _ = ctx
+  local tc = params.toolCall or {}
+  local options = params.options or {}
+  local close = function() end
+  if tc.diff and tc.diff.path then
+    local ok, c = pcall(preview, tc.diff)
+    if ok then
+      close = c
+    end
+  end
+  require('openprogram.panel').note(('approval asked: %s'):format(tc.title or tc.name or '?'))
+  local timeout = require('openprogram.config').options.approval_timeout_ms
+  local choice = async.await(function(resolve)
+    vim.ui.select(options, {
+      prompt = M.prompt(tc),
+      kind = 'openprogram.permission',
+      format_item = function(o)
+        return o.name
+      end,
+    }, function(item)
+      resolve(item or false)
+    end)
+  end, timeout, false)
+  close()
+  if type(choice) == 'table' and choice.optionId then
+    require('openprogram.panel').note(('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))
+    return { outcome = 'selected', optionId = choice.optionId }
+  end
+  require('openprogram.panel').note('approval cancelled: ' .. (tc.title or tc.name or '?'))
+  return { outcome = 'cancelled' }
+end
+
+return M

@@ -1,0 +1,58 @@
+--[[
+Answering a server request after asynchronous UI (vim.ui.select / vim.ui.input).
+
+Neovim runs each server->client request handler inside a coroutine (runtime lua/vim/lsp/rpc.lua,
+`handle_body`: `vim.schedule(coroutine.wrap(...))`) and sends whatever the handler returns as
+the response. So a handler can start the UI, yield, and be resumed from the UI callback; this is
+what the built-in `window/showMessageRequest` handler does. When there is no coroutine (a
+handler called directly), we fall back to a bounded `vim.wait`.
+]]
+
+local M = {}
+
+--- Run `start(resolve)` and return the value passed to `resolve`, suspending the caller.
+---@generic T
+---@param start fun(resolve: fun(value: T))
+---@param timeout_ms? integer bound for the no-coroutine fallback
+---@param default? T value returned when the fallback times out
+---@return T
+function M.await(start, timeout_ms, default)
+  local co, is_main = coroutine.running()
+  local settled, value = false, nil
+  if co and not is_main then
+    local yielded = false
+    start(function(v)
+      if settled then
+        return
+      end
+      settled, value = true, v
+      -- vim.ui implementations may call back synchronously, before we yield: resume later.
+      vim.schedule(function()
+        if yielded and coroutine.status(co) == 'suspended' then
+          coroutine.resume(co, v)
+        end
+      end)
+    end)
+    if settled and not yielded then
+      -- Synchronous answer: no need to suspend at all.
+      settled = true
+      return value
+    end
+    yielded = true
+    return coroutine.yield()
+  end
+  start(function(v)
+    if not settled then
+      settled, value = true, v
+    end
+  end)
+  vim.wait(timeout_ms or 300000, function()
+    return settled
+  end, 20)
+  if not settled then
+    return default
+  end
+  return value
+end
+
+return M

@@ -1,0 +1,175 @@
+--[[
+Checkpoint review: list a session's checkpoints (`vim.ui.select`, kind
+'openprogram.checkpoint'), open each changed file of the chosen one as a side-by-side diff
+(one tab per file, `before` left, `after` right, both `diffthis`), and restore.
+
+`openprogram/checkpointDiff` answers { checkpointId, diff, files = { {path, status, before?, after?} } }.
+]]
+
+local client = require('openprogram.client')
+local protocol = require('openprogram.protocol')
+
+local M = {}
+
+---@param cp table a Checkpoint
+---@return string
+function M.format(cp)
+  local n = type(cp.files) == 'table' and #cp.files or 0
+  local when = tostring(cp.createdAt or ''):gsub('T', ' '):sub(1, 19)
+  local msg = tostring(cp.message or ''):match('^[^\n]*') or ''
+  return ('%s  %s  %d file%s  %s'):format(tostring(cp.id):sub(1, 8), when, n, n == 1 and '' or 's', msg)
+end
+
+--- A scratch buffer holding one side of a diff.
+---@param name string
+---@param text? string
+---@param path string used for filetype detection
+---@return integer buf
+local function side_buffer(name, text, path)
+  local existing = vim.fn.bufnr(name)
+  if existing > 0 and vim.api.nvim_buf_is_valid(existing) then
+    vim.api.nvim_buf_delete(existing, { force = true })
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  local lines = {}
+  if text and text ~= '' then
+    lines = vim.split(text, '\n', { plain = true })
+    if lines[#lines] == '' then
+      table.remove(lines)
+    end
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  local ft = vim.filetype.match({ filename = path, buf = buf })
+  if ft then
+    vim.bo[buf].filetype = ft
+  end
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+--- Open one tab per changed file with before/after windows in diff mode.
+---@param result table the checkpointDiff result
+---@return integer[] tabpages
+function M.open_diff(result)
+  local tabs = {}
+  local id = tostring(result.checkpointId or '?'):sub(1, 8)
+  for _, f in ipairs(result.files or {}) do
+    vim.cmd('tabnew')
+    local scratch = vim.api.nvim_get_current_buf()
+    local before = side_buffer(('openprogram://%s/before/%s'):format(id, f.path), f.before, f.path)
+    local after = side_buffer(('openprogram://%s/after/%s'):format(id, f.path), f.after, f.path)
+    local left = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(left, before)
+    if vim.api.nvim_buf_is_valid(scratch) and scratch ~= before then
+      pcall(vim.api.nvim_buf_delete, scratch, { force = true })
+    end
+    vim.cmd('diffthis')
+    vim.cmd('rightbelow vsplit')
+    local right = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(right, after)
+    vim.cmd('diffthis')
+    vim.wo[left].winbar = ('before · %s (%s)'):format(f.path, f.status or '')
+    vim.wo[right].winbar = ('after · %s · checkpoint %s'):format(f.path, id)
+    table.insert(tabs, vim.api.nvim_get_current_tabpage())
+  end
+  if #tabs == 0 then
+    vim.notify('openprogram: checkpoint ' .. id .. ' changed no files', vim.log.levels.INFO)
+  end
+  return tabs
+end
+
+--- Fetch a checkpoint's diff and open it.
+---@param checkpoint_id string
+---@param done? fun(tabs: integer[])
+function M.show(checkpoint_id, done)
+  client.request(protocol.methods.CHECKPOINT_DIFF, { checkpointId = checkpoint_id }, function(err, result)
+    if err or not result then
+      vim.notify('openprogram: checkpointDiff failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
+      return
+    end
+    local tabs = M.open_diff(result)
+    if done then
+      done(tabs)
+    end
+  end)
+end
+
+--- List checkpoints (of the panel's session when there is one) and open the chosen one's diff.
+---@param done? fun(tabs: integer[]?)
+function M.pick(done)
+  local sid = require('openprogram.panel').state.session_id
+  client.request(protocol.methods.CHECKPOINTS, { sessionId = sid }, function(err, result)
+    if err or not result then
+      vim.notify('openprogram: checkpoints failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
+      return
+    end
+    local list = result.checkpoints or {}
+    if #list == 0 then
+      vim.notify('openprogram: no checkpoints yet', vim.log.levels.INFO)
+      if done then
+        done(nil)
+      end
+      return
+    end
+    vim.ui.select(list, { prompt = 'Checkpoint', kind = 'openprogram.checkpoint', format_item = M.format }, function(cp)
+      if not cp then
+        if done then
+          done(nil)
+        end
+        return
+      end
+      M.show(cp.id, done)
+    end)
+  end)
+end
+
+--- Restore a checkpoint (optionally some paths); the message names the safety checkpoint.
+---@param checkpoint_id string
+---@param paths? string[]
+---@param done? fun(result: table?)
+function M.restore(checkpoint_id, paths, done)
+  local params = { checkpointId = checkpoint_id }
+  if paths and #paths > 0 then
+    params.paths = paths
+  end
+  client.request(protocol.methods.RESTORE, params, function(err, result)
+    if err or not result then
+      vim.notify('openprogram: restore failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
+      if done then
+        done(nil)
+      end
+      return
+    end
+    pcall(vim.cmd.checktime)
+    local n = #(result.restored or {})
+    local msg = ('openprogram: restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
+      n, n == 1 and '' or 's', checkpoint_id:sub(1, 12), tostring(result.safetyCheckpointId))
+    vim.notify(msg, vim.log.levels.INFO)
+    require('openprogram.panel').note(msg:gsub('^openprogram: ', ''))
+    if done then
+      done(result)
+    end
+  end)
+end
+
+--- Checkpoint ids for command-line completion (newest first).
+---@param lead string
+---@return string[]
+function M.complete(lead)
+  local c = client.find()
+  if not c then
+    return {}
+  end
+  local res = client.request_sync(protocol.methods.CHECKPOINTS, {}, 2000)
+  local out = {}
+  for _, cp in ipairs(type(res) == 'table' and res.checkpoints or {}) do
+    if vim.startswith(cp.id, lead) then
+      table.insert(out, cp.id)
+    end
+  end
+  return out
+end
+
+return M

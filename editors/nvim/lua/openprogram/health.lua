@@ -1,0 +1,79 @@
+--[[
+`:checkhealth openprogram`: the server executable and its version, the model configuration,
+the Neovim version, and whether a client is running for this workspace.
+]]
+
+local M = {}
+
+local health = vim.health
+
+--- Run the checks.
+function M.check()
+  local config = require('openprogram.config')
+  local opts = config.options
+
+  health.start('openprogram: Neovim')
+  local v = vim.version()
+  local vs = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.10') == 1 then
+    health.ok('Neovim ' .. vs)
+  else
+    health.error('Neovim ' .. vs .. ' is too old', { 'openprogram needs Neovim 0.10 or newer' })
+  end
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok("vim.lsp.enable('openprogram') is available (lsp/openprogram.lua)")
+  else
+    health.info('Neovim 0.10: the panel starts the server itself; vim.lsp.enable needs 0.11')
+  end
+
+  health.start('openprogram: server')
+  local exe = opts.cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    health.error(('%s is not executable'):format(exe), {
+      'pip install openprogram-lsp (or pipx install openprogram-lsp)',
+      "or set require('openprogram').setup({ cmd = { '/path/to/openprogram-lsp', 'serve' } })",
+    })
+  else
+    health.ok(('command: %s (%s)'):format(table.concat(opts.cmd, ' '), vim.fn.exepath(exe)))
+    local ok, res = pcall(function()
+      return vim.system({ exe, '--version' }, { text = true }):wait(10000)
+    end)
+    if ok and res and res.code == 0 then
+      health.ok('version: ' .. vim.trim(res.stdout or ''))
+    else
+      local why = ok and res and vim.trim((res.stderr or '') .. ' exit ' .. tostring(res.code)) or tostring(res)
+      health.warn('`' .. exe .. ' --version` failed: ' .. why)
+    end
+  end
+
+  health.start('openprogram: model')
+  local model = opts.model or vim.env.OPENPROGRAM_MODEL
+  if not model or model == '' then
+    health.info("no model configured: the server uses the offline model (setup({ model = 'openai:...' }))")
+  else
+    local source = opts.model and 'setup()' or '$OPENPROGRAM_MODEL'
+    health.ok(('model: %s (from %s)'):format(model, source))
+    local provider = model:match('^(%w+):')
+    if provider == 'openai' and not vim.env.OPENAI_API_KEY and not vim.env.OPENAI_BASE_URL then
+      health.warn('OPENAI_API_KEY is not set in the environment Neovim passes to the server')
+    elseif provider == 'anthropic' and not vim.env.ANTHROPIC_API_KEY then
+      health.warn('ANTHROPIC_API_KEY is not set in the environment Neovim passes to the server')
+    elseif provider == 'scripted' then
+      local file = model:sub(#'scripted:' + 1)
+      if vim.fn.filereadable(file) ~= 1 then
+        health.error('scripted model file not readable: ' .. file)
+      end
+    end
+  end
+  health.info('permission mode: ' .. (opts.permission_mode or 'server default (ask)'))
+
+  health.start('openprogram: client')
+  local c = require('openprogram.client').find()
+  if c then
+    health.ok(('running: client %d for %s'):format(c.id, tostring(c.root_dir)))
+  else
+    health.info('no client running for this workspace (it starts with :OpenProgram)')
+  end
+end
+
+return M

@@ -1,0 +1,97 @@
+--[[
+Public API of openprogram.nvim: `setup()` and the functions behind the user commands.
+Modules are required lazily so that startup costs nothing until the panel is used.
+
+  require('openprogram').setup({ model = 'openai:gpt-4o', panel = { position = 'right', width = 60 } })
+  require('openprogram').open('explain this repository')
+]]
+
+local M = {}
+
+local did_setup = false
+
+--- Configure the plugin (optional: defaults apply without it).
+---@param opts? openprogram.Opts
+function M.setup(opts)
+  require('openprogram.config').setup(opts)
+  if not did_setup then
+    require('openprogram.panel').setup_progress()
+    did_setup = true
+  end
+end
+
+local function ensure_setup()
+  if not did_setup then
+    M.setup({})
+  end
+end
+
+--- Open or focus the panel; with text, send it as a message.
+---@param text? string
+function M.open(text)
+  ensure_setup()
+  local panel = require('openprogram.panel')
+  if text and vim.trim(text) ~= '' then
+    panel.open(true)
+    panel.send(text)
+  else
+    panel.open(true)
+    if not require('openprogram.client').ensure() then
+      panel.note('the openprogram server did not start (see :checkhealth openprogram)')
+    end
+  end
+end
+
+--- Send a message on the panel's session.
+---@param text string
+---@param extra? table more openprogram/chat params
+function M.send(text, extra)
+  ensure_setup()
+  require('openprogram.panel').send(text, extra)
+end
+
+--- Cancel the running turn.
+function M.cancel()
+  require('openprogram.panel').cancel()
+end
+
+--- Fork from the message under the cursor (asks for the text when none is given).
+---@param text? string
+function M.fork(text)
+  ensure_setup()
+  require('openprogram.branches').fork(nil, text ~= '' and text or nil)
+end
+
+--- Pick a branch and check it out.
+function M.branches()
+  ensure_setup()
+  require('openprogram.branches').pick_branch()
+end
+
+--- Pick a session to show in the panel.
+function M.sessions()
+  ensure_setup()
+  require('openprogram.branches').pick_session()
+end
+
+--- Pick a checkpoint and open its diff.
+function M.checkpoints()
+  ensure_setup()
+  require('openprogram.checkpoints').pick()
+end
+
+--- Restore a checkpoint (some paths, or all).
+---@param id string
+---@param paths? string[]
+function M.restore(id, paths)
+  ensure_setup()
+  require('openprogram.checkpoints').restore(id, paths)
+end
+
+--- The session shown in the panel, if any.
+---@return string?
+function M.session_id()
+  return require('openprogram.panel').state.session_id
+end
+
+return M

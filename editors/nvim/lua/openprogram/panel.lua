@@ -1,0 +1,635 @@
+--[[
+The chat panel: a side split holding a markdown buffer with the active branch's history (one
+header per message), replies streaming in from `text.delta`, tool calls listed as they start and
+finish, and a prompt buffer under it for the next message.
+
+Buffer layout (rendered from `openprogram/history`, then appended to while a turn streams):
+  ## You · 10:02
+  write hello.txt
+  ## Assistant · 10:02
+  Writing the file now.
+  - ✓ Write hello.txt · edit · completed
+]]
+
+local client = require('openprogram.client')
+local protocol = require('openprogram.protocol')
+
+local M = {}
+
+local ev = protocol.events
+local ns = vim.api.nvim_create_namespace('openprogram.panel')
+local ICON = { pending = '○', in_progress = '…', completed = '✓', failed = '✗' }
+
+---@class openprogram.PanelNode
+---@field line integer 0-based line of the node's header
+---@field id string node id
+---@field role string
+
+---@class openprogram.PanelState
+---@field buf? integer markdown buffer
+---@field input_buf? integer prompt buffer
+---@field session_id? string session shown in the panel
+---@field awaiting_session boolean a chat without sessionId is running: adopt the next turn.started
+---@field busy boolean a chat or fork request is pending
+---@field request? {client: vim.lsp.Client, id: integer}
+---@field nodes openprogram.PanelNode[] header lines of the last render
+---@field tools table<string, integer> toolCallId -> extmark id
+---@field tool_meta table<string, {title: string, kind?: string}> toolCallId -> how it was shown
+---@field streaming_text boolean the last line of the buffer is reply text being streamed
+---@field progress? string latest $/progress message of our client
+---@field title? string session title for the winbar
+local S = {
+  awaiting_session = false,
+  busy = false,
+  nodes = {},
+  tools = {},
+  tool_meta = {},
+  streaming_text = false,
+}
+M.state = S
+
+-- Buffer helpers ----------------------------------------------------------------------------
+
+---@return boolean
+local function valid(buf)
+  return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
+end
+
+---@param fn fun(buf: integer)
+local function edit(fn)
+  local buf = S.buf
+  if not valid(buf) then
+    return
+  end
+  ---@cast buf integer
+  -- Follow the tail in every window whose cursor sits on the last line.
+  local last = vim.api.nvim_buf_line_count(buf)
+  local following = {}
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    if vim.api.nvim_win_get_cursor(w)[1] >= last then
+      table.insert(following, w)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  fn(buf)
+  vim.bo[buf].modifiable = false
+  local n = vim.api.nvim_buf_line_count(buf)
+  for _, w in ipairs(following) do
+    pcall(vim.api.nvim_win_set_cursor, w, { n, 0 })
+  end
+end
+
+--- Append whole lines at the end of the panel buffer.
+---@param lines string[]
+local function append_lines(lines)
+  S.streaming_text = false
+  edit(function(buf)
+    local n = vim.api.nvim_buf_line_count(buf)
+    local only = n == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+    vim.api.nvim_buf_set_lines(buf, only and 0 or n, -1, false, lines)
+  end)
+end
+
+--- Append streamed text to the last line (splitting on newlines).
+---@param text string
+local function append_text(text)
+  edit(function(buf)
+    local n = vim.api.nvim_buf_line_count(buf)
+    local cur = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
+    local parts = vim.split(text, '\n', { plain = true })
+    parts[1] = cur .. parts[1]
+    vim.api.nvim_buf_set_lines(buf, n - 1, n, false, parts)
+  end)
+end
+
+---@param iso? string
+---@return string
+local function clock(iso)
+  local hm = type(iso) == 'string' and iso:match('T(%d%d:%d%d)') or nil
+  return hm and (' · ' .. hm) or ''
+end
+
+--- One line describing a tool call.
+---@param title string
+---@param kind? string
+---@param status? string
+---@return string
+function M.tool_line(title, kind, status)
+  status = status or 'pending'
+  return ('- %s %s · %s · %s'):format(ICON[status] or '•', title, kind or 'other', status)
+end
+
+---@param tc table a Node.toolCalls entry
+---@return string
+local function tool_title(tc)
+  if type(tc.title) == 'string' and tc.title ~= '' then
+    return tc.title
+  end
+  local input = type(tc.input) == 'table' and tc.input or {}
+  local arg = input.path or input.command or input.pattern or input.question
+  return arg and ('%s %s'):format(tc.name, arg) or tc.name
+end
+
+-- Windows -----------------------------------------------------------------------------------
+
+local function winbar()
+  local parts = { 'OpenProgram' }
+  if S.title then
+    table.insert(parts, S.title)
+  elseif S.session_id then
+    table.insert(parts, 'session ' .. S.session_id:sub(1, 8))
+  end
+  if S.busy then
+    table.insert(parts, S.progress or 'working…')
+  end
+  local text = table.concat(parts, ' · '):gsub('%%', '%%%%')
+  return text
+end
+
+local function update_winbar()
+  if not valid(S.buf) then
+    return
+  end
+  for _, w in ipairs(vim.fn.win_findbuf(S.buf)) do
+    pcall(function()
+      vim.wo[w].winbar = winbar()
+    end)
+  end
+end
+
+local function map(buf, lhs, rhs, desc)
+  vim.keymap.set('n', lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = 'OpenProgram: ' .. desc })
+end
+
+local function create_buffers()
+  if not valid(S.buf) then
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'hide'
+    vim.bo[buf].swapfile = false
+    vim.bo[buf].filetype = 'markdown'
+    pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://panel')
+    vim.bo[buf].modifiable = false
+    S.buf = buf
+    map(buf, 'i', M.focus_input, 'type a message')
+    map(buf, 'a', M.focus_input, 'type a message')
+    map(buf, 'q', M.close, 'close the panel')
+    map(buf, '<C-c>', M.cancel, 'cancel the turn')
+    map(buf, 'R', M.refresh, 'redraw from history')
+    map(buf, 'F', function()
+      require('openprogram.branches').fork()
+    end, 'fork from the message under the cursor')
+    map(buf, 'B', function()
+      require('openprogram.branches').pick_branch()
+    end, 'switch branch')
+    M.render_intro()
+  end
+  if not valid(S.input_buf) then
+    local ib = vim.api.nvim_create_buf(false, true)
+    vim.bo[ib].buftype = 'prompt'
+    vim.bo[ib].bufhidden = 'hide'
+    vim.bo[ib].swapfile = false
+    pcall(vim.api.nvim_buf_set_name, ib, 'openprogram://input')
+    vim.fn.prompt_setprompt(ib, '> ')
+    vim.fn.prompt_setcallback(ib, function(text)
+      if text and vim.trim(text) ~= '' then
+        M.send(text)
+      end
+    end)
+    vim.keymap.set('n', '<C-c>', M.cancel, { buffer = ib, desc = 'OpenProgram: cancel the turn' })
+    vim.keymap.set('n', 'q', M.close, { buffer = ib, desc = 'OpenProgram: close the panel' })
+    S.input_buf = ib
+  end
+end
+
+---@return integer? win
+local function panel_win()
+  if not valid(S.buf) then
+    return nil
+  end
+  return vim.fn.win_findbuf(S.buf)[1]
+end
+
+--- Open (or focus) the panel; returns its window.
+---@param focus? boolean move the cursor into the panel (default true)
+---@return integer win
+function M.open(focus)
+  create_buffers()
+  local opts = require('openprogram.config').options.panel
+  local win = panel_win()
+  local prev = vim.api.nvim_get_current_win()
+  if not win then
+    local side = opts.position == 'left' and 'topleft' or 'botright'
+    vim.cmd(('%s vertical %dsplit'):format(side, opts.width))
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, S.buf)
+    local wo = vim.wo[win]
+    wo.winfixwidth = true
+    wo.wrap = true
+    wo.linebreak = true
+    wo.number = false
+    wo.relativenumber = false
+    wo.signcolumn = 'no'
+    wo.conceallevel = 2
+    wo.foldenable = false
+    vim.cmd(('belowright %dsplit'):format(opts.input_height or 3))
+    local iw = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(iw, S.input_buf)
+    vim.wo[iw].winfixheight = true
+    vim.wo[iw].number = false
+    vim.wo[iw].relativenumber = false
+    vim.wo[iw].signcolumn = 'no'
+    vim.wo[iw].winbar = 'Message (Enter sends, Ctrl-C cancels)'
+    vim.api.nvim_set_current_win(win)
+    local n = vim.api.nvim_buf_line_count(S.buf)
+    pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+  end
+  update_winbar()
+  if focus == false and vim.api.nvim_win_is_valid(prev) then
+    vim.api.nvim_set_current_win(prev)
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+--- Close the panel's windows (the buffers and the session stay).
+function M.close()
+  for _, b in ipairs({ S.input_buf, S.buf }) do
+    if valid(b) then
+      for _, w in ipairs(vim.fn.win_findbuf(b)) do
+        if #vim.api.nvim_list_wins() > 1 then
+          pcall(vim.api.nvim_win_close, w, false)
+        end
+      end
+    end
+  end
+end
+
+--- Move to the input line, in insert mode.
+function M.focus_input()
+  M.open(false)
+  local iw = valid(S.input_buf) and vim.fn.win_findbuf(S.input_buf)[1] or nil
+  if iw then
+    vim.api.nvim_set_current_win(iw)
+    vim.cmd.startinsert({ bang = true })
+  end
+end
+
+-- Rendering ---------------------------------------------------------------------------------
+
+function M.render_intro()
+  S.nodes, S.tools = {}, {}
+  edit(function(buf)
+    vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, {
+      '# OpenProgram',
+      '',
+      'Type a message in the input below and press Enter, or run `:OpenProgram {text}`.',
+      'Keys here: `i` type, `F` fork at cursor, `B` branches, `<C-c>` cancel, `q` close.',
+    })
+  end)
+end
+
+--- Render a history (root -> head) into the panel, one header per message.
+---@param nodes table[] Node list from openprogram/history
+function M.render(nodes)
+  local lines, index = {}, {}
+  for _, node in ipairs(nodes or {}) do
+    local role = node.role
+    if role == 'user' or role == 'assistant' or role == 'summary' then
+      if #lines > 0 then
+        table.insert(lines, '')
+      end
+      local label = ({ user = 'You', assistant = 'Assistant', summary = 'Summary' })[role]
+      table.insert(index, { line = #lines, id = node.id, role = role })
+      table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
+      local text = type(node.text) == 'string' and node.text or ''
+      if text ~= '' then
+        vim.list_extend(lines, vim.split(text, '\n', { plain = true }))
+      end
+      if node.status == 'error' or node.status == 'cancelled' then
+        table.insert(lines, ('_(%s)_'):format(node.status))
+      end
+      for _, tc in ipairs(type(node.toolCalls) == 'table' and node.toolCalls or {}) do
+        table.insert(lines, M.tool_line(tool_title(tc), tc.kind, tc.status))
+      end
+    elseif role == 'tool' then
+      local text = type(node.text) == 'string' and node.text or ''
+      local body = vim.split(text, '\n', { plain = true, trimempty = true })
+      table.insert(index, { line = #lines, id = node.id, role = role })
+      local first = body[1] or ''
+      if #first > 80 then
+        first = first:sub(1, 77) .. '...'
+      end
+      table.insert(lines, ('  ↳ %s%s'):format(first, #body > 1 and (' (+%d lines)'):format(#body - 1) or ''))
+    end
+  end
+  if #lines == 0 then
+    M.render_intro()
+    return
+  end
+  S.nodes, S.tools, S.tool_meta = index, {}, {}
+  edit(function(buf)
+    vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  end)
+  update_winbar()
+end
+
+--- Refetch the active branch of the current session and redraw.
+---@param done? fun()
+function M.refresh(done)
+  if not S.session_id then
+    if valid(S.buf) then
+      M.render_intro()
+    end
+    if done then
+      done()
+    end
+    return
+  end
+  local sid = S.session_id
+  client.request(protocol.methods.HISTORY, { sessionId = sid }, function(err, result)
+    if not err and result and sid == S.session_id then
+      create_buffers()
+      M.render(result.nodes or {})
+    elseif err then
+      M.note('history failed: ' .. (err.message or '?'))
+    end
+    if done then
+      done()
+    end
+  end)
+end
+
+--- Show a session in the panel.
+---@param session_id? string
+---@param title? string
+---@param done? fun()
+function M.set_session(session_id, title, done)
+  S.session_id, S.title = session_id, title
+  S.awaiting_session = false
+  update_winbar()
+  M.refresh(done)
+end
+
+--- Append an italic note line (approvals, errors, checkpoints) if the panel exists.
+---@param text string
+function M.note(text)
+  if not valid(S.buf) then
+    return
+  end
+  append_lines({ '', ('> _%s_'):format((text:gsub('\n', ' '))), '' })
+end
+
+--- The id of the message whose section holds the cursor (panel window), if any.
+---@param win? integer
+---@return string? node_id
+---@return string? role
+function M.node_at_cursor(win)
+  win = win or panel_win()
+  if not win or not valid(S.buf) or vim.api.nvim_win_get_buf(win) ~= S.buf then
+    return nil
+  end
+  local row = vim.api.nvim_win_get_cursor(win)[1] - 1
+  local found ---@type openprogram.PanelNode?
+  for _, n in ipairs(S.nodes) do
+    if n.line <= row then
+      found = n
+    else
+      break
+    end
+  end
+  if found then
+    return found.id, found.role
+  end
+  return nil
+end
+
+-- Turns -------------------------------------------------------------------------------------
+
+---@param result table? TurnResult
+---@param err? lsp.ResponseError
+local function turn_done(result, err)
+  S.busy, S.request, S.progress = false, nil, nil
+  S.awaiting_session = false
+  if err then
+    M.note('error: ' .. (err.message or vim.inspect(err)))
+    update_winbar()
+    return
+  end
+  if type(result) == 'table' then
+    if result.sessionId then
+      S.session_id = result.sessionId
+    end
+    if result.status == 'error' and type(result.error) == 'table' then
+      M.note('turn failed: ' .. tostring(result.error.message))
+    end
+  end
+  update_winbar()
+  M.refresh(function()
+    vim.api.nvim_exec_autocmds('User', { pattern = 'OpenProgramTurnDone', modeline = false, data = result })
+  end)
+end
+
+---@param header_text string
+local function begin_stream(header_text)
+  M.open(false)
+  local lines = { '', '## You', }
+  vim.list_extend(lines, vim.split(header_text, '\n', { plain = true }))
+  vim.list_extend(lines, { '', '## Assistant', '' })
+  append_lines(lines)
+  S.tools, S.tool_meta = {}, {}
+end
+
+--- Send a message on the current session (a new session if none is shown).
+---@param text string
+---@param extra? table more openprogram/chat params (e.g. branchFrom, model)
+function M.send(text, extra)
+  if S.busy then
+    -- A running turn: the message interjects instead of queueing a second turn.
+    client.request(protocol.methods.STEER, { sessionId = S.session_id, text = text }, function(err, res)
+      M.note((not err and res and res.accepted) and ('steered: ' .. text) or 'could not steer the running turn')
+    end)
+    return
+  end
+  begin_stream(text)
+  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
+  S.busy, S.awaiting_session = true, S.session_id == nil
+  update_winbar()
+  local id, c = client.request(protocol.methods.CHAT, params, function(err, result)
+    turn_done(result, err)
+  end)
+  if not id then
+    S.busy, S.awaiting_session = false, false
+    M.note('the openprogram server is not running (see :checkhealth openprogram)')
+    return
+  end
+  S.request = { client = c, id = id }
+end
+
+--- Fork from a node with a new message; the panel then shows the new branch.
+---@param from_node_id string
+---@param text string
+---@param name? string
+function M.fork(from_node_id, text, name)
+  if S.busy then
+    vim.notify('openprogram: a turn is running; cancel it first', vim.log.levels.WARN)
+    return
+  end
+  begin_stream(text)
+  S.busy = true
+  update_winbar()
+  local id, c = client.request(
+    protocol.methods.FORK,
+    { sessionId = S.session_id, fromNodeId = from_node_id, text = text, name = name },
+    function(err, result)
+      turn_done(result, err)
+    end
+  )
+  if not id then
+    S.busy = false
+    return
+  end
+  S.request = { client = c, id = id }
+end
+
+--- Cancel the running turn.
+function M.cancel()
+  if not S.busy then
+    vim.notify('openprogram: no turn is running', vim.log.levels.INFO)
+    return
+  end
+  if S.session_id then
+    client.request(protocol.methods.CANCEL, { sessionId = S.session_id }, function() end)
+  elseif S.request then
+    client.cancel_request(S.request.client, S.request.id)
+  end
+  M.note('cancelling…')
+end
+
+-- Events ------------------------------------------------------------------------------------
+
+---@param data table
+local function on_tool_started(data)
+  if not valid(S.buf) then
+    return
+  end
+  local title = data.title or data.name or 'tool'
+  append_lines(S.streaming_text and { '', M.tool_line(title, data.kind, 'in_progress') }
+    or { M.tool_line(title, data.kind, 'in_progress') })
+  local row = vim.api.nvim_buf_line_count(S.buf) - 1
+  local key = data.toolCallId or title
+  S.tools[key] = vim.api.nvim_buf_set_extmark(S.buf, ns, row, 0, {})
+  S.tool_meta[key] = { title = title, kind = data.kind }
+end
+
+---@param data table
+local function on_tool_finished(data)
+  local mark = data.toolCallId and S.tools[data.toolCallId]
+  local meta = S.tool_meta[data.toolCallId or ''] or {}
+  local status = data.status or 'completed'
+  if mark and valid(S.buf) then
+    local pos = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, mark, {})
+    if pos and pos[1] then
+      edit(function(buf)
+        vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, {
+          M.tool_line(meta.title or data.name or 'tool', meta.kind or data.kind, status),
+        })
+      end)
+    end
+  elseif valid(S.buf) then
+    append_lines({ M.tool_line(data.title or data.name or 'tool', data.kind, status) })
+  end
+end
+
+--- Route one `openprogram/event` notification to the panel.
+---@param params {type: string, sessionId?: string, turnId?: string, data?: table}
+---@param ctx? lsp.HandlerContext
+function M.on_event(params, ctx)
+  local _ = ctx
+  if type(params) ~= 'table' then
+    return
+  end
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'OpenProgramEvent', modeline = false, data = params })
+  local t, data = params.type, type(params.data) == 'table' and params.data or {}
+  if t == ev.FILE_CHANGED then
+    vim.schedule(function()
+      pcall(vim.cmd.checktime)
+    end)
+    return
+  end
+  if params.sessionId ~= S.session_id then
+    if S.awaiting_session and t == ev.TURN_STARTED and params.sessionId then
+      S.session_id, S.awaiting_session = params.sessionId, false
+      update_winbar()
+    else
+      return
+    end
+  end
+  if t == ev.TEXT_DELTA and type(data.text) == 'string' then
+    if not S.streaming_text and valid(S.buf) then
+      local n = vim.api.nvim_buf_line_count(S.buf)
+      if vim.api.nvim_buf_get_lines(S.buf, n - 1, n, false)[1] ~= '' then
+        append_lines({ '', '' }) -- a paragraph break, then the line the text streams into
+      end
+    end
+    append_text(data.text)
+    S.streaming_text = true
+  elseif t == ev.TOOL_STARTED then
+    on_tool_started(data)
+  elseif t == ev.TOOL_FINISHED then
+    on_tool_finished(data)
+  elseif t == ev.CHECKPOINT_CREATED then
+    local cp = data.checkpoint or data
+    local n = type(cp.files) == 'table' and #cp.files or 0
+    M.note(('checkpoint %s · %d file%s · :OpenProgramCheckpoints'):format(
+      tostring(cp.id or '?'):sub(1, 8), n, n == 1 and '' or 's'))
+  elseif t == ev.QUESTION_ASKED then
+    M.note('question: ' .. tostring(data.question or '?'))
+  elseif t == ev.QUESTION_REPLIED then
+    M.note('answer: ' .. tostring(data.answer or ''))
+  elseif t == ev.QUESTION_REJECTED then
+    M.note('question not answered')
+  elseif t == ev.CONTEXT_COMPACTED then
+    M.note('context compacted')
+  elseif t == ev.SUBAGENT_STARTED then
+    M.note('subagent started: ' .. tostring(data.label or data.agentId or data.id or ''))
+  elseif t == ev.SUBAGENT_ENDED then
+    M.note('subagent ended: ' .. tostring(data.label or data.agentId or data.id or ''))
+  elseif t == ev.TURN_FINISHED and not S.busy then
+    M.refresh()
+  end
+end
+
+--- Track `$/progress` of our clients for the panel's winbar (LspProgress autocmd).
+function M.setup_progress()
+  local group = vim.api.nvim_create_augroup('openprogram.progress', { clear = true })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(args)
+      local data = args.data or {}
+      local c = data.client_id and vim.lsp.get_client_by_id(data.client_id)
+      if not c or c.name ~= client.name then
+        return
+      end
+      local value = (data.params or {}).value or {}
+      if value.kind == 'end' then
+        S.progress = nil
+      else
+        local msg = value.title or ''
+        if value.message then
+          msg = msg .. ': ' .. value.message
+        end
+        if value.percentage then
+          msg = ('%s (%d%%)'):format(msg, value.percentage)
+        end
+        S.progress = msg
+      end
+      update_winbar()
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,69 @@
+--[[
+Answers `openprogram/askQuestion`: `vim.ui.select` when the question has options (plus an
+"Other…" entry when free text is allowed), `vim.ui.input` otherwise.
+
+Example params:
+  { sessionId = 's1', turnId = 't1', questionId = 'q1', question = 'Which file?',
+    options = { 'a.txt', 'b.txt' }, allowFreeText = true }
+Result: { answer = 'a.txt' } or { cancelled = true }.
+]]
+
+local async = require('openprogram.async')
+
+local M = {}
+
+local OTHER = 'Other…'
+
+---@class openprogram.QuestionParams
+---@field sessionId string
+---@field turnId string
+---@field questionId string
+---@field question string
+---@field options? string[]
+---@field allowFreeText boolean
+
+---@param question string
+---@return string|false
+local function input(question)
+  return async.await(function(resolve)
+    vim.ui.input({ prompt = question .. ' ' }, function(text)
+      resolve(text or false)
+    end)
+  end, require('openprogram.config').options.approval_timeout_ms, false)
+end
+
+--- Ask the user and return the response for the server.
+---@param params openprogram.QuestionParams
+---@param ctx? lsp.HandlerContext
+---@return table
+function M.handle(params, ctx)
+  local _ = ctx
+  local question = params.question or '?'
+  local options = params.options
+  if options == vim.NIL then
+    options = nil
+  end
+  local answer ---@type string|false
+  if options and #options > 0 then
+    local items = vim.list_extend({}, options)
+    if params.allowFreeText then
+      table.insert(items, OTHER)
+    end
+    answer = async.await(function(resolve)
+      vim.ui.select(items, { prompt = question, kind = 'openprogram.question' }, function(item)
+        resolve(item or false)
+      end)
+    end, require('openprogram.config').options.approval_timeout_ms, false)
+    if answer == OTHER then
+      answer = input(question)
+    end
+  else
+    answer = input(question)
+  end
+  if type(answer) == 'string' and answer ~= '' then
+    return { answer = answer }
+  end
+  return { cancelled = true }
+end
+
+return M
