@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from openprogram_lsp.agent import prompts
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
@@ -131,7 +131,8 @@ class ToolRunner:
         outcome = await self.approver.request_permission(request)
         if outcome.kind in ("allow_always", "reject_always") and outcome.outcome == "selected":
             pattern = call.arguments.get("command") if kind == "execute" else None
-            decision = "allow" if outcome.kind == "allow_always" else "deny"
+            decision: Literal["allow", "deny"] = (
+                "allow" if outcome.kind == "allow_always" else "deny")
             self.rules.add(Rule(call.name, decision, pattern if isinstance(pattern, str)
                                 else None))
         if outcome.allowed:

@@ -192,6 +192,7 @@ class Dispatcher:
                    on_started: Callable[[ActiveTurn], None] | None) -> TurnResult:
         s = self.services
         store = s.store
+        self._recover_interrupted(sid)
         # 2. history
         last_turn_at = store.meta(sid).get("lastTurnAt")
         pred, history = resolve_history(store, sid, req.branch_from)
@@ -257,6 +258,17 @@ class Dispatcher:
             if task is not None:
                 task.uncancel()
         return result
+
+    def _recover_interrupted(self, sid: str) -> None:
+        """Mark turns left running by a crashed process as interrupted (and commit that)."""
+        live = {t.turn_id for t in self.active_turns(sid)}
+        stale = [n for n in self.services.store.index(sid).nodes.values()
+                 if n.status == "running" and n.id not in live]
+        for node in stale:
+            self.services.store.update_node(sid, node.id, status="interrupted",
+                                            text=(node.text + "\n\n[interrupted]").strip())
+        if stale:
+            self.services.store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
 
     async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
                        last_turn_at: str | None) -> None:

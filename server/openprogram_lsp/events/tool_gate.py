@@ -48,7 +48,7 @@ def register_tool_gate(gate: Gate, *, name: str | None = None,
                        critical: bool = False) -> Callable[[], None]:
     """Register a gate (a duplicate name is refused); returns a function that unregisters it."""
     global _gates
-    entry = _Registered(name or getattr(gate, "__qualname__", repr(gate)), gate, critical)
+    entry = _Registered(name or str(getattr(gate, "__qualname__", repr(gate))), gate, critical)
     with _lock:
         if any(g.name == entry.name for g in _gates):
             raise ValueError(f"a tool gate named {entry.name!r} is already registered")

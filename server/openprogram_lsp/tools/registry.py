@@ -1,4 +1,4 @@
-"""The tool registry and static admission (fnmatch rules: disabled, then allowed, then categories)."""
+"""The tool registry and static admission (fnmatch: disabled, then allowed, then categories)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from openprogram_lsp.tools.base import Tool
 
 def admit(name: str, category: str, *, disabled: Sequence[str] = (),
           allowed: Sequence[str] | None = None, categories: Sequence[str] | None = None) -> bool:
-    """Static admission: a disabled match refuses, an allowed match admits, else categories decide."""
+    """Static admission: disabled refuses, allowed admits, else categories decide."""
     if any(fnmatchcase(name, pat) for pat in disabled):
         return False
     if allowed is not None and any(fnmatchcase(name, pat) for pat in allowed):

@@ -18,7 +18,8 @@ MAX_LIST_ENTRIES = 500
 
 def _read_text(path: os.PathLike[str], display: str) -> str:
     try:
-        data = open(path, "rb").read(MAX_READ_BYTES + 1)
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_READ_BYTES + 1)
     except FileNotFoundError:
         raise ToolError(f"{display}: no such file") from None
     except IsADirectoryError:

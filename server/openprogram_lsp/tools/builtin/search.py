@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -56,10 +57,8 @@ class Grep(Tool):
         return ToolOutput("\n".join(hits) or "no matches")
 
     @staticmethod
-    def _walk(root: os.PathLike[str]) -> list:  # type: ignore[type-arg]
-        from pathlib import Path
-
-        out = []
+    def _walk(root: Path) -> list[Path]:
+        out: list[Path] = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             out.extend(Path(dirpath) / f for f in sorted(filenames))

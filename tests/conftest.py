@@ -1,0 +1,97 @@
+"""Shared fixtures: an isolated state root, a workspace, scripted models and a dispatcher."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event, EventBus
+
+
+@pytest.fixture(autouse=True)
+def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENPROGRAM_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
+    monkeypatch.delenv("OPENPROGRAM_CONTEXT_WINDOW", raising=False)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[[list[dict[str, Any]]], str]:
+    """Write a scripted-model file and return its model spec."""
+    counter = iter(range(10_000))
+
+    def make(responses: list[dict[str, Any]]) -> str:
+        path = tmp_path / f"script-{next(counter)}.json"
+        path.write_text(json.dumps(responses))
+        return f"scripted:{path}"
+
+    return make
+
+
+class RecordingApprover:
+    """Answers approvals with a fixed choice and records the requests."""
+
+    def __init__(self, kind: str = "allow_once") -> None:
+        self.kind = kind
+        self.requests: list[PermissionRequest] = []
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        self.requests.append(request)
+        if self.kind == "cancelled":
+            return PermissionOutcome(outcome="cancelled", reason="timeout")
+        return PermissionOutcome(outcome="selected", option_id=self.kind,
+                                 kind=self.kind)  # type: ignore[arg-type]
+
+
+class FixedAsker:
+    """Answers every question with a fixed text."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.questions: list[Question] = []
+
+    async def ask(self, question: Question) -> str | None:
+        self.questions.append(question)
+        return self.answer
+
+
+@pytest.fixture
+def bus() -> EventBus:
+    return EventBus()
+
+
+@pytest.fixture
+def make_dispatcher(home: Path, workspace: Path, bus: EventBus) -> Callable[..., Dispatcher]:
+    def make(model: str | None = None, **kwargs: Any) -> Dispatcher:
+        cfg = AppConfig(workspace=workspace, home=home, model=model,
+                        permission_mode=kwargs.pop("permission_mode", "ask"))
+        return build_dispatcher(cfg, bus=bus, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def events(bus: EventBus) -> Iterator[list[Event]]:
+    seen: list[Event] = []
+    unsub = bus.subscribe(seen.append)
+    yield seen
+    unsub()

@@ -1,0 +1,67 @@
+"""The command line through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "OPENPROGRAM_HOME": str(home), **env}
+    full_env.pop("OPENPROGRAM_MODEL", None)
+    return subprocess.run([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_offline_model_writes_a_file_and_history_shows_it(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    r = run(["chat", "--workspace", str(ws), "--permission-mode", "accept-edits", "--json",
+             "write notes/hello.md\n# Hello\nfrom the offline model"], home, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "notes/hello.md").read_text() == "# Hello\nfrom the offline model\n"
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert lines[-1]["type"] == "result" and lines[-1]["data"]["status"] == "done"
+    types = [x["type"] for x in lines]
+    assert "text.delta" in types and "tool.started" in types and "tool.finished" in types
+    for ev in lines[:-1]:
+        assert set(ev) >= {"type", "sessionId", "data"}
+    sid = lines[-1]["data"]["sessionId"]
+    hist = run(["history", sid], home, tmp_path)
+    assert hist.returncode == 0 and "write notes/hello.md" in hist.stdout
+    assert "Write notes/hello.md [edit] completed" in hist.stdout
+    sessions = run(["sessions", "--json"], home, tmp_path)
+    assert json.loads(sessions.stdout)[0]["id"] == sid
+
+
+def test_non_tty_denies_what_needs_asking_with_instructions(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    r = run(["chat", "--workspace", str(ws), "write a.txt\nx"], home, tmp_path)
+    assert r.returncode == 0
+    assert not (ws / "a.txt").exists()
+    assert "--permission-mode" in r.stdout
+
+
+def test_failed_turn_exits_non_zero(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"error": "model down"}]))
+    r = run(["chat", "--workspace", str(ws), "--model", f"scripted:{script}", "hi"], home,
+            tmp_path)
+    assert r.returncode == 1 and "model down" in r.stderr
+
+
+def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    r = run(["chat", "--permission-mode", "yolo", "hi"], home, tmp_path)
+    assert r.returncode == 2 and "unknown permission mode" in r.stderr
+    r = run(["chat", "--model", "nope:x", "hi"], home, tmp_path)
+    assert r.returncode == 1 and "unknown model" in r.stderr
+    r = run(["history", "snosuch"], home, tmp_path)
+    assert r.returncode == 2 and "unknown session" in r.stderr
