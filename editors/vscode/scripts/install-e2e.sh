@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install what the VS Code end-to-end test needs: Debian packages (chromium, ripgrep and the
+# toolchain code-server's native modules build with) and code-server from npm into .tools/.
+# Idempotent: a second run only checks and exits. Works offline apart from apt and npm.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+TOOLS="${OPENPROGRAM_TOOLS_DIR:-$ROOT/.tools}"
+CS_VERSION="${CODE_SERVER_VERSION:-4.100.3}"   # the last release whose engines.node is 20
+RG_PKG_VERSION="1.15.11"                        # @vscode/ripgrep pinned by that code-server
+RG_TARBALL="ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
+CS_DIR="$TOOLS/code-server"
+CS_BIN="$CS_DIR/node_modules/.bin/code-server"
+APT_PACKAGES=(chromium ripgrep build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev
+  libsecret-1-dev)
+
+log() { printf '[install-e2e] %s\n' "$*" >&2; }
+
+install_apt() {
+  local missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$pkg")
+  done
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  log "apt-get install ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+}
+
+fill_ripgrep_cache() {
+  # @vscode/ripgrep's postinstall downloads from GitHub; it first looks for this cached tarball.
+  local cache="$1/vscode-ripgrep-cache-$RG_PKG_VERSION"
+  [[ -f "$cache/$RG_TARBALL" ]] && return 0
+  local stage
+  stage="$(mktemp -d)"
+  cp "$(command -v rg)" "$stage/rg"
+  mkdir -p "$cache"
+  tar czf "$cache/$RG_TARBALL" -C "$stage" rg
+  rm -rf "$stage"
+}
+
+install_code_server() {
+  if [[ -x "$CS_BIN" ]] && "$CS_BIN" --version 2>/dev/null | grep -q "^$CS_VERSION "; then
+    return 0
+  fi
+  log "npm install code-server@$CS_VERSION into $CS_DIR (a few minutes)"
+  mkdir -p "$CS_DIR" "$TOOLS/tmp"
+  fill_ripgrep_cache "$TOOLS/tmp"
+  [[ -f "$CS_DIR/package.json" ]] || printf '{"name":"openprogram-e2e-tools","private":true}\n' \
+    >"$CS_DIR/package.json"
+  # unsafe_perm: code-server's postinstall refuses root without it; yes: node-pty runs npx node-gyp.
+  (cd "$CS_DIR" && TMPDIR="$TOOLS/tmp" npm_config_unsafe_perm=true npm_config_yes=true \
+    npm install --no-save --foreground-scripts --loglevel=error "code-server@$CS_VERSION")
+  "$CS_BIN" --version >/dev/null
+}
+
+install_apt
+install_code_server
+log "ready: $("$CS_BIN" --version | head -1); $(chromium --version 2>/dev/null | head -1)"

@@ -1,0 +1,70 @@
+/** The sessions and branches tree: sessions → branches; clicking one shows it in the chat. */
+import type { AgentClient } from '../client';
+import { Requests, type BranchInfo, type SessionInfo } from '../protocol';
+import { traceError } from '../log';
+import * as api from '../vscodeapi';
+
+export type BranchNode =
+  | { kind: 'session'; session: SessionInfo }
+  | { kind: 'branch'; sessionId: string; branch: BranchInfo; index: number };
+
+/** Provides the `openprogram.branches` view. */
+export class BranchTree implements api.TreeDataProvider<BranchNode> {
+  private readonly changed = new api.EventEmitter<BranchNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(
+    private readonly client: AgentClient,
+    private readonly currentSession: () => string | null,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: BranchNode): api.TreeItem {
+    if (node.kind === 'session') {
+      const current = node.session.id === this.currentSession();
+      const item = new api.TreeItem(
+        node.session.title || node.session.id,
+        current ? api.TreeItemCollapsibleState.Expanded : api.TreeItemCollapsibleState.Collapsed,
+      );
+      item.id = `s:${node.session.id}`;
+      item.description = current ? 'current' : node.session.status;
+      item.iconPath = new api.ThemeIcon(current ? 'comment-discussion' : 'comment');
+      item.contextValue = 'session';
+      item.command = { command: 'openprogram.openSession', title: 'Open Session', arguments: [node] };
+      return item;
+    }
+    const b = node.branch;
+    const item = new api.TreeItem(b.name || `branch ${node.index + 1}`, api.TreeItemCollapsibleState.None);
+    item.id = `b:${node.sessionId}:${b.headId}`;
+    item.description = `${b.active ? '● ' : ''}${b.length} msgs · ${b.preview}`;
+    item.tooltip = b.preview;
+    item.iconPath = new api.ThemeIcon(b.active ? 'git-branch' : 'git-commit');
+    item.contextValue = 'branch';
+    item.command = { command: 'openprogram.switchBranch', title: 'Switch Branch', arguments: [node] };
+    return item;
+  }
+
+  async getChildren(node?: BranchNode): Promise<BranchNode[]> {
+    try {
+      if (!node) {
+        const { sessions } = await this.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, {});
+        return sessions.map((session) => ({ kind: 'session', session }));
+      }
+      if (node.kind === 'session') {
+        const sessionId = node.session.id;
+        const { branches } = await this.client.request<{ branches: BranchInfo[] }>(Requests.branches, { sessionId });
+        return branches.map((branch, index) => ({ kind: 'branch', sessionId, branch, index }));
+      }
+    } catch (err) {
+      traceError('branches tree:', err);
+    }
+    return [];
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

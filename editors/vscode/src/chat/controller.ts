@@ -1,0 +1,282 @@
+/** The chat's host side: sends turns, folds events into state, answers approvals and questions. */
+import type { AgentClient } from '../client';
+import {
+  Requests,
+  type BranchInfo,
+  type EventParams,
+  type HistoryResult,
+  type PermissionOutcome,
+  type PermissionParams,
+  type QuestionOutcome,
+  type QuestionParams,
+  type TurnResult,
+} from '../protocol';
+import { traceError } from '../log';
+import type { HostMessage, PageMessage } from '../webview/messages';
+import { initialState, reduce, type ChatState } from '../webview/state';
+import { firstAnswer } from './settle';
+import * as api from '../vscodeapi';
+
+const SESSION_KEY = 'openprogram.sessionId';
+
+/** Where host messages go: the webview, when it exists. */
+export interface ChatSink {
+  post(msg: HostMessage): void;
+  readonly visible: boolean;
+}
+
+/** State and actions of the chat, independent of whether the panel is open. */
+export class ChatController {
+  state: ChatState = initialState();
+  private sink: ChatSink | undefined;
+  private inflight: api.CancellationTokenSource | null = null;
+  private nextRequest = 0;
+  private readonly pending = new Map<string, (value: string | null) => void>();
+  private readonly turnsFinished = new api.EventEmitter<string>();
+  /** Fires with the session id after every turn (trees refresh on it). */
+  readonly onTurnFinished = this.turnsFinished.event;
+
+  constructor(
+    private readonly client: AgentClient,
+    private readonly memento: api.Memento,
+  ) {
+    this.state = { ...this.state, sessionId: memento.get<string>(SESSION_KEY) ?? null };
+    client.onEvent((e) => this.onEvent(e));
+    client.onState(({ state, detail }) => {
+      this.post({ type: 'status', server: state, detail });
+      if (state === 'running' && this.state.sessionId && !this.busy) {
+        void this.loadSession(this.state.sessionId);
+      }
+    });
+    client.permissionHandler = (p, token) => this.askPermission(p, token);
+    client.questionHandler = (p, token) => this.askQuestion(p, token);
+  }
+
+  get busy(): boolean {
+    return this.inflight !== null;
+  }
+
+  /** Connect (or disconnect) the webview. */
+  attach(sink: ChatSink | undefined): void {
+    this.sink = sink;
+  }
+
+  /** Handle a message from the page. */
+  async onPageMessage(msg: PageMessage): Promise<void> {
+    switch (msg.type) {
+      case 'ready':
+        this.sink?.post({ type: 'snapshot', state: this.state });
+        return;
+      case 'send':
+        return this.send(msg.text, msg.forkFrom);
+      case 'cancel':
+        return this.cancel();
+      case 'newSession':
+        return this.newSession();
+      case 'permissionReply':
+      case 'questionReply': {
+        const value = msg.type === 'permissionReply' ? msg.optionId : msg.answer;
+        this.pending.get(msg.requestId)?.(value);
+        return;
+      }
+      case 'checkout':
+        return this.checkout(msg.headId);
+      case 'openFile':
+        return api.openWorkspaceFile(msg.path);
+      case 'showCheckpoint':
+        await api.executeCommand('openprogram.showCheckpointDiff', { checkpointId: msg.checkpointId });
+        return;
+    }
+  }
+
+  /** Send a message; while a turn runs, it steers that turn instead. */
+  async send(text: string, forkFrom?: string | null): Promise<void> {
+    const body = text.trim();
+    if (!body) {
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    if (this.inflight && sessionId) {
+      await this.client.request(Requests.steer, { sessionId, text: body });
+      this.post({ type: 'note', level: 'info', text: `Steering: ${body}` });
+      return;
+    }
+    const cts = new api.CancellationTokenSource();
+    this.inflight = cts;
+    void api.setContext('openprogram.busy', true);
+    this.post({ type: 'userSent', text: body, predecessor: this.state.headId, forkFrom });
+    try {
+      // The server reports the turn through $/progress, which the language client shows natively.
+      const result = await this.startTurn(body, sessionId, forkFrom, cts.token);
+      this.post({ type: 'turnResult', result });
+      await this.remember(result.sessionId);
+      this.turnsFinished.fire(result.sessionId);
+      await this.refreshBranches();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      traceError('turn failed:', message);
+      this.post({ type: 'turnFailed', message });
+    } finally {
+      this.inflight = null;
+      cts.dispose();
+      void api.setContext('openprogram.busy', false);
+    }
+  }
+
+  private startTurn(
+    text: string,
+    sessionId: string | null,
+    forkFrom: string | null | undefined,
+    token: api.CancellationToken,
+  ): Promise<TurnResult> {
+    if (sessionId && typeof forkFrom === 'string') {
+      return this.client.request<TurnResult>(Requests.fork, { sessionId, fromNodeId: forkFrom, text }, token);
+    }
+    const params: Record<string, unknown> = { text };
+    if (sessionId) {
+      params.sessionId = sessionId;
+      if (forkFrom === null) {
+        params.branchFrom = null;
+      }
+    }
+    return this.client.request<TurnResult>(Requests.chat, params, token);
+  }
+
+  /** Cancel the running turn. */
+  async cancel(): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (!this.inflight) {
+      return;
+    }
+    if (sessionId) {
+      try {
+        await this.client.request(Requests.cancel, { sessionId });
+        return;
+      } catch (err) {
+        traceError('cancel failed; cancelling the request instead:', err);
+      }
+    }
+    this.inflight.cancel();
+  }
+
+  /** Start a fresh conversation. */
+  async newSession(): Promise<void> {
+    if (this.inflight) {
+      await this.cancel();
+    }
+    await this.remember(null);
+    this.post({ type: 'reset', sessionId: null });
+  }
+
+  /** Show a stored session (its active branch, or the given head). */
+  async loadSession(sessionId: string, headId?: string): Promise<void> {
+    try {
+      const params = headId ? { sessionId, headId } : { sessionId };
+      const h = await this.client.request<HistoryResult>(Requests.history, params);
+      this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes });
+      await this.remember(h.sessionId);
+      await this.refreshBranches();
+    } catch (err) {
+      traceError('loading session', sessionId, 'failed:', err);
+      if (this.state.sessionId === sessionId && this.state.items.length === 0) {
+        await this.newSession();
+      }
+    }
+  }
+
+  /** Move the session head to another branch and show it. */
+  async checkout(headId: string, sessionId = this.state.sessionId): Promise<void> {
+    if (!sessionId) {
+      return;
+    }
+    await this.client.request(Requests.checkout, { sessionId, headId });
+    await this.loadSession(sessionId);
+    this.turnsFinished.fire(sessionId);
+  }
+
+  /** Fetch the current session's branches into the branch picker. */
+  async refreshBranches(): Promise<BranchInfo[]> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) {
+      this.post({ type: 'branches', branches: [] });
+      return [];
+    }
+    const { branches } = await this.client.request<{ branches: BranchInfo[] }>(Requests.branches, { sessionId });
+    this.post({ type: 'branches', branches });
+    return branches;
+  }
+
+  /** Ask the page to send its draft. */
+  submitDraft(): boolean {
+    if (!this.sink?.visible) {
+      return false;
+    }
+    this.sink.post({ type: 'submit' });
+    return true;
+  }
+
+  dispose(): void {
+    this.turnsFinished.dispose();
+  }
+
+  private post(msg: HostMessage): void {
+    this.state = reduce(this.state, msg);
+    this.sink?.post(msg);
+  }
+
+  private async remember(sessionId: string | null): Promise<void> {
+    await this.memento.update(SESSION_KEY, sessionId ?? undefined);
+  }
+
+  private onEvent(e: EventParams): void {
+    if (this.state.sessionId === null && this.inflight && e.type === 'turn.started') {
+      this.state = { ...this.state, sessionId: e.sessionId };
+      void this.remember(e.sessionId);
+    }
+    if (e.sessionId === this.state.sessionId) {
+      this.post({ type: 'event', event: e });
+    }
+    if (e.type === 'checkpoint.created' || e.type === 'turn.finished') {
+      this.turnsFinished.fire(e.sessionId);
+    }
+  }
+
+  private newRequestId(prefix: string): string {
+    this.nextRequest += 1;
+    return `${prefix}${this.nextRequest}`;
+  }
+
+  private async askPermission(p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> {
+    const requestId = this.newRequestId('p');
+    this.post({ type: 'permission', requestId, toolCall: p.toolCall, options: p.options });
+    const native = this.sink?.visible
+      ? undefined
+      : async (): Promise<string | null> => {
+          const names = p.options.map((o) => o.name);
+          const pick = await api.showWarning(`OpenProgram: allow ${p.toolCall.title || p.toolCall.name}?`, ...names);
+          return p.options.find((o) => o.name === pick)?.optionId ?? null;
+        };
+    const choice = await firstAnswer(this.pending, requestId, token, native);
+    this.post({ type: 'permissionSettled', requestId, choice });
+    return choice ? { outcome: 'selected', optionId: choice } : { outcome: 'cancelled' };
+  }
+
+  private async askQuestion(p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> {
+    const requestId = this.newRequestId('q');
+    const options = p.options ?? [];
+    this.post({ type: 'question', requestId, question: p.question, options, allowFreeText: p.allowFreeText });
+    const native = this.sink?.visible
+      ? undefined
+      : async (): Promise<string | null> => {
+          const items = p.allowFreeText ? [...options, 'Answer…'] : options;
+          const pick = await api.showInfo(`OpenProgram asks: ${p.question}`, ...items);
+          if (pick === 'Answer…' || (pick === undefined && items.length === 0)) {
+            return (await api.showInputBox({ prompt: p.question, ignoreFocusOut: true })) ?? null;
+          }
+          return pick ?? null;
+        };
+    const answer = await firstAnswer(this.pending, requestId, token, native);
+    this.post({ type: 'questionSettled', requestId, answer });
+    return answer === null ? { cancelled: true } : { answer };
+  }
+}

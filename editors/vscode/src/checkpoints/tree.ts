@@ -1,0 +1,104 @@
+/** The checkpoints tree: sessions → turns → changed files. */
+import type { AgentClient } from '../client';
+import { Requests, type Checkpoint, type CheckpointFile, type SessionInfo } from '../protocol';
+import { traceError } from '../log';
+import * as api from '../vscodeapi';
+
+export type CheckpointNode =
+  | { kind: 'session'; session: SessionInfo }
+  | { kind: 'turn'; checkpoint: Checkpoint }
+  | { kind: 'file'; checkpoint: Checkpoint; file: CheckpointFile };
+
+const FILE_ICON: Record<string, string> = { added: 'diff-added', modified: 'diff-modified', deleted: 'diff-removed' };
+
+/** A short label for a checkpoint: its message's first line, else its time. */
+export function checkpointLabel(cp: Checkpoint): string {
+  const first = (cp.message || '').split('\n')[0].trim();
+  return first || cp.createdAt || cp.id.slice(0, 8);
+}
+
+/** Provides the `openprogram.checkpoints` view. */
+export class CheckpointTree implements api.TreeDataProvider<CheckpointNode> {
+  private readonly changed = new api.EventEmitter<CheckpointNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(
+    private readonly client: AgentClient,
+    private readonly currentSession: () => string | null,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: CheckpointNode): api.TreeItem {
+    switch (node.kind) {
+      case 'session': {
+        const current = node.session.id === this.currentSession();
+        const item = new api.TreeItem(
+          node.session.title || node.session.id,
+          current ? api.TreeItemCollapsibleState.Expanded : api.TreeItemCollapsibleState.Collapsed,
+        );
+        item.id = `s:${node.session.id}`;
+        item.description = current ? 'current' : node.session.updatedAt;
+        item.iconPath = new api.ThemeIcon('comment-discussion');
+        item.contextValue = 'session';
+        return item;
+      }
+      case 'turn': {
+        const cp = node.checkpoint;
+        const item = new api.TreeItem(checkpointLabel(cp), api.TreeItemCollapsibleState.Collapsed);
+        item.id = `c:${cp.id}`;
+        const n = cp.files.length;
+        item.description = `${n} file${n === 1 ? '' : 's'}${cp.kind === 'safety' ? ' · before restore' : ''}`;
+        item.tooltip = `${cp.message}\n${cp.createdAt}\ncheckpoint ${cp.id}`;
+        item.iconPath = new api.ThemeIcon(cp.kind === 'safety' ? 'shield' : 'history');
+        item.contextValue = 'checkpoint';
+        return item;
+      }
+      case 'file': {
+        const { checkpoint: cp, file } = node;
+        const item = new api.TreeItem(file.path, api.TreeItemCollapsibleState.None);
+        item.id = `f:${cp.id}:${file.path}`;
+        item.description = file.status;
+        item.iconPath = new api.ThemeIcon(FILE_ICON[file.status] ?? 'file');
+        item.contextValue = 'checkpointFile';
+        item.command = {
+          command: 'openprogram.showCheckpointDiff',
+          title: 'Show Diff',
+          arguments: [node],
+        };
+        return item;
+      }
+    }
+  }
+
+  async getChildren(node?: CheckpointNode): Promise<CheckpointNode[]> {
+    try {
+      if (!node) {
+        const { sessions } = await this.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, {});
+        const current = this.currentSession();
+        const sorted = [...sessions].sort((a, b) => Number(b.id === current) - Number(a.id === current));
+        return sorted.map((session) => ({ kind: 'session', session }));
+      }
+      if (node.kind === 'session') {
+        const { checkpoints } = await this.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, {
+          sessionId: node.session.id,
+        });
+        return checkpoints
+          .filter((cp) => cp.files.length > 0 && cp.kind !== 'baseline')
+          .map((checkpoint) => ({ kind: 'turn', checkpoint }));
+      }
+      if (node.kind === 'turn') {
+        return node.checkpoint.files.map((file) => ({ kind: 'file', checkpoint: node.checkpoint, file }));
+      }
+    } catch (err) {
+      traceError('checkpoints tree:', err);
+    }
+    return [];
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,194 @@
+/** Owns the LanguageClient: start, serialised restarts, the openprogram capability and handlers. */
+import type { ClientCapabilities, FeatureState, StaticFeature } from 'vscode-languageclient';
+import { LanguageClient, State, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  EXPERIMENTAL_CAPABILITY,
+  ServerNotifications,
+  ServerRequests,
+  type EventParams,
+  type PermissionOutcome,
+  type PermissionParams,
+  type QuestionOutcome,
+  type QuestionParams,
+} from './protocol';
+import { launchPlan, parseSettings, type Settings } from './settings';
+import { traceError, traceInfo } from './log';
+import * as api from './vscodeapi';
+
+export type ServerState = 'starting' | 'running' | 'stopped';
+export type PermissionHandler = (p: PermissionParams, token: api.CancellationToken) => Promise<PermissionOutcome>;
+export type QuestionHandler = (p: QuestionParams, token: api.CancellationToken) => Promise<QuestionOutcome>;
+
+/** Declares `experimental.openprogram` so the server sends permission and question requests. */
+class OpenProgramFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, openprogram: { ...EXPERIMENTAL_CAPABILITY } };
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+/** Read and validate the `openprogram.*` settings. */
+export function readSettings(): { settings: Settings; problems: string[] } {
+  const cfg = api.getConfiguration('openprogram');
+  return parseSettings((key) => cfg.get(key));
+}
+
+/** The language client and everything that lives and dies with it. */
+export class AgentClient {
+  private client: LanguageClient | undefined;
+  private listeners: api.Disposable[] = [];
+  private restartPromise: Promise<void> | null = null;
+  private restartQueued = false;
+  private readonly events = new api.EventEmitter<EventParams>();
+  private readonly states = new api.EventEmitter<{ state: ServerState; detail?: string }>();
+  /** Fires for every `openprogram/event` notification. */
+  readonly onEvent = this.events.event;
+  /** Fires when the server starts, stops or fails. */
+  readonly onState = this.states.event;
+  permissionHandler: PermissionHandler | undefined;
+  questionHandler: QuestionHandler | undefined;
+  state: ServerState = 'stopped';
+
+  constructor(
+    private readonly output: api.LogOutputChannel,
+    private readonly trace: api.LogOutputChannel,
+  ) {}
+
+  /** (Re)start the server; concurrent calls coalesce into at most one queued restart. */
+  restart(): Promise<void> {
+    if (this.restartPromise) {
+      this.restartQueued = true;
+      return this.restartPromise;
+    }
+    this.restartPromise = (async () => {
+      try {
+        do {
+          this.restartQueued = false;
+          await this.runServer();
+        } while (this.restartQueued);
+      } finally {
+        this.restartPromise = null;
+      }
+    })();
+    return this.restartPromise;
+  }
+
+  /** Wait for a running server; throws when it is not running. */
+  async ready(): Promise<LanguageClient> {
+    if (this.restartPromise) {
+      await this.restartPromise;
+    }
+    if (!this.client || this.client.state !== State.Running) {
+      throw new Error('The OpenProgram server is not running. Run "OpenProgram: Restart Server" or check the log.');
+    }
+    return this.client;
+  }
+
+  /** Send a custom request once the server is ready. */
+  async request<R>(method: string, params: unknown, token?: api.CancellationToken): Promise<R> {
+    const client = await this.ready();
+    return client.sendRequest<R>(method, params, token);
+  }
+
+  /** Stop the server and drop its listeners. */
+  async stop(): Promise<void> {
+    const old = this.client;
+    this.client = undefined;
+    for (const d of this.listeners.splice(0)) {
+      d.dispose();
+    }
+    if (old) {
+      try {
+        await old.stop(5000);
+      } catch (err) {
+        traceError('stopping the server:', err);
+      }
+      await old.dispose();
+    }
+    this.setState('stopped');
+  }
+
+  /** Release everything. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    this.events.dispose();
+    this.states.dispose();
+  }
+
+  private setState(state: ServerState, detail?: string): void {
+    this.state = state;
+    this.states.fire({ state, detail });
+  }
+
+  private async runServer(): Promise<void> {
+    await this.stop();
+    const { settings, problems } = readSettings();
+    for (const p of problems) {
+      void api.showWarning(`OpenProgram: ${p}; using the default.`);
+    }
+    const folder = api.workspaceFolderPath();
+    const plan = launchPlan(settings, folder, process.env);
+    traceInfo(`starting ${plan.command} ${plan.args.join(' ')} (model ${settings.model || 'server default'})`);
+    const serverOptions: ServerOptions = {
+      command: plan.command,
+      args: plan.args,
+      options: { cwd: plan.cwd, env: plan.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      outputChannel: this.output,
+      traceOutputChannel: this.trace,
+      revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
+      initializationOptions: plan.initializationOptions,
+      synchronize: { configurationSection: 'openprogram' },
+    };
+    const client = new LanguageClient('openprogram', 'OpenProgram', serverOptions, clientOptions);
+    client.registerFeature(new OpenProgramFeature());
+    this.listeners.push(
+      client.onNotification(ServerNotifications.event, (p: EventParams) => {
+        this.events.fire(p);
+      }),
+      client.onRequest<PermissionOutcome, unknown>(
+        ServerRequests.requestPermission,
+        (p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> =>
+          this.permissionHandler ? this.permissionHandler(p, token) : Promise.resolve({ outcome: 'cancelled' }),
+      ),
+      client.onRequest<QuestionOutcome, unknown>(
+        ServerRequests.askQuestion,
+        (p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> =>
+          this.questionHandler ? this.questionHandler(p, token) : Promise.resolve({ cancelled: true }),
+      ),
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Stopped && this.client === client) {
+          this.setState('stopped', 'the server exited');
+        } else if (e.newState === State.Running && this.client === client) {
+          this.setState('running');
+        }
+      }),
+    );
+    this.client = client;
+    this.setState('starting');
+    try {
+      await client.start();
+      this.setState('running');
+      traceInfo('server running');
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      traceError('server failed to start:', detail);
+      this.setState('stopped', detail);
+      void api
+        .showError(`OpenProgram: the server did not start (${plan.command}): ${detail}`, 'Open Settings', 'Show Log')
+        .then((pick) => {
+          if (pick === 'Open Settings') {
+            void api.executeCommand('workbench.action.openSettings', 'openprogram.server');
+          } else if (pick === 'Show Log') {
+            this.output.show();
+          }
+        });
+    }
+  }
+}

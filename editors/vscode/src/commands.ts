@@ -1,0 +1,220 @@
+/** Every command the extension contributes, wired to the controller, trees and client. */
+import type { AgentClient } from './client';
+import type { BranchNode, BranchTree } from './branches/tree';
+import type { ChatController } from './chat/controller';
+import type { ChatViewProvider } from './chat/view';
+import { checkpointUri, type CheckpointContentProvider } from './checkpoints/content';
+import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
+import { Requests, type Checkpoint, type RestoreResult, type SessionInfo } from './protocol';
+import { traceError } from './log';
+import * as api from './vscodeapi';
+
+const UNDO_KEY = 'openprogram.lastSafetyCheckpointId';
+
+export interface Parts {
+  client: AgentClient;
+  controller: ChatController;
+  chatView: ChatViewProvider;
+  checkpoints: CheckpointTree;
+  branches: BranchTree;
+  content: CheckpointContentProvider;
+  memento: api.Memento;
+  output: api.LogOutputChannel;
+}
+
+/** Run a command body, showing failures as an error notification. */
+function guarded<A extends unknown[]>(fn: (...args: A) => Promise<unknown>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      traceError(message);
+      void api.showError(`OpenProgram: ${message}`);
+    }
+  };
+}
+
+/** Register all commands; returns their disposables. */
+export function registerCommands(p: Parts): api.Disposable[] {
+  const refreshTrees = (): void => {
+    p.checkpoints.refresh();
+    p.branches.refresh();
+  };
+
+  const restore = async (checkpointId: string, paths: string[] | undefined, what: string): Promise<void> => {
+    const params = paths ? { checkpointId, paths } : { checkpointId };
+    const res = await p.client.request<RestoreResult>(Requests.restore, params);
+    await p.memento.update(UNDO_KEY, { checkpointId: res.safetyCheckpointId, paths: res.restored });
+    void api.setContext('openprogram.canUndoRestore', true);
+    refreshTrees();
+    const n = res.restored.length;
+    void api.showInfo(`OpenProgram: ${what}: ${n} file${n === 1 ? '' : 's'} restored.`, 'Undo Restore').then((pick) => {
+      if (pick === 'Undo Restore') void api.executeCommand('openprogram.undoRestore');
+    });
+  };
+
+  const pickCheckpoint = async (): Promise<Checkpoint | undefined> => {
+    const sessionId = p.controller.state.sessionId;
+    const { checkpoints } = await p.client.request<{ checkpoints: Checkpoint[] }>(
+      Requests.checkpoints,
+      sessionId ? { sessionId } : {},
+    );
+    const items = checkpoints
+      .filter((cp) => cp.files.length > 0)
+      .map((cp) => ({ label: checkpointLabel(cp), description: `${cp.files.length} files · ${cp.createdAt}`, cp }));
+    return (await api.showQuickPick(items, { placeHolder: 'Choose a checkpoint' }))?.cp;
+  };
+
+  const asCheckpoint = async (arg: unknown): Promise<Checkpoint | undefined> => {
+    const node = arg as CheckpointNode | { checkpointId?: string } | undefined;
+    if (node && 'kind' in node && (node.kind === 'turn' || node.kind === 'file')) return node.checkpoint;
+    if (node && 'checkpointId' in node && node.checkpointId) {
+      const { checkpoints } = await p.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, {});
+      return checkpoints.find((c) => c.id === node.checkpointId);
+    }
+    return pickCheckpoint();
+  };
+
+  const showDiff = async (arg?: unknown): Promise<void> => {
+    const node = arg as CheckpointNode | undefined;
+    const cp = await asCheckpoint(arg);
+    if (!cp) return;
+    const files = node && node.kind === 'file' ? [node.file] : cp.files;
+    const sides = (path: string) =>
+      [checkpointUri({ checkpointId: cp.id, path, side: 'before' }), checkpointUri({ checkpointId: cp.id, path, side: 'after' })] as const;
+    if (files.length === 1) {
+      const [before, after] = sides(files[0].path);
+      await api.openDiff(before, after, `${files[0].path} (${checkpointLabel(cp)})`);
+      return;
+    }
+    const picked = await api.showQuickPick(
+      files.map((f) => ({ label: f.path, description: f.status })),
+      { placeHolder: `Files changed by ${checkpointLabel(cp)}` },
+    );
+    if (picked) {
+      const [before, after] = sides(picked.label);
+      await api.openDiff(before, after, `${picked.label} (${checkpointLabel(cp)})`);
+    }
+  };
+
+  const pickSession = async (): Promise<string | undefined> => {
+    const { sessions } = await p.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, {});
+    const pick = await api.showQuickPick(
+      sessions.map((s) => ({ label: s.title || s.id, description: s.updatedAt, id: s.id })),
+      { placeHolder: 'Open a session' },
+    );
+    return pick?.id;
+  };
+
+  const cmd = (id: string, fn: (...args: any[]) => Promise<unknown>): api.Disposable =>
+    api.registerCommand(id, guarded(fn));
+
+  return [
+    cmd('openprogram.newSession', async () => {
+      await p.controller.newSession();
+      p.chatView.reveal();
+    }),
+    cmd('openprogram.send', async (text?: unknown) => {
+      if (typeof text === 'string') return p.controller.send(text);
+      if (p.controller.submitDraft()) return;
+      const typed = await api.showInputBox({ prompt: 'Message OpenProgram', ignoreFocusOut: true });
+      if (typed) {
+        p.chatView.reveal();
+        await p.controller.send(typed);
+      }
+    }),
+    cmd('openprogram.cancel', () => p.controller.cancel()),
+    cmd('openprogram.forkFromMessage', async (nodeId?: unknown) => {
+      let from = typeof nodeId === 'string' ? nodeId : undefined;
+      if (!from) {
+        const items = p.controller.state.items
+          .filter((it) => it.kind === 'message' && it.role === 'assistant' && it.nodeId)
+          .map((it) => (it.kind === 'message' ? { label: it.text.slice(0, 80) || '(empty)', nodeId: it.nodeId! } : undefined))
+          .filter((x): x is { label: string; nodeId: string } => x !== undefined);
+        from = (await api.showQuickPick(items.reverse(), { placeHolder: 'Fork after which reply?' }))?.nodeId;
+      }
+      if (!from) return;
+      const text = await api.showInputBox({ prompt: 'First message of the new branch', ignoreFocusOut: true });
+      if (text) await p.controller.send(text, from);
+    }),
+    cmd('openprogram.switchBranch', async (arg?: unknown) => {
+      const node = arg as BranchNode | undefined;
+      if (node && node.kind === 'branch') {
+        if (node.sessionId !== p.controller.state.sessionId) await p.controller.loadSession(node.sessionId);
+        await p.controller.checkout(node.branch.headId, node.sessionId);
+      } else {
+        const branches = await p.controller.refreshBranches();
+        if (branches.length === 0) {
+          void api.showInfo('OpenProgram: this session has no branches yet.');
+          return;
+        }
+        const pick = await api.showQuickPick(
+          branches.map((b, i) => ({
+            label: `${b.active ? '$(check) ' : ''}${b.name || `branch ${i + 1}`}`,
+            description: `${b.length} msgs · ${b.preview}`,
+            headId: b.headId,
+          })),
+          { placeHolder: 'Switch to branch' },
+        );
+        if (pick) await p.controller.checkout(pick.headId);
+      }
+      p.branches.refresh();
+      p.chatView.reveal();
+    }),
+    cmd('openprogram.openSession', async (arg?: unknown) => {
+      const node = arg as BranchNode | undefined;
+      const id = node && node.kind === 'session' ? node.session.id : await pickSession();
+      if (!id) return;
+      await p.controller.loadSession(id);
+      refreshTrees();
+      p.chatView.reveal();
+    }),
+    cmd('openprogram.nameBranch', async (arg?: unknown) => {
+      const node = arg as BranchNode | undefined;
+      if (!node || node.kind !== 'branch') return;
+      const name = await api.showInputBox({ prompt: 'Branch name', value: node.branch.name ?? '' });
+      if (!name) return;
+      await p.client.request(Requests.nameBranch, { sessionId: node.sessionId, headId: node.branch.headId, name });
+      p.branches.refresh();
+      await p.controller.refreshBranches();
+    }),
+    cmd('openprogram.showCheckpointDiff', showDiff),
+    cmd('openprogram.restoreCheckpoint', async (arg?: unknown) => {
+      const cp = await asCheckpoint(arg);
+      if (!cp) return;
+      if (!cp.parentId) throw new Error('this checkpoint has no parent to restore.');
+      // Put the turn's files back as they were before the turn (its parent checkpoint).
+      await restore(cp.parentId, cp.files.map((f) => f.path), `reverted “${checkpointLabel(cp)}”`);
+    }),
+    cmd('openprogram.restoreCheckpointAfter', async (arg?: unknown) => {
+      const cp = await asCheckpoint(arg);
+      if (cp) await restore(cp.id, cp.files.map((f) => f.path), `restored “${checkpointLabel(cp)}”`);
+    }),
+    cmd('openprogram.restoreFile', async (arg?: unknown) => {
+      const node = arg as CheckpointNode | undefined;
+      if (!node || node.kind !== 'file') return;
+      const cp = node.checkpoint;
+      if (!cp.parentId) throw new Error('this checkpoint has no parent to restore.');
+      await restore(cp.parentId, [node.file.path], `reverted ${node.file.path}`);
+    }),
+    cmd('openprogram.undoRestore', async () => {
+      const undo = p.memento.get<{ checkpointId: string; paths: string[] }>(UNDO_KEY);
+      if (!undo) {
+        void api.showInfo('OpenProgram: there is no restore to undo.');
+        return;
+      }
+      await p.memento.update(UNDO_KEY, undefined);
+      void api.setContext('openprogram.canUndoRestore', false);
+      // Restore the safety checkpoint taken just before the restore, for the paths it touched.
+      const params = undo.paths.length > 0 ? undo : { checkpointId: undo.checkpointId };
+      const res = await p.client.request<RestoreResult>(Requests.restore, params);
+      refreshTrees();
+      void api.showInfo(`OpenProgram: restore undone (${res.restored.length} files).`);
+    }),
+    cmd('openprogram.refreshCheckpoints', async () => p.checkpoints.refresh()),
+    cmd('openprogram.refreshBranches', async () => p.branches.refresh()),
+    cmd('openprogram.restartServer', () => p.client.restart()),
+    cmd('openprogram.showLog', async () => p.output.show()),
+  ];
+}

@@ -1,0 +1,71 @@
+/** Entry point: builds the parts and wires them together; the logic lives in the modules. */
+import { AgentClient } from './client';
+import { BranchTree } from './branches/tree';
+import { ChatController } from './chat/controller';
+import { ChatViewProvider } from './chat/view';
+import { CheckpointContentProvider } from './checkpoints/content';
+import { CheckpointTree } from './checkpoints/tree';
+import { CHECKPOINT_SCHEME } from './checkpoints/uri';
+import { registerCommands } from './commands';
+import { setLogChannel, traceInfo } from './log';
+import * as api from './vscodeapi';
+
+let client: AgentClient | undefined;
+
+/** Settings whose change needs a new server process. */
+const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home'];
+
+export async function activate(context: api.ExtensionContext): Promise<void> {
+  const output = api.createLogChannel('OpenProgram');
+  const trace = api.createLogChannel('OpenProgram Trace');
+  setLogChannel(output);
+  client = new AgentClient(output, trace);
+  const controller = new ChatController(client, context.workspaceState);
+  const chatView = new ChatViewProvider(context.extensionUri, controller);
+  const current = (): string | null => controller.state.sessionId;
+  const checkpoints = new CheckpointTree(client, current);
+  const branches = new BranchTree(client, current);
+  const content = new CheckpointContentProvider(client);
+  const status = api.createStatusBarItem();
+  status.command = 'openprogram.showLog';
+
+  context.subscriptions.push(
+    output,
+    trace,
+    status,
+    controller,
+    checkpoints,
+    branches,
+    api.registerWebviewViewProvider(ChatViewProvider.viewType, chatView),
+    api.createTreeView('openprogram.checkpoints', checkpoints),
+    api.createTreeView('openprogram.branches', branches),
+    api.registerContentProvider(CHECKPOINT_SCHEME, content),
+    ...registerCommands({ client, controller, chatView, checkpoints, branches, content, memento: context.workspaceState, output }),
+    controller.onTurnFinished(() => {
+      checkpoints.refresh();
+      branches.refresh();
+    }),
+    client.onState(({ state }) => {
+      status.text = state === 'running' ? '$(hubot) OpenProgram' : state === 'starting' ? '$(sync~spin) OpenProgram' : '$(error) OpenProgram';
+      status.tooltip = `OpenProgram server: ${state}`;
+      status.show();
+      if (state === 'running') {
+        checkpoints.refresh();
+        branches.refresh();
+      }
+    }),
+    api.onDidChangeConfiguration((e) => {
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) {
+        traceInfo('settings changed; restarting the server');
+        void client?.restart();
+      }
+    }),
+  );
+  void api.setContext('openprogram.canUndoRestore', context.workspaceState.get('openprogram.lastSafetyCheckpointId') !== undefined);
+  void client.restart();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.dispose();
+  client = undefined;
+}

@@ -1,0 +1,238 @@
+/** Wire contract v1: method names and payload types (mirrors the server's method table). */
+
+/** Client → server requests. */
+export const Requests = {
+  chat: 'openprogram/chat',
+  fork: 'openprogram/fork',
+  cancel: 'openprogram/cancel',
+  steer: 'openprogram/steer',
+  sessions: 'openprogram/sessions',
+  history: 'openprogram/history',
+  branches: 'openprogram/branches',
+  checkout: 'openprogram/checkout',
+  nameBranch: 'openprogram/nameBranch',
+  answer: 'openprogram/answer',
+  checkpoints: 'openprogram/checkpoints',
+  checkpointDiff: 'openprogram/checkpointDiff',
+  restore: 'openprogram/restore',
+  agents: 'openprogram/agents',
+} as const;
+
+/** Server → client requests. */
+export const ServerRequests = {
+  requestPermission: 'openprogram/requestPermission',
+  askQuestion: 'openprogram/askQuestion',
+} as const;
+
+/** Server → client notifications. */
+export const ServerNotifications = {
+  event: 'openprogram/event',
+} as const;
+
+/** Event types carried by `openprogram/event` that this client understands. */
+export const EventTypes = [
+  'turn.started',
+  'text.delta',
+  'tool.started',
+  'tool.finished',
+  'turn.finished',
+  'context.compacted',
+  'checkpoint.created',
+  'file.changed',
+  'question.asked',
+  'question.replied',
+  'question.rejected',
+  'branch.message_sent',
+  'subagent.started',
+  'subagent.ended',
+] as const;
+
+export type RequestMethod = (typeof Requests)[keyof typeof Requests];
+export type EventType = (typeof EventTypes)[number];
+
+/** Every custom method name this client sends or handles. */
+export function allMethods(): string[] {
+  return [
+    ...Object.values(Requests),
+    ...Object.values(ServerRequests),
+    ...Object.values(ServerNotifications),
+  ];
+}
+
+export type ToolKind =
+  | 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
+export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+export type TurnStatus = 'done' | 'error' | 'cancelled';
+export type Role = 'user' | 'assistant' | 'tool' | 'summary' | 'system';
+export type FileStatus = 'added' | 'modified' | 'deleted';
+export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  kind?: ToolKind;
+  input?: Record<string, unknown>;
+  status?: ToolStatus;
+  output?: string;
+  title?: string;
+}
+
+export interface Node {
+  id: string;
+  role: Role;
+  text: string;
+  predecessor: string | null;
+  caller?: string | null;
+  createdAt?: string;
+  status?: string | null;
+  toolCalls?: ToolCallRecord[] | null;
+}
+
+export interface CheckpointFile {
+  path: string;
+  status: FileStatus;
+}
+
+export interface Checkpoint {
+  id: string;
+  sessionId?: string | null;
+  turnId?: string | null;
+  parentId?: string | null;
+  createdAt: string;
+  message: string;
+  files: CheckpointFile[];
+  kind?: 'baseline' | 'turn' | 'safety';
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface TurnResult {
+  sessionId: string;
+  userNodeId: string;
+  assistantNodeId: string;
+  headId: string;
+  status: TurnStatus;
+  text: string;
+  usage: Usage;
+  checkpoint: Checkpoint | null;
+  error?: { message: string };
+}
+
+export interface ChatParams {
+  text: string;
+  sessionId?: string;
+  branchFrom?: 'inherit' | string | null;
+  model?: string;
+}
+
+export interface ForkParams {
+  sessionId: string;
+  fromNodeId: string;
+  text: string;
+  name?: string;
+  model?: string;
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string;
+  headId: string | null;
+  status: string;
+  updatedAt: string;
+}
+
+export interface HistoryResult {
+  sessionId: string;
+  headId: string | null;
+  nodes: Node[];
+}
+
+export interface BranchInfo {
+  headId: string;
+  name?: string | null;
+  active: boolean;
+  length: number;
+  preview: string;
+}
+
+export interface DiffFile {
+  path: string;
+  status: FileStatus;
+  before?: string | null;
+  after?: string | null;
+}
+
+export interface CheckpointDiffResult {
+  checkpointId: string;
+  diff: string;
+  files: DiffFile[];
+}
+
+export interface RestoreResult {
+  restored: string[];
+  safetyCheckpointId: string;
+}
+
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: PermissionOptionKind;
+}
+
+export interface PermissionToolCall {
+  toolCallId: string;
+  name: string;
+  kind: ToolKind;
+  title: string;
+  input: Record<string, unknown>;
+  diff?: { path: string; oldText: string; newText: string } | null;
+}
+
+export interface PermissionParams {
+  sessionId: string;
+  turnId: string;
+  toolCall: PermissionToolCall;
+  options: PermissionOption[];
+}
+
+export type PermissionOutcome =
+  | { outcome: 'selected'; optionId: string }
+  | { outcome: 'cancelled' };
+
+export interface QuestionParams {
+  sessionId: string;
+  turnId: string;
+  questionId: string;
+  question: string;
+  options?: string[] | null;
+  allowFreeText: boolean;
+}
+
+export type QuestionOutcome = { answer: string } | { cancelled: true };
+
+export interface EventParams {
+  type: string;
+  sessionId: string;
+  turnId?: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface ToolStartedData {
+  toolCallId: string;
+  name: string;
+  kind: ToolKind;
+  title: string;
+  input: Record<string, unknown>;
+}
+
+export interface ToolFinishedData {
+  toolCallId: string;
+  status: 'completed' | 'failed';
+  output: string;
+}
+
+/** Client capability that opts into permission and question requests. */
+export const EXPERIMENTAL_CAPABILITY = { permissions: true, questions: true } as const;

@@ -1,0 +1,116 @@
+/** Extension settings: their defaults and how they become the server's launch options. */
+
+export const PERMISSION_MODES = ['ask', 'accept-edits', 'plan', 'bypass'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export interface Settings {
+  serverCommand: string;
+  serverArgs: string[];
+  model: string;
+  permissionMode: PermissionMode;
+  approvalTimeout: number;
+  home: string;
+}
+
+export const DEFAULTS: Settings = {
+  serverCommand: 'openprogram-lsp',
+  serverArgs: ['serve'],
+  model: '',
+  permissionMode: 'ask',
+  approvalTimeout: 300,
+  home: '',
+};
+
+/** What the client needs to spawn the server. */
+export interface LaunchPlan {
+  command: string;
+  args: string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+  initializationOptions: Record<string, unknown>;
+  /** Settings that were invalid and fell back to defaults (shown to the user). */
+  problems: string[];
+}
+
+/** Read raw setting values (anything a user may type) into typed settings with defaults. */
+export function parseSettings(get: (key: string) => unknown): { settings: Settings; problems: string[] } {
+  const problems: string[] = [];
+  const str = (key: string, dflt: string): string => {
+    const v = get(key);
+    if (v === undefined || v === null) return dflt;
+    if (typeof v !== 'string') {
+      problems.push(`openprogram.${key} must be a string`);
+      return dflt;
+    }
+    return v.trim();
+  };
+  const mode = get('permissionMode') ?? DEFAULTS.permissionMode;
+  let permissionMode = DEFAULTS.permissionMode;
+  if ((PERMISSION_MODES as readonly unknown[]).includes(mode)) {
+    permissionMode = mode as PermissionMode;
+  } else {
+    problems.push(`openprogram.permissionMode must be one of ${PERMISSION_MODES.join(', ')}`);
+  }
+  const timeoutRaw = get('approvalTimeout') ?? DEFAULTS.approvalTimeout;
+  let approvalTimeout = DEFAULTS.approvalTimeout;
+  if (typeof timeoutRaw === 'number' && Number.isFinite(timeoutRaw) && timeoutRaw > 0) {
+    approvalTimeout = timeoutRaw;
+  } else {
+    problems.push('openprogram.approvalTimeout must be a positive number of seconds');
+  }
+  const argsRaw = get('server.args') ?? DEFAULTS.serverArgs;
+  let serverArgs = DEFAULTS.serverArgs;
+  if (Array.isArray(argsRaw) && argsRaw.every((a) => typeof a === 'string')) {
+    serverArgs = argsRaw as string[];
+  } else {
+    problems.push('openprogram.server.args must be a list of strings');
+  }
+  const settings: Settings = {
+    serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
+    serverArgs,
+    model: str('model', DEFAULTS.model),
+    permissionMode,
+    approvalTimeout,
+    home: str('home', DEFAULTS.home),
+  };
+  return { settings, problems };
+}
+
+/** Expand `${workspaceFolder}`, `${env:NAME}` and a leading `~` in a setting value. */
+export function expand(value: string, folder: string | undefined, env: Record<string, string | undefined>): string {
+  let out = value.replace(/\$\{workspaceFolder\}/g, folder ?? '');
+  out = out.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => env[name] ?? '');
+  if (out === '~' || out.startsWith('~/')) {
+    out = (env.HOME ?? '') + out.slice(1);
+  }
+  return out;
+}
+
+/** Turn settings into the command, environment and initializationOptions of the server. */
+export function launchPlan(
+  settings: Settings,
+  folder: string | undefined,
+  env: Record<string, string | undefined>,
+): LaunchPlan {
+  const x = (v: string): string => expand(v, folder, env);
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined) childEnv[k] = v;
+  }
+  const model = x(settings.model);
+  if (model) childEnv.OPENPROGRAM_MODEL = model;
+  if (settings.home) childEnv.OPENPROGRAM_HOME = x(settings.home);
+  return {
+    command: x(settings.serverCommand),
+    args: settings.serverArgs.map(x),
+    cwd: folder,
+    env: childEnv,
+    initializationOptions: {
+      ...(model ? { model } : {}),
+      permissionMode: settings.permissionMode,
+      approvalTimeout: settings.approvalTimeout,
+      client: 'vscode',
+    },
+    problems: [],
+  };
+}

@@ -1,0 +1,146 @@
+/** The one module that touches the `vscode` runtime API; everything else imports from here. */
+import * as vscode from 'vscode';
+
+export {
+  CancellationTokenSource,
+  EventEmitter,
+  MarkdownString,
+  ThemeColor,
+  ThemeIcon,
+  TreeItem,
+  TreeItemCollapsibleState,
+  Uri,
+} from 'vscode';
+export type {
+  CancellationToken,
+  Disposable,
+  Event,
+  ExtensionContext,
+  LogOutputChannel,
+  Memento,
+  TextDocumentContentProvider,
+  TreeDataProvider,
+  Webview,
+  WebviewView,
+  WebviewViewProvider,
+  WebviewViewResolveContext,
+} from 'vscode';
+
+/** Register a command handler. */
+export function registerCommand(id: string, fn: (...args: any[]) => unknown): vscode.Disposable {
+  return vscode.commands.registerCommand(id, fn);
+}
+
+/** Run a command by id. */
+export function executeCommand<T = unknown>(id: string, ...args: unknown[]): Thenable<T> {
+  return vscode.commands.executeCommand<T>(id, ...args);
+}
+
+/** Set a `when`-clause context key. */
+export function setContext(key: string, value: unknown): Thenable<unknown> {
+  return vscode.commands.executeCommand('setContext', key, value);
+}
+
+/** Read one section of the user's settings. */
+export function getConfiguration(section: string): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(section);
+}
+
+/** Fire when the settings change. */
+export function onDidChangeConfiguration(
+  fn: (e: vscode.ConfigurationChangeEvent) => unknown,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration(fn);
+}
+
+/** The first workspace folder's file system path, if any. */
+export function workspaceFolderPath(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+/** Create the extension's log channel. */
+export function createLogChannel(name: string): vscode.LogOutputChannel {
+  return vscode.window.createOutputChannel(name, { log: true });
+}
+
+/** Show an information notification with optional action buttons. */
+export function showInfo(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showInformationMessage(message, ...items);
+}
+
+/** Show a warning notification with optional action buttons. */
+export function showWarning(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, ...items);
+}
+
+/** Show an error notification with optional action buttons. */
+export function showError(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showErrorMessage(message, ...items);
+}
+
+/** Ask for a line of text. */
+export function showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined> {
+  return vscode.window.showInputBox(options);
+}
+
+/** Let the user pick one item. */
+export function showQuickPick<T extends vscode.QuickPickItem>(
+  items: T[],
+  options: vscode.QuickPickOptions,
+): Thenable<T | undefined> {
+  return vscode.window.showQuickPick(items, options);
+}
+
+/** Register the chat webview view. */
+export function registerWebviewViewProvider(
+  viewId: string,
+  provider: vscode.WebviewViewProvider,
+): vscode.Disposable {
+  return vscode.window.registerWebviewViewProvider(viewId, provider, {
+    webviewOptions: { retainContextWhenHidden: true },
+  });
+}
+
+/** Create a tree view over a data provider. */
+export function createTreeView<T>(
+  viewId: string,
+  provider: vscode.TreeDataProvider<T>,
+): vscode.TreeView<T> {
+  return vscode.window.createTreeView(viewId, { treeDataProvider: provider, showCollapseAll: true });
+}
+
+/** Serve read-only documents for a URI scheme. */
+export function registerContentProvider(
+  scheme: string,
+  provider: vscode.TextDocumentContentProvider,
+): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, provider);
+}
+
+/** Open VS Code's diff editor on two URIs. */
+export function openDiff(left: vscode.Uri, right: vscode.Uri, title: string): Thenable<unknown> {
+  return vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
+}
+
+/** Open a workspace file in an editor. */
+export async function openWorkspaceFile(relPath: string): Promise<void> {
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (!root) {
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(root, relPath));
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+/** Show progress in the window's status bar while a promise runs. */
+export function withWindowProgress<T>(title: string, task: () => Thenable<T>): Thenable<T> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title },
+    () => task(),
+  );
+}
+
+/** A status bar item on the right. */
+export function createStatusBarItem(): vscode.StatusBarItem {
+  return vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+}

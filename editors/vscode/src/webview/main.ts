@@ -1,0 +1,307 @@
+/** The chat page: renders the state and turns clicks and keys into page messages. */
+import { compact, lineDiff } from './diff';
+import { escapeHtml, renderMarkdown } from './markdown';
+import type { HostMessage, PageMessage } from './messages';
+import { initialState, reduce, type ChatItem, type ChatState, type MessageItem, type ToolItem } from './state';
+
+interface VsCodeApi {
+  postMessage(msg: PageMessage): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+let state: ChatState = (vscode.getState() as ChatState | undefined) ?? initialState();
+let forkFrom: { nodeId: string | null; label: string } | null = null;
+const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
+
+const KIND_ICON: Record<string, string> = {
+  read: '📄', edit: '✏️', delete: '🗑', move: '↪', search: '🔍', execute: '▶', think: '💭', fetch: '🌐', other: '⚙',
+};
+const CHOICE_LABEL: Record<string, string> = {
+  allow_once: 'Allowed once', allow_always: 'Always allowed', reject_once: 'Rejected', reject_always: 'Always rejected',
+};
+
+function post(msg: PageMessage): void {
+  vscode.postMessage(msg);
+}
+
+function h(tag: string, cls?: string, html?: string): HTMLElement {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  if (html !== undefined) el.innerHTML = html;
+  return el;
+}
+
+function button(label: string, cls: string, onClick: () => void, title?: string): HTMLButtonElement {
+  const b = document.createElement('button');
+  b.className = cls;
+  b.textContent = label;
+  if (title) b.title = title;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function layout(): void {
+  const app = document.getElementById('app')!;
+  app.innerHTML = `
+<header class="bar">
+  <select id="branch" title="Branch" aria-label="Branch"></select>
+  <span class="spacer"></span>
+  <button id="new" class="icon" title="New session" aria-label="New session">＋ New</button>
+</header>
+<div id="banner" class="banner" hidden></div>
+<main id="log" aria-live="polite"></main>
+<footer class="composer">
+  <div id="fork" class="fork-chip" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask OpenProgram… (Enter to send, Shift+Enter for a new line)"></textarea>
+  <div class="actions">
+    <span id="busy" class="busy" hidden>working…</span>
+    <button id="cancel" class="secondary" hidden>Cancel</button>
+    <button id="send" class="primary">Send</button>
+  </div>
+</footer>`;
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    } else if (e.key === 'Escape' && state.busy) {
+      post({ type: 'cancel' });
+    }
+  });
+  document.getElementById('send')!.addEventListener('click', submit);
+  document.getElementById('cancel')!.addEventListener('click', () => post({ type: 'cancel' }));
+  document.getElementById('new')!.addEventListener('click', () => {
+    forkFrom = null;
+    post({ type: 'newSession' });
+  });
+  document.getElementById('branch')!.addEventListener('change', (e) => {
+    const headId = (e.target as HTMLSelectElement).value;
+    if (headId) post({ type: 'checkout', headId });
+  });
+}
+
+function submit(): void {
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = '';
+  if (forkFrom) {
+    post({ type: 'send', text, forkFrom: forkFrom.nodeId });
+    forkFrom = null;
+  } else {
+    post({ type: 'send', text });
+  }
+  renderChrome();
+}
+
+function startFork(item: MessageItem): void {
+  const nodeId = item.role === 'user' ? item.predecessor : item.nodeId;
+  const preview = item.text.length > 40 ? `${item.text.slice(0, 40)}…` : item.text;
+  forkFrom = { nodeId, label: item.role === 'user' ? `editing “${preview}”` : `after “${preview}”` };
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  if (item.role === 'user') input.value = item.text;
+  input.focus();
+  renderChrome();
+}
+
+function renderMessage(item: MessageItem): HTMLElement {
+  const el = h('div', `msg role-${item.role}${item.streaming ? ' streaming' : ''}`);
+  el.dataset.nodeId = item.nodeId ?? '';
+  const who = item.role === 'user' ? 'You' : item.role === 'assistant' ? 'OpenProgram' : item.role;
+  const head = h('div', 'msg-head', `<span class="who">${escapeHtml(who)}</span>`);
+  const forkable = item.role === 'user' ? item.nodeId !== null : item.nodeId !== null && item.role === 'assistant';
+  if (forkable && !state.busy) {
+    head.appendChild(button('Fork', 'link fork', () => startFork(item), 'Start a new branch from this message'));
+  }
+  el.appendChild(head);
+  el.appendChild(h('div', 'msg-body', renderMarkdown(item.text)));
+  return el;
+}
+
+function diffHtml(oldText: string, newText: string): string {
+  const lines = compact(lineDiff(oldText, newText)).slice(0, 80);
+  return lines
+    .map((l) => `<div class="dl op-${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}">${l.op} ${escapeHtml(l.text)}</div>`)
+    .join('');
+}
+
+function renderTool(item: ToolItem): HTMLElement {
+  const el = h('div', `tool-card status-${item.status}`);
+  el.dataset.toolCallId = item.toolCallId;
+  el.dataset.kind = item.toolKind;
+  const head = h('div', 'tool-head');
+  head.appendChild(h('span', 'tool-icon', KIND_ICON[item.toolKind] ?? KIND_ICON.other));
+  head.appendChild(h('span', 'tool-kind', escapeHtml(item.toolKind)));
+  head.appendChild(h('span', 'tool-title', escapeHtml(item.title)));
+  head.appendChild(h('span', `tool-status badge-${item.status}`, escapeHtml(item.status.replace('_', ' '))));
+  el.appendChild(head);
+  const path = typeof item.input.path === 'string' ? item.input.path : null;
+  if (item.diff) {
+    el.appendChild(h('div', 'diff', diffHtml(item.diff.oldText, item.diff.newText)));
+  } else if (item.name === 'write_file' && typeof item.input.content === 'string') {
+    el.appendChild(h('div', 'diff', diffHtml('', item.input.content)));
+  } else if (item.name === 'run_command' && typeof item.input.command === 'string') {
+    el.appendChild(h('pre', 'command', `$ ${escapeHtml(item.input.command)}`));
+  }
+  if (path && item.status === 'completed' && item.toolKind !== 'delete') {
+    el.appendChild(button(`Open ${path}`, 'link', () => post({ type: 'openFile', path })));
+  }
+  const p = item.permission;
+  if (p && p.choice === undefined) {
+    const row = h('div', 'approval');
+    for (const o of p.options) {
+      const cls = o.kind.startsWith('allow') ? (o.kind === 'allow_once' ? 'primary' : 'secondary') : 'danger';
+      const b = button(o.name, cls, () => post({ type: 'permissionReply', requestId: p.requestId, optionId: o.optionId }));
+      b.dataset.optionKind = o.kind;
+      row.appendChild(b);
+    }
+    el.appendChild(row);
+  } else if (p) {
+    const chosen = p.options.find((o) => o.optionId === p.choice);
+    el.appendChild(h('div', 'approval-done', escapeHtml(chosen ? CHOICE_LABEL[chosen.kind] ?? chosen.name : 'No answer (cancelled)')));
+  }
+  if (item.output) {
+    const det = h('details', 'tool-output');
+    det.appendChild(h('summary', undefined, 'Output'));
+    det.appendChild(h('pre', undefined, escapeHtml(item.output)));
+    el.appendChild(det);
+  }
+  return el;
+}
+
+function renderItem(item: ChatItem): HTMLElement {
+  switch (item.kind) {
+    case 'message':
+      return renderMessage(item);
+    case 'tool':
+      return renderTool(item);
+    case 'question': {
+      const el = h('div', 'question-card');
+      el.appendChild(h('div', 'question-text', `❓ ${escapeHtml(item.question)}`));
+      if (item.answer === undefined) {
+        const row = h('div', 'approval');
+        const reply = (answer: string | null): void => post({ type: 'questionReply', requestId: item.requestId, answer });
+        for (const o of item.options) row.appendChild(button(o, 'secondary', () => reply(o)));
+        if (item.allowFreeText) {
+          const input = document.createElement('input');
+          input.type = 'text';
+          input.placeholder = 'Your answer';
+          input.addEventListener('keydown', (e) => {
+            if (e.key === 'Enter' && input.value.trim()) reply(input.value.trim());
+          });
+          row.appendChild(input);
+          row.appendChild(button('Answer', 'primary', () => input.value.trim() && reply(input.value.trim())));
+        }
+        row.appendChild(button('Skip', 'link', () => reply(null)));
+        el.appendChild(row);
+      } else {
+        el.appendChild(h('div', 'approval-done', item.answer === null ? 'Not answered' : `Answered: ${escapeHtml(item.answer)}`));
+      }
+      return el;
+    }
+    case 'checkpoint': {
+      const el = h('div', 'checkpoint-card');
+      el.dataset.checkpointId = item.checkpointId;
+      const n = item.files.length;
+      el.appendChild(h('span', 'cp-title', `⟲ Checkpoint · ${n} file${n === 1 ? '' : 's'} changed`));
+      const list = h('div', 'cp-files');
+      for (const f of item.files) {
+        list.appendChild(button(`${f.status === 'added' ? 'A' : f.status === 'deleted' ? 'D' : 'M'} ${f.path}`, 'link', () => post({ type: 'openFile', path: f.path })));
+      }
+      el.appendChild(list);
+      el.appendChild(button('View diff', 'secondary', () => post({ type: 'showCheckpoint', checkpointId: item.checkpointId })));
+      return el;
+    }
+    case 'note':
+      return h('div', `note level-${item.level}`, escapeHtml(item.text));
+  }
+}
+
+function renderChrome(): void {
+  const busy = state.busy;
+  (document.getElementById('cancel') as HTMLElement).hidden = !busy;
+  (document.getElementById('busy') as HTMLElement).hidden = !busy;
+  const send = document.getElementById('send') as HTMLButtonElement;
+  send.textContent = busy ? 'Steer' : 'Send';
+  const fork = document.getElementById('fork') as HTMLElement;
+  fork.hidden = forkFrom === null;
+  if (forkFrom) {
+    fork.innerHTML = `⑂ New branch ${escapeHtml(forkFrom.label)} `;
+    fork.appendChild(button('✕', 'link', () => { forkFrom = null; renderChrome(); }, 'Cancel fork'));
+  }
+  const sel = document.getElementById('branch') as HTMLSelectElement;
+  sel.innerHTML = '';
+  if (state.branches.length === 0) {
+    sel.appendChild(new Option(state.sessionId ? 'main' : 'New session', ''));
+    sel.disabled = true;
+  } else {
+    state.branches.forEach((b, i) => {
+      const label = `${b.name || `branch ${i + 1}`} · ${b.length} msgs${b.preview ? ` · ${b.preview.slice(0, 30)}` : ''}`;
+      sel.appendChild(new Option(label, b.headId, false, b.active));
+    });
+    sel.disabled = busy || state.branches.length < 2;
+  }
+  const banner = document.getElementById('banner') as HTMLElement;
+  banner.hidden = state.server === 'running';
+  banner.textContent = state.server === 'starting'
+    ? 'Starting the OpenProgram server…'
+    : `The OpenProgram server is not running${state.serverDetail ? `: ${state.serverDetail}` : ''}.`;
+}
+
+function render(): void {
+  const log = document.getElementById('log')!;
+  const seen = new Set<string>();
+  let prev: HTMLElement | null = null;
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  for (const item of state.items) {
+    seen.add(item.key);
+    const old = rendered.get(item.key);
+    let el: HTMLElement;
+    if (old && old.item === item) {
+      el = old.el;
+    } else {
+      el = renderItem(item);
+      if (old) old.el.replaceWith(el);
+      rendered.set(item.key, { item, el });
+    }
+    const want: ChildNode | null = prev ? prev.nextSibling : log.firstChild;
+    if (want !== el) log.insertBefore(el, want);
+    prev = el;
+  }
+  for (const [key, { el }] of rendered) {
+    if (!seen.has(key)) {
+      el.remove();
+      rendered.delete(key);
+    }
+  }
+  if (state.items.length === 0) {
+    log.dataset.empty = 'true';
+  } else {
+    delete log.dataset.empty;
+  }
+  renderChrome();
+  if (atBottom) log.scrollTop = log.scrollHeight;
+}
+
+window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
+  const msg = e.data;
+  if (msg.type === 'submit') {
+    submit();
+    return;
+  }
+  const before = state.busy;
+  state = reduce(state, msg);
+  if (before !== state.busy) {
+    // Fork buttons depend on busy; re-render messages.
+    rendered.forEach((v) => { if (v.item.kind === 'message') v.item = { ...v.item }; });
+  }
+  vscode.setState(state);
+  render();
+});
+
+layout();
+render();
+post({ type: 'ready' });

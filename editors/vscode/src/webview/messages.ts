@@ -1,0 +1,51 @@
+/** Type-tagged messages between the extension host and the chat webview. */
+import type {
+  BranchInfo,
+  EventParams,
+  Node,
+  PermissionOption,
+  PermissionToolCall,
+  TurnResult,
+} from '../protocol';
+import type { ChatState } from './state';
+
+/** Host → page. */
+export type HostMessage =
+  | { type: 'snapshot'; state: ChatState }
+  | { type: 'reset'; sessionId: string | null }
+  | { type: 'history'; sessionId: string; headId: string | null; nodes: Node[] }
+  | { type: 'branches'; branches: BranchInfo[] }
+  | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null }
+  | { type: 'event'; event: EventParams }
+  | { type: 'turnResult'; result: TurnResult }
+  | { type: 'turnFailed'; message: string }
+  | {
+      type: 'permission';
+      requestId: string;
+      toolCall: PermissionToolCall;
+      options: PermissionOption[];
+    }
+  | { type: 'permissionSettled'; requestId: string; choice: string | null }
+  | {
+      type: 'question';
+      requestId: string;
+      question: string;
+      options: string[];
+      allowFreeText: boolean;
+    }
+  | { type: 'questionSettled'; requestId: string; answer: string | null }
+  | { type: 'note'; level: 'info' | 'error'; text: string }
+  | { type: 'submit' }
+  | { type: 'status'; server: 'starting' | 'running' | 'stopped'; detail?: string };
+
+/** Page → host. */
+export type PageMessage =
+  | { type: 'ready' }
+  | { type: 'send'; text: string; forkFrom?: string | null }
+  | { type: 'cancel' }
+  | { type: 'newSession' }
+  | { type: 'permissionReply'; requestId: string; optionId: string | null }
+  | { type: 'questionReply'; requestId: string; answer: string | null }
+  | { type: 'checkout'; headId: string }
+  | { type: 'openFile'; path: string }
+  | { type: 'showCheckpoint'; checkpointId: string };

@@ -1,0 +1,382 @@
+/** The chat view's state and the pure reducer that folds host messages into it. */
+import type {
+  BranchInfo,
+  CheckpointFile,
+  EventParams,
+  Node,
+  PermissionOption,
+  ToolFinishedData,
+  ToolKind,
+  ToolStartedData,
+  ToolStatus,
+  TurnResult,
+} from '../protocol';
+import type { HostMessage } from './messages';
+
+export interface MessageItem {
+  kind: 'message';
+  key: string;
+  role: 'user' | 'assistant' | 'summary' | 'system';
+  text: string;
+  nodeId: string | null;
+  predecessor: string | null;
+  streaming: boolean;
+  turnId: string | null;
+}
+
+export interface PermissionPrompt {
+  requestId: string;
+  options: PermissionOption[];
+  /** The chosen option's id, null when cancelled, undefined while open. */
+  choice?: string | null;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  key: string;
+  toolCallId: string;
+  name: string;
+  toolKind: ToolKind;
+  title: string;
+  status: ToolStatus;
+  input: Record<string, unknown>;
+  output: string | null;
+  diff: { path: string; oldText: string; newText: string } | null;
+  permission: PermissionPrompt | null;
+  turnId: string | null;
+}
+
+export interface QuestionItem {
+  kind: 'question';
+  key: string;
+  requestId: string;
+  question: string;
+  options: string[];
+  allowFreeText: boolean;
+  /** The answer, null when cancelled, undefined while open. */
+  answer?: string | null;
+}
+
+export interface CheckpointItem {
+  kind: 'checkpoint';
+  key: string;
+  checkpointId: string;
+  files: CheckpointFile[];
+}
+
+export interface NoteItem {
+  kind: 'note';
+  key: string;
+  level: 'info' | 'error';
+  text: string;
+}
+
+export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem;
+
+export interface ChatState {
+  sessionId: string | null;
+  headId: string | null;
+  items: ChatItem[];
+  busy: boolean;
+  branches: BranchInfo[];
+  server: 'starting' | 'running' | 'stopped';
+  serverDetail: string | null;
+  seq: number;
+}
+
+/** The state of an empty chat. */
+export function initialState(): ChatState {
+  return {
+    sessionId: null,
+    headId: null,
+    items: [],
+    busy: false,
+    branches: [],
+    server: 'starting',
+    serverDetail: null,
+    seq: 0,
+  };
+}
+
+/** Fold one host message into the state (never mutates its input). */
+export function reduce(state: ChatState, msg: HostMessage): ChatState {
+  switch (msg.type) {
+    case 'snapshot':
+      return msg.state;
+    case 'reset':
+      return { ...initialState(), server: state.server, sessionId: msg.sessionId, seq: state.seq };
+    case 'history':
+      return fromHistory(state, msg.sessionId, msg.headId, msg.nodes);
+    case 'branches':
+      return { ...state, branches: msg.branches };
+    case 'userSent':
+      return userSent(state, msg.text, msg.predecessor, msg.forkFrom);
+    case 'event':
+      return onEvent(state, msg.event);
+    case 'turnResult':
+      return onTurnResult(state, msg.result);
+    case 'turnFailed':
+      return note({ ...closeStreams(state), busy: false }, 'error', msg.message);
+    case 'permission':
+      return onPermission(state, msg);
+    case 'permissionSettled':
+      return mapItems(state, (it) =>
+        it.kind === 'tool' && it.permission?.requestId === msg.requestId && it.permission.choice === undefined
+          ? { ...it, permission: { ...it.permission, choice: msg.choice } }
+          : it,
+      );
+    case 'question':
+      return push(state, {
+        kind: 'question',
+        key: `q${state.seq}`,
+        requestId: msg.requestId,
+        question: msg.question,
+        options: msg.options,
+        allowFreeText: msg.allowFreeText,
+      });
+    case 'questionSettled':
+      return mapItems(state, (it) =>
+        it.kind === 'question' && it.requestId === msg.requestId && it.answer === undefined
+          ? { ...it, answer: msg.answer }
+          : it,
+      );
+    case 'status':
+      return { ...state, server: msg.server, serverDetail: msg.detail ?? null };
+    case 'note':
+      return note(state, msg.level, msg.text);
+    case 'submit':
+      return state;
+  }
+}
+
+function push(state: ChatState, item: ChatItem): ChatState {
+  return { ...state, items: [...state.items, item], seq: state.seq + 1 };
+}
+
+function note(state: ChatState, level: 'info' | 'error', text: string): ChatState {
+  return push(state, { kind: 'note', key: `n${state.seq}`, level, text });
+}
+
+function mapItems(state: ChatState, fn: (it: ChatItem) => ChatItem): ChatState {
+  return { ...state, items: state.items.map(fn) };
+}
+
+function closeStreams(state: ChatState): ChatState {
+  return mapItems(state, (it) => (it.kind === 'message' && it.streaming ? { ...it, streaming: false } : it));
+}
+
+function message(
+  state: ChatState,
+  role: MessageItem['role'],
+  text: string,
+  extra: Partial<MessageItem> = {},
+): MessageItem {
+  return {
+    kind: 'message',
+    key: `m${state.seq}`,
+    role,
+    text,
+    nodeId: null,
+    predecessor: null,
+    streaming: false,
+    turnId: null,
+    ...extra,
+  };
+}
+
+function fromHistory(
+  state: ChatState,
+  sessionId: string,
+  headId: string | null,
+  nodes: Node[],
+): ChatState {
+  let next: ChatState = { ...state, sessionId, headId, items: [], busy: false };
+  for (const node of nodes) {
+    if (node.role === 'tool') {
+      continue;
+    }
+    if (node.role === 'assistant') {
+      for (const call of node.toolCalls ?? []) {
+        next = push(next, {
+          kind: 'tool',
+          key: `t${next.seq}`,
+          toolCallId: call.id,
+          name: call.name,
+          toolKind: call.kind ?? 'other',
+          title: call.title ?? call.name,
+          status: call.status ?? 'completed',
+          input: call.input ?? {},
+          output: call.output ?? null,
+          diff: null,
+          permission: null,
+          turnId: null,
+        });
+      }
+    }
+    if (node.text || node.role === 'user') {
+      next = push(
+        next,
+        message(next, node.role, node.text, { nodeId: node.id, predecessor: node.predecessor }),
+      );
+    }
+  }
+  return next;
+}
+
+function userSent(
+  state: ChatState,
+  text: string,
+  predecessor: string | null,
+  forkFrom: string | null | undefined,
+): ChatState {
+  let items = state.items;
+  if (forkFrom !== undefined) {
+    // A fork shows the chain up to the fork point; everything after it belongs to another branch.
+    const at = forkFrom === null ? -1 : items.findIndex((it) => it.kind === 'message' && it.nodeId === forkFrom);
+    items = at < 0 && forkFrom !== null ? items : items.slice(0, at + 1);
+  }
+  const next: ChatState = { ...state, items, busy: true };
+  return push(next, message(next, 'user', text, { predecessor: forkFrom ?? predecessor }));
+}
+
+function onEvent(state: ChatState, ev: EventParams): ChatState {
+  if (state.sessionId !== null && ev.sessionId !== state.sessionId) {
+    return state;
+  }
+  const adopted: ChatState = state.sessionId === null ? { ...state, sessionId: ev.sessionId } : state;
+  const turnId = ev.turnId ?? null;
+  switch (ev.type) {
+    case 'turn.started':
+      return { ...adopted, busy: true };
+    case 'text.delta':
+      return appendDelta(adopted, turnId, String(ev.data.text ?? ''));
+    case 'tool.started':
+      return upsertTool(adopted, ev.data as unknown as ToolStartedData, turnId);
+    case 'tool.finished': {
+      const d = ev.data as unknown as ToolFinishedData;
+      return mapItems(adopted, (it) =>
+        it.kind === 'tool' && it.toolCallId === d.toolCallId
+          ? { ...it, status: d.status, output: d.output ?? null }
+          : it,
+      );
+    }
+    case 'turn.finished':
+      return onTurnResult(adopted, ev.data as unknown as TurnResult);
+    case 'context.compacted':
+      return note(adopted, 'info', 'Context compacted to fit the model window.');
+    default:
+      return adopted;
+  }
+}
+
+function appendDelta(state: ChatState, turnId: string | null, text: string): ChatState {
+  if (!text) {
+    return state;
+  }
+  const last = state.items[state.items.length - 1];
+  if (last && last.kind === 'message' && last.role === 'assistant' && last.streaming) {
+    const items = state.items.slice(0, -1);
+    return { ...state, busy: true, items: [...items, { ...last, text: last.text + text }] };
+  }
+  // Text after a tool card starts a new segment of the same reply.
+  return push({ ...state, busy: true }, message(state, 'assistant', text, { streaming: true, turnId }));
+}
+
+function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null): ChatState {
+  const found = state.items.some((it) => it.kind === 'tool' && it.toolCallId === d.toolCallId);
+  if (found) {
+    return mapItems(state, (it) =>
+      it.kind === 'tool' && it.toolCallId === d.toolCallId
+        ? { ...it, status: it.status === 'pending' ? 'in_progress' : it.status, title: d.title || it.title }
+        : it,
+    );
+  }
+  return push(closeStreams(state), {
+    kind: 'tool',
+    key: `t${state.seq}`,
+    toolCallId: d.toolCallId,
+    name: d.name,
+    toolKind: d.kind ?? 'other',
+    title: d.title || d.name,
+    status: 'in_progress',
+    input: d.input ?? {},
+    output: null,
+    diff: null,
+    permission: null,
+    turnId,
+  });
+}
+
+function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permission' }>): ChatState {
+  const tc = msg.toolCall;
+  const permission: PermissionPrompt = { requestId: msg.requestId, options: msg.options };
+  const diff = tc.diff ?? null;
+  if (state.items.some((it) => it.kind === 'tool' && it.toolCallId === tc.toolCallId)) {
+    return mapItems(state, (it) =>
+      it.kind === 'tool' && it.toolCallId === tc.toolCallId ? { ...it, permission, diff: diff ?? it.diff } : it,
+    );
+  }
+  return push(closeStreams(state), {
+    kind: 'tool',
+    key: `t${state.seq}`,
+    toolCallId: tc.toolCallId,
+    name: tc.name,
+    toolKind: tc.kind ?? 'other',
+    title: tc.title || tc.name,
+    status: 'pending',
+    input: tc.input ?? {},
+    output: null,
+    diff,
+    permission,
+    turnId: null,
+  });
+}
+
+function onTurnResult(state: ChatState, r: TurnResult): ChatState {
+  if (state.sessionId !== null && r.sessionId !== state.sessionId) {
+    return state;
+  }
+  let items = state.items.map((it) => (it.kind === 'message' && it.streaming ? { ...it, streaming: false } : it));
+  // The newest user message without a node id is the one this turn answered.
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i];
+    if (it.kind === 'message' && it.role === 'user') {
+      if (it.nodeId === null) {
+        items[i] = { ...it, nodeId: r.userNodeId };
+      }
+      break;
+    }
+  }
+  let next: ChatState = { ...state, items, sessionId: r.sessionId, headId: r.headId, busy: false };
+  const hasAssistant = items.some((it) => it.kind === 'message' && it.nodeId === r.assistantNodeId);
+  if (!hasAssistant) {
+    const lastUser = lastIndex(items, (it) => it.kind === 'message' && it.role === 'user');
+    const seg = lastIndex(items, (it, i) => i > lastUser && it.kind === 'message' && it.role === 'assistant');
+    if (seg >= 0) {
+      items = [...items];
+      items[seg] = { ...(items[seg] as MessageItem), nodeId: r.assistantNodeId };
+      next = { ...next, items };
+    } else if (r.text) {
+      next = push(next, message(next, 'assistant', r.text, { nodeId: r.assistantNodeId }));
+    }
+  }
+  const cp = r.checkpoint;
+  if (cp && cp.files.length > 0 && !next.items.some((it) => it.kind === 'checkpoint' && it.checkpointId === cp.id)) {
+    next = push(next, { kind: 'checkpoint', key: `c${next.seq}`, checkpointId: cp.id, files: cp.files });
+  }
+  if (r.status === 'error' && !next.items.some((it) => it.kind === 'note' && it.key === `err-${r.assistantNodeId}`)) {
+    next = push(next, { kind: 'note', key: `err-${r.assistantNodeId}`, level: 'error', text: r.error?.message ?? 'The turn failed.' });
+  } else if (r.status === 'cancelled' && !next.items.some((it) => it.kind === 'note' && it.key === `cancel-${r.assistantNodeId}`)) {
+    next = push(next, { kind: 'note', key: `cancel-${r.assistantNodeId}`, level: 'info', text: 'Cancelled.' });
+  }
+  return next;
+}
+
+function lastIndex(items: ChatItem[], pred: (it: ChatItem, i: number) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (pred(items[i], i)) {
+      return i;
+    }
+  }
+  return -1;
+}
