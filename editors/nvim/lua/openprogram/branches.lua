@@ -17,6 +17,19 @@ local function warn(msg)
   vim.notify('openprogram: ' .. msg, vim.log.levels.WARN)
 end
 
+--- Where a fork from a panel message continues: after an assistant message; in place of a user
+--- message (from its predecessor, `false` when it is the first message: a new root).
+---@param node_id string
+---@param role? string
+---@param predecessor? string
+---@return string|false
+function M.fork_point(node_id, role, predecessor)
+  if role == 'user' then
+    return predecessor or false
+  end
+  return node_id
+end
+
 --- Fork from the message under the cursor in the panel (or `node_id`), asking for the text.
 ---@param node_id? string
 ---@param text? string
@@ -25,20 +38,30 @@ function M.fork(node_id, text)
     warn('no session in the panel yet; send a message first')
     return
   end
-  if not node_id then
-    node_id = panel.node_at_cursor()
+  local from = node_id
+  if not from then
+    local id, role, pred = panel.node_at_cursor()
+    if not id then
+      warn('put the cursor on a message in the panel to fork from it')
+      return
+    end
+    from = M.fork_point(id, role, pred)
   end
-  if not node_id then
-    warn('put the cursor on a message in the panel to fork from it')
-    return
+  local function go(input)
+    if from then
+      panel.fork(from, input)
+    else
+      -- The first message of the session: start a new root on the same session.
+      panel.send(input, { branchFrom = vim.NIL })
+    end
   end
   if text and text ~= '' then
-    panel.fork(node_id, text)
+    go(text)
     return
   end
   vim.ui.input({ prompt = 'Fork with message: ' }, function(input)
     if input and vim.trim(input) ~= '' then
-      panel.fork(node_id, input)
+      go(input)
     end
   end)
 end

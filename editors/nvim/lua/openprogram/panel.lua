@@ -24,6 +24,7 @@ local ICON = { pending = '○', in_progress = '…', completed = '✓', failed =
 ---@field line integer 0-based line of the node's header
 ---@field id string node id
 ---@field role string
+---@field predecessor? string the node's predecessor (where an edit of a user message forks)
 
 ---@class openprogram.PanelState
 ---@field buf? integer markdown buffer
@@ -302,7 +303,7 @@ function M.render(nodes)
         table.insert(lines, '')
       end
       local label = ({ user = 'You', assistant = 'Assistant', summary = 'Summary' })[role]
-      table.insert(index, { line = #lines, id = node.id, role = role })
+      table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
       table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
       local text = type(node.text) == 'string' and node.text or ''
       if text ~= '' then
@@ -315,9 +316,9 @@ function M.render(nodes)
         table.insert(lines, M.tool_line(tool_title(tc), tc.kind, tc.status))
       end
     elseif role == 'tool' then
+      -- Tool results belong to the assistant section above them (not a fork point of their own).
       local text = type(node.text) == 'string' and node.text or ''
       local body = vim.split(text, '\n', { plain = true, trimempty = true })
-      table.insert(index, { line = #lines, id = node.id, role = role })
       local first = body[1] or ''
       if #first > 80 then
         first = first:sub(1, 77) .. '...'
@@ -387,6 +388,7 @@ end
 ---@param win? integer
 ---@return string? node_id
 ---@return string? role
+---@return string? predecessor
 function M.node_at_cursor(win)
   win = win or panel_win()
   if not win or not valid(S.buf) or vim.api.nvim_win_get_buf(win) ~= S.buf then
@@ -402,7 +404,7 @@ function M.node_at_cursor(win)
     end
   end
   if found then
-    return found.id, found.role
+    return found.id, found.role, found.predecessor
   end
   return nil
 end

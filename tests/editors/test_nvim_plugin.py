@@ -1,0 +1,164 @@
+"""The Neovim plugin in a real headless Neovim against the real language server."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+
+def _load_runner() -> ModuleType:
+    path = Path(__file__).parent / "nvim" / "runner.py"
+    spec = importlib.util.spec_from_file_location("openprogram_nvim_runner", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+runner = _load_runner()
+
+pytestmark = [
+    pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),
+    pytest.mark.timeout(180),
+]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, Path]:
+    """A workspace and a private OPENPROGRAM_HOME."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"ws": ws, "home": home, "tmp": tmp_path}
+
+
+def _run(env: dict[str, Path], name: str, responses: list[dict[str, Any]],
+         **kw: Any) -> dict[str, Any]:
+    model = runner.write_script(env["tmp"] / "script.json", responses)
+    result: dict[str, Any] = runner.run_scenario(name, env["ws"], model=model, home=env["home"],
+                                                 **kw)
+    return result
+
+
+def _text(lines: list[str]) -> str:
+    return "\n".join(lines)
+
+
+def test_chat_with_approval_writes_file_and_streams_into_panel(env: dict[str, Path]) -> None:
+    out = _run(env, "chat_approval", [
+        {"text": "I will write the file now.",
+         "tool_calls": [{"name": "write_file",
+                         "arguments": {"path": "hello.txt", "content": "hello world\n"}}]},
+        {"text": "Done: hello.txt is written."},
+        {"text": "You are welcome."},
+    ])
+    assert out["file"] == "hello world\n"
+    # The approval came through vim.ui.select with the server's options and the tool's title.
+    assert out["items"][0][0] == "Allow once"
+    assert "Reject" in out["items"][0]
+    assert "write_file" in out["prompts"][0] and "hello.txt" in out["prompts"][0]
+    # The edit's diff was on screen while choosing, and closed afterwards.
+    assert "+hello world" in out["diff"]
+    assert not out["diff_open_after"]
+    # Streamed reply and tool call in the panel, one header per message.
+    text = _text(out["lines"])
+    assert "## You" in text and "write hello.txt please" in text
+    assert "I will write the file now." in text and "Done: hello.txt is written." in text
+    assert any("hello.txt" in ln and "edit" in ln and "completed" in ln for ln in out["lines"])
+    assert out["events"].count("text.delta") >= 2
+    assert "tool.started" in out["events"] and "tool.finished" in out["events"]
+    # The client declared the capability and passed the model as an initialization option.
+    assert out["experimental"]["openprogram"] == {"permissions": True, "questions": True}
+    assert out["init_options"]["model"].startswith("scripted:")
+    assert out["input_is_prompt"]
+    # The second message went through the prompt buffer, on the same session.
+    text2 = _text(out["lines2"])
+    assert "thanks" in text2 and "You are welcome." in text2
+    assert text2.count("## You") == 2
+
+
+def test_progress_reaches_lsp_progress(env: dict[str, Path]) -> None:
+    out = _run(env, "chat_approval", [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "hello.txt", "content": "x\n"}}]},
+        {"text": "Done."},
+        {"text": "Bye."},
+    ])
+    assert "begin" in out["progress"] and "end" in out["progress"]
+
+
+def test_questions_through_vim_ui(env: dict[str, Path]) -> None:
+    out = _run(env, "question", [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Favourite colour?"}}]},
+        {"tool_calls": [{"name": "ask_user", "arguments": {
+            "question": "Which file?", "options": ["a.txt", "b.txt"]}}]},
+        {"text": "Thanks, noted."},
+    ])
+    assert any("Favourite colour?" in p for p in out["inputs"])
+    sel = out["selects"][0]
+    assert sel["prompt"] == "Which file?" and sel["items"][:2] == ["a.txt", "b.txt"]
+    assert sel["kind"] == "openprogram.question"
+    outputs = _text([n.get("text", "") for n in out["history"]["nodes"]])
+    assert "blue" in outputs and "b.txt" in outputs
+    assert "Thanks, noted." in _text(out["lines"])
+
+
+def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:
+    out = _run(env, "fork_checkout", [
+        {"text": "Answer one."},
+        {"text": "Answer two."},
+        {"text": "Answer forked."},
+        {"text": "Answer edited."},
+    ])
+    before, forked = _text(out["before"]), _text(out["after_fork"])
+    assert "Answer two." in before
+    assert out["fork_prompt"]
+    # The fork continues after "Answer one." and no longer shows the second exchange.
+    assert "Answer one." in forked and "a different second question" in forked
+    assert "Answer forked." in forked and "Answer two." not in forked
+    # Checkout of the other branch redraws the panel with the original exchange.
+    back = _text(out["after_checkout"])
+    assert "Answer two." in back and "Answer forked." not in back
+    assert len(out["branches"]["branches"]) == 2
+    active = [b for b in out["branches"]["branches"] if b["active"]]
+    assert active[0]["headId"] == out["picked"]
+    # Forking on a user message replaces it: a sibling of "second question".
+    edited = _text(out["after_edit"])
+    assert "an edited second question" in edited and "Answer edited." in edited
+    assert "second question\n" not in edited.replace("an edited second question", "")
+
+
+def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
+    out = _run(env, "checkpoints", [
+        {"text": "Creating.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "notes.txt", "content": "one\n"}}]},
+        {"text": "Created."},
+        {"text": "Changing.", "tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "notes.txt", "old_text": "one", "new_text": "two"}}]},
+        {"text": "Changed."},
+    ])
+    assert out["v1"] == "one\n" and out["v2"] == "two\n"
+    assert out["tabs"] == 1
+    wins = out["diff_windows"]
+    assert len(wins) == 2 and all(w["diff"] for w in wins)
+    assert wins[0]["lines"] == ["one"] and wins[1]["lines"] == ["two"]
+    assert "before/notes.txt" in wins[0]["name"] and "after/notes.txt" in wins[1]["name"]
+    assert out["after_restore"] == "one\n"
+    assert out["safety"] and out["safety"] in out["restore_message"]
+    assert out["after_undo"] == "two\n"
+
+
+def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None:
+    out = _run(env, "health", [{"text": "unused"}])
+    report = _text(out["report"])
+    assert "version: " in report and "openprogram" in report
+    assert "model: scripted:" in report
+    assert "Neovim 0.1" in report
+    assert "ERROR" not in report
