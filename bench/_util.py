@@ -1,0 +1,31 @@
+"""Shared helpers for benchmarks: timing and printing a figure beside its baseline."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def median_time(fn: Callable[[], object], *, repeat: int = 7, number: int = 1) -> float:
+    """Median seconds per call over ``repeat`` rounds of ``number`` calls."""
+    fn()  # warm up
+    rounds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        rounds.append((time.perf_counter() - t0) / number)
+    return statistics.median(rounds)
+
+
+def report(name: str, figure: float, baseline: float | None = None, *, unit: str = "ms",
+           target: str = "") -> None:
+    """Print one line: figure, baseline and their ratio."""
+    scale = {"ms": 1e3, "us": 1e6, "s": 1.0}[unit]
+    line = f"{name:<48} {figure * scale:10.3f} {unit}"
+    if baseline is not None:
+        line += f"   baseline {baseline * scale:10.3f} {unit}   ratio {figure / baseline:6.2f}"
+    if target:
+        line += f"   (target {target})"
+    print(line, flush=True)

@@ -1,0 +1,46 @@
+"""Event bus: emit to 10 subscribers vs 10 plain function calls (target ratio <= 3)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _util import median_time, report  # noqa: E402
+
+from openprogram_lsp.events.bus import Event, EventBus  # noqa: E402
+
+N = 20_000
+
+
+def main() -> None:
+    bus = EventBus()
+    sink: list[int] = []
+
+    def handler(ev: Event) -> None:
+        sink.append(1)
+
+    handlers = [handler] * 10
+    for h in handlers:
+        bus.subscribe(h)
+    ev = Event("text.delta", {"text": "x"})
+
+    def with_bus() -> None:
+        for _ in range(N):
+            bus.emit(ev)
+        sink.clear()
+
+    def plain() -> None:
+        for _ in range(N):
+            for h in handlers:
+                h(ev)
+        sink.clear()
+
+    figure = median_time(with_bus) / N
+    baseline = median_time(plain) / N
+    report("emit to 10 subscribers (per emit)", figure, baseline, unit="us", target="ratio <= 3")
+
+
+if __name__ == "__main__":
+    main()
