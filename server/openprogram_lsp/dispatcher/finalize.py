@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from openprogram_lsp.agent.loop import LoopState
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
-from openprogram_lsp.events.bus import make_event
+from openprogram_lsp.events.bus import Event, make_event
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
@@ -22,10 +23,11 @@ def _first_line(text: str, limit: int = 60) -> str:
 
 
 def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
-                  status: NodeStatus, error: TurnError | None) -> TurnResult:
-    """Write the turn's outcome; every step is attempted so the store stays consistent."""
+                  status: NodeStatus, error: TurnError | None,
+                  emit: Callable[[Event], None]) -> TurnResult:
+    """Write the turn's outcome; events go to ``emit`` so the caller sends them on its loop."""
     s = dispatcher.services
-    store, bus, sid, tid = s.store, s.bus, turn.session_id, turn.turn_id
+    store, sid, tid = s.store, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
     checkpointer = dispatcher.checkpointer(turn.workspace)
     if checkpointer is not None and (turn.touched or turn.full_scan):
@@ -38,7 +40,7 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
             if error is None and status == "done":
                 error = TurnError(message=f"checkpoint failed: {exc}")
         if checkpoint is not None:
-            bus.emit(make_event("checkpoint.created", checkpoint.wire(), session_id=sid,
+            emit(make_event("checkpoint.created", checkpoint.wire(), session_id=sid,
                                 turn_id=tid, origin="dispatcher"))
     text = state.text
     if status == "cancelled":
@@ -76,6 +78,6 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
         status="done" if status == "done" else ("cancelled" if status == "cancelled"
                                                  else "error"),
         text=text, usage=state.usage, checkpoint=checkpoint, error=error)
-    bus.emit(make_event("turn.finished", result.wire(), session_id=sid, turn_id=tid,
+    emit(make_event("turn.finished", result.wire(), session_id=sid, turn_id=tid,
                         origin="dispatcher"))
     return result

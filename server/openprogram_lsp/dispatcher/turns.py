@@ -247,12 +247,17 @@ class Dispatcher:
             for var, tok in zip((current_session_id, current_turn_id, current_writer,
                                  current_agent_id, current_message_depth), tokens, strict=True):
                 var.reset(tok)  # type: ignore[attr-defined]
+        # Finalize does blocking git work off the loop; its events are emitted back on the
+        # loop so that subscribers always run on the turn's own loop thread.
+        pending: list[Event] = []
         try:
             result = await asyncio.shield(asyncio.to_thread(
-                finalize_turn, self, turn, state, status, error))
+                finalize_turn, self, turn, state, status, error, pending.append))
         finally:
             with self._lock:
                 self._active.pop(turn_id, None)
+            for ev in pending:
+                s.bus.emit(ev)
         if swallowed_cancel:
             task = asyncio.current_task()
             if task is not None:
