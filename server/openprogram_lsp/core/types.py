@@ -123,7 +123,7 @@ class Checkpoint(Wire):
     created_at: str = ""
     message: str = ""
     files: list[CheckpointFile] = Field(default_factory=list)
-    kind: Literal["baseline", "turn", "safety"] = "turn"
+    kind: Literal["baseline", "turn", "safety", "restore"] = "turn"
     skipped: list[str] | None = None
 
 

@@ -54,3 +54,13 @@ def run_git(args: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, s
     if check and proc.returncode != 0:
         raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
     return proc.stdout
+
+
+def run_git_proc(args: Sequence[str], *, cwd: Path | None = None,
+                 env: Mapping[str, str] | None = None, input: bytes | None = None,
+                 timeout: float = 60.0) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git`` with safe settings and return the finished process, whatever its exit code."""
+    return subprocess.run(
+        ["git", *_SAFE_CONFIG, *args], cwd=cwd, env=git_env(env), input=input,
+        capture_output=True, timeout=timeout, check=False,
+    )

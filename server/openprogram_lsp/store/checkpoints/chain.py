@@ -1,0 +1,48 @@
+"""The linear history of a workspace's checkpoints, read back from git alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints.meta import CommitMeta, parse_message, to_checkpoint
+from openprogram_lsp.store.checkpoints.shadow import HEAD_REF, ShadowRepo
+
+
+@dataclass(slots=True)
+class Entry:
+    """One commit of the chain; ``meta`` is None for commits that are not checkpoints."""
+
+    commit: str
+    parent: str | None
+    meta: CommitMeta | None
+    checkpoint: Checkpoint | None
+
+
+def load_chain(repo: ShadowRepo) -> list[Entry]:
+    """Every commit reachable from the head, newest first, with its checkpoint."""
+    if repo.head() is None:
+        return []
+    out = repo.git(["log", "-z", "--first-parent", "--no-renames", "--name-status",
+                    "--format=%x1e%H%x1f%P%x1f%B%x1f", HEAD_REF])
+    raw: list[tuple[str, str | None, CommitMeta | None, list[tuple[str, str]]]] = []
+    for chunk in out.split(b"\x1e")[1:]:
+        commit_b, parents, body, rest = chunk.split(b"\x1f", 3)
+        commit = commit_b.decode()
+        parent = parents.decode().split()[0] if parents.strip() else None
+        meta = parse_message(body.decode("utf-8", "replace"))
+        tokens = [t for t in rest.lstrip(b"\0\n").split(b"\0")]
+        changes = []
+        for i in range(0, len(tokens) - 1, 2):
+            status = tokens[i].decode().strip()
+            if status:
+                changes.append((status[0], tokens[i + 1].decode("utf-8", "surrogateescape")))
+        raw.append((commit, parent, meta, changes if parent else []))
+    ids = {c: (m.id if m and m.kind != "base" else None) for c, _, m, _ in raw}
+    entries = []
+    for commit, parent, meta, changes in raw:
+        checkpoint = None
+        if meta is not None and meta.kind != "base":
+            checkpoint = to_checkpoint(meta, ids.get(parent) if parent else None, changes)
+        entries.append(Entry(commit, parent, meta, checkpoint))
+    return entries

@@ -1,0 +1,93 @@
+"""A checkpoint's changes against its parent: unified diff plus each file's before and after."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openprogram_lsp.store.checkpoints.meta import STATUS
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
+
+# Text bodies past these limits are left out (``truncated: true``) to keep responses small.
+MAX_TEXT_BYTES = 512 * 1024
+MAX_TEXT_FILES = 300
+
+
+def is_binary(data: bytes) -> bool:
+    """Git's rule: a NUL byte in the first 8000 bytes; also anything that is not UTF-8."""
+    if b"\0" in data[:8000]:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class RawChange:
+    """One file that differs between two trees."""
+
+    status: str
+    path: str
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+
+
+def tree_changes(repo: ShadowRepo, old: str, new: str,
+                 paths: list[str] | None = None) -> list[RawChange]:
+    """The files that differ between two commits or trees (optionally under some paths)."""
+    args = ["diff-tree", "-r", "--raw", "-z", "--no-renames", "--abbrev=40", old, new]
+    if paths:
+        args += ["--", *paths]
+    parts = repo.git(args).split(b"\0")
+    out = []
+    for i in range(0, len(parts) - 1, 2):
+        meta = parts[i].decode()
+        if not meta.startswith(":"):
+            continue
+        f = meta[1:].split()
+        out.append(RawChange(f[4][0], parts[i + 1].decode("utf-8", "surrogateescape"),
+                             f[0], f[1], f[2], f[3]))
+    return out
+
+
+def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: str | None,
+                    path: str | None) -> dict[str, Any]:
+    """The wire dict of ``openprogram/checkpointDiff``; a root checkpoint has no changes."""
+    if parent is None:
+        return {"checkpointId": checkpoint_id, "diff": "", "files": []}
+    entries = [(c.status, c.path, c.old_sha, c.new_sha)
+               for c in tree_changes(repo, parent, commit, [path] if path else None)]
+    args = ["diff-tree", "-p", "-r", "--no-renames", "--no-color", "--no-ext-diff",
+            "--no-textconv", "--full-index", parent, commit]
+    if path:
+        args += ["--", path]
+    diff = repo.git(args).decode("utf-8", "replace")
+    zero = "0" * 40
+    wanted = [sha for _, _, a, b in entries[:MAX_TEXT_FILES] for sha in (a, b) if sha != zero]
+    blobs = repo.read_blobs(wanted)
+    files: list[dict[str, Any]] = []
+    for n, (status, file_path, old, new) in enumerate(entries):
+        item: dict[str, Any] = {"path": file_path, "status": STATUS.get(status, "modified")}
+        if n >= MAX_TEXT_FILES:
+            item["truncated"] = True
+            files.append(item)
+            continue
+        for key, sha in (("before", old), ("after", new)):
+            if sha == zero:
+                continue
+            data = blobs[sha]
+            if is_binary(data):
+                item["binary"] = True
+            elif len(data) > MAX_TEXT_BYTES:
+                item["truncated"] = True
+            else:
+                item[key] = data.decode("utf-8")
+        if item.get("binary"):
+            item.pop("before", None)
+            item.pop("after", None)
+        files.append(item)
+    return {"checkpointId": checkpoint_id, "diff": diff, "files": files}

@@ -1,0 +1,81 @@
+"""A per-workspace lock: re-entrant across a process's threads, a file lock across processes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+from openprogram_lsp.core.errors import CheckpointError
+
+_REGISTRY: dict[str, WorkspaceLock] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+class WorkspaceLock:
+    """Hold it to read or change a workspace's checkpoint store; nests within one thread."""
+
+    def __init__(self, path: Path, timeout: float = 120.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._rlock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @classmethod
+    def for_path(cls, path: Path, timeout: float = 120.0) -> WorkspaceLock:
+        """The one lock object of this process for a lock file."""
+        key = str(path)
+        with _REGISTRY_LOCK:
+            lock = _REGISTRY.get(key)
+            if lock is None:
+                lock = _REGISTRY[key] = cls(path, timeout)
+            return lock
+
+    def acquire(self) -> None:
+        """Take the lock (waits up to ``timeout`` seconds for another process)."""
+        if not self._rlock.acquire(timeout=self.timeout):
+            raise CheckpointError(f"checkpoint store busy: {self.path}")
+        if self._depth == 0:
+            try:
+                self._fd = self._flock()
+            except BaseException:
+                self._rlock.release()
+                raise
+        self._depth += 1
+
+    def release(self) -> None:
+        """Give the lock back."""
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fd, self._fd = self._fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._rlock.release()
+
+    def _flock(self) -> int:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise CheckpointError(
+                        f"checkpoint store locked by another process: {self.path}") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+
+    def __enter__(self) -> WorkspaceLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()

@@ -1,0 +1,96 @@
+"""Checkpoint commit messages: a readable subject plus trailers that rebuild the metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openprogram_lsp.core.types import Checkpoint, CheckpointFile
+
+PREFIX = "Openprogram-"
+MAX_SKIPPED_TRAILERS = 200
+_BAD = str.maketrans({"\x00": " ", "\x1e": " ", "\x1f": " ", "\r": " "})
+
+
+@dataclass(slots=True)
+class CommitMeta:
+    """What a checkpoint commit's trailers say."""
+
+    id: str
+    kind: str
+    created_at: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    message: str = ""
+    skipped: list[str] = field(default_factory=list)
+    restored_from: str | None = None
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.translate(_BAD).split())
+
+
+def build_message(meta: CommitMeta) -> str:
+    """The commit message: subject naming session and turn, then the trailer block."""
+    text = meta.message.translate(_BAD).strip()
+    who = []
+    if meta.session_id:
+        who.append(f"session {meta.session_id}")
+    if meta.turn_id:
+        who.append(f"turn {meta.turn_id}")
+    subject = f"{meta.kind}: {', '.join(who)}" if who else meta.kind
+    trailers = [f"{PREFIX}Checkpoint: {meta.id}", f"{PREFIX}Kind: {meta.kind}",
+                f"{PREFIX}Created: {meta.created_at}"]
+    if meta.session_id:
+        trailers.append(f"{PREFIX}Session: {meta.session_id}")
+    if meta.turn_id:
+        trailers.append(f"{PREFIX}Turn: {meta.turn_id}")
+    if meta.restored_from:
+        trailers.append(f"{PREFIX}Restored-From: {meta.restored_from}")
+    trailers += [f"{PREFIX}Skipped: {_one_line(p)}" for p in meta.skipped[:MAX_SKIPPED_TRAILERS]]
+    parts = [subject]
+    if text:
+        parts.append(text)
+    parts.append("\n".join(trailers))
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_message(body: str) -> CommitMeta | None:
+    """The metadata of a checkpoint commit; None for commits that are not checkpoints."""
+    paragraphs = body.strip("\n").split("\n\n")
+    values: dict[str, list[str]] = {}
+    for line in paragraphs[-1].splitlines():
+        if line.startswith(PREFIX) and ": " in line:
+            key, value = line[len(PREFIX):].split(": ", 1)
+            values.setdefault(key, []).append(value)
+    if "Checkpoint" not in values:
+        return None
+
+    def first(key: str) -> str | None:
+        got = values.get(key)
+        return got[0] if got else None
+
+    text = "\n\n".join(paragraphs[1:-1]) if len(paragraphs) > 2 else paragraphs[0]
+    return CommitMeta(
+        id=first("Checkpoint") or "", kind=first("Kind") or "turn",
+        created_at=first("Created") or "", session_id=first("Session"),
+        turn_id=first("Turn"), message=text, skipped=values.get("Skipped", []),
+        restored_from=first("Restored-From"),
+    )
+
+
+STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified"}
+
+
+def to_checkpoint(meta: CommitMeta, parent_id: str | None,
+                  changes: list[tuple[str, str]]) -> Checkpoint:
+    """A Checkpoint from its trailers, its parent's id and its (status letter, path) changes."""
+    skipped = set(meta.skipped)
+    files = [CheckpointFile(path=p, status=STATUS.get(s, "modified"))  # type: ignore[arg-type]
+             for s, p in changes if p not in skipped]
+    kind = meta.kind if meta.kind in ("baseline", "turn", "safety", "restore") else "turn"
+    return Checkpoint(
+        id=meta.id, session_id=meta.session_id, turn_id=meta.turn_id, parent_id=parent_id,
+        created_at=meta.created_at, message=meta.message, files=files,
+        kind=kind,  # type: ignore[arg-type]
+        skipped=list(meta.skipped) or None,
+    )

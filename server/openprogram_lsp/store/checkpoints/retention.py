@@ -1,0 +1,99 @@
+"""Retention: drop old checkpoints by count and age, keeping those a session still references."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from openprogram_lsp.core.ids import now_iso
+from openprogram_lsp.store.checkpoints.chain import Entry
+from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
+
+
+def _created(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def choose_drops(entries: list[Entry], max_count: int | None, max_age_days: float | None,
+                 keep_ids: set[str], *, force: bool) -> set[str]:
+    """Commits of the checkpoints to drop; never the newest one (the index's base)."""
+    cutoff = (datetime.now(UTC) - timedelta(days=max_age_days)
+              if max_age_days is not None else None)
+    drops: set[str] = set()
+    checkpoints = [e for e in entries if e.checkpoint is not None]
+    for n, entry in enumerate(checkpoints):
+        assert entry.checkpoint is not None
+        if n == 0 or (entry.checkpoint.id in keep_ids and not force):
+            continue
+        too_many = max_count is not None and n >= max(max_count, 1)
+        created = _created(entry.checkpoint.created_at)
+        too_old = cutoff is not None and created is not None and created < cutoff
+        if too_many or too_old:
+            drops.add(entry.commit)
+    return drops
+
+
+def _recommit(repo: ShadowRepo, commit: str, parent: str | None) -> str:
+    """The same tree, message and dates as ``commit``, on a new parent."""
+    raw = repo.git(["cat-file", "commit", commit]).decode("utf-8", "replace")
+    header, _, message = raw.partition("\n\n")
+    env: dict[str, str] = {}
+    tree = ""
+    for line in header.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key in ("author", "committer"):
+            stamp = " ".join(value.rsplit(" ", 2)[-2:])
+            env[f"GIT_{key.upper()}_DATE"] = "@" + stamp
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    return repo.git(args, input=message.encode(), extra_env=env).decode().strip()
+
+
+def _base(repo: ShadowRepo, tree_of: str, parent: str | None, child: Entry) -> str:
+    """A hidden commit holding a dropped parent's tree, so a kept child's diff stays exact."""
+    child_id = child.meta.id if child.meta else child.commit
+    meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=now_iso(),
+                      message=f"Parent state of checkpoint {child_id}")
+    tree = repo.tree_of(tree_of)
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    return repo.git(args, input=build_message(meta).encode()).decode().strip()
+
+
+def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,
+                max_age_days: float | None, keep_ids: set[str], *, force: bool = False,
+                gc: bool = True) -> list[str]:
+    """Rewrite the chain without the dropped checkpoints; returns their ids."""
+    drops = choose_drops(entries, max_count, max_age_days, keep_ids, force=force)
+    if not drops:
+        return []
+    oldest_first = list(reversed(entries))
+    new_of: dict[str, str] = {}
+    prev: str | None = None
+    for i, entry in enumerate(oldest_first):
+        if entry.commit in drops:
+            continue
+        if entry.checkpoint is None:  # a hidden base: kept only while its child is kept
+            child = oldest_first[i + 1] if i + 1 < len(oldest_first) else None
+            if child is None or child.commit in drops:
+                continue
+        if entry.parent is None:
+            want = None
+        elif entry.parent in new_of:
+            want = new_of[entry.parent]
+        elif entry.checkpoint is not None:
+            want = _base(repo, entry.parent, prev, entry)
+        else:
+            want = prev
+        new = entry.commit if want == entry.parent else _recommit(repo, entry.commit, want)
+        new_of[entry.commit] = new
+        prev = new
+    old_head = entries[0].commit
+    if prev is not None and prev != old_head:
+        repo.set_head(prev, old_head)
+    if gc:
+        repo.git(["prune", "--expire=now"])
+    return [e.checkpoint.id for e in entries if e.commit in drops and e.checkpoint is not None]

@@ -1,0 +1,188 @@
+"""The private git dir, index and exclude file that hold one workspace's checkpoints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.store.checkpoints.config import CheckpointConfig
+from openprogram_lsp.store.git import GitError, run_git, run_git_proc
+
+HEAD_REF = "refs/heads/checkpoints"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO = "0" * 40
+
+# Settings stored in the private repository's own config (never the user's).
+_REPO_CONFIG = (
+    ("core.untrackedCache", "true"),
+    ("index.version", "4"),
+    ("core.fsmonitor", "false"),
+    ("core.logAllRefUpdates", "false"),
+    ("core.symlinks", "true"),
+    ("core.filemode", "true"),
+    ("core.precomposeUnicode", "false"),
+    ("advice.addIgnoredFile", "false"),
+    ("advice.addEmbeddedRepo", "false"),
+    ("status.showUntrackedFiles", "all"),
+)
+
+
+def workspace_key(workspace: Path) -> str:
+    """A directory name for a workspace: readable prefix and a hash of its real path."""
+    real = str(workspace.resolve())
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", workspace.resolve().name)[:40] or "root"
+    return f"{name}-{hashlib.sha256(real.encode()).hexdigest()[:16]}"
+
+
+def escape_pattern(path: str) -> str:
+    """An anchored gitignore pattern that matches exactly one workspace path."""
+    out = re.sub(r"([\\*?\[\]!#])", r"\\\1", path)
+    if out.endswith(" "):
+        out = out[:-1] + "\\ "
+    return "/" + out
+
+
+class ShadowRepo:
+    """Git plumbing over the workspace with a private ``--git-dir`` and ``GIT_INDEX_FILE``."""
+
+    def __init__(self, workspace: Path, root: Path, config: CheckpointConfig) -> None:
+        self.workspace = workspace.resolve()
+        self.root = root
+        self.config = config
+        self.git_dir = root / "git"
+        self.index_file = root / "index"
+        self.state_file = root / "state.json"
+        self.env = {
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.workspace),
+            "GIT_INDEX_FILE": str(self.index_file),
+        }
+        self.nested: set[str] = set()
+        self.large: set[str] = set()
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def ensure(self) -> bool:
+        """Create the private repository if missing; True when it already existed."""
+        if (self.git_dir / "HEAD").exists():
+            self._load_state()
+            return True
+        self.root.mkdir(parents=True, exist_ok=True)
+        run_git(["init", "-q", "--bare", "--template=", "-b", "checkpoints", str(self.git_dir)])
+        for key, value in _REPO_CONFIG:
+            run_git(["config", key, value], env={"GIT_DIR": str(self.git_dir)})
+        atomic_write(self.root / "workspace", str(self.workspace) + "\n")
+        self._load_state()
+        self.write_excludes()
+        return False
+
+    def _load_state(self) -> None:
+        try:
+            data = json.loads(self.state_file.read_bytes())
+        except (OSError, ValueError):
+            data = {}
+        self.nested = set(data.get("nested", []))
+        self.large = set(data.get("large", []))
+
+    def save_state(self) -> None:
+        """Persist the nested repositories and oversized files found so far."""
+        data = {"nested": sorted(self.nested), "large": sorted(self.large)}
+        atomic_write(self.state_file, json.dumps(data, indent=1))
+
+    def write_excludes(self) -> None:
+        """Write ``info/exclude`` of the private repository (the user's files stay untouched)."""
+        lines = ["# written by openprogram-lsp; regenerated on every full scan"]
+        lines += list(self.config.excludes)
+        user_exclude = self.workspace / ".git" / "info" / "exclude"
+        try:
+            if user_exclude.is_file():  # read only, so the user's own excludes hold here too
+                lines += user_exclude.read_text("utf-8", "replace").splitlines()
+        except OSError:
+            pass
+        lines += [escape_pattern(p) + "/" for p in sorted(self.nested)]
+        lines += [escape_pattern(p) for p in sorted(self.large)]
+        text = "\n".join(lines) + "\n"
+        path = self.git_dir / "info" / "exclude"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.read_text("utf-8") == text:
+                return
+        except OSError:
+            pass
+        atomic_write(path, text)
+
+    # -- git ------------------------------------------------------------------------------
+
+    def git(self, args: Sequence[str], *, input: bytes | None = None,
+            extra_env: dict[str, str] | None = None) -> bytes:
+        """Run git on the private repository; raises CheckpointError on failure."""
+        env = self.env if not extra_env else {**self.env, **extra_env}
+        try:
+            return run_git(["--literal-pathspecs", *args], env=env, input=input,
+                           timeout=self.config.git_timeout)
+        except GitError as exc:
+            raise CheckpointError(str(exc)) from exc
+
+    def git_rc(self, args: Sequence[str], *, input: bytes | None = None) -> tuple[int, bytes, str]:
+        """Run git and return (exit code, stdout, stderr)."""
+        proc = run_git_proc(["--literal-pathspecs", *args], env=self.env, input=input,
+                            timeout=self.config.git_timeout)
+        return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
+
+    # -- refs -----------------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        """The newest checkpoint commit, read straight from the ref file."""
+        try:
+            value = (self.git_dir / HEAD_REF).read_text().strip()
+            if value:
+                return value
+        except OSError:
+            pass
+        try:
+            for line in (self.git_dir / "packed-refs").read_text().splitlines():
+                if line.endswith(" " + HEAD_REF):
+                    return line.split(" ", 1)[0]
+        except OSError:
+            pass
+        return None
+
+    def set_head(self, new: str, old: str | None) -> None:
+        """Move the head ref, failing if someone else moved it meanwhile."""
+        self.git(["update-ref", HEAD_REF, new, old or ZERO])
+
+    # -- objects --------------------------------------------------------------------------
+
+    def tree_of(self, commit: str) -> str:
+        """The tree of a commit."""
+        return self.git(["rev-parse", f"{commit}^{{tree}}"]).decode().strip()
+
+    def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """Contents of blobs, read with one ``cat-file --batch``."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        out = self.git(["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode())
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for sha in wanted:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode().split()
+            if len(header) < 3 or header[1] == "missing":
+                raise CheckpointError(f"checkpoint store is missing object {sha}")
+            size = int(header[2])
+            blobs[sha] = out[end + 1:end + 1 + size]
+            pos = end + 1 + size + 1
+        return blobs
+
+
+def is_inside(workspace: Path, path: Path) -> bool:
+    """Whether a real path lies in the workspace."""
+    real = Path(os.path.realpath(path))
+    return real == workspace or workspace in real.parents

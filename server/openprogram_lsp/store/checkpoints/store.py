@@ -1,0 +1,274 @@
+"""CheckpointStore: per-turn snapshots of a workspace in a private git dir (the Checkpointer)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.core.errors import CheckpointError, NotFound
+from openprogram_lsp.core.fsutil import state_root
+from openprogram_lsp.core.ids import new_id, now_iso
+from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
+from openprogram_lsp.store.checkpoints.config import CheckpointConfig
+from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
+from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
+from openprogram_lsp.store.checkpoints.stage import Stager
+
+Entries = list[Entry]
+Checkpoints = list[Checkpoint]
+Ids = list[str]
+
+# Past this many noted paths one status walk is cheaper than naming them all.
+MAX_NOTED_PATHS = 5000
+
+
+def git_date(iso: str) -> str:
+    """A git date (``@epoch +0000``) for an ISO-8601 UTC timestamp."""
+    stamp = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return f"@{int(stamp.timestamp())} +0000"
+
+
+class CheckpointStore:
+    """All checkpoints of one workspace; thread-safe, and safe across processes."""
+
+    def __init__(self, workspace: Path, *, home: Path | None = None,
+                 config: CheckpointConfig | None = None) -> None:
+        self.workspace = Path(workspace).resolve()
+        if not self.workspace.is_dir():
+            raise CheckpointError(f"workspace {workspace} is not a directory")
+        self.config = config or CheckpointConfig.from_env()
+        root = (home or state_root()) / "checkpoints" / workspace_key(self.workspace)
+        root.mkdir(parents=True, exist_ok=True)
+        self.repo = ShadowRepo(self.workspace, root, self.config)
+        self.stager = Stager(self.repo)
+        self.lock = WorkspaceLock.for_path(root / "lock", self.config.lock_timeout)
+        self._noted: set[str] = set()
+        self._scan_all = True  # the first checkpoint of a process always walks the tree
+        self._noted_lock = threading.Lock()
+        self._opened = False
+        self._chain: Entries | None = None
+        self._chain_head: str | None = None
+        self._head_id: tuple[str, str] | None = None
+
+    @property
+    def root(self) -> Path:
+        """The store's directory under ``$OPENPROGRAM_HOME/checkpoints``."""
+        return self.repo.root
+
+    # -- Checkpointer port ---------------------------------------------------------------
+
+    def note_paths(self, paths: Iterable[str]) -> None:
+        """Record paths that may have changed; nothing (or the root) means "anything may have"."""
+        items = list(paths)
+        with self._noted_lock:
+            if not items:
+                self._scan_all = True
+                return
+            for item in items:
+                rel = self._relative(item)
+                if rel is None:
+                    continue
+                if rel == ".":
+                    self._scan_all = True
+                    continue
+                parts = rel.split("/")
+                if ".git" in parts:
+                    at = parts.index(".git")
+                    if at > 0:  # inside a nested repository: note its root, which stays excluded
+                        self._noted.add("/".join(parts[:at]))
+                    continue
+                self._noted.add(rel)
+            if len(self._noted) > MAX_NOTED_PATHS:
+                self._scan_all = True
+                self._noted.clear()
+
+    def note_all(self) -> None:
+        """Make the next checkpoint walk the whole tree (after shell commands)."""
+        self.note_paths(())
+
+    def ensure_baseline(self, session_id: str) -> Checkpoint | None:
+        """Take a session's baseline checkpoint before its first edit; None if it has one."""
+        with self.lock:
+            self._open()
+            for entry in self._entries():
+                cp = entry.checkpoint
+                if cp is not None and cp.kind == "baseline" and cp.session_id == session_id:
+                    return None
+            return self._commit("baseline", session_id, None,
+                                "Baseline before the session's first edit", allow_empty=True)
+
+    def commit_turn(self, session_id: str, turn_id: str, message: str,
+                    *, full_scan: bool = False) -> Checkpoint | None:
+        """Checkpoint a turn's changes; None when the workspace did not change."""
+        with self.lock:
+            self._open()
+            return self._commit("turn", session_id, turn_id, message, full=full_scan)
+
+    @contextmanager
+    def turn_lock(self) -> Iterator[None]:
+        """Hold the workspace for a whole turn so another session's edits cannot interleave."""
+        with self.lock:
+            yield
+
+    # -- review --------------------------------------------------------------------------
+
+    def list(self, session_id: str | None = None) -> Checkpoints:
+        """Checkpoints newest first, optionally only one session's."""
+        with self.lock:
+            self._open()
+            return [e.checkpoint for e in self._entries() if e.checkpoint is not None
+                    and (session_id is None or e.checkpoint.session_id == session_id)]
+
+    def get(self, checkpoint_id: str) -> Checkpoint:
+        """One checkpoint by id; raises NotFound."""
+        checkpoint = self._entry(checkpoint_id).checkpoint
+        assert checkpoint is not None
+        return checkpoint
+
+    def diff(self, checkpoint_id: str, path: str | None = None) -> dict[str, Any]:
+        """``{checkpointId, diff, files}``: a checkpoint against its parent (wire-ready)."""
+        from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
+
+        with self.lock:
+            entry = self._entry(checkpoint_id)
+            rel = self._checked_relative(path) if path else None
+            return checkpoint_diff(self.repo, checkpoint_id, entry.commit, entry.parent, rel)
+
+    # -- restore and retention -----------------------------------------------------------
+
+    def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
+                *, session_id: str | None = None) -> dict[str, Any]:
+        """Put files back as a checkpoint had them; undo by restoring ``safetyCheckpointId``."""
+        from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
+
+        return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id)
+
+    def prune(self, max_count: int | None = None, max_age_days: float | None = None,
+              keep_ids: Iterable[str] = (), *, force: bool = False,
+              gc: bool = True) -> Ids:
+        """Drop old checkpoints (never ``keep_ids`` unless ``force``); returns dropped ids."""
+        from openprogram_lsp.store.checkpoints.retention import prune_chain
+
+        with self.lock:
+            self._open()
+            count = self.config.max_count if max_count is None else max_count
+            age = self.config.max_age_days if max_age_days is None else max_age_days
+            dropped = prune_chain(self.repo, self._entries(), count, age, set(keep_ids),
+                                  force=force, gc=gc)
+            self._chain = None
+            self._head_id = None
+            return dropped
+
+    # -- internals used by restore / retention ------------------------------------------
+
+    def _open(self) -> None:
+        if not self._opened:
+            self.repo.ensure()
+            self._opened = True
+
+    def _entries(self) -> Entries:
+        head = self.repo.head()
+        if self._chain is None or self._chain_head != head:
+            self._chain = load_chain(self.repo)
+            self._chain_head = head
+        return self._chain
+
+    def _entry(self, checkpoint_id: str) -> Entry:
+        with self.lock:
+            self._open()
+            for entry in self._entries():
+                if entry.checkpoint is not None and entry.checkpoint.id == checkpoint_id:
+                    return entry
+        raise NotFound(f"unknown checkpoint id {checkpoint_id!r}")
+
+    def _head_checkpoint_id(self, head: str) -> str | None:
+        if self._chain is not None and self._chain_head == head:
+            return self._chain[0].checkpoint.id if self._chain[0].checkpoint else None
+        if self._head_id is not None and self._head_id[0] == head:
+            return self._head_id[1]
+        for entry in self._entries():
+            return entry.meta.id if entry.meta else None
+        return None
+
+    def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
+                *, full: bool = False, allow_empty: bool = False,
+                restored_from: str | None = None) -> Checkpoint | None:
+        """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
+        head = self.repo.head()
+        with self._noted_lock:
+            noted, self._noted = self._noted, set()
+            walk = full or self._scan_all or head is None
+            self._scan_all = False
+        try:
+            if walk:
+                self.stager.full()
+            elif noted:
+                try:
+                    self.stager.paths(noted)
+                except CheckpointError:  # a path vanished mid-way, or similar: walk instead
+                    self.stager.full()
+            changes = self.stager.changes(head)
+        except BaseException:
+            with self._noted_lock:
+                self._noted |= noted
+                self._scan_all = True
+            raise
+        if not changes and not allow_empty:
+            return None
+        tree = self.repo.git(["write-tree"]).decode().strip()
+        created = now_iso()
+        meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
+                          turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
+                          restored_from=restored_from)
+        date = git_date(created)
+        args = ["commit-tree", tree, *(["-p", head] if head else []), "-F", "-"]
+        commit = self.repo.git(args, input=build_message(meta).encode(),
+                               extra_env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+        sha = commit.decode().strip()
+        parent_id = self._head_checkpoint_id(head) if head else None
+        self.repo.set_head(sha, head)
+        checkpoint = to_checkpoint(meta, parent_id, changes if head else [])
+        if self._chain is not None and self._chain_head == head:
+            self._chain.insert(0, Entry(sha, head, meta, checkpoint))
+            self._chain_head = sha
+        self._head_id = (sha, meta.id)
+        return checkpoint
+
+    def _relative(self, path: str) -> str | None:
+        """A workspace-relative posix path, or None when it lies outside the workspace."""
+        if not path:
+            return None
+        if os.path.isabs(path):
+            rel = os.path.relpath(path, self.workspace)
+            if rel == ".." or rel.startswith("../"):
+                real = os.path.realpath(path)
+                rel = os.path.relpath(real, self.workspace)
+                if rel == ".." or rel.startswith("../"):
+                    return None
+        else:
+            rel = path
+        rel = posixpath.normpath(rel.replace(os.sep, "/"))
+        if rel == ".." or rel.startswith("../") or rel.startswith("/"):
+            return None
+        return rel
+
+    def _checked_relative(self, path: str) -> str:
+        """Like ``_relative`` but raising WorkspaceEscape for paths outside the workspace."""
+        from openprogram_lsp.core.errors import WorkspaceEscape
+
+        if "\x00" in path:
+            raise WorkspaceEscape(f"path {path!r} contains a NUL byte")
+        rel = self._relative(path)
+        if rel is None:
+            raise WorkspaceEscape(f"path {path!r} leads outside the workspace")
+        if ".git" in rel.split("/"):
+            raise WorkspaceEscape(f"path {path!r} is inside a .git directory")
+        return rel
