@@ -7,9 +7,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import median_time, report  # noqa: E402
-
-from openprogram_lsp.events.bus import Event, EventBus  # noqa: E402
+from _util import median_time, report
+from openprogram_lsp.events.bus import Event, EventBus
 
 N = 20_000
 

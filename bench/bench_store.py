@@ -9,11 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import median_time, report  # noqa: E402
-
-from openprogram_lsp.core.types import Node  # noqa: E402
-from openprogram_lsp.store.index import SessionIndex  # noqa: E402
-from openprogram_lsp.store.session_store import SessionStore  # noqa: E402
+from _util import median_time, report
+from openprogram_lsp.core.types import Node
+from openprogram_lsp.store.index import SessionIndex
+from openprogram_lsp.store.session_store import SessionStore
 
 N = 10_000
 

@@ -9,11 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import median_time, report  # noqa: E402
-
-from openprogram_lsp.app import AppConfig, build_dispatcher  # noqa: E402
-from openprogram_lsp.core.types import TurnRequest  # noqa: E402
-from openprogram_lsp.store.git import git_env  # noqa: E402
+from _util import median_time, report
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.store.git import git_env
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.conftest import FixedAsker, RecordingApprover
 
 from openprogram_lsp.core.errors import NotFound, SessionBusy
 from openprogram_lsp.core.types import INHERIT, Node, TurnRequest
@@ -15,7 +16,6 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
 from openprogram_lsp.store.git import run_git
-from tests.conftest import FixedAsker, RecordingApprover
 
 WRITE = {"text": "Writing.", "tool_calls": [
     {"name": "write_file", "arguments": {"path": "out.txt", "content": "hello\n"}}]}

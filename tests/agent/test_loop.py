@@ -1,0 +1,121 @@
+"""agent_loop against the scripted model and the real tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.agent.loop import LoopState, agent_loop
+from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.core.errors import ProviderError, TurnCancelled
+from openprogram_lsp.core.types import Message
+from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.providers.scripted import ScriptedProvider
+from openprogram_lsp.tools.base import ToolContext
+from openprogram_lsp.tools.builtin import builtin_tools
+from openprogram_lsp.tools.registry import ToolRegistry
+
+
+def provider(tmp_path: Path, responses: list[dict]) -> ScriptedProvider:
+    f = tmp_path / f"script{len(list(tmp_path.glob('script*')))}.json"
+    f.write_text(json.dumps(responses))
+    return ScriptedProvider(str(f))
+
+
+def runner(workspace: Path, bus: EventBus, mode: str = "bypass") -> ToolRunner:
+    return ToolRunner(tools=ToolRegistry(builtin_tools()),
+                      ctx=ToolContext(workspace=workspace, session_id="s", turn_id="t"),
+                      bus=bus, mode=mode)  # type: ignore[arg-type]
+
+
+async def test_tool_result_is_fed_back_in_order(tmp_path: Path, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("content of a")
+    bus = EventBus()
+    seen: list[Event] = []
+    bus.subscribe(seen.append)
+    p = provider(tmp_path, [
+        {"text": "Let me read.", "tool_calls": [
+            {"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}},
+            {"id": "c2", "name": "list_dir", "arguments": {}}]},
+        {"text": "It says: content of a"}])
+    messages = [Message(role="user", content="what is in a.txt?")]
+    state = await agent_loop(provider=p, system="sys", messages=messages,
+                             runner=runner(workspace, bus), bus=bus, control=TurnControl())
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert messages[2].tool_call_id == "c1" and messages[2].content == "content of a"
+    assert state.text == "Let me read.\n\nIt says: content of a"
+    assert [c.status for c in state.tool_calls] == ["completed", "completed"]
+    assert state.model_calls == 2 and state.usage.input_tokens > 0
+    assert [e.session_id for e in seen] == ["s"] * len(seen)
+
+
+async def test_unknown_tool_and_bad_arguments_are_tool_errors(tmp_path: Path,
+                                                              workspace: Path) -> None:
+    bus = EventBus()
+    p = provider(tmp_path, [{"tool_calls": [{"name": "nope", "arguments": {}},
+                                            {"name": "read_file", "arguments": {}}]},
+                            {"text": "ok"}])
+    messages = [Message(role="user", content="x")]
+    state = await agent_loop(provider=p, system="", messages=messages,
+                             runner=runner(workspace, bus), bus=bus, control=TurnControl())
+    assert "Unknown tool 'nope'" in messages[2].content and messages[2].is_error
+    assert "path: Field required" in messages[3].content
+    assert state.text == "ok"
+
+
+async def test_provider_error_propagates_with_partial_state(tmp_path: Path,
+                                                            workspace: Path) -> None:
+    bus = EventBus()
+    p = provider(tmp_path, [{"text": "part one", "tool_calls": [
+        {"name": "list_dir", "arguments": {}}]}, {"error": "boom"}])
+    state = LoopState()
+    with pytest.raises(ProviderError, match="boom"):
+        await agent_loop(provider=p, system="", messages=[Message(role="user", content="x")],
+                         runner=runner(workspace, bus), bus=bus, control=TurnControl(),
+                         state=state)
+    assert state.text == "part one" and len(state.tool_calls) == 1
+
+
+async def test_cancel_during_a_slow_tool_is_prompt(tmp_path: Path, workspace: Path) -> None:
+    bus = EventBus()
+    control = TurnControl()
+    p = provider(tmp_path, [{"tool_calls": [{"name": "run_command",
+                                             "arguments": {"command": "sleep 30"}}]}])
+
+    def on(ev: Event) -> None:
+        if ev.type == "tool.before":
+            asyncio.get_running_loop().call_later(0.1, control.request_cancel)
+
+    bus.subscribe(on)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    with pytest.raises(TurnCancelled):
+        await agent_loop(provider=p, system="", messages=[Message(role="user", content="x")],
+                         runner=runner(workspace, bus), bus=bus, control=control)
+    assert loop.time() - t0 < 5
+
+
+async def test_follow_up_runs_at_wrap_up(tmp_path: Path, workspace: Path) -> None:
+    bus = EventBus()
+    control = TurnControl()
+    control.follow_up("and one more thing")
+    p = provider(tmp_path, [{"text": "first"}, {"text": "second"}])
+    messages = [Message(role="user", content="x")]
+    state = await agent_loop(provider=p, system="", messages=messages,
+                             runner=runner(workspace, bus), bus=bus, control=control)
+    assert messages[2].content == "and one more thing"
+    assert state.text == "first\n\nsecond"
+
+
+async def test_plan_mode_refuses_edits(tmp_path: Path, workspace: Path) -> None:
+    bus = EventBus()
+    p = provider(tmp_path, [{"tool_calls": [{"name": "write_file", "arguments": {
+        "path": "x", "content": "y"}}]}, {"text": "ok"}])
+    messages = [Message(role="user", content="x")]
+    await agent_loop(provider=p, system="", messages=messages,
+                     runner=runner(workspace, bus, mode="plan"), bus=bus, control=TurnControl())
+    assert "read-only" in messages[2].content and not (workspace / "x").exists()
