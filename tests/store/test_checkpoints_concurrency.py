@@ -1,0 +1,105 @@
+"""Checkpoint store: two sessions on one workspace, from threads and from two processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+from tests.store._cp_helpers import files_of, make_workspace, open_store
+
+
+def test_two_sessions_interleaving_turns_from_threads(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=True)
+    store = open_store(ws, tmp_path / "home")
+    turns = 12
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(2)
+
+    def session(sid: str) -> None:
+        try:
+            store.ensure_baseline(sid)
+            barrier.wait()
+            for i in range(turns):
+                with store.turn_lock():  # the dispatcher holds this for the whole turn
+                    path = f"{sid}/file{i}.txt"
+                    (ws / sid).mkdir(exist_ok=True)
+                    (ws / path).write_text(f"{sid} {i}\n")
+                    store.note_paths([path])
+                    cp = store.commit_turn(sid, f"{sid}-t{i}", "m")
+                    assert cp is not None and files_of(cp) == {(path, "added")}
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=session, args=(sid,)) for sid in ("alpha", "beta")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    for sid in ("alpha", "beta"):
+        mine = [c for c in store.list(sid) if c.kind == "turn"]
+        assert len(mine) == turns
+        for c in mine:
+            assert c.turn_id is not None and c.turn_id.startswith(sid)
+            assert all(f.path.startswith(sid + "/") for f in c.files)
+    chain = store.list()
+    assert len(chain) == 2 * turns + 2
+    # a linear chain: each checkpoint's parent is the one before it
+    for newer, older in zip(chain, chain[1:], strict=False):
+        assert newer.parent_id == older.id
+
+
+def test_concurrent_commits_without_turn_lock_lose_nothing(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    store.ensure_baseline("s")
+    errors: list[BaseException] = []
+
+    def writer(sid: str) -> None:
+        try:
+            for i in range(15):
+                path = f"{sid}-{i}.txt"
+                (ws / path).write_text("x\n")
+                store.note_paths([path])
+                store.commit_turn(sid, f"{sid}{i}", "m")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in ("a", "b", "c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    recorded = {f.path for c in store.list() for f in c.files}
+    assert recorded == {f"{s}-{i}.txt" for s in "abc" for i in range(15)}
+
+
+def test_two_processes_share_one_store(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=True)
+    home = tmp_path / "home"
+    script = textwrap.dedent(f"""
+        import pathlib, sys
+        from openprogram_lsp.store.checkpoints import CheckpointStore, CheckpointConfig
+        ws = pathlib.Path({str(ws)!r})
+        store = CheckpointStore(ws, home=pathlib.Path({str(home)!r}), config=CheckpointConfig())
+        sid = sys.argv[1]
+        store.ensure_baseline(sid)
+        for i in range(10):
+            with store.turn_lock():
+                p = f"{{sid}}-{{i}}.txt"
+                (ws / p).write_text(p)
+                store.note_paths([p])
+                cp = store.commit_turn(sid, f"{{sid}}-{{i}}", "m")
+                assert [f.path for f in cp.files] == [p], cp
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, sid]) for sid in ("p1", "p2")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    store = open_store(ws, home)
+    for sid in ("p1", "p2"):
+        turns = [c for c in store.list(sid) if c.kind == "turn"]
+        assert sorted(f.path for c in turns for f in c.files) == sorted(
+            f"{sid}-{i}.txt" for i in range(10))

@@ -1,0 +1,68 @@
+"""Checkpoint store: retention by count and age, keeping referenced checkpoints (real git)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.store._cp_helpers import make_workspace, open_store, tree_hash
+
+
+def _turns(store, ws: Path, n: int) -> list[str]:  # type: ignore[no-untyped-def]
+    ids = []
+    for i in range(n):
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+        (ws / "counter.txt").write_text(f"{i}\n")
+        store.note_paths([f"f{i}.txt", "counter.txt"])
+        cp = store.commit_turn("s", f"t{i}", "m")
+        assert cp is not None
+        ids.append(cp.id)
+    return ids
+
+
+def _objects(store) -> int:  # type: ignore[no-untyped-def]
+    out = subprocess.run(["git", "count-objects", "-v"], env={"GIT_DIR": str(store.repo.git_dir)},
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.split("count: ")[1].split()[0])
+
+
+def test_prune_by_count_keeps_referenced_and_exact_diffs(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=True)
+    store = open_store(ws, tmp_path / "home")
+    base = store.ensure_baseline("s")
+    assert base is not None
+    ids = _turns(store, ws, 10)
+    diffs = {i: store.diff(i) for i in ids}
+    before_objects = _objects(store)
+    referenced = {ids[2], base.id}
+    dropped = store.prune(max_count=3, max_age_days=None, keep_ids=referenced)
+    assert set(dropped) == set(ids[:7]) - referenced
+    kept = [c.id for c in store.list()]
+    assert kept == [ids[9], ids[8], ids[7], ids[2], base.id]
+    for cid in (ids[9], ids[8], ids[7], ids[2]):
+        assert store.diff(cid) == diffs[cid]  # each kept checkpoint still diffs exactly
+    assert store.get(ids[7]).parent_id is None  # its parent is gone
+    assert store.get(ids[8]).parent_id == ids[7]
+    assert _objects(store) < before_objects
+    # the store keeps working: next turn, restore of a kept checkpoint, list from a fresh process
+    nxt = _turns(store, ws, 1)
+    assert store.get(nxt[0]).parent_id == ids[9]
+    store.restore(ids[2])
+    assert (ws / "counter.txt").read_text() == "2\n"
+    assert [c.id for c in open_store(ws, tmp_path / "home").list()][-5:] == kept
+
+
+def test_prune_by_age_and_force(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    store.ensure_baseline("s")
+    ids = _turns(store, ws, 4)
+    assert store.prune(max_count=None, max_age_days=1) == []
+    state = tree_hash(ws)
+    dropped = store.prune(max_count=None, max_age_days=0, keep_ids={ids[1]})
+    assert ids[1] not in dropped and ids[3] not in dropped
+    assert [c.id for c in store.list()] == [ids[3], ids[1]]
+    dropped = store.prune(max_count=1, max_age_days=None, keep_ids={ids[1]}, force=True)
+    assert dropped == [ids[1]]
+    assert [c.id for c in store.list()] == [ids[3]]
+    assert tree_hash(ws) == state  # pruning never touches the workspace
