@@ -49,7 +49,7 @@ function layout(): void {
 <header class="bar">
   <select id="branch" title="Branch" aria-label="Branch"></select>
   <span class="spacer"></span>
-  <button id="new" class="icon" title="New session" aria-label="New session">＋ New</button>
+  <button id="new" class="icon" title="New session" aria-label="New session">+ New</button>
 </header>
 <div id="banner" class="banner" hidden></div>
 <main id="log" aria-live="polite"></main>

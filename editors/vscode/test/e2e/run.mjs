@@ -1,0 +1,239 @@
+// End-to-end test in a real VS Code: code-server + headless Chromium driven by playwright-core.
+// Usage: node test/e2e/run.mjs [--vsix PATH] [--out DIR]; exits non-zero on the first failed step.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ext = resolve(here, '..', '..');
+const repo = resolve(ext, '..', '..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const vsix = resolve(arg('--vsix', join(ext, 'dist', 'openprogram.vsix')));
+const out = resolve(arg('--out', join(repo, 'artifacts', 'vscode-e2e')));
+const codeServer = join(process.env.OPENPROGRAM_TOOLS_DIR ?? join(repo, '.tools'), 'code-server', 'node_modules', '.bin', 'code-server');
+const serverCommand = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const STEP_TIMEOUT = 60_000;
+
+const work = join(out, 'work');
+const ws = join(work, 'workspace');
+const home = join(work, 'home');
+const userData = join(work, 'user-data');
+const extDir = join(work, 'extensions');
+const script = join(work, 'script.json');
+
+let step = 'setup';
+const log = (...a) => console.log(`[e2e] ${a.join(' ')}`);
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+    srv.on('error', rej);
+  });
+}
+
+function prepare() {
+  for (const p of [codeServer, vsix, serverCommand, chromiumPath]) {
+    if (!existsSync(p)) throw new Error(`missing ${p}`);
+  }
+  rmSync(work, { recursive: true, force: true });
+  for (const d of [ws, home, userData, extDir, join(ws, '.vscode'), join(userData, 'User')]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(ws, 'README.md'), '# scratch workspace\n');
+  // The scripted model: one response per model call, across every turn of the server process.
+  writeFileSync(script, JSON.stringify([
+    { text: "I'll create the file.", tool_calls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'Hello from OpenProgram\n' } }] },
+    { text: 'Created **hello.txt** with a greeting:\n\n```text\nHello from OpenProgram\n```' },
+    { text: 'Hi again, from a new branch.' },
+  ], null, 2));
+  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
+    'openprogram.server.command': serverCommand,
+    'openprogram.model': `scripted:${script}`,
+    'openprogram.home': home,
+  }, null, 2));
+  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'workbench.colorTheme': 'Default Dark Modern',
+    'window.commandCenter': false,
+    'chat.commandCenter.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  }, null, 2));
+  step = 'install the .vsix';
+  const res = execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' });
+  log(res.trim().split('\n').pop());
+}
+
+async function waitHttp(url, proc) {
+  for (let i = 0; i < 120; i++) {
+    if (proc.exitCode !== null) throw new Error(`code-server exited with ${proc.exitCode}`);
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+/** The frame holding the chat page (webviews are nested iframes). */
+async function chatFrame(page) {
+  for (let i = 0; i < 120; i++) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.locator('#input').count()) return f;
+      } catch { /* frame detached */ }
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error('the chat webview did not appear');
+}
+
+async function palette(page, command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: STEP_TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+async function waitFor(pred, what) {
+  for (let i = 0; i < 240; i++) {
+    if (await pred()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function main() {
+  mkdirSync(out, { recursive: true });
+  prepare();
+  const port = await freePort();
+  step = 'start code-server';
+  const csLog = join(out, 'code-server.log');
+  const proc = spawn(codeServer, [
+    '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir, ws,
+  ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENPROGRAM_HOME: home } });
+  const chunks = [];
+  proc.stdout.on('data', (d) => chunks.push(d));
+  proc.stderr.on('data', (d) => chunks.push(d));
+  let browser;
+  let page;
+  const shot = async (name) => {
+    const file = join(out, `${name}.png`);
+    await page.screenshot({ path: file });
+    log(`screenshot ${file}`);
+    return file;
+  };
+  try {
+    await waitHttp(`http://127.0.0.1:${port}/healthz`, proc);
+    step = 'launch chromium';
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
+
+    step = 'open the OpenProgram panel';
+    await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: STEP_TIMEOUT });
+    let frame = await chatFrame(page);
+    await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await shot('01-panel');
+
+    step = 'send a chat whose reply writes a file';
+    await frame.locator('#input').fill('Create hello.txt with a greeting');
+    await frame.locator('#input').press('Enter');
+    const allow = frame.locator('button[data-option-kind="allow_once"]');
+    await allow.waitFor({ timeout: STEP_TIMEOUT });
+    if (existsSync(join(ws, 'hello.txt'))) throw new Error('the file was written before approval');
+    await shot('02-approval');
+
+    step = 'click "Allow once" on the card';
+    await allow.click();
+    await frame.locator('.msg.role-assistant', { hasText: 'Created hello.txt' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.checkpoint-card').waitFor({ timeout: STEP_TIMEOUT });
+    const written = readFileSync(join(ws, 'hello.txt'), 'utf8');
+    if (written !== 'Hello from OpenProgram\n') throw new Error(`unexpected file content ${JSON.stringify(written)}`);
+    await frame.locator('.tool-card .approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
+    const panelShot = await shot('03-reply');
+
+    step = 'open the checkpoint diff';
+    await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.tab', { hasText: 'hello.txt' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'Hello from OpenProgram' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('04-diff');
+
+    step = 'restore the turn (revert its files)';
+    await palette(page, 'OpenProgram: Restore Files to Before This Turn');
+    await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    await waitFor(() => !existsSync(join(ws, 'hello.txt')), 'hello.txt to be removed by the restore');
+    await shot('05-restored');
+
+    step = 'undo the restore';
+    await palette(page, 'OpenProgram: Undo Restore');
+    await waitFor(() => existsSync(join(ws, 'hello.txt')), 'hello.txt to come back');
+    if (readFileSync(join(ws, 'hello.txt'), 'utf8') !== written) throw new Error('undo did not bring back the same content');
+
+    step = 'fork from the first reply';
+    frame = await chatFrame(page);
+    const reply = frame.locator('.msg.role-assistant', { hasText: 'Created hello.txt' });
+    await reply.hover();
+    await reply.locator('button.fork').click();
+    await frame.locator('#fork:not([hidden])').waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#input').fill('Now just say hi');
+    await frame.locator('#input').press('Enter');
+    await frame.locator('.msg.role-assistant', { hasText: 'Hi again, from a new branch.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => (await frame.locator('#branch option').count()) >= 2, 'two branches in the picker');
+    await shot('06-fork');
+
+    step = 'switch back to the first branch';
+    const values = await frame.locator('#branch option').evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
+    const other = values.find((v) => !v.selected);
+    await frame.locator('#branch').selectOption(other.value);
+    await frame.locator('.msg.role-user', { hasText: 'Create hello.txt' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => (await frame.locator('.msg', { hasText: 'Hi again' }).count()) === 0, 'the forked reply to leave the view');
+    await shot('07-branch-switched');
+
+    step = 'save the README screenshot';
+    const docs = join(repo, 'docs', 'images');
+    if (process.env.E2E_UPDATE_README_IMAGE) {
+      mkdirSync(docs, { recursive: true });
+      copyFileSync(panelShot, join(docs, 'vscode-panel.png'));
+    }
+    log('PASS');
+  } catch (err) {
+    if (page) await shot('failure').catch(() => undefined);
+    console.error(`[e2e] FAILED at step "${step}": ${err instanceof Error ? err.stack : err}`);
+    process.exitCode = 1;
+  } finally {
+    await browser?.close().catch(() => undefined);
+    try {
+      process.kill(-proc.pid, 'SIGTERM');
+    } catch { /* already gone */ }
+    writeFileSync(csLog, Buffer.concat(chunks));
+  }
+}
+
+await main();
