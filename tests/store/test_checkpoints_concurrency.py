@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -48,7 +49,7 @@ def test_two_sessions_interleaving_turns_from_threads(tmp_path: Path) -> None:
     chain = store.list()
     assert len(chain) == 2 * turns + 2
     # a linear chain: each checkpoint's parent is the one before it
-    for newer, older in zip(chain, chain[1:], strict=False):
+    for newer, older in itertools.pairwise(chain):
         assert newer.parent_id == older.id
 
 

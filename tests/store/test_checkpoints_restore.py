@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.store._cp_helpers import files_of, make_workspace, open_store, sh, tree_hash
 
 from openprogram_lsp.core.errors import NotFound, WorkspaceEscape
-from tests.store._cp_helpers import files_of, make_workspace, open_store, sh, tree_hash
 
 
 @pytest.fixture(params=["git", "plain"])
@@ -45,7 +45,8 @@ def test_restore_and_its_undo_round_trip(ws: Path, home: Path) -> None:
     os.symlink("src/main.py", ws / "link")
     (ws / "run.sh").write_text("#!/bin/sh\necho hi\n")
     (ws / "run.sh").chmod(0o755)
-    sh("echo by-shell > shell.txt", ws)  # never noted: the safety checkpoint must see it
+    sh("echo by-shell > shell.txt", ws)
+    store.note_all()  # what run_command reports: the safety checkpoint must walk and see it
     state2 = tree_hash(ws)
 
     out = store.restore(first)
@@ -167,3 +168,25 @@ def test_restore_of_the_current_state_changes_nothing(ws: Path, home: Path) -> N
     out = store.restore(cp)
     assert out["restored"] == [] and out["safetyCheckpointId"] == cp
     assert "checkpointId" not in out
+
+
+def test_safety_checkpoint_rereads_paths_the_restore_overwrites(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    first = _turn(store, ws, "t1", {"a.txt": b"one\n"})
+    _turn(store, ws, "t2", {"a.txt": b"two\n"})
+    (ws / "a.txt").write_text("edited and never reported\n")
+    out = store.restore(first)
+    assert (ws / "a.txt").read_text() == "one\n"
+    store.restore(out["safetyCheckpointId"])
+    assert (ws / "a.txt").read_text() == "edited and never reported\n"
+
+
+def test_first_restore_after_a_restart_walks_the_tree(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    first = _turn(store, ws, "t1", {"a.txt": b"one\n"})
+    (ws / "while_down.txt").write_text("made while the server was not running\n")
+    out = open_store(ws, home).restore(first)
+    assert ("while_down.txt", "added") in files_of(store.get(out["safetyCheckpointId"]))
+    assert not (ws / "while_down.txt").exists()

@@ -19,8 +19,8 @@ os.umask(_UMASK)
 
 
 def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
-                       paths: Iterable[str] | None, *,
-                       session_id: str | None = None) -> dict[str, Any]:
+                       paths: Iterable[str] | None, *, session_id: str | None = None,
+                       full_scan: bool = False) -> dict[str, Any]:
     """Restore a checkpoint's files (all, or under ``paths``); returns the wire result."""
     with store.lock:
         store._open()
@@ -28,8 +28,17 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         wanted = sorted({store._checked_relative(p) for p in paths}) if paths else []
         if "." in wanted:
             wanted = []
+        # Re-read every path the restore may write or delete, plus whatever was noted, so the
+        # safety checkpoint holds their current bytes; walk the whole tree when the store's
+        # knowledge is incomplete (first use in this process, after a shell command) or asked.
+        head = store.repo.head()
+        if head is not None:
+            touched = [c.path for c in tree_changes(store.repo, head, target.commit,
+                                                    wanted or None)]
+            if touched:
+                store.note_paths(touched)
         safety = store._commit("safety", session_id, None,
-                               f"Before restoring checkpoint {checkpoint_id}", full=True)
+                               f"Before restoring checkpoint {checkpoint_id}", full=full_scan)
         head = store.repo.head()
         if head is None:
             raise CheckpointError("checkpoint store has no head")

@@ -145,11 +145,16 @@ class CheckpointStore:
     # -- restore and retention -----------------------------------------------------------
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
-                *, session_id: str | None = None) -> dict[str, Any]:
-        """Put files back as a checkpoint had them; undo by restoring ``safetyCheckpointId``."""
+                *, session_id: str | None = None, full_scan: bool = False) -> dict[str, Any]:
+        """Put files back as a checkpoint had them; undo by restoring ``safetyCheckpointId``.
+
+        Returns ``{restored, safetyCheckpointId, changes, checkpointId?, skipped?}``; ``changes``
+        (``[{path, change}]``) is ready for a ``file.changed`` event.
+        """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
-        return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id)
+        return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
+                                  full_scan=full_scan)
 
     def prune(self, max_count: int | None = None, max_age_days: float | None = None,
               keep_ids: Iterable[str] = (), *, force: bool = False,
