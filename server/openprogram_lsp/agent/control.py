@@ -16,6 +16,7 @@ class TurnControl:
         self._steering: deque[str] = deque()
         self._follow_ups: deque[str] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Remember the loop the turn runs on, so other threads can cancel it."""
@@ -45,10 +46,24 @@ class TurnControl:
         with self._lock:
             self._steering.append(text)
 
-    def follow_up(self, text: str) -> None:
-        """Queue a message to be handled when the turn would otherwise end."""
+    def follow_up(self, text: str) -> bool:
+        """Queue a message to be handled when the turn would otherwise end.
+
+        Returns False (and queues nothing) once the turn stopped taking follow-ups.
+        """
         with self._lock:
+            if self._closed:
+                return False
             self._follow_ups.append(text)
+            return True
+
+    def close_follow_ups(self) -> list[str]:
+        """Stop taking follow-ups and return those queued but never taken (turn end)."""
+        with self._lock:
+            self._closed = True
+            out = list(self._follow_ups)
+            self._follow_ups.clear()
+            return out
 
     def take_steering(self) -> list[str]:
         with self._lock:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.agent.collab_tools import collab_tools
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PermissionMode
@@ -28,7 +29,8 @@ class Services:
     workspace: Path
     bus: EventBus = field(default_factory=get_event_bus)
     questions: QuestionRegistry = field(default_factory=get_question_registry)
-    tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(builtin_tools()))
+    tools: ToolRegistry = field(
+        default_factory=lambda: ToolRegistry([*builtin_tools(), *collab_tools()]))
     context: ContextEngine = field(default_factory=ContextEngine)
     default_model: str | None = None
     permission_mode: PermissionMode = "ask"

@@ -1,0 +1,121 @@
+"""Model-facing collaboration tools: ``agent``, ``send_message`` and ``list_agents``.
+
+The agent layer cannot import the dispatcher, so these tools call the object the dispatcher
+injects as ``ctx.services["subagents"]`` (see :class:`CollabService`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+
+
+@runtime_checkable
+class CollabService(Protocol):
+    """What the dispatcher layer provides to the collaboration tools."""
+
+    def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
+                        branch_from: str | None) -> str:
+        """Start a child branch; returns text for the model, raises ToolError to refuse."""
+        ...
+
+    def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
+        """Deliver a message; returns text for the model, raises ToolError to refuse."""
+        ...
+
+    def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """The subagent runs of the caller's session."""
+        ...
+
+
+def _service(ctx: ToolContext) -> CollabService:
+    svc = ctx.services.get("subagents")
+    if svc is None:
+        raise ToolError("subagents are not available here (no dispatcher service injected)")
+    return svc  # type: ignore[no-any-return]
+
+
+class AgentInput(BaseModel):
+    prompt: str = Field(min_length=1, description="The task for the child agent, self-contained")
+    label: str | None = Field(None, description="A short unique name; becomes the child's "
+                                                "branch name, usable as send_message's `to`")
+    branch_from: str | None = Field(None, description="Omit for a fresh branch that sees only "
+                                    "the prompt; \"current\" to fork off this conversation; "
+                                    "or a node id to fork there")
+
+
+class AgentTool(Tool):
+    name = "agent"
+    description = ("Spawn a child agent on its own branch of this conversation. It runs in the "
+                   "background with full tool access (the tool gate still applies) and its "
+                   "result comes back to you as a follow-up message; do not poll for it.")
+    kind = "other"
+    category = "collab"
+    Input = AgentInput
+
+    def title(self, args: BaseModel) -> str:
+        assert isinstance(args, AgentInput)
+        return f"Spawn agent {args.label}" if args.label else "Spawn agent"
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, AgentInput)
+        label = args.label.strip() if args.label else None
+        return ToolOutput(_service(ctx).spawn_from_tool(ctx, args.prompt, label or None,
+                                                        args.branch_from))
+
+
+class SendMessageInput(BaseModel):
+    message: str = Field(min_length=1, description="What to tell the other branch")
+    to: str = Field(min_length=1, description="A branch name or agent id of this session, or "
+                    "SESSION_ID:NODE_ID (NODE_ID may be HEAD or a branch name of that session)")
+
+
+class SendMessageTool(Tool):
+    name = "send_message"
+    description = ("Send a message to another existing branch or session; it runs one more turn "
+                   "there and the reply comes back to you as a follow-up message (asynchronous, "
+                   "do not poll). To create a new branch use the agent tool instead.")
+    kind = "other"
+    category = "collab"
+    Input = SendMessageInput
+
+    def title(self, args: BaseModel) -> str:
+        assert isinstance(args, SendMessageInput)
+        return f"Message {args.to}"
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, SendMessageInput)
+        return ToolOutput(_service(ctx).send_from_tool(ctx, args.message, args.to.strip()))
+
+
+class ListAgentsInput(BaseModel):
+    pass
+
+
+class ListAgentsTool(Tool):
+    name = "list_agents"
+    description = ("List the child agents and message deliveries of this session with their "
+                   "branch tip, label and status (running, done, error, cancelled).")
+    kind = "read"
+    category = "collab"
+    Input = ListAgentsInput
+
+    def title(self, args: BaseModel) -> str:
+        return "List agents"
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        agents = _service(ctx).agents_for_tool(ctx)
+        if not agents:
+            return ToolOutput("No agents in this session yet.", data={"agents": []})
+        lines = [json.dumps(a, sort_keys=True) for a in agents]
+        return ToolOutput("\n".join(lines), data={"agents": agents})
+
+
+def collab_tools() -> list[Tool]:
+    """Fresh instances of the collaboration tools."""
+    return [AgentTool(), SendMessageTool(), ListAgentsTool()]
