@@ -35,6 +35,7 @@ from openprogram_lsp.dispatcher.finalize import finalize_turn
 from openprogram_lsp.dispatcher.history import resolve_history
 from openprogram_lsp.dispatcher.loop_runner import prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.dispatcher.subagents import Subagents
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
@@ -72,6 +73,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
         self._checkpointers: dict[Path, Checkpointer | None] = {}
+        self.agents = Subagents(self)
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -90,13 +92,15 @@ class Dispatcher:
         turns = self.active_turns(session_id)
         for t in turns:
             t.control.request_cancel()
-        return bool(turns)
+        jobs = self.agents.cancel_session(session_id)
+        return bool(turns) or bool(jobs)
 
     def cancel_all(self) -> int:
         """Cancel every running turn (shutdown)."""
         turns = self.active_turns()
         for t in turns:
             t.control.request_cancel()
+        self.agents.cancel_all()
         return len(turns)
 
     def steer(self, session_id: str, text: str) -> bool:
@@ -108,8 +112,8 @@ class Dispatcher:
         return True
 
     def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Subagent runs (id, sessionId, headId, label, status); filled in by subagents."""
-        return []
+        """Subagent runs and deliveries (id, sessionId, headId, label?, status, kind)."""
+        return self.agents.list_agents(session_id)
 
     def checkpointer(self, workspace: Path) -> Checkpointer | None:
         """The checkpointer of a workspace (created once)."""
@@ -202,6 +206,8 @@ class Dispatcher:
         meta: dict[str, Any] = {"source": req.source}
         if req.agent_id:
             meta["agentId"] = req.agent_id
+        if req.model:
+            meta["model"] = req.model
         if req.metadata:
             meta.update(req.metadata)
         user = store.append(sid, Node(id=user_id, role="user", text=req.text, predecessor=pred,
@@ -222,6 +228,7 @@ class Dispatcher:
         status: NodeStatus = "done"
         error: TurnError | None = None
         swallowed_cancel = False
+        leftover: list[str] = []
         try:
             writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
                                status="running", metadata={"source": req.source}))
@@ -244,6 +251,7 @@ class Dispatcher:
             log.exception("turn %s failed", turn_id)
             status, error = "error", TurnError(message=f"{type(exc).__name__}: {exc}")
         finally:
+            leftover = control.close_follow_ups()
             for var, tok in zip((current_session_id, current_turn_id, current_writer,
                                  current_agent_id, current_message_depth), tokens, strict=True):
                 var.reset(tok)  # type: ignore[attr-defined]
@@ -256,6 +264,7 @@ class Dispatcher:
         finally:
             with self._lock:
                 self._active.pop(turn_id, None)
+            self.agents.after_turn(turn, status, leftover)
             for ev in pending:
                 s.bus.emit(ev)
         if swallowed_cancel:
@@ -300,7 +309,7 @@ class Dispatcher:
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
                           question_timeout=s.question_timeout, on_paths_changed=paths_changed,
                           services={"questions": s.questions, "dispatcher": self,
-                                    "turn": turn, **s.extra})
+                                    "turn": turn, "subagents": self.agents, **s.extra})
         runner = ToolRunner(tools=s.tools, ctx=ctx, bus=s.bus,
                             mode=turn.request.permission_mode or s.permission_mode,
                             rules=s.rules_for(turn.workspace), approver=s.approver,

@@ -1,0 +1,244 @@
+"""Subagents: children on named branches, edits checkpointed, outcomes back to the parent."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.conftest import RecordingApprover
+from tests.dispatcher.subagent_helpers import (
+    attach_nodes,
+    build,
+    call,
+    chain_texts,
+    text,
+    tool_nodes,
+)
+
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def dispatchers() -> Iterator[list[Dispatcher]]:
+    made: list[Dispatcher] = []
+    yield made
+    for d in made:
+        d.agents.close()
+
+
+def test_child_edits_file_on_named_branch_and_reports_back(
+        home: Path, workspace: Path, bus: EventBus, script: Callable, events: list[Event],
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="write notes.txt", label="writer"),
+                     text("Spawned the writer."),
+                     call("list_agents"),
+                     text("The writer is done.")])
+    child = script([call("hold", key="child"),
+                    call("write_file", path="notes.txt", content="from the child\n"),
+                    text("Wrote notes.txt.")])
+    approver = RecordingApprover("allow_once")
+    d, hold = build(home, workspace, bus, parent, child=child, mode="ask", approver=approver)
+    dispatchers.append(d)
+    store = d.services.store
+
+    r = d.process_user_turn(TurnRequest(text="delegate the notes"))
+    sid = r.session_id
+    assert r.status == "done" and "Spawned the writer." in r.text
+    # the agent tool asked like any non-read tool in ask mode; the bypass child asked nothing
+    assert [q.tool_call.name for q in approver.requests] == ["agent"]
+    assert "running async" in (tool_nodes(d, sid, "agent")[0].text)
+    assert hold.entered("child")
+    head_while_child_ran = store.head(sid)
+    hold.release("child")
+    assert d.agents.runner.wait_idle(60)
+
+    # the child's edit landed, on its own branch, named by its label
+    assert (workspace / "notes.txt").read_text() == "from the child\n"
+    [agent] = [a for a in d.list_agents(sid) if a["kind"] == "agent"]
+    assert agent["label"] == "writer" and agent["status"] == "done"
+    assert agent["sessionId"] == sid
+    tip = agent["headId"]
+    assert store.find_branch(sid, "writer") == tip
+    named = {b.get("name"): b for b in store.list_branches(sid)}
+    assert named["writer"]["headId"] == tip and not named["writer"]["active"]
+    child_user, child_reply = store.get_branch(sid, tip)
+    assert child_user.predecessor is None and child_user.metadata["source"] == "agent_spawn"
+    assert child_user.metadata["parentNodeId"] == r.assistant_node_id
+    assert child_reply.status == "done" and "Wrote notes.txt." in child_reply.text
+
+    # checkpointed and attributed to the child's turn
+    ckpt_id = child_reply.metadata.get("checkpointId")
+    assert ckpt_id and agent["id"] == d.agents.runner.jobs()[0].id
+    ckpt = d.checkpointer(workspace).get(ckpt_id)  # type: ignore[union-attr]
+    assert ckpt.turn_id == tip and ckpt.session_id == sid
+    assert [f.path for f in ckpt.files] == ["notes.txt"]
+
+    # the user's head never moved onto the child's branch
+    assert head_while_child_ran == r.assistant_node_id
+    head = store.head(sid)
+    assert head is not None
+    main_chain = store.get_branch(sid, head)
+    assert tip not in {n.id for n in main_chain}
+
+    # the outcome came back: an attach pointer and a follow-up turn on the parent's branch
+    [att] = attach_nodes(d, sid)
+    assert att.caller == r.assistant_node_id and att.metadata["targetNodeId"] == tip
+    assert att.metadata["sourceId"] == agent["id"]
+    roles = [(n.role, n.metadata.get("source")) for n in main_chain]
+    assert roles == [("user", "user"), ("assistant", "user"),
+                     ("user", "follow_up"), ("assistant", "follow_up")]
+    assert "[Agent writer finished (done)" in main_chain[2].text
+    assert "Wrote notes.txt." in main_chain[2].text
+    assert main_chain[3].text.endswith("The writer is done.")
+    listing = tool_nodes(d, sid, "list_agents")[0].text
+    assert '"label": "writer"' in listing and '"status": "done"' in listing
+
+    # events carry the session explicitly
+    started = [e for e in events if e.type == "subagent.started"]
+    ended = [e for e in events if e.type == "subagent.ended"]
+    assert [e.session_id for e in started] == [sid] and [e.session_id for e in ended] == [sid]
+    assert ended[0].payload["headId"] == tip and ended[0].payload["status"] == "done"
+    assert ended[0].payload["label"] == "writer"
+    replies = [e for e in events if e.type == "branch.message_sent"]
+    assert replies and replies[0].payload["kind"] == "reply"
+    assert replies[0].payload["inTurn"] is False
+
+
+def test_child_outcome_is_absorbed_by_a_running_parent(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="say hi", label="greeter"),
+                     call("hold", key="parent"),
+                     text("Waiting."),
+                     text("Got the greeting.")])
+    child = script([text("hi from the child")])
+    d, hold = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+
+    def release(ev: Event) -> None:
+        if ev.type == "branch.message_sent" and ev.payload.get("inTurn"):
+            hold.release("parent")
+
+    bus.subscribe(release)
+    r = d.process_user_turn(TurnRequest(text="spawn and wait"))
+    assert d.agents.runner.wait_idle(60)
+    assert r.status == "done"
+    assert r.text.endswith("Waiting.\n\nGot the greeting.")
+    store = d.services.store
+    # no extra turn: the reply was handled inside the parent's turn
+    assert [n.metadata.get("source") for n in store.get_branch(r.session_id)] == ["user", "user"]
+    assert store.head(r.session_id) == r.assistant_node_id
+    [att] = attach_nodes(d, r.session_id)
+    assert "hi from the child" in att.text
+
+
+def test_gate_denies_a_tool_inside_a_bypass_child(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="write it", label="w"), text("ok"),
+                     text("noted")])
+    child = script([call("write_file", path="blocked.txt", content="x"), text("could not")])
+    seen_modes: list[str] = []
+
+    def gate(ev: Event) -> GateDecision | None:
+        if ev.payload.get("name") == "write_file":
+            seen_modes.append(str(ev.payload.get("mode")))
+            return GateDecision("deny", ("writes are frozen",))
+        return None
+
+    undo = register_tool_gate(gate, name="freeze-writes")
+    try:
+        d, _ = build(home, workspace, bus, parent, child=child)
+        dispatchers.append(d)
+        r = d.process_user_turn(TurnRequest(text="go"))
+        assert d.agents.runner.wait_idle(60)
+    finally:
+        undo()
+    assert seen_modes == ["bypass"]
+    assert not (workspace / "blocked.txt").exists()
+    [denied] = tool_nodes(d, r.session_id, "write_file")
+    assert denied.status == "error" and "writes are frozen" in denied.text
+    [agent] = d.list_agents(r.session_id)
+    assert agent["status"] == "done"
+
+
+def test_cancelling_the_parent_cancels_its_children(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="slow work", label="slow"),
+                     call("agent", prompt="more slow work", label="slower"),
+                     call("hold", key="parent")])
+    child = script([call("hold", key="child"), call("hold", key="child")])
+    d, hold = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    cancel = threading.Event()
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(d.process_user_turn(
+        TurnRequest(text="start"), cancel_event=cancel)))
+    worker.start()
+    assert hold.entered("parent") and hold.entered("child")
+    assert {a["status"] for a in d.list_agents()} == {"running"}
+    cancel.set()
+    worker.join(60)
+    assert d.agents.runner.wait_idle(60)
+    [r] = out
+    assert r.status == "cancelled"  # type: ignore[attr-defined]
+    agents = d.list_agents(r.session_id)  # type: ignore[attr-defined]
+    assert sorted(a["label"] for a in agents) == ["slow", "slower"]
+    assert {a["status"] for a in agents} == {"cancelled"}
+    store = d.services.store
+    sid = r.session_id  # type: ignore[attr-defined]
+    for a in agents:
+        if a["headId"] is not None:
+            assert store.get_node(sid, a["headId"]).status == "cancelled"
+    # nothing was reported back to a parent the user cancelled
+    assert attach_nodes(d, sid) == []
+    assert all(n.metadata.get("source") != "follow_up" for n in store.nodes(sid))
+
+
+def test_cancelling_one_child_tells_the_parent(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="slow", label="slow"), text("spawned"),
+                     text("ok, it was cancelled")])
+    child = script([call("hold", key="child")])
+    d, hold = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="start"))
+    assert hold.entered("child")
+    [agent] = d.list_agents(r.session_id)
+    assert d.agents.cancel_agent(agent["id"])
+    assert d.agents.runner.wait_idle(60)
+    [agent] = d.list_agents(r.session_id)
+    assert agent["status"] == "cancelled"
+    head = d.services.store.head(r.session_id)
+    assert head is not None
+    texts = chain_texts(d, r.session_id, head)
+    assert "[Agent slow finished (cancelled)" in texts[2][1]
+    assert texts[3][1].endswith("ok, it was cancelled")
+
+
+def test_agent_tool_refusals(home: Path, workspace: Path, bus: EventBus, script: Callable,
+                             dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="a", label="dup"), call("agent", prompt="b",
+                                                                   label="dup"),
+                     call("agent", prompt="c", branch_from="nope"),
+                     call("agent", prompt="d", label="new"), text("done"), text("ack")])
+    child = script([text("child done")])
+    d, _ = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="go"))
+    assert d.agents.runner.wait_idle(60)
+    outs = [n.text for n in tool_nodes(d, r.session_id, "agent")]
+    assert "running async" in outs[0]
+    assert "already a branch" in outs[1]
+    assert "branch_from" in outs[2]
+    assert "label must be" in outs[3]
+    assert len(d.list_agents(r.session_id)) == 1
