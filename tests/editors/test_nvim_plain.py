@@ -25,7 +25,7 @@ runner = _load_runner()
 
 
 @pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed")
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 def test_plain_client_approves_through_show_message_request(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()

@@ -105,9 +105,13 @@ def test_questions_through_vim_ui(env: dict[str, Path]) -> None:
     sel = out["selects"][0]
     assert sel["prompt"] == "Which file?" and sel["items"][:2] == ["a.txt", "b.txt"]
     assert sel["kind"] == "openprogram.question"
-    outputs = _text([n.get("text", "") for n in out["history"]["nodes"]])
-    assert "blue" in outputs and "b.txt" in outputs
-    assert "Thanks, noted." in _text(out["lines"])
+    calls = [c for n in out["history"]["nodes"] for c in n.get("toolCalls", [])]
+    assert [c["output"] for c in calls] == ["blue", "b.txt"]
+    text = _text(out["lines"])
+    assert "Thanks, noted." in text
+    # The answers show beside the tool calls in the panel.
+    assert "Favourite colour? · think · completed → blue" in text
+    assert "→ b.txt" in text
 
 
 def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:

@@ -9,7 +9,7 @@ the environment, records what happened, bounds every wait, and writes one JSON r
 local H = { out = {}, turns = 0, events = {}, notes = {}, progress = {} }
 
 H.result_path = assert(os.getenv('OP_RESULT'), 'OP_RESULT is not set')
-H.server_cmd = vim.json.decode(assert(os.getenv('OP_SERVER_CMD'), 'OP_SERVER_CMD is not set'))
+H.server_cmd = vim.json.decode((assert(os.getenv('OP_SERVER_CMD'), 'OP_SERVER_CMD is not set')))
 H.model = os.getenv('OP_MODEL')
 H.timeout = tonumber(os.getenv('OP_WAIT_MS') or '') or 30000
 

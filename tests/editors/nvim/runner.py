@@ -45,7 +45,7 @@ def run_scenario(
     model: str,
     home: Path,
     plugin: bool = True,
-    timeout: float = 120.0,
+    timeout: float = 150.0,
 ) -> dict[str, Any]:
     """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote."""
     nvim = nvim_binary()
@@ -67,9 +67,9 @@ def run_scenario(
     script = str(SCENARIOS / f"{name}.lua")
     if plugin:
         args = [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
-                "-c", f"luafile {script}"]
+                "-c", f"luafile {script}", "-c", "cq"]
     else:
-        args = [nvim, "--headless", "-u", "NONE", "-c", f"luafile {script}"]
+        args = [nvim, "--headless", "-u", "NONE", "-c", f"luafile {script}", "-c", "cq"]
     proc = subprocess.run(args, cwd=workspace, env=env, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     assert result.exists(), (

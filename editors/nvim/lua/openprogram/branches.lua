@@ -69,12 +69,12 @@ end
 ---@param b table a branch from openprogram/branches
 ---@return string
 function M.format_branch(b)
-  local name = (b.name and b.name ~= vim.NIL) and b.name or b.headId:sub(1, 8)
-  local preview = tostring(b.preview or ''):gsub('\n', ' ')
+  local preview = tostring(b.preview or ''):gsub('%s+', ' ')
   if #preview > 60 then
     preview = preview:sub(1, 57) .. '...'
   end
-  return ('%s %s · %d messages · %s'):format(b.active and '*' or ' ', name, b.length or 0, preview)
+  local label = (b.name and b.name ~= vim.NIL and b.name ~= '') and (b.name .. ': ' .. preview) or preview
+  return ('%s %s · %d messages · %s'):format(b.active and '*' or ' ', label, b.length or 0, b.headId)
 end
 
 --- List the session's branches and check the chosen one out, redrawing the panel.
@@ -120,7 +120,7 @@ end
 ---@param s table a session from openprogram/sessions
 ---@return string
 function M.format_session(s)
-  local title = (s.title and s.title ~= vim.NIL and s.title ~= '') and s.title or s.id:sub(1, 8)
+  local title = (s.title and s.title ~= vim.NIL and s.title ~= '') and s.title or s.id
   return ('%s · %s · %s'):format(title, tostring(s.status or ''), tostring(s.updatedAt or ''))
 end
 

@@ -17,7 +17,7 @@ function M.format(cp)
   local n = type(cp.files) == 'table' and #cp.files or 0
   local when = tostring(cp.createdAt or ''):gsub('T', ' '):sub(1, 19)
   local msg = tostring(cp.message or ''):match('^[^\n]*') or ''
-  return ('%s  %s  %d file%s  %s'):format(tostring(cp.id):sub(1, 8), when, n, n == 1 and '' or 's', msg)
+  return ('%s  %s  %d file%s  %s'):format(tostring(cp.id), when, n, n == 1 and '' or 's', msg)
 end
 
 --- A scratch buffer holding one side of a diff.
@@ -54,7 +54,7 @@ end
 ---@return integer[] tabpages
 function M.open_diff(result)
   local tabs = {}
-  local id = tostring(result.checkpointId or '?'):sub(1, 8)
+  local id = tostring(result.checkpointId or '?')
   for _, f in ipairs(result.files or {}) do
     vim.cmd('tabnew')
     local scratch = vim.api.nvim_get_current_buf()
@@ -145,7 +145,7 @@ function M.restore(checkpoint_id, paths, done)
     pcall(vim.cmd.checktime)
     local n = #(result.restored or {})
     local msg = ('openprogram: restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
-      n, n == 1 and '' or 's', checkpoint_id:sub(1, 12), tostring(result.safetyCheckpointId))
+      n, n == 1 and '' or 's', checkpoint_id, tostring(result.safetyCheckpointId))
     vim.notify(msg, vim.log.levels.INFO)
     require('openprogram.panel').note(msg:gsub('^openprogram: ', ''))
     if done then

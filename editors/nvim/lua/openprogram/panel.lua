@@ -138,7 +138,7 @@ local function winbar()
   if S.title then
     table.insert(parts, S.title)
   elseif S.session_id then
-    table.insert(parts, 'session ' .. S.session_id:sub(1, 8))
+    table.insert(parts, 'session ' .. S.session_id)
   end
   if S.busy then
     table.insert(parts, S.progress or 'working…')
@@ -292,6 +292,55 @@ function M.render_intro()
   end)
 end
 
+---@param tc table a Node.toolCalls entry
+---@return string
+local function history_tool_line(tc)
+  local line = M.tool_line(tool_title(tc), tc.kind, tc.status)
+  local out = type(tc.output) == 'string' and vim.trim(tc.output) or ''
+  if out ~= '' and not out:find('\n') and #out <= 60 then
+    line = line .. ' → ' .. out
+  end
+  return line
+end
+
+--- A message's body: its text, with tool calls placed after the model step that made them
+--- (`metadata.steps` holds each step's text) so the order matches what streamed.
+---@param node table
+---@return string[]
+function M.body_lines(node)
+  local out = {}
+  local calls = type(node.toolCalls) == 'table' and node.toolCalls or {}
+  local steps = type(node.metadata) == 'table' and node.metadata.steps or nil
+  local function add_text(text)
+    if type(text) == 'string' and text ~= '' then
+      if #out > 0 then
+        table.insert(out, '')
+      end
+      vim.list_extend(out, vim.split(text, '\n', { plain = true }))
+    end
+  end
+  local placed = {}
+  if type(steps) == 'table' and #steps > 0 then
+    for i, text in ipairs(steps) do
+      add_text(text)
+      for j, tc in ipairs(calls) do
+        if tc.step == i - 1 then
+          table.insert(out, history_tool_line(tc))
+          placed[j] = true
+        end
+      end
+    end
+  else
+    add_text(node.text)
+  end
+  for j, tc in ipairs(calls) do
+    if not placed[j] then
+      table.insert(out, history_tool_line(tc))
+    end
+  end
+  return out
+end
+
 --- Render a history (root -> head) into the panel, one header per message.
 ---@param nodes table[] Node list from openprogram/history
 function M.render(nodes)
@@ -305,15 +354,9 @@ function M.render(nodes)
       local label = ({ user = 'You', assistant = 'Assistant', summary = 'Summary' })[role]
       table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
       table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
-      local text = type(node.text) == 'string' and node.text or ''
-      if text ~= '' then
-        vim.list_extend(lines, vim.split(text, '\n', { plain = true }))
-      end
+      vim.list_extend(lines, M.body_lines(node))
       if node.status == 'error' or node.status == 'cancelled' then
         table.insert(lines, ('_(%s)_'):format(node.status))
-      end
-      for _, tc in ipairs(type(node.toolCalls) == 'table' and node.toolCalls or {}) do
-        table.insert(lines, M.tool_line(tool_title(tc), tc.kind, tc.status))
       end
     elseif role == 'tool' then
       -- Tool results belong to the assistant section above them (not a fork point of their own).
@@ -587,7 +630,7 @@ function M.on_event(params, ctx)
     local cp = data.checkpoint or data
     local n = type(cp.files) == 'table' and #cp.files or 0
     M.note(('checkpoint %s · %d file%s · :OpenProgramCheckpoints'):format(
-      tostring(cp.id or '?'):sub(1, 8), n, n == 1 and '' or 's'))
+      tostring(cp.id or '?'), n, n == 1 and '' or 's'))
   elseif t == ev.QUESTION_ASKED then
     M.note('question: ' .. tostring(data.question or '?'))
   elseif t == ev.QUESTION_REPLIED then

@@ -50,8 +50,7 @@ H.run(function()
   -- A second message through the prompt buffer: type it and press Enter.
   local iw = vim.fn.win_findbuf(panel.state.input_buf)[1]
   vim.api.nvim_set_current_win(iw)
-  vim.cmd('startinsert!')
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('thanks<CR>', true, false, true), 'xt', false)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('Athanks<CR>', true, false, true), 'xt', false)
   H.wait(function()
     return H.turns >= 2
   end, 'the turn sent from the input buffer')
