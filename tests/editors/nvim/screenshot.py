@@ -43,6 +43,25 @@ HELLO = 'def main():\n    print("hello")\n\n\nif __name__ == "__main__":\n    ma
 LUA = """
 require('openprogram').setup({ cmd = %(cmd)s, model = %(model)s,
   panel = { position = 'right', width = 72 } })
+-- A small floating picker, standing in for a vim.ui.select plugin (dressing, snacks, ...).
+vim.ui.select = function(items, opts, on_choice)
+  local lines = {}
+  for i, it in ipairs(items) do
+    lines[i] = (' %%d  %%s'):format(i, opts.format_item and opts.format_item(it) or tostring(it))
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  local win = vim.api.nvim_open_win(buf, true, { relative = 'editor', row = 9, col = 6,
+    width = #opts.prompt + 4, height = #lines, border = 'rounded', style = 'minimal',
+    title = ' ' .. opts.prompt .. ' ', title_pos = 'center' })
+  vim.wo[win].cursorline = true
+  for i = 1, #items do
+    vim.keymap.set('n', tostring(i), function()
+      vim.api.nvim_win_close(win, true)
+      on_choice(items[i], i)
+    end, { buffer = buf })
+  end
+end
 vim.cmd('edit hello.py')
 vim.cmd('OpenProgram add a greet function to hello.py')
 """
@@ -177,11 +196,11 @@ def main() -> int:
              str(ROWS), "-c", str(ws), nvim)
         try:
             tmux("set-option", "-t", "shot", "-g", "status", "off")
-            screen = wait_for("Type number and <Enter>")
+            screen = wait_for("Always reject")
             time.sleep(0.3)
             screen = capture()
             tmux("send-keys", "-t", "shot", "1", "Enter")
-            wait_for("greet() returns the text")
+            wait_for("returns the text")
         finally:
             subprocess.run(["tmux", "-L", "openprogram-shot", "kill-server"], check=False)
         htmlfile = Path(tmp) / "shot.html"

@@ -64,16 +64,19 @@ local function preview(d)
   vim.bo[buf].modifiable = false
   pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://approve/' .. d.path)
   local prev = vim.api.nvim_get_current_win()
+  local layout = vim.fn.winrestcmd() -- closing the split must not resize the panel and input
   vim.cmd('botright ' .. math.min(20, vim.api.nvim_buf_line_count(buf) + 1) .. 'split')
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
   vim.wo[win].winfixheight = true
+  vim.wo[win].winbar = ('Proposed change to %s (choose in the prompt)'):format(d.path)
   if vim.api.nvim_win_is_valid(prev) then
     vim.api.nvim_set_current_win(prev)
   end
   return function()
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)
+      pcall(vim.cmd, layout)
     end
   end
 end
@@ -102,6 +105,8 @@ function M.handle(params, ctx)
     end
   end
   require('openprogram.panel').note(('approval asked: %s'):format(tc.title or tc.name or '?'))
+  -- Blocking UIs (the default inputlist) draw over a stale screen unless we redraw first.
+  vim.cmd('redraw')
   local timeout = require('openprogram.config').options.approval_timeout_ms
   local choice = async.await(function(resolve)
     vim.ui.select(options, {

@@ -49,10 +49,10 @@ function M.fork(node_id, text)
   end
   local function go(input)
     if from then
-      panel.fork(from, input)
+      require('openprogram.chat').fork(from, input)
     else
       -- The first message of the session: start a new root on the same session.
-      panel.send(input, { branchFrom = vim.NIL })
+      require('openprogram.chat').send(input, { branchFrom = vim.NIL })
     end
   end
   if text and text ~= '' then

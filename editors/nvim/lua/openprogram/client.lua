@@ -30,7 +30,7 @@ end
 function M.handlers()
   return {
     [protocol.server_methods.EVENT] = function(_, params, ctx)
-      require('openprogram.panel').on_event(params, ctx)
+      require('openprogram.chat').on_event(params, ctx)
     end,
     [protocol.server_methods.REQUEST_PERMISSION] = function(_, params, ctx)
       return require('openprogram.approvals').handle(params, ctx)

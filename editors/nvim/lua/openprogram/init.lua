@@ -15,7 +15,7 @@ local did_setup = false
 function M.setup(opts)
   require('openprogram.config').setup(opts)
   if not did_setup then
-    require('openprogram.panel').setup_progress()
+    require('openprogram.chat').setup_progress()
     did_setup = true
   end
 end
@@ -33,7 +33,7 @@ function M.open(text)
   local panel = require('openprogram.panel')
   if text and vim.trim(text) ~= '' then
     panel.open(true)
-    panel.send(text)
+    require('openprogram.chat').send(text)
   else
     panel.open(true)
     if not require('openprogram.client').ensure() then
@@ -47,12 +47,12 @@ end
 ---@param extra? table more openprogram/chat params
 function M.send(text, extra)
   ensure_setup()
-  require('openprogram.panel').send(text, extra)
+  require('openprogram.chat').send(text, extra)
 end
 
 --- Cancel the running turn.
 function M.cancel()
-  require('openprogram.panel').cancel()
+  require('openprogram.chat').cancel()
 end
 
 --- Fork from the message under the cursor (asks for the text when none is given).

@@ -1,7 +1,7 @@
 --[[
 The chat panel: a side split holding a markdown buffer with the active branch's history (one
-header per message), replies streaming in from `text.delta`, tool calls listed as they start and
-finish, and a prompt buffer under it for the next message.
+header per message) and a prompt buffer under it for the next message. `chat.lua` runs turns
+and streams their events into it.
 
 Buffer layout (rendered from `openprogram/history`, then appended to while a turn streams):
   ## You · 10:02
@@ -16,8 +16,8 @@ local protocol = require('openprogram.protocol')
 
 local M = {}
 
-local ev = protocol.events
 local ns = vim.api.nvim_create_namespace('openprogram.panel')
+M.ns = ns
 local ICON = { pending = '○', in_progress = '…', completed = '✓', failed = '✗' }
 
 ---@class openprogram.PanelNode
@@ -117,7 +117,8 @@ end
 ---@return string
 function M.tool_line(title, kind, status)
   status = status or 'pending'
-  return ('- %s %s · %s · %s'):format(ICON[status] or '•', title, kind or 'other', status)
+  local label = status == 'in_progress' and 'running' or status
+  return ('- %s %s · %s · %s'):format(ICON[status] or '•', title, kind or 'other', label)
 end
 
 ---@param tc table a Node.toolCalls entry
@@ -175,7 +176,9 @@ local function create_buffers()
     map(buf, 'i', M.focus_input, 'type a message')
     map(buf, 'a', M.focus_input, 'type a message')
     map(buf, 'q', M.close, 'close the panel')
-    map(buf, '<C-c>', M.cancel, 'cancel the turn')
+    map(buf, '<C-c>', function()
+      require('openprogram.chat').cancel()
+    end, 'cancel the turn')
     map(buf, 'R', M.refresh, 'redraw from history')
     map(buf, 'F', function()
       require('openprogram.branches').fork()
@@ -194,10 +197,12 @@ local function create_buffers()
     vim.fn.prompt_setprompt(ib, '> ')
     vim.fn.prompt_setcallback(ib, function(text)
       if text and vim.trim(text) ~= '' then
-        M.send(text)
+        require('openprogram.chat').send(text)
       end
     end)
-    vim.keymap.set('n', '<C-c>', M.cancel, { buffer = ib, desc = 'OpenProgram: cancel the turn' })
+    vim.keymap.set('n', '<C-c>', function()
+      require('openprogram.chat').cancel()
+    end, { buffer = ib, desc = 'OpenProgram: cancel the turn' })
     vim.keymap.set('n', 'q', M.close, { buffer = ib, desc = 'OpenProgram: close the panel' })
     S.input_buf = ib
   end
@@ -452,229 +457,12 @@ function M.node_at_cursor(win)
   return nil
 end
 
--- Turns -------------------------------------------------------------------------------------
-
----@param result table? TurnResult
----@param err? lsp.ResponseError
-local function turn_done(result, err)
-  S.busy, S.request, S.progress = false, nil, nil
-  S.awaiting_session = false
-  if err then
-    M.note('error: ' .. (err.message or vim.inspect(err)))
-    update_winbar()
-    return
-  end
-  if type(result) == 'table' then
-    if result.sessionId then
-      S.session_id = result.sessionId
-    end
-    if result.status == 'error' and type(result.error) == 'table' then
-      M.note('turn failed: ' .. tostring(result.error.message))
-    end
-  end
-  update_winbar()
-  M.refresh(function()
-    vim.api.nvim_exec_autocmds('User', { pattern = 'OpenProgramTurnDone', modeline = false, data = result })
-  end)
-end
-
----@param header_text string
-local function begin_stream(header_text)
-  M.open(false)
-  local lines = { '', '## You', }
-  vim.list_extend(lines, vim.split(header_text, '\n', { plain = true }))
-  vim.list_extend(lines, { '', '## Assistant', '' })
-  append_lines(lines)
-  S.tools, S.tool_meta = {}, {}
-end
-
---- Send a message on the current session (a new session if none is shown).
----@param text string
----@param extra? table more openprogram/chat params (e.g. branchFrom, model)
-function M.send(text, extra)
-  if S.busy then
-    -- A running turn: the message interjects instead of queueing a second turn.
-    client.request(protocol.methods.STEER, { sessionId = S.session_id, text = text }, function(err, res)
-      M.note((not err and res and res.accepted) and ('steered: ' .. text) or 'could not steer the running turn')
-    end)
-    return
-  end
-  begin_stream(text)
-  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
-  S.busy, S.awaiting_session = true, S.session_id == nil
-  update_winbar()
-  local id, c = client.request(protocol.methods.CHAT, params, function(err, result)
-    turn_done(result, err)
-  end)
-  if not id then
-    S.busy, S.awaiting_session = false, false
-    M.note('the openprogram server is not running (see :checkhealth openprogram)')
-    return
-  end
-  S.request = { client = c, id = id }
-end
-
---- Fork from a node with a new message; the panel then shows the new branch.
----@param from_node_id string
----@param text string
----@param name? string
-function M.fork(from_node_id, text, name)
-  if S.busy then
-    vim.notify('openprogram: a turn is running; cancel it first', vim.log.levels.WARN)
-    return
-  end
-  begin_stream(text)
-  S.busy = true
-  update_winbar()
-  local id, c = client.request(
-    protocol.methods.FORK,
-    { sessionId = S.session_id, fromNodeId = from_node_id, text = text, name = name },
-    function(err, result)
-      turn_done(result, err)
-    end
-  )
-  if not id then
-    S.busy = false
-    return
-  end
-  S.request = { client = c, id = id }
-end
-
---- Cancel the running turn.
-function M.cancel()
-  if not S.busy then
-    vim.notify('openprogram: no turn is running', vim.log.levels.INFO)
-    return
-  end
-  if S.session_id then
-    client.request(protocol.methods.CANCEL, { sessionId = S.session_id }, function() end)
-  elseif S.request then
-    client.cancel_request(S.request.client, S.request.id)
-  end
-  M.note('cancelling…')
-end
-
--- Events ------------------------------------------------------------------------------------
-
----@param data table
-local function on_tool_started(data)
-  if not valid(S.buf) then
-    return
-  end
-  local title = data.title or data.name or 'tool'
-  append_lines(S.streaming_text and { '', M.tool_line(title, data.kind, 'in_progress') }
-    or { M.tool_line(title, data.kind, 'in_progress') })
-  local row = vim.api.nvim_buf_line_count(S.buf) - 1
-  local key = data.toolCallId or title
-  S.tools[key] = vim.api.nvim_buf_set_extmark(S.buf, ns, row, 0, {})
-  S.tool_meta[key] = { title = title, kind = data.kind }
-end
-
----@param data table
-local function on_tool_finished(data)
-  local mark = data.toolCallId and S.tools[data.toolCallId]
-  local meta = S.tool_meta[data.toolCallId or ''] or {}
-  local status = data.status or 'completed'
-  if mark and valid(S.buf) then
-    local pos = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, mark, {})
-    if pos and pos[1] then
-      edit(function(buf)
-        vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, {
-          M.tool_line(meta.title or data.name or 'tool', meta.kind or data.kind, status),
-        })
-      end)
-    end
-  elseif valid(S.buf) then
-    append_lines({ M.tool_line(data.title or data.name or 'tool', data.kind, status) })
-  end
-end
-
---- Route one `openprogram/event` notification to the panel.
----@param params {type: string, sessionId?: string, turnId?: string, data?: table}
----@param ctx? lsp.HandlerContext
-function M.on_event(params, ctx)
-  local _ = ctx
-  if type(params) ~= 'table' then
-    return
-  end
-  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'OpenProgramEvent', modeline = false, data = params })
-  local t, data = params.type, type(params.data) == 'table' and params.data or {}
-  if t == ev.FILE_CHANGED then
-    vim.schedule(function()
-      pcall(vim.cmd.checktime)
-    end)
-    return
-  end
-  if params.sessionId ~= S.session_id then
-    if S.awaiting_session and t == ev.TURN_STARTED and params.sessionId then
-      S.session_id, S.awaiting_session = params.sessionId, false
-      update_winbar()
-    else
-      return
-    end
-  end
-  if t == ev.TEXT_DELTA and type(data.text) == 'string' then
-    if not S.streaming_text and valid(S.buf) then
-      local n = vim.api.nvim_buf_line_count(S.buf)
-      if vim.api.nvim_buf_get_lines(S.buf, n - 1, n, false)[1] ~= '' then
-        append_lines({ '', '' }) -- a paragraph break, then the line the text streams into
-      end
-    end
-    append_text(data.text)
-    S.streaming_text = true
-  elseif t == ev.TOOL_STARTED then
-    on_tool_started(data)
-  elseif t == ev.TOOL_FINISHED then
-    on_tool_finished(data)
-  elseif t == ev.CHECKPOINT_CREATED then
-    local cp = data.checkpoint or data
-    local n = type(cp.files) == 'table' and #cp.files or 0
-    M.note(('checkpoint %s · %d file%s · :OpenProgramCheckpoints'):format(
-      tostring(cp.id or '?'), n, n == 1 and '' or 's'))
-  elseif t == ev.QUESTION_ASKED then
-    M.note('question: ' .. tostring(data.question or '?'))
-  elseif t == ev.QUESTION_REPLIED then
-    M.note('answer: ' .. tostring(data.answer or ''))
-  elseif t == ev.QUESTION_REJECTED then
-    M.note('question not answered')
-  elseif t == ev.CONTEXT_COMPACTED then
-    M.note('context compacted')
-  elseif t == ev.SUBAGENT_STARTED then
-    M.note('subagent started: ' .. tostring(data.label or data.agentId or data.id or ''))
-  elseif t == ev.SUBAGENT_ENDED then
-    M.note('subagent ended: ' .. tostring(data.label or data.agentId or data.id or ''))
-  elseif t == ev.TURN_FINISHED and not S.busy then
-    M.refresh()
-  end
-end
-
---- Track `$/progress` of our clients for the panel's winbar (LspProgress autocmd).
-function M.setup_progress()
-  local group = vim.api.nvim_create_augroup('openprogram.progress', { clear = true })
-  vim.api.nvim_create_autocmd('LspProgress', {
-    group = group,
-    callback = function(args)
-      local data = args.data or {}
-      local c = data.client_id and vim.lsp.get_client_by_id(data.client_id)
-      if not c or c.name ~= client.name then
-        return
-      end
-      local value = (data.params or {}).value or {}
-      if value.kind == 'end' then
-        S.progress = nil
-      else
-        local msg = value.title or ''
-        if value.message then
-          msg = msg .. ': ' .. value.message
-        end
-        if value.percentage then
-          msg = ('%s (%d%%)'):format(msg, value.percentage)
-        end
-        S.progress = msg
-      end
-      update_winbar()
-    end,
-  })
-end
+-- For chat.lua, which streams into the panel.
+M.valid = valid
+M.edit = edit
+M.append_lines = append_lines
+M.append_text = append_text
+M.update_winbar = update_winbar
+M.create_buffers = create_buffers
 
 return M
