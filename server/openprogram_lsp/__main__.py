@@ -1,4 +1,4 @@
-"""``python -m openprogram_lsp`` runs the command line."""
+"""``python -m openprogram_lsp``: the command line (``serve`` by default)."""
 
 from openprogram_lsp.cli import main
 

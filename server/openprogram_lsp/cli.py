@@ -255,7 +255,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the language server."""
     from openprogram_lsp.lsp.server import serve
 
-    return serve(args)
+    return serve(args, build=lambda: build_dispatcher(_config(args)))
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -1,0 +1,1 @@
+"""The language server: pygls transport, wire schema, handlers, event bridge, approvals."""

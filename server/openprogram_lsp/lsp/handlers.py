@@ -1,0 +1,230 @@
+"""Handlers of the custom requests: validate params -> call the dispatcher -> dump the result."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from openprogram_lsp.core.errors import (
+    CheckpointError,
+    InvalidParams,
+    NotFound,
+    OpenProgramError,
+    SessionBusy,
+)
+from openprogram_lsp.core.types import INHERIT, Checkpoint, TurnRequest
+from openprogram_lsp.events.bus import make_event
+from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import wire as w
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.server import OpenProgramServer
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+def _rpc_error(exc: OpenProgramError) -> JsonRpcException:
+    return JsonRpcException(message=exc.message, code=exc.code, data=exc.data)
+
+
+def _guard(method: str, fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:
+    """Turn project errors into JSON-RPC errors with their codes; log unexpected ones."""
+
+    @functools.wraps(fn)
+    async def handler(params: Any) -> dict[str, Any]:
+        try:
+            return await fn(params)
+        except OpenProgramError as exc:
+            raise _rpc_error(exc) from None
+        except (JsonRpcException, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("%s failed", method)
+            raise JsonRpcException(message=f"{method} failed: {type(exc).__name__}: {exc}",
+                                   code=-32603) from None
+
+    return handler
+
+
+class Handlers:
+    """The custom request handlers of one server."""
+
+    def __init__(self, server: OpenProgramServer) -> None:
+        self.server = server
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def dispatcher(self) -> Any:
+        return self.server.dispatcher
+
+    def _session(self, sid: str) -> str:
+        if not self.dispatcher.services.store.exists(sid):
+            raise NotFound(f"unknown session id {sid!r}")
+        return sid
+
+    def _node(self, sid: str, node_id: str, field: str) -> str:
+        if not self.dispatcher.services.store.has_node(sid, node_id):
+            raise NotFound(f"{field}: unknown node id {node_id!r} in session {sid!r}")
+        return node_id
+
+    def _model(self, requested: str | None) -> str | None:
+        if requested:
+            return requested
+        if self.dispatcher.services.default_model:
+            return None
+        return os.environ.get("OPENPROGRAM_MODEL") or self.server.settings.options.model
+
+    def _checkpointer(self) -> Any:
+        cp = self.dispatcher.checkpointer(self.server.primary_workspace)
+        if cp is None:
+            raise CheckpointError("checkpoints are not available for this workspace")
+        return cp
+
+    async def _turn(self, request: TurnRequest) -> dict[str, Any]:
+        result = await self.server.runner.run(
+            request, progress=self.server.settings.client.work_done_progress)
+        return result.wire()
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def chat(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.CHAT, w.ChatParams, raw)
+        if p.session_id is not None:
+            self._session(p.session_id)
+        branch: Any = INHERIT if p.branch_from == "inherit" else p.branch_from
+        if isinstance(branch, str) and p.session_id is None:
+            raise InvalidParams("branchFrom: a node id needs a sessionId")
+        if isinstance(branch, str) and p.session_id is not None:
+            self._node(p.session_id, branch, "branchFrom")
+        return await self._turn(TurnRequest(
+            text=p.text, session_id=p.session_id, branch_from=branch,
+            model=self._model(p.model), permission_mode=self.server.settings.permission_mode))
+
+    async def fork(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.FORK, w.ForkParams, raw)
+        self._node(self._session(p.session_id), p.from_node_id, "fromNodeId")
+        return await self._turn(TurnRequest(
+            text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
+            branch_name=p.name, model=self._model(None),
+            permission_mode=self.server.settings.permission_mode))
+
+    async def cancel(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.CANCEL, w.SessionParams, raw)
+        cancelled = self.dispatcher.cancel(self._session(p.session_id))
+        return w.CancelResult(cancelled=cancelled).wire()
+
+    async def steer(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.STEER, w.SteerParams, raw)
+        accepted = self.dispatcher.steer(self._session(p.session_id), p.text)
+        return w.AcceptedResult(accepted=accepted).wire()
+
+    # -- sessions and branches ---------------------------------------------------------------
+
+    async def sessions(self, raw: Any) -> dict[str, Any]:
+        w.parse_params(methods.SESSIONS, w.EmptyParams, raw)
+        rows = self.dispatcher.services.store.list_sessions()
+        infos = [w.SessionInfo(id=r["id"], title=r.get("title") or "", head_id=r.get("headId"),
+                               status=r.get("status") or "idle",
+                               updated_at=r.get("updatedAt") or "") for r in rows]
+        return w.SessionsResult(sessions=infos).wire()
+
+    async def history(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.HISTORY, w.HistoryParams, raw)
+        sid = self._session(p.session_id)
+        store = self.dispatcher.services.store
+        head = self._node(sid, p.head_id, "headId") if p.head_id else store.head(sid)
+        nodes = store.get_branch(sid, head) if head else []
+        return w.HistoryResult(session_id=sid, head_id=head, nodes=nodes).wire()
+
+    async def branches(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.BRANCHES, w.SessionParams, raw)
+        rows = self.dispatcher.services.store.list_branches(self._session(p.session_id))
+        return w.BranchesResult(branches=[w.BranchInfo.model_validate(r) for r in rows]).wire()
+
+    async def checkout(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.CHECKOUT, w.CheckoutParams, raw)
+        sid = self._session(p.session_id)
+        self._node(sid, p.head_id, "headId")
+        if self.dispatcher.user_turn(sid) is not None:
+            raise SessionBusy(f"session {sid} is running a turn; cancel it before checkout")
+        self.dispatcher.services.store.set_head(sid, p.head_id)
+        return w.CheckoutResult(head_id=p.head_id).wire()
+
+    async def name_branch(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.NAME_BRANCH, w.NameBranchParams, raw)
+        sid = self._session(p.session_id)
+        self._node(sid, p.head_id, "headId")
+        self.dispatcher.services.store.name_branch(sid, p.head_id, p.name)
+        return w.EmptyResult().wire()
+
+    async def answer(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.ANSWER, w.AnswerParams, raw)
+        accepted = self.dispatcher.services.questions.answer(p.question_id, p.answer)
+        return w.AcceptedResult(accepted=accepted).wire()
+
+    async def agents(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.AGENTS, w.OptionalSessionParams, raw)
+        if p.session_id is not None:
+            self._session(p.session_id)
+        rows = self.dispatcher.list_agents(p.session_id)
+        return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows]).wire()
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    async def checkpoints(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.CHECKPOINTS, w.OptionalSessionParams, raw)
+        if p.session_id is not None:
+            self._session(p.session_id)
+        cp = self._checkpointer()
+        items: list[Checkpoint] = await asyncio.to_thread(cp.list, session_id=p.session_id)
+        return {"checkpoints": [c.wire() for c in items]}
+
+    async def checkpoint_diff(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.CHECKPOINT_DIFF, w.CheckpointDiffParams, raw)
+        cp = self._checkpointer()
+        out: dict[str, Any] = dict(await asyncio.to_thread(cp.diff, p.checkpoint_id, p.path))
+        out.setdefault("checkpointId", p.checkpoint_id)
+        out.setdefault("files", [])
+        out.setdefault("diff", "")
+        return out
+
+    async def restore(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
+        cp = self._checkpointer()
+        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore, p.checkpoint_id,
+                                                           p.paths or None))
+        root = Path(self.server.primary_workspace)
+        restored = [str(x) for x in out.get("restored") or []]
+        if restored:
+            changes = [{"path": path, "change": "modified" if (root / path).exists()
+                        else "deleted"} for path in restored]
+            self.dispatcher.services.bus.emit(make_event(
+                "file.changed", {"changes": changes, "root": str(root)}, session_id=None,
+                turn_id=None, origin="restore"))
+        out.setdefault("safetyCheckpointId", None)
+        out["restored"] = restored
+        return out
+
+    def table(self) -> dict[str, Handler]:
+        """Method name -> guarded handler."""
+        raw: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+            methods.CHAT: self.chat, methods.FORK: self.fork, methods.CANCEL: self.cancel,
+            methods.STEER: self.steer, methods.SESSIONS: self.sessions,
+            methods.HISTORY: self.history, methods.BRANCHES: self.branches,
+            methods.CHECKOUT: self.checkout, methods.NAME_BRANCH: self.name_branch,
+            methods.ANSWER: self.answer, methods.CHECKPOINTS: self.checkpoints,
+            methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
+            methods.AGENTS: self.agents,
+        }
+        assert set(raw) == set(methods.CLIENT_REQUESTS)
+        return {name: _guard(name, fn) for name, fn in raw.items()}

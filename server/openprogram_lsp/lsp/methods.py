@@ -1,0 +1,67 @@
+"""Every method name of the wire contract, by direction (editors' tests compare against this)."""
+
+from __future__ import annotations
+
+CHAT = "openprogram/chat"
+FORK = "openprogram/fork"
+CANCEL = "openprogram/cancel"
+STEER = "openprogram/steer"
+SESSIONS = "openprogram/sessions"
+HISTORY = "openprogram/history"
+BRANCHES = "openprogram/branches"
+CHECKOUT = "openprogram/checkout"
+NAME_BRANCH = "openprogram/nameBranch"
+ANSWER = "openprogram/answer"
+CHECKPOINTS = "openprogram/checkpoints"
+CHECKPOINT_DIFF = "openprogram/checkpointDiff"
+RESTORE = "openprogram/restore"
+AGENTS = "openprogram/agents"
+
+EVENT = "openprogram/event"
+REQUEST_PERMISSION = "openprogram/requestPermission"
+ASK_QUESTION = "openprogram/askQuestion"
+
+CLIENT_REQUESTS: tuple[str, ...] = (
+    CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
+    CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS,
+)
+"""Requests an editor sends to the server."""
+
+CLIENT_NOTIFICATIONS: tuple[str, ...] = ()
+"""Custom notifications an editor sends (none: cancelling uses ``$/cancelRequest``)."""
+
+SERVER_REQUESTS: tuple[str, ...] = (REQUEST_PERMISSION, ASK_QUESTION)
+"""Requests the server sends to editors that declare ``experimental.openprogram``."""
+
+SERVER_NOTIFICATIONS: tuple[str, ...] = (EVENT,)
+"""Notifications the server sends."""
+
+STANDARD_USED: tuple[str, ...] = (
+    "initialize", "initialized", "shutdown", "exit", "$/cancelRequest", "$/progress",
+    "window/workDoneProgress/create", "window/workDoneProgress/cancel",
+    "window/showMessageRequest", "window/showMessage", "window/logMessage",
+    "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
+)
+"""Standard LSP methods the server uses or answers."""
+
+EVENT_TYPES: tuple[str, ...] = (
+    "turn.started", "text.delta", "tool.started", "tool.finished", "turn.finished",
+    "context.compacted", "checkpoint.created", "file.changed", "question.asked",
+    "question.replied", "question.rejected", "branch.message_sent", "subagent.started",
+    "subagent.ended",
+)
+"""Event types the contract names (others, such as ``tool.before``, may also arrive)."""
+
+ALL_CUSTOM: frozenset[str] = frozenset(
+    CLIENT_REQUESTS + CLIENT_NOTIFICATIONS + SERVER_REQUESTS + SERVER_NOTIFICATIONS)
+
+
+def as_table() -> dict[str, list[str]]:
+    """The method table as JSON-ready lists."""
+    return {
+        "clientRequests": list(CLIENT_REQUESTS),
+        "clientNotifications": list(CLIENT_NOTIFICATIONS),
+        "serverRequests": list(SERVER_REQUESTS),
+        "serverNotifications": list(SERVER_NOTIFICATIONS),
+        "eventTypes": list(EVENT_TYPES),
+    }

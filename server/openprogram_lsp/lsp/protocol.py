@@ -1,0 +1,67 @@
+"""The pygls protocol subclass: custom methods pass their params through as plain JSON.
+
+pygls turns params of unknown methods into namedtuples, and typed attrs params that fail to
+structure leave the request unanswered. Raw message types keep params as dicts so the handlers
+validate them with pydantic and always answer (-32602 on bad params).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from pygls.protocol import LanguageServerProtocol
+
+from openprogram_lsp.lsp import methods
+
+
+@attrs.define
+class RawRequest:
+    """A request whose params stay plain JSON (no defaults: lsprotocol omits default fields)."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawNotification:
+    """A notification whose params stay plain JSON."""
+
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class RawResponse:
+    """A response whose result stays plain JSON."""
+
+    id: int | str
+    jsonrpc: str
+    result: Any = None
+
+
+_NOTIFICATIONS = frozenset(methods.CLIENT_NOTIFICATIONS + methods.SERVER_NOTIFICATIONS)
+
+
+class OpenProgramProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol with pass-through message types for ``openprogram/*``."""
+
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        """Raw types for the custom methods, lsprotocol types for the rest."""
+        if method.startswith("openprogram/"):
+            return RawNotification if method in _NOTIFICATIONS else RawRequest
+        return super().get_message_type(method)  # type: ignore[no-any-return]
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        """Responses to the server's custom requests stay plain JSON."""
+        if method.startswith("openprogram/"):
+            return RawResponse
+        return super().get_result_type(method)  # type: ignore[no-any-return]
+
+    def forget_request(self, msg_id: str) -> None:
+        """Stop waiting for a response to a server request (a late answer is then ignored)."""
+        self._request_futures.pop(msg_id, None)
+        self._result_types.pop(msg_id, None)

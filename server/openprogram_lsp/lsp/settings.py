@@ -1,0 +1,110 @@
+"""Editor settings: initializationOptions and workspace/didChangeConfiguration, validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from openprogram_lsp.core.types import PermissionMode
+from openprogram_lsp.tools.policy import Rule
+
+
+class RuleOption(BaseModel):
+    """A configured permission rule: tool-name pattern, optional input pattern, decision."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: str = Field(min_length=1)
+    decision: Literal["allow", "deny"]
+    pattern: str | None = None
+
+
+class EditorOptions(BaseModel):
+    """``initializationOptions`` (or the ``openprogram`` section of the configuration)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    model: str | None = None
+    permission_mode: PermissionMode | None = None
+    rules: list[RuleOption] | None = None
+    approval_timeout: float | None = Field(None, gt=0)
+    question_timeout: float | None = Field(None, gt=0)
+
+
+@dataclass(slots=True)
+class ClientFeatures:
+    """What the connected client declared it supports."""
+
+    permissions: bool = False
+    questions: bool = False
+    work_done_progress: bool = False
+    show_message_request: bool = True
+
+
+@dataclass(slots=True)
+class Settings:
+    """The effective settings: command-line flags win over editor options."""
+
+    flag_model: str | None = None
+    flag_mode: PermissionMode | None = None
+    options: EditorOptions = field(default_factory=EditorOptions)
+    client: ClientFeatures = field(default_factory=ClientFeatures)
+    default_timeout: float = 600.0
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        """The mode turns run with."""
+        return self.flag_mode or self.options.permission_mode or "ask"
+
+    @property
+    def approval_timeout(self) -> float:
+        """Seconds an approval prompt waits before counting as a rejection."""
+        return self.options.approval_timeout or self.default_timeout
+
+    @property
+    def question_timeout(self) -> float:
+        """Seconds a question waits for an answer."""
+        return self.options.question_timeout or self.default_timeout
+
+    def rules(self) -> list[Rule]:
+        """Configured rules as policy rules."""
+        return [Rule(r.tool, r.decision, r.pattern) for r in self.options.rules or []]
+
+
+def parse_options(raw: Any) -> tuple[EditorOptions, str | None]:
+    """Options from editor JSON; on bad input the defaults and a message naming the fields."""
+    if isinstance(raw, dict) and isinstance(raw.get("openprogram"), dict):
+        raw = raw["openprogram"]
+    if raw is None or raw == {}:
+        return EditorOptions(), None
+    if not isinstance(raw, dict):
+        return EditorOptions(), "openprogram settings must be an object; using defaults"
+    try:
+        return EditorOptions.model_validate(raw), None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in exc.errors(include_url=False))
+        good = {k: v for k, v in raw.items()
+                if not any(e["loc"] and e["loc"][0] == k for e in exc.errors())}
+        try:
+            partial = EditorOptions.model_validate(good)
+        except ValidationError:
+            partial = EditorOptions()
+        return partial, f"invalid openprogram settings ({problems}); those fields are ignored"
+
+
+def client_features(capabilities: Any) -> ClientFeatures:
+    """Read experimental.openprogram and window capabilities from lsprotocol capabilities."""
+    exp = getattr(capabilities, "experimental", None)
+    op = exp.get("openprogram") if isinstance(exp, dict) else None
+    op = op if isinstance(op, dict) else {}
+    window = getattr(capabilities, "window", None)
+    return ClientFeatures(
+        permissions=op.get("permissions") is True,
+        questions=op.get("questions") is True,
+        work_done_progress=bool(getattr(window, "work_done_progress", False)),
+        show_message_request=True,
+    )

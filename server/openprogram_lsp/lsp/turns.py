@@ -1,0 +1,145 @@
+"""Turns as tasks on the server loop: request cancellation becomes a turn cancel, not a dead task.
+
+A ``$/cancelRequest`` (or shutdown) cancels the request's handler task; the handler then asks the
+turn to stop through its TurnControl and still answers with the TurnResult (``cancelled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.core.types import TurnRequest, TurnResult
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event
+
+log = logging.getLogger(__name__)
+
+
+class Progress:
+    """Work-done progress of one turn ($/progress begin/report/end), best effort."""
+
+    def __init__(self, server: Any, title: str) -> None:
+        self._server = server
+        self._title = title
+        self.token = f"openprogram-{uuid.uuid4().hex[:12]}"
+        self._began = False
+        self._ended = False
+        self._task: asyncio.Task[None] | None = None
+        self.on_cancel: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        """Create the token and send ``begin`` (without delaying the turn)."""
+        self._task = asyncio.ensure_future(self._begin())
+
+    async def _begin(self) -> None:
+        wdp = self._server.work_done_progress
+        try:
+            await asyncio.wait_for(wdp.create_async(self.token), 10)
+        except Exception:
+            log.debug("work done progress refused", exc_info=True)
+            return
+        if self._ended:
+            return
+        wdp.begin(self.token, types.WorkDoneProgressBegin(title="OpenProgram",
+                                                          message=self._title,
+                                                          cancellable=True))
+        self._began = True
+        fut = wdp.tokens.get(self.token)
+        if fut is not None:
+            fut.add_done_callback(lambda f: self._cancelled(f))
+
+    def _cancelled(self, fut: Any) -> None:
+        if fut.cancelled() and not self._ended and self.on_cancel is not None:
+            self.on_cancel()
+
+    def report(self, message: str) -> None:
+        """Report a step (ignored before ``begin``)."""
+        if self._began and not self._ended:
+            self._server.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message[:200]))
+
+    def end(self, message: str) -> None:
+        """End the progress."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._began:
+            self._server.work_done_progress.end(self.token,
+                                                types.WorkDoneProgressEnd(message=message))
+        elif self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+class TurnRunner:
+    """Runs turns for handlers, tracks them, and cancels them all on shutdown."""
+
+    def __init__(self, dispatcher: Dispatcher, server: Any,
+                 listeners: list[Callable[[Event], None]]) -> None:
+        self.dispatcher = dispatcher
+        self.server = server
+        self._listeners = listeners
+        self._tasks: set[asyncio.Task[TurnResult]] = set()
+
+    async def run(self, request: TurnRequest, *, progress: bool) -> TurnResult:
+        """Run a turn to its result; cancelling the caller cancels the turn and still returns."""
+        control = TurnControl()
+        tracker = Progress(self.server, request.text.splitlines()[0][:80]) if progress else None
+        listener = None
+        started: list[str] = []
+        if tracker is not None:
+            tracker.on_cancel = control.request_cancel
+            tracker.start()
+
+            def listener(ev: Event) -> None:
+                if ev.turn_id and started and ev.turn_id == started[0] \
+                        and ev.type == "tool.started":
+                    tracker.report(str(ev.payload.get("title") or ev.payload.get("name")))
+
+            self._listeners.append(listener)
+        task = asyncio.ensure_future(self.dispatcher.run_turn(
+            request, control=control, on_started=lambda t: started.append(t.turn_id)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            while True:
+                try:
+                    result = await asyncio.shield(task)
+                    break
+                except asyncio.CancelledError:
+                    if task.done():
+                        raise
+                    control.request_cancel()
+                    current = asyncio.current_task()
+                    if current is not None:
+                        current.uncancel()
+        except BaseException:
+            if tracker is not None:
+                tracker.end("failed")
+            raise
+        finally:
+            if listener is not None:
+                with contextlib.suppress(ValueError):
+                    self._listeners.remove(listener)
+        if tracker is not None:
+            tracker.end(result.status)
+        return result
+
+    async def shutdown(self, timeout: float = 30.0) -> None:
+        """Cancel every running turn and wait for their finalize."""
+        self.dispatcher.cancel_all()
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+
+    @property
+    def running(self) -> int:
+        """How many turns run now."""
+        return sum(not t.done() for t in self._tasks)

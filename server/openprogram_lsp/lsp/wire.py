@@ -1,0 +1,360 @@
+"""The wire schema: pydantic models (camelCase aliases) for every custom request, result and event.
+
+Params models validate what editors send; result models document and dump what the server
+answers. Domain models that already speak the wire (TurnResult, Node, Checkpoint,
+PermissionRequest) come from ``core.types``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from openprogram_lsp.core.errors import InvalidParams
+from openprogram_lsp.core.types import (
+    Checkpoint,
+    Node,
+    PermissionRequest,
+    ToolKind,
+    TurnResult,
+    Wire,
+)
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class Params(BaseModel):
+    """Base of request params: camelCase on the wire, unknown fields ignored."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class Result(Wire):
+    """Base of results and event payloads."""
+
+    def wire(self) -> dict[str, Any]:
+        """Dump as camelCase JSON-ready dict (None fields left out)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# -- client -> server params -------------------------------------------------------------------
+
+class ChatParams(Params):
+    """``openprogram/chat``: a user message; a new session when ``sessionId`` is absent."""
+
+    text: str = Field(min_length=1, description="The user's message")
+    session_id: str | None = Field(None, min_length=1, description="Continue this session")
+    branch_from: str | None = Field(
+        "inherit", description='"inherit" (default), null for a new root, or a node id to fork at')
+    model: str | None = Field(None, description="offline, scripted:FILE, openai:M, anthropic:M")
+
+
+class ForkParams(Params):
+    """``openprogram/fork``: a new branch answering ``text`` after ``fromNodeId``."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    from_node_id: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1)
+    name: str | None = Field(None, min_length=1, max_length=200)
+
+
+class SessionParams(Params):
+    """Params naming one session (cancel, branches)."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+
+
+class SteerParams(Params):
+    """``openprogram/steer``: interject into the running turn."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1)
+
+
+class EmptyParams(Params):
+    """Params of methods that take none (``{}`` or absent)."""
+
+
+class HistoryParams(Params):
+    """``openprogram/history``: one branch, root to head."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    head_id: str | None = Field(None, min_length=1)
+
+
+class CheckoutParams(Params):
+    """``openprogram/checkout``: move the session head."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    head_id: str = Field(min_length=1, max_length=200)
+
+
+class NameBranchParams(Params):
+    """``openprogram/nameBranch``: name the branch ending at ``headId``."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    head_id: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200)
+
+
+class AnswerParams(Params):
+    """``openprogram/answer``: answer a pending agent question."""
+
+    question_id: str = Field(min_length=1, max_length=200)
+    answer: str
+
+
+class OptionalSessionParams(Params):
+    """Params with an optional session filter (checkpoints, agents)."""
+
+    session_id: str | None = Field(None, min_length=1)
+
+
+class CheckpointDiffParams(Params):
+    """``openprogram/checkpointDiff``: a checkpoint's diff, optionally for one path."""
+
+    checkpoint_id: str = Field(min_length=1, max_length=200)
+    path: str | None = Field(None, min_length=1)
+
+
+class RestoreParams(Params):
+    """``openprogram/restore``: restore a checkpoint (all files or some)."""
+
+    checkpoint_id: str = Field(min_length=1, max_length=200)
+    paths: list[str] | None = None
+
+
+# -- results -----------------------------------------------------------------------------------
+
+class CancelResult(Result):
+    cancelled: bool
+
+
+class AcceptedResult(Result):
+    accepted: bool
+
+
+class SessionInfo(Result):
+    id: str
+    title: str = ""
+    head_id: str | None = None
+    status: str = "idle"
+    updated_at: str = ""
+
+
+class SessionsResult(Result):
+    sessions: list[SessionInfo]
+
+
+class HistoryResult(Result):
+    session_id: str
+    head_id: str | None
+    nodes: list[Node]
+
+    def wire(self) -> dict[str, Any]:
+        """Keep ``headId: null`` for an empty session."""
+        out = super().wire()
+        out.setdefault("headId", None)
+        return out
+
+
+class BranchInfo(Result):
+    head_id: str
+    name: str | None = None
+    active: bool
+    length: int
+    preview: str = ""
+
+
+class BranchesResult(Result):
+    branches: list[BranchInfo]
+
+
+class CheckoutResult(Result):
+    head_id: str
+
+
+class EmptyResult(Result):
+    """An empty object."""
+
+
+class CheckpointsResult(Result):
+    checkpoints: list[Checkpoint]
+
+
+class DiffFile(Result):
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    before: str | None = None
+    after: str | None = None
+
+
+class CheckpointDiffResult(Result):
+    checkpoint_id: str
+    diff: str
+    files: list[DiffFile]
+
+
+class RestoreResult(Result):
+    restored: list[str]
+    safety_checkpoint_id: str | None
+
+
+class AgentInfo(Result):
+    id: str
+    session_id: str
+    head_id: str | None = None
+    label: str | None = None
+    status: Literal["running", "done", "error", "cancelled"]
+
+
+class AgentsResult(Result):
+    agents: list[AgentInfo]
+
+
+# -- server -> client --------------------------------------------------------------------------
+
+class PermissionResponse(Params):
+    """The editor's answer to ``openprogram/requestPermission``."""
+
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+
+
+class AskQuestionParams(Result):
+    """``openprogram/askQuestion`` params."""
+
+    session_id: str | None = None
+    turn_id: str | None = None
+    question_id: str
+    question: str
+    options: list[str] | None = None
+    allow_free_text: bool = True
+
+
+class AskQuestionResponse(Params):
+    """The editor's answer to ``openprogram/askQuestion``: an answer, or cancelled."""
+
+    answer: str | None = None
+    cancelled: bool = False
+
+
+class EventNotification(Result):
+    """``openprogram/event``: one event of the bus."""
+
+    type: str
+    session_id: str | None
+    turn_id: str | None = None
+    data: dict[str, Any]
+
+
+# -- event payloads (``data``), for the schema and the docs --------------------------------------
+
+class TextDeltaData(Result):
+    text: str
+
+
+class ToolStartedData(Result):
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    input: dict[str, Any]
+
+
+class ToolFinishedData(Result):
+    tool_call_id: str
+    status: Literal["completed", "failed"]
+    output: str
+
+
+class FileChange(Result):
+    path: str = Field(description="Workspace-relative, '/'-separated")
+    change: Literal["added", "modified", "deleted"]
+
+
+class FileChangedData(Result):
+    changes: list[FileChange]
+    root: str | None = Field(None, description="The workspace folder the paths are relative to")
+
+
+class QuestionRepliedData(Result):
+    question_id: str
+    answer: str
+
+
+class QuestionRejectedData(Result):
+    question_id: str
+    reason: str
+
+
+class TurnStartedData(Result):
+    user_node_id: str
+    assistant_node_id: str
+    text: str
+    source: str
+
+
+REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    "openprogram/chat": (ChatParams, TurnResult),
+    "openprogram/fork": (ForkParams, TurnResult),
+    "openprogram/cancel": (SessionParams, CancelResult),
+    "openprogram/steer": (SteerParams, AcceptedResult),
+    "openprogram/sessions": (EmptyParams, SessionsResult),
+    "openprogram/history": (HistoryParams, HistoryResult),
+    "openprogram/branches": (SessionParams, BranchesResult),
+    "openprogram/checkout": (CheckoutParams, CheckoutResult),
+    "openprogram/nameBranch": (NameBranchParams, EmptyResult),
+    "openprogram/answer": (AnswerParams, AcceptedResult),
+    "openprogram/checkpoints": (OptionalSessionParams, CheckpointsResult),
+    "openprogram/checkpointDiff": (CheckpointDiffParams, CheckpointDiffResult),
+    "openprogram/restore": (RestoreParams, RestoreResult),
+    "openprogram/agents": (OptionalSessionParams, AgentsResult),
+}
+"""Client -> server requests: params model and result model."""
+
+SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    "openprogram/requestPermission": (PermissionRequest, PermissionResponse),
+    "openprogram/askQuestion": (AskQuestionParams, AskQuestionResponse),
+}
+"""Server -> client requests: params model and response model."""
+
+EVENT_DATA: dict[str, type[BaseModel]] = {
+    "turn.started": TurnStartedData,
+    "text.delta": TextDeltaData,
+    "tool.started": ToolStartedData,
+    "tool.finished": ToolFinishedData,
+    "turn.finished": TurnResult,
+    "checkpoint.created": Checkpoint,
+    "file.changed": FileChangedData,
+    "question.asked": AskQuestionParams,
+    "question.replied": QuestionRepliedData,
+    "question.rejected": QuestionRejectedData,
+}
+"""Event types with a fixed ``data`` shape (others carry free-form objects)."""
+
+
+def describe_errors(method: str, exc: ValidationError) -> str:
+    """One line naming each bad field, e.g. ``text: Field required``."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "params"
+        parts.append(f"{loc}: {err['msg']}")
+    return f"invalid params for {method}: " + "; ".join(parts)
+
+
+def parse_params(method: str, model: type[P], raw: Any) -> P:
+    """Validate raw JSON params; InvalidParams (-32602) naming the fields otherwise."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidParams(f"invalid params for {method}: params must be an object, "
+                            f"got {type(raw).__name__}")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"],
+                   "type": e["type"]} for e in exc.errors(include_url=False)]
+        raise InvalidParams(describe_errors(method, exc), data={"errors": errors}) from None

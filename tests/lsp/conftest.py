@@ -1,0 +1,128 @@
+"""Real-transport fixtures: the server as a subprocess over stdio, driven by a pytest-lsp client."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
+
+from openprogram_lsp.lsp.protocol import RawNotification, RawRequest, RawResponse
+
+SERVER = [sys.executable, "-m", "openprogram_lsp", "serve"]
+
+
+class RawClientProtocol(LanguageClientProtocol):
+    """The test client keeps ``openprogram/*`` payloads as plain JSON."""
+
+    def get_message_type(self, method: str) -> Any:
+        if method.startswith("openprogram/"):
+            return RawNotification if method == "openprogram/event" else RawRequest
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> Any:
+        if method.startswith("openprogram/"):
+            return RawResponse
+        return super().get_result_type(method)
+
+
+class OpClient(LanguageClient):
+    """A test client recording every ``openprogram/event``."""
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=RawClientProtocol, converter_factory=default_converter)
+        self.events: list[dict[str, Any]] = []
+        self.permission_requests: list[dict[str, Any]] = []
+        self.question_requests: list[dict[str, Any]] = []
+        self.message_requests: list[types.ShowMessageRequestParams] = []
+
+        @self.feature("openprogram/event")
+        def _on_event(params: Any) -> None:
+            self.events.append(params)
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        """Events of one type received so far."""
+        return [e for e in self.events if e["type"] == kind]
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        """Send a custom request and return its (plain JSON) result."""
+        return await self.protocol.send_request_async(method, params)
+
+
+def capabilities(*, experimental: bool = True, progress: bool = False) -> types.ClientCapabilities:
+    """Client capabilities with or without ``experimental.openprogram``."""
+    return types.ClientCapabilities(
+        window=types.WindowClientCapabilities(
+            work_done_progress=progress,
+            show_message=types.ShowMessageRequestClientCapabilities(
+                message_action_item=types.ClientShowMessageActionItemOptions(
+                    additional_properties_support=False))),
+        experimental={"openprogram": {"permissions": True, "questions": True}}
+        if experimental else None,
+    )
+
+
+def write_script(path: Path, responses: list[dict[str, Any]]) -> str:
+    """Write a scripted-model file and return its model spec."""
+    path.write_text(json.dumps(responses), "utf-8")
+    return f"scripted:{path}"
+
+
+Starter = Callable[..., Awaitable[OpClient]]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest_asyncio.fixture
+async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
+    """Start servers (several per test if needed); all are shut down at the end."""
+    clients: list[OpClient] = []
+
+    async def _start(*, model: str | None = None, experimental: bool = True,
+                     progress: bool = False, init_options: dict[str, Any] | None = None,
+                     args: list[str] | None = None,
+                     setup: Callable[[OpClient], None] | None = None) -> OpClient:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+        env["OPENPROGRAM_HOME"] = str(tmp_path / "home")
+        if model:
+            env["OPENPROGRAM_MODEL"] = model
+        log_args = ["--log-file", str(tmp_path / f"server{len(clients)}.log")]
+        config = ClientServerConfig(server_command=[*SERVER, *log_args, *(args or [])],
+                                    server_env=env, client_factory=_factory)
+        client: OpClient = await config.start()  # type: ignore[assignment]
+        clients.append(client)
+        if setup is not None:
+            setup(client)
+        await client.initialize_session(types.InitializeParams(
+            capabilities=capabilities(experimental=experimental, progress=progress),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options=init_options))
+        return client
+
+    yield _start
+    for client in clients:
+        try:
+            await client.shutdown_session()
+        finally:
+            await client.stop()
+
+
+def _factory() -> OpClient:
+    client = OpClient()
+    register_lsp_features(client)
+    return client
