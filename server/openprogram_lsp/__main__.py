@@ -1,4 +1,4 @@
-"""``python -m openprogram_lsp``: the command line (``serve`` by default)."""
+"""``python -m openprogram_lsp`` runs the command line."""
 
 from openprogram_lsp.cli import main
 
