@@ -282,3 +282,40 @@ def test_user_repository_is_never_touched(tmp_path: Path) -> None:
     assert after[1:] == before[1:]
     # status differs only by the files the turns created
     assert sh("git status --porcelain=v2 --branch", ws) == before[0]
+
+
+def test_odd_file_names(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    names = ["star*name.txt", "[brackets].txt", "sp ace.txt", "ünïcode.txt", "-dash.txt",
+             ":colon.txt", "q?.txt", "tab\tname.txt", "back\\slash.txt"]
+    for name in names:
+        (ws / name).write_text(name)
+    store.note_paths(names)
+    cp = store.commit_turn("s", "t1", "m")
+    assert cp is not None and {f.path for f in cp.files} == set(names)
+    for name in names:
+        (ws / name).unlink()
+    store.note_paths(names)
+    cp2 = store.commit_turn("s", "t2", "m")
+    assert cp2 is not None and files_of(cp2) == {(n, "deleted") for n in names}
+    store.restore(cp.id, ["star*name.txt"])
+    assert sorted(p.name for p in ws.glob("*.txt")) == ["star*name.txt"]
+    store.note_all()
+    assert store.commit_turn("s", "t3", "m") is None
+
+
+def test_store_passes_git_fsck(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    for i in range(4):
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+        store.note_paths([f"f{i}.txt"])
+        store.commit_turn("s", f"t{i}", "m")
+    store.restore(base.id)
+    store.prune(max_count=3)
+    fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"],
+                          env={"GIT_DIR": str(store.repo.git_dir), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, check=False)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ ZERO = "0" * 40
 _REPO_CONFIG = (
     ("core.untrackedCache", "true"),
     ("index.version", "4"),
+    ("core.splitIndex", "true"),
     ("core.fsmonitor", "false"),
     ("core.logAllRefUpdates", "false"),
     ("core.symlinks", "true"),
@@ -129,9 +131,11 @@ class ShadowRepo:
         except GitError as exc:
             raise CheckpointError(str(exc)) from exc
 
-    def git_rc(self, args: Sequence[str], *, input: bytes | None = None) -> tuple[int, bytes, str]:
+    def git_rc(self, args: Sequence[str], *, input: bytes | None = None,
+               literal: bool = True) -> tuple[int, bytes, str]:
         """Run git and return (exit code, stdout, stderr)."""
-        proc = run_git_proc(["--literal-pathspecs", *args], env=self.env, input=input,
+        flags = ["--literal-pathspecs"] if literal else []
+        proc = run_git_proc([*flags, *args], env=self.env, input=input,
                             timeout=self.config.git_timeout)
         return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
 
@@ -154,8 +158,26 @@ class ShadowRepo:
         return None
 
     def set_head(self, new: str, old: str | None) -> None:
-        """Move the head ref, failing if someone else moved it meanwhile."""
-        self.git(["update-ref", HEAD_REF, new, old or ZERO])
+        """Move the head ref (git's lock-file protocol); fails if it moved meanwhile."""
+        ref = self.git_dir / HEAD_REF
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        lock = ref.with_name(ref.name + ".lock")
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise CheckpointError(f"checkpoint ref is locked: {lock}") from None
+        try:
+            if self.head() != old:
+                raise CheckpointError("checkpoint head moved during a commit")
+            os.write(fd, f"{new}\n".encode())
+            os.close(fd)
+            fd = -1
+            os.replace(lock, ref)
+        finally:
+            if fd != -1:
+                os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
 
     # -- objects --------------------------------------------------------------------------
 

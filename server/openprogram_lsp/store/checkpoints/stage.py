@@ -1,16 +1,23 @@
-"""Bringing the private index up to date: the whole tree, or only paths known to have changed."""
+"""Bringing the private index up to date: the whole tree, or only paths known to have changed.
+
+Known paths go through ``git update-index`` (it hashes exactly the named files); new files are
+first checked against the ignore rules with ``git check-ignore``; directories and full scans use
+one ``git status`` walk, which the index's stat cache and the untracked cache keep cheap.
+"""
 
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo
+from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, TreeChange, diff_trees
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
-Change = tuple[str, str]  # (status letter A/M/D/T, path)
+# A full scan with more changed paths than this hands the walk to one ``git add -A``.
+BULK_ADD = 2000
 
 
 def _nul(paths: Iterable[str]) -> bytes:
@@ -21,11 +28,25 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+@dataclass(slots=True)
+class _Plan:
+    files: list[str] = field(default_factory=list)    # to hash (exist, regular or symlink)
+    missing: list[str] = field(default_factory=list)  # gone from disk: drop from the index
+    drop: list[str] = field(default_factory=list)     # on disk but not to be recorded
+    dirs: list[str] = field(default_factory=list)     # to walk with git status
+    state_changed: bool = False
+
+
 class Stager:
     """Stages workspace changes into the private index, skipping nested repos and big files."""
 
     def __init__(self, repo: ShadowRepo) -> None:
         self.repo = repo
+        self.tracked: set[str] | None = None  # paths in the index, when known
+
+    def forget(self) -> None:
+        """Drop the cached list of indexed paths (another process changed the index)."""
+        self.tracked = None
 
     # -- scans ------------------------------------------------------------------------------
 
@@ -33,18 +54,56 @@ class Stager:
         """Find every changed path with one ``git status`` walk and stage those."""
         self._recheck_state()
         self.repo.write_excludes()
-        self._stage_scanned(None)
+        todo = self._status(None)
+        if len(todo) > BULK_ADD:
+            plan = self._plan(todo, scanned=True)
+            self._commit_state(plan)
+            self.repo.git(["add", "-A"])  # big files and nested repos are excluded by now
+            self.tracked = None
+        elif todo:
+            self.paths(todo, scanned=True)
 
     def paths(self, paths: Iterable[str], *, scanned: bool = False) -> None:
         """Stage only the given workspace-relative paths (files or directories).
 
         ``scanned`` paths come from ``git status``: a directory among them is a tracked file
-        that became a directory, so its old entry is removed rather than scanned again.
+        that became a directory, so its old entry is removed rather than walked again.
         """
-        add: list[str] = []
-        remove: list[str] = []
-        dirs: list[str] = []
-        changed = False
+        plan = self._plan(paths, scanned=scanned)
+        self._commit_state(plan)
+        tracked = self._tracked()
+
+        def under(path: str) -> set[str]:
+            if path in tracked:
+                return {path}
+            prefix = path + "/"
+            return {t for t in tracked if t.startswith(prefix)}
+
+        gone = set().union(*(under(p) for p in plan.missing))
+        dropped = set().union(*(under(p) for p in plan.drop))
+        files = plan.files
+        new = [] if scanned else [p for p in files if p not in tracked]  # status hides ignored
+        if new:
+            ignored = self._ignored(new)
+            files = [p for p in files if p not in ignored]
+        if dropped:
+            self.repo.git(["update-index", "--force-remove", "-z", "--stdin"],
+                          input=_nul(sorted(dropped)))
+        if files or gone:
+            self.repo.git(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+                          input=_nul(files + sorted(gone)))
+        tracked.difference_update(gone | dropped)
+        tracked.update(files)
+        for directory in plan.dirs:
+            todo = self._status([directory])
+            if todo:
+                self.paths(todo, scanned=True)
+
+    # -- pieces ----------------------------------------------------------------------------
+
+    def _plan(self, paths: Iterable[str], *, scanned: bool) -> _Plan:
+        plan = _Plan()
+        limit = self.repo.config.max_file_bytes
         for path in sorted(set(paths)):
             if self._in_nested(path):
                 continue
@@ -52,34 +111,45 @@ class Stager:
             try:
                 st = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
-                remove.append(path)
+                plan.missing.append(path)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if os.path.lexists(os.path.join(full, ".git")):
                     self.repo.nested.add(path)
-                    remove.append(path)
-                    changed = True
+                    plan.drop.append(path)
+                    plan.state_changed = True
                 elif scanned:
-                    remove.append(path)
+                    plan.drop.append(path)
                 else:
-                    dirs.append(path)
-            elif stat.S_ISREG(st.st_mode) and st.st_size > self.repo.config.max_file_bytes:
-                changed |= path not in self.repo.large
+                    plan.dirs.append(path)
+            elif stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                plan.state_changed |= path not in self.repo.large
                 self.repo.large.add(path)
-                remove.append(path)
-            else:
-                add.append(path)
-        if changed:
+                plan.drop.append(path)
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                plan.files.append(path)
+        return plan
+
+    def _commit_state(self, plan: _Plan) -> None:
+        if plan.state_changed:
             self.repo.save_state()
             self.repo.write_excludes()
-        self._remove(remove)
-        self._add(add)
-        if dirs:
-            self._stage_scanned(dirs)
 
-    # -- pieces ----------------------------------------------------------------------------
+    def _tracked(self) -> set[str]:
+        if self.tracked is None:
+            out = self.repo.git(["ls-files", "-z", "--cached"])
+            self.tracked = {_decode(p) for p in out.split(b"\0") if p}
+        return self.tracked
 
-    def _stage_scanned(self, pathspecs: list[str] | None) -> None:
+    def _ignored(self, paths: list[str]) -> set[str]:
+        rc, out, err = self.repo.git_rc(["check-ignore", "-z", "--stdin"], input=_nul(paths),
+                                        literal=False)
+        if rc not in (0, 1):
+            raise CheckpointError(f"git check-ignore failed ({rc}): {err.strip()}")
+        return {_decode(p) for p in out.split(b"\0") if p}
+
+    def _status(self, pathspecs: list[str] | None) -> list[str]:
+        """Paths whose worktree differs from the index (untracked included, ignored not)."""
         args = ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
                 "--ignore-submodules=all"]
         if pathspecs:
@@ -99,23 +169,7 @@ class Stager:
         if nested_found:
             self.repo.save_state()
             self.repo.write_excludes()
-        if todo:
-            self.paths(todo, scanned=True)
-
-    def _add(self, paths: list[str]) -> None:
-        if not paths:
-            return
-        rc, _, err = self.repo.git_rc(
-            ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul(paths))
-        if rc == 0 or (rc == 1 and "ignored by one of your .gitignore" in err
-                       and "fatal:" not in err and "error:" not in err):
-            return
-        raise CheckpointError(f"git add failed ({rc}): {err.strip()}")
-
-    def _remove(self, paths: list[str]) -> None:
-        if paths:
-            self.repo.git(["rm", "-r", "-q", "--cached", "--ignore-unmatch",
-                           "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul(paths))
+        return todo
 
     def _in_nested(self, path: str) -> bool:
         return any(path == n or path.startswith(n + "/") for n in self.repo.nested)
@@ -140,37 +194,21 @@ class Stager:
 
     # -- reading the staged result ---------------------------------------------------------
 
-    def changes(self, parent: str | None) -> list[Change]:
-        """What the index changes against a commit (or the empty tree); drops gitlinks."""
+    def write_tree(self, parent_tree: str | None) -> tuple[str, list[TreeChange]]:
+        """Write the index as a tree; returns it and its changes against ``parent_tree``."""
         for _ in range(3):
-            out = self.repo.git(["diff-index", "--cached", "--raw", "-z", "--no-renames",
-                                 parent or EMPTY_TREE])
-            changes, gitlinks = parse_raw(out)
+            tree = self.repo.git(["write-tree"]).decode().strip()
+            if parent_tree is None:  # a root checkpoint lists no changes
+                return tree, []
+            changes = diff_trees(self.repo, parent_tree, tree) if parent_tree != tree else []
+            gitlinks = [c.path for c in changes if c.new_mode == GITLINK_MODE]
             if not gitlinks:
-                return changes
+                return tree, [c for c in changes if c.old_mode != GITLINK_MODE]
             self.repo.nested.update(gitlinks)
             self.repo.save_state()
             self.repo.write_excludes()
-            self._remove(gitlinks)
+            self.repo.git(["update-index", "--force-remove", "-z", "--stdin"],
+                          input=_nul(gitlinks))
+            if self.tracked is not None:
+                self.tracked.difference_update(gitlinks)
         raise CheckpointError("could not keep nested repositories out of the checkpoint")
-
-
-def parse_raw(out: bytes) -> tuple[list[Change], list[str]]:
-    """Parse ``--raw -z`` output into (status, path) pairs and the paths that are gitlinks."""
-    parts = out.split(b"\0")
-    changes: list[Change] = []
-    gitlinks: list[str] = []
-    i = 0
-    while i + 1 < len(parts):
-        meta, path = parts[i].decode(), _decode(parts[i + 1])
-        i += 2
-        if not meta.startswith(":"):
-            continue
-        fields = meta[1:].split()
-        status = fields[4][0]
-        if fields[1] == "160000" or (status == "D" and fields[0] == "160000"):
-            if fields[1] == "160000":
-                gitlinks.append(path)
-            continue
-        changes.append((status, posixpath.normpath(path)))
-    return changes, gitlinks

@@ -19,7 +19,8 @@ from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
-from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
+from openprogram_lsp.store.checkpoints.objects import commit_tree, write_commit
+from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager
 
 Entries = list[Entry]
@@ -30,10 +31,9 @@ Ids = list[str]
 MAX_NOTED_PATHS = 5000
 
 
-def git_date(iso: str) -> str:
-    """A git date (``@epoch +0000``) for an ISO-8601 UTC timestamp."""
-    stamp = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return f"@{int(stamp.timestamp())} +0000"
+def epoch(iso: str) -> int:
+    """Seconds since the epoch of an ISO-8601 UTC timestamp."""
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
 
 
 class CheckpointStore:
@@ -57,6 +57,8 @@ class CheckpointStore:
         self._chain: Entries | None = None
         self._chain_head: str | None = None
         self._head_id: tuple[str, str] | None = None
+        self._head_tree: tuple[str, str] | None = None
+        self._seen_head: str | None = None
 
     @property
     def root(self) -> Path:
@@ -208,6 +210,8 @@ class CheckpointStore:
                 restored_from: str | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
         head = self.repo.head()
+        if head != self._seen_head:  # another process committed: its index changes are unknown
+            self.stager.forget()
         with self._noted_lock:
             noted, self._noted = self._noted, set()
             walk = full or self._scan_all or head is None
@@ -219,33 +223,41 @@ class CheckpointStore:
                 try:
                     self.stager.paths(noted)
                 except CheckpointError:  # a path vanished mid-way, or similar: walk instead
+                    self.stager.forget()
                     self.stager.full()
-            changes = self.stager.changes(head)
+            parent_tree = self._tree_of_head(head)
+            tree, changes = self.stager.write_tree(parent_tree)
         except BaseException:
             with self._noted_lock:
                 self._noted |= noted
                 self._scan_all = True
+            self.stager.forget()
             raise
-        if not changes and not allow_empty:
+        self._seen_head = head
+        if not allow_empty and tree == (parent_tree or EMPTY_TREE):
             return None
-        tree = self.repo.git(["write-tree"]).decode().strip()
         created = now_iso()
         meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
                           turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
                           restored_from=restored_from)
-        date = git_date(created)
-        args = ["commit-tree", tree, *(["-p", head] if head else []), "-F", "-"]
-        commit = self.repo.git(args, input=build_message(meta).encode(),
-                               extra_env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
-        sha = commit.decode().strip()
+        sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
-        checkpoint = to_checkpoint(meta, parent_id, changes if head else [])
+        self._seen_head = sha
+        self._head_tree = (sha, tree)
+        checkpoint = to_checkpoint(meta, parent_id, [(c.status, c.path) for c in changes])
         if self._chain is not None and self._chain_head == head:
             self._chain.insert(0, Entry(sha, head, meta, checkpoint))
             self._chain_head = sha
         self._head_id = (sha, meta.id)
         return checkpoint
+
+    def _tree_of_head(self, head: str | None) -> str | None:
+        if head is None:
+            return None
+        if self._head_tree is None or self._head_tree[0] != head:
+            self._head_tree = (head, commit_tree(self.repo, head))
+        return self._head_tree[1]
 
     def _relative(self, path: str) -> str | None:
         """A workspace-relative posix path, or None when it lies outside the workspace."""
