@@ -319,3 +319,18 @@ def test_store_passes_git_fsck(ws: Path, home: Path) -> None:
                           env={"GIT_DIR": str(store.repo.git_dir), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, check=False)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_edits_outside_the_agent_are_not_attributed_to_the_next_turn(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    (ws / "user.txt").write_text("typed by the user between turns\n")
+    store.note_paths(["user.txt"])  # forwarded by the file watcher
+    outside = store.ensure_baseline("s")  # the next turn is about to make its first edit
+    assert outside is not None and outside.kind == "baseline"
+    assert files_of(outside) == {("user.txt", "added")}
+    (ws / "agent.txt").write_text("written by a tool\n")
+    store.note_paths(["agent.txt"])
+    turn = store.commit_turn("s", "t1", "m")
+    assert turn is not None and files_of(turn) == {("agent.txt", "added")}
+    assert store.ensure_baseline("s") is None

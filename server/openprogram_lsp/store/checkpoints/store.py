@@ -97,13 +97,21 @@ class CheckpointStore:
         self.note_paths(())
 
     def ensure_baseline(self, session_id: str) -> Checkpoint | None:
-        """Take a session's baseline checkpoint before its first edit; None if it has one."""
+        """Take a session's baseline before its first edit (None if it has one).
+
+        Called before each turn's first edit, it also records changes made outside the agent
+        since the last checkpoint (noted by the file watcher, or found by the walk after a
+        restart) as a baseline of their own, so they are not attributed to the coming turn.
+        """
         with self.lock:
             self._open()
             for entry in self._entries():
                 cp = entry.checkpoint
                 if cp is not None and cp.kind == "baseline" and cp.session_id == session_id:
-                    return None
+                    if not self._pending():
+                        return None
+                    return self._commit("baseline", session_id, None,
+                                        "Changes made outside the agent before this turn")
             return self._commit("baseline", session_id, None,
                                 "Baseline before the session's first edit", allow_empty=True)
 
@@ -175,6 +183,10 @@ class CheckpointStore:
             return dropped
 
     # -- internals used by restore / retention ------------------------------------------
+
+    def _pending(self) -> bool:
+        with self._noted_lock:
+            return self._scan_all or bool(self._noted)
 
     def _open(self) -> None:
         if not self._opened:
