@@ -166,3 +166,35 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     assert "model: scripted:" in report
     assert "Neovim 0.1" in report
     assert "ERROR" not in report
+
+
+def test_sessions_cancel_and_lsp_enable(env: dict[str, Path]) -> None:
+    out = _run(env, "sessions_cancel", [
+        {"text": "Hello from the first session."},
+        {"text": "Once upon a time " * 40, "delay": 0.05},
+        {"text": "Hello from the second session."},
+    ])
+    # vim.lsp.enable started the client; the panel reused it.
+    assert out["clients"] == 1
+    assert out["cancel_status"] == "cancelled"
+    assert out["session_items"][0] == "+ New session"
+    assert out["second"] != out["first"]
+    assert out["back"] == out["first"]
+    back = _text(out["back_lines"])
+    assert "Hello from the first session." in back
+    assert "Hello from the second session." not in back
+
+
+def test_unanswered_approval_is_withdrawn(env: dict[str, Path]) -> None:
+    out = _run(env, "withdraw", [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "late.txt", "content": "late\n"}}]},
+        {"text": "The write was not approved."},
+    ])
+    assert out["asked"] == 1
+    assert out.get("file") is None
+    assert out["pending_at_finish"] == 0  # withdrawn by $/cancelRequest, before the turn ended
+    assert out["pending"] == 0 and not out["diff_open"]
+    text = _text(out["lines"])
+    assert "The write was not approved." in text
+    assert "failed" in text

@@ -78,7 +78,8 @@ def _c256(n: int) -> str:
     if n < 232:
         n -= 16
         steps = [0, 95, 135, 175, 215, 255]
-        return "#%02x%02x%02x" % (steps[n // 36], steps[(n // 6) % 6], steps[n % 6])
+        r, g, b = steps[n // 36], steps[(n // 6) % 6], steps[n % 6]
+        return f"#{r:02x}{g:02x}{b:02x}"
     v = 8 + 10 * (n - 232)
     return f"#{v:02x}{v:02x}{v:02x}"
 
@@ -111,7 +112,8 @@ def ansi_to_html(text: str) -> str:
                     st[key] = _c256(codes[i + 2])
                     i += 2
                 elif codes[i + 1] == 2 and i + 4 < len(codes):
-                    st[key] = "#%02x%02x%02x" % tuple(codes[i + 2:i + 5])
+                    r, g, b = codes[i + 2:i + 5]
+                    st[key] = f"#{r:02x}{g:02x}{b:02x}"
                     i += 4
             elif c == 39:
                 st.pop("fg", None)

@@ -107,8 +107,10 @@ function M.handle(params, ctx)
   require('openprogram.panel').note(('approval asked: %s'):format(tc.title or tc.name or '?'))
   -- Blocking UIs (the default inputlist) draw over a stale screen unless we redraw first.
   vim.cmd('redraw')
-  local timeout = require('openprogram.config').options.approval_timeout_ms
+  local timeout = require('openprogram.config').prompt_wait_ms()
+  local untrack = function() end
   local choice = async.await(function(resolve)
+    untrack = async.track(params.turnId, resolve)
     vim.ui.select(options, {
       prompt = M.prompt(tc),
       kind = 'openprogram.permission',
@@ -119,6 +121,7 @@ function M.handle(params, ctx)
       resolve(item or false)
     end)
   end, timeout, false)
+  untrack()
   close()
   if type(choice) == 'table' and choice.optionId then
     require('openprogram.panel').note(('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))

@@ -10,6 +10,47 @@ handler called directly), we fall back to a bounded `vim.wait`.
 
 local M = {}
 
+---@class openprogram.PendingPrompt
+---@field turn_id? string
+---@field resolve fun(value: any)
+
+--- Prompts waiting for the user, so the server can withdraw them (turn ended, timeout).
+---@type openprogram.PendingPrompt[]
+M.pending = {}
+
+--- Remember a pending prompt; returns a function that forgets it.
+---@param turn_id? string
+---@param resolve fun(value: any)
+---@return fun()
+function M.track(turn_id, resolve)
+  local entry = { turn_id = turn_id, resolve = resolve }
+  table.insert(M.pending, entry)
+  return function()
+    for i, e in ipairs(M.pending) do
+      if e == entry then
+        table.remove(M.pending, i)
+        return
+      end
+    end
+  end
+end
+
+--- Settle pending prompts as unanswered: those of `turn_id`, or the only one when it is nil.
+---@param turn_id? string
+---@return integer withdrawn
+function M.withdraw(turn_id)
+  local hits = {}
+  for _, e in ipairs(M.pending) do
+    if (turn_id and e.turn_id == turn_id) or (not turn_id and #M.pending == 1) then
+      table.insert(hits, e)
+    end
+  end
+  for _, e in ipairs(hits) do
+    e.resolve(false)
+  end
+  return #hits
+end
+
 --- Run `start(resolve)` and return the value passed to `resolve`, suspending the caller.
 ---@generic T
 ---@param start fun(resolve: fun(value: T))

@@ -127,7 +127,7 @@ end
 --- List sessions and show the chosen one in the panel.
 ---@param done? fun(session_id: string?)
 function M.pick_session(done)
-  client.request(protocol.methods.SESSIONS, {}, function(err, result)
+  client.request(protocol.methods.SESSIONS, vim.empty_dict(), function(err, result)
     if err or not result then
       warn('sessions failed: ' .. (err and err.message or '?'))
       return

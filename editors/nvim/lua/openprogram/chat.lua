@@ -175,6 +175,12 @@ function M.on_event(params, ctx)
     end)
     return
   end
+  if t == ev.TURN_FINISHED and params.turnId then
+    -- The turn is over (done, cancelled, failed): its open prompts can no longer matter.
+    if require('openprogram.async').withdraw(params.turnId) > 0 then
+      panel.note('a pending prompt was withdrawn: the turn ended')
+    end
+  end
   if params.sessionId ~= S.session_id then
     if S.awaiting_session and t == ev.TURN_STARTED and params.sessionId then
       S.session_id, S.awaiting_session = params.sessionId, false

@@ -162,7 +162,7 @@ function M.complete(lead)
   if not c then
     return {}
   end
-  local res = client.request_sync(protocol.methods.CHECKPOINTS, {}, 2000)
+  local res = client.request_sync(protocol.methods.CHECKPOINTS, vim.empty_dict(), 2000)
   local out = {}
   for _, cp in ipairs(type(res) == 'table' and res.checkpoints or {}) do
     if vim.startswith(cp.id, lead) then

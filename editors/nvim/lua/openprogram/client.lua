@@ -38,6 +38,11 @@ function M.handlers()
     [protocol.server_methods.ASK_QUESTION] = function(_, params, ctx)
       return require('openprogram.questions').handle(params, ctx)
     end,
+    -- The server withdraws a prompt it stopped waiting for (timeout). Neovim does not give
+    -- handlers the request id, so only an unambiguous (single) pending prompt is settled.
+    ['$/cancelRequest'] = function()
+      require('openprogram.async').withdraw(nil)
+    end,
   }
 end
 
@@ -145,6 +150,9 @@ function M.request(method, params, cb)
   local client = M.ensure()
   if not client then
     return nil
+  end
+  if type(params) == 'table' and next(params) == nil then
+    params = vim.empty_dict() -- an empty Lua table would encode as a JSON list
   end
   local handler = function(err, result)
     if err and not cb then

@@ -17,7 +17,7 @@ Example:
 ---@field root_markers? string[] Files that mark the workspace root.
 ---@field init_options? table Extra initializationOptions merged into the generated ones.
 ---@field panel? openprogram.PanelOpts
----@field approval_timeout_ms? integer How long a synchronous approval prompt may wait (0.10 fallback).
+---@field approval_timeout? number Seconds the server waits for an approval or answer (server default: 600).
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -34,7 +34,7 @@ M.defaults = {
   root_markers = { '.git', '.openprogram' },
   init_options = {},
   panel = { position = 'right', width = 60, input_height = 3 },
-  approval_timeout_ms = 300000,
+  approval_timeout = nil,
 }
 
 local PERMISSION_MODES = { ask = true, ['accept-edits'] = true, plan = true, bypass = true }
@@ -77,6 +77,12 @@ function M.setup(opts)
   return merged
 end
 
+--- Milliseconds a prompt may wait when it has to block (no coroutine).
+---@return integer
+function M.prompt_wait_ms()
+  return math.floor((M.options.approval_timeout or 600) * 1000)
+end
+
 --- The initializationOptions the server receives ({model, permissionMode, ...}).
 ---@param cfg? openprogram.Config
 ---@return table
@@ -85,6 +91,10 @@ function M.init_options(cfg)
   local out = vim.deepcopy(cfg.init_options or {})
   out.model = cfg.model or out.model
   out.permissionMode = cfg.permission_mode or out.permissionMode
+  if cfg.approval_timeout then
+    out.approvalTimeout = cfg.approval_timeout
+    out.questionTimeout = out.questionTimeout or cfg.approval_timeout
+  end
   out.client = out.client or 'openprogram.nvim'
   return out
 end

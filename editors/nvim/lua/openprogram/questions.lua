@@ -22,14 +22,29 @@ local OTHER = 'Other…'
 ---@field options? string[]
 ---@field allowFreeText boolean
 
+--- Await one vim.ui call, withdrawable while the turn runs.
+---@param turn_id? string
+---@param start fun(resolve: fun(value: any))
+---@return any
+local function ask(turn_id, start)
+  local untrack = function() end
+  local value = async.await(function(resolve)
+    untrack = async.track(turn_id, resolve)
+    start(resolve)
+  end, require('openprogram.config').prompt_wait_ms(), false)
+  untrack()
+  return value
+end
+
+---@param turn_id? string
 ---@param question string
 ---@return string|false
-local function input(question)
-  return async.await(function(resolve)
+local function input(turn_id, question)
+  return ask(turn_id, function(resolve)
     vim.ui.input({ prompt = question .. ' ' }, function(text)
       resolve(text or false)
     end)
-  end, require('openprogram.config').options.approval_timeout_ms, false)
+  end)
 end
 
 --- Ask the user and return the response for the server.
@@ -49,16 +64,16 @@ function M.handle(params, ctx)
     if params.allowFreeText then
       table.insert(items, OTHER)
     end
-    answer = async.await(function(resolve)
+    answer = ask(params.turnId, function(resolve)
       vim.ui.select(items, { prompt = question, kind = 'openprogram.question' }, function(item)
         resolve(item or false)
       end)
-    end, require('openprogram.config').options.approval_timeout_ms, false)
+    end)
     if answer == OTHER then
-      answer = input(question)
+      answer = input(params.turnId, question)
     end
   else
-    answer = input(question)
+    answer = input(params.turnId, question)
   end
   if type(answer) == 'string' and answer ~= '' then
     return { answer = answer }
