@@ -1,0 +1,68 @@
+"""The plugin loads cleanly: modules require, commands exist, the help tags build."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
+MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
+COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
+            "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore"]
+
+
+def _nvim() -> str:
+    local = Path(sys.executable).parent / "nvim"
+    found = str(local) if local.exists() else shutil.which("nvim")
+    if not found:
+        pytest.skip("Neovim is not installed")
+    return found
+
+
+def _lua(code: str, *extra: str) -> str:
+    proc = subprocess.run(
+        [_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", *extra,
+         "-c", f"lua {code}", "-c", "qa!"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=True)
+    return proc.stdout
+
+
+def test_every_module_loads_and_commands_exist() -> None:
+    names = json.dumps(MODULES)
+    code = (
+        f"local out = {{}} for _, m in ipairs(vim.json.decode('{names}')) do "
+        "local ok, err = pcall(require, 'openprogram.' .. m) "
+        "out[m] = ok and 'ok' or tostring(err) end "
+        "out.commands = vim.tbl_keys(vim.api.nvim_get_commands({})) "
+        "io.stdout:write(vim.json.encode(out))")
+    out = json.loads(_lua(code))
+    assert {m: out[m] for m in MODULES} == dict.fromkeys(MODULES, "ok")
+    assert set(COMMANDS) <= set(out["commands"])
+
+
+def test_lsp_config_file_is_a_valid_config() -> None:
+    code = (
+        "local cfg = dofile(vim.api.nvim_get_runtime_file('lsp/openprogram.lua', false)[1]) "
+        "io.stdout:write(vim.json.encode({cmd = cfg.cmd, init = cfg.init_options, "
+        "exp = cfg.capabilities.experimental, root = type(cfg.root_dir), "
+        "handlers = vim.tbl_keys(cfg.handlers)}))")
+    out = json.loads(_lua(code))
+    assert out["cmd"] == ["openprogram-lsp", "serve"]
+    assert out["exp"]["openprogram"] == {"permissions": True, "questions": True}
+    assert out["root"] == "function"
+    assert {"openprogram/event", "openprogram/requestPermission",
+            "openprogram/askQuestion"} <= set(out["handlers"])
+
+
+def test_help_tags_build(tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    shutil.copytree(PLUGIN / "doc", doc)
+    _lua(f"vim.cmd('helptags {doc}')")
+    tags = (doc / "tags").read_text("utf-8")
+    for tag in ["openprogram-setup", ":OpenProgram", ":OpenProgramRestore", "OpenProgramEvent"]:
+        assert f"{tag}\topenprogram.txt" in tags
