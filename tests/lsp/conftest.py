@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -57,6 +58,24 @@ class OpClient(LanguageClient):
     async def call(self, method: str, params: Any = None) -> Any:
         """Send a custom request and return its (plain JSON) result."""
         return await self.protocol.send_request_async(method, params)
+
+    def call_with_id(self, method: str, params: Any, msg_id: str) -> asyncio.Future[Any]:
+        """Send a request with a known id (so that it can be cancelled)."""
+        return asyncio.wrap_future(self.protocol.send_request(method, params, msg_id=msg_id))
+
+    def cancel_request(self, msg_id: str) -> None:
+        """Send ``$/cancelRequest``."""
+        self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    async def wait_event(self, kind: str, pred: Callable[[dict[str, Any]], bool] | None = None,
+                         *, timeout: float = 20.0) -> dict[str, Any]:
+        """The first event of a type (matching pred), waiting for it if needed."""
+        for _ in range(int(timeout / 0.01)):
+            for event in self.of_type(kind):
+                if pred is None or pred(event):
+                    return event
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no {kind} event; got {[e['type'] for e in self.events]}")
 
 
 def capabilities(*, experimental: bool = True, progress: bool = False) -> types.ClientCapabilities:
@@ -116,6 +135,8 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
 
     yield _start
     for client in clients:
+        if client.stopped:
+            continue
         try:
             await client.shutdown_session()
         finally:

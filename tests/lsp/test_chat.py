@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,175 @@ async def test_chat_with_show_message_request(start: Starter, tmp_path: Path,
     assert "write_file" in request.message or "hello.txt" in request.message
     assert [a.title for a in request.actions or []] == [
         "Allow once", "Always allow", "Reject", "Always reject"]
+
+
+def _allow(kind: str) -> Any:
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": kind}
+
+    return setup
+
+
+async def test_always_allow_survives_restart(start: Starter, tmp_path: Path,
+                                             workspace: Path) -> None:
+    first = await start(model=write_script(tmp_path / "one.json", WRITE),
+                        setup=_allow("allow_always"))
+    result = await first.call("openprogram/chat", {"text": "write hello.txt"})
+    assert result["status"] == "done"
+    assert len(first.permission_requests) == 1
+    await first.shutdown_session()
+    await first.stop()
+
+    again = [{"tool_calls": [{"name": "write_file",
+                              "arguments": {"path": "second.txt", "content": "2\n"}}]},
+             {"text": "Done again."}]
+    second = await start(model=write_script(tmp_path / "two.json", again),
+                         setup=_allow("reject_once"))
+    result = await second.call("openprogram/chat", {"text": "write second.txt"})
+    assert result["status"] == "done"
+    assert second.permission_requests == []
+    assert (workspace / "second.txt").read_text() == "2\n"
+
+
+async def test_reject_is_told_to_the_model(start: Starter, tmp_path: Path,
+                                           workspace: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", WRITE),
+                         setup=_allow("reject_once"))
+    result = await client.call("openprogram/chat", {"text": "write hello.txt"})
+    assert result["status"] == "done"
+    assert not (workspace / "hello.txt").exists()
+    finished = await client.wait_event("tool.finished")
+    assert finished["data"]["status"] == "failed"
+    assert "rejected" in finished["data"]["output"]
+
+
+async def test_approval_timeout_is_a_rejection(start: Starter, tmp_path: Path,
+                                               workspace: Path) -> None:
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        async def _never(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            await asyncio.sleep(30)
+            return {"outcome": "selected", "optionId": "allow_once"}
+
+    client = await start(model=write_script(tmp_path / "s.json", WRITE), setup=setup,
+                         init_options={"approvalTimeout": 0.3})
+    result = await client.call("openprogram/chat", {"text": "write hello.txt"})
+    assert result["status"] == "done"
+    assert not (workspace / "hello.txt").exists()
+    finished = await client.wait_event("tool.finished")
+    assert "timed out" in finished["data"]["output"]
+
+
+ASK = [
+    {"tool_calls": [{"name": "ask_user",
+                     "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]},
+    {"text": "Noted."},
+]
+
+
+async def test_question_answered_through_ask_question(start: Starter, tmp_path: Path) -> None:
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/askQuestion")
+        def _ask(params: Any) -> dict[str, Any]:
+            client.question_requests.append(params)
+            return {"answer": "blue"}
+
+    client = await start(model=write_script(tmp_path / "s.json", ASK), setup=setup)
+    result = await client.call("openprogram/chat", {"text": "ask me"})
+    assert result["status"] == "done"
+    [asked] = client.question_requests
+    assert asked["question"] == "Which colour?"
+    assert asked["options"] == ["red", "blue"]
+    assert asked["sessionId"] == result["sessionId"]
+    replied = await client.wait_event("question.replied")
+    assert replied["data"] == {"questionId": asked["questionId"], "answer": "blue"}
+    finished = await client.wait_event("tool.finished")
+    assert finished["data"]["output"] == "blue"
+
+
+async def test_question_answered_through_show_message_request(start: Starter,
+                                                              tmp_path: Path) -> None:
+    def setup(client: OpClient) -> None:
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+            client.message_requests.append(params)
+            return types.MessageActionItem(title="red")
+
+    client = await start(model=write_script(tmp_path / "s.json", ASK), experimental=False,
+                         setup=setup)
+    result = await client.call("openprogram/chat", {"text": "ask me"})
+    assert result["status"] == "done"
+    assert client.message_requests[0].message == "Which colour?"
+    finished = await client.wait_event("tool.finished")
+    assert finished["data"]["output"] == "red"
+
+
+async def test_question_answered_through_answer_first_wins(start: Starter,
+                                                           tmp_path: Path) -> None:
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/askQuestion")
+        async def _slow(params: Any) -> dict[str, Any]:
+            client.question_requests.append(params)
+            await asyncio.sleep(30)
+            return {"answer": "too late"}
+
+    client = await start(model=write_script(tmp_path / "s.json", ASK), setup=setup)
+    turn = asyncio.ensure_future(client.call("openprogram/chat", {"text": "ask me"}))
+    asked = await client.wait_event("question.asked")
+    qid = asked["data"]["questionId"]
+    first = await client.call("openprogram/answer", {"questionId": qid, "answer": "green"})
+    second = await client.call("openprogram/answer", {"questionId": qid, "answer": "red"})
+    assert first == {"accepted": True}
+    assert second == {"accepted": False}
+    result = await turn
+    assert result["status"] == "done"
+    finished = await client.wait_event("tool.finished")
+    assert finished["data"]["output"] == "green"
+
+
+SLOW = [{"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 30"}}]},
+        {"text": "never reached"}]
+
+
+async def test_cancel_request_during_slow_tool(start: Starter, tmp_path: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", SLOW),
+                         args=["--permission-mode", "bypass"])
+    pending = client.call_with_id("openprogram/chat", {"text": "sleep"}, "chat-1")
+    await client.wait_event("tool.started")
+    client.cancel_request("chat-1")
+    result = await asyncio.wait_for(pending, 10)
+    assert result["status"] == "cancelled"
+    history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
+    assert history["nodes"][-1]["status"] == "cancelled"
+
+
+async def test_openprogram_cancel(start: Starter, tmp_path: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", SLOW),
+                         args=["--permission-mode", "bypass"])
+    pending = asyncio.ensure_future(client.call("openprogram/chat", {"text": "sleep"}))
+    started = await client.wait_event("tool.started")
+    sid = started["sessionId"]
+    busy = await client.call("openprogram/cancel", {"sessionId": sid})
+    assert busy == {"cancelled": True}
+    result = await asyncio.wait_for(pending, 10)
+    assert result["status"] == "cancelled"
+    idle = await client.call("openprogram/cancel", {"sessionId": sid})
+    assert idle == {"cancelled": False}
+
+
+async def test_work_done_progress(start: Starter, tmp_path: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", WRITE), progress=True,
+                         setup=_allow("allow_once"))
+    result = await client.call("openprogram/chat", {"text": "write hello.txt"})
+    assert result["status"] == "done"
+    for _ in range(500):
+        reports = [r for rs in client.progress_reports.values() for r in rs]
+        if any(getattr(r, "kind", "") == "end" for r in reports):
+            break
+        await asyncio.sleep(0.01)
+    kinds = [r.kind for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end"

@@ -144,7 +144,11 @@ class Handlers:
         store = self.dispatcher.services.store
         head = self._node(sid, p.head_id, "headId") if p.head_id else store.head(sid)
         nodes = store.get_branch(sid, head) if head else []
-        return w.HistoryResult(session_id=sid, head_id=head, nodes=nodes).wire()
+        out = w.HistoryResult(session_id=sid, head_id=head, nodes=nodes).wire()
+        for node in out["nodes"]:  # listed contract fields are always present
+            node.setdefault("predecessor", None)
+            node.setdefault("caller", None)
+        return out
 
     async def branches(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.BRANCHES, w.SessionParams, raw)

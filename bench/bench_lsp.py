@@ -1,0 +1,199 @@
+"""Language-server benchmarks, each printed beside a baseline measured in the same run.
+
+1. ``openprogram/sessions`` round trip vs a bare pygls server answering a no-op custom request.
+2. One whole ``openprogram/chat`` turn (offline model, no tools) over stdio vs the same turn in
+   process (``Dispatcher.run_turn``).
+3. ``file.changed`` latency: from a file write to the client's notification, median of 50.
+
+Run: ``.venv/bin/python bench/bench_lsp.py [--rounds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import BaseLanguageClient
+
+from openprogram_lsp.lsp.protocol import OpenProgramProtocol, RawNotification, RawRequest
+
+BARE_SERVER = textwrap.dedent("""
+    from pygls.lsp.server import LanguageServer
+    server = LanguageServer("bare", "0")
+
+    @server.feature("bench/noop")
+    def noop(ls, params):
+        return {}
+
+    server.start_io()
+""")
+
+
+class _ClientProtocol(OpenProgramProtocol):
+    """Client side: openprogram/* payloads stay plain JSON."""
+
+    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
+        if method.startswith("openprogram/"):
+            return RawNotification if method == "openprogram/event" else RawRequest
+        return super(OpenProgramProtocol, self).get_message_type(method)
+
+
+class Client(BaseLanguageClient):
+    """A minimal client recording ``openprogram/event`` arrival times."""
+
+    def __init__(self) -> None:
+        super().__init__("bench", "0", protocol_cls=_ClientProtocol)
+        self.waiters: list[tuple[str, asyncio.Future[float]]] = []
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def _log(params: Any) -> None:
+            pass
+
+        @self.feature("openprogram/event")
+        def _event(params: Any) -> None:
+            if params.get("type") != "file.changed":
+                return
+            now = time.perf_counter()
+            paths = {c["path"] for c in params["data"]["changes"]}
+            for path, fut in list(self.waiters):
+                if path in paths and not fut.done():
+                    fut.set_result(now)
+
+
+async def _start(cmd: list[str], env: dict[str, str], root: Path | None = None) -> Client:
+    client = Client()
+    await client.start_io(cmd[0], *cmd[1:], env=env)
+    folders = [types.WorkspaceFolder(uri=root.as_uri(), name="ws")] if root else None
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), workspace_folders=folders))
+    client.initialized(types.InitializedParams())
+    return client
+
+
+async def _stop(client: Client) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def _round_trips(client: Client, method: str, rounds: int) -> float:
+    for _ in range(20):  # warm up
+        await client.protocol.send_request_async(method, {})
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        await client.protocol.send_request_async(method, {})
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env["OPENPROGRAM_HOME"] = str(home)
+    env["OPENPROGRAM_MODEL"] = "offline"
+    return env
+
+
+async def bench_round_trip(tmp: Path, rounds: int) -> tuple[float, float]:
+    """Median ms of openprogram/sessions and of the bare no-op."""
+    script = tmp / "bare_server.py"
+    script.write_text(BARE_SERVER)
+    bare = await _start([sys.executable, str(script)], _env(tmp / "home"))
+    base = await _round_trips(bare, "bench/noop", rounds)
+    await _stop(bare)
+    ws = tmp / "ws_rt"
+    ws.mkdir()
+    ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"],
+                        _env(tmp / "home"), ws)
+    for i in range(3):  # a few sessions to list
+        await ours.protocol.send_request_async("openprogram/chat", {"text": f"hello {i}"})
+    mine = await _round_trips(ours, "openprogram/sessions", rounds)
+    await _stop(ours)
+    return mine, base
+
+
+async def bench_chat(tmp: Path, rounds: int) -> tuple[float, float]:
+    """Median ms of one offline turn over stdio, and in process."""
+    from openprogram_lsp.app import AppConfig, build_dispatcher
+    from openprogram_lsp.core.types import TurnRequest
+
+    ws = tmp / "ws_chat"
+    ws.mkdir()
+    ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"],
+                        _env(tmp / "home_chat_lsp"), ws)
+    sid = None
+    lsp_times = []
+    for i in range(rounds + 3):
+        params: dict[str, Any] = {"text": f"hello {i}"}
+        if sid:
+            params["sessionId"] = sid
+        t0 = time.perf_counter()
+        result = await ours.protocol.send_request_async("openprogram/chat", params)
+        if i >= 3:
+            lsp_times.append(time.perf_counter() - t0)
+        sid = result["sessionId"]
+    await _stop(ours)
+
+    dispatcher = build_dispatcher(AppConfig(workspace=ws, home=tmp / "home_chat_inproc",
+                                            model="offline"))
+    sid = None
+    local_times = []
+    for i in range(rounds + 3):
+        t0 = time.perf_counter()
+        res = await dispatcher.run_turn(TurnRequest(text=f"hello {i}", session_id=sid))
+        if i >= 3:
+            local_times.append(time.perf_counter() - t0)
+        sid = res.session_id
+    return statistics.median(lsp_times) * 1000, statistics.median(local_times) * 1000
+
+
+async def bench_file_changed(tmp: Path, writes: int) -> tuple[float, float, float]:
+    """Median, min and max ms from a write to the file.changed notification."""
+    ws = tmp / "ws_watch"
+    ws.mkdir()
+    ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"],
+                        _env(tmp / "home_watch"), ws)
+    await asyncio.sleep(0.5)  # the watcher starts after ``initialized``
+    loop = asyncio.get_running_loop()
+    latencies = []
+    for i in range(writes):
+        path = f"f{i}.txt"
+        fut: asyncio.Future[float] = loop.create_future()
+        ours.waiters.append((path, fut))
+        t0 = time.perf_counter()
+        (ws / path).write_text(f"{i}\n")
+        arrived = await asyncio.wait_for(fut, 10)
+        latencies.append((arrived - t0) * 1000)
+        await asyncio.sleep(0.05)
+    await _stop(ours)
+    return statistics.median(latencies), min(latencies), max(latencies)
+
+
+async def main(rounds: int) -> None:
+    """Run every benchmark and print the figures."""
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        mine, base = await bench_round_trip(tmp, rounds)
+        print(f"round trip: openprogram/sessions {mine:.3f} ms  |  bare pygls no-op "
+              f"{base:.3f} ms  |  ratio {mine / base:.2f} (budget <= 1.5)")
+        lsp, local = await bench_chat(tmp, max(10, rounds // 10))
+        print(f"chat turn (offline, no tools): over stdio {lsp:.2f} ms  |  in process "
+              f"{local:.2f} ms  |  ratio {lsp / local:.2f} (budget <= 1.5)")
+        med, lo, hi = await bench_file_changed(tmp, 50)
+        print(f"file.changed latency over 50 writes: median {med:.1f} ms (min {lo:.1f}, "
+              f"max {hi:.1f}) (budget <= 100 ms)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    asyncio.run(main(parser.parse_args().rounds))

@@ -1,0 +1,64 @@
+"""The workspace watcher: gitignore rules and file.changed batches on a real bus."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.store.watcher import IgnoreRules, WorkspaceWatcher, parse_gitignore
+
+
+def test_gitignore_rules(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text(
+        "# comment\nbuild/\n*.log\n!keep.log\n/top.txt\ndocs/**/*.tmp\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("x*\n")
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("secret.env\n")
+    rules = IgnoreRules(tmp_path)
+    ignored = ["build/x.o", "a.log", "deep/b.log", "top.txt", "docs/a/b/c.tmp", "docs/c.tmp",
+               "sub/xa", "sub/deeper/xb", "node_modules/a.js", ".git/index", ".venv/bin/py",
+               "pkg/__pycache__/m.pyc", "secret.env"]
+    kept = ["a.py", "keep.log", "sub/top.txt", "xa", "docs/c.txt", "buildx/y"]
+    assert [p for p in ignored if not rules.is_ignored(p)] == []
+    assert [p for p in kept if rules.is_ignored(p)] == []
+
+
+def test_gitignore_changes_are_picked_up(tmp_path: Path) -> None:
+    rules = IgnoreRules(tmp_path)
+    assert not rules.is_ignored("gen.txt")
+    (tmp_path / ".gitignore").write_text("gen.txt\n")
+    assert rules.is_ignored("gen.txt")
+
+
+def test_parse_skips_blank_and_comments() -> None:
+    assert parse_gitignore("\n# x\n   \n") == []
+    [p] = parse_gitignore("dir/\n")
+    assert p.dir_only and not p.negate
+
+
+async def test_watcher_emits_file_changed(tmp_path: Path) -> None:
+    bus = EventBus()
+    events: list[Event] = []
+    bus.subscribe(events.append, ["file.changed"])
+    noted: list[list[dict[str, str]]] = []
+    (tmp_path / ".gitignore").write_text("*.tmp\n")
+    watcher = WorkspaceWatcher(tmp_path, bus, on_changes=lambda root, ch: noted.append(ch))
+    watcher.start()
+    try:
+        for i in range(300):
+            (tmp_path / "skip.tmp").write_text(str(i))
+            (tmp_path / "a.txt").write_text(str(i))
+            await asyncio.sleep(0.02)
+            if events:
+                break
+        assert events, "no file.changed event"
+        changes = events[0].payload["changes"]
+        assert {"path": "a.txt", "change": "added"} in changes or \
+            {"path": "a.txt", "change": "modified"} in changes
+        assert all(c["path"] != "skip.tmp" for e in events for c in e.payload["changes"])
+        assert events[0].payload["root"] == str(tmp_path.resolve())
+        assert noted and noted[0] == changes
+    finally:
+        await watcher.stop()
