@@ -154,6 +154,11 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[tuple[str, str]]:
         """Parse the complete lines in ``chunk`` (plus what was buffered) into events."""
+        if (not self._buf and self._data is None and not self._event
+                and chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2
+                and chunk.endswith(b"\n\n") and b"\r" not in chunk):
+            # The common case: one whole ``data:`` event in one chunk.
+            return [("message", self._decode(chunk[6:-2]))]
         if self._buf:
             chunk = self._buf + chunk
         lines = chunk.split(b"\n")
