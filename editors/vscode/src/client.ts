@@ -92,7 +92,8 @@ export class AgentClient {
   /** Send a custom request once the server is ready. */
   async request<R>(method: string, params: unknown, token?: api.CancellationToken): Promise<R> {
     const client = await this.ready();
-    return client.sendRequest<R>(method, params, token);
+    // An explicit undefined token would count as a second parameter and turn params into a list.
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
   /** Stop the server and drop its listeners. */

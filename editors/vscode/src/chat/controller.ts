@@ -111,7 +111,6 @@ export class ChatController {
       this.post({ type: 'turnResult', result });
       await this.remember(result.sessionId);
       this.turnsFinished.fire(result.sessionId);
-      await this.refreshBranches();
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       traceError('turn failed:', message);
@@ -121,6 +120,7 @@ export class ChatController {
       cts.dispose();
       void api.setContext('openprogram.busy', false);
     }
+    await this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
   }
 
   private startTurn(

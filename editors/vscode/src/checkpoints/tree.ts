@@ -13,7 +13,8 @@ const FILE_ICON: Record<string, string> = { added: 'diff-added', modified: 'diff
 
 /** A short label for a checkpoint: its message's first line, else its time. */
 export function checkpointLabel(cp: Checkpoint): string {
-  const first = (cp.message || '').split('\n')[0].trim();
+  // Turn checkpoints read "turn <id>: <user message>"; the message is what a person recognises.
+  const first = (cp.message || '').split('\n')[0].trim().replace(/^turn \S+:\s*/, '');
   return first || cp.createdAt || cp.id.slice(0, 8);
 }
 

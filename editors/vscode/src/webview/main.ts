@@ -16,9 +16,6 @@ let state: ChatState = (vscode.getState() as ChatState | undefined) ?? initialSt
 let forkFrom: { nodeId: string | null; label: string } | null = null;
 const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
 
-const KIND_ICON: Record<string, string> = {
-  read: '📄', edit: '✏️', delete: '🗑', move: '↪', search: '🔍', execute: '▶', think: '💭', fetch: '🌐', other: '⚙',
-};
 const CHOICE_LABEL: Record<string, string> = {
   allow_once: 'Allowed once', allow_always: 'Always allowed', reject_once: 'Rejected', reject_always: 'Always rejected',
 };
@@ -133,7 +130,6 @@ function renderTool(item: ToolItem): HTMLElement {
   el.dataset.toolCallId = item.toolCallId;
   el.dataset.kind = item.toolKind;
   const head = h('div', 'tool-head');
-  head.appendChild(h('span', 'tool-icon', KIND_ICON[item.toolKind] ?? KIND_ICON.other));
   head.appendChild(h('span', 'tool-kind', escapeHtml(item.toolKind)));
   head.appendChild(h('span', 'tool-title', escapeHtml(item.title)));
   head.appendChild(h('span', `tool-status badge-${item.status}`, escapeHtml(item.status.replace('_', ' '))));
@@ -180,7 +176,7 @@ function renderItem(item: ChatItem): HTMLElement {
       return renderTool(item);
     case 'question': {
       const el = h('div', 'question-card');
-      el.appendChild(h('div', 'question-text', `❓ ${escapeHtml(item.question)}`));
+      el.appendChild(h('div', 'question-text', escapeHtml(item.question)));
       if (item.answer === undefined) {
         const row = h('div', 'approval');
         const reply = (answer: string | null): void => post({ type: 'questionReply', requestId: item.requestId, answer });
@@ -206,7 +202,7 @@ function renderItem(item: ChatItem): HTMLElement {
       const el = h('div', 'checkpoint-card');
       el.dataset.checkpointId = item.checkpointId;
       const n = item.files.length;
-      el.appendChild(h('span', 'cp-title', `⟲ Checkpoint · ${n} file${n === 1 ? '' : 's'} changed`));
+      el.appendChild(h('span', 'cp-title', `Checkpoint · ${n} file${n === 1 ? '' : 's'} changed`));
       const list = h('div', 'cp-files');
       for (const f of item.files) {
         list.appendChild(button(`${f.status === 'added' ? 'A' : f.status === 'deleted' ? 'D' : 'M'} ${f.path}`, 'link', () => post({ type: 'openFile', path: f.path })));
@@ -229,7 +225,7 @@ function renderChrome(): void {
   const fork = document.getElementById('fork') as HTMLElement;
   fork.hidden = forkFrom === null;
   if (forkFrom) {
-    fork.innerHTML = `⑂ New branch ${escapeHtml(forkFrom.label)} `;
+    fork.innerHTML = `New branch ${escapeHtml(forkFrom.label)} `;
     fork.appendChild(button('✕', 'link', () => { forkFrom = null; renderChrome(); }, 'Cancel fork'));
   }
   const sel = document.getElementById('branch') as HTMLSelectElement;

@@ -20,6 +20,8 @@ const codeServer = join(process.env.OPENPROGRAM_TOOLS_DIR ?? join(repo, '.tools'
 const serverCommand = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const STEP_TIMEOUT = 60_000;
+const ORIGINAL = 'print("hello")\n';
+const UPDATED = 'def greet(name):\n    return f"Hello, {name}!"\n\n\nprint(greet("world"))\n';
 
 const work = join(out, 'work');
 const ws = join(work, 'workspace');
@@ -49,16 +51,20 @@ function prepare() {
   rmSync(work, { recursive: true, force: true });
   for (const d of [ws, home, userData, extDir, join(ws, '.vscode'), join(userData, 'User')]) mkdirSync(d, { recursive: true });
   writeFileSync(join(ws, 'README.md'), '# scratch workspace\n');
+  writeFileSync(join(ws, 'hello.py'), ORIGINAL);
   // The scripted model: one response per model call, across every turn of the server process.
   writeFileSync(script, JSON.stringify([
-    { text: "I'll create the file.", tool_calls: [{ name: 'write_file', arguments: { path: 'hello.txt', content: 'Hello from OpenProgram\n' } }] },
-    { text: 'Created **hello.txt** with a greeting:\n\n```text\nHello from OpenProgram\n```' },
+    { text: "I'll move the greeting into a function.", tool_calls: [{ name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
+    { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```' },
     { text: 'Hi again, from a new branch.' },
+    { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
+    { text: 'Blue it is.' },
   ], null, 2));
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.server.command': serverCommand,
     'openprogram.model': `scripted:${script}`,
     'openprogram.home': home,
+    'openprogram.trace.server': 'verbose',
   }, null, 2));
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({
     'workbench.startupEditor': 'none',
@@ -72,6 +78,7 @@ function prepare() {
     'window.commandCenter': false,
     'chat.commandCenter.enabled': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'git.openRepositoryInParentFolders': 'never',
   }, null, 2));
   step = 'install the .vsix';
   const res = execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' });
@@ -151,76 +158,110 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('framenavigated', (f) => { if (f === page.mainFrame()) log(`navigated ${f.url()}`); });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
 
     step = 'open the OpenProgram panel';
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: STEP_TIMEOUT });
+    // A wider side bar, as a user would drag it, so the cards have room.
+    const side = await page.locator('.part.sidebar').boundingBox();
+    if (side) {
+      const x = side.x + side.width - 1;
+      const y = side.y + side.height / 2;
+      await page.mouse.move(x, y);
+      await page.mouse.down();
+      await page.mouse.move(x + 90, y, { steps: 4 });
+      await page.mouse.move(x + 180, y, { steps: 4 });
+      await page.mouse.up();
+    }
     let frame = await chatFrame(page);
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
     await shot('01-panel');
 
     step = 'send a chat whose reply writes a file';
-    await frame.locator('#input').fill('Create hello.txt with a greeting');
+    await frame.locator('#input').fill('Put the greeting in hello.py into a function');
     await frame.locator('#input').press('Enter');
     const allow = frame.locator('button[data-option-kind="allow_once"]');
     await allow.waitFor({ timeout: STEP_TIMEOUT });
-    if (existsSync(join(ws, 'hello.txt'))) throw new Error('the file was written before approval');
+    if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the file was written before approval');
     await shot('02-approval');
 
     step = 'click "Allow once" on the card';
     await allow.click();
-    await frame.locator('.msg.role-assistant', { hasText: 'Created hello.txt' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.checkpoint-card').waitFor({ timeout: STEP_TIMEOUT });
-    const written = readFileSync(join(ws, 'hello.txt'), 'utf8');
-    if (written !== 'Hello from OpenProgram\n') throw new Error(`unexpected file content ${JSON.stringify(written)}`);
+    const written = readFileSync(join(ws, 'hello.py'), 'utf8');
+    if (written !== UPDATED) throw new Error(`unexpected file content ${JSON.stringify(written)}`);
     await frame.locator('.tool-card .approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
-    const panelShot = await shot('03-reply');
+    await shot('03-reply');
 
     step = 'open the checkpoint diff';
     await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: STEP_TIMEOUT });
-    await page.locator('.tab', { hasText: 'hello.txt' }).first().waitFor({ timeout: STEP_TIMEOUT });
-    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'Hello from OpenProgram' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.tab', { hasText: 'hello.py' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-diff-editor .original .view-line', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04-diff');
+    const readmeShot = join(out, 'readme.png');
+    await page.mouse.move(700, 600);
+    await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 1400, height: 620 } });
 
     step = 'restore the turn (revert its files)';
     await palette(page, 'OpenProgram: Restore Files to Before This Turn');
     await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
-    await waitFor(() => !existsSync(join(ws, 'hello.txt')), 'hello.txt to be removed by the restore');
+    await waitFor(() => readFileSync(join(ws, 'hello.py'), 'utf8') === ORIGINAL, 'hello.py to be reverted by the restore');
     await shot('05-restored');
 
     step = 'undo the restore';
     await palette(page, 'OpenProgram: Undo Restore');
-    await waitFor(() => existsSync(join(ws, 'hello.txt')), 'hello.txt to come back');
-    if (readFileSync(join(ws, 'hello.txt'), 'utf8') !== written) throw new Error('undo did not bring back the same content');
+    await waitFor(() => readFileSync(join(ws, 'hello.py'), 'utf8') === UPDATED, 'the undo to bring back the edit');
 
-    step = 'fork from the first reply';
+    step = 'fork: edit the first message into a new branch';
     frame = await chatFrame(page);
-    const reply = frame.locator('.msg.role-assistant', { hasText: 'Created hello.txt' });
-    await reply.hover();
-    await reply.locator('button.fork').click();
+    const first = frame.locator('.msg.role-user', { hasText: 'Put the greeting' });
+    await first.hover();
+    await first.locator('button.fork').click();
     await frame.locator('#fork:not([hidden])').waitFor({ timeout: STEP_TIMEOUT });
-    await frame.locator('#input').fill('Now just say hi');
+    await frame.locator('#input').fill('Just say hi');
     await frame.locator('#input').press('Enter');
     await frame.locator('.msg.role-assistant', { hasText: 'Hi again, from a new branch.' }).waitFor({ timeout: STEP_TIMEOUT });
     await waitFor(async () => (await frame.locator('#branch option').count()) >= 2, 'two branches in the picker');
+    if (await frame.locator('.msg', { hasText: 'Rewrote hello.py' }).count()) throw new Error('the new branch still shows the old reply');
     await shot('06-fork');
 
     step = 'switch back to the first branch';
     const values = await frame.locator('#branch option').evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
     const other = values.find((v) => !v.selected);
     await frame.locator('#branch').selectOption(other.value);
-    await frame.locator('.msg.role-user', { hasText: 'Create hello.txt' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await waitFor(async () => (await frame.locator('.msg', { hasText: 'Hi again' }).count()) === 0, 'the forked reply to leave the view');
     await shot('07-branch-switched');
 
-    step = 'save the README screenshot';
-    const docs = join(repo, 'docs', 'images');
+    step = 'answer a question inline';
+    await frame.locator('#input').fill('Pick a colour with me');
+    await frame.locator('#input').press('Enter');
+    const blue = frame.locator('.question-card button', { hasText: 'blue' });
+    await blue.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('08-question');
+    await blue.click();
+    await frame.locator('.question-card .approval-done', { hasText: 'Answered: blue' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Blue it is.' }).waitFor({ timeout: STEP_TIMEOUT });
+
+    step = 'reload VS Code; the session comes back';
+    await page.reload();
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
+    frame = await chatFrame(page);
+    await frame.locator('.msg.role-assistant', { hasText: 'Blue it is.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-user', { hasText: 'Pick a colour with me' }).waitFor({ timeout: STEP_TIMEOUT });
+    await shot('09-reloaded');
+
     if (process.env.E2E_UPDATE_README_IMAGE) {
+      step = 'save the README screenshot';
+      const docs = join(repo, 'docs', 'images');
       mkdirSync(docs, { recursive: true });
-      copyFileSync(panelShot, join(docs, 'vscode-panel.png'));
+      copyFileSync(readmeShot, join(docs, 'vscode-panel.png'));
     }
     log('PASS');
   } catch (err) {
