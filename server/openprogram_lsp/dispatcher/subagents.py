@@ -193,7 +193,8 @@ class Subagents:
                              metadata: dict[str, Any] | None = None) -> AgentTurnResult:
         """Run one child turn in ``sid`` (bypass mode, head untouched) and return its tip."""
         agent_id = agent_id or new_id("ag")
-        meta: dict[str, Any] = {"agentKind": kind, **(metadata or {})}
+        meta: dict[str, Any] = {"agentKind": kind, "messageDepth": message_depth,
+                                **(metadata or {})}
         if parent is not None:
             meta.update(parentSessionId=parent.session_id, parentNodeId=parent.anchor)
         if model:
@@ -415,7 +416,7 @@ class Subagents:
                                   model=origin.model or branch_model(self.dispatcher, sid, tip),
                                   source="follow_up", permission_mode=origin.permission_mode,
                                   advance_head=store.head(sid) == tip, agent_id=origin.agent_id,
-                                  message_depth=depth)
+                                  message_depth=depth, metadata={"messageDepth": depth})
                 res = await self._turn(req, job)
                 lane.tip, lane.follow = res.assistant_node_id, True
                 return res
