@@ -132,7 +132,7 @@ def test_budget_is_exhausted_on_the_ninth_message(
     a_steps = []
     for i in range(1, 6):
         a_steps += [call("send_message", to="b", message=f"ping {i}"), text(f"sent {i}")]
-    a_model = script(a_steps[:-1] + [text("stopping")])
+    a_model = script([*a_steps[:-1], text("stopping")])
     b_model = script([text("b ready")] + [text(f"pong {i}") for i in range(1, 5)])
     d, _ = build(home, workspace, bus, None)
     dispatchers.append(d)
@@ -190,7 +190,7 @@ def test_unknown_targets_are_refused_and_nothing_is_created(
     assert "agent tool" in outs[2]
     assert [s["id"] for s in d.services.store.list_sessions()] == [r.session_id]
     assert d.list_agents() == []
-    with pytest.raises(ToolError, match="unknown node|unknown target"):
+    with pytest.raises(ToolError, match=r"unknown target"):
         send_message(d.agents, "x", f"{r.session_id}:nosuchnode", session_id=r.session_id)
 
 
