@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.context.budget import Calibration
+from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
@@ -88,5 +90,6 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         approver=approver, asker=asker, question_timeout=config.question_timeout,
         max_iterations=config.max_iterations, checkpointer_for=checkpointer_factory(config.home),
         rules_for=rules_for, extra=dict(config.extra),
+        context=ContextEngine(calibration=Calibration(config.home / "context-calibration.json")),
     )
     return Dispatcher(services)

@@ -37,6 +37,7 @@ class LoopState:
     usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "end_turn"
     model_calls: int = 0
+    first_call_usage: Usage | None = None  # what the provider reported for the first call
 
     @property
     def text(self) -> str:
@@ -118,6 +119,8 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     calls.append(ev.call)
                 elif isinstance(ev, StreamEnd):
                     state.usage = state.usage.add(ev.usage)
+                    if state.first_call_usage is None:
+                        state.first_call_usage = ev.usage
                     state.stop_reason = ev.stop_reason
 
         await _race(consume(), control.cancel)

@@ -1,55 +1,307 @@
-"""The context engine: prepare messages for a turn and account for the token budget."""
+"""The context engine: prepare messages for a turn, keep them within budget, freeze the result.
+
+``prepare`` renders the chain (a summary node standing in for the range it covers), applies the
+idle-gap microcompact and counts the budget. Before the model call the loop runner asks
+``should_auto_compact`` and, when over, ``auto_compact`` runs snip, then compact, then prepares
+again. ``after_turn`` calibrates the estimator from reported usage and returns the turn's
+ContextCommit. Stored nodes are never changed: only the prepared copies are.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
-from openprogram_lsp.context.render import render_chain
-from openprogram_lsp.context.types import TurnPrep
-from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
+from openprogram_lsp.context.budget import (
+    Calibration,
+    estimate_text,
+    estimate_tools,
+    output_reserve,
+    resolve_window,
+)
+from openprogram_lsp.context.commit import build_commit, kept_ids
+from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
+from openprogram_lsp.context.microcompact import gap_points, microcompact
+from openprogram_lsp.context.references import protected_nodes, scan_references
+from openprogram_lsp.context.render import flatten, render_segments
+from openprogram_lsp.context.snip import snip
+from openprogram_lsp.context.types import (
+    ContextConfig,
+    PrepareArgs,
+    Segment,
+    Summarizer,
+    SummaryWriter,
+    TurnPrep,
+)
+from openprogram_lsp.core.types import Node, ToolSpec, Usage
+from openprogram_lsp.events.bus import EventBus, get_event_bus, make_event
 
-Summarizer = Callable[[list[Message]], Awaitable[str]]
+__all__ = ["ContextEngine", "Summarizer", "estimate_text"]
+
+log = logging.getLogger(__name__)
+_FLOOR_CAP = 1024
 
 
-def estimate_text(text: str) -> int:
-    """A network-free token estimate."""
-    return (len(text) + 3) // 4
+def pick_summary(history: list[Node], summaries: list[Node]) -> tuple[Node | None, int]:
+    """The summary covering the longest prefix of the chain, and where the rest starts."""
+    if not summaries or not history:
+        return None, 0
+    pos = {n.id: i for i, n in enumerate(history)}
+    last = len(history) - 1
+    best: Node | None = None
+    best_pos = -1
+    for s in summaries:
+        through = s.metadata.get("through") or s.caller
+        p = pos.get(through) if isinstance(through, str) else None
+        if p is None or (p >= last and history[last].role == "user"):
+            continue
+        if p > best_pos:
+            best, best_pos = s, p
+    return best, best_pos + 1
 
 
 class ContextEngine:
     """Turns the DAG chain into what the model sees on each turn."""
 
-    def __init__(self, **_: Any) -> None:
-        self.auto_compact_ratio = 0.8
+    def __init__(self, *, config: ContextConfig | None = None,
+                 calibration: Calibration | None = None, bus: EventBus | None = None,
+                 **_: Any) -> None:
+        self.config = config or ContextConfig.from_env()
+        self.calibration = calibration or Calibration(alpha=self.config.calibration_alpha)
+        self.bus = bus
+        self._floors: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def auto_compact_ratio(self) -> float:
+        """The share of the window at which turn-start compaction runs."""
+        return self.config.auto_compact_ratio
+
+    # -- prepare ------------------------------------------------------------------------------
 
     def prepare(self, *, session_id: str, history: list[Node], system: str,
                 tools: list[ToolSpec], model: str, context_window: int,
-                max_output_tokens: int = 4096, last_turn_at: str | None = None) -> TurnPrep:
-        """Render the chain into messages and estimate their size."""
-        messages = render_chain(history)
-        prep = TurnPrep(session_id=session_id, model=model, system=system, messages=messages,
-                        tools=tools, context_window=context_window,
-                        max_output_tokens=max_output_tokens,
-                        node_ids=[n.id for n in history])
-        prep.estimate = (estimate_text(system) + sum(estimate_text(m.content) for m in messages)
-                         + sum(estimate_text(str(t.input_schema)) for t in tools)
-                         + max_output_tokens)
+                max_output_tokens: int = 4096, last_turn_at: str | None = None,
+                summaries: list[Node] | None = None, bus: EventBus | None = None,
+                now: float | None = None) -> TurnPrep:
+        """Render the chain into messages, microcompact after an idle gap, count the budget."""
+        args = PrepareArgs(session_id=session_id, history=list(history), system=system,
+                           tools=list(tools), model=model, context_window=context_window,
+                           max_output_tokens=max_output_tokens, last_turn_at=last_turn_at,
+                           summaries=list(summaries or []), now=now)
+        return self._prepare(args, bus, announce=True)
+
+    def _prepare(self, args: PrepareArgs, bus: EventBus | None, *, announce: bool) -> TurnPrep:
+        window = resolve_window(args.context_window)
+        summary, start = pick_summary(args.history, args.summaries)
+        segments = render_segments(args.history, summary, start)
+        prep = TurnPrep(session_id=args.session_id, model=args.model, system=args.system,
+                        messages=[], tools=args.tools, context_window=window,
+                        max_output_tokens=output_reserve(args.max_output_tokens, window),
+                        segments=segments,
+                        fixed_tokens=estimate_text(args.system) + estimate_tools(args.tools),
+                        calibration=self.calibration.ratio(args.model), args=args, bus=bus)
+        prep.full_segments = segments
+        if summary is not None:
+            prep.summary_node_id = summary.id
+            prep.summarised = [n.id for n in args.history[:start]]
+        now = args.now if args.now is not None else time.time()
+        gaps, current = gap_points(segments, threshold=self.config.gap_threshold_seconds,
+                                   last_turn_at=args.last_turn_at, now=now)
+        if gaps:
+            refs = scan_references(segments)
+            before = self._estimate_of(prep, segments)
+            new, keys = microcompact(segments, gaps,
+                                     keep_recent=self.config.microcompact_keep_recent,
+                                     min_tokens=self.config.microcompact_min_tokens,
+                                     protected=refs)
+            prep.protected = sorted(refs)
+            if keys:
+                prep.segments, prep.replaced = new, keys
+                prep.actions.append("microcompact")
+                if current:
+                    prep.path = "microcompact"
+                    prep.tokens_before = before
+        self._account(prep)
+        if announce and prep.path == "microcompact":
+            self._emit(prep, prep.tokens_before or prep.estimate, "microcompact")
         return prep
+
+    def _estimate_of(self, prep: TurnPrep, segments: list[Segment]) -> int:
+        raw = prep.fixed_tokens + sum(s.tokens for s in segments)
+        return math.ceil(raw * prep.calibration) + prep.max_output_tokens
+
+    def _account(self, prep: TurnPrep) -> None:
+        prep.messages = flatten(prep.segments)
+        prep.history_tokens = sum(s.tokens for s in prep.segments)
+        prep.node_ids = kept_ids(prep)
+        prep.estimate = self._estimate_of(prep, prep.segments)
+
+    def _history_budget(self, prep: TurnPrep, ratio: float) -> int:
+        """Raw history tokens that keep the prep at ``ratio`` of the window."""
+        room = ratio * prep.context_window - prep.max_output_tokens
+        return max(0, math.floor(room / max(prep.calibration, 1e-6)) - prep.fixed_tokens)
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def should_recommend(self, prep: TurnPrep) -> bool:
+        """Whether the prep is over the threshold at which compaction is recommended."""
+        return prep.usage_ratio >= self.config.recommend_ratio
 
     def should_auto_compact(self, prep: TurnPrep) -> bool:
         """Whether the prepared context is over the auto-compact threshold."""
-        return prep.usage_ratio >= self.auto_compact_ratio
+        return prep.usage_ratio >= self.config.auto_compact_ratio
 
-    async def auto_compact(self, prep: TurnPrep, *, history: list[Node],
-                           summarize: Summarizer | None) -> TurnPrep:
-        """Reduce the context (snip, then compact, then prepare again)."""
-        return prep
+    # -- compaction ---------------------------------------------------------------------------
 
-    def after_turn(self, *, session_id: str, turn_id: str, prep: TurnPrep, usage: Usage) -> \
-            dict[str, Any]:
-        """Usage feedback after a turn; returns the ContextCommit record to freeze."""
-        return {"turnId": turn_id, "model": prep.model, "contextWindow": prep.context_window,
-                "estimate": prep.estimate, "usage": usage.wire(), "path": prep.path,
-                "kept": prep.node_ids, "snipped": prep.snipped,
-                "summarised": prep.summarised, "replaced": prep.replaced}
+    async def auto_compact(self, prep: TurnPrep, *, history: list[Node] | None = None,
+                           summarize: Summarizer | None, persist: SummaryWriter | None = None,
+                           bus: EventBus | None = None) -> TurnPrep:
+        """Snip; when that is not enough compact (then prepare again); emit context.compacted."""
+        bus = bus or prep.bus
+        before = prep.estimate
+        refs = set(prep.protected) or scan_references(prep.segments)
+        budget = self._history_budget(prep, self.config.target_ratio)
+        sid = prep.session_id
+        with self._lock:
+            floor = self._floors.get(sid)
+        res = snip(prep.segments, budget=budget, keep_turns=self.config.snip_keep_turns,
+                   protected=protected_nodes(refs), floor=floor)
+        if res.fits and res.dropped:
+            new = self._derive(prep, res.segments)
+            new.snipped, new.protected = res.dropped, sorted(refs)
+            new.path, new.tokens_before = "snip", before
+            new.actions.append("snip")
+            self._remember_floor(sid, res.segments)
+            self._emit(new, before, "snip", bus)
+            return new
+        new = await self._compact(prep, summarize, persist, bus, manual=False)
+        if self.should_auto_compact(new):
+            # last resort: the kept tail itself is too big; snip it, protection off
+            res = snip(new.segments, budget=self._history_budget(new, self.config.target_ratio),
+                       keep_turns=1)
+            if res.dropped:
+                snipped = new.snipped
+                new = self._derive(new, res.segments)
+                new.snipped = [*snipped, *res.dropped]
+                new.actions.append("snip")
+            if self.should_auto_compact(new):
+                new.details["overBudget"] = True
+                log.warning("session %s is still at %.0f%% of its window after compaction",
+                            sid, 100 * new.usage_ratio)
+        new.tokens_before = before
+        self._emit(new, before, new.path, bus)
+        return new
+
+    async def compact_now(self, prep: TurnPrep, *, summarize: Summarizer | None,
+                          persist: SummaryWriter | None = None,
+                          bus: EventBus | None = None) -> TurnPrep:
+        """Manual compaction (``/compact``): summarise everything; emit context.compacted."""
+        bus = bus or prep.bus
+        before = prep.estimate
+        new = await self._compact(prep, summarize, persist, bus, manual=True)
+        if new is prep:
+            return prep
+        new.tokens_before = before
+        self._emit(new, before, "manual", bus)
+        return new
+
+    async def _compact(self, prep: TurnPrep, summarize: Summarizer | None,
+                       persist: SummaryWriter | None, bus: EventBus | None, *,
+                       manual: bool) -> TurnPrep:
+        cfg = self.config
+        segments = prep.full_segments or prep.segments
+        window = prep.context_window
+        plan = plan_cut(segments, keep_turns=cfg.compact_keep_turns,
+                        tail_budget=int(window * cfg.compact_tail_ratio), manual=manual)
+        covered = plan.covered(segments)
+        if not any(s.node.role in ("user", "assistant") for s in covered) or prep.args is None:
+            prep.details["nothingToCompact"] = True
+            return prep
+        summary_tokens = max(128, min(cfg.summary_max_tokens,
+                                      int(window * cfg.summary_window_ratio)))
+        chunk_tokens = max(512, window // 2 - summary_tokens - estimate_text(SUMMARY_PROMPT))
+        path, text, error = await build_summary(covered, summarize, max_tokens=summary_tokens,
+                                                chunk_tokens=chunk_tokens,
+                                                timeout=cfg.summarizer_timeout)
+        extra: dict[str, object] = {"model": prep.model, "tokensBefore": prep.estimate,
+                                    "manual": manual}
+        if error:
+            extra["summarizerError"] = error
+        node = summary_node(text, covered, path=path, extra=extra)
+        if persist is not None:
+            node = persist(node)
+        args = replace(prep.args, summaries=[*prep.args.summaries, node])
+        new = self._prepare(args, bus, announce=False)
+        new.actions = [*prep.actions, path]
+        new.path = "manual" if manual else path
+        new.summary_node_id = node.id
+        if error:
+            new.details["summarizerError"] = error
+        return new
+
+    def _derive(self, prep: TurnPrep, segments: list[Segment]) -> TurnPrep:
+        new = replace(prep, segments=segments, actions=list(prep.actions),
+                      details=dict(prep.details))
+        self._account(new)
+        return new
+
+    def _remember_floor(self, sid: str, segments: list[Segment]) -> None:
+        after_note = False
+        for seg in segments:
+            if seg.node_id.endswith("__snip_note"):
+                after_note = True
+            elif after_note and seg.turn >= 0:
+                with self._lock:
+                    self._floors[sid] = seg.node_id
+                    self._floors.move_to_end(sid)
+                    while len(self._floors) > _FLOOR_CAP:
+                        self._floors.popitem(last=False)
+                return
+
+    def _emit(self, prep: TurnPrep, before: int, path: str,
+              bus: EventBus | None = None) -> None:
+        payload: dict[str, Any] = {
+            "tokensBefore": before, "tokensAfter": prep.estimate, "path": path,
+            "contextWindow": prep.context_window, "snipped": len(prep.snipped),
+            "summarised": len(prep.summarised), "replaced": len(prep.replaced),
+        }
+        if path in ("compact", "structural", "manual") and prep.summary_node_id:
+            payload["summaryNodeId"] = prep.summary_node_id
+        if prep.details.get("summarizerError"):
+            payload["summarizerError"] = prep.details["summarizerError"]
+        target = bus or prep.bus or self.bus or get_event_bus()
+        target.emit(make_event("context.compacted", payload, session_id=prep.session_id,
+                               origin="context"))
+
+    # -- after the turn -----------------------------------------------------------------------
+
+    def after_turn(self, *, session_id: str, turn_id: str, prep: TurnPrep, usage: Usage,
+                   first_call_input_tokens: int | None = None) -> dict[str, Any]:
+        """Calibrate from the reported usage; return the turn's ContextCommit as a dict."""
+        calibrated: float | None = None
+        if first_call_input_tokens and prep.raw_input > 0:
+            calibrated = self.calibration.observe(prep.model, prep.raw_input,
+                                                  first_call_input_tokens)
+        used = (first_call_input_tokens + prep.max_output_tokens if first_call_input_tokens
+                else prep.estimate)
+        recommend = used / max(1, prep.context_window) >= self.config.recommend_ratio
+        cfg = self.config
+        commit = build_commit(prep, turn_id=turn_id, usage=usage,
+                              first_call_input_tokens=first_call_input_tokens,
+                              calibrated_after=calibrated, recommend=recommend,
+                              thresholds={"recommend": cfg.recommend_ratio,
+                                          "autoCompact": cfg.auto_compact_ratio,
+                                          "target": cfg.target_ratio})
+        if recommend:
+            target = prep.bus or self.bus or get_event_bus()
+            target.emit(make_event("context.compaction_recommended",
+                                   {"usageRatio": round(used / max(1, prep.context_window), 4),
+                                    "contextWindow": prep.context_window},
+                                   session_id=session_id, turn_id=turn_id, origin="context"))
+        return commit.wire()

@@ -1,11 +1,98 @@
-"""What the context engine hands the loop runner for one turn."""
+"""What the context engine hands the loop runner for one turn, and its settings."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprogram_lsp.core.types import Message, ToolSpec
+from openprogram_lsp.core.types import Message, Node, ToolSpec
+
+GAP_THRESHOLD_SECONDS = 3600.0
+RECOMMEND_PCT = 0.70
+AUTO_COMPACT_PCT = 0.80
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class ContextConfig:
+    """Thresholds and sizes; ``from_env`` reads the OPENPROGRAM_CONTEXT_* overrides."""
+
+    recommend_ratio: float = RECOMMEND_PCT
+    auto_compact_ratio: float = AUTO_COMPACT_PCT
+    target_ratio: float = 0.60  # where snip and compact aim, so the next turns do not re-trigger
+    gap_threshold_seconds: float = GAP_THRESHOLD_SECONDS
+    microcompact_keep_recent: int = 5
+    microcompact_min_tokens: int = 500
+    snip_keep_turns: int = 2  # the current user message plus one full exchange before it
+    compact_keep_turns: int = 2
+    compact_tail_ratio: float = 0.30  # the kept tail may use at most this share of the window
+    summary_max_tokens: int = 2048
+    summary_window_ratio: float = 0.10
+    summarizer_timeout: float = 180.0
+    calibration_alpha: float = 0.3
+
+    @classmethod
+    def from_env(cls) -> ContextConfig:
+        """Defaults, overridden by OPENPROGRAM_CONTEXT_{RECOMMEND,AUTO_COMPACT,GAP_SECONDS}."""
+        return cls(
+            recommend_ratio=_env_float("OPENPROGRAM_CONTEXT_RECOMMEND", RECOMMEND_PCT),
+            auto_compact_ratio=_env_float("OPENPROGRAM_CONTEXT_AUTO_COMPACT", AUTO_COMPACT_PCT),
+            gap_threshold_seconds=_env_float("OPENPROGRAM_CONTEXT_GAP_SECONDS",
+                                             GAP_THRESHOLD_SECONDS),
+        )
+
+
+@dataclass(slots=True)
+class Segment:
+    """The messages one node renders to, their token estimate and the turn they belong to."""
+
+    node: Node
+    messages: list[Message]
+    tokens: int
+    turn: int  # index of the user turn; -1 for a summary (never snipped)
+
+    @property
+    def node_id(self) -> str:
+        """The id of the node this segment renders."""
+        return self.node.id
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """One call to the summariser: instructions, a transcript message and an output cap."""
+
+    system: str
+    messages: list[Message]
+    max_tokens: int
+
+
+Summarizer = Callable[[SummaryRequest], Awaitable[str]]
+SummaryWriter = Callable[[Node], Node]
+
+
+@dataclass(slots=True)
+class PrepareArgs:
+    """The inputs of a prepare call, kept so compaction can prepare again."""
+
+    session_id: str
+    history: list[Node]
+    system: str
+    tools: list[ToolSpec]
+    model: str
+    context_window: int
+    max_output_tokens: int
+    last_turn_at: str | None
+    summaries: list[Node]
+    now: float | None
 
 
 @dataclass(slots=True)
@@ -19,15 +106,31 @@ class TurnPrep:
     tools: list[ToolSpec]
     context_window: int
     max_output_tokens: int
-    estimate: int = 0
+    estimate: int = 0  # calibrated: system + history + tool schemas + output reserve
     node_ids: list[str] = field(default_factory=list)
     snipped: list[str] = field(default_factory=list)
     summarised: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     path: str = "none"
     details: dict[str, Any] = field(default_factory=dict)
+    segments: list[Segment] = field(default_factory=list)
+    full_segments: list[Segment] = field(default_factory=list)  # before microcompact and snip
+    fixed_tokens: int = 0  # system + tool schemas (raw, uncalibrated)
+    history_tokens: int = 0  # raw, uncalibrated
+    calibration: float = 1.0
+    protected: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    summary_node_id: str | None = None
+    tokens_before: int | None = None
+    args: PrepareArgs | None = None
+    bus: Any = None
 
     @property
     def usage_ratio(self) -> float:
         """Estimated share of the context window this prep uses."""
         return self.estimate / max(1, self.context_window)
+
+    @property
+    def raw_input(self) -> int:
+        """The uncalibrated estimate of the prompt (what the provider will count as input)."""
+        return self.fixed_tokens + self.history_tokens

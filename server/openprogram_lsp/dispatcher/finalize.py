@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.loop import LoopState
+from openprogram_lsp.context.commit import context_digest
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
 from openprogram_lsp.events.bus import Event, make_event
@@ -47,20 +48,29 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
         text = (text + "\n\n[cancelled]").strip()
     elif status == "error" and error is not None:
         text = (text + f"\n\n[error: {error.message}]").strip()
+    record: dict[str, Any] | None = None
+    if turn.prep is not None:
+        try:
+            first = state.first_call_usage
+            record = s.context.after_turn(
+                session_id=sid, turn_id=tid, prep=turn.prep, usage=state.usage,
+                first_call_input_tokens=first.input_tokens if first is not None else None)
+            record.update({"status": status, "createdAt": now_iso()})
+        except Exception:
+            log.exception("ContextCommit of turn %s failed", tid)
     node = store.get_node(sid, tid)
     metadata = {**node.metadata, "steps": list(state.steps), "usage": state.usage.wire(),
                 "model": turn.model, "finishedAt": now_iso()}
+    if record is not None:
+        metadata["context"] = context_digest(record)
     if checkpoint is not None:
         metadata["checkpointId"] = checkpoint.id
     if error is not None:
         metadata["error"] = error.wire()
     store.update_node(sid, tid, text=text, status=status,
                       tool_calls=list(state.tool_calls) or None, metadata=metadata)
-    if turn.prep is not None:
+    if record is not None:
         try:
-            record = s.context.after_turn(session_id=sid, turn_id=tid, prep=turn.prep,
-                                          usage=state.usage)
-            record.update({"status": status, "createdAt": now_iso()})
             store.write_context_commit(sid, tid, record)
         except Exception:
             log.exception("ContextCommit of turn %s failed", tid)

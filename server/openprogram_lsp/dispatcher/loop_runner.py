@@ -8,32 +8,58 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, agent_loop
 from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.agent.tool_exec import ToolRunner
-from openprogram_lsp.context.engine import Summarizer
-from openprogram_lsp.context.types import TurnPrep
-from openprogram_lsp.core.types import Message, Node
+from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
+from openprogram_lsp.core.errors import TurnCancelled
+from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
-from openprogram_lsp.providers.base import ModelRequest, Provider, TextDelta
+from openprogram_lsp.providers.base import ModelRequest, Provider, StreamEnd, TextDelta
+from openprogram_lsp.store.session_store import SessionStore
 
 log = logging.getLogger(__name__)
 
 
-def make_summarizer(provider: Provider, control: TurnControl) -> Summarizer:
-    """A summariser that asks the session's own model, without tools."""
+def make_summarizer(provider: Provider, control: TurnControl,
+                    usage: list[Usage] | None = None) -> Summarizer:
+    """A summariser that asks the session's own model, without tools (usage collected)."""
 
-    async def summarize(messages: list[Message]) -> str:
-        prompt = ("Summarise the conversation so far for your own later use: the user's goals "
-                  "and instructions, decisions made, files touched and their state, and open "
-                  "questions. Be concise and concrete.")
-        req = ModelRequest(system=prompt, messages=[*messages, Message(role="user",
-                                                                        content=prompt)],
-                           tools=[], max_output_tokens=2048, cancel=control.cancel)
+    async def summarize(req: SummaryRequest) -> str:
+        if control.cancelled:
+            raise TurnCancelled("turn cancelled")
+        mreq = ModelRequest(system=req.system, messages=list(req.messages), tools=[],
+                            max_output_tokens=req.max_tokens, cancel=control.cancel)
         out = []
-        async for ev in provider.stream(req):
+        async for ev in provider.stream(mreq):
             if isinstance(ev, TextDelta):
                 out.append(ev.text)
+            elif isinstance(ev, StreamEnd) and usage is not None:
+                usage.append(ev.usage)
+            if control.cancelled:
+                raise TurnCancelled("turn cancelled")
         return "".join(out)
 
     return summarize
+
+
+def chain_summaries(store: SessionStore, session_id: str, history: list[Node]) -> list[Node]:
+    """Summary nodes hanging off nodes of this chain (candidates to replace its older part)."""
+    idx = store.index(session_id)
+    out = []
+    for node in history:
+        for cid in idx.callees.get(node.id, ()):
+            callee = idx.nodes.get(cid)
+            if callee is not None and callee.role == "summary":
+                out.append(callee)
+    return out
+
+
+def _prepare(services: Services, *, session_id: str, history: list[Node], provider: Provider,
+             runner: ToolRunner, last_turn_at: str | None) -> TurnPrep:
+    return services.context.prepare(
+        session_id=session_id, history=history, system=system_prompt(str(runner.ctx.workspace)),
+        tools=runner.tools.specs(), model=provider.model,
+        context_window=provider.context_window, max_output_tokens=services.max_output_tokens,
+        last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),
+        bus=services.bus)
 
 
 async def prepare_context(services: Services, *, session_id: str, history: list[Node],
@@ -41,16 +67,37 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
                           last_turn_at: str | None) -> TurnPrep:
     """Render history for the model and compact it when it is over budget."""
     engine = services.context
-    system = system_prompt(str(runner.ctx.workspace))
-    prep = engine.prepare(session_id=session_id, history=history, system=system,
-                          tools=runner.tools.specs(), model=provider.model,
-                          context_window=provider.context_window,
-                          max_output_tokens=services.max_output_tokens,
-                          last_turn_at=last_turn_at)
+    prep = _prepare(services, session_id=session_id, history=history, provider=provider,
+                    runner=runner, last_turn_at=last_turn_at)
     if engine.should_auto_compact(prep):
-        prep = await engine.auto_compact(prep, history=history,
-                                         summarize=make_summarizer(provider, control))
+        prep = await engine.auto_compact(
+            prep, history=history, summarize=make_summarizer(provider, control),
+            persist=lambda node: services.store.append(session_id, node), bus=services.bus)
     return prep
+
+
+async def compact_command(services: Services, *, session_id: str, history: list[Node],
+                          provider: Provider, runner: ToolRunner, control: TurnControl,
+                          last_turn_at: str | None, state: LoopState) -> TurnPrep:
+    """The ``/compact`` chat command: compact now, report it as the reply, no model reply."""
+    used: list[Usage] = []
+    prep = _prepare(services, session_id=session_id, history=history, provider=provider,
+                    runner=runner, last_turn_at=last_turn_at)
+    new = await services.context.compact_now(
+        prep, summarize=make_summarizer(provider, control, used),
+        persist=lambda node: services.store.append(session_id, node), bus=services.bus)
+    for u in used:
+        state.usage = state.usage.add(u)
+    if new.summary_node_id is None or new is prep:
+        text = "Nothing to compact yet."
+    else:
+        how = ("a structural summary (the model could not summarise)"
+               if "structural" in new.actions else "a summary written by the model")
+        text = (f"Context compacted: {len(new.summarised)} earlier message(s) replaced by "
+                f"{how}, about {prep.estimate} -> {new.estimate} tokens "
+                f"(summary node {new.summary_node_id}).")
+    state.steps.append(text)
+    return new
 
 
 async def run_loop(services: Services, *, prep: TurnPrep, provider: Provider,
@@ -60,4 +107,4 @@ async def run_loop(services: Services, *, prep: TurnPrep, provider: Provider,
     return await agent_loop(provider=provider, system=prep.system, messages=list(prep.messages),
                             runner=runner, bus=services.bus, control=control, state=state,
                             hooks=hooks, max_iterations=services.max_iterations,
-                            max_output_tokens=services.max_output_tokens)
+                            max_output_tokens=prep.max_output_tokens)

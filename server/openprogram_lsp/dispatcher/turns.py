@@ -13,6 +13,7 @@ from typing import Any
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.errors import NotFound, OpenProgramError, SessionBusy, TurnCancelled
 from openprogram_lsp.core.ids import new_id
@@ -33,7 +34,7 @@ from openprogram_lsp.core.types import (
 )
 from openprogram_lsp.dispatcher.finalize import finalize_turn
 from openprogram_lsp.dispatcher.history import resolve_history
-from openprogram_lsp.dispatcher.loop_runner import prepare_context, run_loop
+from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.subagents import Subagents
 from openprogram_lsp.events.bus import Event, make_event
@@ -210,6 +211,8 @@ class Dispatcher:
             meta["model"] = req.model
         if req.metadata:
             meta.update(req.metadata)
+        command = {"command": "compact"} if is_compact_command(req.text) else {}
+        meta.update(command)
         user = store.append(sid, Node(id=user_id, role="user", text=req.text, predecessor=pred,
                                       metadata=meta), advance_head=req.advance_head)
         history = [*history, user]
@@ -231,7 +234,7 @@ class Dispatcher:
         leftover: list[str] = []
         try:
             writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
-                               status="running", metadata={"source": req.source}))
+                               status="running", metadata={"source": req.source, **command}))
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
             s.bus.emit(make_event("turn.started", {"userNodeId": user_id,
@@ -314,6 +317,11 @@ class Dispatcher:
                             mode=turn.request.permission_mode or s.permission_mode,
                             rules=s.rules_for(turn.workspace), approver=s.approver,
                             before_mutation=before_mutation)
+        if is_compact_command(turn.request.text):  # manual compaction: no model reply
+            turn.prep = await compact_command(
+                s, session_id=turn.session_id, history=history, provider=provider,
+                runner=runner, control=turn.control, last_turn_at=last_turn_at, state=state)
+            return
         prep = await prepare_context(s, session_id=turn.session_id, history=history,
                                      provider=provider, runner=runner, control=turn.control,
                                      last_turn_at=last_turn_at)

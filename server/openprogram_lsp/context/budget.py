@@ -1,0 +1,148 @@
+"""Token budget: a network-free estimator, per-model calibration, window and output reserve."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.types import Message, ToolSpec
+
+log = logging.getLogger(__name__)
+
+OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
+MESSAGE_OVERHEAD = 4
+TOOL_OVERHEAD = 5
+MIN_RESERVE = 256
+
+
+def estimate_text(text: str) -> int:
+    """Tokens in a text: ~4 ASCII characters a token, ~1 token per wide (e.g. CJK) character."""
+    if not text:
+        return 0
+    n = len(text)
+    if text.isascii():
+        return (n + 3) // 4
+    wide = (len(text.encode("utf-8", "surrogatepass")) - n) // 2
+    return (n - wide + 3) // 4 + wide
+
+
+def estimate_message(m: Message) -> int:
+    """Tokens of one message, tool calls included, plus a per-message overhead."""
+    total = MESSAGE_OVERHEAD + estimate_text(m.content)
+    for c in m.tool_calls:
+        total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_text(
+            json.dumps(c.arguments, ensure_ascii=False))
+    return total
+
+
+def estimate_messages(messages: Iterable[Message]) -> int:
+    """Tokens of several messages."""
+    return sum(estimate_message(m) for m in messages)
+
+
+def estimate_tools(tools: Iterable[ToolSpec]) -> int:
+    """Tokens of the tool schemas as offered to the model (name, description, parameters)."""
+    return sum(TOOL_OVERHEAD + estimate_text(json.dumps(
+        {"name": t.name, "description": t.description, "parameters": t.input_schema},
+        ensure_ascii=False)) for t in tools)
+
+
+def parse_window(raw: str) -> int | None:
+    """A token count such as ``32768``, ``32k`` or ``1m``; None when it is not one."""
+    text = raw.strip().lower().replace("_", "")
+    scale = 1
+    if text.endswith("k"):
+        text, scale = text[:-1], 1_000
+    elif text.endswith("m"):
+        text, scale = text[:-1], 1_000_000
+    try:
+        value = int(float(text) * scale)
+    except ValueError:
+        return None
+    return value if value >= 1024 else None
+
+
+def resolve_window(provider_window: int, env: Mapping[str, str] | None = None) -> int:
+    """The context window: OPENPROGRAM_CONTEXT_WINDOW when set and valid, else the provider's."""
+    raw = (env if env is not None else os.environ).get(OVERRIDE_ENV, "").strip()
+    if raw:
+        value = parse_window(raw)
+        if value is not None:
+            return value
+        log.warning("ignoring %s=%r: not a token count of at least 1024", OVERRIDE_ENV, raw)
+    return max(1024, int(provider_window or 0))
+
+
+def output_reserve(max_output_tokens: int, window: int) -> int:
+    """Tokens kept free for the reply: the requested maximum, at most a quarter of the window."""
+    return max(1, min(max_output_tokens, max(MIN_RESERVE, window // 4)))
+
+
+class Calibration:
+    """Per-model ratio of reported prompt tokens to estimated ones (an exponential average).
+
+    The estimator is multiplied by this ratio; ``observe`` feeds the provider's reported usage
+    back after each turn, so the estimate converges on the real count without any tokenizer.
+    """
+
+    def __init__(self, path: Path | None = None, *, alpha: float = 0.3) -> None:
+        self.path = path
+        self.alpha = alpha
+        self._lock = threading.Lock()
+        self._data: dict[str, dict[str, float]] | None = None
+
+    def _load(self) -> dict[str, dict[str, float]]:
+        if self._data is None:
+            self._data = {}
+            if self.path is not None and self.path.exists():
+                try:
+                    raw = json.loads(self.path.read_bytes())
+                    self._data = {str(k): {"ratio": float(v["ratio"]),
+                                           "samples": float(v.get("samples", 1))}
+                                  for k, v in raw.items()}
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                    log.warning("calibration file %s is unreadable; starting afresh", self.path)
+        return self._data
+
+    def ratio(self, model: str) -> float:
+        """The current ratio for a model (1.0 before any observation)."""
+        with self._lock:
+            entry = self._load().get(model)
+            return entry["ratio"] if entry else 1.0
+
+    def samples(self, model: str) -> int:
+        """How many observations a model's ratio is based on."""
+        with self._lock:
+            entry = self._load().get(model)
+            return int(entry["samples"]) if entry else 0
+
+    def observe(self, model: str, estimated: int, reported: int) -> float:
+        """Fold one (estimate, reported) pair into the model's ratio and return the new ratio."""
+        if estimated <= 0 or reported <= 0:
+            return self.ratio(model)
+        sample = min(4.0, max(0.25, reported / estimated))
+        with self._lock:
+            data = self._load()
+            entry = data.get(model)
+            if entry is None:
+                entry = {"ratio": sample, "samples": 1}
+            else:
+                entry = {"ratio": entry["ratio"] + self.alpha * (sample - entry["ratio"]),
+                         "samples": entry["samples"] + 1}
+            data[model] = entry
+            self._save(data)
+            return entry["ratio"]
+
+    def _save(self, data: dict[str, dict[str, float]]) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+        except OSError:
+            log.warning("could not save calibration to %s", self.path, exc_info=True)

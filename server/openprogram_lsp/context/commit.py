@@ -1,0 +1,111 @@
+"""ContextCommit: the frozen record of what the model was shown on one turn and why."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from openprogram_lsp.context.types import TurnPrep
+from openprogram_lsp.core.types import Message, Usage, Wire
+
+COMMIT_VERSION = 1
+
+
+class ContextCommit(Wire):
+    """Immutable per-turn record: window, estimate, real usage and what was kept or cut.
+
+    ``kept`` lists the nodes rendered (a summary node id first when one replaced the older
+    history), ``snipped`` the chain nodes left out by snip, ``summarised`` the chain nodes a
+    summary stood in for, ``replaced`` the tool results (``nodeId:toolCallId``) shown as
+    placeholders by microcompact, ``protected`` the results kept because later text refers to
+    them. ``messagesDigest`` is a SHA-256 of the exact messages sent, for replay checks.
+    """
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True,
+                              alias_generator=Wire.model_config.get("alias_generator"))
+
+    version: int = COMMIT_VERSION
+    session_id: str
+    turn_id: str
+    model: str
+    context_window: int
+    output_reserve: int
+    estimate: int
+    estimate_input: int
+    raw_estimate_input: int
+    calibration: float
+    calibrated_after: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    first_call_input_tokens: int | None = None
+    usage_ratio: float
+    recommend_compaction: bool = False
+    path: str = "none"
+    actions: list[str] = Field(default_factory=list)
+    tokens_before: int | None = None
+    summary_node_id: str | None = None
+    kept: list[str] = Field(default_factory=list)
+    snipped: list[str] = Field(default_factory=list)
+    summarised: list[str] = Field(default_factory=list)
+    replaced: list[str] = Field(default_factory=list)
+    protected: list[str] = Field(default_factory=list)
+    messages: int = 0
+    messages_digest: str = ""
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    status: str | None = None
+    created_at: str | None = None
+
+    def digest_view(self) -> dict[str, Any]:
+        """A small summary for node metadata and history listings."""
+        out: dict[str, Any] = {
+            "path": self.path, "contextWindow": self.context_window, "estimate": self.estimate,
+            "usageRatio": round(self.usage_ratio, 4), "inputTokens": self.usage.input_tokens,
+            "kept": len(self.kept), "snipped": len(self.snipped),
+            "summarised": len(self.summarised), "replaced": len(self.replaced),
+        }
+        if self.summary_node_id:
+            out["summaryNodeId"] = self.summary_node_id
+        if self.recommend_compaction:
+            out["recommendCompaction"] = True
+        return out
+
+
+def messages_digest(messages: list[Message]) -> str:
+    """SHA-256 of the messages as JSON (stable key order)."""
+    h = hashlib.sha256()
+    for m in messages:
+        h.update(json.dumps(m.wire(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def kept_ids(prep: TurnPrep) -> list[str]:
+    """Node ids rendered in a prep (synthetic notes left out)."""
+    return [s.node_id for s in prep.segments if not s.node_id.endswith("__snip_note")]
+
+
+def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
+                 first_call_input_tokens: int | None, calibrated_after: float | None,
+                 thresholds: dict[str, float], recommend: bool) -> ContextCommit:
+    """Freeze a turn's prep and its reported usage into a ContextCommit."""
+    reserve = prep.max_output_tokens
+    return ContextCommit(
+        session_id=prep.session_id, turn_id=turn_id, model=prep.model,
+        context_window=prep.context_window, output_reserve=reserve, estimate=prep.estimate,
+        estimate_input=max(0, prep.estimate - reserve), raw_estimate_input=prep.raw_input,
+        calibration=round(prep.calibration, 4),
+        calibrated_after=round(calibrated_after, 4) if calibrated_after is not None else None,
+        usage=usage, first_call_input_tokens=first_call_input_tokens,
+        usage_ratio=prep.usage_ratio, recommend_compaction=recommend, path=prep.path,
+        actions=list(prep.actions), tokens_before=prep.tokens_before,
+        summary_node_id=prep.summary_node_id, kept=kept_ids(prep), snipped=list(prep.snipped),
+        summarised=list(prep.summarised), replaced=list(prep.replaced),
+        protected=list(prep.protected), messages=len(prep.messages),
+        messages_digest=messages_digest(prep.messages), thresholds=thresholds)
+
+
+def context_digest(record: dict[str, Any]) -> dict[str, Any]:
+    """The small view of a ContextCommit dict kept in the assistant node's metadata."""
+    return ContextCommit.model_validate(record).digest_view()

@@ -1,0 +1,111 @@
+"""Idle-gap microcompact: after a long pause, clear old large tool results in the prepared copy.
+
+After ``GAP_THRESHOLD_SECONDS`` without a turn the provider's prompt cache has expired, so
+rewriting old tool results costs nothing extra. Every idle gap in the chain (found from node
+times, plus the gap before the current turn from ``last_turn_at``) clears the large tool results
+before it, except the ``keep_recent`` most recent ones and the referenced ones. Gaps found from
+node times make the decision stable: a result cleared once stays cleared on later turns, so the
+prompt prefix does not change back. Only copies of messages are changed, never DAG nodes.
+"""
+
+from __future__ import annotations
+
+import bisect
+from datetime import datetime
+from typing import NamedTuple
+
+from openprogram_lsp.context.budget import estimate_messages, estimate_text
+from openprogram_lsp.context.references import result_key
+from openprogram_lsp.context.types import Segment
+from openprogram_lsp.core.types import Node
+
+PLACEHOLDER = ("[Old tool result cleared after an idle gap (was about {tokens} tokens). The full "
+               "output is kept in the session history; run the tool again if you need it.]")
+
+
+class ResultRef(NamedTuple):
+    """Where one tool result sits: segment index, message index, key."""
+
+    seg: int
+    msg: int
+    key: str
+
+
+def parse_time(value: str | None) -> float | None:
+    """Seconds since the epoch of an ISO-8601 time, or None."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
+
+
+def _finished(node: Node) -> float | None:
+    return parse_time(node.metadata.get("finishedAt") or node.created_at)
+
+
+def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str | None,
+               now: float) -> tuple[list[int], bool]:
+    """Segment indexes that start after an idle gap, and whether the current turn is one."""
+    points: list[int] = []
+    prev: Node | None = None
+    last_user = max((i for i, s in enumerate(segments) if s.node.role == "user"), default=-1)
+    for i, seg in enumerate(segments):
+        node = seg.node
+        if node.role == "user" and prev is not None and i != last_user:
+            start, end = parse_time(node.created_at), _finished(prev)
+            if start is not None and end is not None and start - end > threshold:
+                points.append(i)
+        if node.role in ("user", "assistant"):
+            prev = node
+    current = False
+    last_at = parse_time(last_turn_at)
+    if last_user >= 0 and last_at is not None and now - last_at > threshold:
+        points.append(last_user)
+        current = True
+    return points, current
+
+
+def tool_results(segments: list[Segment]) -> list[ResultRef]:
+    """Every tool result in the segments, in order."""
+    out = []
+    for si, seg in enumerate(segments):
+        for mi, m in enumerate(seg.messages):
+            if m.role == "tool" and m.tool_call_id is not None:
+                out.append(ResultRef(si, mi, result_key(seg.node_id, m.tool_call_id)))
+    return out
+
+
+def microcompact(segments: list[Segment], gaps: list[int], *, keep_recent: int = 5,
+                 min_tokens: int = 500, protected: set[str] | None = None
+                 ) -> tuple[list[Segment], list[str]]:
+    """Copies of the segments with old large results replaced; returns (segments, keys)."""
+    if not gaps:
+        return segments, []
+    protected = protected or set()
+    results = tool_results(segments)
+    clear: dict[int, dict[int, str]] = {}
+    keys: list[str] = []
+    done = 0  # results before this index were already considered for an earlier gap
+    for g in sorted(set(gaps)):
+        limit = bisect.bisect_left(results, g, key=lambda r: r.seg) - keep_recent
+        for r in results[done:max(done, limit)]:
+            if r.key in protected:
+                continue
+            content = segments[r.seg].messages[r.msg].content
+            tokens = estimate_text(content)
+            if tokens < min_tokens:
+                continue
+            clear.setdefault(r.seg, {})[r.msg] = PLACEHOLDER.format(tokens=tokens)
+            keys.append(r.key)
+        done = max(done, limit)
+    if not clear:
+        return segments, []
+    out = list(segments)
+    for si, repl in clear.items():
+        seg = segments[si]
+        msgs = [m.model_copy(update={"content": repl[mi]}) if mi in repl else m
+                for mi, m in enumerate(seg.messages)]
+        out[si] = Segment(seg.node, msgs, estimate_messages(msgs), seg.turn)
+    return out, keys
