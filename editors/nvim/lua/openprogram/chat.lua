@@ -21,7 +21,7 @@ local append_lines, append_text, update_winbar = panel.append_lines, panel.appen
 ---@param result table? TurnResult
 ---@param err? lsp.ResponseError
 local function turn_done(result, err)
-  S.busy, S.request, S.progress = false, nil, nil
+  S.busy, S.request, S.progress, S.turn_id = false, nil, nil, nil
   S.awaiting_session = false
   if err then
     panel.note('error: ' .. (err.message or vim.inspect(err)))
@@ -188,6 +188,13 @@ function M.on_event(params, ctx)
     else
       return
     end
+  end
+  if t == ev.TURN_STARTED and S.busy and not S.turn_id and (data.source or 'user') == 'user' then
+    S.turn_id = params.turnId -- our turn; others (subagents) share the session but not the stream
+  end
+  local ours = S.turn_id == nil or params.turnId == nil or params.turnId == S.turn_id
+  if not ours and (t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED) then
+    return
   end
   if t == ev.TEXT_DELTA and type(data.text) == 'string' then
     if not S.streaming_text and valid(S.buf) then

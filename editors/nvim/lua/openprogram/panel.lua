@@ -32,6 +32,7 @@ local ICON = { pending = '○', in_progress = '…', completed = '✓', failed =
 ---@field session_id? string session shown in the panel
 ---@field awaiting_session boolean a chat without sessionId is running: adopt the next turn.started
 ---@field busy boolean a chat or fork request is pending
+---@field turn_id? string the running turn the panel streams (from its turn.started)
 ---@field request? {client: vim.lsp.Client, id: integer}
 ---@field nodes openprogram.PanelNode[] header lines of the last render
 ---@field tools table<string, integer> toolCallId -> extmark id

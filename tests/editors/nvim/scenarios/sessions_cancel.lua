@@ -1,6 +1,7 @@
 -- Sessions and cancelling: vim.lsp.enable('openprogram') attaches to a file buffer and the panel
 -- reuses that client; a slow turn is cancelled with :OpenProgramCancel; a second session is
--- started and :OpenProgramSessions switches back to the first.
+-- started and :OpenProgramSessions switches back to the first. A message sent while a turn
+-- runs steers it.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
@@ -38,6 +39,16 @@ H.run(function()
   H.wait(function()
     return deltas > 0
   end, 'the slow reply to stream')
+  -- Sending while the turn runs steers it instead of starting another turn.
+  require('openprogram').send('make it about dragons')
+  H.wait(function()
+    for _, l in ipairs(H.panel_lines()) do
+      if l:find('steered: make it about dragons', 1, true) then
+        return true
+      end
+    end
+    return false
+  end, 'the steer note')
   vim.cmd('OpenProgramCancel')
   H.wait(function()
     return H.turns >= 2
