@@ -8,8 +8,11 @@ const common = { bundle: true, sourcemap: !production, minify: production, logLe
 
 if (tests) {
   const entries = (await readdir('test')).filter((f) => f.endsWith('.test.ts')).map((f) => `test/${f}`);
+  // `vscode` is replaced by a stand-in; vscode-jsonrpc stays a runtime import from node_modules.
   await esbuild.build({ ...common, entryPoints: entries, outdir: 'out/test', platform: 'node', format: 'esm',
-    outExtension: { '.js': '.mjs' }, sourcemap: 'inline', minify: false });
+    outExtension: { '.js': '.mjs' }, sourcemap: 'inline', minify: false,
+    alias: { vscode: './test/support/vscode.ts' }, external: ['vscode-jsonrpc', 'vscode-jsonrpc/*'],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
 } else {
   await mkdir('dist', { recursive: true });
   await Promise.all([

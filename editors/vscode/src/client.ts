@@ -38,8 +38,17 @@ export function readSettings(): { settings: Settings; problems: string[] } {
   return parseSettings((key) => cfg.get(key));
 }
 
+/** What the chat, trees and commands need from a connection to the server. */
+export interface AgentPort {
+  request<R>(method: string, params: unknown, token?: api.CancellationToken): Promise<R>;
+  readonly onEvent: api.Event<EventParams>;
+  readonly onState: api.Event<{ state: ServerState; detail?: string }>;
+  permissionHandler: PermissionHandler | undefined;
+  questionHandler: QuestionHandler | undefined;
+}
+
 /** The language client and everything that lives and dies with it. */
-export class AgentClient {
+export class AgentClient implements AgentPort {
   private client: LanguageClient | undefined;
   private listeners: api.Disposable[] = [];
   private restartPromise: Promise<void> | null = null;

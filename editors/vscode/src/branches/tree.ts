@@ -1,5 +1,5 @@
 /** The sessions and branches tree: sessions → branches; clicking one shows it in the chat. */
-import type { AgentClient } from '../client';
+import type { AgentPort } from '../client';
 import { Requests, type BranchInfo, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
@@ -14,7 +14,7 @@ export class BranchTree implements api.TreeDataProvider<BranchNode> {
   readonly onDidChangeTreeData = this.changed.event;
 
   constructor(
-    private readonly client: AgentClient,
+    private readonly client: AgentPort,
     private readonly currentSession: () => string | null,
   ) {}
 

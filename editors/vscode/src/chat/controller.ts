@@ -1,5 +1,5 @@
 /** The chat's host side: sends turns, folds events into state, answers approvals and questions. */
-import type { AgentClient } from '../client';
+import type { AgentPort } from '../client';
 import {
   Requests,
   type BranchInfo,
@@ -37,7 +37,7 @@ export class ChatController {
   readonly onTurnFinished = this.turnsFinished.event;
 
   constructor(
-    private readonly client: AgentClient,
+    private readonly client: AgentPort,
     private readonly memento: api.Memento,
   ) {
     this.state = { ...this.state, sessionId: memento.get<string>(SESSION_KEY) ?? null };

@@ -1,5 +1,5 @@
 /** Serves checkpoint file contents for VS Code's diff editor. */
-import type { AgentClient } from '../client';
+import type { AgentPort } from '../client';
 import { Requests, type CheckpointDiffResult } from '../protocol';
 import { CHECKPOINT_SCHEME, formatRef, parseRef, type CheckpointRef } from './uri';
 import * as api from '../vscodeapi';
@@ -14,7 +14,7 @@ export function checkpointUri(ref: CheckpointRef): api.Uri {
 export class CheckpointContentProvider implements api.TextDocumentContentProvider {
   private readonly cache = new Map<string, Promise<CheckpointDiffResult>>();
 
-  constructor(private readonly client: AgentClient) {}
+  constructor(private readonly client: AgentPort) {}
 
   /** Fetch (once per checkpoint and path) the diff result. */
   diff(checkpointId: string, path?: string): Promise<CheckpointDiffResult> {

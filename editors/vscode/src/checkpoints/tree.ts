@@ -1,5 +1,5 @@
 /** The checkpoints tree: sessions → turns → changed files. */
-import type { AgentClient } from '../client';
+import type { AgentPort } from '../client';
 import { Requests, type Checkpoint, type CheckpointFile, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
@@ -24,7 +24,7 @@ export class CheckpointTree implements api.TreeDataProvider<CheckpointNode> {
   readonly onDidChangeTreeData = this.changed.event;
 
   constructor(
-    private readonly client: AgentClient,
+    private readonly client: AgentPort,
     private readonly currentSession: () => string | null,
   ) {}
 
