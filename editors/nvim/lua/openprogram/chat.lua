@@ -26,6 +26,7 @@ local function turn_done(result, err)
   if err then
     panel.note('error: ' .. (err.message or vim.inspect(err)))
     update_winbar()
+    vim.api.nvim_exec_autocmds('User', { pattern = 'OpenProgramTurnDone', modeline = false, data = { error = err } })
     return
   end
   if type(result) == 'table' then

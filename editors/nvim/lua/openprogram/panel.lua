@@ -347,6 +347,27 @@ function M.body_lines(node)
   return out
 end
 
+--- What follows a message's body: how it ended, if not well, and the checkpoint it made.
+---@param node table
+---@return string[]
+function M.footer_lines(node)
+  local out = {}
+  local meta = type(node.metadata) == 'table' and node.metadata or {}
+  local last = M.body_lines(node)
+  local said = table.concat(last, '\n')
+  if node.status == 'error' or node.status == 'cancelled' or node.status == 'interrupted' then
+    local why = type(meta.error) == 'table' and meta.error.message or nil
+    if not said:find('[' .. node.status, 1, true) then
+      table.insert(out, ('_(%s%s)_'):format(node.status, why and (': ' .. why) or ''))
+    end
+  end
+  if type(meta.checkpointId) == 'string' then
+    table.insert(out, '')
+    table.insert(out, ('> _checkpoint %s · :OpenProgramCheckpoints_'):format(meta.checkpointId))
+  end
+  return out
+end
+
 --- Render a history (root -> head) into the panel, one header per message.
 ---@param nodes table[] Node list from openprogram/history
 function M.render(nodes)
@@ -361,9 +382,7 @@ function M.render(nodes)
       table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
       table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
       vim.list_extend(lines, M.body_lines(node))
-      if node.status == 'error' or node.status == 'cancelled' then
-        table.insert(lines, ('_(%s)_'):format(node.status))
-      end
+      vim.list_extend(lines, M.footer_lines(node))
     elseif role == 'tool' then
       -- Tool results belong to the assistant section above them (not a fork point of their own).
       local text = type(node.text) == 'string' and node.text or ''
