@@ -12,7 +12,7 @@ function M.check()
   local config = require('openprogram.config')
   local opts = config.options
 
-  health.start('openprogram: Neovim')
+  health.start('Neovim')
   local v = vim.version()
   local vs = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
   if vim.fn.has('nvim-0.10') == 1 then
@@ -26,7 +26,7 @@ function M.check()
     health.info('Neovim 0.10: the panel starts the server itself; vim.lsp.enable needs 0.11')
   end
 
-  health.start('openprogram: server')
+  health.start('Server')
   local exe = opts.cmd[1]
   if vim.fn.executable(exe) ~= 1 then
     health.error(('%s is not executable'):format(exe), {
@@ -46,7 +46,7 @@ function M.check()
     end
   end
 
-  health.start('openprogram: model')
+  health.start('Model')
   local model = opts.model or vim.env.OPENPROGRAM_MODEL
   if not model or model == '' then
     health.info("no model configured: the server uses the offline model (setup({ model = 'openai:...' }))")
@@ -67,7 +67,7 @@ function M.check()
   end
   health.info('permission mode: ' .. (opts.permission_mode or 'server default (ask)'))
 
-  health.start('openprogram: client')
+  health.start('Client')
   local c = require('openprogram.client').find()
   if c then
     health.ok(('running: client %d for %s'):format(c.id, tostring(c.root_dir)))

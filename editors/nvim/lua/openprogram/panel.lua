@@ -239,17 +239,20 @@ function M.open(focus)
     wo.signcolumn = 'no'
     wo.conceallevel = 2
     wo.foldenable = false
+    local n = vim.api.nvim_buf_line_count(S.buf)
+    pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+  end
+  if #vim.fn.win_findbuf(S.input_buf) == 0 then
+    vim.api.nvim_set_current_win(win)
     vim.cmd(('belowright %dsplit'):format(opts.input_height or 3))
     local iw = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(iw, S.input_buf)
-    vim.wo[iw].winfixheight = true
-    vim.wo[iw].number = false
-    vim.wo[iw].relativenumber = false
-    vim.wo[iw].signcolumn = 'no'
-    vim.wo[iw].winbar = 'Message (Enter sends, Ctrl-C cancels)'
-    vim.api.nvim_set_current_win(win)
-    local n = vim.api.nvim_buf_line_count(S.buf)
-    pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+    local wo = vim.wo[iw]
+    wo.winfixheight = true
+    wo.number = false
+    wo.relativenumber = false
+    wo.signcolumn = 'no'
+    wo.winbar = 'Message (Enter sends, Ctrl-C cancels)'
   end
   update_winbar()
   if focus == false and vim.api.nvim_win_is_valid(prev) then
