@@ -47,7 +47,7 @@ async def through_provider(provider: Provider) -> int:
 async def bare_lines(url: str) -> int:
     """Lines received by a bare httpx stream of the same response."""
     n = 0
-    async with shared_client().stream("POST", url, json={"bench": True}) as resp:
+    async with (await shared_client()).stream("POST", url, json={"bench": True}) as resp:
         async for _line in resp.aiter_lines():
             n += 1
     return n
@@ -56,7 +56,7 @@ async def bare_lines(url: str) -> int:
 async def bare_bytes(url: str) -> int:
     """Bytes received by a bare httpx stream of the same response."""
     n = 0
-    async with shared_client().stream("POST", url, json={"bench": True}) as resp:
+    async with (await shared_client()).stream("POST", url, json={"bench": True}) as resp:
         async for chunk in resp.aiter_bytes():
             n += len(chunk)
     return n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import itertools
 import time
@@ -15,6 +16,7 @@ from openprogram_lsp.core.errors import ConfigError, ProviderError
 from openprogram_lsp.providers.http import (
     HttpSettings,
     SSEParser,
+    aclose_shared_client,
     parse_retry_after,
     redact,
     shared_client,
@@ -88,5 +90,17 @@ def test_redact_removes_held_keys_and_key_shapes() -> None:
     assert "abcdefghijklmnop" not in text and "mysecretvalue" not in text
 
 
-async def test_one_shared_client_per_loop() -> None:
-    assert shared_client() is shared_client()
+async def test_one_shared_client_per_loop_closed_on_request() -> None:
+    first = await shared_client()
+    assert await shared_client() is first
+    await aclose_shared_client()
+    assert first.is_closed
+    assert await shared_client() is not first
+
+
+def test_a_loop_ending_without_explicit_close_closes_its_client() -> None:
+    async def grab() -> httpx.AsyncClient:
+        return await shared_client()
+
+    client = asyncio.run(grab())
+    assert client.is_closed

@@ -136,7 +136,7 @@ def _transport_error(call: HttpCall, exc: httpx.HTTPError, settings: HttpSetting
 async def _produce(call: HttpCall, decoder: Decoder, settings: HttpSettings,
                    queue: asyncio.Queue[_Item]) -> None:
     """Send the request (retrying while nothing was delivered) and queue decoded events."""
-    client = shared_client()
+    client = await shared_client()
     timeout = settings.timeout()
     started = time.monotonic()
     attempt = 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import importlib
 import random
 import re
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -19,31 +21,56 @@ USER_AGENT = "openprogram-lsp/0.1"
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+_clients: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]] = (
     weakref.WeakKeyDictionary())
 
 
-def shared_client() -> httpx.AsyncClient:
+def _new_client() -> httpx.AsyncClient:
+    # httpcore imports its async backend on the first request; do it here, off the loop.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anyio._backends._asyncio")
+    return httpx.AsyncClient(
+        http2=False,
+        headers={"user-agent": USER_AGENT},
+        limits=httpx.Limits(max_connections=32, max_keepalive_connections=8,
+                            keepalive_expiry=60.0),
+        follow_redirects=False,
+    )
+
+
+async def _closer(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    """Parks until the loop shuts its async generators down (``asyncio.run`` does), then
+    closes the client, so a loop that ends without ``aclose_shared_client`` leaks nothing."""
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+async def shared_client() -> httpx.AsyncClient:
     """The HTTP/1.1 keep-alive client of the running event loop, created on first use."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
-        client = httpx.AsyncClient(
-            http2=False,
-            headers={"user-agent": USER_AGENT},
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8,
-                                keepalive_expiry=60.0),
-            follow_redirects=False,
-        )
-        _clients[loop] = client
-    return client
+    entry = _clients.get(loop)
+    if entry is not None and not entry[0].is_closed:
+        return entry[0]
+    # Building a client loads the CA bundle (~0.1-0.5 s): keep that off the loop.
+    fresh = await asyncio.to_thread(_new_client)
+    entry = _clients.get(loop)
+    if entry is not None and not entry[0].is_closed:
+        await fresh.aclose()
+        return entry[0]
+    keeper = _closer(fresh)
+    await keeper.asend(None)
+    _clients[loop] = (fresh, keeper)
+    return fresh
 
 
 async def aclose_shared_client() -> None:
     """Close the running loop's shared client (call on shutdown); a no-op when there is none."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
+    entry = _clients.pop(asyncio.get_running_loop(), None)
+    if entry is not None:
+        await entry[1].aclose()  # its ``finally`` closes the client
 
 
 def _env_float(env: Mapping[str, str], name: str, default: float) -> float:
