@@ -242,3 +242,23 @@ def test_agent_tool_refusals(home: Path, workspace: Path, bus: EventBus, script:
     assert "branch_from" in outs[2]
     assert "label must be" in outs[3]
     assert len(d.list_agents(r.session_id)) == 1
+
+
+def test_children_are_listed_from_the_dag_after_a_restart(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="do it", label="helper"), text("spawned"),
+                     text("thanks")])
+    child = script([text("done it")])
+    d, _ = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="go"))
+    assert d.agents.runner.wait_idle(60)
+    [before] = d.list_agents(r.session_id)
+    d2, _ = build(home, workspace, bus, parent, child=child)  # a fresh process, same state
+    dispatchers.append(d2)
+    [after] = d2.list_agents(r.session_id)
+    for key in ("id", "sessionId", "headId", "label", "status", "kind"):
+        assert after[key] == before[key], key
+    assert after["status"] == "done" and after["label"] == "helper"
+    assert after["parentSessionId"] == r.session_id

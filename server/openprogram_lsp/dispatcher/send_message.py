@@ -19,7 +19,8 @@ from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.events.tool_gate import decide_tool_gate
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.subagents import Origin, Subagents
+    from openprogram_lsp.dispatcher.collab_types import Origin
+    from openprogram_lsp.dispatcher.subagents import Subagents
 
 NEW_REDIRECT = ("send_message only reaches branches that exist; to='new' creates nothing. "
                 "Use the agent tool to start a child branch (agent{prompt, label}), then message "

@@ -20,6 +20,7 @@ from openprogram_lsp.core.ids import new_id, now_iso
 
 log = logging.getLogger(__name__)
 
+KEEP_JOBS = 1000  # finished jobs remembered for listings
 JobStatus = Literal["pending", "running", "done", "error", "cancelled"]
 JobKind = Literal["agent", "message", "reply"]
 
@@ -91,6 +92,12 @@ class TaskRunner:
                 self._loop = loop
             return self._loop
 
+    @property
+    def running_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop if it was started and is still open (never starts it)."""
+        loop = self._loop
+        return loop if loop is not None and not loop.is_closed() else None
+
     def shutdown(self, timeout: float = 10.0) -> None:
         """Cancel every job, wait for them, and stop the loop."""
         for job in self.jobs():
@@ -117,6 +124,8 @@ class TaskRunner:
                   label=label)
         with self._lock:
             self._jobs[job.id] = job
+            if len(self._jobs) > KEEP_JOBS:
+                self._prune()
         loop = self.loop
         contextvars.Context().run(asyncio.run_coroutine_threadsafe, self._wrap(job, body), loop)
         return job
@@ -140,6 +149,12 @@ class TaskRunner:
             job.error = f"{type(exc).__name__}: {exc}"
         finally:
             job.done_event.set()
+
+    def _prune(self) -> None:
+        """Forget the oldest finished jobs beyond the cap (lock held)."""
+        finished = [k for k, j in self._jobs.items() if j.done]
+        for key in finished[: len(self._jobs) - KEEP_JOBS]:
+            del self._jobs[key]
 
     def get(self, job_id: str) -> Job | None:
         """A job by id."""

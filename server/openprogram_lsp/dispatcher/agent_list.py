@@ -1,0 +1,90 @@
+"""Listing subagent runs: the jobs of this process, plus children found in a session's DAG."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openprogram_lsp.dispatcher.collab_types import AgentTurnResult
+from openprogram_lsp.dispatcher.task_runner import Job
+
+if TYPE_CHECKING:
+    from openprogram_lsp.dispatcher.subagents import Subagents
+
+_STORED_STATUS = {"done": "done", "error": "error", "cancelled": "cancelled",
+                  "interrupted": "error"}
+
+
+def _job_tip(sub: Subagents, job: Job) -> str | None:
+    """The child's branch tip now (its label's tip, else its lane's), else its first turn."""
+    store = sub.dispatcher.services.store
+    if job.kind == "agent":
+        if job.label and store.exists(job.session_id):
+            named = store.find_branch(job.session_id, job.label)
+            if named is not None:
+                return named
+        lane = sub.lanes.find(job.session_id, ("agent", job.id))
+        if lane is not None and lane.tip is not None:
+            return lane.tip
+    return job.head_id
+
+
+def _job_entry(sub: Subagents, job: Job) -> dict[str, Any]:
+    status: str = "running" if job.status == "pending" else job.status
+    if job.status == "done" and isinstance(job.result, AgentTurnResult):
+        status = job.result.status
+    entry: dict[str, Any] = {"id": job.id, "sessionId": job.session_id,
+                             "headId": _job_tip(sub, job), "status": status,
+                             "kind": job.kind, "createdAt": job.created_at}
+    if job.label:
+        entry["label"] = job.label
+    if job.status == "pending":
+        entry["queued"] = True
+    if job.origin_session_id:
+        entry["parentSessionId"] = job.origin_session_id
+    if job.parent_turn_id:
+        entry["parentTurnId"] = job.parent_turn_id
+    if job.error:
+        entry["error"] = job.error
+    return entry
+
+
+def _stored(sub: Subagents, sid: str, known: set[str]) -> list[dict[str, Any]]:
+    """Children recorded in a session's DAG that this process did not run (before a restart)."""
+    store = sub.dispatcher.services.store
+    if not store.exists(sid):
+        return []
+    active = {t.turn_id for t in sub.dispatcher.active_turns(sid)}
+    out = []
+    for node in store.nodes(sid):
+        kind = node.metadata.get("agentKind")
+        if node.role != "user" or kind not in ("agent", "message"):
+            continue
+        rid = node.metadata.get("deliveryId" if kind == "message" else "agentId")
+        turn_id = f"{node.id}_reply"
+        if not isinstance(rid, str) or rid in known or not store.has_node(sid, turn_id):
+            continue
+        turn = store.get_node(sid, turn_id)
+        status = "running" if turn_id in active else _STORED_STATUS.get(turn.status or "",
+                                                                          "error")
+        label = node.metadata.get("label")
+        tip = store.find_branch(sid, label) if isinstance(label, str) and label else None
+        entry: dict[str, Any] = {"id": rid, "sessionId": sid, "headId": tip or turn_id,
+                                 "status": status, "kind": kind, "createdAt": node.created_at}
+        if isinstance(label, str) and label:
+            entry["label"] = label
+        parent = node.metadata.get("parentSessionId")
+        if isinstance(parent, str):
+            entry["parentSessionId"] = parent
+        out.append(entry)
+    return out
+
+
+def list_agents(sub: Subagents, session_id: str | None = None) -> list[dict[str, Any]]:
+    """Children and deliveries: id, sessionId, headId, label?, status, kind, createdAt."""
+    out = [_job_entry(sub, job) for job in sub.runner.jobs()
+           if job.kind != "reply" and (session_id is None or session_id in (
+               job.session_id, job.origin_session_id))]
+    if session_id is not None:
+        out.extend(_stored(sub, session_id, {e["id"] for e in out}))
+        out.sort(key=lambda e: str(e.get("createdAt") or ""))
+    return out

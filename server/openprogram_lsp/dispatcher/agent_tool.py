@@ -1,0 +1,70 @@
+"""The ``agent`` tool's checks: budget, label, fork point; then a child reporting to the turn."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from openprogram_lsp.dispatcher.subagents import Subagents
+    from openprogram_lsp.dispatcher.turns import ActiveTurn
+
+LABEL_MAX = 64
+FRESH = ("root", "none", "null", "")
+
+
+def tool_turn(ctx: ToolContext) -> ActiveTurn:
+    """The turn a tool call runs in."""
+    turn = ctx.services.get("turn")
+    if turn is None:
+        raise ToolError("this tool can only run inside a turn")
+    return turn  # type: ignore[no-any-return]
+
+
+def check_label(sub: Subagents, sid: str, label: str) -> None:
+    """A label must be short, usable as ``to``, and not name an existing branch or child."""
+    if not label or len(label) > LABEL_MAX or ":" in label or label.lower() == "new":
+        raise ToolError(f"label must be 1-{LABEL_MAX} characters, without ':' and not 'new'")
+    taken = sub.dispatcher.services.store.find_branch(sid, label) is not None or any(
+        j.label == label and j.session_id == sid and j.kind == "agent"
+        for j in sub.runner.jobs())
+    if taken:
+        raise ToolError(f"label {label!r} is already a branch of this session; pick another "
+                        f"label, or talk to it with send_message(to={label!r})")
+
+
+def fork_point(sub: Subagents, turn: ActiveTurn, branch_from: str | None) -> str | None:
+    """None for a fresh branch; ``current`` is the turn's own prompt; else a message id."""
+    if branch_from is None or branch_from.strip().lower() in FRESH:
+        return None
+    store, sid = sub.dispatcher.services.store, turn.session_id
+    ref = branch_from.strip()
+    node_id = turn.user_node_id if ref.lower() == "current" else ref
+    node = store.get_node(sid, node_id) if store.has_node(sid, node_id) else None
+    if node is None or node.caller is not None or node.role not in ("user", "assistant",
+                                                                    "system"):
+        raise ToolError(f"branch_from: {branch_from!r} is not a message of this session; omit "
+                        "it for a fresh branch or use \"current\"")
+    return node_id
+
+
+def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | None,
+                    branch_from: str | None) -> str:
+    """Validate an ``agent`` call and spawn the child; returns the receipt for the model."""
+    turn = tool_turn(ctx)
+    depth = sub.depth_of(turn) + 1
+    if depth > sub.max_messages:
+        raise ToolError(f"agent budget exhausted: a child here would be message {depth} of a "
+                        f"chain limited to {sub.max_messages} (agent.max_messages); finish the "
+                        "work yourself instead")
+    if label is not None:
+        check_label(sub, turn.session_id, label)
+    fork = fork_point(sub, turn, branch_from)
+    job = sub.spawn(turn.session_id, prompt, label=label, branch_from=fork,
+                    parent=sub.origin_of_turn(turn), model=sub.child_model(turn), depth=depth)
+    where = f"branch {label!r}" if label else "a new branch"
+    return (f"[spawned agent {job.id} on {where}, running async] Its result will come back to "
+            f"you as a follow-up message; do not poll. Message it with send_message(to="
+            f"{(label or job.id)!r}).")
