@@ -191,3 +191,29 @@ async def test_model_field_of_the_request_wins(
         TurnRequest(text="hi", workspace=str(workspace), model=model))
     assert result.status == "done", result.error
     assert server.received[0].json["model"] == model.split(":", 1)[1]
+
+
+async def test_500_twice_then_success_through_the_loop(
+        flavor: Flavor, server: LoopbackServer, make_dispatcher: Callable[..., Dispatcher],
+        workspace: Path) -> None:
+    err = Reply(status=500, body=b'{"error": {"message": "boom", "type": "server_error"}}')
+    server.queue(err, err, Reply(chunks=flavor.text(["Back ", "again."])))
+    result = await make_dispatcher(flavor.spec).run_turn(
+        TurnRequest(text="hi", workspace=str(workspace)))
+    assert result.status == "done", result.error
+    assert result.text == "Back again."
+    assert len(server.received) == 3
+    assert server.received[0].json == server.received[2].json
+
+
+async def test_malformed_line_through_the_loop_is_a_clear_turn_error(
+        flavor: Flavor, server: LoopbackServer, make_dispatcher: Callable[..., Dispatcher],
+        workspace: Path) -> None:
+    chunks = flavor.text(["fine so far"])
+    server.queue(Reply(chunks=[*chunks[:flavor.head], b"data: {oops\n\n", *chunks[flavor.head:]]))
+    result = await make_dispatcher(flavor.spec).run_turn(
+        TurnRequest(text="hi", workspace=str(workspace)))
+    assert result.status == "error" and result.error is not None
+    assert result.error.message.startswith(f"{flavor.name}: malformed JSON in the stream")
+    assert "fine so far" in result.text
+    assert len(server.received) == 1
