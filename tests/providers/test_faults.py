@@ -241,3 +241,32 @@ async def test_one_keep_alive_connection_for_consecutive_calls(
     assert text_of(await collect(p, request())) == "one"
     assert text_of(await collect(p, request())) == "two"
     assert [r.connection for r in server.received] == [1, 1]
+
+
+async def test_redirect_is_an_error_naming_the_base_url_variable(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(Reply(status=301, headers=[("location", "https://elsewhere.example/v1")],
+                       body=b""))
+    with pytest.raises(ProviderError, match=r"HTTP 301 \(redirected to https://elsewhere"
+                                            r"\.example/v1; check [A-Z]+_BASE_URL\)"):
+        await collect(make(api, server, settings), request())
+
+
+async def test_json_instead_of_a_stream_is_a_clear_error(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(Reply(body=api.error("streaming is not supported", "invalid_request_error")))
+    with pytest.raises(ProviderError, match="JSON instead of an event stream: streaming is not"):
+        await collect(make(api, server, settings), request())
+    assert len(server.received) == 1
+
+
+async def test_credentials_in_the_base_url_stay_out_of_messages(
+        api: Api, settings: HttpSettings) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    quick = HttpSettings(max_retries=0)
+    p = api.make(f"http://user:hunter2@127.0.0.1:{port}", quick, SECRET)
+    with pytest.raises(ProviderError, match="cannot connect") as info:
+        await collect(p, request())
+    assert "hunter2" not in str(info.value)

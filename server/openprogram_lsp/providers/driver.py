@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -51,8 +52,8 @@ class HttpCall:
 
     provider: str
     url: str
-    body: dict[str, Any]
-    headers: dict[str, str]
+    body: dict[str, Any] = field(repr=False)
+    headers: dict[str, str] = field(repr=False)
     key_env: str
     has_key: bool
     secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -113,17 +114,28 @@ def status_error(call: HttpCall, status: int, headers: httpx.Headers,
     msg = f"HTTP {status}" + (f": {detail}" if detail else "")
     if status == 404 and call.base_env:
         msg += f" (check the model name and {call.base_env})"
+    elif 300 <= status < 400:
+        where = headers.get("location")
+        msg += (f" (redirected to {where}; " if where else " (") + f"check {call.base_env})"
     return ProviderError(msg, provider=call.provider, retryable=retryable, status=status,
                          retry_after=parse_retry_after(headers))
+
+
+def _shown(url: str) -> str:
+    """A URL fit for a message: any user:password part removed."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _transport_error(call: HttpCall, exc: httpx.HTTPError, settings: HttpSettings,
                      midway: bool) -> ProviderError:
     """The ProviderError a connection-level failure becomes."""
     if isinstance(exc, httpx.ConnectTimeout):
-        msg = f"timed out connecting to {call.url} after {settings.connect_timeout:g}s"
+        msg = f"timed out connecting to {_shown(call.url)} after {settings.connect_timeout:g}s"
     elif isinstance(exc, httpx.ConnectError):
-        msg = f"cannot connect to {call.url}: {exc}"
+        msg = f"cannot connect to {_shown(call.url)}: {exc}"
     elif isinstance(exc, httpx.ReadTimeout):
         msg = f"no data from the server for {settings.read_timeout:g}s (read timeout)"
     elif midway:
@@ -131,6 +143,16 @@ def _transport_error(call: HttpCall, exc: httpx.HTTPError, settings: HttpSetting
     else:
         msg = f"HTTP transport error: {exc or type(exc).__name__}"
     return ProviderError(redact(msg, call.secrets), provider=call.provider, retryable=True)
+
+
+async def _read_bounded(resp: httpx.Response) -> bytes:
+    """The first MAX_ERROR_BODY bytes of a (non-stream) response body."""
+    body = b""
+    async for part in resp.aiter_bytes():
+        body += part
+        if len(body) >= MAX_ERROR_BODY:
+            break
+    return body
 
 
 async def _produce(call: HttpCall, decoder: Decoder, settings: HttpSettings,
@@ -147,13 +169,15 @@ async def _produce(call: HttpCall, decoder: Decoder, settings: HttpSettings,
         try:
             async with client.stream("POST", call.url, json=call.body, headers=call.headers,
                                      timeout=timeout) as resp:
-                if resp.status_code >= 400:
-                    body = b""
-                    async for part in resp.aiter_bytes():
-                        body += part
-                        if len(body) >= MAX_ERROR_BODY:
-                            break
-                    raise status_error(call, resp.status_code, resp.headers, body)
+                ctype = resp.headers.get("content-type", "")
+                if not 200 <= resp.status_code < 300 or "json" in ctype:
+                    body = await _read_bounded(resp)
+                    if resp.status_code >= 300:
+                        raise status_error(call, resp.status_code, resp.headers, body)
+                    raise ProviderError(
+                        "the server answered with JSON instead of an event stream: "
+                        f"{redact(error_message(body), call.secrets)[:300]}",
+                        provider=call.provider)
                 midway = True
                 parser = SSEParser(call.provider)
                 async for chunk in resp.aiter_bytes():
