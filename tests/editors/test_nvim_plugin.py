@@ -198,3 +198,9 @@ def test_unanswered_approval_is_withdrawn(env: dict[str, Path]) -> None:
     text = _text(out["lines"])
     assert "The write was not approved." in text
     assert "failed" in text
+
+
+def test_server_exit_ends_the_turn_in_the_panel(env: dict[str, Path]) -> None:
+    out = _run(env, "server_exit", [{"text": "slow " * 200, "delay": 0.05}])
+    assert out["busy"] is False
+    assert "the server exited" in _text(out["lines"])

@@ -35,6 +35,13 @@ function M.track(turn_id, resolve)
   end
 end
 
+--- Settle every pending prompt as unanswered (the server is gone).
+function M.withdraw_all()
+  for _, e in ipairs(vim.list_extend({}, M.pending)) do
+    e.resolve(false)
+  end
+end
+
 --- Settle pending prompts as unanswered: those of `turn_id`, or the only one when it is nil.
 ---@param turn_id? string
 ---@return integer withdrawn

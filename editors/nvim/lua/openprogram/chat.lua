@@ -125,6 +125,20 @@ function M.cancel()
   panel.note('cancelling…')
 end
 
+--- The server went away: end the running turn in the panel instead of waiting forever.
+---@param code integer
+---@param signal integer
+---@param client_id integer
+function M.on_server_exit(code, signal, client_id)
+  if S.request and S.request.client.id ~= client_id then
+    return -- another workspace's server
+  end
+  if S.busy then
+    turn_done(nil, { code = -32603, message = ('the server exited (code %d, signal %d)'):format(code, signal) })
+  end
+  require('openprogram.async').withdraw_all()
+end
+
 -- Events ------------------------------------------------------------------------------------
 
 ---@param data table

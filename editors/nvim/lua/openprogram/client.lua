@@ -75,6 +75,11 @@ function M.lsp_config()
     init_options = config.init_options(opts),
     capabilities = M.capabilities(),
     handlers = M.handlers(),
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        require('openprogram.chat').on_server_exit(code, signal, client_id)
+      end)
+    end,
   }
 end
 
