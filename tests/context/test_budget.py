@@ -1,0 +1,58 @@
+"""The estimator, the window override, the output reserve and per-model calibration."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from openprogram_lsp.context.budget import (
+    Calibration,
+    estimate_text,
+    output_reserve,
+    parse_window,
+    resolve_window,
+)
+
+
+def test_estimates_ascii_and_wide_text() -> None:
+    assert estimate_text("") == 0
+    assert estimate_text("abcd" * 100) == 100
+    assert estimate_text("漢字" * 50) >= 100  # about one token per CJK character
+    assert estimate_text("abcd" * 25 + "漢" * 10) == 25 + 10
+
+
+def test_window_override_wins_and_bad_values_are_ignored() -> None:
+    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "8000"}) == 8000
+    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "32k"}) == 32_000
+    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "lots"}) == 128_000
+    assert resolve_window(128_000, {}) == 128_000
+    assert parse_window("12") is None and parse_window("1m") == 1_000_000
+
+
+def test_output_reserve_is_capped_by_a_quarter_of_small_windows() -> None:
+    assert output_reserve(4096, 128_000) == 4096
+    assert output_reserve(4096, 8000) == 2000
+    assert output_reserve(100, 8000) == 100
+
+
+def test_calibration_converges_on_the_reported_ratio(tmp_path: Path) -> None:
+    cal = Calibration(tmp_path / "cal.json", alpha=0.3)
+    assert cal.ratio("m") == 1.0
+    rng = random.Random(7)
+    true_ratio = 1.37
+    for _ in range(40):
+        est = rng.randint(500, 50_000)
+        reported = round(est * true_ratio * rng.uniform(0.97, 1.03))
+        cal.observe("m", est, reported)
+    assert abs(cal.ratio("m") - true_ratio) < 0.05
+    assert cal.samples("m") == 40
+    assert cal.ratio("other") == 1.0  # per model
+    # persisted: a new process starts from the learned ratio
+    assert abs(Calibration(tmp_path / "cal.json").ratio("m") - cal.ratio("m")) < 1e-9
+
+
+def test_calibration_ignores_nonsense_and_clamps_outliers() -> None:
+    cal = Calibration()
+    assert cal.observe("m", 0, 100) == 1.0
+    assert cal.observe("m", 100, 0) == 1.0
+    assert cal.observe("m", 100, 100_000) == 4.0

@@ -1,0 +1,110 @@
+"""Property tests over random conversations: order, pairing, last message, budget, purity."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.context.convo import Call, Turn, build_chain, chain_order, check_pairing, prepare
+
+from openprogram_lsp.context.budget import Calibration
+from openprogram_lsp.context.engine import ContextEngine
+from openprogram_lsp.context.types import ContextConfig, SummaryRequest
+from openprogram_lsp.events.bus import EventBus
+
+PATHS = [f"pkg/mod_{i}.py" for i in range(60)]
+WORDS = st.sampled_from(["fix", "the", "bug", "in", "please", "add", "tests", "for", "refactor",
+                         "function", "parse_config", "pkg/mod_1.py", "mod_2.py", "now", "why"])
+
+
+def text(max_words: int) -> st.SearchStrategy[str]:
+    return st.lists(WORDS, min_size=1, max_size=max_words).map(" ".join)
+
+
+def output(n: int) -> str:
+    return f"def handler_{n}(x):\n" + "    value = x + 1\n" * (n // 18)
+
+
+calls = st.builds(Call, path=st.sampled_from(PATHS),
+                  output=st.one_of(st.integers(0, 400), st.integers(0, 3000)).map(output),
+                  failed=st.booleans())
+steps = st.lists(st.tuples(text(30), st.lists(calls, max_size=2)), min_size=1, max_size=3)
+turns = st.builds(Turn, user=text(60), steps=steps,
+                  gap=st.sampled_from([5.0, 30.0, 4000.0]),
+                  status=st.sampled_from(["done", "done", "done", "error", "cancelled"]))
+conversations = st.lists(turns, min_size=1, max_size=40)
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def engine() -> ContextEngine:
+    return ContextEngine(config=ContextConfig(microcompact_min_tokens=100),
+                         calibration=Calibration(), bus=EventBus())
+
+
+@SETTINGS
+@given(conversations)
+def test_prepare_keeps_order_pairs_calls_and_ends_with_the_user(convo: list[Turn]) -> None:
+    chain = build_chain(convo)
+    prep = prepare(engine(), chain)
+    check_pairing(prep.messages)
+    order = chain_order(prep, chain)
+    assert order == sorted(order)
+    assert prep.messages[-1].role == "user" and prep.messages[-1].content == chain[-1].text
+
+
+@SETTINGS
+@given(conversations, st.integers(0, 5), st.booleans(), st.sampled_from([3000, 4000, 8000]))
+def test_auto_compaction_ends_under_budget_with_order_and_pairs(
+        convo: list[Turn], summary_words: int, fail: bool, window: int) -> None:
+    chain = build_chain(convo)
+    eng = engine()
+    written = []
+
+    async def summarize(req: SummaryRequest) -> str:
+        if fail:
+            raise RuntimeError("model down")
+        return "Summary: " + "word " * (summary_words * 400)
+
+    prep = prepare(eng, chain, window=window)
+    if not eng.should_auto_compact(prep):
+        return
+    new = asyncio.run(eng.auto_compact(prep, history=chain, summarize=summarize,
+                                       persist=lambda n: written.append(n) or n))
+    assert not eng.should_auto_compact(new), (new.path, new.usage_ratio)
+    check_pairing(new.messages)
+    order = chain_order(new, chain)
+    assert order == sorted(order)
+    assert new.messages[-1].role == "user" and new.messages[-1].content == chain[-1].text
+    assert new.path in ("snip", "compact", "structural")
+    if new.path != "snip":
+        assert len(written) == 1 and written[0].id == new.summary_node_id
+        assert written[0].role == "summary" and written[0].predecessor is None
+        covered = set(written[0].metadata["covers"])
+        assert chain[-1].id not in covered
+        assert not covered & {s.node_id for s in new.segments}
+        # the summary applies on the next prepare of the same chain
+        again = prepare(eng, chain, window=window, summaries=written)
+        assert again.summary_node_id == written[0].id
+        assert (new.path == "structural") == fail
+
+
+@SETTINGS
+@given(conversations, st.booleans())
+def test_microcompact_never_changes_the_nodes(convo: list[Turn], idle_now: bool) -> None:
+    chain = build_chain(convo)
+    before = copy.deepcopy([n.model_dump() for n in chain])
+    eng = engine()
+    last = chain[-2].metadata.get("finishedAt") if len(chain) > 1 else None
+    prep = prepare(eng, chain, last_turn_at=last if idle_now else None)
+    assert [n.model_dump() for n in chain] == before
+    check_pairing(prep.messages)
+    tool_msgs = [m for m in prep.messages if m.role == "tool"]
+    # the five most recent results are never cleared
+    assert not any(m.content.startswith("[Old tool result cleared") for m in tool_msgs[-5:])
+    cleared = sum(m.content.startswith("[Old tool result cleared") for m in tool_msgs)
+    assert cleared == len(prep.replaced)
+    if idle_now and len(chain) > 1:
+        assert prep.path == "microcompact" or not prep.replaced or "microcompact" in prep.actions
