@@ -72,8 +72,9 @@ class Progress:
             return
         self._ended = True
         if self._began:
-            self._server.work_done_progress.end(self.token,
-                                                types.WorkDoneProgressEnd(message=message))
+            wdp = self._server.work_done_progress
+            wdp.end(self.token, types.WorkDoneProgressEnd(message=message))
+            wdp.tokens.pop(self.token, None)
         elif self._task is not None and not self._task.done():
             self._task.cancel()
 
@@ -87,10 +88,13 @@ class TurnRunner:
         self.server = server
         self._listeners = listeners
         self._tasks: set[asyncio.Task[TurnResult]] = set()
+        self._callers: set[asyncio.Task[Any]] = set()
+        self._controls: set[TurnControl] = set()
 
     async def run(self, request: TurnRequest, *, progress: bool) -> TurnResult:
         """Run a turn to its result; cancelling the caller cancels the turn and still returns."""
         control = TurnControl()
+        self._controls.add(control)
         tracker = Progress(self.server, request.text.splitlines()[0][:80]) if progress else None
         listener = None
         started: list[str] = []
@@ -108,23 +112,30 @@ class TurnRunner:
             request, control=control, on_started=lambda t: started.append(t.turn_id)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        caller = asyncio.current_task()
+        if caller is not None:
+            self._callers.add(caller)
         try:
             while True:
                 try:
                     result = await asyncio.shield(task)
                     break
                 except asyncio.CancelledError:
+                    # $/cancelRequest or shutdown: stop the turn, still answer with its result
+                    if caller is not None:
+                        caller.uncancel()
                     if task.done():
-                        raise
+                        result = task.result()
+                        break
                     control.request_cancel()
-                    current = asyncio.current_task()
-                    if current is not None:
-                        current.uncancel()
         except BaseException:
             if tracker is not None:
                 tracker.end("failed")
             raise
         finally:
+            self._controls.discard(control)
+            if caller is not None:
+                self._callers.discard(caller)
             if listener is not None:
                 with contextlib.suppress(ValueError):
                     self._listeners.remove(listener)
@@ -135,7 +146,9 @@ class TurnRunner:
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Cancel every running turn and wait for their finalize."""
         self.dispatcher.cancel_all()
-        pending = [t for t in self._tasks if not t.done()]
+        for control in list(self._controls):
+            control.request_cancel()
+        pending = [t for t in self._tasks | self._callers if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=timeout)
 

@@ -1,0 +1,118 @@
+"""Lifecycle: configuration changes, logging, shutdown during a turn, TCP transport."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from tests.lsp.conftest import SERVER, OpClient, Starter, capabilities, write_script
+
+WRITE = [
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}}]},
+    {"text": "Done."},
+]
+
+
+def _record_permissions(client: OpClient) -> None:
+    @client.feature("openprogram/requestPermission")
+    def _permission(params: Any) -> dict[str, Any]:
+        client.permission_requests.append(params)
+        return {"outcome": "selected", "optionId": "reject_once"}
+
+
+async def test_did_change_configuration_updates_mode(start: Starter, tmp_path: Path,
+                                                     workspace: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", WRITE),
+                         setup=_record_permissions, init_options={"permissionMode": "ask"})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"openprogram": {"permissionMode": "accept-edits"}}))
+    result = await client.call("openprogram/chat", {"text": "write c.txt"})
+    assert result["status"] == "done"
+    assert client.permission_requests == []
+    assert (workspace / "c.txt").read_text() == "c\n"
+
+
+async def test_configured_rules_and_bad_options(start: Starter, tmp_path: Path,
+                                                workspace: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", WRITE),
+                         setup=_record_permissions,
+                         init_options={"rules": [{"tool": "write_file", "decision": "allow"}],
+                                       "approvalTimeout": "soon"})
+    for _ in range(500):
+        if client.messages:
+            break
+        await asyncio.sleep(0.01)
+    assert any("approvalTimeout" in m.message for m in client.messages)
+    result = await client.call("openprogram/chat", {"text": "write c.txt"})
+    assert result["status"] == "done"
+    assert client.permission_requests == []
+    assert (workspace / "c.txt").exists()
+    assert any("ready" in m.message for m in client.log_messages)
+
+
+SLOW = [{"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 30"}}]},
+        {"text": "unused"}]
+
+
+async def test_shutdown_cancels_running_turn_and_store_stays_consistent(
+        start: Starter, tmp_path: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", SLOW),
+                         args=["--permission-mode", "bypass"])
+    pending = asyncio.ensure_future(client.call("openprogram/chat", {"text": "sleep"}))
+    started = await client.wait_event("tool.started")
+    await asyncio.wait_for(client.shutdown_session(), 20)
+    result = await asyncio.wait_for(pending, 5)
+    assert result["status"] == "cancelled"
+    await client.stop()
+
+    again = await start(model="offline")
+    history = await again.call("openprogram/history", {"sessionId": started["sessionId"]})
+    assert history["nodes"][-1]["status"] == "cancelled"
+    assert (await again.call("openprogram/sessions", {}))["sessions"][0]["status"] == "idle"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_tcp_transport(tmp_path: Path, workspace: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env["OPENPROGRAM_HOME"] = str(tmp_path / "home")
+    proc = subprocess.Popen([*SERVER, "--tcp", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    client = OpClient()
+    try:
+        for _ in range(200):
+            try:
+                await client.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("server did not listen")
+        await client.initialize_session(types.InitializeParams(
+            capabilities=capabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
+        result = await client.call("openprogram/chat", {"text": "hello over tcp"})
+        assert result["status"] == "done"
+        assert client.of_type("turn.finished")
+        await client.shutdown_async(None)
+        client.exit(None)
+        await asyncio.sleep(0.1)
+        await client.stop()
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
