@@ -78,6 +78,8 @@ def test_chat_with_approval_writes_file_and_streams_into_panel(env: dict[str, Pa
     assert out["experimental"]["openprogram"] == {"permissions": True, "questions": True}
     assert out["init_options"]["model"].startswith("scripted:")
     assert out["input_is_prompt"]
+    assert out["panel_windows"] == 1
+    assert out["winbar"].startswith("OpenProgram · write hello.txt please")
     # The second message went through the prompt buffer, on the same session.
     text2 = _text(out["lines2"])
     assert "thanks" in text2 and "You are welcome." in text2

@@ -38,6 +38,17 @@ local function turn_done(result, err)
     end
   end
   update_winbar()
+  if S.session_id and not S.title then
+    local sid = S.session_id
+    client.request(protocol.methods.SESSIONS, vim.empty_dict(), function(e, res)
+      for _, sess in ipairs((not e and res and res.sessions) or {}) do
+        if sess.id == sid and sid == S.session_id and type(sess.title) == 'string' then
+          S.title = sess.title
+          update_winbar()
+        end
+      end
+    end)
+  end
   panel.refresh(function()
     vim.api.nvim_exec_autocmds('User', { pattern = 'OpenProgramTurnDone', modeline = false, data = result })
   end)

@@ -36,6 +36,11 @@ H.run(function()
   H.out.session = require('openprogram').session_id()
   local panel = require('openprogram.panel')
   H.out.panel_windows = #vim.fn.win_findbuf(panel.state.buf)
+  local pw = vim.fn.win_findbuf(panel.state.buf)[1]
+  H.wait(function()
+    return vim.wo[pw].winbar:find('write hello.txt please', 1, true) ~= nil
+  end, 'the session title in the winbar')
+  H.out.winbar = vim.wo[pw].winbar
   H.out.input_is_prompt = vim.bo[panel.state.input_buf].buftype == 'prompt'
   local c = require('openprogram.client').find()
   H.out.experimental = c and c.config.capabilities.experimental or nil
