@@ -313,6 +313,16 @@ def test_store_passes_git_fsck(ws: Path, home: Path) -> None:
         (ws / f"f{i}.txt").write_text(f"{i}\n")
         store.note_paths([f"f{i}.txt"])
         store.commit_turn("s", f"t{i}", "m")
+    (ws / "src" / "util.py").unlink()  # a delete, a new directory and a symlink, too
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "x.txt").write_text("x\n")
+    (ws / "ln").symlink_to("deep/er/x.txt")
+    store.note_paths(["src/util.py", "deep/er/x.txt", "ln"])
+    assert store.commit_turn("s", "t-more", "m") is not None
+    # the private index always equals the newest checkpoint's tree
+    head_tree = store.repo.git(["rev-parse", "refs/heads/checkpoints^{tree}"]).strip()
+    assert store.repo.git(["write-tree"]).strip() == head_tree
+    assert store.repo.git(["status", "--porcelain", "-uall"]) == b""
     store.restore(base.id)
     store.prune(max_count=3)
     fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"],

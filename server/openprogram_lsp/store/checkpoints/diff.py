@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from openprogram_lsp.store.checkpoints.meta import STATUS
+from openprogram_lsp.store.checkpoints.objects import commit_tree, diff_trees, read_blobs
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 # Text bodies past these limits are left out (``truncated: true``) to keep responses small.
@@ -24,43 +24,14 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
-class RawChange:
-    """One file that differs between two trees."""
-
-    status: str
-    path: str
-    old_mode: str
-    new_mode: str
-    old_sha: str
-    new_sha: str
-
-
-def tree_changes(repo: ShadowRepo, old: str, new: str,
-                 paths: list[str] | None = None) -> list[RawChange]:
-    """The files that differ between two commits or trees (optionally under some paths)."""
-    args = ["diff-tree", "-r", "--raw", "-z", "--no-renames", "--abbrev=40", old, new]
-    if paths:
-        args += ["--", *paths]
-    parts = repo.git(args).split(b"\0")
-    out = []
-    for i in range(0, len(parts) - 1, 2):
-        meta = parts[i].decode()
-        if not meta.startswith(":"):
-            continue
-        f = meta[1:].split()
-        out.append(RawChange(f[4][0], parts[i + 1].decode("utf-8", "surrogateescape"),
-                             f[0], f[1], f[2], f[3]))
-    return out
-
-
 def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: str | None,
                     path: str | None) -> dict[str, Any]:
     """The wire dict of ``openprogram/checkpointDiff``; a root checkpoint has no changes."""
     if parent is None:
         return {"checkpointId": checkpoint_id, "diff": "", "files": []}
-    entries = [(c.status, c.path, c.old_sha, c.new_sha)
-               for c in tree_changes(repo, parent, commit, [path] if path else None)]
+    changes = diff_trees(repo, commit_tree(repo, parent), commit_tree(repo, commit),
+                         wanted=(path,) if path else None)
+    entries = [(c.status, c.path, c.old_sha, c.new_sha) for c in changes]
     args = ["diff-tree", "-p", "-r", "--no-renames", "--no-color", "--no-ext-diff",
             "--no-textconv", "--full-index", parent, commit]
     if path:
@@ -68,7 +39,7 @@ def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: s
     diff = repo.git(args).decode("utf-8", "replace")
     zero = "0" * 40
     wanted = [sha for _, _, a, b in entries[:MAX_TEXT_FILES] for sha in (a, b) if sha != zero]
-    blobs = repo.read_blobs(wanted)
+    blobs = read_blobs(repo, wanted)
     files: list[dict[str, Any]] = []
     for n, (status, file_path, old, new) in enumerate(entries):
         item: dict[str, Any] = {"path": file_path, "status": STATUS.get(status, "modified")}

@@ -13,6 +13,8 @@ from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 TREE_MODE = "40000"
+ZERO_SHA = "0" * 40
+_TREE_CACHE_MAX = 8192
 GITLINK_MODE = "160000"
 
 
@@ -24,6 +26,8 @@ class TreeChange:
     path: str
     old_mode: str
     new_mode: str
+    old_sha: str = ZERO_SHA
+    new_sha: str = ZERO_SHA
 
 
 def read_object(repo: ShadowRepo, sha: str) -> tuple[str, bytes]:
@@ -46,8 +50,22 @@ def commit_tree(repo: ShadowRepo, commit: str) -> str:
     return body[5:45].decode()
 
 
+_trees: dict[str, dict[str, tuple[str, str]]] = {}
+
+
 def read_tree(repo: ShadowRepo, sha: str) -> dict[str, tuple[str, str]]:
-    """name -> (mode, sha) of a tree object."""
+    """name -> (mode, sha) of a tree object (trees are immutable, so they are cached)."""
+    cached = _trees.get(sha)
+    if cached is not None:
+        return cached
+    entries = _parse_tree(repo, sha)
+    if len(_trees) >= _TREE_CACHE_MAX:
+        _trees.clear()
+    _trees[sha] = entries
+    return entries
+
+
+def _parse_tree(repo: ShadowRepo, sha: str) -> dict[str, tuple[str, str]]:
     kind, body = read_object(repo, sha)
     if kind != "tree":
         raise CheckpointError(f"{sha} is not a tree")
@@ -63,22 +81,39 @@ def read_tree(repo: ShadowRepo, sha: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _all(repo: ShadowRepo, sha: str, prefix: str, status: str, old: bool,
+Wanted = tuple[str, ...] | None
+
+
+def _selected(path: str, wanted: Wanted) -> bool:
+    return wanted is None or any(path == w or path.startswith(w + "/") for w in wanted)
+
+
+def _enter(directory: str, wanted: Wanted) -> bool:
+    return wanted is None or any(
+        w == directory or w.startswith(directory + "/") or directory.startswith(w + "/")
+        for w in wanted)
+
+
+def _all(repo: ShadowRepo, sha: str, prefix: str, status: str, old: bool, wanted: Wanted,
          out: list[TreeChange]) -> None:
     for name, (mode, child) in sorted(read_tree(repo, sha).items()):
         path = prefix + name
         if mode == TREE_MODE:
-            _all(repo, child, path + "/", status, old, out)
-        else:
+            if _enter(path, wanted):
+                _all(repo, child, path + "/", status, old, wanted, out)
+        elif _selected(path, wanted):
             out.append(TreeChange(status, path, mode if old else "000000",
-                                  "000000" if old else mode))
+                                  "000000" if old else mode, child if old else ZERO_SHA,
+                                  ZERO_SHA if old else child))
 
 
-def diff_trees(repo: ShadowRepo, old: str | None, new: str, prefix: str = "") -> list[TreeChange]:
-    """Files that differ between two trees (``old`` None: everything is added)."""
+def diff_trees(repo: ShadowRepo, old: str | None, new: str, prefix: str = "",
+               wanted: Wanted = None) -> list[TreeChange]:
+    """Files that differ between two trees (``old`` None: everything is added), optionally
+    only those equal to or under the ``wanted`` paths."""
     out: list[TreeChange] = []
     if old is None:
-        _all(repo, new, prefix, "A", False, out)
+        _all(repo, new, prefix, "A", False, wanted, out)
         return out
     if old == new:
         return out
@@ -88,23 +123,65 @@ def diff_trees(repo: ShadowRepo, old: str | None, new: str, prefix: str = "") ->
         before, after = a.get(name), b.get(name)
         if before == after:
             continue
+        is_dir = (before is not None and before[0] == TREE_MODE) or (
+            after is not None and after[0] == TREE_MODE)
+        if not (_enter(path, wanted) if is_dir else _selected(path, wanted)):
+            continue
         if before is not None and after is not None and before[0] == after[0] == TREE_MODE:
-            out += diff_trees(repo, before[1], after[1], path + "/")
+            out += diff_trees(repo, before[1], after[1], path + "/", wanted)
             continue
         if before is not None:
             if before[0] == TREE_MODE:
-                _all(repo, before[1], path + "/", "D", True, out)
-            elif after is None or after[0] == TREE_MODE:
-                out.append(TreeChange("D", path, before[0], "000000"))
+                _all(repo, before[1], path + "/", "D", True, wanted, out)
+            elif (after is None or after[0] == TREE_MODE) and _selected(path, wanted):
+                out.append(TreeChange("D", path, before[0], "000000", before[1]))
         if after is not None:
             if after[0] == TREE_MODE:
-                _all(repo, after[1], path + "/", "A", False, out)
-            elif before is None or before[0] == TREE_MODE:
-                out.append(TreeChange("A", path, "000000", after[0]))
-            else:
+                _all(repo, after[1], path + "/", "A", False, wanted, out)
+            elif before is not None and before[0] != TREE_MODE:
                 link = "120000"
                 status = "T" if (before[0] == link) != (after[0] == link) else "M"
-                out.append(TreeChange(status, path, before[0], after[0]))
+                out.append(TreeChange(status, path, before[0], after[0], before[1], after[1]))
+            elif _selected(path, wanted):
+                out.append(TreeChange("A", path, "000000", after[0], ZERO_SHA, after[1]))
+    return out
+
+
+def lookup(repo: ShadowRepo, tree: str, path: str) -> tuple[str, str] | None:
+    """(mode, sha) of a path in a tree, or None."""
+    parts = path.split("/")
+    current = tree
+    for n, part in enumerate(parts):
+        entry = read_tree(repo, current).get(part)
+        if entry is None:
+            return None
+        if n == len(parts) - 1:
+            return entry
+        if entry[0] != TREE_MODE:
+            return None
+        current = entry[1]
+    return None
+
+
+def blob_id(data: bytes) -> str:
+    """The object id git gives a blob with this content."""
+    return hashlib.sha1(f"blob {len(data)}".encode() + b"\0" + data).hexdigest()
+
+
+def read_blobs(repo: ShadowRepo, shas: list[str]) -> dict[str, bytes]:
+    """Blob contents: loose ones read here, the rest with one ``git cat-file --batch``."""
+    out: dict[str, bytes] = {}
+    rest = []
+    for sha in dict.fromkeys(shas):
+        path = repo.git_dir / "objects" / sha[:2] / sha[2:]
+        try:
+            raw = zlib.decompress(path.read_bytes())
+        except (OSError, zlib.error):
+            rest.append(sha)
+            continue
+        out[sha] = raw.partition(b"\0")[2]
+    if rest:
+        out.update(repo.read_blobs(rest))
     return out
 
 

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.checkpoints.diff import RawChange, tree_changes
+from openprogram_lsp.store.checkpoints.objects import (
+    GITLINK_MODE,
+    TreeChange,
+    commit_tree,
+    diff_trees,
+    read_blobs,
+)
 
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.store import CheckpointStore
@@ -31,10 +37,12 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         # Re-read every path the restore may write or delete, plus whatever was noted, so the
         # safety checkpoint holds their current bytes; walk the whole tree when the store's
         # knowledge is incomplete (first use in this process, after a shell command) or asked.
+        target_tree = commit_tree(store.repo, target.commit)
+        only = tuple(wanted) or None
         head = store.repo.head()
         if head is not None:
-            touched = [c.path for c in tree_changes(store.repo, head, target.commit,
-                                                    wanted or None)]
+            touched = [c.path for c in diff_trees(
+                store.repo, commit_tree(store.repo, head), target_tree, wanted=only)]
             if touched:
                 store.note_paths(touched)
         safety = store._commit("safety", session_id, None,
@@ -43,9 +51,10 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         if head is None:
             raise CheckpointError("checkpoint store has no head")
         safety_id = safety.id if safety else store._head_checkpoint_id(head)
-        changes = tree_changes(store.repo, head, target.commit, wanted or None)
-        applied, skipped = _apply(store.workspace, store.repo.read_blobs(
-            c.new_sha for c in changes if c.status != "D" and c.new_mode != "160000"), changes)
+        changes = diff_trees(store.repo, commit_tree(store.repo, head), target_tree, wanted=only)
+        blobs = read_blobs(store.repo, [c.new_sha for c in changes
+                                        if c.status != "D" and c.new_mode != GITLINK_MODE])
+        applied, skipped = _apply(store.workspace, blobs, changes)
         restored = None
         if applied:
             store.note_paths([p for p, _ in applied])
@@ -65,7 +74,7 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
 
 
 def _apply(workspace: Path, blobs: dict[str, bytes],
-           changes: list[RawChange]) -> tuple[list[tuple[str, str]], list[str]]:
+           changes: list[TreeChange]) -> tuple[list[tuple[str, str]], list[str]]:
     """Delete, then write; returns ([(path, added|modified|deleted)], [skipped paths])."""
     applied: list[tuple[str, str]] = []
     skipped: list[str] = []
@@ -82,7 +91,7 @@ def _apply(workspace: Path, blobs: dict[str, bytes],
         _prune_dirs(workspace, full.parent)
         applied.append((change.path, "deleted"))
     for change in changes:
-        if change.status == "D" or change.new_mode == "160000":
+        if change.status == "D" or change.new_mode == GITLINK_MODE:
             continue
         full = workspace / change.path
         existed = os.path.lexists(full)

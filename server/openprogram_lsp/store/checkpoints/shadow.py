@@ -139,6 +139,14 @@ class ShadowRepo:
                             timeout=self.config.git_timeout)
         return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
 
+    def index_stamp(self) -> tuple[int, int, int] | None:
+        """Identity of the private index file, to notice another process rewriting it."""
+        try:
+            st = os.stat(self.index_file)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
     # -- refs -----------------------------------------------------------------------------
 
     def head(self) -> str | None:

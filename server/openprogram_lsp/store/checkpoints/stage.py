@@ -13,7 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, TreeChange, diff_trees
+from openprogram_lsp.store.checkpoints.objects import (
+    GITLINK_MODE,
+    TreeChange,
+    diff_trees,
+)
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 # A full scan with more changed paths than this hands the walk to one ``git add -A``.
@@ -84,8 +88,9 @@ class Stager:
         files = plan.files
         new = [] if scanned else [p for p in files if p not in tracked]  # status hides ignored
         if new:
-            ignored = self._ignored(new)
-            files = [p for p in files if p not in ignored]
+            skip = {p for p in new if self.nested_root(p) is not None}
+            skip |= self.ignored([p for p in new if p not in skip])
+            files = [p for p in files if p not in skip]
         if dropped:
             self.repo.git(["update-index", "--force-remove", "-z", "--stdin"],
                           input=_nul(sorted(dropped)))
@@ -105,7 +110,7 @@ class Stager:
         plan = _Plan()
         limit = self.repo.config.max_file_bytes
         for path in sorted(set(paths)):
-            if self._in_nested(path):
+            if self.in_nested(path):
                 continue
             full = os.path.join(self.repo.workspace, path)
             try:
@@ -130,6 +135,18 @@ class Stager:
                 plan.files.append(path)
         return plan
 
+    def nested_root(self, path: str) -> str | None:
+        """The nearest enclosing directory of a new path that is a repository (remembered)."""
+        parts = path.split("/")
+        for n in range(1, len(parts)):
+            ancestor = "/".join(parts[:n])
+            if os.path.lexists(os.path.join(self.repo.workspace, ancestor, ".git")):
+                self.repo.nested.add(ancestor)
+                self.repo.save_state()
+                self.repo.write_excludes()
+                return ancestor
+        return None
+
     def _commit_state(self, plan: _Plan) -> None:
         if plan.state_changed:
             self.repo.save_state()
@@ -141,7 +158,8 @@ class Stager:
             self.tracked = {_decode(p) for p in out.split(b"\0") if p}
         return self.tracked
 
-    def _ignored(self, paths: list[str]) -> set[str]:
+    def ignored(self, paths: list[str]) -> set[str]:
+        """Which of these untracked paths the ignore rules exclude."""
         rc, out, err = self.repo.git_rc(["check-ignore", "-z", "--stdin"], input=_nul(paths),
                                         literal=False)
         if rc not in (0, 1):
@@ -171,7 +189,8 @@ class Stager:
             self.repo.write_excludes()
         return todo
 
-    def _in_nested(self, path: str) -> bool:
+    def in_nested(self, path: str) -> bool:
+        """Whether a path is, or lies in, a nested repository already known."""
         return any(path == n or path.startswith(n + "/") for n in self.repo.nested)
 
     def _recheck_state(self) -> None:

@@ -17,6 +17,7 @@ from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
+from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
 from openprogram_lsp.store.checkpoints.objects import commit_tree, write_commit
@@ -59,6 +60,7 @@ class CheckpointStore:
         self._head_id: tuple[str, str] | None = None
         self._head_tree: tuple[str, str] | None = None
         self._seen_head: str | None = None
+        self._stamp: tuple[int, int, int] | None = None
 
     @property
     def root(self) -> Path:
@@ -180,6 +182,8 @@ class CheckpointStore:
                                   force=force, gc=gc)
             self._chain = None
             self._head_id = None
+            if self._seen_head == self._chain_head:  # the rewrite is ours: nothing is stale
+                self._seen_head = self.repo.head()
             return dropped
 
     # -- internals used by restore / retention ------------------------------------------
@@ -222,23 +226,33 @@ class CheckpointStore:
                 restored_from: str | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
         head = self.repo.head()
-        if head != self._seen_head:  # another process committed: its index changes are unknown
+        stamp = self.repo.index_stamp()
+        # Another process committed or touched the index: what this one knows is stale.
+        foreign = head != self._seen_head or stamp != self._stamp
+        if foreign:
             self.stager.forget()
         with self._noted_lock:
             noted, self._noted = self._noted, set()
-            walk = full or self._scan_all or head is None
+            walk = full or self._scan_all or foreign or head is None
             self._scan_all = False
         try:
-            if walk:
-                self.stager.full()
-            elif noted:
-                try:
-                    self.stager.paths(noted)
-                except CheckpointError:  # a path vanished mid-way, or similar: walk instead
-                    self.stager.forget()
-                    self.stager.full()
             parent_tree = self._tree_of_head(head)
-            tree, changes = self.stager.write_tree(parent_tree)
+            quick = None
+            if not walk and parent_tree is not None:
+                quick = fast_stage(self.stager, parent_tree, noted) if noted else (
+                    parent_tree, [])
+            if quick is not None:  # the index was brought level with the new tree already
+                tree, changes = quick
+            else:
+                if walk:
+                    self.stager.full()
+                else:
+                    try:
+                        self.stager.paths(noted)
+                    except CheckpointError:  # a path vanished mid-way, or similar: walk
+                        self.stager.forget()
+                        self.stager.full()
+                tree, changes = self.stager.write_tree(parent_tree)
         except BaseException:
             with self._noted_lock:
                 self._noted |= noted
@@ -246,6 +260,7 @@ class CheckpointStore:
             self.stager.forget()
             raise
         self._seen_head = head
+        self._stamp = self.repo.index_stamp()
         if not allow_empty and tree == (parent_tree or EMPTY_TREE):
             return None
         created = now_iso()

@@ -1,0 +1,147 @@
+"""The fast path of an incremental checkpoint: new trees built in Python from the head tree.
+
+For noted files (no directories, no big files, no file/directory swaps) the blobs and trees
+are written here and the private index is brought level with one ``git update-index
+--index-info``, so a one-file turn costs a single git process (two when a file is new and
+must be checked against the ignore rules).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from openprogram_lsp.store.checkpoints.objects import (
+    TREE_MODE,
+    ZERO_SHA,
+    TreeChange,
+    blob_id,
+    diff_trees,
+    lookup,
+    read_tree,
+    write_object,
+)
+from openprogram_lsp.store.checkpoints.stage import Stager, _nul
+
+Leaf = tuple[str, str] | None  # (mode, sha) to set, or None to delete
+
+
+class _Conflict(Exception):
+    """A file where a directory is (or the reverse): left to the general path."""
+
+
+def _key(name: str, mode: str) -> bytes:
+    raw = name.encode("utf-8", "surrogateescape")
+    return raw + b"/" if mode == TREE_MODE else raw
+
+
+def _rebuild(stager: Stager, tree: str | None, trie: dict[str, Any]) -> str | None:
+    repo = stager.repo
+    entries = dict(read_tree(repo, tree)) if tree else {}
+    for name, sub in trie.items():
+        current = entries.get(name)
+        if isinstance(sub, dict):
+            if current is not None and current[0] != TREE_MODE:
+                raise _Conflict(name)
+            new = _rebuild(stager, current[1] if current else None, sub)
+            if new is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = (TREE_MODE, new)
+        elif sub is None:
+            entries.pop(name, None)
+        else:
+            if current is not None and current[0] == TREE_MODE:
+                raise _Conflict(name)
+            entries[name] = sub
+    if not entries:
+        return None
+    body = b"".join(
+        f"{mode} ".encode() + name.encode("utf-8", "surrogateescape") + b"\0" + bytes.fromhex(sha)
+        for name, (mode, sha) in sorted(entries.items(), key=lambda kv: _key(kv[0], kv[1][0])))
+    return write_object(repo, "tree", body)
+
+
+def fast_stage(stager: Stager, head_tree: str,
+               paths: set[str]) -> tuple[str, list[TreeChange]] | None:
+    """(new tree, changes) for the noted paths, or None when the general path must run."""
+    repo = stager.repo
+    limit = repo.config.max_file_bytes
+    leaves: dict[str, Leaf] = {}
+    data: dict[str, bytes] = {}
+    new_files: list[str] = []
+    for path in sorted(paths):
+        if stager.in_nested(path):
+            continue
+        if path in repo.large:
+            return None
+        entry = lookup(repo, head_tree, path)
+        full = os.path.join(repo.workspace, path)
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            if entry is not None:
+                leaves[path] = None
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            mode, content = "120000", os.fsencode(os.readlink(full))
+        elif stat.S_ISREG(st.st_mode):
+            if st.st_size > limit:
+                return None
+            mode = "100755" if st.st_mode & 0o100 else "100644"
+            with open(full, "rb") as fh:
+                content = fh.read()
+        elif stat.S_ISDIR(st.st_mode):
+            return None
+        else:
+            continue  # sockets, fifos: git records none
+        sha = blob_id(content)
+        if entry == (mode, sha):
+            continue
+        if entry is not None and entry[0] == TREE_MODE:
+            return None
+        if entry is None:
+            if stager.nested_root(path) is not None:
+                continue
+            new_files.append(path)
+        leaves[path] = (mode, sha)
+        data[sha] = content
+    if new_files:
+        for path in stager.ignored(new_files):
+            leaves.pop(path, None)
+    if not leaves:
+        return head_tree, []
+    trie: dict[str, Any] = {}
+    for path, leaf in leaves.items():
+        node = trie
+        parts = path.split("/")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                return None
+            node = child
+        if isinstance(node.get(parts[-1]), dict):
+            return None
+        node[parts[-1]] = leaf
+    for leaf in leaves.values():
+        if leaf is not None:
+            write_object(repo, "blob", data[leaf[1]])
+    try:
+        tree = _rebuild(stager, head_tree, trie)
+    except _Conflict:
+        return None
+    if tree is None:
+        tree = write_object(repo, "tree", b"")
+    changes = diff_trees(repo, head_tree, tree)
+    lines = [f"{c.new_mode} {c.new_sha}\t{c.path}" if c.status != "D"
+             else f"0 {ZERO_SHA}\t{c.path}" for c in changes]
+    if lines:
+        repo.git(["update-index", "-z", "--index-info"], input=_nul(lines))
+    if stager.tracked is not None:
+        for c in changes:
+            if c.status == "D":
+                stager.tracked.discard(c.path)
+            else:
+                stager.tracked.add(c.path)
+    return tree, changes
