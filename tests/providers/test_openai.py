@@ -164,3 +164,25 @@ async def test_official_endpoint_uses_max_completion_tokens() -> None:
     body = p.build_body(request())
     assert body["max_completion_tokens"] == 4096 and "max_tokens" not in body
     assert SECRET not in repr(p) and SECRET not in str(vars(p).get("settings"))
+
+
+async def test_server_refusing_stream_options_is_asked_again_without_it(
+        server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(Reply(status=400, body=b'{"error": {"message": "Unrecognized request '
+                                        b'argument supplied: stream_options"}}'),
+                 Reply(chunks=OpenAIStream(text=["ok"], usage=None).events()),
+                 Reply(chunks=OpenAIStream(text=["again"], usage=None).events()))
+    p = provider(server, settings)
+    events = await collect(p, request())
+    assert text_of(events) == "ok" and end_of(events).usage.input_tokens == 0
+    await collect(p, request())
+    assert "stream_options" in server.received[0].json
+    assert ["stream_options" in r.json for r in server.received[1:]] == [False, False]
+
+
+async def test_other_400s_are_not_asked_again(
+        server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(Reply(status=400, body=b'{"error": {"message": "bad tools"}}'))
+    with pytest.raises(ProviderError, match="HTTP 400: bad tools"):
+        await collect(provider(server, settings), request())
+    assert len(server.received) == 1

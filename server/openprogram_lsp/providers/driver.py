@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -58,6 +58,8 @@ class HttpCall:
     has_key: bool
     secrets: tuple[str, ...] = field(default=(), repr=False)
     base_env: str = ""
+    on_rejected: Callable[[ProviderError], dict[str, Any] | None] | None = field(
+        default=None, repr=False)
 
 
 class _Done:
@@ -196,6 +198,12 @@ async def _produce(call: HttpCall, decoder: Decoder, settings: HttpSettings,
             err = _clean(exc, call)
         except httpx.HTTPError as exc:
             err = _transport_error(call, exc, settings, midway)
+        if err.status == 400 and not delivered and call.on_rejected is not None:
+            adjusted, call.on_rejected = call.on_rejected(err), None
+            if adjusted is not None:  # the server refused an optional field: once without it
+                call.body = adjusted
+                attempt -= 1
+                continue
         if not err.retryable or delivered or attempt > settings.max_retries:
             if err.retryable and attempt > 1 and not delivered:
                 err = ProviderError(f"{_bare(err)} (gave up after {attempt} attempts)",

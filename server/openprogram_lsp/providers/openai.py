@@ -217,6 +217,7 @@ class OpenAIProvider:
         self.context_window = context_window
         self.settings = settings or HttpSettings()
         self.official = urlsplit(self.base_url).hostname == OFFICIAL_HOST
+        self.usage_option = True  # cleared when a server rejects ``stream_options``
 
     @classmethod
     def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
@@ -241,8 +242,9 @@ class OpenAIProvider:
             "model": self.model,
             "messages": encode_messages(request.system, request.messages),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self.usage_option:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = encode_tools(request.tools)
         # The official API wants max_completion_tokens; compatible servers know max_tokens.
@@ -255,8 +257,17 @@ class OpenAIProvider:
         headers = {"accept": "text/event-stream"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
-        call = HttpCall(provider=NAME, url=f"{self.base_url}/chat/completions",
-                        body=self.build_body(request), headers=headers, key_env=KEY_ENV,
-                        has_key=bool(self._api_key), secrets=(self._api_key,),
-                        base_env=BASE_ENV)
+        body = self.build_body(request)
+
+        def without_usage_option(err: ProviderError) -> dict[str, Any] | None:
+            # Some compatible servers refuse ``stream_options``: ask them again without it.
+            if "stream_options" not in body or "stream_options" not in err.message:
+                return None
+            self.usage_option = False
+            return {k: v for k, v in body.items() if k != "stream_options"}
+
+        call = HttpCall(provider=NAME, url=f"{self.base_url}/chat/completions", body=body,
+                        headers=headers, key_env=KEY_ENV, has_key=bool(self._api_key),
+                        secrets=(self._api_key,), base_env=BASE_ENV,
+                        on_rejected=without_usage_option)
         return stream_events(call, ChatDecoder(), self.settings, request.cancel)
