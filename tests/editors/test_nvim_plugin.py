@@ -51,14 +51,16 @@ def _text(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def test_chat_with_approval_writes_file_and_streams_into_panel(env: dict[str, Path]) -> None:
+@pytest.mark.parametrize("as_010", [False, True], ids=["nvim-0.11-paths", "nvim-0.10-paths"])
+def test_chat_with_approval_writes_file_and_streams_into_panel(
+        env: dict[str, Path], as_010: bool) -> None:
     out = _run(env, "chat_approval", [
         {"text": "I will write the file now.",
          "tool_calls": [{"name": "write_file",
                          "arguments": {"path": "hello.txt", "content": "hello world\n"}}]},
         {"text": "Done: hello.txt is written."},
         {"text": "You are welcome."},
-    ])
+    ], as_010=as_010)
     assert out["file"] == "hello world\n"
     # The approval came through vim.ui.select with the server's options and the tool's title.
     assert out["items"][0][0] == "Allow once"

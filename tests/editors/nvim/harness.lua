@@ -13,6 +13,18 @@ H.server_cmd = vim.json.decode((assert(os.getenv('OP_SERVER_CMD'), 'OP_SERVER_CM
 H.model = os.getenv('OP_MODEL')
 H.timeout = tonumber(os.getenv('OP_WAIT_MS') or '') or 30000
 
+if os.getenv('OP_AS_010') == '1' then
+  -- Take the plugin's Neovim 0.10 code paths (vim.lsp.start_client, client.request(...)), which
+  -- 0.11 still serves through its compatibility shims. Set before any plugin module loads.
+  local has = vim.fn.has
+  vim.fn.has = function(feature)
+    if feature == 'nvim-0.11' then
+      return 0
+    end
+    return has(feature)
+  end
+end
+
 --- Wait until `cond()` is true or fail the scenario naming `what`.
 ---@param cond fun(): boolean
 ---@param what string

@@ -45,6 +45,7 @@ def run_scenario(
     model: str,
     home: Path,
     plugin: bool = True,
+    as_010: bool = False,
     timeout: float = 150.0,
 ) -> dict[str, Any]:
     """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote."""
@@ -64,6 +65,8 @@ def run_scenario(
         XDG_CONFIG_HOME=str(home / "xdg-config"),
     )
     env.pop("OPENPROGRAM_MODEL", None)
+    if as_010:
+        env["OP_AS_010"] = "1"
     script = str(SCENARIOS / f"{name}.lua")
     if plugin:
         args = [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
