@@ -95,8 +95,10 @@ def test_cli_chat_runs_a_turn_with_a_tool_call(
                  Reply(chunks=flavor.text(["The word ", "is plum."])))
     env = {**os.environ, **flavor.env(server.url), "OPENPROGRAM_MODEL": flavor.spec,
            "OPENPROGRAM_HOME": str(home)}
+    script = Path(sys.executable).with_name("openprogram-lsp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "openprogram_lsp"]
     r = subprocess.run(
-        [sys.executable, "-m", "openprogram_lsp", "chat", "--permission-mode", "bypass",
+        [*command, "chat", "--permission-mode", "bypass",
          "--workspace", str(ws), "--json", "what does notes.txt say?"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
         stdin=subprocess.DEVNULL)
