@@ -62,3 +62,15 @@ async def test_watcher_emits_file_changed(tmp_path: Path) -> None:
         assert noted and noted[0] == changes
     finally:
         await watcher.stop()
+
+
+def test_excluded_state_root_is_not_reported(tmp_path: Path) -> None:
+    from watchfiles import Change
+
+    home = tmp_path / "state"
+    watcher = WorkspaceWatcher(tmp_path, EventBus(), exclude=[home])
+    raw = {(Change.added, str(home / "sessions" / "x.json")),
+           (Change.modified, str(tmp_path / "a.py")),
+           (Change.deleted, str(tmp_path / "b.py"))}
+    assert watcher.changes_of(raw) == [{"path": "a.py", "change": "modified"},
+                                       {"path": "b.py", "change": "deleted"}]

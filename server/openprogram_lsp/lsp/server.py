@@ -113,7 +113,8 @@ class OpenProgramServer(LanguageServer):
         for root in self.folders:
             if root not in self.watchers and root.is_dir():
                 watcher = WorkspaceWatcher(root, self.dispatcher.services.bus,
-                                           on_changes=self._note_changes)
+                                           on_changes=self._note_changes,
+                                           exclude=[self.dispatcher.services.store.home])
                 self.watchers[root] = watcher
                 watcher.start()
 
@@ -184,7 +185,8 @@ def build_server(dispatcher: Dispatcher, *, flag_model: str | None = None,
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: types.DidChangeConfigurationParams) -> None:
-        server.apply_options(params.settings)
+        if params.settings is not None:  # null: a pull-model client; keep the options
+            server.apply_options(params.settings)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:

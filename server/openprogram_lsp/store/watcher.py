@@ -175,8 +175,10 @@ class WorkspaceWatcher:
     """Watches one workspace folder and emits ``file.changed`` batches on the bus."""
 
     def __init__(self, root: Path, bus: EventBus, *, step_ms: int = STEP_MS,
-                 on_changes: Callable[[Path, list[dict[str, str]]], None] | None = None) -> None:
+                 on_changes: Callable[[Path, list[dict[str, str]]], None] | None = None,
+                 exclude: list[Path] | None = None) -> None:
         self.root = root.resolve()
+        self.exclude = [str(p.resolve()) + os.sep for p in exclude or []]
         self.bus = bus
         self.step_ms = step_ms
         self.on_changes = on_changes
@@ -204,6 +206,8 @@ class WorkspaceWatcher:
         """The batch's non-ignored changes, one per path (the last change wins)."""
         by_path: dict[str, str] = {}
         for change, path in sorted(raw, key=lambda c: c[1]):
+            if any(path.startswith(prefix) for prefix in self.exclude):
+                continue
             rel = relative(self.root, path)
             if rel is None or rel == "." or self.rules.is_ignored(rel):
                 continue
