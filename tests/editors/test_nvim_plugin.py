@@ -208,3 +208,12 @@ def test_server_exit_ends_the_turn_in_the_panel(env: dict[str, Path]) -> None:
     out = _run(env, "server_exit", [{"text": "slow " * 200, "delay": 0.05}])
     assert out["busy"] is False
     assert "the server exited" in _text(out["lines"])
+
+
+def test_missing_server_gives_a_clear_message(env: dict[str, Path]) -> None:
+    out = _run(env, "no_server", [{"text": "unused"}])
+    assert out["busy"] is False
+    assert "server is not running" in _text(out["lines"])
+    assert any("could not start" in n or "not executable" in n for n in out["notes"])
+    report = _text(out["report"])
+    assert "ERROR" in report and "/nonexistent/openprogram-lsp is not executable" in report

@@ -81,6 +81,11 @@ function M.send(text, extra)
     end)
     return
   end
+  if not client.ensure() then
+    panel.open(false)
+    panel.note('the openprogram server is not running (see :checkhealth openprogram)')
+    return
+  end
   begin_stream(text)
   local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
@@ -103,6 +108,10 @@ end
 function M.fork(from_node_id, text, name)
   if S.busy then
     vim.notify('openprogram: a turn is running; cancel it first', vim.log.levels.WARN)
+    return
+  end
+  if not client.ensure() then
+    panel.note('the openprogram server is not running (see :checkhealth openprogram)')
     return
   end
   begin_stream(text)
