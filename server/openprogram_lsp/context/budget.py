@@ -18,6 +18,7 @@ OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
 MESSAGE_OVERHEAD = 4
 TOOL_OVERHEAD = 5
 MIN_RESERVE = 256
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def estimate_text(text: str) -> int:
@@ -36,7 +37,7 @@ def estimate_message(m: Message) -> int:
     total = MESSAGE_OVERHEAD + estimate_text(m.content)
     for c in m.tool_calls:
         total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_text(
-            json.dumps(c.arguments, ensure_ascii=False))
+            _ENCODER.encode(c.arguments))
     return total
 
 

@@ -28,7 +28,7 @@ from openprogram_lsp.context.commit import build_commit, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
 from openprogram_lsp.context.microcompact import gap_points, microcompact
 from openprogram_lsp.context.references import protected_nodes, scan_references
-from openprogram_lsp.context.render import flatten, render_segments
+from openprogram_lsp.context.render import RenderCache, flatten, render_segments
 from openprogram_lsp.context.snip import snip
 from openprogram_lsp.context.types import (
     ContextConfig,
@@ -74,6 +74,7 @@ class ContextEngine:
         self.config = config or ContextConfig.from_env()
         self.calibration = calibration or Calibration(alpha=self.config.calibration_alpha)
         self.bus = bus
+        self.render_cache = RenderCache()
         self._floors: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -99,7 +100,7 @@ class ContextEngine:
     def _prepare(self, args: PrepareArgs, bus: EventBus | None, *, announce: bool) -> TurnPrep:
         window = resolve_window(args.context_window)
         summary, start = pick_summary(args.history, args.summaries)
-        segments = render_segments(args.history, summary, start)
+        segments = render_segments(args.history, summary, start, self.render_cache)
         prep = TurnPrep(session_id=args.session_id, model=args.model, system=args.system,
                         messages=[], tools=args.tools, context_window=window,
                         max_output_tokens=output_reserve(args.max_output_tokens, window),

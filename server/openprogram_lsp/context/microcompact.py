@@ -11,6 +11,7 @@ prompt prefix does not change back. Only copies of messages are changed, never D
 from __future__ import annotations
 
 import bisect
+import functools
 from datetime import datetime
 from typing import NamedTuple
 
@@ -35,6 +36,11 @@ def parse_time(value: str | None) -> float | None:
     """Seconds since the epoch of an ISO-8601 time, or None."""
     if not value:
         return None
+    return _parse(value)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _parse(value: str) -> float | None:
     try:
         return datetime.fromisoformat(value).timestamp()
     except ValueError:

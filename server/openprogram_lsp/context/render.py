@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 
 from openprogram_lsp.context.budget import estimate_messages
 from openprogram_lsp.context.types import Segment
-from openprogram_lsp.core.types import Message, Node, ToolCall
+from openprogram_lsp.core.types import Message, Node, ToolCall, ToolCallRecord
 
 log = logging.getLogger(__name__)
 
@@ -26,31 +28,34 @@ def is_command_node(node: Node) -> bool:
 
 def render_node(node: Node) -> list[Message]:
     """Messages for one chain node; an assistant's tool calls are paired with their results."""
-    if node.role == "user":
+    role = node.role
+    if role == "user":
         return [Message(role="user", content=node.text)]
-    if node.role == "summary":
+    if role == "summary":
         return [Message(role="user", content=f"{SUMMARY_HEADER}\n{node.text}")]
-    if node.role != "assistant":
+    if role != "assistant":
         return []
-    steps: list[str] = list(node.metadata.get("steps") or [node.text])
+    steps: list[str] = node.metadata.get("steps") or [node.text]
     calls = node.tool_calls or []
-    out: list[Message] = []
-    placed: set[str] = set()
     last = len(steps) - 1
+    by_step: dict[int, list[ToolCallRecord]] = {}
+    for c in calls:
+        if c.step < 0:
+            raise ValueError(f"tool call {c.id} of {node.id} has step {c.step}")
+        by_step.setdefault(min(c.step, last), []).append(c)  # late calls go with the last step
+    out: list[Message] = []
     for i, text in enumerate(steps):
-        # calls recorded with a step beyond the last text go with the last step
-        step_calls = [c for c in calls if c.step == i or (i == last and c.step > last)]
-        if not text and not step_calls:
+        step_calls = by_step.get(i)
+        if not step_calls:
+            if text:
+                out.append(Message(role="assistant", content=text))
             continue
         out.append(Message(role="assistant", content=text,
                            tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.input)
                                        for c in step_calls]))
         for c in step_calls:
-            placed.add(c.id)
             out.append(Message(role="tool", content=c.output or "(no output)", tool_call_id=c.id,
                                name=c.name, is_error=c.status == "failed"))
-    if calls and len(placed) != len(calls):
-        raise ValueError(f"tool calls of {node.id} do not match its steps")
     if node.status in ("error", "cancelled", "interrupted") and out:
         out[-1] = out[-1].model_copy(
             update={"content": out[-1].content + f"\n[turn {node.status}]"})
@@ -73,23 +78,58 @@ def render_one(node: Node) -> list[Message]:
         return render_plain(node)
 
 
-def render_segments(chain: list[Node], summary: Node | None = None,
-                    start: int = 0) -> list[Segment]:
+class RenderCache:
+    """Rendered messages and token counts by node, reused while the node object is the same.
+
+    The session index keeps node objects until a node is rewritten (a new object), so an
+    identity check is enough to know a cached rendering is current.
+    """
+
+    def __init__(self, capacity: int = 200_000) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[str, tuple[Node, list[Message], int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def render(self, node: Node) -> tuple[list[Message], int]:
+        """The node's messages and their estimate, from the cache when still valid."""
+        hit = self._items.get(node.id)
+        if hit is not None and hit[0] is node:
+            return hit[1], hit[2]
+        msgs = render_one(node)
+        tokens = estimate_messages(msgs)
+        with self._lock:
+            self._items[node.id] = (node, msgs, tokens)
+            if len(self._items) > self.capacity:
+                for _ in range(len(self._items) - self.capacity):
+                    self._items.popitem(last=False)
+        return msgs, tokens
+
+
+def _uncached(node: Node) -> tuple[list[Message], int]:
+    msgs = render_one(node)
+    return msgs, estimate_messages(msgs)
+
+
+def render_segments(chain: list[Node], summary: Node | None = None, start: int = 0,
+                    cache: RenderCache | None = None) -> list[Segment]:
     """Segments for ``chain[start:]``, preceded by the summary that replaces ``chain[:start]``."""
+    render = cache.render if cache is not None else _uncached
     out: list[Segment] = []
     if summary is not None:
-        msgs = render_one(summary)
-        out.append(Segment(summary, msgs, estimate_messages(msgs), -1))
+        msgs, tokens = render(summary)
+        out.append(Segment(summary, msgs, tokens, -1))
     turn = -1
     for i in range(start, len(chain)):
         node = chain[i]
-        if is_command_node(node):
-            continue
         if node.role == "user" or turn < 0:
+            if node.metadata and node.metadata.get("command") == "compact":
+                continue
             turn += 1
-        msgs = render_one(node)
+        elif node.metadata.get("command") == "compact":
+            continue
+        msgs, tokens = render(node)
         if msgs:
-            out.append(Segment(node, msgs, estimate_messages(msgs), turn))
+            out.append(Segment(node, msgs, tokens, turn))
     return out
 
 
