@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from openprogram_lsp.core.types import (
     Question,
     TurnRequest,
 )
+from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
 
 
@@ -141,6 +143,25 @@ def _short_diff(path: str, old: str, new: str) -> str:
     return "\n".join("  " + ln for ln in shown)
 
 
+def _wait_for_agents(dispatcher: Dispatcher, sid: str,
+                     on_event: Callable[[Event], None]) -> None:
+    """A one-shot chat waits for the children and replies it started (Ctrl-C cancels them)."""
+    runner = dispatcher.agents.runner
+    if not any(not job.done for job in runner.jobs()):
+        return
+    sys.stderr.write("\n[waiting for background agents; Ctrl-C cancels them]\n")
+    unsubscribe = dispatcher.services.bus.subscribe(
+        lambda ev: on_event(ev) if ev.session_id == sid else None)
+    try:
+        while not runner.wait_idle(0.5):
+            pass
+    except KeyboardInterrupt:
+        dispatcher.cancel(sid)
+        runner.wait_idle(10)
+    finally:
+        unsubscribe()
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
     cfg = _config(args)
@@ -184,6 +205,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     except OpenProgramError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         return 2
+    _wait_for_agents(dispatcher, result.session_id, on_event)
     if args.json:
         out.write(json.dumps({"type": "result", "data": result.wire()}) + "\n")
     else:
