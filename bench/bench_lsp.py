@@ -85,15 +85,10 @@ async def _stop(client: Client) -> None:
     await client.stop()
 
 
-async def _round_trips(client: Client, method: str, rounds: int) -> float:
-    for _ in range(20):  # warm up
-        await client.protocol.send_request_async(method, {})
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        await client.protocol.send_request_async(method, {})
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
+async def _timed(client: Client, method: str) -> float:
+    t0 = time.perf_counter()
+    await client.protocol.send_request_async(method, {})
+    return time.perf_counter() - t0
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -108,17 +103,22 @@ async def bench_round_trip(tmp: Path, rounds: int) -> tuple[float, float]:
     script = tmp / "bare_server.py"
     script.write_text(BARE_SERVER)
     bare = await _start([sys.executable, str(script)], _env(tmp / "home"))
-    base = await _round_trips(bare, "bench/noop", rounds)
-    await _stop(bare)
     ws = tmp / "ws_rt"
     ws.mkdir()
     ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"],
                         _env(tmp / "home"), ws)
     for i in range(3):  # a few sessions to list
         await ours.protocol.send_request_async("openprogram/chat", {"text": f"hello {i}"})
-    mine = await _round_trips(ours, "openprogram/sessions", rounds)
+    mine, base = [], []
+    for i in range(rounds + 20):  # interleaved, so both see the same machine load
+        b = await _timed(bare, "bench/noop")
+        m = await _timed(ours, "openprogram/sessions")
+        if i >= 20:
+            base.append(b)
+            mine.append(m)
+    await _stop(bare)
     await _stop(ours)
-    return mine, base
+    return statistics.median(mine) * 1000, statistics.median(base) * 1000
 
 
 async def bench_chat(tmp: Path, rounds: int) -> tuple[float, float]:
@@ -130,29 +130,25 @@ async def bench_chat(tmp: Path, rounds: int) -> tuple[float, float]:
     ws.mkdir()
     ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"],
                         _env(tmp / "home_chat_lsp"), ws)
-    sid = None
-    lsp_times = []
-    for i in range(rounds + 3):
-        params: dict[str, Any] = {"text": f"hello {i}"}
-        if sid:
-            params["sessionId"] = sid
-        t0 = time.perf_counter()
-        result = await ours.protocol.send_request_async("openprogram/chat", params)
-        if i >= 3:
-            lsp_times.append(time.perf_counter() - t0)
-        sid = result["sessionId"]
-    await _stop(ours)
-
     dispatcher = build_dispatcher(AppConfig(workspace=ws, home=tmp / "home_chat_inproc",
                                             model="offline"))
-    sid = None
-    local_times = []
-    for i in range(rounds + 3):
+    remote_sid: str | None = None
+    local_sid: str | None = None
+    lsp_times, local_times = [], []
+    for i in range(rounds + 3):  # interleaved, so both see the same machine load
+        params: dict[str, Any] = {"text": f"hello {i}"}
+        if remote_sid:
+            params["sessionId"] = remote_sid
         t0 = time.perf_counter()
-        res = await dispatcher.run_turn(TurnRequest(text=f"hello {i}", session_id=sid))
+        result = await ours.protocol.send_request_async("openprogram/chat", params)
+        t1 = time.perf_counter()
+        res = await dispatcher.run_turn(TurnRequest(text=f"hello {i}", session_id=local_sid))
+        t2 = time.perf_counter()
+        remote_sid, local_sid = result["sessionId"], res.session_id
         if i >= 3:
-            local_times.append(time.perf_counter() - t0)
-        sid = res.session_id
+            lsp_times.append(t1 - t0)
+            local_times.append(t2 - t1)
+    await _stop(ours)
     return statistics.median(lsp_times) * 1000, statistics.median(local_times) * 1000
 
 

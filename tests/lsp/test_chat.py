@@ -237,3 +237,36 @@ async def test_work_done_progress(start: Starter, tmp_path: Path) -> None:
         await asyncio.sleep(0.01)
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end"
+
+
+async def test_cancelling_the_turn_withdraws_the_prompt(start: Starter, tmp_path: Path,
+                                                        workspace: Path) -> None:
+    withdrawn: list[str] = []
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        async def _wait(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                withdrawn.append(params["toolCall"]["toolCallId"])
+                raise
+            return {"outcome": "selected", "optionId": "allow_once"}
+
+    client = await start(model=write_script(tmp_path / "s.json", WRITE), setup=setup)
+    pending = asyncio.ensure_future(client.call("openprogram/chat", {"text": "write"}))
+    for _ in range(2000):
+        if client.permission_requests:
+            break
+        await asyncio.sleep(0.01)
+    sid = client.permission_requests[0]["sessionId"]
+    assert await client.call("openprogram/cancel", {"sessionId": sid}) == {"cancelled": True}
+    result = await asyncio.wait_for(pending, 10)
+    assert result["status"] == "cancelled"
+    for _ in range(500):
+        if withdrawn:
+            break
+        await asyncio.sleep(0.01)
+    assert withdrawn == [client.permission_requests[0]["toolCall"]["toolCallId"]]
+    assert not (workspace / "hello.txt").exists()
