@@ -38,7 +38,8 @@ local function turn_done(result, err)
     end
   end
   update_winbar()
-  if S.session_id and not S.title then
+  if S.session_id and (S.new_session or not S.title) then
+    S.new_session = false
     local sid = S.session_id
     client.request(protocol.methods.SESSIONS, vim.empty_dict(), function(e, res)
       for _, sess in ipairs((not e and res and res.sessions) or {}) do
@@ -89,6 +90,10 @@ function M.send(text, extra)
   begin_stream(text)
   local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
+  if S.awaiting_session then
+    S.new_session = true
+    S.title = vim.split(vim.trim(text), '\n', { plain = true })[1] -- the server titles it so too
+  end
   update_winbar()
   local id, c = client.request(protocol.methods.CHAT, params, function(err, result)
     turn_done(result, err)
@@ -281,10 +286,7 @@ function M.setup_progress()
       if value.kind == 'end' then
         S.progress = nil
       else
-        local msg = value.title or ''
-        if value.message then
-          msg = msg .. ': ' .. value.message
-        end
+        local msg = value.message or value.title or ''
         if value.percentage then
           msg = ('%s (%d%%)'):format(msg, value.percentage)
         end

@@ -40,6 +40,7 @@ local ICON = { pending = '○', in_progress = '…', completed = '✓', failed =
 ---@field streaming_text boolean the last line of the buffer is reply text being streamed
 ---@field progress? string latest $/progress message of our client
 ---@field title? string session title for the winbar
+---@field new_session? boolean the running turn started a session (fetch its title when done)
 local S = {
   awaiting_session = false,
   busy = false,
