@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 
-from openprogram_lsp.core.errors import ConfigError
+log = logging.getLogger(__name__)
 
 OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
 DEFAULT_WINDOW = 128_000
@@ -48,8 +49,8 @@ WINDOWS: tuple[tuple[str, int], ...] = (
 _COMPILED = tuple((re.compile(p), n) for p, n in WINDOWS)
 
 
-def parse_window(raw: str) -> int:
-    """A token count like ``32768``, ``32k`` or ``1m``; ConfigError when it is not one."""
+def parse_window(raw: str) -> int | None:
+    """A token count like ``32768``, ``32k`` or ``1m`` (at least 1024), else None."""
     text = raw.strip().lower().replace("_", "")
     scale = 1
     if text.endswith("k"):
@@ -59,11 +60,8 @@ def parse_window(raw: str) -> int:
     try:
         value = int(float(text) * scale)
     except ValueError:
-        raise ConfigError(f"{OVERRIDE_ENV} must be a token count such as 32768 or 32k, "
-                          f"got {raw!r}") from None
-    if value < 1024:
-        raise ConfigError(f"{OVERRIDE_ENV} must be at least 1024 tokens, got {raw!r}")
-    return value
+        return None
+    return value if value >= 1024 else None
 
 
 def known_window(model: str) -> int | None:
@@ -79,7 +77,11 @@ def context_window_for(spec: str, env: Mapping[str, str]) -> int:
     """The context window for a model spec: the override, else the table, else a default."""
     raw = (env.get(OVERRIDE_ENV) or "").strip()
     if raw:
-        return parse_window(raw)
+        value = parse_window(raw)
+        if value is not None:
+            return value
+        # Same rule as the context engine: a bad override is reported and ignored.
+        log.warning("ignoring %s=%r: not a token count of at least 1024", OVERRIDE_ENV, raw)
     kind, _, model = spec.partition(":")
     if kind not in ("openai", "anthropic"):
         return DEFAULT_WINDOW
