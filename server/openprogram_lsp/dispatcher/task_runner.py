@@ -62,13 +62,23 @@ JobBody = Callable[[Job], Awaitable[Any]]
 
 
 class TaskRunner:
-    """Runs jobs on a private event loop in a daemon thread (started on first use)."""
+    """Runs jobs on a host's long-lived loop if given one, else on a private daemon thread.
+
+    A server attaches its own loop, so jobs share it with the approver and asker that talk to
+    the editor; the CLI and tests get a private loop started on first use.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._owned = True
+
+    def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Run future jobs on a host's long-lived loop (the language server's)."""
+        with self._lock:
+            self._loop, self._thread, self._owned = loop, None, False
 
     # -- loop ---------------------------------------------------------------------------------
 
@@ -77,6 +87,7 @@ class TaskRunner:
         """The runner's event loop (started if needed)."""
         with self._lock:
             if self._loop is None or self._loop.is_closed():
+                self._owned = True
                 ready = threading.Event()
                 loop = asyncio.new_event_loop()
 
@@ -102,11 +113,12 @@ class TaskRunner:
         """Cancel every job, wait for them, and stop the loop."""
         for job in self.jobs():
             self.cancel(job.id)
-        self.wait_idle(timeout)
+        if self._owned:  # a host loop finishes its own jobs; waiting here could block it
+            self.wait_idle(timeout)
         with self._lock:
-            loop, thread = self._loop, self._thread
+            loop, thread, owned = self._loop, self._thread, self._owned
             self._loop = self._thread = None
-        if loop is not None and not loop.is_closed():
+        if owned and loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(loop.stop)
             if thread is not None:
                 thread.join(timeout)

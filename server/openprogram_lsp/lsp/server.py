@@ -83,6 +83,10 @@ class OpenProgramServer(LanguageServer):
         self.settings.options = options
         services = self.dispatcher.services
         services.question_timeout = self.settings.question_timeout
+        if options.agent_model:
+            services.extra["agent.model"] = options.agent_model
+        if options.max_messages:
+            services.extra["agent.max_messages"] = options.max_messages
         rules = self.settings.rules()
         if rules:
             for folder in self.folders or [self.primary_workspace]:
@@ -128,6 +132,7 @@ class OpenProgramServer(LanguageServer):
         if self.bridge is None:
             loop = asyncio.get_running_loop()
             self.bridge = EventBridge(self.dispatcher.services.bus, self.notify, loop)
+            self.dispatcher.agents.runner.attach_loop(loop)  # jobs share the editor's loop
             self.runner = TurnRunner(self.dispatcher, self, self.bridge.listeners)
             self.bridge.start()
 

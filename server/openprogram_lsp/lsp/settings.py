@@ -32,6 +32,8 @@ class EditorOptions(BaseModel):
     rules: list[RuleOption] | None = None
     approval_timeout: float | None = Field(None, gt=0)
     question_timeout: float | None = Field(None, gt=0)
+    agent_model: str | None = None  # the model children run with (default: the parent's)
+    max_messages: int | None = Field(None, ge=1, le=64)  # message budget of a chain
 
 
 @dataclass(slots=True)
