@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from tests.store._cp_helpers import make_workspace, open_store, tree_hash
 
 
@@ -66,3 +67,29 @@ def test_prune_by_age_and_force(tmp_path: Path) -> None:
     assert dropped == [ids[1]]
     assert [c.id for c in store.list()] == [ids[3]]
     assert tree_hash(ws) == state  # pruning never touches the workspace
+
+
+def test_packed_baseline_reads_restores_and_prunes(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store.checkpoints import stage
+
+    monkeypatch.setattr(stage, "BULK_ADD", 2)  # take the bulk path even on a small tree
+    ws = make_workspace(tmp_path, git=True)
+    store = open_store(ws, tmp_path / "home")
+    base = store.ensure_baseline("s")
+    assert base is not None
+    assert list((store.repo.git_dir / "objects" / "pack").glob("*.pack"))
+    state = tree_hash(ws)
+    ids = _turns(store, ws, 3)
+    (ws / "src" / "main.py").write_text("edited\n")
+    store.note_paths(["src/main.py"])
+    edit = store.commit_turn("s", "edit", "m")
+    assert edit is not None
+    diff = store.diff(edit.id)
+    assert diff["files"][0]["before"] == "print('hello')\n"
+    store.prune(max_count=2, keep_ids={base.id})  # repacks: every object is packed afterwards
+    assert [c.id for c in store.list()] == [edit.id, ids[2], base.id]
+    fresh = open_store(ws, tmp_path / "home")
+    fresh.restore(base.id)
+    assert tree_hash(ws) == state
+    assert fresh.diff(edit.id) == diff

@@ -35,9 +35,13 @@ def read_object(repo: ShadowRepo, sha: str) -> tuple[str, bytes]:
     path = repo.git_dir / "objects" / sha[:2] / sha[2:]
     try:
         raw = zlib.decompress(path.read_bytes())
-    except (OSError, zlib.error):
-        kind = repo.git(["cat-file", "-t", sha]).decode().strip()
-        return kind, repo.git(["cat-file", kind, sha])
+    except (OSError, zlib.error):  # packed: one ``cat-file --batch`` gives type and body
+        out = repo.git(["cat-file", "--batch"], input=sha.encode() + b"\n")
+        header, _, rest = out.partition(b"\n")
+        fields = header.decode().split()
+        if len(fields) < 3 or fields[1] == "missing":
+            raise CheckpointError(f"checkpoint store is missing object {sha}") from None
+        return fields[1], rest[:int(fields[2])]
     header, _, body = raw.partition(b"\0")
     return header.split(b" ", 1)[0].decode(), body
 

@@ -94,6 +94,8 @@ def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,
     old_head = entries[0].commit
     if prev is not None and prev != old_head:
         repo.set_head(prev, old_head)
-    if gc:
+    if gc:  # loose leftovers go at once; packs (the baseline's) are rewritten without them
         repo.git(["prune", "--expire=now"])
+        if any((repo.git_dir / "objects" / "pack").glob("*.pack")):
+            repo.git(["repack", "-a", "-d", "-q"])
     return [e.checkpoint.id for e in entries if e.commit in drops and e.checkpoint is not None]
