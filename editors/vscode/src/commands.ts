@@ -119,10 +119,8 @@ export function registerCommands(p: Parts): api.Disposable[] {
       if (typeof text === 'string') return p.controller.send(text);
       if (p.controller.submitDraft()) return;
       const typed = await api.showInputBox({ prompt: 'Message OpenProgram', ignoreFocusOut: true });
-      if (typed) {
-        p.chatView.reveal();
-        await p.controller.send(typed);
-      }
+      // The panel is not forced open: the reply streams there, and approvals come as notifications.
+      if (typed) await p.controller.send(typed);
     }),
     cmd('openprogram.cancel', () => p.controller.cancel()),
     cmd('openprogram.forkFromMessage', async (nodeId?: unknown) => {

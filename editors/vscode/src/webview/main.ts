@@ -119,7 +119,11 @@ function renderMessage(item: MessageItem): HTMLElement {
 }
 
 function diffHtml(oldText: string, newText: string): string {
-  const lines = compact(lineDiff(oldText, newText)).slice(0, 80);
+  const full = lineDiff(oldText, newText);
+  if (!full.some((l) => l.op !== ' ')) {
+    return '<div class="dl op-ctx">(no changes)</div>';
+  }
+  const lines = compact(full).slice(0, 80);
   return lines
     .map((l) => `<div class="dl op-${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}">${l.op} ${escapeHtml(l.text)}</div>`)
     .join('');

@@ -59,6 +59,8 @@ function prepare() {
     { text: 'Hi again, from a new branch.' },
     { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
     { text: 'Blue it is.' },
+    { text: 'Saving notes.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
+    { text: 'Notes saved.' },
   ], null, 2));
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.server.command': serverCommand,
@@ -249,13 +251,36 @@ async function main() {
     await frame.locator('.question-card .approval-done', { hasText: 'Answered: blue' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-assistant', { hasText: 'Blue it is.' }).waitFor({ timeout: STEP_TIMEOUT });
 
+    step = 'with the panel hidden, approve from the notification';
+    await palette(page, 'View: Show Explorer');
+    await page.locator('.part.sidebar .title-label', { hasText: 'Explorer' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await palette(page, 'OpenProgram: Send Message');
+    const box = page.locator('.quick-input-widget input');
+    await box.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await box.fill('Save some notes');
+    await page.keyboard.press('Enter');
+    const toastAllow = page.locator('.notification-toast .monaco-button', { hasText: 'Allow once' });
+    await toastAllow.first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('09-notification');
+    await toastAllow.first().click();
+    await waitFor(() => existsSync(join(ws, 'notes.txt')), 'notes.txt to be written');
+    await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
+    frame = await chatFrame(page);
+    await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
+
+
     step = 'reload VS Code; the session comes back';
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
+    const icon = page.locator('.activitybar [aria-label^="OpenProgram"]').first();
+    await icon.waitFor({ timeout: STEP_TIMEOUT });
+    if ((await icon.getAttribute('aria-pressed')) !== 'true' && !(await icon.evaluate((el) => el.closest('.checked') !== null))) {
+      await icon.click();
+    }
     frame = await chatFrame(page);
-    await frame.locator('.msg.role-assistant', { hasText: 'Blue it is.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-user', { hasText: 'Pick a colour with me' }).waitFor({ timeout: STEP_TIMEOUT });
-    await shot('09-reloaded');
+    await shot('10-reloaded');
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       step = 'save the README screenshot';
