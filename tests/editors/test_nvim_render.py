@@ -1,0 +1,63 @@
+"""The panel's history rendering (editors/nvim/lua/openprogram/render.lua), as a pure function."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PLUGIN = HERE.parents[1] / "editors" / "nvim"
+FIXTURE = HERE / "nvim" / "fixtures" / "history.json"
+
+
+def _render(history: Path) -> dict[str, list[object]]:
+    local = Path(sys.executable).parent / "nvim"
+    nvim = str(local) if local.exists() else shutil.which("nvim")
+    if not nvim:
+        pytest.skip("Neovim is not installed")
+    code = (f"local h = vim.json.decode(table.concat(vim.fn.readfile('{history}'), '\\n')) "
+            "local lines, index = require('openprogram.render').history(h.nodes) "
+            "io.stdout:write(vim.json.encode({ lines = lines, index = index }))")
+    proc = subprocess.run(
+        [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", "-c", f"lua {code}",
+         "-c", "qa!"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        check=True)
+    out: dict[str, list[object]] = json.loads(proc.stdout)
+    return out
+
+
+def test_history_renders_one_header_per_message_with_tools_in_stream_order() -> None:
+    out = _render(FIXTURE)
+    assert out["lines"] == [
+        "## You · 06:14",
+        "write hello.txt",
+        "",
+        "## Assistant · 06:14",
+        "Writing it.",
+        "- ✓ Write hello.txt · edit · completed → Created hello.txt (6 bytes)",
+        "",
+        "Done.",
+        "",
+        "> _checkpoint c0abc · :OpenProgramCheckpoints_",
+        "",
+        "## You",
+        "run the tests",
+        "please",
+        "",
+        "## Assistant",
+        "Running",
+        "",
+        "[cancelled]",
+        "- ✗ run_command pytest · execute · failed",
+    ]
+    assert out["index"] == [
+        {"line": 0, "id": "u1", "role": "user"},
+        {"line": 3, "id": "u1_reply", "role": "assistant", "predecessor": "u1"},
+        {"line": 11, "id": "u2", "role": "user", "predecessor": "u1_reply"},
+        {"line": 15, "id": "u2_reply", "role": "assistant", "predecessor": "u2"},
+    ]
