@@ -344,3 +344,14 @@ def test_edits_outside_the_agent_are_not_attributed_to_the_next_turn(ws: Path, h
     turn = store.commit_turn("s", "t1", "m")
     assert turn is not None and files_of(turn) == {("agent.txt", "added")}
     assert store.ensure_baseline("s") is None
+
+
+def test_state_root_inside_the_workspace_is_not_recorded(ws: Path) -> None:
+    store = open_store(ws, ws / ".openprogram-home")
+    base = store.ensure_baseline("s")
+    assert base is not None
+    (ws / "a.txt").write_text("a\n")
+    store.note_all()
+    cp = store.commit_turn("s", "t", "m")
+    assert cp is not None and files_of(cp) == {("a.txt", "added")}
+    assert not any(p.startswith(".openprogram-home") for p in _tree(store, cp.id))

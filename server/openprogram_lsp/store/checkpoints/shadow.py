@@ -107,6 +107,9 @@ class ShadowRepo:
                 lines += user_exclude.read_text("utf-8", "replace").splitlines()
         except OSError:
             pass
+        home = self.root.parent.parent.resolve()
+        if self.workspace in home.parents:  # a state root inside the project is never recorded
+            lines.append(escape_pattern(home.relative_to(self.workspace).as_posix()) + "/")
         lines += [escape_pattern(p) + "/" for p in sorted(self.nested)]
         lines += [escape_pattern(p) for p in sorted(self.large)]
         text = "\n".join(lines) + "\n"
