@@ -30,8 +30,8 @@ local function turn_done(result, err)
     return
   end
   if type(result) == 'table' then
-    if result.sessionId then
-      S.session_id = result.sessionId
+    if result.sessionId and (S.session_id == nil or S.session_id == S.turn_session) then
+      S.session_id = result.sessionId -- unless the user switched sessions meanwhile
     end
     if result.status == 'error' and type(result.error) == 'table' then
       panel.note('turn failed: ' .. tostring(result.error.message))
@@ -90,6 +90,7 @@ function M.send(text, extra)
   begin_stream(text)
   local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
+  S.turn_session = S.session_id
   if S.awaiting_session then
     S.new_session = true
     S.title = vim.split(vim.trim(text), '\n', { plain = true })[1] -- the server titles it so too
@@ -121,6 +122,7 @@ function M.fork(from_node_id, text, name)
   end
   begin_stream(text)
   S.busy = true
+  S.turn_session = S.session_id
   update_winbar()
   local id, c = client.request(
     protocol.methods.FORK,

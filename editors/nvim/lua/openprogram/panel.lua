@@ -32,6 +32,7 @@ M.ns = ns
 ---@field awaiting_session boolean a chat without sessionId is running: adopt the next turn.started
 ---@field busy boolean a chat or fork request is pending
 ---@field turn_id? string the running turn the panel streams (from its turn.started)
+---@field turn_session? string the session the running turn was sent on
 ---@field request? {client: vim.lsp.Client, id: integer}
 ---@field nodes openprogram.PanelNode[] header lines of the last render
 ---@field tools table<string, integer> toolCallId -> extmark id
@@ -259,6 +260,7 @@ end
 
 -- Rendering ---------------------------------------------------------------------------------
 
+--- Show the intro (no session yet).
 function M.render_intro()
   S.nodes, S.tools = {}, {}
   edit(function(buf)
