@@ -151,6 +151,9 @@ def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
         {"text": "Changing.", "tool_calls": [{"name": "edit_file", "arguments": {
             "path": "notes.txt", "old_text": "one", "new_text": "two"}}]},
         {"text": "Changed."},
+        {"text": "Adding.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "blob.bin", "content": "\u0000\u0001binary\u0000"}}]},
+        {"text": "Added."},
     ])
     assert out["v1"] == "one\n" and out["v2"] == "two\n"
     assert out["tabs"] == 1
@@ -158,6 +161,8 @@ def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
     assert len(wins) == 2 and all(w["diff"] for w in wins)
     assert wins[0]["lines"] == ["one"] and wins[1]["lines"] == ["two"]
     assert "before/notes.txt" in wins[0]["name"] and "after/notes.txt" in wins[1]["name"]
+    # An added binary file: nothing before, a marker after.
+    assert out["binary_windows"] == [[""], ["(binary file, changed)"]]
     assert out["after_restore"] == "one\n"
     assert out["safety"] and out["safety"] in out["restore_message"]
     assert out["after_undo"] == "two\n"

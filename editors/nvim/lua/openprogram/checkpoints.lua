@@ -58,8 +58,14 @@ function M.open_diff(result)
   for _, f in ipairs(result.files or {}) do
     vim.cmd('tabnew')
     local scratch = vim.api.nvim_get_current_buf()
-    local before = side_buffer(('openprogram://%s/before/%s'):format(id, f.path), f.before, f.path)
-    local after = side_buffer(('openprogram://%s/after/%s'):format(id, f.path), f.after, f.path)
+    local before_text, after_text = f.before, f.after
+    if f.binary then
+      -- No text to diff: say so on both sides.
+      before_text = f.status ~= 'added' and '(binary file)' or ''
+      after_text = f.status ~= 'deleted' and '(binary file, changed)' or ''
+    end
+    local before = side_buffer(('openprogram://%s/before/%s'):format(id, f.path), before_text, f.path)
+    local after = side_buffer(('openprogram://%s/after/%s'):format(id, f.path), after_text, f.path)
     local left = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(left, before)
     if vim.api.nvim_buf_is_valid(scratch) and scratch ~= before then

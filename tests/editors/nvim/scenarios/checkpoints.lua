@@ -9,13 +9,18 @@ H.run(function()
   H.out.v1 = H.read('notes.txt')
   H.turn('OpenProgram change notes.txt', 2)
   H.out.v2 = H.read('notes.txt')
+  H.turn('OpenProgram add blob.bin', 3)
   local sid = require('openprogram').session_id()
   local list = require('openprogram.client').request_sync('openprogram/checkpoints', { sessionId = sid })
   H.out.checkpoints = list
 
   vim.ui.select = function(items, opts, on_choice)
     H.out.checkpoint_items = vim.tbl_map(opts.format_item, items)
-    on_choice(items[1])
+    for _, cp in ipairs(items) do
+      if opts.format_item(cp):find('change notes.txt', 1, true) then
+        return on_choice(cp)
+      end
+    end
   end
   local tabs
   require('openprogram.checkpoints').pick(function(t)
@@ -32,6 +37,19 @@ H.run(function()
       name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)),
       lines = H.lines(vim.api.nvim_win_get_buf(w)),
     })
+  end
+
+  -- A binary file has no text to diff: both sides say so.
+  local btabs
+  require('openprogram.checkpoints').show(list.checkpoints[1].id, function(t)
+    btabs = t
+  end)
+  H.wait(function()
+    return btabs ~= nil
+  end, 'binary diff windows')
+  H.out.binary_windows = {}
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(btabs[1])) do
+    table.insert(H.out.binary_windows, H.lines(vim.api.nvim_win_get_buf(w)))
   end
 
   -- Restore the first turn's checkpoint, then undo with the safety checkpoint it names.
