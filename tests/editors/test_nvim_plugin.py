@@ -162,7 +162,7 @@ def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
     assert wins[0]["lines"] == ["one"] and wins[1]["lines"] == ["two"]
     assert "before/notes.txt" in wins[0]["name"] and "after/notes.txt" in wins[1]["name"]
     # An added binary file: nothing before, a marker after.
-    assert out["binary_windows"] == [[""], ["(binary file, changed)"]]
+    assert out["binary_windows"] == [[""], ["(binary file)"]]
     assert out["after_restore"] == "one\n"
     assert out["safety"] and out["safety"] in out["restore_message"]
     assert out["after_undo"] == "two\n"

@@ -62,7 +62,7 @@ function M.open_diff(result)
     if f.binary then
       -- No text to diff: say so on both sides.
       before_text = f.status ~= 'added' and '(binary file)' or ''
-      after_text = f.status ~= 'deleted' and '(binary file, changed)' or ''
+      after_text = f.status ~= 'deleted' and '(binary file)' or ''
     end
     local before = side_buffer(('openprogram://%s/before/%s'):format(id, f.path), before_text, f.path)
     local after = side_buffer(('openprogram://%s/after/%s'):format(id, f.path), after_text, f.path)
