@@ -89,6 +89,21 @@ def main() -> None:
                statistics.median(theirs), target="<= 30 ms and >= 3x faster; "
                "baseline = shadow add -A && commit")
 
+        # Ablation, same tree: the general path (update-index --add + write-tree), no Python trees.
+        import openprogram_lsp.store.checkpoints.store as store_mod
+        fast = store_mod.fast_stage
+        store_mod.fast_stage = lambda *a, **k: None  # type: ignore[assignment]
+        general = []
+        for turn in range(TURNS):
+            rel = paths[(turn * 6151 + 11) % len(paths)]
+            with open(ws / rel, "a") as fh:
+                fh.write(f"# general {turn}\n")
+            store.note_paths([rel])
+            general.append(timed(lambda t=turn: store.commit_turn("bench", f"g{t}", "general")))
+        store_mod.fast_stage = fast
+        report("  ablation: general path (update-index + write-tree)", statistics.median(general),
+               statistics.median(ours), target="reported; baseline = fast path")
+
         for turn in range(TURNS // 3):
             rel = paths[(turn * 104729) % len(paths)]
             with open(ws / rel, "a") as fh:
