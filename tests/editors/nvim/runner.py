@@ -29,7 +29,7 @@ def server_command() -> list[str]:
     exe = Path(sys.executable).parent / "openprogram-lsp"
     if exe.exists():
         return [str(exe), "serve"]
-    return [sys.executable, "-m", "openprogram_lsp.cli", "serve"]
+    return [sys.executable, "-m", "openprogram_lsp", "serve"]
 
 
 def write_script(path: Path, responses: list[dict[str, Any]]) -> str:

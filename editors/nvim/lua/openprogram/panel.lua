@@ -152,13 +152,16 @@ local function create_buffers()
     map(buf, '<C-c>', function()
       require('openprogram.chat').cancel()
     end, 'cancel the turn')
-    map(buf, 'R', M.refresh, 'redraw from history')
-    map(buf, 'F', function()
+    map(buf, 'gR', M.refresh, 'redraw from history')
+    map(buf, 'gF', function()
       require('openprogram.branches').fork()
     end, 'fork from the message under the cursor')
-    map(buf, 'B', function()
+    map(buf, 'gB', function()
       require('openprogram.branches').pick_branch()
     end, 'switch branch')
+    map(buf, 'gS', function()
+      require('openprogram.branches').pick_session()
+    end, 'switch session')
     M.render_intro()
   end
   if not valid(S.input_buf) then
@@ -269,7 +272,8 @@ function M.render_intro()
       '# OpenProgram',
       '',
       'Type a message in the input below and press Enter, or run `:OpenProgram {text}`.',
-      'Keys here: `i` type, `F` fork at cursor, `B` branches, `<C-c>` cancel, `q` close.',
+      'Keys here: `i` type, `gF` fork at cursor, `gB` branches, `gS` sessions, `<C-c>` cancel,',
+      '`q` close.',
     })
   end)
 end

@@ -52,9 +52,15 @@ H.run(function()
   H.out.after_checkout = H.panel_lines()
   H.out.branches = require('openprogram.client').request_sync('openprogram/branches', { sessionId = sid })
 
-  -- Fork in place of a user message (edit it): the first question, a new root.
+  -- Fork in place of a user message (edit it), with the panel's key.
   vim.api.nvim_set_current_win(win)
   vim.api.nvim_win_set_cursor(win, { find_line('second question'), 0 })
-  H.turn('OpenProgramFork an edited second question', 4)
+  vim.ui.input = function(_, on_confirm)
+    on_confirm('an edited second question')
+  end
+  vim.api.nvim_feedkeys('gF', 'xt', false) -- the panel's fork key
+  H.wait(function()
+    return H.turns >= 4
+  end, 'the fork made with gF')
   H.out.after_edit = H.panel_lines()
 end)
