@@ -1,0 +1,68 @@
+"""Subagent overhead: a spawned child and a message round trip vs plain turns (offline model)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _util import median_time, report
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.dispatcher.send_message import send_message
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        ws.mkdir()
+        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
+                                       extra={"agent.max_messages": 1_000_000}))
+        sid = d.process_user_turn(TurnRequest(text="hello")).session_id
+        counter = iter(range(1_000_000))
+
+        def plain_turn() -> None:
+            d.process_user_turn(TurnRequest(text="hello", session_id=sid))
+
+        def spawn_child() -> None:
+            job = d.agents.spawn(sid, "hello", label=f"c{next(counter)}")
+            job.wait(60)
+
+        baseline = median_time(plain_turn, repeat=15)
+        report("spawned child turn, submit -> done", median_time(spawn_child, repeat=15),
+               baseline, target="ratio <= 1.5; baseline = one plain offline turn")
+
+        d.agents.spawn(sid, "be b", label="b").wait(60)
+
+        def round_trip() -> None:
+            send_message(d.agents, "hello", "b", session_id=sid)
+            d.agents.runner.wait_idle(60)
+
+        def two_turns() -> None:
+            plain_turn()
+            plain_turn()
+
+        report("send_message round trip (delivery + follow-up)", median_time(
+            round_trip, repeat=10), median_time(two_turns, repeat=10),
+            target="ratio <= 1.5; baseline = two plain offline turns")
+
+        def inbox_of_ten() -> None:
+            for _ in range(10):
+                send_message(d.agents, "hello", "b", session_id=sid)
+            d.agents.runner.wait_idle(120)
+
+        def twenty_turns() -> None:
+            for _ in range(20):
+                plain_turn()
+
+        report("10 queued messages delivered in order + replies", median_time(
+            inbox_of_ten, repeat=3), median_time(twenty_turns, repeat=3),
+            target="ratio <= 1.5; baseline = twenty plain offline turns")
+        d.agents.close()
+
+
+if __name__ == "__main__":
+    main()
