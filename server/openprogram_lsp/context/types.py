@@ -51,7 +51,7 @@ class ContextConfig:
         )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Segment:
     """The messages one node renders to, their token estimate and the turn they belong to."""
 
@@ -64,6 +64,10 @@ class Segment:
     def node_id(self) -> str:
         """The id of the node this segment renders."""
         return self.node.id
+
+    def __repr__(self) -> str:
+        return f"Segment({self.node.id!r}, turn={self.turn}, messages={len(self.messages)}, " \
+               f"tokens={self.tokens})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,7 @@ Summarizer = Callable[[SummaryRequest], Awaitable[str]]
 SummaryWriter = Callable[[Node], Node]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class PrepareArgs:
     """The inputs of a prepare call, kept so compaction can prepare again."""
 
@@ -95,7 +99,7 @@ class PrepareArgs:
     now: float | None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class TurnPrep:
     """Messages for the model plus the budget arithmetic behind them."""
 
@@ -124,6 +128,11 @@ class TurnPrep:
     tokens_before: int | None = None
     args: PrepareArgs | None = None
     bus: Any = None
+
+    def __repr__(self) -> str:  # short: a prep can hold thousands of messages
+        return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "
+                f"messages={len(self.messages)}, estimate={self.estimate}, "
+                f"window={self.context_window}, path={self.path!r})")
 
     @property
     def usage_ratio(self) -> float:
