@@ -262,3 +262,28 @@ def test_children_are_listed_from_the_dag_after_a_restart(
         assert after[key] == before[key], key
     assert after["status"] == "done" and after["label"] == "helper"
     assert after["parentSessionId"] == r.session_id
+
+
+def test_children_inherit_the_count_and_the_budget_stops_them(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    parent = script([call("agent", prompt="go deeper", label="kid"), text("spawned"),
+                     text("ack")])
+    child = script([call("agent", prompt="deeper still", label="grandkid"),
+                    call("send_message", to="main", message="hello parent"),
+                    text("stopped")])
+    d, _ = build(home, workspace, bus, parent, child=child, max_messages=1)
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="go", label="main"))
+    assert d.agents.runner.wait_idle(60)
+    sid = r.session_id
+    [spawned, refused] = tool_nodes(d, sid, "agent")
+    assert "running async" in spawned.text
+    assert refused.status == "error" and "agent budget exhausted" in refused.text
+    assert "message 2 of a chain limited to 1" in refused.text
+    [msg] = tool_nodes(d, sid, "send_message")
+    assert msg.status == "error" and "message budget exhausted" in msg.text
+    assert [a["label"] for a in d.list_agents(sid)] == ["kid"]
+    kid_tip = d.services.store.find_branch(sid, "kid")
+    assert kid_tip is not None
+    assert d.services.store.get_node(sid, kid_tip).text.endswith("stopped")
