@@ -104,3 +104,22 @@ def test_two_processes_share_one_store(tmp_path: Path) -> None:
         turns = [c for c in store.list(sid) if c.kind == "turn"]
         assert sorted(f.path for c in turns for f in c.files) == sorted(
             f"{sid}-{i}.txt" for i in range(10))
+
+
+def test_two_store_instances_alternating_keep_the_index_true(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    first, second = open_store(ws, tmp_path / "home"), open_store(ws, tmp_path / "home")
+    first.ensure_baseline("a")
+    second.ensure_baseline("b")
+    for i in range(6):
+        store, sid = (first, "a") if i % 2 == 0 else (second, "b")
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+        (ws / "src" / "main.py").write_text(f"v{i}\n")
+        store.note_paths([f"f{i}.txt", "src/main.py"])
+        cp = store.commit_turn(sid, f"t{i}", "m")
+        assert cp is not None and files_of(cp) == {(f"f{i}.txt", "added"),
+                                                   ("src/main.py", "modified")}
+    head_tree = first.repo.git(["rev-parse", "refs/heads/checkpoints^{tree}"]).strip()
+    third = open_store(ws, tmp_path / "home")
+    assert third.commit_turn("c", "t", "m", full_scan=True) is None  # nothing unrecorded
+    assert third.repo.git(["write-tree"]).strip() == head_tree

@@ -1,9 +1,9 @@
 """The fast path of an incremental checkpoint: new trees built in Python from the head tree.
 
 For noted files (no directories, no big files, no file/directory swaps) the blobs and trees
-are written here and the private index is brought level with one ``git update-index
---index-info``, so a one-file turn costs a single git process (two when a file is new and
-must be checked against the ignore rules).
+are written here, and the private index is brought level later with one ``git update-index
+--index-info`` just before git next reads it; a one-file turn runs no git process at all
+(one, ``git check-ignore``, when a file is new).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Any
 
 from openprogram_lsp.store.checkpoints.objects import (
     TREE_MODE,
-    ZERO_SHA,
     TreeChange,
     blob_id,
     diff_trees,
@@ -22,7 +21,7 @@ from openprogram_lsp.store.checkpoints.objects import (
     read_tree,
     write_object,
 )
-from openprogram_lsp.store.checkpoints.stage import Stager, _nul
+from openprogram_lsp.store.checkpoints.stage import Stager
 
 Leaf = tuple[str, str] | None  # (mode, sha) to set, or None to delete
 
@@ -134,10 +133,7 @@ def fast_stage(stager: Stager, head_tree: str,
     if tree is None:
         tree = write_object(repo, "tree", b"")
     changes = diff_trees(repo, head_tree, tree)
-    lines = [f"{c.new_mode} {c.new_sha}\t{c.path}" if c.status != "D"
-             else f"0 {ZERO_SHA}\t{c.path}" for c in changes]
-    if lines:
-        repo.git(["update-index", "-z", "--index-info"], input=_nul(lines))
+    stager.defer({c.path: None if c.status == "D" else (c.new_mode, c.new_sha) for c in changes})
     if stager.tracked is not None:
         for c in changes:
             if c.status == "D":

@@ -13,11 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.checkpoints.objects import (
-    GITLINK_MODE,
-    TreeChange,
-    diff_trees,
-)
+from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, ZERO_SHA, TreeChange, diff_trees
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 # A full scan with more changed paths than this hands the walk to one ``git add -A``.
@@ -46,16 +42,38 @@ class Stager:
 
     def __init__(self, repo: ShadowRepo) -> None:
         self.repo = repo
-        self.tracked: set[str] | None = None  # paths in the index, when known
+        self.tracked: set[str] | None = None  # paths in the head tree, when known
+        # Index entries the fast path recorded in the head tree but has not yet written to the
+        # index; written before any git command that reads the index (see ``flush``).
+        self.pending: dict[str, tuple[str, str] | None] = {}
 
     def forget(self) -> None:
-        """Drop the cached list of indexed paths (another process changed the index)."""
+        """Drop what this process believes about the index (another process changed it).
+
+        Pending entries are dropped, not written: they may be older than the other process's;
+        the walk that follows re-stages whatever differs from the disk.
+        """
         self.tracked = None
+        self.pending.clear()
+
+    def defer(self, entries: dict[str, tuple[str, str] | None]) -> None:
+        """Remember index entries (mode, sha; None to remove) to write before the next git use."""
+        self.pending.update(entries)
+
+    def flush(self) -> None:
+        """Write the deferred entries with one ``git update-index --index-info``."""
+        if not self.pending:
+            return
+        lines = [f"0 {ZERO_SHA}\t{path}" if leaf is None else f"{leaf[0]} {leaf[1]}\t{path}"
+                 for path, leaf in sorted(self.pending.items())]
+        self.repo.git(["update-index", "-z", "--index-info"], input=_nul(lines))
+        self.pending.clear()
 
     # -- scans ------------------------------------------------------------------------------
 
     def full(self) -> None:
         """Find every changed path with one ``git status`` walk and stage those."""
+        self.flush()
         self._recheck_state()
         self.repo.write_excludes()
         todo = self._status(None)
@@ -75,6 +93,7 @@ class Stager:
         ``scanned`` paths come from ``git status``: a directory among them is a tracked file
         that became a directory, so its old entry is removed rather than walked again.
         """
+        self.flush()
         plan = self._plan(paths, scanned=scanned)
         self._commit_state(plan)
         tracked = self._tracked()
@@ -217,6 +236,7 @@ class Stager:
 
     def write_tree(self, parent_tree: str | None) -> tuple[str, list[TreeChange]]:
         """Write the index as a tree; returns it and its changes against ``parent_tree``."""
+        self.flush()
         for _ in range(3):
             tree = self.repo.git(["write-tree"]).decode().strip()
             if parent_tree is None:  # a root checkpoint lists no changes
