@@ -74,3 +74,27 @@ async def test_child_branch_and_follow_up_seen_by_the_editor(start: Starter, tmp
     assert "bob" in asked["output"]
     history = await client.call("openprogram/history", {"sessionId": sid})
     assert history["headId"] == follow["data"]["assistantNodeId"]
+
+
+async def test_shutdown_cancels_a_running_child_and_records_it(start: Starter,
+                                                             tmp_path: Path) -> None:
+    parent = write_script(tmp_path / "parent.json", [
+        {"tool_calls": [{"name": "agent", "arguments": {"prompt": "sleep", "label": "slow"}}]},
+        {"text": "spawned"}])
+    child = write_script(tmp_path / "child.json", [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 30"}}]},
+        {"text": "unused"}])
+    client = await start(model=parent, init_options={"agentModel": child},
+                         args=["--permission-mode", "bypass"])
+    result = await client.call("openprogram/chat", {"text": "spawn a slow child"})
+    sid = result["sessionId"]
+    await client.wait_event("tool.started", lambda e: e["data"]["name"] == "run_command")
+    await asyncio.wait_for(client.shutdown_session(), 20)
+    await client.stop()
+
+    again = await start(model="offline")
+    [agent] = (await again.call("openprogram/agents", {"sessionId": sid}))["agents"]
+    assert agent["label"] == "slow" and agent["status"] == "cancelled"
+    history = await again.call("openprogram/history", {"sessionId": sid,
+                                                       "headId": agent["headId"]})
+    assert history["nodes"][-1]["status"] == "cancelled"

@@ -199,6 +199,16 @@ class TaskRunner:
         return sum(self.cancel(j.id, cascaded=cascaded) for j in self.jobs()
                    if not j.done and pred(j))
 
+    async def drain(self, timeout: float = 30.0) -> bool:
+        """Await, on the caller's loop, until every job ended; False on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(not j.done for j in self.jobs()):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until no job is unfinished (jobs may start more jobs); False on timeout."""
         import time
