@@ -146,6 +146,7 @@ class TurnResult(Wire):
     usage: Usage = Field(default_factory=Usage)
     checkpoint: Checkpoint | None = None
     error: TurnError | None = None
+    warnings: list[str] | None = None
 
     def wire(self) -> dict[str, Any]:
         """Dump keeping ``checkpoint: null`` as the contract lists it."""

@@ -30,6 +30,7 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
     s = dispatcher.services
     store, sid, tid = s.store, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
+    warnings: list[str] = []
     checkpointer = dispatcher.checkpointer(turn.workspace)
     if checkpointer is not None and (turn.touched or turn.full_scan):
         try:
@@ -38,8 +39,7 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
                 full_scan=turn.full_scan)
         except Exception as exc:
             log.exception("checkpoint of turn %s failed", tid)
-            if error is None and status == "done":
-                error = TurnError(message=f"checkpoint failed: {exc}")
+            warnings.append(f"checkpoint failed: {exc}")
         if checkpoint is not None:
             emit(make_event("checkpoint.created", checkpoint.wire(), session_id=sid,
                                 turn_id=tid, origin="dispatcher"))
@@ -67,6 +67,8 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
         metadata["checkpointId"] = checkpoint.id
     if error is not None:
         metadata["error"] = error.wire()
+    if warnings:
+        metadata["warnings"] = warnings
     store.update_node(sid, tid, text=text, status=status,
                       tool_calls=list(state.tool_calls) or None, metadata=metadata)
     if record is not None:
@@ -87,7 +89,8 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
         head_id=store.head(sid) or tid,
         status="done" if status == "done" else ("cancelled" if status == "cancelled"
                                                  else "error"),
-        text=text, usage=state.usage, checkpoint=checkpoint, error=error)
+        text=text, usage=state.usage, checkpoint=checkpoint, error=error,
+        warnings=warnings or None)
     emit(make_event("turn.finished", result.wire(), session_id=sid, turn_id=tid,
                         origin="dispatcher"))
     return result
