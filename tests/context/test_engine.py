@@ -68,8 +68,8 @@ def test_under_budget_nothing_happens() -> None:
 
 def test_snip_drops_oldest_whole_turns_and_is_announced() -> None:
     eng, seen = make_engine()
-    chain = build_chain([*chatty(14), Turn("final question")])
-    prep = prepare(eng, chain, window=8000)
+    chain = build_chain([*chatty(16), Turn("final question")])
+    prep = prepare(eng, chain, window=16_000)
     assert eng.should_auto_compact(prep)
     summ = Summariser()
     new = run(eng.auto_compact(prep, history=chain, summarize=summ))
@@ -85,14 +85,26 @@ def test_snip_drops_oldest_whole_turns_and_is_announced() -> None:
     assert ev[0].payload["tokensAfter"] == new.estimate
 
 
+def test_snip_hides_at_most_a_quarter_window_then_compaction_runs() -> None:
+    eng, _ = make_engine()
+    chain = build_chain([*chatty(14), Turn("final question")])
+    prep = prepare(eng, chain, window=8000)
+    summ = Summariser()
+    new = run(eng.auto_compact(prep, history=chain, summarize=summ))
+    assert new.path == "compact" and summ.requests and not new.snipped
+    loose, _ = make_engine(snip_max_ratio=1.0)
+    assert run(loose.auto_compact(prepare(loose, chain, window=8000), history=chain,
+                                  summarize=summ)).path == "snip"
+
+
 def test_snip_keeps_the_same_floor_on_the_next_turn() -> None:
     eng, _ = make_engine()
-    turns = [*chatty(14), Turn("q1")]
-    first = run(eng.auto_compact(prepare(eng, build_chain(turns), window=8000), history=[],
+    turns = [*chatty(16), Turn("q1")]
+    first = run(eng.auto_compact(prepare(eng, build_chain(turns), window=16_000), history=[],
                                  summarize=None))
     turns[-1] = Turn("q1", steps=[("short answer", [])])
     chain2 = build_chain([*turns, Turn("q2")])
-    second = run(eng.auto_compact(prepare(eng, chain2, window=8000), history=chain2,
+    second = run(eng.auto_compact(prepare(eng, chain2, window=16_000), history=chain2,
                                   summarize=None))
     assert first.path == second.path == "snip"
     assert second.snipped == first.snipped  # same prefix: the provider's cache still holds
@@ -176,12 +188,12 @@ def test_a_summary_does_not_apply_to_a_fork_before_its_range() -> None:
 
 def test_snip_keeps_turns_whose_results_are_referenced_later() -> None:
     eng, _ = make_engine()
-    turns = chatty(14)
+    turns = chatty(16)
     turns[1] = Turn("read the config", steps=[("Reading.", [Call("conf/settings.toml",
                                                                  "key = 1\n" + FILLER)])])
     turns.append(Turn("change settings.toml as we saw"))
     chain = build_chain(turns)
-    new = run(eng.auto_compact(prepare(eng, chain, window=8000), history=chain,
+    new = run(eng.auto_compact(prepare(eng, chain, window=16_000), history=chain,
                                summarize=None))
     assert new.path == "snip"
     assert "u0" in new.snipped and "u1" not in new.snipped and "u2" in new.snipped

@@ -39,8 +39,9 @@ SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def engine() -> ContextEngine:
-    return ContextEngine(config=ContextConfig(microcompact_min_tokens=100),
+def engine(snip_max_ratio: float = 0.25) -> ContextEngine:
+    return ContextEngine(config=ContextConfig(microcompact_min_tokens=100,
+                                              snip_max_ratio=snip_max_ratio),
                          calibration=Calibration(), bus=EventBus())
 
 
@@ -56,11 +57,12 @@ def test_prepare_keeps_order_pairs_calls_and_ends_with_the_user(convo: list[Turn
 
 
 @SETTINGS
-@given(conversations, st.integers(0, 5), st.booleans(), st.sampled_from([3000, 4000, 8000]))
+@given(conversations, st.integers(0, 5), st.booleans(), st.sampled_from([3000, 4000, 8000]),
+       st.sampled_from([0.25, 1.0]))
 def test_auto_compaction_ends_under_budget_with_order_and_pairs(
-        convo: list[Turn], summary_words: int, fail: bool, window: int) -> None:
+        convo: list[Turn], summary_words: int, fail: bool, window: int, cap: float) -> None:
     chain = build_chain(convo)
-    eng = engine()
+    eng = engine(cap)
     written = []
 
     async def summarize(req: SummaryRequest) -> str:

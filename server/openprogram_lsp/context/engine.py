@@ -172,7 +172,8 @@ class ContextEngine:
         with self._lock:
             floor = self._floors.get(sid)
         res = snip(prep.segments, budget=budget, keep_turns=self.config.snip_keep_turns,
-                   protected=protected_nodes(refs), floor=floor)
+                   protected=protected_nodes(refs), floor=floor,
+                   max_drop=int(self.config.snip_max_ratio * prep.context_window))
         if res.fits and res.dropped:
             new = self._derive(prep, res.segments)
             new.snipped, new.protected = res.dropped, sorted(refs)

@@ -44,11 +44,14 @@ def note_segment(n: int, anchor: Node) -> Segment:
 
 
 def snip(segments: list[Segment], *, budget: int, keep_turns: int = 2,
-         protected: set[str] | None = None, floor: str | None = None) -> SnipResult:
+         protected: set[str] | None = None, floor: str | None = None,
+         max_drop: int | None = None) -> SnipResult:
     """Drop oldest whole turns until the segments' tokens are at most ``budget``.
 
     ``floor`` is the first kept node of an earlier snip of the same session; turns before it
     are dropped first so the kept prefix (and the provider's prompt cache) stays stable.
+    ``max_drop`` caps the tokens snip may hide (hidden turns are in no summary); past it the
+    result does not fit and the caller compacts instead.
     """
     protected = protected or set()
     total = sum(s.tokens for s in segments)
@@ -61,14 +64,19 @@ def snip(segments: list[Segment], *, budget: int, keep_turns: int = 2,
     note_cost = note_segment(0, segments[0].node).tokens
     floor_turn = next((t for t, idx in enumerate(turns)
                        if any(segments[i].node_id == floor for i in idx)), None)
+    hidden = 0
     for t, idx in enumerate(droppable):
         if any(segments[i].node_id in protected for i in idx):
             continue
         if total + note_cost <= budget and (floor_turn is None or t >= floor_turn):
             break
+        size = sum(segments[i].tokens for i in idx)
+        if max_drop is not None and hidden + size > max_drop:
+            return SnipResult(list(segments), fits=False)
         drop.update(idx)
         dropped_turns += 1
-        total -= sum(segments[i].tokens for i in idx)
+        hidden += size
+        total -= size
     if not drop:
         return SnipResult(list(segments), fits=False)
     kept: list[Segment] = []

@@ -33,6 +33,7 @@ class ContextConfig:
     microcompact_keep_recent: int = 5
     microcompact_min_tokens: int = 500
     snip_keep_turns: int = 2  # the current user message plus one full exchange before it
+    snip_max_ratio: float = 0.25  # snip hides at most this share of the window; then compact
     compact_keep_turns: int = 2
     compact_tail_ratio: float = 0.30  # the kept tail may use at most this share of the window
     summary_max_tokens: int = 2048
