@@ -270,3 +270,21 @@ async def test_cancelling_the_turn_withdraws_the_prompt(start: Starter, tmp_path
         await asyncio.sleep(0.01)
     assert withdrawn == [client.permission_requests[0]["toolCall"]["toolCallId"]]
     assert not (workspace / "hello.txt").exists()
+
+
+async def test_cancelling_the_progress_cancels_the_turn(start: Starter, tmp_path: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", SLOW), progress=True,
+                         args=["--permission-mode", "bypass"])
+    pending = asyncio.ensure_future(client.call("openprogram/chat", {"text": "sleep"}))
+    await client.wait_event("tool.started")
+    token = None
+    for _ in range(1000):
+        token = next((t for t, rs in client.progress_reports.items()
+                      if any(getattr(r, "kind", "") == "begin" for r in rs)), None)
+        if token is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert token is not None
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(pending, 10)
+    assert result["status"] == "cancelled"
