@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(serve)
 
     chat = sub.add_parser("chat", help="run one turn from the command line")
-    chat.add_argument("text", nargs="+", help="the message")
+    chat.add_argument("text", nargs="*", help="the message (not needed with --compact)")
     chat.add_argument("--session", default=None, help="continue this session")
     chat.add_argument("--branch-from", default=None,
                       help="fork from this node id ('root' for a new root)")
@@ -171,6 +171,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     if args.compact:
         text = "/compact"
+    if not text.strip():
+        sys.stderr.write("error: chat needs a message (or --compact)\n")
+        return 2
     branch: Any = INHERIT
     if args.branch_from:
         branch = None if args.branch_from == "root" else args.branch_from
