@@ -209,7 +209,7 @@ def test_a_busy_targets_inbox_is_delivered_in_order(
     sid = r0.session_id
     d.agents.spawn(sid, "be b", label="b", model=b_model)
     assert hold.entered("b")
-    receipts = [send_message(d.agents, f"m{i}", "b", session_id=sid) for i in (1, 2, 3)]
+    receipts = [d.agents.send_message(f"m{i}", "b", session_id=sid) for i in (1, 2, 3)]
     assert [("queued behind" in x) for x in receipts] == [True, True, True]
     queued = [a for a in d.list_agents(sid) if a["kind"] == "message"]
     assert [a["status"] for a in queued] == ["running"] * 3

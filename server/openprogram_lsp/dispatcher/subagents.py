@@ -287,6 +287,11 @@ class Subagents:
             log.exception("after-turn handling of %s failed", turn.turn_id)
         self._kick()
 
+    def send_message(self, message: str, to: str, agent_id: str = "", *,
+                     session_id: str | None = None) -> str:
+        """send_message outside a tool call (the sender: the running turn, else the head)."""
+        return send_message(self, message, to, agent_id, session_id=session_id)
+
     def cancel_session(self, sid: str) -> int:
         """Cancel the jobs started from a session (cascade) and those running in it."""
         n = self.runner.cancel_where(lambda j: j.origin_session_id == sid, cascaded=True)
