@@ -62,14 +62,18 @@ def _rebuild(stager: Stager, tree: str | None, trie: dict[str, Any]) -> str | No
     return write_object(repo, "tree", body)
 
 
-def fast_stage(stager: Stager, head_tree: str,
-               paths: set[str]) -> tuple[str, list[TreeChange]] | None:
-    """(new tree, changes) for the noted paths, or None when the general path must run."""
+def fast_stage(stager: Stager, head_tree: str, paths: set[str], *,
+               scanned: bool = False) -> tuple[str, list[TreeChange]] | None:
+    """(new tree, changes) for the noted paths, or None when the general path must run.
+
+    ``scanned`` paths come from ``git status``, which already left ignored files out.
+    """
     repo = stager.repo
     limit = repo.config.max_file_bytes
     leaves: dict[str, Leaf] = {}
     data: dict[str, bytes] = {}
     new_files: list[str] = []
+    resync: dict[str, Leaf] = {}
     for path in sorted(paths):
         if stager.in_nested(path):
             continue
@@ -82,6 +86,8 @@ def fast_stage(stager: Stager, head_tree: str,
         except (FileNotFoundError, NotADirectoryError):
             if entry is not None:
                 leaves[path] = None
+            elif scanned:  # staged once, never committed, gone now: drop it from the index
+                resync[path] = None
             continue
         if stat.S_ISLNK(st.st_mode):
             mode, content = "120000", os.fsencode(os.readlink(full))
@@ -97,6 +103,8 @@ def fast_stage(stager: Stager, head_tree: str,
             continue  # sockets, fifos: git records none
         sha = blob_id(content)
         if entry == (mode, sha):
+            if scanned:  # git saw the index differ from the head here: put the head's back
+                resync[path] = entry
             continue
         if entry is not None and entry[0] == TREE_MODE:
             return None
@@ -106,9 +114,10 @@ def fast_stage(stager: Stager, head_tree: str,
             new_files.append(path)
         leaves[path] = (mode, sha)
         data[sha] = content
-    if new_files:
+    if new_files and not scanned:
         for path in stager.ignored(new_files):
             leaves.pop(path, None)
+    stager.defer(resync)
     if not leaves:
         return head_tree, []
     trie: dict[str, Any] = {}

@@ -73,19 +73,26 @@ class Stager:
 
     def full(self) -> None:
         """Find every changed path with one ``git status`` walk and stage those."""
+        todo = self.scan()
+        if todo:
+            self.paths(todo, scanned=True)
+
+    def scan(self) -> list[str] | None:
+        """Walk the tree with ``git status``; returns the changed paths, or None when there
+        were so many that one ``git add -A`` has staged them already."""
         self.flush()
         self._recheck_state()
         self.repo.write_excludes()
         todo = self._status(None)
-        if len(todo) > BULK_ADD:
-            plan = self._plan(todo, scanned=True)
-            self._commit_state(plan)
-            # Big files and nested repos are excluded by now. A threshold of 1 byte streams every
-            # blob into one pack instead of thousands of loose files (several times faster).
-            self.repo.git(["-c", "core.bigFileThreshold=1", "add", "-A"])
-            self.tracked = None
-        elif todo:
-            self.paths(todo, scanned=True)
+        if len(todo) <= BULK_ADD:
+            return todo
+        plan = self._plan(todo, scanned=True)
+        self._commit_state(plan)
+        # Big files and nested repos are excluded by now. A threshold of 1 byte streams every
+        # blob into one pack instead of thousands of loose files (several times faster).
+        self.repo.git(["-c", "core.bigFileThreshold=1", "add", "-A"])
+        self.tracked = None
+        return None
 
     def paths(self, paths: Iterable[str], *, scanned: bool = False) -> None:
         """Stage only the given workspace-relative paths (files or directories).
@@ -188,7 +195,7 @@ class Stager:
         return {_decode(p) for p in out.split(b"\0") if p}
 
     def _status(self, pathspecs: list[str] | None) -> list[str]:
-        """Paths whose worktree differs from the index (untracked included, ignored not)."""
+        """Paths whose worktree or index differs from the head (untracked in, ignored out)."""
         args = ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
                 "--ignore-submodules=all"]
         if pathspecs:
@@ -199,11 +206,11 @@ class Stager:
         for entry in out.split(b"\0"):
             if len(entry) < 4:
                 continue
-            xy, path = _decode(entry[:2]), _decode(entry[3:])
+            path = _decode(entry[3:])
             if path.endswith("/"):  # an untracked directory git would not enter: a nested repo
                 self.repo.nested.add(path.rstrip("/"))
                 nested_found = True
-            elif xy == "??" or xy[1] != " ":
+            else:  # changed on disk, or staged but never committed (a crash mid-checkpoint)
                 todo.append(path)
         if nested_found:
             self.repo.save_state()

@@ -238,14 +238,21 @@ class CheckpointStore:
         try:
             parent_tree = self._tree_of_head(head)
             quick = None
-            if not walk and parent_tree is not None:
+            scanned: list[str] | None = None
+            if walk:
+                scanned = self.stager.scan()
+            if parent_tree is not None and scanned is not None:
+                quick = fast_stage(self.stager, parent_tree, set(scanned), scanned=True) \
+                    if scanned else (parent_tree, [])
+            elif parent_tree is not None and not walk:
                 quick = fast_stage(self.stager, parent_tree, noted) if noted else (
                     parent_tree, [])
-            if quick is not None:  # the index was brought level with the new tree already
+            if quick is not None:  # the new tree is written; index entries are deferred
                 tree, changes = quick
             else:
                 if walk:
-                    self.stager.full()
+                    if scanned:
+                        self.stager.paths(scanned, scanned=True)
                 else:
                     try:
                         self.stager.paths(noted)
