@@ -20,6 +20,7 @@ from openprogram_lsp.core.errors import (
     SessionBusy,
 )
 from openprogram_lsp.core.types import INHERIT, Checkpoint, TurnRequest
+from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
@@ -64,7 +65,7 @@ class Handlers:
     # -- helpers -----------------------------------------------------------------------------
 
     @property
-    def dispatcher(self) -> Any:
+    def dispatcher(self) -> Dispatcher:
         return self.server.dispatcher
 
     def _session(self, sid: str) -> str:

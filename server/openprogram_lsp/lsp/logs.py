@@ -72,8 +72,8 @@ def configure_logging(log_file: Path | None) -> WindowLogHandler:
             "%(asctime)s %(levelname)s %(name)s [%(threadName)s]: %(message)s"))
         root.addHandler(fh)
         root.setLevel(logging.DEBUG)
-    pygls_log = logging.getLogger("pygls")
-    pygls_log.setLevel(logging.WARNING)
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
     return handler
 

@@ -161,11 +161,10 @@ def _folders(params: types.InitializeParams) -> list[Path]:
     return out
 
 
-def build_server(dispatcher: Dispatcher, *, flag_model: str | None = None,
-                 flag_mode: str | None = None) -> OpenProgramServer:
-    """A server with every feature registered."""
+def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> OpenProgramServer:
+    """A server with every feature registered (``--model`` is the dispatcher's default model)."""
     mode = flag_mode if flag_mode in PERMISSION_MODES else None
-    settings = Settings(flag_model=flag_model, flag_mode=mode)  # type: ignore[arg-type]
+    settings = Settings(flag_mode=mode)  # type: ignore[arg-type]
     server = OpenProgramServer(dispatcher, settings)
     for name, handler in Handlers(server).table().items():
         server.feature(name)(handler)
@@ -213,8 +212,7 @@ def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> i
     if build is None:
         raise RuntimeError("serve() needs a dispatcher factory (see cli.cmd_serve)")
     dispatcher = build()
-    server = build_server(dispatcher, flag_model=getattr(args, "model", None),
-                          flag_mode=getattr(args, "permission_mode", None))
+    server = build_server(dispatcher, flag_mode=getattr(args, "permission_mode", None))
     server.log_handler = log_handler
     port = getattr(args, "tcp", None)
     if port is not None:

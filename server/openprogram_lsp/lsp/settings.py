@@ -50,7 +50,6 @@ class ClientFeatures:
 class Settings:
     """The effective settings: command-line flags win over editor options."""
 
-    flag_model: str | None = None
     flag_mode: PermissionMode | None = None
     options: EditorOptions = field(default_factory=EditorOptions)
     client: ClientFeatures = field(default_factory=ClientFeatures)

@@ -235,7 +235,7 @@ class WorkspaceWatcher:
         try:
             self.ready.set()
             async for raw in awatch(self.root, watch_filter=_never_ignored, step=self.step_ms,
-                                    stop_event=self._stop, rust_timeout=200,
+                                    stop_event=self._stop, rust_timeout=500,
                                     ignore_permission_denied=True):
                 self.emit(self.changes_of(raw))
         except Exception:
