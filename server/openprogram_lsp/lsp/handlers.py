@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.core.errors import (
@@ -182,7 +183,11 @@ class Handlers:
         if p.session_id is not None:
             self._session(p.session_id)
         rows = self.dispatcher.list_agents(p.session_id)
-        return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows]).wire()
+        try:
+            return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows]).wire()
+        except ValidationError:  # a newer agent record: pass it through rather than fail
+            log.warning("agent records do not match the wire schema; sent as they are")
+            return {"agents": [dict(r) for r in rows]}
 
     # -- checkpoints -------------------------------------------------------------------------
 
