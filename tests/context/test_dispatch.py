@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openprogram_lsp.context.commit import ContextCommit
+from openprogram_lsp.context.commit import ContextCommit, messages_digest, replay
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
@@ -54,6 +54,9 @@ def test_compact_command_summarises_without_a_reply(make_dispatcher: Make, scrip
     assert commit.kept == [summaries[0].id, r4.user_node_id]
     assert commit.summary_node_id == summaries[0].id
     assert r1.user_node_id in commit.summarised and commit.messages == 2
+    # what the model saw can be rebuilt exactly from the commit and the stored nodes
+    nodes = {n.id: n for n in store.nodes(sid)}
+    assert messages_digest(replay(commit, nodes)) == commit.messages_digest
     # the ContextCommit digest travels with the history
     last = store.get_node(sid, r4.assistant_node_id)
     assert last.metadata["context"]["summaryNodeId"] == summaries[0].id

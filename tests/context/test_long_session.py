@@ -11,7 +11,7 @@ import pytest
 from tests.context.convo import SYSTEM, T0, TOOLS, check_pairing, iso
 
 from openprogram_lsp.context.budget import Calibration
-from openprogram_lsp.context.commit import ContextCommit
+from openprogram_lsp.context.commit import ContextCommit, messages_digest, replay
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest
 from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest, Usage
@@ -110,6 +110,11 @@ async def test_two_thousand_turns_stay_within_the_window(
     assert len(store.get_branch(sid)) == 2 * TURNS
     summaries = [n for n in store.nodes(sid) if n.role == "summary"]
     assert summaries and all(n.predecessor is None and n.caller for n in summaries)
+    # what the model saw on a turn is rebuilt exactly from its ContextCommit
+    all_nodes = {n.id: n for n in store.nodes(sid)}
+    for t in range(0, TURNS, 25):
+        c = ContextCommit.model_validate(store.read_context_commit(sid, f"u{t}_reply"))
+        assert messages_digest(replay(c, all_nodes)) == c.messages_digest, (t, c.path)
     last = ContextCommit.model_validate(store.read_context_commit(sid, f"u{TURNS - 1}_reply"))
     assert last.estimate < 0.8 * WINDOW and abs(last.calibration - 1.1) < 0.05
 

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from tests.context.convo import Call, Turn, build_chain, chain_order, check_pairing, prepare
 
 from openprogram_lsp.context.budget import Calibration
+from openprogram_lsp.context.commit import ContextCommit, messages_digest, replay
 from openprogram_lsp.context.engine import ContextEngine
-from openprogram_lsp.context.types import ContextConfig, SummaryRequest
+from openprogram_lsp.context.types import ContextConfig, SummaryRequest, TurnPrep
+from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.events.bus import EventBus
 
 PATHS = [f"pkg/mod_{i}.py" for i in range(60)]
@@ -43,6 +45,14 @@ def engine(snip_max_ratio: float = 0.25) -> ContextEngine:
     return ContextEngine(config=ContextConfig(microcompact_min_tokens=100,
                                               snip_max_ratio=snip_max_ratio),
                          calibration=Calibration(), bus=EventBus())
+
+
+def assert_replays(eng: ContextEngine, prep: TurnPrep, nodes: list[Node]) -> None:
+    """The ContextCommit and the stored nodes give back exactly the messages sent."""
+    commit = ContextCommit.model_validate(
+        eng.after_turn(session_id="s", turn_id="t", prep=prep, usage=Usage()))
+    again = replay(commit, {n.id: n for n in nodes})
+    assert messages_digest(again) == commit.messages_digest
 
 
 @SETTINGS
@@ -81,6 +91,7 @@ def test_auto_compaction_ends_under_budget_with_order_and_pairs(
     assert order == sorted(order)
     assert new.messages[-1].role == "user" and new.messages[-1].content == chain[-1].text
     assert new.path in ("snip", "compact", "structural")
+    assert_replays(eng, new, [*chain, *written])
     if new.path != "snip":
         assert len(written) == 1 and written[0].id == new.summary_node_id
         assert written[0].role == "summary" and written[0].predecessor is None
@@ -108,5 +119,6 @@ def test_microcompact_never_changes_the_nodes(convo: list[Turn], idle_now: bool)
     assert not any(m.content.startswith("[Old tool result cleared") for m in tool_msgs[-5:])
     cleared = sum(m.content.startswith("[Old tool result cleared") for m in tool_msgs)
     assert cleared == len(prep.replaced)
+    assert_replays(eng, prep, chain)
     if idle_now and len(chain) > 1:
         assert prep.path == "microcompact" or not prep.replaced or "microcompact" in prep.actions

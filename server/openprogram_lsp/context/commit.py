@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from openprogram_lsp.context.budget import estimate_text
+from openprogram_lsp.context.microcompact import PLACEHOLDER
+from openprogram_lsp.context.render import render_one
+from openprogram_lsp.context.snip import note_segment
 from openprogram_lsp.context.types import TurnPrep
-from openprogram_lsp.core.types import Message, Usage, Wire
+from openprogram_lsp.core.types import Message, Node, Usage, Wire
 
 COMMIT_VERSION = 1
 
@@ -109,3 +114,40 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
 def context_digest(record: dict[str, Any]) -> dict[str, Any]:
     """The small view of a ContextCommit dict kept in the assistant node's metadata."""
     return ContextCommit.model_validate(record).digest_view()
+
+
+def replay(commit: ContextCommit, nodes: Mapping[str, Node]) -> list[Message]:
+    """Rebuild the messages a turn sent from its ContextCommit and the stored nodes.
+
+    The stored nodes are never changed by compaction, so rendering the kept ids again, with
+    the snip note where the snipped turns were and placeholders for the replaced results,
+    gives back what the model saw; compare ``messages_digest`` to check it.
+    """
+    replaced = set(commit.replaced)
+    kept = [i for i in commit.kept if i in nodes]
+    pos = _positions(kept, nodes)
+    first_snip = pos.get(commit.snipped[0]) if commit.snipped else None
+    turns = sum(1 for i in commit.snipped if i in nodes and nodes[i].role == "user") or 1
+    note = note_segment(turns, nodes[kept[0]]).messages if kept and commit.snipped else []
+    out: list[Message] = []
+    for nid in kept:
+        if note and first_snip is not None and pos.get(nid, -1) > first_snip:
+            out.extend(note)
+            note = []
+        for m in render_one(nodes[nid]):
+            if m.role == "tool" and f"{nid}:{m.tool_call_id}" in replaced:
+                m = m.model_copy(update={"content": PLACEHOLDER.format(
+                    tokens=estimate_text(m.content))})
+            out.append(m)
+    return out + note
+
+
+def _positions(kept: list[str], nodes: Mapping[str, Node]) -> dict[str, int]:
+    """Chain positions, walking back once from the last kept chain node."""
+    chain: list[str] = []
+    cur: str | None = next((i for i in reversed(kept) if nodes[i].role != "summary"), None)
+    while cur is not None and cur in nodes:
+        chain.append(cur)
+        cur = nodes[cur].predecessor
+    chain.reverse()
+    return {nid: i for i, nid in enumerate(chain)}
