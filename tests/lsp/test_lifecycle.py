@@ -116,3 +116,18 @@ async def test_tcp_transport(tmp_path: Path, workspace: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+
+
+async def test_empty_configuration_keeps_initialization_options(start: Starter,
+                                                                tmp_path: Path,
+                                                                workspace: Path) -> None:
+    client = await start(model=write_script(tmp_path / "s.json", WRITE),
+                         setup=_record_permissions,
+                         init_options={"permissionMode": "accept-edits"})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"openprogram": {"questionTimeout": 5}}))
+    result = await client.call("openprogram/chat", {"text": "write c.txt"})
+    assert result["status"] == "done"
+    assert client.permission_requests == []
+    assert (workspace / "c.txt").exists()

@@ -77,9 +77,12 @@ class OpenProgramServer(LanguageServer):
         """The first workspace folder (or the configured workspace)."""
         return self.folders[0] if self.folders else Path(self.dispatcher.services.workspace)
 
-    def apply_options(self, raw: Any) -> None:
-        """Take editor options (initializationOptions or configuration)."""
+    def apply_options(self, raw: Any, *, merge: bool = False) -> None:
+        """Take editor options; with ``merge`` (configuration changes) only the fields given."""
         options, problem = parse_options(raw)
+        if merge:
+            given = {name: getattr(options, name) for name in options.model_fields_set}
+            options = self.settings.options.model_copy(update=given)
         self.settings.options = options
         services = self.dispatcher.services
         services.question_timeout = self.settings.question_timeout
@@ -190,7 +193,7 @@ def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> Ope
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: types.DidChangeConfigurationParams) -> None:
         if params.settings is not None:  # null: a pull-model client; keep the options
-            server.apply_options(params.settings)
+            server.apply_options(params.settings, merge=True)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
