@@ -30,6 +30,7 @@ def test_compact_command_summarises_without_a_reply(make_dispatcher: Make, scrip
     before = node_files(home, sid)
     r3 = d.process_user_turn(TurnRequest(text="/compact", session_id=sid))
     assert r3.status == "done" and r3.text.startswith("Context compacted")
+    assert r3.usage.input_tokens > 0  # the summariser's call is the turn's cost
     # the /compact exchange is recorded (and marked), the summary hangs off the chain
     chain = store.get_branch(sid)
     assert chain[-2].text == "/compact"
@@ -60,7 +61,8 @@ def test_compact_command_summarises_without_a_reply(make_dispatcher: Make, scrip
     # the ContextCommit digest travels with the history
     last = store.get_node(sid, r4.assistant_node_id)
     assert last.metadata["context"]["summaryNodeId"] == summaries[0].id
-    assert store.read_context_commit(sid, r3.assistant_node_id)["path"] == "manual"
+    manual = store.read_context_commit(sid, r3.assistant_node_id)
+    assert manual["path"] == "manual" and manual["summarizerUsage"]["inputTokens"] > 0
 
 
 def test_compact_with_nothing_to_compact(make_dispatcher: Make, script: Callable) -> None:

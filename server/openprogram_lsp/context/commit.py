@@ -45,6 +45,7 @@ class ContextCommit(Wire):
     calibrated_after: float | None = None
     usage: Usage = Field(default_factory=Usage)
     first_call_input_tokens: int | None = None
+    summarizer_usage: Usage | None = None
     usage_ratio: float
     recommend_compaction: bool = False
     path: str = "none"
@@ -103,6 +104,7 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
         calibration=round(prep.calibration, 4),
         calibrated_after=round(calibrated_after, 4) if calibrated_after is not None else None,
         usage=usage, first_call_input_tokens=first_call_input_tokens,
+        summarizer_usage=prep.summarizer_usage,
         usage_ratio=prep.usage_ratio, recommend_compaction=recommend, path=prep.path,
         actions=list(prep.actions), tokens_before=prep.tokens_before,
         summary_node_id=prep.summary_node_id, kept=kept_ids(prep), snipped=list(prep.snipped),

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprogram_lsp.core.types import Message, Node, ToolSpec
+from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
 GAP_THRESHOLD_SECONDS = 3600.0
 RECOMMEND_PCT = 0.70
@@ -129,6 +129,7 @@ class TurnPrep:
     tokens_before: int | None = None
     args: PrepareArgs | None = None
     bus: Any = None
+    summarizer_usage: Usage | None = None  # tokens the summariser spent this turn
 
     def __repr__(self) -> str:  # short: a prep can hold thousands of messages
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "

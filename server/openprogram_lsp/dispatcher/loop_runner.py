@@ -40,6 +40,13 @@ def make_summarizer(provider: Provider, control: TurnControl,
     return summarize
 
 
+def _total(used: list[Usage]) -> Usage:
+    total = Usage()
+    for u in used:
+        total = total.add(u)
+    return total
+
+
 def chain_summaries(store: SessionStore, session_id: str, history: list[Node]) -> list[Node]:
     """Summary nodes hanging off nodes of this chain (candidates to replace its older part)."""
     idx = store.index(session_id)
@@ -70,9 +77,12 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
     prep = _prepare(services, session_id=session_id, history=history, provider=provider,
                     runner=runner, last_turn_at=last_turn_at)
     if engine.should_auto_compact(prep):
+        used: list[Usage] = []
         prep = await engine.auto_compact(
-            prep, history=history, summarize=make_summarizer(provider, control),
+            prep, history=history, summarize=make_summarizer(provider, control, used),
             persist=lambda node: services.store.append(session_id, node), bus=services.bus)
+        if used:
+            prep.summarizer_usage = _total(used)
     return prep
 
 
@@ -88,6 +98,8 @@ async def compact_command(services: Services, *, session_id: str, history: list[
         persist=lambda node: services.store.append(session_id, node), bus=services.bus)
     for u in used:
         state.usage = state.usage.add(u)
+    if used:
+        new.summarizer_usage = _total(used)
     if new.summary_node_id is None or new is prep:
         text = "Nothing to compact yet."
     else:

@@ -326,6 +326,8 @@ class Dispatcher:
                                      provider=provider, runner=runner, control=turn.control,
                                      last_turn_at=last_turn_at)
         turn.prep = prep
+        if prep.summarizer_usage is not None:  # the turn pays for its compaction
+            state.usage = state.usage.add(prep.summarizer_usage)
         store = s.store
 
         def persist_tool(record: ToolCallRecord) -> None:
