@@ -182,10 +182,15 @@ class SSEParser:
     def feed(self, chunk: bytes) -> list[tuple[str, str]]:
         """Parse the complete lines in ``chunk`` (plus what was buffered) into events."""
         if (not self._buf and self._data is None and not self._event
-                and chunk.startswith(b"data: ") and chunk.find(b"\n") == len(chunk) - 2
                 and chunk.endswith(b"\n\n") and b"\r" not in chunk):
-            # The common case: one whole ``data:`` event in one chunk.
-            return [("message", self._decode(chunk[6:-2]))]
+            # The common case: one whole event in one chunk (``data:``, maybe after ``event:``).
+            end = len(chunk) - 2
+            if chunk.startswith(b"data: ") and chunk.find(b"\n") == end:
+                return [("message", self._decode(chunk[6:-2]))]
+            nl = chunk.find(b"\n")
+            if (chunk.startswith(b"event: ") and chunk.startswith(b"data: ", nl + 1)
+                    and chunk.find(b"\n", nl + 1) == end):
+                return [(self._decode(chunk[7:nl]), self._decode(chunk[nl + 7:-2]))]
         if self._buf:
             chunk = self._buf + chunk
         lines = chunk.split(b"\n")
