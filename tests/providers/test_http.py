@@ -49,6 +49,22 @@ def test_sse_any_split_of_the_bytes_gives_the_same_events(cuts: list[int]) -> No
     assert parse([STREAM[a:b] for a, b in itertools.pairwise(points)]) == EXPECTED
 
 
+_FIELD = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
+                 max_size=12)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["", "message_start", "ping"]),
+                          st.lists(_FIELD, max_size=3)), max_size=8))
+def test_sse_one_event_per_chunk_matches_the_whole_stream(
+        events: list[tuple[str, list[str]]]) -> None:
+    chunks = [((f"event: {name}\n" if name else "")
+               + "".join(f"data: {d}\n" for d in datas) + "\n").encode()
+              for name, datas in events]
+    expected = [(name or "message", "\n".join(datas)) for name, datas in events if datas]
+    assert parse(chunks) == expected
+    assert parse([b"".join(chunks)]) == expected
+
+
 def test_sse_incomplete_trailing_event_is_dropped() -> None:
     assert parse([b"data: done\n\ndata: half"]) == [("message", "done")]
 
