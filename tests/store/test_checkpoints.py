@@ -356,3 +356,19 @@ def test_state_root_inside_the_workspace_is_not_recorded(ws: Path) -> None:
     cp = store.commit_turn("s", "t", "m")
     assert cp is not None and files_of(cp) == {("a.txt", "added")}
     assert not any(p.startswith(".openprogram-home") for p in _tree(store, cp.id))
+
+
+def test_paths_through_a_symlinked_directory(ws: Path, home: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / "linked").symlink_to(outside)
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    (outside / "x.txt").write_text("written through the link\n")
+    (ws / "real.txt").write_text("r\n")
+    store.note_paths(["linked/x.txt", "real.txt"])
+    cp = store.commit_turn("s", "t", "m")
+    assert cp is not None and files_of(cp) == {("real.txt", "added")}
+    assert "linked" in _tree(store, cp.id) and "linked/x.txt" not in _tree(store, cp.id)
+    store.restore(cp.id, ["linked"])
+    assert (ws / "linked").is_symlink() and (outside / "x.txt").exists()

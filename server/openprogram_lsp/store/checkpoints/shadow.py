@@ -17,7 +17,6 @@ from openprogram_lsp.store.git import GitError, run_git, run_git_proc
 
 HEAD_REF = "refs/heads/checkpoints"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-ZERO = "0" * 40
 
 # Settings stored in the private repository's own config (never the user's).
 _REPO_CONFIG = (

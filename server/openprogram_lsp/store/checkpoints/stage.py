@@ -138,7 +138,7 @@ class Stager:
         plan = _Plan()
         limit = self.repo.config.max_file_bytes
         for path in sorted(set(paths)):
-            if self.in_nested(path):
+            if self.in_nested(path) or self.beyond_symlink(path):
                 continue
             full = os.path.join(self.repo.workspace, path)
             try:
@@ -162,6 +162,12 @@ class Stager:
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 plan.files.append(path)
         return plan
+
+    def beyond_symlink(self, path: str) -> bool:
+        """Whether a parent directory of the path is a symlink (git records the link only)."""
+        parts = path.split("/")
+        return any(os.path.islink(os.path.join(self.repo.workspace, *parts[:n]))
+                   for n in range(1, len(parts)))
 
     def nested_root(self, path: str) -> str | None:
         """The nearest enclosing directory of a new path that is a repository (remembered)."""

@@ -20,13 +20,14 @@ from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
-from openprogram_lsp.store.checkpoints.objects import commit_tree, write_commit
+from openprogram_lsp.store.checkpoints.objects import TreeChange, commit_tree, write_commit
 from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager
 
 Entries = list[Entry]
 Checkpoints = list[Checkpoint]
 Ids = list[str]
+Changes = list[TreeChange]
 
 # Past this many noted paths one status walk is cheaper than naming them all.
 MAX_NOTED_PATHS = 5000
@@ -237,29 +238,7 @@ class CheckpointStore:
             self._scan_all = False
         try:
             parent_tree = self._tree_of_head(head)
-            quick = None
-            scanned: list[str] | None = None
-            if walk:
-                scanned = self.stager.scan()
-            if parent_tree is not None and scanned is not None:
-                quick = fast_stage(self.stager, parent_tree, set(scanned), scanned=True) \
-                    if scanned else (parent_tree, [])
-            elif parent_tree is not None and not walk:
-                quick = fast_stage(self.stager, parent_tree, noted) if noted else (
-                    parent_tree, [])
-            if quick is not None:  # the new tree is written; index entries are deferred
-                tree, changes = quick
-            else:
-                if walk:
-                    if scanned:
-                        self.stager.paths(scanned, scanned=True)
-                else:
-                    try:
-                        self.stager.paths(noted)
-                    except CheckpointError:  # a path vanished mid-way, or similar: walk
-                        self.stager.forget()
-                        self.stager.full()
-                tree, changes = self.stager.write_tree(parent_tree)
+            tree, changes = self._stage(parent_tree, noted, walk)
         except BaseException:
             with self._noted_lock:
                 self._noted |= noted
@@ -285,6 +264,31 @@ class CheckpointStore:
             self._chain_head = sha
         self._head_id = (sha, meta.id)
         return checkpoint
+
+    def _stage(self, parent_tree: str | None, noted: set[str],
+               walk: bool) -> tuple[str, Changes]:
+        """Stage the noted paths (or walk) and return the new tree and its changes."""
+        if not walk and parent_tree is not None:
+            if not noted:  # the index (with deferred entries) still equals the head tree
+                return parent_tree, []
+            try:
+                quick = fast_stage(self.stager, parent_tree, noted)
+                if quick is not None:
+                    return quick
+                self.stager.paths(noted)
+                return self.stager.write_tree(parent_tree)
+            except (CheckpointError, OSError):  # a path changed under our feet: walk instead
+                self.stager.forget()
+        scanned = self.stager.scan()
+        if parent_tree is not None and scanned is not None:
+            if not scanned:
+                return parent_tree, []
+            quick = fast_stage(self.stager, parent_tree, set(scanned), scanned=True)
+            if quick is not None:
+                return quick
+        if scanned:
+            self.stager.paths(scanned, scanned=True)
+        return self.stager.write_tree(parent_tree)
 
     def _tree_of_head(self, head: str | None) -> str | None:
         if head is None:
