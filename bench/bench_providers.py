@@ -154,8 +154,9 @@ async def main() -> None:
         try:
             oa = OpenAIProvider("bench", base_url=f"{server.url}/v1", settings=settings)
             an = AnthropicProvider("bench", base_url=server.url, settings=settings)
-            waits = [await cancel_latency(server, p, c, h)
-                     for p, c, h in [(oa, oa_chunks, 3), (an, an_chunks, 5)] * 5]
+            cases: list[tuple[Provider, list[bytes], int]] = [(oa, oa_chunks, 3),
+                                                              (an, an_chunks, 5)]
+            waits = [await cancel_latency(server, p, c, h) for p, c, h in cases * 5]
         finally:
             server.stop()
         report("cancel -> server sees the stream closed (median)", statistics.median(waits),

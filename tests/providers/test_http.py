@@ -49,7 +49,7 @@ def test_sse_any_split_of_the_bytes_gives_the_same_events(cuts: list[int]) -> No
     assert parse([STREAM[a:b] for a, b in itertools.pairwise(points)]) == EXPECTED
 
 
-_FIELD = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
+_FIELD = st.text(st.characters(exclude_characters="\r\n", exclude_categories=["Cs"]),
                  max_size=12)
 
 

@@ -35,7 +35,7 @@ async def test_request_model_beats_initialization_options_and_tools_round_trip(
                  Reply(chunks=OpenAIStream(text=["Hello from openai."]).events()))
 
     def setup(client: OpClient) -> None:
-        @client.feature("openprogram/requestPermission")
+        @client.feature("openprogram/requestPermission")  # type: ignore[untyped-decorator]
         def _permission(params: Any) -> dict[str, Any]:
             return {"outcome": "selected", "optionId": "allow_once"}
 
