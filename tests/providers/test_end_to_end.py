@@ -219,3 +219,23 @@ async def test_malformed_line_through_the_loop_is_a_clear_turn_error(
     assert result.error.message.startswith(f"{flavor.name}: malformed JSON in the stream")
     assert "fine so far" in result.text
     assert len(server.received) == 1
+
+
+def test_cli_model_flag_beats_the_environment(server: LoopbackServer, tmp_path: Path) -> None:
+    ws = tmp_path / "flag-ws"
+    ws.mkdir()
+    server.queue(Reply(chunks=OpenAIStream(text=["from the flag's model"]).events()))
+    env = {**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "flag-home"),
+           "OPENPROGRAM_MODEL": "anthropic:claude-from-env", "ANTHROPIC_BASE_URL": server.url,
+           "OPENAI_BASE_URL": f"{server.url}/v1"}
+    env.pop("OPENAI_API_KEY", None)
+    script = Path(sys.executable).with_name("openprogram-lsp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "openprogram_lsp"]
+    r = subprocess.run([*command, "chat", "--model", "openai:gpt-from-flag", "--workspace",
+                        str(ws), "hi"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert "from the flag's model" in r.stdout
+    [got] = server.received
+    assert (got.path, got.json["model"]) == ("/v1/chat/completions", "gpt-from-flag")
+    assert "authorization" not in got.headers
