@@ -25,31 +25,43 @@ def _disk(ws: Path) -> dict[str, str]:
             rel = full.relative_to(ws).as_posix()
             if rel.endswith(".log"):
                 continue
-            data = full.read_bytes()
-            out[rel] = hashlib.sha1(f"blob {len(data)}".encode() + b"\0" + data).hexdigest()
+            data = os.fsencode(os.readlink(full)) if full.is_symlink() else full.read_bytes()
+            mode = "l" if full.is_symlink() else ("x" if os.access(full, os.X_OK) else "f")
+            out[rel] = mode + hashlib.sha1(f"blob {len(data)}".encode() + b"\0" + data).hexdigest()
     return out
 
 
 def _recorded(store: CheckpointStore, cid: str) -> dict[str, str]:
     commit = store._entry(cid).commit
     out = store.repo.git(["ls-tree", "-r", "-z", commit]).split(b"\0")
-    return {line.split(b"\t", 1)[1].decode(): line.split()[2].decode() for line in out if line}
+    kinds = {b"120000": "l", b"100755": "x", b"100644": "f"}
+    return {line.split(b"\t", 1)[1].decode(): kinds[line.split()[0]] + line.split()[2].decode()
+            for line in out if line}
 
 
 def _mutate(rng: random.Random, ws: Path) -> list[str]:
     name = rng.choice(NAMES)
     full = ws / name
     action = rng.random()
-    if action < 0.55:
+    if action < 0.08:
+        if full.is_file() and not full.is_symlink():
+            full.chmod(full.stat().st_mode ^ 0o111)
+    elif action < 0.14:
+        if not os.path.lexists(full):
+            full.parent.mkdir(parents=True, exist_ok=True)
+            full.symlink_to(rng.choice(["a.txt", "missing", "../d1/c.txt"]))
+    elif action < 0.55:
+        if full.is_symlink():
+            full.unlink()
         full.parent.mkdir(parents=True, exist_ok=True)
         data = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))
         full.write_bytes(data if name.endswith(".bin") else data.hex().encode())
     elif action < 0.8:
-        if full.exists():
+        if os.path.lexists(full):
             full.unlink()
     else:
         other = ws / rng.choice(NAMES)
-        if full.exists() and not other.exists():
+        if os.path.lexists(full) and not os.path.lexists(other):
             other.parent.mkdir(parents=True, exist_ok=True)
             full.rename(other)
             return [name, other.relative_to(ws).as_posix()]
@@ -91,6 +103,7 @@ def test_random_turns_and_restores(tmp_path: Path, seed: int) -> None:
             now = tree_hash(ws, skip=(".git",))
             assert {p: h for p, h in now.items() if not p.endswith(".log")} == expect
             assert {p: h for p, h in now.items() if p.endswith(".log")} == logs
+            assert _disk(ws) == _recorded(store, target)  # modes and links too
             if out.get("checkpointId"):
                 states[out["checkpointId"]] = now
     store.stager.flush()
