@@ -244,6 +244,12 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"── {n.role} {n.id}{status}")
         for call in n.tool_calls or []:
             print(f"   ⏺ {call.title or call.name} [{call.kind}] {call.status}")
+        ctx = n.metadata.get("context")
+        if isinstance(ctx, dict):  # what the model saw (the turn's ContextCommit, in short)
+            print(f"   ⎘ context {ctx.get('path')}: {ctx.get('estimate')}/"
+                  f"{ctx.get('contextWindow')} tokens est., kept {ctx.get('kept')}, snipped "
+                  f"{ctx.get('snipped')}, summarised {ctx.get('summarised')}, replaced "
+                  f"{ctx.get('replaced')}")
         if n.text:
             print(n.text)
     return 0
