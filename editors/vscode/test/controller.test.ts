@@ -40,8 +40,12 @@ class Page implements ChatSink {
   controller!: ChatController;
   permissionKind = 'allow_once';
   answer = 'blue';
+  cancelOnTool: string | null = null;
   post(msg: HostMessage): void {
     this.messages.push(msg);
+    if (msg.type === 'event' && msg.event.type === 'tool.started' && msg.event.data.name === this.cancelOnTool) {
+      setImmediate(() => void this.controller.cancel());
+    }
     if (msg.type === 'permission') {
       const option = msg.options.find((o) => o.kind === this.permissionKind);
       setImmediate(() => void this.controller.onPageMessage({ type: 'permissionReply', requestId: msg.requestId, optionId: option?.optionId ?? null }));
@@ -73,6 +77,7 @@ before(async () => {
     { tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
     { text: 'Blue it is.' },
     { text: 'A fresh start.' },
+    { text: 'Waiting.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }] },
   ]));
   running = await startAgent(server, ws, join(work, 'home'), `scripted:${script}`);
   controller = new ChatController(running.agent, new Memento() as never);
@@ -150,5 +155,16 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     await controller.checkout(other.headId);
     assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'make a function'));
     assert.ok(!controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'));
+  });
+
+  await t.test('cancel stops a running command and the turn ends cancelled', async () => {
+    page.cancelOnTool = 'run_command';
+    try {
+      await controller.send('wait a while');
+    } finally {
+      page.cancelOnTool = null;
+    }
+    assert.equal(controller.state.busy, false);
+    assert.ok(controller.state.items.some((i) => i.kind === 'note' && i.text === 'Cancelled.'));
   });
 });

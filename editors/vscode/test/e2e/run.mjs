@@ -68,7 +68,11 @@ function prepare() {
     'openprogram.home': home,
     'openprogram.trace.server': 'verbose',
   }, null, 2));
-  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({
+  writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
+}
+
+const userSettingsFile = join(userData, 'User', 'settings.json');
+const userSettings = {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'security.workspace.trust.enabled': false,
@@ -81,7 +85,9 @@ function prepare() {
     'chat.commandCenter.enabled': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'git.openRepositoryInParentFolders': 'never',
-  }, null, 2));
+};
+
+function installVsix() {
   step = 'install the .vsix';
   const res = execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' });
   log(res.trim().split('\n').pop());
@@ -100,8 +106,8 @@ async function waitHttp(url, proc) {
 }
 
 /** The frame holding the chat page (webviews are nested iframes). */
-async function chatFrame(page) {
-  for (let i = 0; i < 120; i++) {
+async function chatFrame(page, tries = 120) {
+  for (let i = 0; i < tries; i++) {
     for (const f of page.frames()) {
       try {
         if (await f.locator('#input').count()) return f;
@@ -117,8 +123,9 @@ async function palette(page, command) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: STEP_TIMEOUT });
-  await page.keyboard.press('Enter');
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
+  await row.waitFor({ timeout: STEP_TIMEOUT });
+  await row.click();
 }
 
 async function waitFor(pred, what) {
@@ -132,6 +139,7 @@ async function waitFor(pred, what) {
 async function main() {
   mkdirSync(out, { recursive: true });
   prepare();
+  installVsix();
   const port = await freePort();
   step = 'start code-server';
   const csLog = join(out, 'code-server.log');
@@ -272,15 +280,33 @@ async function main() {
     step = 'reload VS Code; the session comes back';
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
-    const icon = page.locator('.activitybar [aria-label^="OpenProgram"]').first();
-    await icon.waitFor({ timeout: STEP_TIMEOUT });
-    if ((await icon.getAttribute('aria-pressed')) !== 'true' && !(await icon.evaluate((el) => el.closest('.checked') !== null))) {
-      await icon.click();
-    }
-    frame = await chatFrame(page);
+    // The workbench restores the last side bar; open ours if it was not the one restored.
+    frame = await chatFrame(page, 40).catch(async () => {
+      await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
+      return chatFrame(page);
+    });
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-user', { hasText: 'Pick a colour with me' }).waitFor({ timeout: STEP_TIMEOUT });
     await shot('10-reloaded');
+
+    step = 'light and high-contrast themes';
+    const themes = [
+      ['Default Light Modern', 'vs', 'vscode-light', '11-light'],
+      ['Default High Contrast', 'hc-black', 'vscode-high-contrast', '12-high-contrast'],
+    ];
+    for (const [theme, workbenchClass, bodyClass, name] of themes) {
+      await palette(page, 'Preferences: Color Theme');
+      const pick = page.locator('.quick-input-widget input');
+      await pick.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+      await pick.fill(theme);
+      const themeRow = page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first();
+      await themeRow.waitFor({ timeout: STEP_TIMEOUT });
+      await themeRow.click();
+      await page.locator(`.monaco-workbench.${workbenchClass}`).waitFor({ timeout: STEP_TIMEOUT });
+      frame = await chatFrame(page);
+      await frame.locator(`body.${bodyClass}`).waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+      await shot(name);
+    }
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       step = 'save the README screenshot';
