@@ -73,8 +73,13 @@ SEEDS = [int(s) for s in os.environ.get("CP_SEEDS", "1,2,3").split(",")]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_turns_and_restores(tmp_path: Path, seed: int) -> None:
+def test_random_turns_and_restores(tmp_path: Path, seed: int,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store.checkpoints import stage
+
     rng = random.Random(seed)
+    if seed % 3 == 0:
+        monkeypatch.setattr(stage, "BULK_ADD", 1)  # walks stage with one bulk add -A
     ws = make_workspace(tmp_path, git=seed % 2 == 0)
     store = open_store(ws, tmp_path / "home")
     base = store.ensure_baseline("s")
@@ -106,6 +111,12 @@ def test_random_turns_and_restores(tmp_path: Path, seed: int) -> None:
             assert _disk(ws) == _recorded(store, target)  # modes and links too
             if out.get("checkpointId"):
                 states[out["checkpointId"]] = now
+        if rng.random() < 0.08:
+            keep = set(rng.sample(sorted(states), k=min(2, len(states))))
+            for gone in store.prune(max_count=rng.randint(1, 5), max_age_days=None,
+                                    keep_ids=keep, gc=rng.random() < 0.5):
+                del states[gone]
+            assert set(states) == {c.id for c in store.list()}
     store.stager.flush()
     head_tree = store.repo.git(["rev-parse", "refs/heads/checkpoints^{tree}"]).strip()
     assert store.repo.git(["write-tree"]).strip() == head_tree
