@@ -47,8 +47,19 @@ def _parse(value: str) -> float | None:
         return None
 
 
+def _finished_text(node: Node) -> str:
+    value = node.metadata.get("finishedAt") or node.created_at
+    return value if isinstance(value, str) else ""
+
+
 def _finished(node: Node) -> float | None:
-    return parse_time(node.metadata.get("finishedAt") or node.created_at)
+    return parse_time(_finished_text(node))
+
+
+def _same_hour(a: str, b: str, threshold: float) -> bool:
+    """Cheap pre-check: two UTC times in the same clock hour are less than an hour apart."""
+    return threshold >= 3600 and a[-1:] == "Z" and b[-1:] == "Z" and len(a) > 13 \
+        and a[:13] == b[:13]
 
 
 def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str | None,
@@ -59,7 +70,8 @@ def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str |
     last_user = max((i for i, s in enumerate(segments) if s.node.role == "user"), default=-1)
     for i, seg in enumerate(segments):
         node = seg.node
-        if node.role == "user" and prev is not None and i != last_user:
+        if node.role == "user" and prev is not None and i != last_user \
+                and not _same_hour(node.created_at, _finished_text(prev), threshold):
             start, end = parse_time(node.created_at), _finished(prev)
             if start is not None and end is not None and start - end > threshold:
                 points.append(i)
