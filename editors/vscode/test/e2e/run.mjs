@@ -213,9 +213,22 @@ async function main() {
     await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.monaco-diff-editor .original .view-line', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04-diff');
+
+
+    step = 'open the same diff from the checkpoints tree';
+    await page.locator('.tab.active .codicon-close, .tab.active .action-label.codicon-close').first().click().catch(() => undefined);
+    const turnRow = page.locator('.monaco-list-row[aria-label*="Put the greeting in hello.py"]').filter({ hasText: '1 file' }).first();
+    await turnRow.waitFor({ timeout: STEP_TIMEOUT });
+    if ((await turnRow.getAttribute('aria-expanded')) !== 'true') await turnRow.click();
+    const fileRow = page.locator('.monaco-list-row', { hasText: 'hello.py' }).filter({ hasText: 'modified' }).first();
+    await fileRow.waitFor({ timeout: STEP_TIMEOUT });
+    await fileRow.click();
+    await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('04b-tree-diff');
     const readmeShot = join(out, 'readme.png');
-    await page.mouse.move(700, 600);
-    await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 1400, height: 620 } });
+    await page.mouse.move(900, 500);
+    await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 1400, height: 820 } });
 
     step = 'restore the turn (revert its files)';
     await palette(page, 'OpenProgram: Restore Files to Before This Turn');
