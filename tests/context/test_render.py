@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.context.convo import Call, Turn, build_chain, check_pairing
 
-from openprogram_lsp.context.render import render_chain, render_segments
+from openprogram_lsp.context.render import RenderCache, render_chain, render_segments
 from openprogram_lsp.core.types import Node, ToolCallRecord
 
 
@@ -35,3 +35,15 @@ def test_summary_replaces_the_covered_prefix_and_commands_are_hidden() -> None:
     assert segs[0].messages[0].content.endswith("they said one and two")
     cmd = Node(id="u9", role="user", text="/compact", metadata={"command": "compact"})
     assert render_segments([*chain, cmd])[-1].node_id == "u2"
+
+
+def test_render_cache_reuses_only_the_same_node_object() -> None:
+    cache = RenderCache(capacity=2)
+    a = Node(id="a", role="user", text="one")
+    first, _ = cache.render(a)
+    assert cache.render(a)[0] is first
+    updated = a.model_copy(update={"text": "two"})  # the store replaces a rewritten node
+    assert cache.render(updated)[0][0].content == "two"
+    for i in range(3):
+        cache.render(Node(id=f"n{i}", role="user", text="x"))
+    assert len(cache._items) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import OrderedDict
@@ -85,7 +86,7 @@ class RenderCache:
     identity check is enough to know a cached rendering is current.
     """
 
-    def __init__(self, capacity: int = 200_000) -> None:
+    def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
         self._items: OrderedDict[str, tuple[Node, list[Message], int]] = OrderedDict()
         self._lock = threading.Lock()
@@ -94,6 +95,8 @@ class RenderCache:
         """The node's messages and their estimate, from the cache when still valid."""
         hit = self._items.get(node.id)
         if hit is not None and hit[0] is node:
+            with contextlib.suppress(KeyError):  # least recently used goes first
+                self._items.move_to_end(node.id)
             return hit[1], hit[2]
         msgs = render_one(node)
         tokens = estimate_messages(msgs)
