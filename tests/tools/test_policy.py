@@ -40,3 +40,14 @@ def test_static_admission_order() -> None:
     assert "run_command" not in reg.names() and "read_file" in reg.names()
     with pytest.raises(ValueError):
         ToolRegistry([*builtin_tools(), builtin_tools()[0]])
+
+
+def test_config_rules_are_replaced_not_accumulated(tmp_path: Path) -> None:
+    book = RuleBook(tmp_path / "rules.json")
+    book.add(Rule("grep", "deny"))
+    book.replace_config_rules([Rule("write_file", "allow")])
+    assert book.decide("write_file", {"path": "a"}) == "allow"
+    book.replace_config_rules([])
+    assert book.decide("write_file", {"path": "a"}) is None
+    assert book.decide("grep", {}) == "deny"  # remembered rules stay
+    assert RuleBook(tmp_path / "rules.json").rules == [Rule("grep", "deny")]

@@ -237,10 +237,13 @@ class Dispatcher:
                                status="running", metadata={"source": req.source, **command}))
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
-            s.bus.emit(make_event("turn.started", {"userNodeId": user_id,
-                                                   "assistantNodeId": turn_id,
-                                                   "text": req.text, "source": req.source},
-                                  session_id=sid, turn_id=turn_id, origin="dispatcher"))
+            started: dict[str, Any] = {"userNodeId": user_id, "assistantNodeId": turn_id,
+                                       "text": req.text, "source": req.source,
+                                       "predecessor": pred}
+            if req.metadata.get("clientTurnId"):
+                started["clientTurnId"] = req.metadata["clientTurnId"]
+            s.bus.emit(make_event("turn.started", started, session_id=sid, turn_id=turn_id,
+                                  origin="dispatcher"))
             if on_started is not None:
                 on_started(turn)
             await self._execute(turn, history, state, last_turn_at)

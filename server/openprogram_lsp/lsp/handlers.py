@@ -110,15 +110,19 @@ class Handlers:
             self._node(p.session_id, branch, "branchFrom")
         return await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=branch,
-            model=self._model(p.model), permission_mode=self.server.settings.permission_mode))
+            model=self._model(p.model), permission_mode=self.server.settings.permission_mode,
+            metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
 
     async def fork(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.FORK, w.ForkParams, raw)
-        self._node(self._session(p.session_id), p.from_node_id, "fromNodeId")
+        self._session(p.session_id)
+        if p.from_node_id is not None:
+            self._node(p.session_id, p.from_node_id, "fromNodeId")
         return await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
             branch_name=p.name, model=self._model(None),
-            permission_mode=self.server.settings.permission_mode))
+            permission_mode=self.server.settings.permission_mode,
+            metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
 
     async def cancel(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.CANCEL, w.SessionParams, raw)

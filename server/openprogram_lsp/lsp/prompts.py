@@ -18,6 +18,7 @@ from lsprotocol import types
 from pydantic import ValidationError
 
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
+from openprogram_lsp.events.bus import emit_safe
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.settings import Settings
 from openprogram_lsp.lsp.wire import AskQuestionParams, AskQuestionResponse, PermissionResponse
@@ -104,6 +105,13 @@ def _describe(request: PermissionRequest) -> str:
     return text
 
 
+def _withdrawn_event(request: PermissionRequest, reason: str) -> None:
+    """Tell every client a prompt is gone (clients cannot match $/cancelRequest ids)."""
+    emit_safe("permission.withdrawn", {"toolCallId": request.tool_call.tool_call_id,
+                                       "reason": reason},
+              session_id=request.session_id, turn_id=request.turn_id, origin="lsp")
+
+
 class LspApprover:
     """The Approver port over LSP."""
 
@@ -135,7 +143,11 @@ class LspApprover:
                 if option is None:
                     return PermissionOutcome(outcome="cancelled", reason="dismissed")
         except Withdrawn as exc:
+            _withdrawn_event(request, exc.reason)
             return PermissionOutcome(outcome="cancelled", reason=exc.reason)
+        except asyncio.CancelledError:
+            _withdrawn_event(request, "cancelled")
+            raise
         return PermissionOutcome(outcome="selected", option_id=option.option_id,
                                  kind=option.kind)
 

@@ -49,15 +49,20 @@ class ChatParams(Params):
     branch_from: str | None = Field(
         "inherit", description='"inherit" (default), null for a new root, or a node id to fork at')
     model: str | None = Field(None, description="offline, scripted:FILE, openai:M, anthropic:M")
+    client_turn_id: str | None = Field(
+        None, max_length=200, description="Echoed in turn.started so a client can match its turn")
 
 
 class ForkParams(Params):
     """``openprogram/fork``: a new branch answering ``text`` after ``fromNodeId``."""
 
     session_id: str = Field(min_length=1, max_length=200)
-    from_node_id: str = Field(min_length=1, max_length=200)
+    from_node_id: str | None = Field(min_length=1, max_length=200,
+                                     description="Fork after this node; null for a new root")
     text: str = Field(min_length=1)
     name: str | None = Field(None, min_length=1, max_length=200)
+    client_turn_id: str | None = Field(
+        None, max_length=200, description="Echoed in turn.started so a client can match its turn")
 
 
 class SessionParams(Params):
@@ -347,8 +352,8 @@ def describe_errors(method: str, exc: ValidationError) -> str:
 
 def parse_params(method: str, model: type[P], raw: Any) -> P:
     """Validate raw JSON params; InvalidParams (-32602) naming the fields otherwise."""
-    if raw is None:
-        raw = {}
+    if raw is None or raw == []:
+        raw = {}  # Lua encodes an empty table as []
     if not isinstance(raw, dict):
         raise InvalidParams(f"invalid params for {method}: params must be an object, "
                             f"got {type(raw).__name__}")

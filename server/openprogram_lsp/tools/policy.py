@@ -65,6 +65,7 @@ class RuleBook:
         self.path = path
         self._lock = threading.Lock()
         self._rules: list[Rule] = list(rules or [])
+        self._config_rules: list[Rule] = []
         if path is not None and path.exists():
             data = json.loads(path.read_text("utf-8"))
             self._rules.extend(Rule(r["tool"], r["decision"], r.get("pattern"))
@@ -79,8 +80,9 @@ class RuleBook:
 
     @property
     def rules(self) -> list[Rule]:
+        """Remembered rules, then rules from configuration."""
         with self._lock:
-            return list(self._rules)
+            return [*self._rules, *self._config_rules]
 
     def decide(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
         """The remembered decision for a call, if any rule matches."""
@@ -102,6 +104,6 @@ class RuleBook:
             atomic_write(self.path, json.dumps({"rules": [r.to_dict() for r in rules]}, indent=1))
 
     def replace_config_rules(self, rules: list[Rule]) -> None:
-        """Add rules from configuration (not persisted)."""
+        """Set the rules that come from configuration (not persisted; replaces earlier ones)."""
         with self._lock:
-            self._rules.extend(rules)
+            self._config_rules = list(rules)

@@ -31,6 +31,8 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
     with store.lock:
         store._open()
         target = store._entry(checkpoint_id)
+        if target.checkpoint is not None:
+            checkpoint_id = target.checkpoint.id  # a prefix was given
         wanted = sorted({store._checked_relative(p) for p in paths}) if paths else []
         if "." in wanted:
             wanted = []

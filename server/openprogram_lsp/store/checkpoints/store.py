@@ -153,7 +153,8 @@ class CheckpointStore:
         with self.lock:
             entry = self._entry(checkpoint_id)
             rel = self._checked_relative(path) if path else None
-            return checkpoint_diff(self.repo, checkpoint_id, entry.commit, entry.parent, rel)
+            full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
+            return checkpoint_diff(self.repo, full_id, entry.commit, entry.parent, rel)
 
     # -- restore and retention -----------------------------------------------------------
 
@@ -208,9 +209,18 @@ class CheckpointStore:
     def _entry(self, checkpoint_id: str) -> Entry:
         with self.lock:
             self._open()
-            for entry in self._entries():
+            entries = [e for e in self._entries() if e.checkpoint is not None]
+            for entry in entries:
                 if entry.checkpoint is not None and entry.checkpoint.id == checkpoint_id:
                     return entry
+            if len(checkpoint_id) >= 6:  # a unique prefix, as shown by `checkpoints`
+                hits = [e for e in entries
+                        if e.checkpoint is not None and e.checkpoint.id.startswith(checkpoint_id)]
+                if len(hits) == 1:
+                    return hits[0]
+                if len(hits) > 1:
+                    raise NotFound(f"checkpoint id prefix {checkpoint_id!r} is ambiguous "
+                                   f"({len(hits)} checkpoints)")
         raise NotFound(f"unknown checkpoint id {checkpoint_id!r}")
 
     def _head_checkpoint_id(self, head: str) -> str | None:
