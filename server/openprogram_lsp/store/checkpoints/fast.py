@@ -75,7 +75,7 @@ def fast_stage(stager: Stager, head_tree: str, paths: set[str], *,
     new_files: list[str] = []
     resync: dict[str, Leaf] = {}
     for path in sorted(paths):
-        if stager.in_nested(path) or stager.beyond_symlink(path):
+        if stager.in_nested(path) or (not scanned and stager.beyond_symlink(path)):
             continue
         if path in repo.large:
             return None

@@ -138,7 +138,7 @@ class Stager:
         plan = _Plan()
         limit = self.repo.config.max_file_bytes
         for path in sorted(set(paths)):
-            if self.in_nested(path) or self.beyond_symlink(path):
+            if self.in_nested(path) or (not scanned and self.beyond_symlink(path)):
                 continue
             full = os.path.join(self.repo.workspace, path)
             try:
