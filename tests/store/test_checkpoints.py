@@ -372,3 +372,21 @@ def test_paths_through_a_symlinked_directory(ws: Path, home: Path, tmp_path: Pat
     assert "linked" in _tree(store, cp.id) and "linked/x.txt" not in _tree(store, cp.id)
     store.restore(cp.id, ["linked"])
     assert (ws / "linked").is_symlink() and (outside / "x.txt").exists()
+
+
+def test_unique_id_prefixes_are_accepted(ws: Path, home: Path) -> None:
+    from openprogram_lsp.core.errors import NotFound
+
+    store = open_store(ws, home)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    (ws / "a.txt").write_text("a\n")
+    store.note_paths(["a.txt"])
+    cp = store.commit_turn("s", "t", "m")
+    assert cp is not None
+    assert store.get(cp.id[:12]).id == cp.id
+    assert store.diff(cp.id[:12])["checkpointId"] == cp.id
+    store.restore(base.id[:14])
+    assert not (ws / "a.txt").exists()
+    with pytest.raises(NotFound):
+        store.get("c")  # too short to mean anything
