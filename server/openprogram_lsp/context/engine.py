@@ -27,7 +27,7 @@ from openprogram_lsp.context.budget import (
 from openprogram_lsp.context.commit import build_commit, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
 from openprogram_lsp.context.microcompact import gap_points, microcompact
-from openprogram_lsp.context.references import protected_nodes, scan_references
+from openprogram_lsp.context.references import TermCache, protected_nodes, scan_references
 from openprogram_lsp.context.render import RenderCache, flatten, render_segments
 from openprogram_lsp.context.snip import snip
 from openprogram_lsp.context.types import (
@@ -75,6 +75,7 @@ class ContextEngine:
         self.calibration = calibration or Calibration(alpha=self.config.calibration_alpha)
         self.bus = bus
         self.render_cache = RenderCache()
+        self.term_cache = TermCache()
         self._floors: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -115,7 +116,7 @@ class ContextEngine:
         gaps, current = gap_points(segments, threshold=self.config.gap_threshold_seconds,
                                    last_turn_at=args.last_turn_at, now=now)
         if gaps:
-            refs = scan_references(segments)
+            refs = scan_references(segments, self.term_cache)
             before = self._estimate_of(prep, segments)
             new, keys = microcompact(segments, gaps,
                                      keep_recent=self.config.microcompact_keep_recent,
@@ -166,7 +167,7 @@ class ContextEngine:
         """Snip; when that is not enough compact (then prepare again); emit context.compacted."""
         bus = bus or prep.bus
         before = prep.estimate
-        refs = set(prep.protected) or scan_references(prep.segments)
+        refs = set(prep.protected) or scan_references(prep.segments, self.term_cache)
         budget = self._history_budget(prep, self.config.target_ratio)
         sid = prep.session_id
         with self._lock:

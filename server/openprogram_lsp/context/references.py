@@ -7,12 +7,16 @@ the call used or its base name, an identifier the output defines, or quotes one 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from openprogram_lsp.context.types import Segment
-from openprogram_lsp.core.types import ToolCallRecord
+from openprogram_lsp.core.types import Node, ToolCallRecord
 
 _WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*")
 _DEFINED = re.compile(
@@ -59,25 +63,7 @@ def _paths(call: ToolCallRecord) -> list[str]:
     return out
 
 
-def _referenced(call: ToolCallRecord, words: set[str], lines: set[str]) -> bool:
-    if any(p in words for p in _paths(call)):
-        return True
-    output = call.output or ""
-    idents = _DEFINED.findall(output)[:MAX_IDENTIFIERS]
-    if any(i in words for i in idents):
-        return True
-    if lines:
-        for i, ln in enumerate(output.splitlines()):
-            if i >= MAX_LINES:
-                break
-            ln = ln.strip()
-            if len(ln) >= MIN_LINE and ln in lines:
-                return True
-    return False
-
-
-def _later_text(seg: Segment) -> Iterable[str]:
-    node = seg.node
+def _later_text(node: Node) -> Iterable[str]:
     if node.role == "assistant":
         yield from (node.metadata.get("steps") or [node.text])
         for c in node.tool_calls or []:
@@ -86,19 +72,71 @@ def _later_text(seg: Segment) -> Iterable[str]:
         yield node.text
 
 
-def scan_references(segments: list[Segment]) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class NodeTerms:
+    """What one node says (words, long lines) and what each of its tool results could be
+    referred to by (paths and defined identifiers; distinctive output lines)."""
+
+    words: frozenset[str]
+    lines: frozenset[str]
+    calls: tuple[tuple[str, frozenset[str], frozenset[str]], ...]
+
+
+def node_terms(node: Node) -> NodeTerms:
+    """Extract a node's terms (pure; cached by ``TermCache``)."""
+    words: set[str] = set()
+    lines: set[str] = set()
+    for text in _later_text(node):
+        if text:
+            _words(text, words)
+            _lines(text, lines)
+    calls = []
+    for call in node.tool_calls or []:
+        output = call.output or ""
+        keys = frozenset([*_paths(call), *_DEFINED.findall(output)[:MAX_IDENTIFIERS]])
+        out_lines = frozenset(ln for ln in (x.strip() for x in
+                                            output.splitlines()[:MAX_LINES])
+                              if len(ln) >= MIN_LINE)
+        calls.append((call.id, keys, out_lines))
+    return NodeTerms(frozenset(words), frozenset(lines), tuple(calls))
+
+
+class TermCache:
+    """Node terms by node id, reused while the node object is the same (LRU, capped)."""
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[str, tuple[Node, NodeTerms]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def terms(self, node: Node) -> NodeTerms:
+        """The node's terms, from the cache when still valid."""
+        hit = self._items.get(node.id)
+        if hit is not None and hit[0] is node:
+            with contextlib.suppress(KeyError):
+                self._items.move_to_end(node.id)
+            return hit[1]
+        terms = node_terms(node)
+        with self._lock:
+            self._items[node.id] = (node, terms)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return terms
+
+
+def scan_references(segments: list[Segment], cache: TermCache | None = None) -> set[str]:
     """Keys (see ``result_key``) of tool results that text in later nodes refers to."""
+    get = cache.terms if cache is not None else node_terms
     words: set[str] = set()
     lines: set[str] = set()
     out: set[str] = set()
     for seg in reversed(segments):
-        for call in seg.node.tool_calls or []:
-            if _referenced(call, words, lines):
-                out.add(result_key(seg.node_id, call.id))
-        for text in _later_text(seg):
-            if text:
-                _words(text, words)
-                _lines(text, lines)
+        t = get(seg.node)
+        for call_id, keys, out_lines in t.calls:
+            if not words.isdisjoint(keys) or (lines and not lines.isdisjoint(out_lines)):
+                out.add(result_key(seg.node_id, call_id))
+        words |= t.words
+        lines |= t.lines
     return out
 
 
