@@ -89,6 +89,15 @@ def main() -> None:
                statistics.median(theirs), target="<= 30 ms and >= 3x faster; "
                "baseline = shadow add -A && commit")
 
+        created = []
+        for turn in range(TURNS):
+            rel = f"pkg{turn % 200:03d}/new_{turn}.py"
+            (ws / rel).write_text(f"# created in turn {turn}\n")
+            store.note_paths([rel])
+            created.append(timed(lambda t=turn: store.commit_turn("bench", f"n{t}", "new")))
+        report("checkpoint commit, one new file (+ check-ignore)", statistics.median(created),
+               statistics.median(theirs), target="reported; baseline = shadow add -A && commit")
+
         # Ablation, same tree: the general path (update-index --add + write-tree), no Python trees.
         import openprogram_lsp.store.checkpoints.store as store_mod
         fast = store_mod.fast_stage
