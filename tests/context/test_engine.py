@@ -271,3 +271,13 @@ def test_manual_compaction_summarises_everything() -> None:
     again = prepare(eng, [*chain, cmd], window=128_000, summaries=written)
     same = run(eng.compact_now(again, summarize=Summariser(), persist=written.append))
     assert same is again and len(written) == 1
+
+
+def test_an_oversized_last_message_goes_through_without_a_false_event() -> None:
+    eng, seen = make_engine()
+    chain = build_chain([Turn("x " * 20_000)])  # one user message far over the window
+    prep = prepare(eng, chain, window=8000)
+    assert eng.should_auto_compact(prep)
+    new = run(eng.auto_compact(prep, history=chain, summarize=Summariser()))
+    assert new.messages[-1].content == chain[-1].text  # never dropped
+    assert new.details.get("overBudget") and not seen

@@ -184,6 +184,7 @@ class ContextEngine:
             self._emit(new, before, "snip", bus)
             return new
         new = await self._compact(prep, summarize, persist, bus, manual=False)
+        changed = new is not prep
         if self.should_auto_compact(new):
             # last resort: the kept tail itself is too big; snip it, protection off
             res = snip(new.segments, budget=self._history_budget(new, self.config.target_ratio),
@@ -193,10 +194,15 @@ class ContextEngine:
                 new = self._derive(new, res.segments)
                 new.snipped = [*snipped, *res.dropped]
                 new.actions.append("snip")
+                if not changed:
+                    new.path = "snip"
+                changed = True
             if self.should_auto_compact(new):
                 new.details["overBudget"] = True
                 log.warning("session %s is still at %.0f%% of its window after compaction",
                             sid, 100 * new.usage_ratio)
+        if not changed:  # nothing could be removed: no event, the turn goes on as it is
+            return new
         new.tokens_before = before
         self._emit(new, before, new.path, bus)
         return new
