@@ -9,6 +9,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
 from tests.store._cp_helpers import files_of, make_workspace, open_store
 
 
@@ -124,3 +125,40 @@ def test_two_store_instances_alternating_keep_the_index_true(tmp_path: Path) -> 
     assert third.commit_turn("c", "t", "m", full_scan=True) is None  # nothing unrecorded
     third.stager.flush()  # the index plus the deferred entries equals the head tree
     assert third.repo.git(["write-tree"]).strip() == head_tree
+
+
+async def test_two_sessions_as_coroutines_on_one_loop(tmp_path: Path) -> None:
+    import asyncio
+
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+
+    async def session(sid: str) -> None:
+        for i in range(6):
+            async with store.turn_guard():  # the whole turn: edits, then the checkpoint
+                for part in range(3):  # a turn that awaits between its edits
+                    path = f"{sid}-{i}-{part}.txt"
+                    (ws / path).write_text("x\n")
+                    store.note_paths([path])
+                    await asyncio.sleep(0.001)
+                cp = await asyncio.to_thread(store.commit_turn, sid, f"{sid}{i}", "m")
+                assert cp is not None
+                assert {f.path for f in cp.files} == {f"{sid}-{i}-{p}.txt" for p in range(3)}
+
+    store.ensure_baseline("a")
+    await asyncio.gather(session("a"), session("b"))
+    assert len([c for c in store.list() if c.kind == "turn"]) == 12
+
+
+async def test_a_cancelled_waiter_leaves_the_guard_free(tmp_path: Path) -> None:
+    import asyncio
+
+    store = open_store(make_workspace(tmp_path, git=False), tmp_path / "home")
+    async with store.turn_guard():
+        waiter = asyncio.create_task(store.turn_guard().__aenter__())
+        await asyncio.sleep(0.02)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+    async with store.turn_guard(timeout=5):
+        pass

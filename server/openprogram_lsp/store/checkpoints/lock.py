@@ -79,3 +79,72 @@ class WorkspaceLock:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+_GUARDS: dict[str, TurnGuard] = {}
+
+
+class TurnGuard:
+    """Serialises whole turns on a workspace: threads, coroutines on one loop, and processes.
+
+    Not re-entrant. Unlike ``WorkspaceLock`` it may be released by another thread than the one
+    that took it, and ``acquire_async`` polls, so a cancelled waiter never leaves it held.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+
+    @classmethod
+    def for_path(cls, path: Path) -> TurnGuard:
+        """The one guard object of this process for a lock file."""
+        with _REGISTRY_LOCK:
+            guard = _GUARDS.get(str(path))
+            if guard is None:
+                guard = _GUARDS[str(path)] = cls(path)
+            return guard
+
+    def try_acquire(self) -> bool:
+        """Take the guard if it is free, without waiting."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            self._lock.release()
+            return False
+        self._fd = fd
+        return True
+
+    def acquire(self, timeout: float | None = None) -> None:
+        """Wait for the guard (raises CheckpointError after ``timeout`` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.002
+        while not self.try_acquire():
+            if deadline is not None and time.monotonic() >= deadline:
+                raise CheckpointError(f"workspace busy with another turn: {self.path}")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    async def acquire_async(self, timeout: float | None = None) -> None:
+        """Wait for the guard without blocking the event loop."""
+        import asyncio
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.002
+        while not self.try_acquire():
+            if deadline is not None and time.monotonic() >= deadline:
+                raise CheckpointError(f"workspace busy with another turn: {self.path}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    def release(self) -> None:
+        """Give the guard back."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._lock.release()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.fast import fast_stage
-from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
+from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
 from openprogram_lsp.store.checkpoints.objects import TreeChange, commit_tree, write_commit
 from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
@@ -52,6 +52,7 @@ class CheckpointStore:
         self.repo = ShadowRepo(self.workspace, root, self.config)
         self.stager = Stager(self.repo)
         self.lock = WorkspaceLock.for_path(root / "lock", self.config.lock_timeout)
+        self.guard = TurnGuard.for_path(root / "turn.lock")
         self._noted: set[str] = set()
         self._scan_all = True  # the first checkpoint of a process always walks the tree
         self._noted_lock = threading.Lock()
@@ -126,10 +127,23 @@ class CheckpointStore:
             return self._commit("turn", session_id, turn_id, message, full=full_scan)
 
     @contextmanager
-    def turn_lock(self) -> Iterator[None]:
-        """Hold the workspace for a whole turn so another session's edits cannot interleave."""
-        with self.lock:
+    def turn_lock(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the workspace for a whole turn so another session's edits cannot interleave
+        (threads and processes; not re-entrant)."""
+        self.guard.acquire(timeout)
+        try:
             yield
+        finally:
+            self.guard.release()
+
+    @asynccontextmanager
+    async def turn_guard(self, timeout: float | None = None) -> AsyncIterator[None]:
+        """``turn_lock`` for coroutines: turns sharing one event loop wait without blocking it."""
+        await self.guard.acquire_async(timeout)
+        try:
+            yield
+        finally:
+            self.guard.release()
 
     # -- review --------------------------------------------------------------------------
 
