@@ -47,6 +47,9 @@ export const EventTypes = [
   'subagent.ended',
 ] as const;
 
+/** Further event types the server documents and this client uses. */
+export const PERMISSION_WITHDRAWN = 'permission.withdrawn';
+
 export type RequestMethod = (typeof Requests)[keyof typeof Requests];
 export type EventType = (typeof EventTypes)[number];
 
@@ -75,6 +78,8 @@ export interface ToolCallRecord {
   status?: ToolStatus;
   output?: string;
   title?: string;
+  /** Index of the model call (step) that made this call. */
+  step?: number;
 }
 
 export interface Node {
@@ -86,6 +91,8 @@ export interface Node {
   createdAt?: string;
   status?: string | null;
   toolCalls?: ToolCallRecord[] | null;
+  /** `steps`: the text of each model call of an assistant turn, in order. */
+  metadata?: { steps?: string[] } & Record<string, unknown>;
 }
 
 export interface CheckpointFile {
@@ -118,7 +125,8 @@ export interface TurnResult {
   text: string;
   usage: Usage;
   checkpoint: Checkpoint | null;
-  error?: { message: string };
+  error?: { message: string; code?: number };
+  warnings?: string[];
 }
 
 export interface ChatParams {
@@ -126,6 +134,8 @@ export interface ChatParams {
   sessionId?: string;
   branchFrom?: 'inherit' | string | null;
   model?: string;
+  /** Echoed in this turn's `turn.started`, so a new session's events can be matched early. */
+  clientTurnId?: string;
 }
 
 export interface ForkParams {

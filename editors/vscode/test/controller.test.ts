@@ -154,6 +154,9 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     assert.ok(other);
     await controller.checkout(other.headId);
     assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'make a function'));
+    // The restored chain interleaves text and tool cards as they streamed.
+    const shape = controller.state.items.slice(0, 4).map((i) => (i.kind === 'message' ? i.text : i.kind));
+    assert.deepEqual(shape, ['make a function', 'Editing.', 'tool', 'Done editing.']);
     assert.ok(!controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'));
   });
 

@@ -188,3 +188,36 @@ test('the reducer never mutates its input', () => {
   reduce(s0, { type: 'turnResult', result: result() });
   assert.equal(JSON.stringify(s0), frozen);
 });
+
+test('history interleaves the text of each step with its tool calls; the last segment carries the node', () => {
+  const s = reduce(initialState(), {
+    type: 'history',
+    sessionId: S,
+    headId: 'a1',
+    nodes: [
+      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      {
+        id: 'a1', role: 'assistant', text: 'Writing.\n\nDone.', predecessor: 'u1',
+        metadata: { steps: ['Writing.', 'Done.'] },
+        toolCalls: [{ id: 'c1', name: 'write_file', kind: 'edit', status: 'completed', step: 0 }],
+      },
+    ],
+  });
+  assert.deepEqual(s.items.map((i) => (i.kind === 'message' ? `${i.role}:${i.text}:${i.nodeId}` : i.kind)), [
+    'user:go:u1', 'assistant:Writing.:null', 'tool', 'assistant:Done.:a1',
+  ]);
+});
+
+test('permission.withdrawn closes the open prompt on its card', () => {
+  const s = run([
+    { type: 'reset', sessionId: S },
+    {
+      type: 'permission',
+      requestId: 'p1',
+      toolCall: { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run ls', input: {} },
+      options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
+    },
+    ev('permission.withdrawn', { toolCallId: 'c1', reason: 'timeout' }),
+  ]);
+  assert.equal(tools(s)[0].permission?.choice, null);
+});

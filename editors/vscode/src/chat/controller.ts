@@ -31,6 +31,7 @@ export class ChatController {
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private nextRequest = 0;
+  private clientTurnId: string | null = null;
   private readonly pending = new Map<string, (value: string | null) => void>();
   private readonly turnsFinished = new api.EventEmitter<string>();
   /** Fires with the session id after every turn (trees refresh on it). */
@@ -109,6 +110,9 @@ export class ChatController {
       // The server reports the turn through $/progress, which the language client shows natively.
       const result = await this.startTurn(body, sessionId, forkFrom, cts.token);
       this.post({ type: 'turnResult', result });
+      for (const warning of result.warnings ?? []) {
+        this.post({ type: 'note', level: 'info', text: warning });
+      }
       await this.remember(result.sessionId);
       this.turnsFinished.fire(result.sessionId);
     } catch (err) {
@@ -129,10 +133,12 @@ export class ChatController {
     forkFrom: string | null | undefined,
     token: api.CancellationToken,
   ): Promise<TurnResult> {
+    this.clientTurnId = this.newRequestId('turn-');
+    const clientTurnId = this.clientTurnId;
     if (sessionId && typeof forkFrom === 'string') {
-      return this.client.request<TurnResult>(Requests.fork, { sessionId, fromNodeId: forkFrom, text }, token);
+      return this.client.request<TurnResult>(Requests.fork, { sessionId, fromNodeId: forkFrom, text, clientTurnId }, token);
     }
-    const params: Record<string, unknown> = { text };
+    const params: Record<string, unknown> = { text, clientTurnId };
     if (sessionId) {
       params.sessionId = sessionId;
       if (forkFrom === null) {
@@ -229,7 +235,12 @@ export class ChatController {
   }
 
   private onEvent(e: EventParams): void {
-    if (this.state.sessionId === null && this.inflight && e.type === 'turn.started') {
+    if (
+      this.state.sessionId === null &&
+      this.inflight &&
+      e.type === 'turn.started' &&
+      (e.data.clientTurnId === undefined || e.data.clientTurnId === this.clientTurnId)
+    ) {
       this.state = { ...this.state, sessionId: e.sessionId };
       void this.remember(e.sessionId);
     }

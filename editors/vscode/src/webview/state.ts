@@ -1,15 +1,17 @@
 /** The chat view's state and the pure reducer that folds host messages into it. */
-import type {
-  BranchInfo,
-  CheckpointFile,
-  EventParams,
-  Node,
-  PermissionOption,
-  ToolFinishedData,
-  ToolKind,
-  ToolStartedData,
-  ToolStatus,
-  TurnResult,
+import {
+  PERMISSION_WITHDRAWN,
+  type BranchInfo,
+  type CheckpointFile,
+  type EventParams,
+  type Node,
+  type PermissionOption,
+  type ToolFinishedData,
+  type ToolKind,
+  type ToolStartedData,
+  type ToolStatus,
+  type ToolCallRecord,
+  type TurnResult,
 } from '../protocol';
 import type { HostMessage } from './messages';
 
@@ -184,6 +186,23 @@ function message(
   };
 }
 
+function toolItem(state: ChatState, call: ToolCallRecord): ToolItem {
+  return {
+    kind: 'tool',
+    key: `t${state.seq}`,
+    toolCallId: call.id,
+    name: call.name,
+    toolKind: call.kind ?? 'other',
+    title: call.title ?? call.name,
+    status: call.status ?? 'completed',
+    input: call.input ?? {},
+    output: call.output ?? null,
+    diff: null,
+    permission: null,
+    turnId: null,
+  };
+}
+
 function fromHistory(
   state: ChatState,
   sessionId: string,
@@ -195,29 +214,32 @@ function fromHistory(
     if (node.role === 'tool') {
       continue;
     }
-    if (node.role === 'assistant') {
-      for (const call of node.toolCalls ?? []) {
-        next = push(next, {
-          kind: 'tool',
-          key: `t${next.seq}`,
-          toolCallId: call.id,
-          name: call.name,
-          toolKind: call.kind ?? 'other',
-          title: call.title ?? call.name,
-          status: call.status ?? 'completed',
-          input: call.input ?? {},
-          output: call.output ?? null,
-          diff: null,
-          permission: null,
-          turnId: null,
-        });
-      }
+    if (node.role !== 'assistant') {
+      next = push(next, message(next, node.role, node.text, { nodeId: node.id, predecessor: node.predecessor }));
+      continue;
     }
-    if (node.text || node.role === 'user') {
-      next = push(
-        next,
-        message(next, node.role, node.text, { nodeId: node.id, predecessor: node.predecessor }),
-      );
+    // Interleave each model call's text with the tool calls it made, as they streamed.
+    const calls = node.toolCalls ?? [];
+    const steps = Array.isArray(node.metadata?.steps) ? node.metadata.steps : null;
+    const segments: { text: string; calls: ToolCallRecord[] }[] = steps
+      ? steps.map((text, i) => ({ text, calls: calls.filter((c) => (c.step ?? 0) === i) }))
+      : [{ text: '', calls }, { text: node.text, calls: [] }];
+    if (steps) {
+      const placed = new Set(segments.flatMap((seg) => seg.calls));
+      segments.push({ text: '', calls: calls.filter((c) => !placed.has(c)) });
+    }
+    const last = segments.map((seg) => seg.text).reduce((at, text, i) => (text ? i : at), -1);
+    segments.forEach((seg, i) => {
+      if (seg.text) {
+        const isLast = i === last;
+        next = push(next, message(next, 'assistant', seg.text, isLast ? { nodeId: node.id, predecessor: node.predecessor } : {}));
+      }
+      for (const call of seg.calls) {
+        next = push(next, toolItem(next, call));
+      }
+    });
+    if (last < 0 && node.text) {
+      next = push(next, message(next, 'assistant', node.text, { nodeId: node.id, predecessor: node.predecessor }));
     }
   }
   return next;
@@ -264,6 +286,14 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       return onTurnResult(adopted, ev.data as unknown as TurnResult);
     case 'context.compacted':
       return note(adopted, 'info', 'Context compacted to fit the model window.');
+    case PERMISSION_WITHDRAWN: {
+      const toolCallId = String(ev.data.toolCallId ?? '');
+      return mapItems(adopted, (it) =>
+        it.kind === 'tool' && it.toolCallId === toolCallId && it.permission && it.permission.choice === undefined
+          ? { ...it, permission: { ...it.permission, choice: null } }
+          : it,
+      );
+    }
     default:
       return adopted;
   }

@@ -334,9 +334,21 @@ async function main() {
     process.exitCode = 1;
   } finally {
     await browser?.close().catch(() => undefined);
+    // code-server and its children share the process group we created; end it and wait.
+    const exited = new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
     try {
       process.kill(-proc.pid, 'SIGTERM');
     } catch { /* already gone */ }
+    const killer = setTimeout(() => {
+      try {
+        process.kill(-proc.pid, 'SIGKILL');
+      } catch { /* already gone */ }
+    }, 10_000);
+    await exited;
+    clearTimeout(killer);
+    try {
+      process.kill(-proc.pid, 'SIGKILL'); // stragglers of the group (extension hosts, servers)
+    } catch { /* none left */ }
     writeFileSync(csLog, Buffer.concat(chunks));
   }
 }
