@@ -12,6 +12,7 @@ from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.commit import ContextCommit
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest
+from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.events.bus import Event, EventBus
 
@@ -281,3 +282,35 @@ def test_an_oversized_last_message_goes_through_without_a_false_event() -> None:
     new = run(eng.auto_compact(prep, history=chain, summarize=Summariser()))
     assert new.messages[-1].content == chain[-1].text  # never dropped
     assert new.details.get("overBudget") and not seen
+
+
+def test_a_slow_summariser_times_out_into_a_structural_summary() -> None:
+    eng, _ = make_engine(summarizer_timeout=0.05)
+    chain = build_chain(same_file(18))
+
+    async def slow(req: SummaryRequest) -> str:
+        await asyncio.sleep(5)
+        return "too late"
+
+    new = run(eng.auto_compact(prepare(eng, chain, window=8000), history=chain, summarize=slow))
+    assert new.path == "structural" and "TimeoutError" in new.details["summarizerError"]
+
+
+def test_cancelling_during_the_summary_cancels_the_turn() -> None:
+    eng, seen = make_engine()
+    chain = build_chain(same_file(18))
+    with pytest.raises(TurnCancelled):
+        run(eng.auto_compact(prepare(eng, chain, window=8000), history=chain,
+                             summarize=Summariser(TurnCancelled("turn cancelled"))))
+    assert not seen
+
+
+def test_thresholds_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENPROGRAM_CONTEXT_AUTO_COMPACT", "0.5")
+    monkeypatch.setenv("OPENPROGRAM_CONTEXT_RECOMMEND", "0.4")
+    monkeypatch.setenv("OPENPROGRAM_CONTEXT_GAP_SECONDS", "60")
+    cfg = ContextConfig.from_env()
+    assert (cfg.auto_compact_ratio, cfg.recommend_ratio, cfg.gap_threshold_seconds) == \
+        (0.5, 0.4, 60.0)
+    monkeypatch.setenv("OPENPROGRAM_CONTEXT_AUTO_COMPACT", "lots")
+    assert ContextConfig.from_env().auto_compact_ratio == 0.8
