@@ -66,7 +66,7 @@ export class ChatController {
   async onPageMessage(msg: PageMessage): Promise<void> {
     switch (msg.type) {
       case 'ready':
-        this.sink?.post({ type: 'snapshot', state: this.state });
+        this.resync();
         return;
       case 'send':
         return this.send(msg.text, msg.forkFrom);
@@ -210,6 +210,11 @@ export class ChatController {
     const { branches } = await this.client.request<{ branches: BranchInfo[] }>(Requests.branches, { sessionId });
     this.post({ type: 'branches', branches });
     return branches;
+  }
+
+  /** Send the page the whole state (after it was hidden or reloaded). */
+  resync(): void {
+    this.sink?.post({ type: 'snapshot', state: this.state });
   }
 
   /** Ask the page to send its draft. */

@@ -58,6 +58,12 @@ export class ChatViewProvider implements api.WebviewViewProvider {
     view.webview.onDidReceiveMessage((m: PageMessage) => {
       void this.controller.onPageMessage(m);
     });
+    // Messages posted while the view is hidden can be lost; a visible view gets the whole state.
+    view.onDidChangeVisibility(() => {
+      if (view.visible) {
+        this.controller.resync();
+      }
+    });
     view.onDidDispose(() => {
       if (this.view === view) {
         this.view = undefined;

@@ -61,6 +61,7 @@ function prepare() {
     { text: 'Blue it is.' },
     { text: 'Saving notes.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
     { text: 'Notes saved.' },
+    { text: 'Waiting for the build.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }] },
   ], null, 2));
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.server.command': serverCommand,
@@ -110,7 +111,7 @@ async function chatFrame(page, tries = 120) {
   for (let i = 0; i < tries; i++) {
     for (const f of page.frames()) {
       try {
-        if (await f.locator('#input').count()) return f;
+        if (await f.locator('#input').isVisible()) return f;
       } catch { /* frame detached */ }
     }
     await page.waitForTimeout(500);
@@ -290,6 +291,24 @@ async function main() {
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
 
 
+    step = 'cancel a running command';
+    for (const f of page.frames()) {
+      try {
+        const n = await f.locator('#input').count();
+        if (n) log(`frame ${f.url().slice(0, 80)} detached=${f.isDetached()} msgs=${await f.locator('.msg').count()} visible=${await f.locator('#input').isVisible()}`);
+      } catch (e) { log('frame err', e.message); }
+    }
+    await frame.locator('#input').fill('Run the slow build');
+    await frame.locator('#input').press('Enter');
+    const allowRun = frame.locator('.tool-card[data-kind="execute"] button[data-option-kind="allow_once"]');
+    await allowRun.waitFor({ timeout: STEP_TIMEOUT });
+    await allowRun.click();
+    await frame.locator('.tool-card[data-kind="execute"].status-in_progress').waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#cancel:not([hidden])').click();
+    await frame.locator('.note', { hasText: 'Cancelled.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await shot('09b-cancelled');
+
     step = 'reload VS Code; the session comes back';
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
@@ -299,7 +318,7 @@ async function main() {
       return chatFrame(page);
     });
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
-    await frame.locator('.msg.role-user', { hasText: 'Pick a colour with me' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-user', { hasText: 'Run the slow build' }).waitFor({ timeout: STEP_TIMEOUT });
     await shot('10-reloaded');
 
     step = 'light and high-contrast themes';
