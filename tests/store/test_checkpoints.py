@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -390,3 +391,24 @@ def test_unique_id_prefixes_are_accepted(ws: Path, home: Path) -> None:
     assert not (ws / "a.txt").exists()
     with pytest.raises(NotFound):
         store.get("c")  # too short to mean anything
+
+
+def test_whole_objects_are_read_from_the_baseline_pack(ws: Path, home: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store.checkpoints import stage
+    from openprogram_lsp.store.checkpoints.packs import read_packed
+
+    monkeypatch.setattr(stage, "BULK_ADD", 1)
+    (ws / "big.txt").write_text("line of text\n" * 5000)  # several zlib blocks
+    (ws / "random.bin").write_bytes(os.urandom(70_000))  # incompressible
+    store = open_store(ws, home)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    listing = store.repo.git(["ls-tree", "-r", "-z", store._entry(base.id).commit])
+    blobs = [line.split()[2].decode() for line in listing.split(b"\0") if line]
+    assert len(blobs) >= 6
+    for sha in blobs:
+        assert not (store.repo.git_dir / "objects" / sha[:2] / sha[2:]).exists()
+        assert read_packed(store.repo.git_dir, sha) == (
+            "blob", store.repo.git(["cat-file", "blob", sha]))
+    assert read_packed(store.repo.git_dir, "0" * 40) is None

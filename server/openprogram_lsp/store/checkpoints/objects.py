@@ -10,6 +10,7 @@ import zlib
 from dataclasses import dataclass
 
 from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.store.checkpoints.packs import read_packed
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 TREE_MODE = "40000"
@@ -35,7 +36,10 @@ def read_object(repo: ShadowRepo, sha: str) -> tuple[str, bytes]:
     path = repo.git_dir / "objects" / sha[:2] / sha[2:]
     try:
         raw = zlib.decompress(path.read_bytes())
-    except (OSError, zlib.error):  # packed: one ``cat-file --batch`` gives type and body
+    except (OSError, zlib.error):  # packed: read whole objects here, deltas via git
+        packed = read_packed(repo.git_dir, sha)
+        if packed is not None:
+            return packed
         out = repo.git(["cat-file", "--batch"], input=sha.encode() + b"\n")
         header, _, rest = out.partition(b"\n")
         fields = header.decode().split()
@@ -181,7 +185,11 @@ def read_blobs(repo: ShadowRepo, shas: list[str]) -> dict[str, bytes]:
         try:
             raw = zlib.decompress(path.read_bytes())
         except (OSError, zlib.error):
-            rest.append(sha)
+            packed = read_packed(repo.git_dir, sha)
+            if packed is None:
+                rest.append(sha)
+            else:
+                out[sha] = packed[1]
             continue
         out[sha] = raw.partition(b"\0")[2]
     if rest:
