@@ -221,3 +221,13 @@ test('permission.withdrawn closes the open prompt on its card', () => {
   ]);
   assert.equal(tools(s)[0].permission?.choice, null);
 });
+
+test('a cancelled turn leaves no tool card running', () => {
+  const s = run([
+    { type: 'userSent', text: 'x', predecessor: null },
+    ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run sleep', input: {} }),
+    { type: 'turnResult', result: result({ status: 'cancelled', text: '' }) },
+  ]);
+  assert.equal(tools(s)[0].status, 'failed');
+  assert.equal(tools(s)[0].output, 'Cancelled.');
+});

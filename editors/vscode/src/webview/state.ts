@@ -366,7 +366,15 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   if (state.sessionId !== null && r.sessionId !== state.sessionId) {
     return state;
   }
-  let items = state.items.map((it) => (it.kind === 'message' && it.streaming ? { ...it, streaming: false } : it));
+  const ended = r.status !== 'done';
+  let items = state.items.map((it): ChatItem => {
+    if (it.kind === 'message' && it.streaming) return { ...it, streaming: false };
+    // A cancelled or failed turn leaves no tool running.
+    if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
+      return { ...it, status: 'failed', output: it.output ?? (r.status === 'cancelled' ? 'Cancelled.' : 'The turn failed.') };
+    }
+    return it;
+  });
   // The newest user message without a node id is the one this turn answered.
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i];
