@@ -298,9 +298,21 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     // Fork buttons depend on busy; re-render messages.
     rendered.forEach((v) => { if (v.item.kind === 'message') v.item = { ...v.item }; });
   }
-  vscode.setState(state);
-  render();
+  scheduleRender();
 });
+
+let renderQueued = false;
+
+/** Render at most once per frame: a fast stream of deltas costs one markdown pass per frame. */
+function scheduleRender(): void {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    vscode.setState(state);
+    render();
+  });
+}
 
 layout();
 render();
