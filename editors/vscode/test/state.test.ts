@@ -231,3 +231,15 @@ test('a cancelled turn leaves no tool card running', () => {
   assert.equal(tools(s)[0].status, 'failed');
   assert.equal(tools(s)[0].output, 'Cancelled.');
 });
+
+test('subagent and branch messages show as notes', () => {
+  const s = run([
+    { type: 'reset', sessionId: S },
+    ev('subagent.started', { agentId: 'a1', label: 'tests', headId: 'h' }),
+    ev('subagent.ended', { agentId: 'a1', status: 'done' }),
+    ev('branch.message_sent', { from: 'x', to: 'alt', message: 'hi' }),
+  ]);
+  assert.deepEqual(s.items.map((i) => (i.kind === 'note' ? i.text : i.kind)), [
+    'Subagent “tests” started.', 'Subagent “a1” done.', 'Message sent to branch alt.',
+  ]);
+});

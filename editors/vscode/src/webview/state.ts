@@ -286,6 +286,16 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       return onTurnResult(adopted, ev.data as unknown as TurnResult);
     case 'context.compacted':
       return note(adopted, 'info', 'Context compacted to fit the model window.');
+    case 'subagent.started': {
+      const label = String(ev.data.label ?? ev.data.agentId ?? 'subagent');
+      return note(adopted, 'info', `Subagent “${label}” started.`);
+    }
+    case 'subagent.ended': {
+      const label = String(ev.data.label ?? ev.data.agentId ?? 'subagent');
+      return note(adopted, 'info', `Subagent “${label}” ${String(ev.data.status ?? 'ended')}.`);
+    }
+    case 'branch.message_sent':
+      return note(adopted, 'info', `Message sent to branch ${String(ev.data.to ?? '')}.`);
     case PERMISSION_WITHDRAWN: {
       const toolCallId = String(ev.data.toolCallId ?? '');
       return mapItems(adopted, (it) =>
