@@ -412,3 +412,13 @@ def test_whole_objects_are_read_from_the_baseline_pack(ws: Path, home: Path,
         assert read_packed(store.repo.git_dir, sha) == (
             "blob", store.repo.git(["cat-file", "blob", sha]))
     assert read_packed(store.repo.git_dir, "0" * 40) is None
+
+
+def test_a_huge_workspace_is_refused_once_not_walked_every_turn(ws: Path, home: Path) -> None:
+    from openprogram_lsp.core.errors import CheckpointError
+
+    store = open_store(ws, home, max_files=3)
+    with pytest.raises(CheckpointError, match="limit 3"):
+        store.ensure_baseline("s")
+    with pytest.raises(CheckpointError, match="checkpoints are off"):
+        store.commit_turn("s", "t", "m")

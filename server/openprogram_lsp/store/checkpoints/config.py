@@ -31,6 +31,7 @@ class CheckpointConfig:
     excludes: tuple[str, ...] = DEFAULT_EXCLUDES
     max_count: int = _DEFAULT_MAX_COUNT
     max_age_days: float = _DEFAULT_MAX_AGE_DAYS
+    max_files: int = 300_000  # more changed paths than this in one walk: refuse (a home dir?)
     lock_timeout: float = 120.0
     git_timeout: float = 300.0
 

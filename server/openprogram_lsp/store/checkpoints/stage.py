@@ -28,6 +28,10 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+class TooManyFiles(CheckpointError):
+    """A walk found more files than ``max_files``: checkpoints stay off for this process."""
+
+
 @dataclass(slots=True)
 class _Plan:
     files: list[str] = field(default_factory=list)    # to hash (exist, regular or symlink)
@@ -84,6 +88,11 @@ class Stager:
         self._recheck_state()
         self.repo.write_excludes()
         todo = self._status(None)
+        if len(todo) > self.repo.config.max_files:
+            raise TooManyFiles(
+                f"{len(todo)} files to record in {self.repo.workspace} (limit "
+                f"{self.repo.config.max_files}); exclude build output or vendored trees with "
+                "OPENPROGRAM_CHECKPOINT_EXCLUDES or .gitignore")
         if len(todo) <= BULK_ADD:
             return todo
         plan = self._plan(todo, scanned=True)

@@ -22,7 +22,7 @@ from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
 from openprogram_lsp.store.checkpoints.objects import TreeChange, commit_tree, write_commit
 from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
-from openprogram_lsp.store.checkpoints.stage import Stager
+from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
 
 Entries = list[Entry]
 Checkpoints = list[Checkpoint]
@@ -63,6 +63,7 @@ class CheckpointStore:
         self._head_tree: tuple[str, str] | None = None
         self._seen_head: str | None = None
         self._stamp: tuple[int, int, int] | None = None
+        self._disabled: str | None = None
 
     @property
     def root(self) -> Path:
@@ -250,6 +251,8 @@ class CheckpointStore:
                 *, full: bool = False, allow_empty: bool = False,
                 restored_from: str | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
+        if self._disabled is not None:
+            raise CheckpointError(self._disabled)
         head = self.repo.head()
         stamp = self.repo.index_stamp()
         # Another process committed or touched the index: what this one knows is stale.
@@ -263,11 +266,13 @@ class CheckpointStore:
         try:
             parent_tree = self._tree_of_head(head)
             tree, changes = self._stage(parent_tree, noted, walk)
-        except BaseException:
+        except BaseException as exc:
             with self._noted_lock:
                 self._noted |= noted
                 self._scan_all = True
             self.stager.forget()
+            if isinstance(exc, TooManyFiles):
+                self._disabled = f"checkpoints are off for this workspace: {exc.message}"
             raise
         self._seen_head = head
         self._stamp = self.repo.index_stamp()
