@@ -21,6 +21,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 _DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 _DEFAULT_MAX_COUNT = 200
 _DEFAULT_MAX_AGE_DAYS = 30.0
+_DEFAULT_MAX_FILES = 300_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class CheckpointConfig:
     excludes: tuple[str, ...] = DEFAULT_EXCLUDES
     max_count: int = _DEFAULT_MAX_COUNT
     max_age_days: float = _DEFAULT_MAX_AGE_DAYS
-    max_files: int = 300_000  # more changed paths than this in one walk: refuse (a home dir?)
+    max_files: int = _DEFAULT_MAX_FILES  # more paths than this in one walk: refuse (a home dir?)
     lock_timeout: float = 120.0
     git_timeout: float = 300.0
 
@@ -50,4 +51,5 @@ class CheckpointConfig:
             max_count=int(env.get("OPENPROGRAM_CHECKPOINT_MAX_COUNT", _DEFAULT_MAX_COUNT)),
             max_age_days=float(env.get("OPENPROGRAM_CHECKPOINT_MAX_AGE_DAYS",
                                        _DEFAULT_MAX_AGE_DAYS)),
+            max_files=int(env.get("OPENPROGRAM_CHECKPOINT_MAX_FILES", _DEFAULT_MAX_FILES)),
         )
