@@ -93,3 +93,16 @@ def test_packed_baseline_reads_restores_and_prunes(tmp_path: Path,
     fresh.restore(base.id)
     assert tree_hash(ws) == state
     assert fresh.diff(edit.id) == diff
+
+
+def test_prune_if_due_uses_the_configured_limits(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home", max_count=4)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    ids = _turns(store, ws, 3)
+    assert store.prune_if_due() == []  # four checkpoints: within the limit
+    more = _turns(store, ws, 2)
+    dropped = store.prune_if_due(keep_ids={base.id})
+    assert dropped == [ids[0]]
+    assert [c.id for c in store.list()] == [*reversed(more), ids[2], ids[1], base.id]

@@ -203,6 +203,18 @@ class CheckpointStore:
                 self._seen_head = self.repo.head()
             return dropped
 
+    def prune_if_due(self, keep_ids: Iterable[str] = ()) -> Ids:
+        """``prune()`` with the configured limits, only when they are exceeded (cheap if not)."""
+        from openprogram_lsp.store.checkpoints.retention import choose_drops
+
+        with self.lock:
+            self._open()
+            keep = set(keep_ids)
+            if not choose_drops(self._entries(), self.config.max_count,
+                                self.config.max_age_days, keep, force=False):
+                return []
+            return self.prune(keep_ids=keep)
+
     # -- internals used by restore / retention ------------------------------------------
 
     def _pending(self) -> bool:
