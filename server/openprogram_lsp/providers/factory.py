@@ -1,4 +1,4 @@
-"""Turning a model spec (``offline``, ``scripted:FILE``, ``openai:M``, ``anthropic:M``) into a provider."""
+"""Model specs (offline, scripted:FILE, openai:M, anthropic:M) turned into providers."""
 
 from __future__ import annotations
 

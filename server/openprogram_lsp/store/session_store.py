@@ -1,8 +1,8 @@
 """Session stores: one git repository per session, an in-memory index, an LRU of open sessions.
 
 Layout of ``sessions/<sid>/``: ``nodes/<seq>-<id>.json`` (one file per node, written atomically),
-``meta.json`` (title, head, branch names, status), ``context/`` (per-turn ContextCommits). Git is the
-source of truth: ``commit_turn`` makes exactly one commit per turn.
+``meta.json`` (title, head, branch names, status), ``context/`` (per-turn ContextCommits).
+Git is the source of truth: ``commit_turn`` makes exactly one commit per turn.
 """
 
 from __future__ import annotations
