@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.store.checkpoints.chain import Entry
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message
+from openprogram_lsp.store.checkpoints.objects import commit_tree
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 
@@ -53,12 +54,12 @@ def _recommit(repo: ShadowRepo, commit: str, parent: str | None) -> str:
     return repo.git(args, input=message.encode(), extra_env=env).decode().strip()
 
 
-def _base(repo: ShadowRepo, tree_of: str, parent: str | None, child: Entry) -> str:
+def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry) -> str:
     """A hidden commit holding a dropped parent's tree, so a kept child's diff stays exact."""
     child_id = child.meta.id if child.meta else child.commit
     meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=now_iso(),
                       message=f"Parent state of checkpoint {child_id}")
-    tree = repo.tree_of(tree_of)
+    tree = commit_tree(repo, dropped)
     args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
     return repo.git(args, input=build_message(meta).encode()).decode().strip()
 

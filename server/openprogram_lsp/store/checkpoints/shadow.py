@@ -191,10 +191,6 @@ class ShadowRepo:
 
     # -- objects --------------------------------------------------------------------------
 
-    def tree_of(self, commit: str) -> str:
-        """The tree of a commit."""
-        return self.git(["rev-parse", f"{commit}^{{tree}}"]).decode().strip()
-
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of blobs, read with one ``cat-file --batch``."""
         wanted = list(dict.fromkeys(shas))

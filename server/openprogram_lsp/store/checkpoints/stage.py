@@ -75,12 +75,6 @@ class Stager:
 
     # -- scans ------------------------------------------------------------------------------
 
-    def full(self) -> None:
-        """Find every changed path with one ``git status`` walk and stage those."""
-        todo = self.scan()
-        if todo:
-            self.paths(todo, scanned=True)
-
     def scan(self) -> list[str] | None:
         """Walk the tree with ``git status``; returns the changed paths, or None when there
         were so many that one ``git add -A`` has staged them already."""
