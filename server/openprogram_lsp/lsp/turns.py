@@ -75,8 +75,9 @@ class Progress:
             wdp = self._server.work_done_progress
             wdp.end(self.token, types.WorkDoneProgressEnd(message=message))
             wdp.tokens.pop(self.token, None)
-        elif self._task is not None and not self._task.done():
-            self._task.cancel()
+        # A create request still in flight is left to finish (bounded by its timeout):
+        # cancelling it makes pygls fail when the client's late reply arrives, and _begin
+        # checks _ended after the reply, so no begin follows an end.
 
 
 class TurnRunner:
