@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +38,7 @@ class ToolRunner:
     mode: PermissionMode = "ask"
     rules: RuleBook = field(default_factory=RuleBook)
     approver: Approver | None = None
-    before_mutation: Callable[[], None] | None = None
+    before_mutation: Callable[[], Awaitable[None]] | None = None
     failures: dict[str, int] = field(default_factory=dict)
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
@@ -74,7 +74,9 @@ class ToolRunner:
             return self._finish(record, out), out
         if tool.kind not in READ_KINDS and self.before_mutation is not None:
             try:
-                self.before_mutation()
+                await self.before_mutation()
+            except asyncio.CancelledError:
+                raise
             except Exception:
                 log.exception("baseline checkpoint failed; the tool still runs")
         try:

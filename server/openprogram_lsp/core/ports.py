@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
 from openprogram_lsp.core.types import (
@@ -46,4 +47,13 @@ class Checkpointer(Protocol):
     def commit_turn(self, session_id: str, turn_id: str, message: str,
                     *, full_scan: bool = False) -> Checkpoint | None:
         """Commit the workspace's changes for a turn; None when nothing changed."""
+        ...
+
+    def turn_guard(self, timeout: float | None = None) -> AbstractAsyncContextManager[None]:
+        """Hold the workspace from a turn's first edit to its checkpoint (serialises sessions)."""
+        ...
+
+    def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()
+                     ) -> list[str]:
+        """Apply the retention limits when they are exceeded; returns dropped ids."""
         ...

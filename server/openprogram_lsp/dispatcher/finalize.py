@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.loop import LoopState
@@ -11,6 +12,7 @@ from openprogram_lsp.context.commit import context_digest
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
 from openprogram_lsp.events.bus import Event, make_event
+from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
@@ -21,6 +23,20 @@ log = logging.getLogger(__name__)
 def _first_line(text: str, limit: int = 60) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
+    """Checkpoint ids recorded on the nodes of every session of a workspace (kept by pruning)."""
+    ws = str(workspace.resolve())
+    out: set[str] = set()
+    for meta in store.list_sessions():
+        if meta.get("workspace") and str(Path(meta["workspace"]).resolve()) != ws:
+            continue
+        for node in store.nodes(str(meta["id"])):
+            cid = node.metadata.get("checkpointId")
+            if isinstance(cid, str):
+                out.add(cid)
+    return out
 
 
 def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
@@ -84,6 +100,14 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
     label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
     subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
     store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
+    if checkpoint is not None and checkpointer is not None:
+        try:
+            dropped = checkpointer.prune_if_due(lambda: referenced_checkpoints(store,
+                                                                               turn.workspace))
+            if dropped:
+                log.info("retention dropped %d checkpoint(s)", len(dropped))
+        except Exception:
+            log.exception("checkpoint retention failed")
     result = TurnResult(
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
         head_id=store.head(sid) or tid,

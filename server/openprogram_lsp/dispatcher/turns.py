@@ -6,6 +6,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,13 @@ from openprogram_lsp.agent.loop import LoopHooks, LoopState
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.context.types import TurnPrep
-from openprogram_lsp.core.errors import NotFound, OpenProgramError, SessionBusy, TurnCancelled
+from openprogram_lsp.core.errors import (
+    CheckpointError,
+    NotFound,
+    OpenProgramError,
+    SessionBusy,
+    TurnCancelled,
+)
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.ports import Checkpointer
 from openprogram_lsp.core.turn_context import (
@@ -42,6 +49,7 @@ from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
 
 log = logging.getLogger(__name__)
+GUARD_TIMEOUT = 120.0
 
 
 @dataclass(slots=True)
@@ -59,6 +67,7 @@ class ActiveTurn:
     baseline_done: bool = False
     prep: TurnPrep | None = None
     model: str = ""
+    resources: AsyncExitStack = field(default_factory=AsyncExitStack)
 
 
 def _tool_node_id(turn_id: str, call_id: str) -> str:
@@ -271,6 +280,7 @@ class Dispatcher:
             with self._lock:
                 self._active.pop(turn_id, None)
             self.agents.after_turn(turn, status, leftover)
+            await turn.resources.aclose()  # releases the workspace guard after the checkpoint
             for ev in pending:
                 s.bus.emit(ev)
         if swallowed_cancel:
@@ -306,10 +316,20 @@ class Dispatcher:
             if checkpointer is not None:
                 checkpointer.note_paths(paths)
 
-        def before_mutation() -> None:
-            if checkpointer is not None and not turn.baseline_done:
-                turn.baseline_done = True
-                checkpointer.ensure_baseline(turn.session_id)
+        async def before_mutation() -> None:
+            if checkpointer is None or turn.baseline_done:
+                return
+            turn.baseline_done = True
+            # From the first edit to the checkpoint the workspace belongs to this turn, so
+            # another session's edits are never credited to it. A turn that cannot get it in
+            # time goes on (logged): attribution is then shared, never an edit lost.
+            try:
+                await turn.resources.enter_async_context(
+                    checkpointer.turn_guard(timeout=GUARD_TIMEOUT))
+            except CheckpointError:
+                log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
+                            turn.workspace, GUARD_TIMEOUT, turn.turn_id)
+            await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
 
         ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,

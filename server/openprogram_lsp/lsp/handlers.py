@@ -220,8 +220,9 @@ class Handlers:
         root = Path(self.server.primary_workspace)
         restored = [str(x) for x in out.get("restored") or []]
         if restored:
-            changes = [{"path": path, "change": "modified" if (root / path).exists()
-                        else "deleted"} for path in restored]
+            changes = out.get("changes") or [
+                {"path": path, "change": "modified" if (root / path).exists() else "deleted"}
+                for path in restored]
             self.dispatcher.services.bus.emit(make_event(
                 "file.changed", {"changes": changes, "root": str(root)}, session_id=None,
                 turn_id=None, origin="restore"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -203,13 +203,20 @@ class CheckpointStore:
                 self._seen_head = self.repo.head()
             return dropped
 
-    def prune_if_due(self, keep_ids: Iterable[str] = ()) -> Ids:
-        """``prune()`` with the configured limits, only when they are exceeded (cheap if not)."""
+    def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()) -> Ids:
+        """``prune()`` with the configured limits, only when they are exceeded (cheap if not).
+
+        ``keep_ids`` may be a function, called only when something is due (collecting the ids
+        that sessions reference can be costly).
+        """
         from openprogram_lsp.store.checkpoints.retention import choose_drops
 
         with self.lock:
             self._open()
-            keep = set(keep_ids)
+            if not choose_drops(self._entries(), self.config.max_count,
+                                self.config.max_age_days, set(), force=False):
+                return []
+            keep = set(keep_ids() if callable(keep_ids) else keep_ids)
             if not choose_drops(self._entries(), self.config.max_count,
                                 self.config.max_age_days, keep, force=False):
                 return []
