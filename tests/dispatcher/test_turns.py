@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import FixedAsker, RecordingApprover
 
+from openprogram_lsp.context.render import render_node
 from openprogram_lsp.core.errors import NotFound, SessionBusy
 from openprogram_lsp.core.types import INHERIT, Node, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -264,6 +265,13 @@ def test_steering_skips_remaining_tools(make_dispatcher: Make, script: Callable,
     calls = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls or []
     assert calls[1].output and "interjected" in calls[1].output
     assert r.text.endswith("ok, changed course")
+    # the interjection is part of the stored turn, so later turns see what the model saw
+    node = d.services.store.get_node(r.session_id, r.assistant_node_id)
+    assert node.metadata["interjections"] == [
+        {"beforeStep": 1, "kind": "steer", "text": "stop, do something else"}]
+    rendered = [(m.role, m.content) for m in render_node(node)]
+    assert rendered[3:] == [("user", "stop, do something else"),
+                            ("assistant", "ok, changed course")]
 
 
 def test_question_answered_through_asker(make_dispatcher: Make, script: Callable) -> None:

@@ -38,6 +38,14 @@ class LoopState:
     stop_reason: StopReason = "end_turn"
     model_calls: int = 0
     first_call_usage: Usage | None = None  # what the provider reported for the first call
+    # user messages fed into the running turn (steering, follow-ups), with the index of the
+    # step they came before, so the stored node renders exactly what the model saw
+    interjections: list[dict[str, Any]] = field(default_factory=list)
+
+    def interject(self, kind: str, text: str) -> Message:
+        """Record a user message fed into the turn before the next step."""
+        self.interjections.append({"beforeStep": len(self.steps), "kind": kind, "text": text})
+        return Message(role="user", content=text)
 
     @property
     def text(self) -> str:
@@ -132,11 +140,11 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
         if not calls:
             steering = control.take_steering()
             if steering:
-                messages.extend(Message(role="user", content=s) for s in steering)
+                messages.extend(state.interject("steer", s) for s in steering)
                 continue
             follow = control.take_follow_up()
             if follow is not None:
-                messages.append(Message(role="user", content=follow))
+                messages.append(state.interject("follow_up", follow))
                 continue
             break
         for i, call in enumerate(calls):
@@ -155,7 +163,6 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     messages.append(Message(role="tool", content=prompts.SKIPPED_FOR_STEERING,
                                             tool_call_id=skipped.id, name=skipped.name,
                                             is_error=True))
-                messages.extend(Message(role="user", content=s)
-                                for s in control.take_steering())
+                messages.extend(state.interject("steer", s) for s in control.take_steering())
                 break
     return state

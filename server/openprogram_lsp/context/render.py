@@ -47,7 +47,12 @@ def render_node(node: Node) -> list[Message]:
             raise ValueError(f"tool call {c.id} of {node.id} has step {c.step}")
         by_step.setdefault(min(c.step, last), []).append(c)  # late calls go with the last step
     out: list[Message] = []
+    before: dict[int, list[str]] = {}
+    for item in node.metadata.get("interjections") or ():
+        before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
     for i, text in enumerate(steps):
+        for said in before.get(i, ()):
+            out.append(Message(role="user", content=said))  # steering / follow-up, as sent
         step_calls = by_step.get(i)
         if not step_calls:
             if text:
@@ -59,6 +64,8 @@ def render_node(node: Node) -> list[Message]:
         for c in step_calls:
             out.append(Message(role="tool", content=c.output or "(no output)", tool_call_id=c.id,
                                name=c.name, is_error=c.status == "failed"))
+    for i in sorted(k for k in before if k >= len(steps)):  # fed in just before a cancel
+        out.extend(Message(role="user", content=said) for said in before[i])
     if node.status in ("error", "cancelled", "interrupted") and out:
         out[-1] = out[-1].model_copy(
             update={"content": out[-1].content + f"\n[turn {node.status}]"})

@@ -76,6 +76,7 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
             log.exception("ContextCommit of turn %s failed", tid)
     node = store.get_node(sid, tid)
     metadata = {**node.metadata, "steps": list(state.steps), "usage": state.usage.wire(),
+                **({"interjections": list(state.interjections)} if state.interjections else {}),
                 "model": turn.model, "finishedAt": now_iso()}
     if record is not None:
         metadata["context"] = context_digest(record)

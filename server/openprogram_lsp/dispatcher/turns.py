@@ -362,7 +362,8 @@ class Dispatcher:
             store.update_node(turn.session_id, turn.turn_id, text=state.text,
                               tool_calls=list(state.tool_calls),
                               metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
-                                        "steps": list(state.steps)})
+                                        "steps": list(state.steps),
+                                        "interjections": list(state.interjections)})
 
         await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
                        state=state, hooks=LoopHooks(on_tool_finished=persist_tool))
