@@ -91,8 +91,18 @@ export interface Node {
   createdAt?: string;
   status?: string | null;
   toolCalls?: ToolCallRecord[] | null;
-  /** `steps`: the text of each model call of an assistant turn, in order. */
-  metadata?: { steps?: string[] } & Record<string, unknown>;
+  /**
+   * `steps`: the text of each model call of an assistant turn, in order; `interjections`: user
+   * messages fed into the running turn, each before the step it names.
+   */
+  metadata?: { steps?: string[]; interjections?: Interjection[] } & Record<string, unknown>;
+}
+
+/** A steering or follow-up message fed into a running turn before step `beforeStep`. */
+export interface Interjection {
+  beforeStep: number;
+  kind: 'steer' | 'follow_up';
+  text: string;
 }
 
 export interface CheckpointFile {
@@ -108,7 +118,7 @@ export interface Checkpoint {
   createdAt: string;
   message: string;
   files: CheckpointFile[];
-  kind?: 'baseline' | 'turn' | 'safety';
+  kind?: 'baseline' | 'turn' | 'safety' | 'restore';
 }
 
 export interface Usage {
@@ -140,10 +150,12 @@ export interface ChatParams {
 
 export interface ForkParams {
   sessionId: string;
-  fromNodeId: string;
+  /** null starts a new root in the session. */
+  fromNodeId: string | null;
   text: string;
   name?: string;
   model?: string;
+  clientTurnId?: string;
 }
 
 export interface SessionInfo {
@@ -242,6 +254,21 @@ export interface ToolFinishedData {
   toolCallId: string;
   status: 'completed' | 'failed';
   output: string;
+}
+
+/** `permission.withdrawn`: an approval prompt timed out or its turn was cancelled. */
+export interface PermissionWithdrawnData {
+  toolCallId: string;
+  reason: string;
+}
+
+/** One subagent run (`openprogram/agents`). */
+export interface AgentInfo {
+  id: string;
+  sessionId: string;
+  headId?: string | null;
+  label?: string | null;
+  status: 'running' | 'done' | 'error' | 'cancelled';
 }
 
 /** Client capability that opts into permission and question requests. */

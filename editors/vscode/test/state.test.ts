@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { EventParams, TurnResult } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
-import { initialState, reduce, type ChatState, type MessageItem, type ToolItem } from '../src/webview/state';
+import { initialState, reduce, withdrawnReason, type ChatState, type MessageItem, type NoteItem, type ToolItem } from '../src/webview/state';
 
 const S = 'sess1';
 
@@ -78,6 +78,7 @@ test('events of other sessions are ignored', () => {
 test('a tool call becomes a card; permission prompt attaches to it and settles once', () => {
   let s = run([
     { type: 'userSent', text: 'write it', predecessor: null },
+    ev('turn.started'),
     ev('text.delta', { text: 'Writing.' }),
     ev('tool.started', { toolCallId: 'c1', name: 'write_file', kind: 'edit', title: 'Write a.txt', input: { path: 'a.txt' } }),
     {
@@ -208,23 +209,10 @@ test('history interleaves the text of each step with its tool calls; the last se
   ]);
 });
 
-test('permission.withdrawn closes the open prompt on its card', () => {
-  const s = run([
-    { type: 'reset', sessionId: S },
-    {
-      type: 'permission',
-      requestId: 'p1',
-      toolCall: { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run ls', input: {} },
-      options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
-    },
-    ev('permission.withdrawn', { toolCallId: 'c1', reason: 'timeout' }),
-  ]);
-  assert.equal(tools(s)[0].permission?.choice, null);
-});
-
 test('a cancelled turn leaves no tool card running', () => {
   const s = run([
     { type: 'userSent', text: 'x', predecessor: null },
+    ev('turn.started'),
     ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run sleep', input: {} }),
     { type: 'turnResult', result: result({ status: 'cancelled', text: '' }) },
   ]);
@@ -242,4 +230,180 @@ test('subagent and branch messages show as notes', () => {
   assert.deepEqual(s.items.map((i) => (i.kind === 'note' ? i.text : i.kind)), [
     'Subagent “tests” started.', 'Subagent “a1” done.', 'Message sent to branch alt.',
   ]);
+});
+
+const permission = (requestId = 'p1', toolCallId = 'c1'): HostMessage => ({
+  type: 'permission',
+  requestId,
+  toolCall: { toolCallId, name: 'run_command', kind: 'execute', title: 'Run ls', input: { command: 'ls' } },
+  options: [
+    { optionId: 'o1', name: 'Allow once', kind: 'allow_once' },
+    { optionId: 'o2', name: 'Reject', kind: 'reject_once' },
+  ],
+});
+
+test('permission.withdrawn marks the open prompt withdrawn with its reason', () => {
+  const s = run([{ type: 'reset', sessionId: S }, permission(), ev('permission.withdrawn', { toolCallId: 'c1', reason: 'timeout' })]);
+  const p = tools(s)[0].permission;
+  assert.equal(p?.choice, null);
+  assert.equal(p?.withdrawn, 'timeout');
+  assert.equal(withdrawnReason('timeout'), 'no answer in time');
+  assert.equal(withdrawnReason('cancelled'), 'the turn was cancelled');
+  // A late answer from the card or the notification changes nothing.
+  const late = reduce(s, { type: 'permissionSettled', requestId: 'p1', choice: 'o1' });
+  assert.deepEqual(tools(late)[0].permission, p);
+});
+
+test('permission.withdrawn after the request was settled as cancelled still shows the reason', () => {
+  // The notification fallback: $/cancelRequest settles the prompt (no answer) before the event.
+  const s = run([
+    { type: 'reset', sessionId: S },
+    permission(),
+    { type: 'permissionSettled', requestId: 'p1', choice: null },
+    ev('permission.withdrawn', { toolCallId: 'c1', reason: 'cancelled' }),
+  ]);
+  assert.equal(tools(s)[0].permission?.withdrawn, 'cancelled');
+  assert.equal(tools(s)[0].permission?.choice, null);
+});
+
+test('permission.withdrawn leaves an answered prompt, other cards and other sessions alone', () => {
+  const s = run([
+    { type: 'reset', sessionId: S },
+    permission('p1', 'c1'),
+    permission('p2', 'c2'),
+    { type: 'permissionSettled', requestId: 'p1', choice: 'o1' },
+    ev('permission.withdrawn', { toolCallId: 'c1', reason: 'timeout' }),
+    ev('permission.withdrawn', { toolCallId: 'c2', reason: 'timeout' }, 't1', 'other'),
+  ]);
+  assert.equal(tools(s)[0].permission?.choice, 'o1');
+  assert.equal(tools(s)[0].permission?.withdrawn, undefined);
+  assert.equal(tools(s)[1].permission?.choice, undefined, 'an event of another session is ignored');
+  const reasonless = reduce(s, ev('permission.withdrawn', { toolCallId: 'c2' }));
+  assert.equal(tools(reasonless)[1].permission?.withdrawn, 'withdrawn');
+});
+
+test('a chat that starts a new session binds the panel at its own turn.started (clientTurnId)', () => {
+  let s = run([
+    { type: 'userSent', text: 'hi', predecessor: null, clientTurnId: 'turn-1' },
+    // Another window's new session, and a turn started there, are not this panel's.
+    ev('text.delta', { text: 'elsewhere' }, 'tx', 'other'),
+    ev('turn.started', { clientTurnId: 'turn-9' }, 'tx', 'other'),
+  ]);
+  assert.equal(s.sessionId, null);
+  assert.equal(messages(s).length, 1);
+  s = run([ev('turn.started', { clientTurnId: 'turn-1' }, 't1', 'mine'), ev('text.delta', { text: 'Hi!' }, 't1', 'mine')], s);
+  assert.equal(s.sessionId, 'mine', 'bound before the turn ends');
+  assert.equal(s.busy, true);
+  assert.deepEqual(messages(s).map((m) => m.text), ['hi', 'Hi!']);
+  s = reduce(s, ev('text.delta', { text: 'x' }, 'tx', 'other'));
+  assert.equal(messages(s)[1].text, 'Hi!');
+  s = reduce(s, { type: 'turnResult', result: result({ sessionId: 'mine', text: 'Hi!' }), clientTurnId: 'turn-1' });
+  assert.equal(s.clientTurnId, null);
+  assert.equal(s.busy, false);
+});
+
+test('a server that does not echo clientTurnId still binds at turn.started; an idle panel binds nothing', () => {
+  const s = run([{ type: 'userSent', text: 'hi', predecessor: null, clientTurnId: 'turn-1' }, ev('turn.started', {}, 't1', 'mine')]);
+  assert.equal(s.sessionId, 'mine');
+  const idle = reduce(initialState(), ev('turn.started', { clientTurnId: 'turn-1' }, 't1', 'mine'));
+  assert.equal(idle.sessionId, null);
+});
+
+test('after New session during a turn, that turn\'s result does not rebind the panel', () => {
+  const s = run([
+    { type: 'userSent', text: 'hi', predecessor: null, clientTurnId: 'turn-1' },
+    { type: 'reset', sessionId: null },
+    { type: 'turnResult', result: result({ status: 'cancelled', text: '' }), clientTurnId: 'turn-1' },
+  ]);
+  assert.equal(s.sessionId, null);
+  assert.equal(s.items.length, 0);
+});
+
+test('turn warnings show once as warning notes, from turn.finished and the result', () => {
+  const r = result({ warnings: ['checkpoint failed: disk full', 'rules file unreadable'] });
+  const s = run([
+    { type: 'userSent', text: 'hi', predecessor: null },
+    ev('turn.started'),
+    ev('turn.finished', r as unknown as Record<string, unknown>),
+    { type: 'turnResult', result: r },
+  ]);
+  const notes = s.items.filter((i): i is NoteItem => i.kind === 'note');
+  assert.deepEqual(notes.map((n) => [n.level, n.text]), [
+    ['warning', 'checkpoint failed: disk full'],
+    ['warning', 'rules file unreadable'],
+  ]);
+  const none = run([{ type: 'userSent', text: 'hi', predecessor: null }, { type: 'turnResult', result: result({ warnings: [] }) }]);
+  assert.ok(!none.items.some((i) => i.kind === 'note'));
+});
+
+const shape = (s: ChatState): string[] =>
+  s.items.map((i) => {
+    switch (i.kind) {
+      case 'message': return `${i.role}:${i.text}`;
+      case 'interjection': return `${i.mode}:${i.text}`;
+      case 'tool': return `tool:${i.toolCallId}`;
+      default: return i.kind;
+    }
+  });
+
+test('history places steering and follow-ups before the step that first saw them', () => {
+  const s = reduce(initialState(), {
+    type: 'history',
+    sessionId: S,
+    headId: 'a1',
+    nodes: [
+      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      {
+        id: 'a1', role: 'assistant', text: 'Listing.\n\nUsing tabs.\n\nAll done.', predecessor: 'u1',
+        metadata: {
+          steps: ['Listing.', 'Using tabs.', 'All done.'],
+          interjections: [
+            { beforeStep: 1, kind: 'steer', text: 'use tabs' },
+            { beforeStep: 2, kind: 'follow_up', text: 'tests pass' },
+            { beforeStep: 3, kind: 'steer', text: 'stop' },
+          ],
+        },
+        toolCalls: [
+          { id: 'c1', name: 'run_command', kind: 'execute', status: 'completed', step: 0 },
+          { id: 'c2', name: 'write_file', kind: 'edit', status: 'completed', step: 1 },
+        ],
+      },
+      { id: 'u2', role: 'user', text: 'next', predecessor: 'a1' },
+    ],
+  });
+  assert.deepEqual(shape(s), [
+    'user:go', 'assistant:Listing.', 'tool:c1', 'steer:use tabs', 'assistant:Using tabs.', 'tool:c2',
+    'follow_up:tests pass', 'assistant:All done.', 'steer:stop', 'user:next',
+  ]);
+  assert.equal(messages(s).find((m) => m.text === 'All done.')?.nodeId, 'a1', 'the last text segment still carries the node');
+});
+
+test('interjections without steps, or malformed, still render in order at the end of the reply', () => {
+  const s = reduce(initialState(), {
+    type: 'history',
+    sessionId: S,
+    headId: 'a1',
+    nodes: [
+      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      {
+        id: 'a1', role: 'assistant', text: 'ok', predecessor: 'u1',
+        metadata: { interjections: [{ beforeStep: 0, kind: 'steer', text: 'faster' }, { bogus: true } as never] },
+      },
+    ],
+  });
+  assert.deepEqual(shape(s), ['user:go', 'assistant:ok', 'steer:faster']);
+});
+
+test('a live steer shows in the stream and the next text starts a new segment', () => {
+  const s = run([
+    { type: 'userSent', text: 'go', predecessor: null },
+    ev('turn.started'),
+    ev('text.delta', { text: 'Working' }),
+    { type: 'interjection', mode: 'steer', text: 'use tabs' },
+    ev('text.delta', { text: 'With tabs.' }),
+    { type: 'turnResult', result: result({ text: 'Working\n\nWith tabs.' }) },
+  ]);
+  assert.deepEqual(shape(s), ['user:go', 'assistant:Working', 'steer:use tabs', 'assistant:With tabs.']);
+  assert.equal(messages(s)[0].nodeId, 'u1', 'the steer is not mistaken for the turn\'s user message');
+  assert.equal(messages(s)[2].nodeId, 'a1');
 });

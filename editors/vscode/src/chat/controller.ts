@@ -1,9 +1,11 @@
 /** The chat's host side: sends turns, folds events into state, answers approvals and questions. */
 import type { AgentPort } from '../client';
 import {
+  PERMISSION_WITHDRAWN,
   Requests,
   type BranchInfo,
   type EventParams,
+  type ForkParams,
   type HistoryResult,
   type PermissionOutcome,
   type PermissionParams,
@@ -13,7 +15,7 @@ import {
 } from '../protocol';
 import { traceError } from '../log';
 import type { HostMessage, PageMessage } from '../webview/messages';
-import { initialState, reduce, type ChatState } from '../webview/state';
+import { initialState, reduce, withdrawnReason, type ChatState } from '../webview/state';
 import { firstAnswer } from './settle';
 import * as api from '../vscodeapi';
 
@@ -31,10 +33,11 @@ export class ChatController {
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private nextRequest = 0;
-  private clientTurnId: string | null = null;
+  /** Approvals asked by notification (panel hidden), by tool call id, until they settle. */
+  private readonly notified = new Map<string, string>();
   private readonly pending = new Map<string, (value: string | null) => void>();
   private readonly turnsFinished = new api.EventEmitter<string>();
-  /** Fires with the session id after every turn (trees refresh on it). */
+  /** Fires with the session id after every turn and when a chat binds a new session (trees refresh). */
   readonly onTurnFinished = this.turnsFinished.event;
 
   constructor(
@@ -98,22 +101,20 @@ export class ChatController {
     }
     const sessionId = this.state.sessionId;
     if (this.inflight && sessionId) {
-      await this.client.request(Requests.steer, { sessionId, text: body });
-      this.post({ type: 'note', level: 'info', text: `Steering: ${body}` });
-      return;
+      return this.steer(sessionId, body);
     }
     const cts = new api.CancellationTokenSource();
     this.inflight = cts;
     void api.setContext('openprogram.busy', true);
-    this.post({ type: 'userSent', text: body, predecessor: this.state.headId, forkFrom });
+    const clientTurnId = this.newRequestId('turn-');
+    this.post({ type: 'userSent', text: body, predecessor: this.state.headId, forkFrom, clientTurnId });
     try {
       // The server reports the turn through $/progress, which the language client shows natively.
-      const result = await this.startTurn(body, sessionId, forkFrom, cts.token);
-      this.post({ type: 'turnResult', result });
-      for (const warning of result.warnings ?? []) {
-        this.post({ type: 'note', level: 'info', text: warning });
+      const result = await this.startTurn(body, sessionId, forkFrom, clientTurnId, cts.token);
+      this.post({ type: 'turnResult', result, clientTurnId });
+      if (this.state.sessionId === result.sessionId) {
+        await this.remember(result.sessionId);
       }
-      await this.remember(result.sessionId);
       this.turnsFinished.fire(result.sessionId);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -121,22 +122,33 @@ export class ChatController {
       this.post({ type: 'turnFailed', message });
     } finally {
       this.inflight = null;
+      this.notified.clear();
       cts.dispose();
       void api.setContext('openprogram.busy', false);
     }
     await this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
   }
 
+  /** Interject a message into the running turn; the panel shows it where the model will see it. */
+  private async steer(sessionId: string, text: string): Promise<void> {
+    const { accepted } = await this.client.request<{ accepted: boolean }>(Requests.steer, { sessionId, text });
+    if (accepted) {
+      this.post({ type: 'interjection', mode: 'steer', text });
+    } else {
+      this.post({ type: 'note', level: 'warning', text: `The turn had already ended, so this was not sent: ${text}` });
+    }
+  }
+
   private startTurn(
     text: string,
     sessionId: string | null,
     forkFrom: string | null | undefined,
+    clientTurnId: string,
     token: api.CancellationToken,
   ): Promise<TurnResult> {
-    this.clientTurnId = this.newRequestId('turn-');
-    const clientTurnId = this.clientTurnId;
     if (sessionId && typeof forkFrom === 'string') {
-      return this.client.request<TurnResult>(Requests.fork, { sessionId, fromNodeId: forkFrom, text, clientTurnId }, token);
+      const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId };
+      return this.client.request<TurnResult>(Requests.fork, params, token);
     }
     const params: Record<string, unknown> = { text, clientTurnId };
     if (sessionId) {
@@ -240,21 +252,36 @@ export class ChatController {
   }
 
   private onEvent(e: EventParams): void {
-    if (
-      this.state.sessionId === null &&
-      this.inflight &&
-      e.type === 'turn.started' &&
-      (e.data.clientTurnId === undefined || e.data.clientTurnId === this.clientTurnId)
-    ) {
-      this.state = { ...this.state, sessionId: e.sessionId };
-      void this.remember(e.sessionId);
+    const unbound = this.state.sessionId === null;
+    if (e.type === PERMISSION_WITHDRAWN) {
+      this.withdrawNotification(e);
     }
-    if (e.sessionId === this.state.sessionId) {
+    // Without a session, only this panel's own turn.started (matched by clientTurnId) gets in.
+    if (e.sessionId === this.state.sessionId || (unbound && e.type === 'turn.started' && this.inflight)) {
       this.post({ type: 'event', event: e });
+    }
+    if (unbound && this.state.sessionId !== null) {
+      // A chat that started a new session: bind to it now, not when the turn ends.
+      const sessionId = this.state.sessionId;
+      void this.remember(sessionId);
+      this.turnsFinished.fire(sessionId);
+      void this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
     }
     if (e.type === 'checkpoint.created' || e.type === 'turn.finished') {
       this.turnsFinished.fire(e.sessionId);
     }
+  }
+
+  /** A notification cannot be closed: say that the one shown for a withdrawn approval is void. */
+  private withdrawNotification(e: EventParams): void {
+    const toolCallId = String(e.data.toolCallId ?? '');
+    const title = this.notified.get(toolCallId);
+    if (title === undefined) {
+      return;
+    }
+    this.notified.delete(toolCallId);
+    const why = withdrawnReason(String(e.data.reason ?? ''));
+    void api.showInfo(`OpenProgram: the approval for ${title} was withdrawn (${why}); answering it no longer has an effect.`);
   }
 
   private newRequestId(prefix: string): string {
@@ -265,14 +292,22 @@ export class ChatController {
   private async askPermission(p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> {
     const requestId = this.newRequestId('p');
     this.post({ type: 'permission', requestId, toolCall: p.toolCall, options: p.options });
+    const title = p.toolCall.title || p.toolCall.name;
+    const toolCallId = p.toolCall.toolCallId;
     const native = this.sink?.visible
       ? undefined
       : async (): Promise<string | null> => {
           const names = p.options.map((o) => o.name);
-          const pick = await api.showWarning(`OpenProgram: allow ${p.toolCall.title || p.toolCall.name}?`, ...names);
+          const pick = await api.showWarning(`OpenProgram: allow ${title}?`, ...names);
           return p.options.find((o) => o.name === pick)?.optionId ?? null;
         };
+    if (native) {
+      this.notified.set(toolCallId, title);
+    }
     const choice = await firstAnswer(this.pending, requestId, token, native);
+    if (choice !== null) {
+      this.notified.delete(toolCallId);
+    }
     this.post({ type: 'permissionSettled', requestId, choice });
     return choice ? { outcome: 'selected', optionId: choice } : { outcome: 'cancelled' };
   }
@@ -296,3 +331,4 @@ export class ChatController {
     return answer === null ? { cancelled: true } : { answer };
   }
 }
+

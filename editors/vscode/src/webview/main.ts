@@ -2,7 +2,16 @@
 import { compact, lineDiff } from './diff';
 import { escapeHtml, renderMarkdown } from './markdown';
 import type { HostMessage, PageMessage } from './messages';
-import { initialState, reduce, type ChatItem, type ChatState, type MessageItem, type ToolItem } from './state';
+import {
+  initialState,
+  reduce,
+  withdrawnReason,
+  type ChatItem,
+  type ChatState,
+  type InterjectionItem,
+  type MessageItem,
+  type ToolItem,
+} from './state';
 
 interface VsCodeApi {
   postMessage(msg: PageMessage): void;
@@ -150,15 +159,20 @@ function renderTool(item: ToolItem): HTMLElement {
     el.appendChild(button(`Open ${path}`, 'link', () => post({ type: 'openFile', path })));
   }
   const p = item.permission;
-  if (p && p.choice === undefined) {
-    const row = h('div', 'approval');
+  if (p && (p.choice === undefined || p.withdrawn)) {
+    // A withdrawn prompt keeps its buttons, disabled, and says why it closed.
+    const row = h('div', p.withdrawn ? 'approval withdrawn' : 'approval');
     for (const o of p.options) {
       const cls = o.kind.startsWith('allow') ? (o.kind === 'allow_once' ? 'primary' : 'secondary') : 'danger';
       const b = button(o.name, cls, () => post({ type: 'permissionReply', requestId: p.requestId, optionId: o.optionId }));
       b.dataset.optionKind = o.kind;
+      b.disabled = p.withdrawn !== undefined;
       row.appendChild(b);
     }
     el.appendChild(row);
+    if (p.withdrawn) {
+      el.appendChild(h('div', 'approval-done approval-withdrawn', escapeHtml(`Approval withdrawn: ${withdrawnReason(p.withdrawn)}.`)));
+    }
   } else if (p) {
     const chosen = p.options.find((o) => o.optionId === p.choice);
     el.appendChild(h('div', 'approval-done', escapeHtml(chosen ? CHOICE_LABEL[chosen.kind] ?? chosen.name : 'No answer (cancelled)')));
@@ -172,10 +186,20 @@ function renderTool(item: ToolItem): HTMLElement {
   return el;
 }
 
+function renderInterjection(item: InterjectionItem): HTMLElement {
+  const el = h('div', `msg role-user interjection mode-${item.mode}`);
+  const label = item.mode === 'steer' ? 'You · steering' : 'Follow-up';
+  el.appendChild(h('div', 'msg-head', `<span class="who">${escapeHtml(label)}</span>`));
+  el.appendChild(h('div', 'msg-body', renderMarkdown(item.text)));
+  return el;
+}
+
 function renderItem(item: ChatItem): HTMLElement {
   switch (item.kind) {
     case 'message':
       return renderMessage(item);
+    case 'interjection':
+      return renderInterjection(item);
     case 'tool':
       return renderTool(item);
     case 'question': {

@@ -2,12 +2,13 @@
 import type {
   BranchInfo,
   EventParams,
+  Interjection,
   Node,
   PermissionOption,
   PermissionToolCall,
   TurnResult,
 } from '../protocol';
-import type { ChatState } from './state';
+import type { ChatState, NoteLevel } from './state';
 
 /** Host → page. */
 export type HostMessage =
@@ -15,9 +16,10 @@ export type HostMessage =
   | { type: 'reset'; sessionId: string | null }
   | { type: 'history'; sessionId: string; headId: string | null; nodes: Node[] }
   | { type: 'branches'; branches: BranchInfo[] }
-  | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null }
+  | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null; clientTurnId?: string }
   | { type: 'event'; event: EventParams }
-  | { type: 'turnResult'; result: TurnResult }
+  | { type: 'turnResult'; result: TurnResult; clientTurnId?: string }
+  | { type: 'interjection'; mode: Interjection['kind']; text: string }
   | { type: 'turnFailed'; message: string }
   | {
       type: 'permission';
@@ -34,7 +36,7 @@ export type HostMessage =
       allowFreeText: boolean;
     }
   | { type: 'questionSettled'; requestId: string; answer: string | null }
-  | { type: 'note'; level: 'info' | 'error'; text: string }
+  | { type: 'note'; level: NoteLevel; text: string }
   | { type: 'submit' }
   | { type: 'status'; server: 'starting' | 'running' | 'stopped'; detail?: string };
 

@@ -4,6 +4,7 @@ import {
   type BranchInfo,
   type CheckpointFile,
   type EventParams,
+  type Interjection,
   type Node,
   type PermissionOption,
   type ToolFinishedData,
@@ -31,6 +32,8 @@ export interface PermissionPrompt {
   options: PermissionOption[];
   /** The chosen option's id, null when cancelled, undefined while open. */
   choice?: string | null;
+  /** Why the server withdrew the prompt (`timeout`, `cancelled`, …), when it did. */
+  withdrawn?: string;
 }
 
 export interface ToolItem {
@@ -69,11 +72,21 @@ export interface CheckpointItem {
 export interface NoteItem {
   kind: 'note';
   key: string;
-  level: 'info' | 'error';
+  level: NoteLevel;
   text: string;
 }
 
-export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem;
+export type NoteLevel = 'info' | 'warning' | 'error';
+
+/** A user message fed into a running turn: steering, or a follow-up. */
+export interface InterjectionItem {
+  kind: 'interjection';
+  key: string;
+  mode: Interjection['kind'];
+  text: string;
+}
+
+export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem;
 
 export interface ChatState {
   sessionId: string | null;
@@ -84,6 +97,8 @@ export interface ChatState {
   server: 'starting' | 'running' | 'stopped';
   serverDetail: string | null;
   seq: number;
+  /** The `clientTurnId` of the turn this panel sent last; its `turn.started` binds a new session. */
+  clientTurnId: string | null;
 }
 
 /** The state of an empty chat. */
@@ -97,6 +112,7 @@ export function initialState(): ChatState {
     server: 'starting',
     serverDetail: null,
     seq: 0,
+    clientTurnId: null,
   };
 }
 
@@ -112,11 +128,17 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'branches':
       return { ...state, branches: msg.branches };
     case 'userSent':
-      return userSent(state, msg.text, msg.predecessor, msg.forkFrom);
+      return userSent(state, msg.text, msg.predecessor, msg.forkFrom, msg.clientTurnId ?? null);
     case 'event':
       return onEvent(state, msg.event);
     case 'turnResult':
+      // The result of a turn the panel has since left (New session during the turn) binds nothing.
+      if (state.sessionId === null && msg.clientTurnId !== undefined && msg.clientTurnId !== state.clientTurnId) {
+        return state;
+      }
       return onTurnResult(state, msg.result);
+    case 'interjection':
+      return push(closeStreams(state), { kind: 'interjection', key: `i${state.seq}`, mode: msg.mode, text: msg.text });
     case 'turnFailed':
       return note({ ...closeStreams(state), busy: false }, 'error', msg.message);
     case 'permission':
@@ -155,7 +177,7 @@ function push(state: ChatState, item: ChatItem): ChatState {
   return { ...state, items: [...state.items, item], seq: state.seq + 1 };
 }
 
-function note(state: ChatState, level: 'info' | 'error', text: string): ChatState {
+function note(state: ChatState, level: NoteLevel, text: string): ChatState {
   return push(state, { kind: 'note', key: `n${state.seq}`, level, text });
 }
 
@@ -218,18 +240,29 @@ function fromHistory(
       next = push(next, message(next, node.role, node.text, { nodeId: node.id, predecessor: node.predecessor }));
       continue;
     }
-    // Interleave each model call's text with the tool calls it made, as they streamed.
+    // Interleave each model call's text with the tool calls it made, as they streamed, and the
+    // messages fed into the turn (steering, follow-ups) before the step that first saw them.
     const calls = node.toolCalls ?? [];
     const steps = Array.isArray(node.metadata?.steps) ? node.metadata.steps : null;
-    const segments: { text: string; calls: ToolCallRecord[] }[] = steps
-      ? steps.map((text, i) => ({ text, calls: calls.filter((c) => (c.step ?? 0) === i) }))
-      : [{ text: '', calls }, { text: node.text, calls: [] }];
-    if (steps) {
-      const placed = new Set(segments.flatMap((seg) => seg.calls));
-      segments.push({ text: '', calls: calls.filter((c) => !placed.has(c)) });
-    }
+    const said = interjections(node);
+    const segments: { text: string; calls: ToolCallRecord[]; before: Interjection[] }[] = steps
+      ? steps.map((text, i) => ({
+          text,
+          calls: calls.filter((c) => (c.step ?? 0) === i),
+          before: said.filter((x) => x.beforeStep === i),
+        }))
+      : [{ text: '', calls, before: [] }, { text: node.text, calls: [], before: [] }];
+    const placedCalls = new Set(segments.flatMap((seg) => seg.calls));
+    const placedSaid = new Set(segments.flatMap((seg) => seg.before));
+    // Calls of an unknown step go last; messages fed in after the last step (just before a
+    // cancel, or with no steps recorded) follow them.
+    segments.push({ text: '', calls: steps ? calls.filter((c) => !placedCalls.has(c)) : [], before: [] });
+    const late = said.filter((x) => !placedSaid.has(x));
     const last = segments.map((seg) => seg.text).reduce((at, text, i) => (text ? i : at), -1);
     segments.forEach((seg, i) => {
+      for (const x of seg.before) {
+        next = push(next, { kind: 'interjection', key: `i${next.seq}`, mode: x.kind, text: x.text });
+      }
       if (seg.text) {
         const isLast = i === last;
         next = push(next, message(next, 'assistant', seg.text, isLast ? { nodeId: node.id, predecessor: node.predecessor } : {}));
@@ -241,8 +274,27 @@ function fromHistory(
     if (last < 0 && node.text) {
       next = push(next, message(next, 'assistant', node.text, { nodeId: node.id, predecessor: node.predecessor }));
     }
+    for (const x of late) {
+      next = push(next, { kind: 'interjection', key: `i${next.seq}`, mode: x.kind, text: x.text });
+    }
   }
   return next;
+}
+
+/** The well-formed entries of an assistant node's `metadata.interjections`, in order. */
+function interjections(node: Node): Interjection[] {
+  const raw: unknown = node.metadata?.interjections;
+  if (!Array.isArray(raw)) {
+    return [];
+  }
+  return raw.flatMap((x: unknown): Interjection[] => {
+    const r = x as Partial<Interjection> | null;
+    if (!r || typeof r.text !== 'string') {
+      return [];
+    }
+    const beforeStep = typeof r.beforeStep === 'number' && r.beforeStep >= 0 ? r.beforeStep : Number.MAX_SAFE_INTEGER;
+    return [{ beforeStep, kind: r.kind === 'follow_up' ? 'follow_up' : 'steer', text: r.text }];
+  });
 }
 
 function userSent(
@@ -250,6 +302,7 @@ function userSent(
   text: string,
   predecessor: string | null,
   forkFrom: string | null | undefined,
+  clientTurnId: string | null,
 ): ChatState {
   let items = state.items;
   if (forkFrom !== undefined) {
@@ -257,12 +310,18 @@ function userSent(
     const at = forkFrom === null ? -1 : items.findIndex((it) => it.kind === 'message' && it.nodeId === forkFrom);
     items = at < 0 && forkFrom !== null ? items : items.slice(0, at + 1);
   }
-  const next: ChatState = { ...state, items, busy: true };
+  const next: ChatState = { ...state, items, busy: true, clientTurnId };
   return push(next, message(next, 'user', text, { predecessor: forkFrom ?? predecessor }));
 }
 
 function onEvent(state: ChatState, ev: EventParams): ChatState {
-  if (state.sessionId !== null && ev.sessionId !== state.sessionId) {
+  if (state.sessionId === null) {
+    // A chat that starts a new session binds the panel when its own turn starts; until then
+    // other sessions' events (other windows, subagents) are not ours.
+    if (!startsOurTurn(state, ev)) {
+      return state;
+    }
+  } else if (ev.sessionId !== state.sessionId) {
     return state;
   }
   const adopted: ChatState = state.sessionId === null ? { ...state, sessionId: ev.sessionId } : state;
@@ -297,16 +356,28 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     case 'branch.message_sent':
       return note(adopted, 'info', `Message sent to branch ${String(ev.data.to ?? '')}.`);
     case PERMISSION_WITHDRAWN: {
+      // The prompt is gone: whether it was still open or settled as "no answer" when the
+      // request was cancelled, the card says why; a chosen option stays as it was.
       const toolCallId = String(ev.data.toolCallId ?? '');
+      const reason = String(ev.data.reason ?? '') || 'withdrawn';
       return mapItems(adopted, (it) =>
-        it.kind === 'tool' && it.toolCallId === toolCallId && it.permission && it.permission.choice === undefined
-          ? { ...it, permission: { ...it.permission, choice: null } }
+        it.kind === 'tool' && it.toolCallId === toolCallId && it.permission && !it.permission.choice && !it.permission.withdrawn
+          ? { ...it, permission: { ...it.permission, choice: null, withdrawn: reason } }
           : it,
       );
     }
     default:
       return adopted;
   }
+}
+
+/** Whether `ev` is the `turn.started` of the turn this panel sent (any, for older servers). */
+function startsOurTurn(state: ChatState, ev: EventParams): boolean {
+  if (ev.type !== 'turn.started' || !ev.sessionId || !state.busy) {
+    return false;
+  }
+  const echoed = ev.data.clientTurnId;
+  return echoed === undefined || echoed === null || !state.clientTurnId || echoed === state.clientTurnId;
 }
 
 function appendDelta(state: ChatState, turnId: string | null, text: string): ChatState {
@@ -395,7 +466,7 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
       break;
     }
   }
-  let next: ChatState = { ...state, items, sessionId: r.sessionId, headId: r.headId, busy: false };
+  let next: ChatState = { ...state, items, sessionId: r.sessionId, headId: r.headId, busy: false, clientTurnId: null };
   const hasAssistant = items.some((it) => it.kind === 'message' && it.nodeId === r.assistantNodeId);
   if (!hasAssistant) {
     const lastUser = lastIndex(items, (it) => it.kind === 'message' && it.role === 'user');
@@ -417,6 +488,13 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   } else if (r.status === 'cancelled' && !next.items.some((it) => it.kind === 'note' && it.key === `cancel-${r.assistantNodeId}`)) {
     next = push(next, { kind: 'note', key: `cancel-${r.assistantNodeId}`, level: 'info', text: 'Cancelled.' });
   }
+  // Non-fatal problems of the turn (e.g. no checkpoint); turn.finished and the result both carry them.
+  (Array.isArray(r.warnings) ? r.warnings : []).forEach((text, i) => {
+    const key = `warn-${r.assistantNodeId}-${i}`;
+    if (!next.items.some((it) => it.kind === 'note' && it.key === key)) {
+      next = push(next, { kind: 'note', key, level: 'warning', text: String(text) });
+    }
+  });
   return next;
 }
 
@@ -427,4 +505,11 @@ function lastIndex(items: ChatItem[], pred: (it: ChatItem, i: number) => boolean
     }
   }
   return -1;
+}
+
+/** A withdrawal reason (`permission.withdrawn`) in words. */
+export function withdrawnReason(reason: string): string {
+  if (reason === 'timeout') return 'no answer in time';
+  if (reason === 'cancelled') return 'the turn was cancelled';
+  return reason || 'withdrawn by the server';
 }
