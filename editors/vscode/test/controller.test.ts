@@ -41,12 +41,21 @@ class Page implements ChatSink {
   permissionKind = 'allow_once';
   answer = 'blue';
   cancelOnTool: string | null = null;
+  /** Leave approvals unanswered and cancel the turn instead. */
+  cancelOnPermission = false;
+  /** The panel's session when the first approval arrived (mid-turn). */
+  sessionAtPermission: string | null | undefined;
   post(msg: HostMessage): void {
     this.messages.push(msg);
     if (msg.type === 'event' && msg.event.type === 'tool.started' && msg.event.data.name === this.cancelOnTool) {
       setImmediate(() => void this.controller.cancel());
     }
-    if (msg.type === 'permission') {
+    if (msg.type === 'permission' && this.sessionAtPermission === undefined) {
+      this.sessionAtPermission = this.controller.state.sessionId;
+    }
+    if (msg.type === 'permission' && this.cancelOnPermission) {
+      setImmediate(() => void this.controller.cancel());
+    } else if (msg.type === 'permission') {
       const option = msg.options.find((o) => o.kind === this.permissionKind);
       setImmediate(() => void this.controller.onPageMessage({ type: 'permissionReply', requestId: msg.requestId, optionId: option?.optionId ?? null }));
     } else if (msg.type === 'question') {
@@ -78,6 +87,7 @@ before(async () => {
     { text: 'Blue it is.' },
     { text: 'A fresh start.' },
     { text: 'Waiting.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }] },
+    { text: 'Writing more.', tool_calls: [{ name: 'write_file', arguments: { path: 'more.txt', content: 'm\n' } }] },
   ]));
   running = await startAgent(server, ws, join(work, 'home'), `scripted:${script}`);
   controller = new ChatController(running.agent, new Memento() as never);
@@ -97,6 +107,7 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     await controller.send('make a function');
     const s = controller.state;
     assert.ok(s.sessionId, 'the new session was adopted');
+    assert.equal(page.sessionAtPermission, s.sessionId, 'bound at turn.started, before the turn ended');
     assert.equal(s.busy, false);
     assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), UPDATED);
     const card = tools()[0];
@@ -169,5 +180,27 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     }
     assert.equal(controller.state.busy, false);
     assert.ok(controller.state.items.some((i) => i.kind === 'note' && i.text === 'Cancelled.'));
+  });
+
+  await t.test('cancelling with an approval open (notification shown) marks the card withdrawn', async () => {
+    page.visible = false;
+    page.cancelOnPermission = true;
+    ui.shown.length = 0;
+    // The user ignores the notification.
+    ui.responder = () => new Promise<string | undefined>(() => undefined);
+    try {
+      await controller.send('write more');
+    } finally {
+      page.visible = true;
+      page.cancelOnPermission = false;
+    }
+    const card = tools().find((c) => c.input.path === 'more.txt');
+    assert.ok(card?.permission, 'the card had the prompt');
+    assert.equal(card.permission.withdrawn, 'cancelled');
+    assert.equal(card.permission.choice, null);
+    assert.ok(ui.shown.some((n) => n.kind === 'warning' && /allow/i.test(n.message)), 'the notification fallback was used');
+    assert.ok(ui.shown.some((n) => n.kind === 'info' && /withdrawn \(the turn was cancelled\)/.test(n.message)));
+    assert.ok(!existsSync(join(ws, 'more.txt')));
+    assert.ok(page.messages.some((m) => m.type === 'event' && m.event.type === 'permission.withdrawn'));
   });
 });
