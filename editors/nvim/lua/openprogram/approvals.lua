@@ -2,7 +2,9 @@
 Answers `openprogram/requestPermission` with `vim.ui.select` over the server's options.
 
 The prompt names the tool's title; for an edit the proposed diff opens in a preview split
-(filetype diff) while the choice is pending. Works with any `vim.ui.select` override (telescope,
+(filetype diff) while the choice is pending. When the server gives up on the prompt (timeout,
+turn cancelled) it sends a `permission.withdrawn` event naming the toolCallId; `chat.lua` then
+settles exactly this prompt (`async.withdraw_key`), which closes the choice and the preview. Works with any `vim.ui.select` override (telescope,
 dressing, snacks, fzf-lua): `opts.kind` is 'openprogram.permission'.
 
 Example params:
@@ -110,7 +112,7 @@ function M.handle(params, ctx)
   local timeout = require('openprogram.config').prompt_wait_ms()
   local untrack = function() end
   local choice = async.await(function(resolve)
-    untrack = async.track(params.turnId, resolve)
+    untrack = async.track(params.turnId, resolve, tc.toolCallId)
     vim.ui.select(options, {
       prompt = M.prompt(tc),
       kind = 'openprogram.permission',
@@ -127,7 +129,12 @@ function M.handle(params, ctx)
     require('openprogram.panel').note(('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))
     return { outcome = 'selected', optionId = choice.optionId }
   end
-  require('openprogram.panel').note('approval cancelled: ' .. (tc.title or tc.name or '?'))
+  if type(choice) == 'table' and choice.withdrawn then
+    require('openprogram.panel').note(('approval withdrawn (%s): %s'):format(
+      tostring(choice.withdrawn), tc.title or tc.name or '?'))
+  else
+    require('openprogram.panel').note('approval cancelled: ' .. (tc.title or tc.name or '?'))
+  end
   return { outcome = 'cancelled' }
 end
 

@@ -12,18 +12,20 @@ local M = {}
 
 ---@class openprogram.PendingPrompt
 ---@field turn_id? string
+---@field key? string what the server names it by: a toolCallId (approval) or questionId
 ---@field resolve fun(value: any)
 
---- Prompts waiting for the user, so the server can withdraw them (turn ended, timeout).
+--- Prompts waiting for the user, so the server can withdraw them (timeout, turn ended).
 ---@type openprogram.PendingPrompt[]
 M.pending = {}
 
 --- Remember a pending prompt; returns a function that forgets it.
 ---@param turn_id? string
 ---@param resolve fun(value: any)
+---@param key? string toolCallId of an approval, questionId of a question
 ---@return fun()
-function M.track(turn_id, resolve)
-  local entry = { turn_id = turn_id, resolve = resolve }
+function M.track(turn_id, resolve, key)
+  local entry = { turn_id = turn_id, resolve = resolve, key = key }
   table.insert(M.pending, entry)
   return function()
     for i, e in ipairs(M.pending) do
@@ -42,18 +44,37 @@ function M.withdraw_all()
   end
 end
 
---- Settle pending prompts as unanswered: those of `turn_id`, or the only one when it is nil.
----@param turn_id? string
+--- Settle the pending prompts of a turn as unanswered (the turn is over).
+---@param turn_id string
 ---@return integer withdrawn
 function M.withdraw(turn_id)
   local hits = {}
   for _, e in ipairs(M.pending) do
-    if (turn_id and e.turn_id == turn_id) or (not turn_id and #M.pending == 1) then
+    if e.turn_id == turn_id then
       table.insert(hits, e)
     end
   end
   for _, e in ipairs(hits) do
     e.resolve(false)
+  end
+  return #hits
+end
+
+--- Settle the prompt the server names (`permission.withdrawn` toolCallId, `question.*`
+--- questionId), whatever else is pending. A `turn_id`, when given, must match too.
+---@param key string
+---@param turn_id? string
+---@param value? any what the prompt's await returns (default false: unanswered)
+---@return integer withdrawn
+function M.withdraw_key(key, turn_id, value)
+  local hits = {}
+  for _, e in ipairs(M.pending) do
+    if e.key == key and (turn_id == nil or e.turn_id == nil or e.turn_id == turn_id) then
+      table.insert(hits, e)
+    end
+  end
+  for _, e in ipairs(hits) do
+    e.resolve(value == nil and false or value)
   end
   return #hits
 end

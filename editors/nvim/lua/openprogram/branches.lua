@@ -18,7 +18,8 @@ local function warn(msg)
 end
 
 --- Where a fork from a panel message continues: after an assistant message; in place of a user
---- message (from its predecessor, `false` when it is the first message: a new root).
+--- message (from its predecessor, `false` when it is the first message: a new root, sent as
+--- `fromNodeId: null`).
 ---@param node_id string
 ---@param role? string
 ---@param predecessor? string
@@ -48,12 +49,9 @@ function M.fork(node_id, text)
     from = M.fork_point(id, role, pred)
   end
   local function go(input)
-    if from then
-      require('openprogram.chat').fork(from, input)
-    else
-      -- The first message of the session: start a new root on the same session.
-      require('openprogram.chat').send(input, { branchFrom = vim.NIL })
-    end
+    -- `from` false: the first message of the session; the fork is a new root of the session
+    -- (`openprogram/fork` with `fromNodeId: null`).
+    require('openprogram.chat').fork(from, input)
   end
   if text and text ~= '' then
     go(text)
@@ -127,7 +125,7 @@ end
 --- List sessions and show the chosen one in the panel.
 ---@param done? fun(session_id: string?)
 function M.pick_session(done)
-  client.request(protocol.methods.SESSIONS, vim.empty_dict(), function(err, result)
+  client.request(protocol.methods.SESSIONS, {}, function(err, result)
     if err or not result then
       warn('sessions failed: ' .. (err and err.message or '?'))
       return

@@ -1,7 +1,13 @@
 --[[
 Turns and live events: sends `openprogram/chat` / `openprogram/fork`, streams `text.delta` into
-the panel, lists tool calls as they start and finish, notes checkpoints and questions, and
-tracks `$/progress` for the panel's winbar. Redraws from history when a turn ends.
+the panel, lists tool calls as they start and finish, notes checkpoints, questions, subagents
+and messages between branches, and tracks `$/progress` for the panel's winbar. Redraws from
+history when a turn ends.
+
+Each request carries a fresh `clientTurnId`; the server echoes it in that turn's `turn.started`,
+which is how the panel knows its turn (and, for a chat that creates a session, its session id)
+before the result arrives. A `follow_up` turn (a subagent's outcome brought back after the
+user's turn ended) that continues the branch on screen streams into the panel as well.
 ]]
 
 local client = require('openprogram.client')
@@ -16,13 +22,36 @@ local ns = panel.ns
 local valid, edit = panel.valid, panel.edit
 local append_lines, append_text, update_winbar = panel.append_lines, panel.append_text, panel.update_winbar
 
+local seq = 0
+
+--- A fresh `clientTurnId`, unique across Neovim processes sharing a server.
+---@return string
+function M.new_client_turn_id()
+  seq = seq + 1
+  local uv = vim.uv or vim.loop
+  return ('nvim-%d-%x-%d'):format(vim.fn.getpid(), uv.hrtime(), seq)
+end
+
+--- Show the non-fatal problems of a successful turn (`TurnResult.warnings`).
+---@param warnings any
+local function show_warnings(warnings)
+  if type(warnings) ~= 'table' then
+    return
+  end
+  for _, w in ipairs(warnings) do
+    local text = type(w) == 'table' and w.message or w
+    vim.notify('openprogram: warning: ' .. tostring(text), vim.log.levels.WARN)
+    panel.note('warning: ' .. tostring(text)) -- until the redraw shows it under the message
+  end
+end
+
 -- Turns -------------------------------------------------------------------------------------
 
 ---@param result table? TurnResult
 ---@param err? lsp.ResponseError
 local function turn_done(result, err)
   S.busy, S.request, S.progress, S.turn_id = false, nil, nil, nil
-  S.awaiting_session = false
+  S.awaiting_session, S.client_turn_id, S.watching = false, nil, false
   if err then
     panel.note('error: ' .. (err.message or vim.inspect(err)))
     update_winbar()
@@ -33,15 +62,19 @@ local function turn_done(result, err)
     if result.sessionId and (S.session_id == nil or S.session_id == S.turn_session) then
       S.session_id = result.sessionId -- unless the user switched sessions meanwhile
     end
+    if result.sessionId == S.session_id and type(result.headId) == 'string' then
+      S.head_id = result.headId
+    end
     if result.status == 'error' and type(result.error) == 'table' then
       panel.note('turn failed: ' .. tostring(result.error.message))
     end
+    show_warnings(result.warnings)
   end
   update_winbar()
   if S.session_id and (S.new_session or not S.title) then
     S.new_session = false
     local sid = S.session_id
-    client.request(protocol.methods.SESSIONS, vim.empty_dict(), function(e, res)
+    client.request(protocol.methods.SESSIONS, {}, function(e, res)
       for _, sess in ipairs((not e and res and res.sessions) or {}) do
         if sess.id == sid and sid == S.session_id and type(sess.title) == 'string' then
           S.title = sess.title
@@ -56,7 +89,8 @@ local function turn_done(result, err)
 end
 
 ---@param header_text string
-local function begin_stream(header_text)
+---@param label? string header of the message (default 'You')
+local function begin_stream(header_text, label)
   panel.open(false)
   if #S.nodes == 0 and not S.session_id then
     -- Only the intro is showing: the new conversation replaces it.
@@ -64,7 +98,7 @@ local function begin_stream(header_text)
       vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
     end)
   end
-  local lines = { '', '## You' }
+  local lines = { '', '## ' .. (label or 'You') }
   vim.list_extend(lines, vim.split(header_text, '\n', { plain = true }))
   vim.list_extend(lines, { '', '## Assistant', '' })
   append_lines(lines)
@@ -75,7 +109,7 @@ end
 ---@param text string
 ---@param extra? table more openprogram/chat params (e.g. branchFrom, model)
 function M.send(text, extra)
-  if S.busy then
+  if S.busy or S.watching then
     -- A running turn: the message interjects instead of queueing a second turn.
     client.request(protocol.methods.STEER, { sessionId = S.session_id, text = text }, function(err, res)
       panel.note((not err and res and res.accepted) and ('steered: ' .. text) or 'could not steer the running turn')
@@ -88,7 +122,9 @@ function M.send(text, extra)
     return
   end
   begin_stream(text)
-  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id }, extra or {})
+  S.client_turn_id = M.new_client_turn_id()
+  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id, clientTurnId = S.client_turn_id },
+    extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
   S.turn_session = S.session_id
   if S.awaiting_session then
@@ -100,7 +136,7 @@ function M.send(text, extra)
     turn_done(result, err)
   end)
   if not id then
-    S.busy, S.awaiting_session = false, false
+    S.busy, S.awaiting_session, S.client_turn_id = false, false, nil
     panel.note('the openprogram server is not running (see :checkhealth openprogram)')
     return
   end
@@ -108,11 +144,11 @@ function M.send(text, extra)
 end
 
 --- Fork from a node with a new message; the panel then shows the new branch.
----@param from_node_id string
+---@param from_node_id string|false|nil the message to continue after; false/nil/vim.NIL: a new root
 ---@param text string
 ---@param name? string
 function M.fork(from_node_id, text, name)
-  if S.busy then
+  if S.busy or S.watching then
     vim.notify('openprogram: a turn is running; cancel it first', vim.log.levels.WARN)
     return
   end
@@ -123,16 +159,21 @@ function M.fork(from_node_id, text, name)
   begin_stream(text)
   S.busy = true
   S.turn_session = S.session_id
+  S.client_turn_id = M.new_client_turn_id()
   update_winbar()
+  local from = from_node_id
+  if not from then
+    from = vim.NIL -- JSON null: a new root in the same session
+  end
   local id, c = client.request(
     protocol.methods.FORK,
-    { sessionId = S.session_id, fromNodeId = from_node_id, text = text, name = name },
+    { sessionId = S.session_id, fromNodeId = from, text = text, name = name, clientTurnId = S.client_turn_id },
     function(err, result)
       turn_done(result, err)
     end
   )
   if not id then
-    S.busy = false
+    S.busy, S.client_turn_id = false, nil
     return
   end
   S.request = { client = c, id = id }
@@ -140,7 +181,7 @@ end
 
 --- Cancel the running turn.
 function M.cancel()
-  if not S.busy then
+  if not S.busy and not S.watching then
     vim.notify('openprogram: no turn is running', vim.log.levels.INFO)
     return
   end
@@ -162,6 +203,10 @@ function M.on_server_exit(code, signal, client_id)
   end
   if S.busy then
     turn_done(nil, { code = -32603, message = ('the server exited (code %d, signal %d)'):format(code, signal) })
+  elseif S.watching then
+    S.watching, S.turn_id = false, nil
+    panel.note('the server exited')
+    update_winbar()
   end
   require('openprogram.async').withdraw_all()
 end
@@ -201,6 +246,75 @@ local function on_tool_finished(data)
   end
 end
 
+---@param data table
+---@return string
+local function agent_name(data)
+  local label = data.label
+  if type(label) ~= 'string' or label == '' then
+    label = nil
+  end
+  return tostring(label or data.agentId or data.id or '?')
+end
+
+--- A note for the subagent and branch-message events (their data is informational).
+---@param t string
+---@param data table
+---@return string?
+local function collab_note(t, data)
+  if t == ev.SUBAGENT_STARTED then
+    local what = data.kind == 'message' and 'delivering a message on' or 'subagent'
+    return ('%s %s started'):format(what, agent_name(data))
+  elseif t == ev.SUBAGENT_ENDED then
+    local err = type(data.error) == 'string' and (': ' .. data.error) or ''
+    return ('subagent %s %s%s'):format(agent_name(data), tostring(data.status or 'ended'), err)
+  elseif t == ev.BRANCH_MESSAGE_SENT then
+    if data.kind == 'reply' then
+      local how = data.inTurn and 'into the running turn' or 'as a follow-up turn'
+      return ('%s reported back %s'):format(tostring(data.from or '?'), how)
+    end
+    local to = data.toLabel or data.to or '?'
+    local preview = tostring(data.preview or data.message or ''):match('^[^\n]*') or ''
+    return ('message to %s%s: %s'):format(tostring(to), data.queued and ' (queued)' or '', preview)
+  end
+  return nil
+end
+
+--- Close prompts the server gave up on, by the id the event names.
+---@param t string
+---@param params table
+---@param data table
+local function withdraw_prompts(t, params, data)
+  local async = require('openprogram.async')
+  if t == ev.PERMISSION_WITHDRAWN and type(data.toolCallId) == 'string' then
+    async.withdraw_key(data.toolCallId, params.turnId, { withdrawn = data.reason or 'withdrawn' })
+  elseif (t == ev.QUESTION_REJECTED or t == ev.QUESTION_REPLIED) and type(data.questionId) == 'string' then
+    async.withdraw_key(data.questionId, params.turnId, { withdrawn = data.reason or 'answered elsewhere' })
+  elseif t == ev.TURN_FINISHED and params.turnId then
+    -- The turn is over (done, cancelled, failed): its open prompts can no longer matter.
+    if async.withdraw(params.turnId) > 0 then
+      panel.note('a pending prompt was withdrawn: the turn ended')
+    end
+  end
+end
+
+--- A turn the panel did not request: stream it when it is a follow-up continuing the branch on
+--- screen (a subagent's outcome brought back after the user's turn ended).
+---@param params table
+---@param data table
+local function maybe_watch(params, data)
+  if S.busy or S.turn_id or data.source ~= 'follow_up' then
+    return
+  end
+  local pred = data.predecessor ~= vim.NIL and data.predecessor or nil
+  if S.head_id and pred and pred ~= S.head_id then
+    panel.note('a follow-up turn runs on another branch (gB to see it)')
+    return
+  end
+  S.turn_id, S.watching = params.turnId, true
+  begin_stream(tostring(data.text or ''), 'Follow-up')
+  update_winbar()
+end
+
 --- Route one `openprogram/event` notification to the panel.
 ---@param params {type: string, sessionId?: string, turnId?: string, data?: table}
 ---@param ctx? lsp.HandlerContext
@@ -217,26 +331,31 @@ function M.on_event(params, ctx)
     end)
     return
   end
-  if t == ev.TURN_FINISHED and params.turnId then
-    -- The turn is over (done, cancelled, failed): its open prompts can no longer matter.
-    if require('openprogram.async').withdraw(params.turnId) > 0 then
-      panel.note('a pending prompt was withdrawn: the turn ended')
-    end
+  withdraw_prompts(t, params, data)
+  if t == ev.PERMISSION_WITHDRAWN then
+    return -- approvals.lua notes it when its prompt closes
   end
-  if params.sessionId ~= S.session_id then
-    if S.awaiting_session and t == ev.TURN_STARTED and params.sessionId then
+  if t == ev.TURN_STARTED and S.busy and S.client_turn_id and data.clientTurnId == S.client_turn_id then
+    -- Our request's turn: now we know its turn id, and the session a new chat created.
+    if S.awaiting_session and params.sessionId then
       S.session_id, S.awaiting_session = params.sessionId, false
-      update_winbar()
-    else
-      return
     end
+    if params.sessionId == S.session_id then
+      S.turn_id = params.turnId
+    end
+    update_winbar()
   end
-  if t == ev.TURN_STARTED and S.busy and not S.turn_id and (data.source or 'user') == 'user' then
-    S.turn_id = params.turnId -- our turn; others (subagents) share the session but not the stream
-  end
-  local ours = S.turn_id == nil or params.turnId == nil or params.turnId == S.turn_id
-  if not ours and (t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED) then
+  if params.sessionId ~= S.session_id or S.session_id == nil then
     return
+  end
+  if t == ev.TURN_STARTED and params.turnId ~= S.turn_id then
+    maybe_watch(params, data)
+    return
+  end
+  if t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED then
+    if params.turnId == nil or params.turnId ~= S.turn_id then
+      return -- another turn of the session (a subagent's, another client's)
+    end
   end
   if t == ev.TEXT_DELTA and type(data.text) == 'string' then
     if not S.streaming_text and valid(S.buf) then
@@ -255,21 +374,26 @@ function M.on_event(params, ctx)
     local cp = data.checkpoint or data
     local n = type(cp.files) == 'table' and #cp.files or 0
     panel.note(('checkpoint %s · %d file%s · :OpenProgramCheckpoints'):format(
-      tostring(cp.id or '?'), n, n == 1 and '' or 's'))
+      require('openprogram.render').short_id(cp.id or '?'), n, n == 1 and '' or 's'))
   elseif t == ev.QUESTION_ASKED then
     panel.note('question: ' .. tostring(data.question or '?'))
   elseif t == ev.QUESTION_REPLIED then
     panel.note('answer: ' .. tostring(data.answer or ''))
   elseif t == ev.QUESTION_REJECTED then
-    panel.note('question not answered')
+    panel.note(('question not answered (%s)'):format(tostring(data.reason or 'rejected')))
   elseif t == ev.CONTEXT_COMPACTED then
     panel.note('context compacted')
-  elseif t == ev.SUBAGENT_STARTED then
-    panel.note('subagent started: ' .. tostring(data.label or data.agentId or data.id or ''))
-  elseif t == ev.SUBAGENT_ENDED then
-    panel.note('subagent ended: ' .. tostring(data.label or data.agentId or data.id or ''))
-  elseif t == ev.TURN_FINISHED and not S.busy then
-    panel.refresh()
+  elseif t == ev.SUBAGENT_STARTED or t == ev.SUBAGENT_ENDED or t == ev.BRANCH_MESSAGE_SENT then
+    panel.note(collab_note(t, data) or t)
+  elseif t == ev.TURN_FINISHED then
+    if S.watching and params.turnId == S.turn_id then
+      S.watching, S.turn_id = false, nil
+      update_winbar()
+      show_warnings(data.warnings)
+      panel.refresh()
+    elseif not S.busy and not S.watching then
+      panel.refresh()
+    end
   end
 end
 

@@ -4,6 +4,9 @@ Checkpoint review: list a session's checkpoints (`vim.ui.select`, kind
 (one tab per file, `before` left, `after` right, both `diffthis`), and restore.
 
 `openprogram/checkpointDiff` answers { checkpointId, diff, files = { {path, status, before?, after?} } }.
+
+Ids are shown and completed as 12-character prefixes (as `openprogram-lsp checkpoints` prints
+them; longer where two would clash): the server accepts any unique prefix of 6 or more.
 ]]
 
 local client = require('openprogram.client')
@@ -11,13 +14,36 @@ local protocol = require('openprogram.protocol')
 
 local M = {}
 
+local SHORT = 12
+
+--- The shortest prefix (at least 12 characters) of each id that no other id in `ids` shares.
+---@param ids string[]
+---@return table<string, string>
+function M.short_ids(ids)
+  local out = {}
+  for _, id in ipairs(ids) do
+    local n = math.min(SHORT, #id)
+    for _, other in ipairs(ids) do
+      if other ~= id then
+        while n < #id and other:sub(1, n) == id:sub(1, n) do
+          n = n + 1
+        end
+      end
+    end
+    out[id] = id:sub(1, n)
+  end
+  return out
+end
+
 ---@param cp table a Checkpoint
+---@param short? string the id to show (default: its first 12 characters)
 ---@return string
-function M.format(cp)
+function M.format(cp, short)
   local n = type(cp.files) == 'table' and #cp.files or 0
   local when = tostring(cp.createdAt or ''):gsub('T', ' '):sub(1, 19)
   local msg = tostring(cp.message or ''):match('^[^\n]*') or ''
-  return ('%s  %s  %d file%s  %s'):format(tostring(cp.id), when, n, n == 1 and '' or 's', msg)
+  local id = short or require('openprogram.render').short_id(cp.id)
+  return ('%s  %s  %d file%s  %s'):format(id, when, n, n == 1 and '' or 's', msg)
 end
 
 --- A scratch buffer holding one side of a diff.
@@ -119,7 +145,13 @@ function M.pick(done)
       end
       return
     end
-    vim.ui.select(list, { prompt = 'Checkpoint', kind = 'openprogram.checkpoint', format_item = M.format }, function(cp)
+    local short = M.short_ids(vim.tbl_map(function(cp)
+      return tostring(cp.id)
+    end, list))
+    local function format(cp)
+      return M.format(cp, short[tostring(cp.id)])
+    end
+    vim.ui.select(list, { prompt = 'Checkpoint', kind = 'openprogram.checkpoint', format_item = format }, function(cp)
       if not cp then
         if done then
           done(nil)
@@ -150,8 +182,9 @@ function M.restore(checkpoint_id, paths, done)
     end
     pcall(vim.cmd.checktime)
     local n = #(result.restored or {})
+    local short = require('openprogram.render').short_id
     local msg = ('openprogram: restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
-      n, n == 1 and '' or 's', checkpoint_id, tostring(result.safetyCheckpointId))
+      n, n == 1 and '' or 's', short(checkpoint_id), short(result.safetyCheckpointId))
     vim.notify(msg, vim.log.levels.INFO)
     require('openprogram.panel').note(msg:gsub('^openprogram: ', ''))
     if done then
@@ -160,7 +193,7 @@ function M.restore(checkpoint_id, paths, done)
   end)
 end
 
---- Checkpoint ids for command-line completion (newest first).
+--- Checkpoint ids (unique 12+ character prefixes) for command-line completion, newest first.
 ---@param lead string
 ---@return string[]
 function M.complete(lead)
@@ -168,11 +201,16 @@ function M.complete(lead)
   if not c then
     return {}
   end
-  local res = client.request_sync(protocol.methods.CHECKPOINTS, vim.empty_dict(), 2000)
-  local out = {}
+  local res = client.request_sync(protocol.methods.CHECKPOINTS, {}, 2000)
+  local ids = {}
   for _, cp in ipairs(type(res) == 'table' and res.checkpoints or {}) do
-    if vim.startswith(cp.id, lead) then
-      table.insert(out, cp.id)
+    table.insert(ids, tostring(cp.id))
+  end
+  local short = M.short_ids(ids)
+  local out = {}
+  for _, id in ipairs(ids) do
+    if vim.startswith(id, lead) then
+      table.insert(out, #lead > #short[id] and id or short[id])
     end
   end
   return out

@@ -38,11 +38,10 @@ function M.handlers()
     [protocol.server_methods.ASK_QUESTION] = function(_, params, ctx)
       return require('openprogram.questions').handle(params, ctx)
     end,
-    -- The server withdraws a prompt it stopped waiting for (timeout). Neovim does not give
-    -- handlers the request id, so only an unambiguous (single) pending prompt is settled.
-    ['$/cancelRequest'] = function()
-      require('openprogram.async').withdraw(nil)
-    end,
+    -- The server also withdraws a prompt it stopped waiting for with $/cancelRequest, but
+    -- Neovim does not give handlers the request id. The `permission.withdrawn` and
+    -- `question.rejected` events name the prompt instead (chat.on_event); this is a no-op.
+    ['$/cancelRequest'] = function() end,
   }
 end
 
@@ -156,9 +155,7 @@ function M.request(method, params, cb)
   if not client then
     return nil
   end
-  if type(params) == 'table' and next(params) == nil then
-    params = vim.empty_dict() -- an empty Lua table would encode as a JSON list
-  end
+  -- An empty Lua table encodes as `[]`; the server takes `[]` as `{}` for optional params.
   local handler = function(err, result)
     if err and not cb then
       vim.notify(('openprogram: %s failed: %s'):format(method, err.message or vim.inspect(err)), vim.log.levels.ERROR)

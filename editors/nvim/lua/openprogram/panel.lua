@@ -29,8 +29,11 @@ M.ns = ns
 ---@field buf? integer markdown buffer
 ---@field input_buf? integer prompt buffer
 ---@field session_id? string session shown in the panel
----@field awaiting_session boolean a chat without sessionId is running: adopt the next turn.started
+---@field awaiting_session boolean a chat without sessionId is running: take the session of its turn.started
 ---@field busy boolean a chat or fork request is pending
+---@field client_turn_id? string the clientTurnId of the pending request (echoed in its turn.started)
+---@field watching boolean streaming a turn the panel did not request (a follow-up turn)
+---@field head_id? string the last message of the branch on screen
 ---@field turn_id? string the running turn the panel streams (from its turn.started)
 ---@field turn_session? string the session the running turn was sent on
 ---@field request? {client: vim.lsp.Client, id: integer}
@@ -44,6 +47,7 @@ M.ns = ns
 local S = {
   awaiting_session = false,
   busy = false,
+  watching = false,
   nodes = {},
   tools = {},
   tool_meta = {},
@@ -116,6 +120,8 @@ local function winbar()
   end
   if S.busy then
     table.insert(parts, S.progress or 'working…')
+  elseif S.watching then
+    table.insert(parts, S.progress or 'follow-up…')
   end
   local text = table.concat(parts, ' · '):gsub('%%', '%%%%')
   return text
@@ -310,6 +316,9 @@ function M.refresh(done)
   client.request(protocol.methods.HISTORY, { sessionId = sid }, function(err, result)
     if not err and result and sid == S.session_id then
       create_buffers()
+      if type(result.headId) == 'string' then
+        S.head_id = result.headId
+      end
       M.render(result.nodes or {})
     elseif err then
       M.note('history failed: ' .. (err.message or '?'))
@@ -326,7 +335,10 @@ end
 ---@param done? fun()
 function M.set_session(session_id, title, done)
   S.session_id, S.title = session_id, title
-  S.awaiting_session = false
+  S.awaiting_session, S.head_id = false, nil
+  if not S.busy then
+    S.turn_id, S.watching = nil, false -- a follow-up streaming in the old session
+  end
   update_winbar()
   M.refresh(done)
 end

@@ -1,7 +1,9 @@
 --[[
 Wire names of the openprogram LSP extension (protocol v1), in one table.
 
-The Python server and the VS Code extension keep the same table; a test checks that they agree.
+The Python server and the VS Code extension keep the same table; a test checks that this one
+names every method and event of the server's table (plus events docs/protocol.md lists, such as
+`permission.withdrawn`).
 Example: `client:request(protocol.methods.CHAT, { text = 'hi' }, cb)`.
 ]]
 
@@ -52,6 +54,7 @@ M.events = {
   BRANCH_MESSAGE_SENT = 'branch.message_sent',
   SUBAGENT_STARTED = 'subagent.started',
   SUBAGENT_ENDED = 'subagent.ended',
+  PERMISSION_WITHDRAWN = 'permission.withdrawn',
 }
 
 --- The experimental client capability that turns on the two custom server requests.

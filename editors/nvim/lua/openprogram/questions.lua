@@ -6,6 +6,8 @@ Example params:
   { sessionId = 's1', turnId = 't1', questionId = 'q1', question = 'Which file?',
     options = { 'a.txt', 'b.txt' }, allowFreeText = true }
 Result: { answer = 'a.txt' } or { cancelled = true }.
+A prompt closes by itself when `question.rejected` (timeout, cancelled turn) or
+`question.replied` (answered elsewhere, e.g. `openprogram/answer`) names its questionId.
 ]]
 
 local async = require('openprogram.async')
@@ -24,12 +26,13 @@ local OTHER = 'Other…'
 
 --- Await one vim.ui call, withdrawable while the turn runs.
 ---@param turn_id? string
+---@param question_id? string
 ---@param start fun(resolve: fun(value: any))
 ---@return any
-local function ask(turn_id, start)
+local function ask(turn_id, question_id, start)
   local untrack = function() end
   local value = async.await(function(resolve)
-    untrack = async.track(turn_id, resolve)
+    untrack = async.track(turn_id, resolve, question_id)
     start(resolve)
   end, require('openprogram.config').prompt_wait_ms(), false)
   untrack()
@@ -37,10 +40,11 @@ local function ask(turn_id, start)
 end
 
 ---@param turn_id? string
+---@param question_id? string
 ---@param question string
 ---@return string|false
-local function input(turn_id, question)
-  return ask(turn_id, function(resolve)
+local function input(turn_id, question_id, question)
+  return ask(turn_id, question_id, function(resolve)
     vim.ui.input({ prompt = question .. ' ' }, function(text)
       resolve(text or false)
     end)
@@ -64,16 +68,16 @@ function M.handle(params, ctx)
     if params.allowFreeText then
       table.insert(items, OTHER)
     end
-    answer = ask(params.turnId, function(resolve)
+    answer = ask(params.turnId, params.questionId, function(resolve)
       vim.ui.select(items, { prompt = question, kind = 'openprogram.question' }, function(item)
         resolve(item or false)
       end)
     end)
     if answer == OTHER then
-      answer = input(params.turnId, question)
+      answer = input(params.turnId, params.questionId, question)
     end
   else
-    answer = input(params.turnId, question)
+    answer = input(params.turnId, params.questionId, question)
   end
   if type(answer) == 'string' and answer ~= '' then
     return { answer = answer }

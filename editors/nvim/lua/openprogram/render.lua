@@ -50,14 +50,49 @@ local function history_tool_line(tc)
   return line
 end
 
+--- The first 12 characters of an id (`c` + time + 2 random characters), as
+--- `openprogram-lsp checkpoints` prints them; the server accepts any unique prefix of 6 or more.
+---@param id any
+---@return string
+function M.short_id(id)
+  id = tostring(id)
+  return #id > 12 and id:sub(1, 12) or id
+end
+
+local INTERJECTION_LABEL = { steer = 'steering', follow_up = 'follow-up' }
+local FOLLOW_UP_LINES = 6 -- a follow-up carries a whole report: show its start
+
+--- A user message fed into a running turn (steering or a follow-up), as quoted lines.
+---@param item {kind?: string, text?: string}
+---@return string[]
+function M.interjection_lines(item)
+  local label = INTERJECTION_LABEL[item.kind] or tostring(item.kind or 'message')
+  local body = vim.split(vim.trim(tostring(item.text or '')), '\n', { plain = true })
+  local cut = 0
+  if item.kind ~= 'steer' and #body > FOLLOW_UP_LINES then
+    cut = #body - FOLLOW_UP_LINES
+    body = vim.list_slice(body, 1, FOLLOW_UP_LINES)
+  end
+  local out = { ('> **%s** · %s'):format(label, body[1] or '') }
+  for i = 2, #body do
+    table.insert(out, body[i] == '' and '>' or ('> ' .. body[i]))
+  end
+  if cut > 0 then
+    table.insert(out, ('> … (+%d lines)'):format(cut))
+  end
+  return out
+end
+
 --- A message's body: its text, with tool calls placed after the model step that made them
---- (`metadata.steps` holds each step's text) so the order matches what streamed.
+--- (`metadata.steps` holds each step's text) so the order matches what streamed, and the
+--- steering / follow-up messages (`metadata.interjections`) before the step that saw them.
 ---@param node table
 ---@return string[]
 function M.body_lines(node)
   local out = {}
   local calls = type(node.toolCalls) == 'table' and node.toolCalls or {}
-  local steps = type(node.metadata) == 'table' and node.metadata.steps or nil
+  local meta = type(node.metadata) == 'table' and node.metadata or {}
+  local steps = meta.steps
   local function add_text(text)
     if type(text) == 'string' and text ~= '' then
       if #out > 0 then
@@ -66,9 +101,33 @@ function M.body_lines(node)
       vim.list_extend(out, vim.split(text, '\n', { plain = true }))
     end
   end
+  local before = {} ---@type table<integer, table[]>
+  local keys = {} ---@type integer[]
+  for _, item in ipairs(type(meta.interjections) == 'table' and meta.interjections or {}) do
+    if type(item) == 'table' then
+      local k = math.max(0, tonumber(item.beforeStep) or 0)
+      if not before[k] then
+        before[k] = {}
+        table.insert(keys, k)
+      end
+      table.insert(before[k], item)
+    end
+  end
+  table.sort(keys)
+  local shown = {}
+  local function add_interjections(k)
+    for _, item in ipairs(before[k] or {}) do
+      if #out > 0 then
+        table.insert(out, '')
+      end
+      vim.list_extend(out, M.interjection_lines(item))
+    end
+    shown[k] = true
+  end
   local placed = {}
   if type(steps) == 'table' and #steps > 0 then
     for i, text in ipairs(steps) do
+      add_interjections(i - 1)
       add_text(text)
       for j, tc in ipairs(calls) do
         if tc.step == i - 1 then
@@ -85,10 +144,16 @@ function M.body_lines(node)
       table.insert(out, history_tool_line(tc))
     end
   end
+  for _, k in ipairs(keys) do -- fed in after the last step (just before a cancel), or no steps
+    if not shown[k] then
+      add_interjections(k)
+    end
+  end
   return out
 end
 
---- What follows a message's body: how it ended, if not well, and the checkpoint it made.
+--- What follows a message's body: how it ended, if not well, its warnings, and the checkpoint
+--- it made.
 ---@param node table
 ---@return string[]
 function M.footer_lines(node)
@@ -102,11 +167,43 @@ function M.footer_lines(node)
       table.insert(out, ('_(%s%s)_'):format(node.status, why and (': ' .. why) or ''))
     end
   end
+  for _, w in ipairs(type(meta.warnings) == 'table' and meta.warnings or {}) do
+    local text = type(w) == 'table' and w.message or w
+    table.insert(out, '')
+    table.insert(out, ('> _warning: %s_'):format((tostring(text):gsub('\n', ' '))))
+  end
   if type(meta.checkpointId) == 'string' then
     table.insert(out, '')
-    table.insert(out, ('> _checkpoint %s · :OpenProgramCheckpoints_'):format(meta.checkpointId))
+    table.insert(out, ('> _checkpoint %s · :OpenProgramCheckpoints_'):format(M.short_id(meta.checkpointId)))
   end
   return out
+end
+
+--- The header label of a chain message: who said it (a follow-up turn's message is a report
+--- brought back from a subagent or another branch, not something the user typed).
+---@param node table
+---@return string
+function M.label(node)
+  local source = type(node.metadata) == 'table' and node.metadata.source or nil
+  if node.role == 'user' then
+    return ({ follow_up = 'Follow-up', send_message = 'Message', agent_spawn = 'Task' })[source] or 'You'
+  end
+  return ({ assistant = 'Assistant', summary = 'Summary' })[node.role] or node.role
+end
+
+--- A `system` node with `metadata.kind` "attach" (an outcome brought back to this message), as
+--- one quoted line.
+---@param node table
+---@return string
+function M.attach_line(node)
+  local meta = type(node.metadata) == 'table' and node.metadata or {}
+  local first = vim.split(vim.trim(tostring(node.text or '')), '\n', { plain = true })[1] or ''
+  if #first > 80 then
+    first = first:sub(1, 77) .. '...'
+  end
+  local what = meta.sourceKind == 'message' and 'reply' or 'result'
+  local status = type(meta.status) == 'string' and (' (' .. meta.status .. ')') or ''
+  return ('> _↩ %s%s: %s_'):format(what, status, first)
 end
 
 --- Lines for a history (root -> head), one header per message, and the header index.
@@ -121,7 +218,7 @@ function M.history(nodes)
       if #lines > 0 then
         table.insert(lines, '')
       end
-      local label = ({ user = 'You', assistant = 'Assistant', summary = 'Summary' })[role]
+      local label = M.label(node)
       table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
       table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
       vim.list_extend(lines, M.body_lines(node))
@@ -135,6 +232,9 @@ function M.history(nodes)
         first = first:sub(1, 77) .. '...'
       end
       table.insert(lines, ('  ↳ %s%s'):format(first, #body > 1 and (' (+%d lines)'):format(#body - 1) or ''))
+    elseif role == 'system' and type(node.metadata) == 'table' and node.metadata.kind == 'attach' then
+      table.insert(lines, '')
+      table.insert(lines, M.attach_line(node))
     end
   end
   return lines, index
