@@ -146,10 +146,6 @@ async def main() -> None:
           f"chunks; anthropic: {sum(map(len, an_chunks)):,} bytes in {len(an_chunks):,}; "
           "baseline: a bare httpx stream reading the same response line by line", flush=True)
     try:
-        await compare("openai", lambda url: OpenAIProvider(
-            "bench", base_url=f"{url}/v1", settings=settings), "/v1/chat/completions")
-        await compare("anthropic", lambda url: AnthropicProvider(
-            "bench", base_url=url, settings=settings), "/v1/messages")
         server = LoopbackServer().start()
         try:
             oa = OpenAIProvider("bench", base_url=f"{server.url}/v1", settings=settings)
@@ -161,6 +157,10 @@ async def main() -> None:
             server.stop()
         report("cancel -> server sees the stream closed (median)", statistics.median(waits),
                target="< 1 s")
+        await compare("openai", lambda url: OpenAIProvider(
+            "bench", base_url=f"{url}/v1", settings=settings), "/v1/chat/completions")
+        await compare("anthropic", lambda url: AnthropicProvider(
+            "bench", base_url=url, settings=settings), "/v1/messages")
     finally:
         await aclose_shared_client()
 
