@@ -1,4 +1,5 @@
 /** Every command the extension contributes, wired to the controller, trees and client. */
+import type { AgentNode, AgentTree } from './agents/tree';
 import type { AgentClient } from './client';
 import type { BranchNode, BranchTree } from './branches/tree';
 import type { ChatController } from './chat/controller';
@@ -17,6 +18,7 @@ export interface Parts {
   chatView: ChatViewProvider;
   checkpoints: CheckpointTree;
   branches: BranchTree;
+  agents: AgentTree;
   content: CheckpointContentProvider;
   memento: api.Memento;
   output: api.LogOutputChannel;
@@ -40,6 +42,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
   const refreshTrees = (): void => {
     p.checkpoints.refresh();
     p.branches.refresh();
+    p.agents.refresh();
   };
 
   const restore = async (checkpointId: string, paths: string[] | undefined, what: string): Promise<void> => {
@@ -212,6 +215,16 @@ export function registerCommands(p: Parts): api.Disposable[] {
     }),
     cmd('openprogram.refreshCheckpoints', async () => p.checkpoints.refresh()),
     cmd('openprogram.refreshBranches', async () => p.branches.refresh()),
+    cmd('openprogram.refreshAgents', async () => p.agents.refresh()),
+    cmd('openprogram.openAgent', async (arg?: unknown) => {
+      const node = arg as AgentNode | undefined;
+      const headId = node?.agent.headId;
+      if (!node || !headId) return;
+      // The chat then shows the subagent's branch, and the next message continues it.
+      await p.controller.checkout(headId, node.agent.sessionId);
+      refreshTrees();
+      p.chatView.reveal();
+    }),
     cmd('openprogram.restartServer', () => p.client.restart()),
     cmd('openprogram.showLog', async () => p.output.show()),
   ];

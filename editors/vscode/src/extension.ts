@@ -1,4 +1,5 @@
 /** Entry point: builds the parts and wires them together; the logic lives in the modules. */
+import { AgentTree, affectsAgents } from './agents/tree';
 import { AgentClient } from './client';
 import { BranchTree } from './branches/tree';
 import { ChatController } from './chat/controller';
@@ -25,6 +26,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const current = (): string | null => controller.state.sessionId;
   const checkpoints = new CheckpointTree(client, current);
   const branches = new BranchTree(client, current);
+  const agents = new AgentTree(client, current);
   const content = new CheckpointContentProvider(client);
   const status = api.createStatusBarItem();
   status.command = 'openprogram.showLog';
@@ -36,14 +38,20 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     controller,
     checkpoints,
     branches,
+    agents,
     api.registerWebviewViewProvider(ChatViewProvider.viewType, chatView),
     api.createTreeView('openprogram.checkpoints', checkpoints),
     api.createTreeView('openprogram.branches', branches),
+    api.createTreeView('openprogram.agents', agents),
     api.registerContentProvider(CHECKPOINT_SCHEME, content),
-    ...registerCommands({ client, controller, chatView, checkpoints, branches, content, memento: context.workspaceState, output }),
+    ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, memento: context.workspaceState, output }),
     controller.onTurnFinished(() => {
       checkpoints.refresh();
       branches.refresh();
+      agents.refresh();
+    }),
+    client.onEvent((e) => {
+      if (affectsAgents(e)) agents.refresh();
     }),
     client.onState(({ state }) => {
       status.text = state === 'running' ? '$(hubot) OpenProgram' : state === 'starting' ? '$(sync~spin) OpenProgram' : '$(error) OpenProgram';
@@ -52,6 +60,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       if (state === 'running') {
         checkpoints.refresh();
         branches.refresh();
+        agents.refresh();
       }
     }),
     api.onDidChangeConfiguration((e) => {

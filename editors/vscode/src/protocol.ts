@@ -269,6 +269,11 @@ export interface AgentInfo {
   headId?: string | null;
   label?: string | null;
   status: 'running' | 'done' | 'error' | 'cancelled';
+  /** `agent` (a subagent run) or `message` (a send_message delivery); informational. */
+  kind?: string;
+  createdAt?: string;
+  error?: string;
+  queued?: boolean;
 }
 
 /** Client capability that opts into permission and question requests. */
