@@ -62,6 +62,9 @@ function prepare() {
     { text: 'Saving notes.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
     { text: 'Notes saved.' },
     { text: 'Waiting for the build.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }] },
+    { text: 'Writing a draft.', tool_calls: [{ name: 'write_file', arguments: { path: 'draft.txt', content: 'draft\n' } }] },
+    { text: 'Building.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 4' } }] },
+    { text: 'Built, with tabs.' },
   ], null, 2));
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.server.command': serverCommand,
@@ -188,6 +191,7 @@ async function main() {
     }
     let frame = await chatFrame(page);
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await page.locator('.pane-header', { hasText: 'Subagents' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('01-panel');
 
     step = 'send a chat whose reply writes a file';
@@ -309,6 +313,36 @@ async function main() {
     await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
     await shot('09b-cancelled');
 
+    step = 'cancel while an approval is open: the card shows it withdrawn';
+    await frame.locator('#input').fill('Write a draft');
+    await frame.locator('#input').press('Enter');
+    const draftCard = frame.locator('.tool-card', { hasText: 'draft.txt' });
+    await draftCard.locator('button[data-option-kind="allow_once"]').waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#cancel:not([hidden])').click();
+    await draftCard.locator('.approval-withdrawn', { hasText: 'the turn was cancelled' }).waitFor({ timeout: STEP_TIMEOUT });
+    if (!(await draftCard.locator('button[data-option-kind="allow_once"]').isDisabled())) throw new Error('a withdrawn card still has live buttons');
+    if (existsSync(join(ws, 'draft.txt'))) throw new Error('the withdrawn edit was applied');
+    await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await shot('09c-withdrawn');
+
+    step = 'steer a running turn';
+    await frame.locator('#input').fill('Build it');
+    await frame.locator('#input').press('Enter');
+    const buildCard = frame.locator('.tool-card', { hasText: 'sleep 4' });
+    await buildCard.locator('button[data-option-kind="allow_once"]').click({ timeout: STEP_TIMEOUT });
+    await buildCard.locator('.approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#input').fill('use tabs');
+    await frame.locator('#input').press('Enter');
+    await frame.locator('.msg.interjection', { hasText: 'use tabs' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Built, with tabs.' }).waitFor({ timeout: STEP_TIMEOUT });
+    const order = async () => frame.locator('#log > *').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+    const seen = await order();
+    const at = (text) => seen.findIndex((t) => t.includes(text));
+    if (!(at('sleep 4') < at('use tabs') && at('use tabs') < at('Built, with tabs.'))) {
+      throw new Error(`the steer is not between the tool and the reply: ${JSON.stringify(seen.slice(-4))}`);
+    }
+    await shot('09d-steered');
+
     step = 'reload VS Code; the session comes back';
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
@@ -319,6 +353,13 @@ async function main() {
     });
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-user', { hasText: 'Run the slow build' }).waitFor({ timeout: STEP_TIMEOUT });
+    // The steering message comes back from history where the model saw it: after the tool, before the reply.
+    await frame.locator('.msg.interjection', { hasText: 'use tabs' }).waitFor({ timeout: STEP_TIMEOUT });
+    const restored = await frame.locator('#log > *').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+    const pos = (text) => restored.findIndex((t) => t.includes(text));
+    if (!(pos('sleep 4') < pos('use tabs') && pos('use tabs') < pos('Built, with tabs.'))) {
+      throw new Error(`history misplaces the steer: ${JSON.stringify(restored.slice(-4))}`);
+    }
     await shot('10-reloaded');
 
     step = 'light and high-contrast themes';
