@@ -302,9 +302,12 @@ test('a chat that starts a new session binds the panel at its own turn.started (
   assert.equal(s.busy, false);
 });
 
-test('a server that does not echo clientTurnId still binds at turn.started; an idle panel binds nothing', () => {
-  const s = run([{ type: 'userSent', text: 'hi', predecessor: null, clientTurnId: 'turn-1' }, ev('turn.started', {}, 't1', 'mine')]);
+test('an unechoed turn.started does not bind the panel; the result does; an idle panel binds nothing', () => {
+  let s = run([{ type: 'userSent', text: 'hi', predecessor: null, clientTurnId: 'turn-1' }, ev('turn.started', {}, 't1', 'elsewhere')]);
+  assert.equal(s.sessionId, null, 'a turn started without our id (a follow-up in another session) is not ours');
+  s = reduce(s, { type: 'turnResult', result: result({ sessionId: 'mine' }), clientTurnId: 'turn-1' });
   assert.equal(s.sessionId, 'mine');
+  assert.deepEqual(messages(s).map((m) => m.text), ['hi', 'Hello there']);
   const idle = reduce(initialState(), ev('turn.started', { clientTurnId: 'turn-1' }, 't1', 'mine'));
   assert.equal(idle.sessionId, null);
 });

@@ -100,8 +100,12 @@ export class ChatController {
       return;
     }
     const sessionId = this.state.sessionId;
-    if (this.inflight && sessionId) {
-      return this.steer(sessionId, body);
+    if (this.inflight) {
+      if (sessionId) {
+        return this.steer(sessionId, body);
+      }
+      this.post({ type: 'note', level: 'warning', text: `The turn is still starting, so this was not sent: ${body}` });
+      return;
     }
     const cts = new api.CancellationTokenSource();
     this.inflight = cts;

@@ -371,13 +371,16 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
   }
 }
 
-/** Whether `ev` is the `turn.started` of the turn this panel sent (any, for older servers). */
+/**
+ * Whether `ev` is the `turn.started` of the turn this panel sent. A turn started elsewhere (a
+ * follow-up of an older session's subagent, another client) does not echo our id; a server
+ * that echoes nothing binds the panel at the turn's result instead.
+ */
 function startsOurTurn(state: ChatState, ev: EventParams): boolean {
   if (ev.type !== 'turn.started' || !ev.sessionId || !state.busy) {
     return false;
   }
-  const echoed = ev.data.clientTurnId;
-  return echoed === undefined || echoed === null || !state.clientTurnId || echoed === state.clientTurnId;
+  return state.clientTurnId ? ev.data.clientTurnId === state.clientTurnId : ev.data.clientTurnId === undefined;
 }
 
 function appendDelta(state: ChatState, turnId: string | null, text: string): ChatState {
