@@ -124,6 +124,7 @@ def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:
         {"text": "Answer two."},
         {"text": "Answer forked."},
         {"text": "Answer edited."},
+        {"text": "Answer new root."},
     ])
     before, forked = _text(out["before"]), _text(out["after_fork"])
     assert "Answer two." in before
@@ -141,6 +142,17 @@ def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:
     edited = _text(out["after_edit"])
     assert "an edited second question" in edited and "Answer edited." in edited
     assert "second question\n" not in edited.replace("an edited second question", "")
+    # Forking on the first message: openprogram/fork with fromNodeId null, a new root of the
+    # same session.
+    fork = out["root_fork"]
+    assert fork["null"] is True and fork["params"]["text"] == "a new first question"
+    assert fork["params"]["clientTurnId"].startswith("nvim-")
+    assert out["root_session"] == out["session"]
+    root = _text(out["after_root"])
+    assert "a new first question" in root and "Answer new root." in root
+    assert "Answer one." not in root
+    nodes = out["root_history"]["nodes"]
+    assert len(nodes) == 2 and nodes[0].get("predecessor") is None
 
 
 def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
@@ -222,3 +234,124 @@ def test_missing_server_gives_a_clear_message(env: dict[str, Path]) -> None:
     assert any("could not start" in n or "not executable" in n for n in out["notes"])
     report = _text(out["report"])
     assert "ERROR" in report and "/nonexistent/openprogram-lsp is not executable" in report
+
+
+def test_client_turn_id_binds_the_panel_to_its_own_new_session(env: dict[str, Path]) -> None:
+    out = _run(env, "client_turn_id", [
+        {"text": "Alpha reply " * 6, "delay": 0.03},
+        {"text": "Bravo reply " * 6, "delay": 0.03},
+    ])
+    other, mine = out["other"], out["result"]
+    assert other["status"] == "done" and mine["status"] == "done"
+    assert other["sessionId"] != mine["sessionId"]
+    # Both turn.started events echo their request's clientTurnId.
+    by_cid = {s["cid"]: s for s in out["started"]}
+    assert by_cid["script-1"]["session"] == other["sessionId"]
+    assert by_cid[out["sent_cid"]]["session"] == mine["sessionId"]
+    assert out["sent_cid"].startswith("nvim-")
+    # Bound at turn.started, while the request was still running, to the right session.
+    bound = out["bound"]
+    assert bound["busy"] is True
+    assert bound["session"] == bound["event_session"] == mine["sessionId"] == out["session"]
+    assert bound["turn"] == bound["event_turn"] == mine["assistantNodeId"]
+    # Only the panel's own reply streamed into it.
+    streamed = _text(out["streamed"])
+    assert mine["text"].strip() in streamed
+    assert other["text"].strip() not in streamed
+    assert "the other chat" not in _text(out["lines"])
+
+
+def test_withdrawn_event_closes_only_the_named_prompt(env: dict[str, Path]) -> None:
+    out = _run(env, "withdraw_two", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+        {"text": "Wrote b.txt."},
+        {"text": "spare"},
+    ])
+    assert out["pending_before"] == 2
+    assert out["previews_before"] == ["a.txt", "b.txt"]
+    asked = out["asked"]
+    # The server named the panel's prompt; exactly that one closed, diff preview included.
+    assert [w["toolCallId"] for w in out["withdrawn"]] == [asked["a.txt"]]
+    assert out["withdrawn"][0]["reason"] == "cancelled"
+    assert out["remaining"] == asked["b.txt"]
+    assert out["previews_after"] == ["b.txt"]
+    # Closed before the panel's turn ended (not by the turn.finished fallback).
+    assert out["pending_at_finish"] == [asked["b.txt"]]
+    assert out["other"]["status"] == "done"
+    assert out["b"] == "b\n" and out.get("a") is None
+    assert out["pending_end"] == 0 and out["previews_end"] == []
+    assert "approval withdrawn (cancelled): Write a.txt" in _text(out["lines_at_finish"])
+    assert "Write b.txt" not in _text(out["lines_at_finish"])
+
+
+def test_steering_shows_where_the_model_saw_it(env: dict[str, Path]) -> None:
+    out = _run(env, "steer", [
+        {"text": "Looking at the files first.", "delay": 0.1,
+         "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"text": "Switching to tabs as asked."},
+    ])
+    [reply] = [n for n in out["history"]["nodes"] if n["role"] == "assistant"]
+    assert reply["metadata"]["interjections"] == [
+        {"beforeStep": 1, "kind": "steer", "text": "use tabs, not spaces"}]
+    assert "steered: use tabs, not spaces" in _text(out["streamed"])
+    lines = out["lines"]
+    first = lines.index("Looking at the files first.")
+    steer = lines.index("> **steering** · use tabs, not spaces")
+    after = lines.index("Switching to tabs as asked.")
+    assert first < steer < after
+    assert any("list_dir" in ln or "List" in ln for ln in lines[first + 1:steer])
+
+
+def test_subagents_and_follow_ups_in_the_panel(env: dict[str, Path]) -> None:
+    wait = ("i=0; while [ ! -f {f} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; "
+            "echo released")
+
+    def hold(path: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "run_command",
+                                "arguments": {"command": wait.format(f=path)}}]}
+
+    runner.write_script(env["tmp"] / "child.json", [
+        {"text": "helper report: all good"},
+        hold("go2.txt"),
+        {"text": "second report: fine"},
+    ])
+    out = _run(env, "subagents", [
+        {"tool_calls": [{"name": "agent", "arguments": {"prompt": "check it", "label": "helper"}}]},
+        hold("go.txt"),
+        {"text": "Waiting for the helper."},
+        {"text": "The helper says all is well."},
+        {"tool_calls": [{"name": "agent", "arguments": {"prompt": "check slowly",
+                                                         "label": "second"}}]},
+        {"text": "Started the second helper."},
+        {"text": "Thanks for the second report."},
+    ])
+    # Turn 1: live notes for the helper, then its reply taken into the running turn, shown
+    # as a follow-up interjection before the step that saw it.
+    streamed1 = _text(out["streamed1"])
+    assert "subagent helper started" in streamed1
+    assert "subagent helper done" in streamed1
+    assert "reported back into the running turn" in streamed1
+    assert "helper report" not in streamed1.split("subagent helper started")[0]
+    lines1 = out["lines1"]
+    follow = next(i for i, ln in enumerate(lines1)
+                  if ln.startswith("> **follow-up** · [Agent helper"))
+    assert lines1.index("Waiting for the helper.") < follow
+    assert follow < lines1.index("The helper says all is well.")
+    assert "> helper report: all good" in lines1
+    # Turn 2's helper finished after the turn: a follow-up turn, streamed then redrawn.
+    assert out["kinds"].count("follow_up") == 1
+    assert out["follow"]["watching"] is True
+    assert "follow-up" in out["follow"]["winbar"]
+    streamed = _text(out["follow"]["streamed"])
+    assert "## Follow-up" in streamed and "Thanks for the second report." in streamed
+    assert "reported back as a follow-up turn" in streamed
+    lines3 = out["lines3"]
+    header = lines3.index(next(ln for ln in lines3 if ln.startswith("## Follow-up")))
+    assert lines3[header + 1].startswith("[Agent second finished (done)")
+    assert "second report: fine" in lines3[header:]
+    assert lines3.index("Thanks for the second report.") > header
+    # The subagents' own turns never streamed into the panel.
+    assert "helper report: all good" not in _text(lines3).replace("> helper report: all good", "")
+    roles = [(n["role"], (n.get("metadata") or {}).get("source")) for n in out["history"]["nodes"]]
+    assert roles[-2:] == [("user", "follow_up"), ("assistant", "follow_up")]

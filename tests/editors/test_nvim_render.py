@@ -61,3 +61,47 @@ def test_history_renders_one_header_per_message_with_tools_in_stream_order() -> 
         {"line": 11, "id": "u2", "role": "user", "predecessor": "u1_reply"},
         {"line": 15, "id": "u2_reply", "role": "assistant", "predecessor": "u2"},
     ]
+
+
+def test_interjections_warnings_follow_ups_and_attach_pointers() -> None:
+    out = _render(HERE / "nvim" / "fixtures" / "history_collab.json")
+    assert out["lines"] == [
+        "## You",
+        "reformat and delegate",
+        "",
+        "## Assistant",
+        "Looking.",
+        "- ✓ List . · read · completed",
+        "",
+        "> **steering** · use tabs",
+        "> not spaces",
+        "",
+        "Tabs it is.",
+        "",
+        "> **follow-up** · [Agent helper finished (done); its branch tip is s1:a1_reply]",
+        ">",
+        "> 1",
+        "> 2",
+        "> 3",
+        "> 4",
+        "> … (+3 lines)",
+        "",
+        "All done.",
+        "",
+        "> _warning: checkpoint failed: disk full_",
+        "",
+        "> _checkpoint c0mx2vih0a1b · :OpenProgramCheckpoints_",
+        "",
+        "> _↩ result (done): [Agent helper finished (done)]_",
+        "",
+        "## Follow-up",
+        "[Agent second finished (done)]",
+        "",
+        "## Assistant",
+        "Thanks.",
+        "",
+        "> **steering** · stop",
+        "_(cancelled)_",
+    ]
+    # Attach pointers and interjections are not fork points: only chain messages are indexed.
+    assert [i["id"] for i in out["index"]] == ["u1", "u1_reply", "u3", "u3_reply"]

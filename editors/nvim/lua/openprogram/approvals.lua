@@ -91,6 +91,17 @@ function M.prompt(tc)
   return ('Allow %s [%s]: %s?'):format(tc.name, tc.kind or 'other', title)
 end
 
+--- A panel note about this prompt, when it belongs to the session the panel shows (a prompt of
+--- another session still asks, it just leaves this conversation alone).
+---@param params openprogram.PermissionParams
+---@param text string
+local function note(params, text)
+  local S = require('openprogram.panel').state
+  if params.sessionId == nil or params.sessionId == S.session_id then
+    require('openprogram.panel').note(text)
+  end
+end
+
 --- Ask the user and return the response for the server.
 ---@param params openprogram.PermissionParams
 ---@param ctx? lsp.HandlerContext
@@ -106,7 +117,7 @@ function M.handle(params, ctx)
       close = c
     end
   end
-  require('openprogram.panel').note(('approval asked: %s'):format(tc.title or tc.name or '?'))
+  note(params, ('approval asked: %s'):format(tc.title or tc.name or '?'))
   -- Blocking UIs (the default inputlist) draw over a stale screen unless we redraw first.
   vim.cmd('redraw')
   local timeout = require('openprogram.config').prompt_wait_ms()
@@ -126,14 +137,14 @@ function M.handle(params, ctx)
   untrack()
   close()
   if type(choice) == 'table' and choice.optionId then
-    require('openprogram.panel').note(('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))
+    note(params, ('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))
     return { outcome = 'selected', optionId = choice.optionId }
   end
   if type(choice) == 'table' and choice.withdrawn then
-    require('openprogram.panel').note(('approval withdrawn (%s): %s'):format(
+    note(params, ('approval withdrawn (%s): %s'):format(
       tostring(choice.withdrawn), tc.title or tc.name or '?'))
   else
-    require('openprogram.panel').note('approval cancelled: ' .. (tc.title or tc.name or '?'))
+    note(params, 'approval cancelled: ' .. (tc.title or tc.name or '?'))
   end
   return { outcome = 'cancelled' }
 end

@@ -91,6 +91,7 @@ end
 ---@param header_text string
 ---@param label? string header of the message (default 'You')
 local function begin_stream(header_text, label)
+  S.stream_gen = S.stream_gen + 1
   panel.open(false)
   if #S.nodes == 0 and not S.session_id then
     -- Only the intro is showing: the new conversation replaces it.

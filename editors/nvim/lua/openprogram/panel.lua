@@ -34,6 +34,7 @@ M.ns = ns
 ---@field client_turn_id? string the clientTurnId of the pending request (echoed in its turn.started)
 ---@field watching boolean streaming a turn the panel did not request (a follow-up turn)
 ---@field head_id? string the last message of the branch on screen
+---@field stream_gen integer counts streams begun (a redraw asked for before one began is dropped)
 ---@field turn_id? string the running turn the panel streams (from its turn.started)
 ---@field turn_session? string the session the running turn was sent on
 ---@field request? {client: vim.lsp.Client, id: integer}
@@ -48,6 +49,7 @@ local S = {
   awaiting_session = false,
   busy = false,
   watching = false,
+  stream_gen = 0,
   nodes = {},
   tools = {},
   tool_meta = {},
@@ -312,8 +314,16 @@ function M.refresh(done)
     end
     return
   end
-  local sid = S.session_id
+  local sid, gen = S.session_id, S.stream_gen
   client.request(protocol.methods.HISTORY, { sessionId = sid }, function(err, result)
+    if gen ~= S.stream_gen then
+      -- A turn began streaming meanwhile: drawing the older history would wipe it (that
+      -- turn's end redraws).
+      if done then
+        done()
+      end
+      return
+    end
     if not err and result and sid == S.session_id then
       create_buffers()
       if type(result.headId) == 'string' then

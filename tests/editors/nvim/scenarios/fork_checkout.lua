@@ -63,4 +63,28 @@ H.run(function()
     return H.turns >= 4
   end, 'the fork made with gF')
   H.out.after_edit = H.panel_lines()
+
+  -- Fork in place of the first message: openprogram/fork with fromNodeId null (a new root).
+  local client = require('openprogram.client')
+  local request = client.request
+  client.request = function(method, params, cb)
+    if method == 'openprogram/fork' then
+      H.out.root_fork = { params = vim.deepcopy(params), null = params.fromNodeId == vim.NIL }
+    end
+    return request(method, params, cb)
+  end
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { find_line('first question'), 0 })
+  vim.ui.input = function(_, on_confirm)
+    on_confirm('a new first question')
+  end
+  vim.api.nvim_feedkeys('gF', 'xt', false)
+  H.wait(function()
+    return H.turns >= 5
+  end, 'the fork from the first message')
+  client.request = request
+  H.out.after_root = H.panel_lines()
+  H.out.root_session = require('openprogram').session_id()
+  H.out.session = sid
+  H.out.root_history = client.request_sync('openprogram/history', { sessionId = sid })
 end)

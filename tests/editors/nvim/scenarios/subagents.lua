@@ -1,0 +1,58 @@
+-- Subagents in the panel. Turn 1 spawns a helper and waits (a command that returns once the
+-- test writes go.txt, which it does when the helper's reply was taken into the running turn):
+-- the reply shows as a follow-up interjection in the turn. Turn 2 spawns a second helper that
+-- only finishes after the turn ended: its report comes back as a follow-up turn, which the panel
+-- streams under a "Follow-up" header and then redraws.
+local H = dofile(os.getenv('OP_HARNESS'))
+
+local dir = vim.fs.dirname(H.result_path)
+
+H.run(function()
+  H.setup({ permission_mode = 'bypass', init_options = { agentModel = 'scripted:' .. dir .. '/child.json' } })
+  H.track()
+  local S = require('openprogram.panel').state
+  H.out.kinds = {}
+  H.out.follow = {}
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'OpenProgramEvent',
+    callback = function(a)
+      local p = a.data
+      if p.type == 'branch.message_sent' and p.data.kind == 'reply' and p.data.inTurn then
+        vim.fn.writefile({ 'go' }, 'go.txt') -- the reply is in the running turn: let it go on
+      elseif p.type == 'turn.started' then
+        table.insert(H.out.kinds, p.data.source)
+        if p.data.source == 'follow_up' then
+          vim.schedule(function()
+            H.out.follow.watching = S.watching
+            H.out.follow.winbar = vim.wo[vim.fn.win_findbuf(S.buf)[1]].winbar
+          end)
+        end
+      elseif p.type == 'turn.finished' and p.turnId == S.turn_id and p.sessionId == S.session_id then
+        if S.watching then
+          H.out.follow.streamed = H.panel_lines()
+        elseif S.busy then
+          H.out.streamed1 = H.out.streamed1 or H.panel_lines()
+        end
+      end
+    end,
+  })
+  H.turn('OpenProgram delegate a check', 1)
+  H.out.lines1 = H.panel_lines()
+
+  H.turn('OpenProgram start a slow check', 2)
+  H.out.lines2 = H.panel_lines()
+  vim.fn.writefile({ 'go' }, 'go2.txt') -- now the second helper may finish
+  H.wait(function()
+    return H.out.follow.streamed ~= nil and not S.watching
+      and table.concat(H.panel_lines(), '\n'):find('## Follow%-up') ~= nil
+  end, 'the follow-up turn and the redraw')
+  H.wait(function()
+    return table.concat(H.panel_lines(), '\n'):find('Thanks for the second report.', 1, true) ~= nil
+      and #vim.tbl_filter(function(l)
+        return l:find('^## Assistant') ~= nil
+      end, H.panel_lines()) == 3
+  end, 'the redraw with the follow-up reply')
+  H.out.lines3 = H.panel_lines()
+  H.out.session = S.session_id
+  H.out.history = require('openprogram.client').request_sync('openprogram/history', { sessionId = S.session_id })
+end)
