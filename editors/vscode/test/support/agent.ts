@@ -20,8 +20,14 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Start the server in `workspace` with its state in `home`, and initialize it. */
-export async function startAgent(command: string, workspace: string, home: string, model: string): Promise<RunningAgent> {
+/** Start the server in `workspace` with its state in `home`, and initialize it (`options`: more initializationOptions). */
+export async function startAgent(
+  command: string,
+  workspace: string,
+  home: string,
+  model: string,
+  options: Record<string, unknown> = {},
+): Promise<RunningAgent> {
   const child = spawn(command, ['serve'], {
     cwd: workspace,
     env: { ...process.env, OPENPROGRAM_HOME: home, OPENPROGRAM_MODEL: model },
@@ -61,7 +67,7 @@ export async function startAgent(command: string, workspace: string, home: strin
       window: { workDoneProgress: true },
       experimental: { openprogram: { permissions: true, questions: true } },
     },
-    initializationOptions: { model, permissionMode: 'ask' },
+    initializationOptions: { model, permissionMode: 'ask', ...options },
   });
   await conn.sendNotification('initialized', {});
   states.fire({ state: 'running' });
