@@ -135,7 +135,14 @@ export class ChatController {
 
   /** Interject a message into the running turn; the panel shows it where the model will see it. */
   private async steer(sessionId: string, text: string): Promise<void> {
-    const { accepted } = await this.client.request<{ accepted: boolean }>(Requests.steer, { sessionId, text });
+    let accepted = false;
+    try {
+      ({ accepted } = await this.client.request<{ accepted: boolean }>(Requests.steer, { sessionId, text }));
+    } catch (err) {
+      traceError('steer failed:', err);
+      this.post({ type: 'note', level: 'error', text: `Steering failed: ${err instanceof Error ? err.message : String(err)}` });
+      return;
+    }
     if (accepted) {
       this.post({ type: 'interjection', mode: 'steer', text });
     } else {
@@ -335,4 +342,3 @@ export class ChatController {
     return answer === null ? { cancelled: true } : { answer };
   }
 }
-
