@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.core.types import Message, ToolSpec
@@ -32,12 +33,33 @@ def estimate_text(text: str) -> int:
     return (n - wide + 3) // 4 + wide
 
 
+def _plain(text: str) -> bool:
+    """Whether a string is ASCII that JSON writes as it is (no quote, backslash or control)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+def estimate_json(value: Any) -> int:
+    """Tokens of the JSON of a tool call's arguments, ``estimate_text`` of their encoding.
+
+    The usual case, a flat object of plain ASCII strings, is measured without encoding it:
+    ``{"k": "v", ...}`` is 8 characters per item beyond the strings themselves.
+    """
+    if type(value) is dict and value:
+        n = 0
+        for k, v in value.items():
+            if type(k) is not str or type(v) is not str or not (_plain(k) and _plain(v)):
+                break
+            n += len(k) + len(v) + 8
+        else:
+            return (n + 3) // 4
+    return estimate_text(_ENCODER.encode(value))
+
+
 def estimate_message(m: Message) -> int:
     """Tokens of one message, tool calls included, plus a per-message overhead."""
     total = MESSAGE_OVERHEAD + estimate_text(m.content)
     for c in m.tool_calls:
-        total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_text(
-            _ENCODER.encode(c.arguments))
+        total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_json(c.arguments)
     return total
 
 

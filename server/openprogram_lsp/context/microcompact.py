@@ -52,10 +52,6 @@ def _finished_text(node: Node) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _finished(node: Node) -> float | None:
-    return parse_time(_finished_text(node))
-
-
 def _same_hour(a: str, b: str, threshold: float) -> bool:
     """Cheap pre-check: two UTC times in the same clock hour are less than an hour apart."""
     return threshold >= 3600 and a[-1:] == "Z" and b[-1:] == "Z" and len(a) > 13 \
@@ -67,15 +63,20 @@ def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str |
     """Segment indexes that start after an idle gap, and whether the current turn is one."""
     points: list[int] = []
     prev: Node | None = None
-    last_user = max((i for i, s in enumerate(segments) if s.node.role == "user"), default=-1)
+    last_user = next((i for i in range(len(segments) - 1, -1, -1)
+                      if segments[i].node.role == "user"), -1)
     for i, seg in enumerate(segments):
         node = seg.node
-        if node.role == "user" and prev is not None and i != last_user \
-                and not _same_hour(node.created_at, _finished_text(prev), threshold):
-            start, end = parse_time(node.created_at), _finished(prev)
-            if start is not None and end is not None and start - end > threshold:
-                points.append(i)
-        if node.role in ("user", "assistant"):
+        role = node.role
+        if role == "user":
+            if prev is not None and i != last_user:
+                at, end = node.created_at, _finished_text(prev)
+                if not _same_hour(at, end, threshold):
+                    start, stop = parse_time(at), parse_time(end)
+                    if start is not None and stop is not None and start - stop > threshold:
+                        points.append(i)
+            prev = node
+        elif role == "assistant":
             prev = node
     current = False
     last_at = parse_time(last_turn_at)

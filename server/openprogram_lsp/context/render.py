@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from typing import Any
 
-from openprogram_lsp.context.budget import estimate_messages
+from openprogram_lsp.context.budget import (
+    MESSAGE_OVERHEAD,
+    estimate_json,
+    estimate_messages,
+    estimate_text,
+)
 from openprogram_lsp.context.types import Segment
-from openprogram_lsp.core.types import Message, Node, ToolCall, ToolCallRecord
+from openprogram_lsp.core.types import Message, Node, ToolCallRecord
 
 log = logging.getLogger(__name__)
 
 COMPACT_COMMAND = "/compact"
 SUMMARY_HEADER = "[Summary of the earlier conversation, written when the context was compacted]"
+
+Rendered = tuple[list[Message], int]
+_Entry = tuple[Node, list[Message], int]
 
 
 def is_compact_command(text: str) -> bool:
@@ -29,47 +36,86 @@ def is_command_node(node: Node) -> bool:
     return node.metadata.get("command") == "compact"
 
 
-def render_node(node: Node) -> list[Message]:
-    """Messages for one chain node; an assistant's tool calls are paired with their results."""
+_new_message = Message.__pydantic_validator__.validate_python  # Message(**fields), minus a call
+
+
+def _tokens(text: str) -> int:
+    """``estimate_text`` plus the per-message overhead, the ASCII case without a call."""
+    return MESSAGE_OVERHEAD + ((len(text) + 3) // 4 if text.isascii() else estimate_text(text))
+
+
+def _assistant_fields(node: Node) -> tuple[list[dict[str, Any]], int]:
+    """The fields of an assistant node's messages, and the tokens of their tool calls."""
+    meta = node.metadata
+    steps: list[str] = meta.get("steps") or [node.text]
+    by_step: dict[int, list[ToolCallRecord]] = {}
+    if node.tool_calls:
+        last = len(steps) - 1
+        for c in node.tool_calls:
+            if c.step < 0:
+                raise ValueError(f"tool call {c.id} of {node.id} has step {c.step}")
+            by_step.setdefault(min(c.step, last), []).append(c)  # late calls: the last step
+    before: dict[int, list[str]] = {}
+    for item in meta.get("interjections") or ():
+        before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
+    out: list[dict[str, Any]] = []
+    call_tokens = 0
+    if not by_step and not before:
+        out = [{"role": "assistant", "content": text} for text in steps if text]
+    else:
+        for i, text in enumerate(steps):
+            if before and i in before:
+                out.extend({"role": "user", "content": said}  # steering / follow-up, as sent
+                           for said in before[i])
+            step_calls = by_step.get(i)
+            if not step_calls:
+                if text:
+                    out.append({"role": "assistant", "content": text})
+                continue
+            out.append({"role": "assistant", "content": text,
+                        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input}
+                                       for c in step_calls]})
+            for c in step_calls:
+                call_tokens += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_json(c.input)
+                result: dict[str, Any] = {"role": "tool", "content": c.output or "(no output)",
+                                          "tool_call_id": c.id, "name": c.name}
+                if c.status == "failed":  # otherwise is_error keeps its default, False
+                    result["is_error"] = True
+                out.append(result)
+        if before:
+            for i in sorted(k for k in before if k >= len(steps)):  # fed in just before a cancel
+                out.extend({"role": "user", "content": said} for said in before[i])
+    if node.status in ("error", "cancelled", "interrupted") and out:
+        out[-1]["content"] = out[-1]["content"] + f"\n[turn {node.status}]"
+    return out, call_tokens
+
+
+def render_fields(node: Node) -> Rendered:
+    """Messages for one chain node and their token estimate (``estimate_messages`` of them).
+
+    An assistant's tool calls are paired with their results. The estimate is counted from the
+    node's own strings while the messages are built, not by walking the messages again.
+    """
     role = node.role
     if role == "user":
-        return [Message(role="user", content=node.text)]
+        text = node.text
+        return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role == "summary":
-        return [Message(role="user", content=f"{SUMMARY_HEADER}\n{node.text}")]
+        text = f"{SUMMARY_HEADER}\n{node.text}"
+        return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role != "assistant":
-        return []
-    steps: list[str] = node.metadata.get("steps") or [node.text]
-    calls = node.tool_calls or []
-    last = len(steps) - 1
-    by_step: dict[int, list[ToolCallRecord]] = {}
-    for c in calls:
-        if c.step < 0:
-            raise ValueError(f"tool call {c.id} of {node.id} has step {c.step}")
-        by_step.setdefault(min(c.step, last), []).append(c)  # late calls go with the last step
-    out: list[Message] = []
-    before: dict[int, list[str]] = {}
-    for item in node.metadata.get("interjections") or ():
-        before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
-    for i, text in enumerate(steps):
-        for said in before.get(i, ()):
-            out.append(Message(role="user", content=said))  # steering / follow-up, as sent
-        step_calls = by_step.get(i)
-        if not step_calls:
-            if text:
-                out.append(Message(role="assistant", content=text))
-            continue
-        out.append(Message(role="assistant", content=text,
-                           tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.input)
-                                       for c in step_calls]))
-        for c in step_calls:
-            out.append(Message(role="tool", content=c.output or "(no output)", tool_call_id=c.id,
-                               name=c.name, is_error=c.status == "failed"))
-    for i in sorted(k for k in before if k >= len(steps)):  # fed in just before a cancel
-        out.extend(Message(role="user", content=said) for said in before[i])
-    if node.status in ("error", "cancelled", "interrupted") and out:
-        out[-1] = out[-1].model_copy(
-            update={"content": out[-1].content + f"\n[turn {node.status}]"})
-    return out
+        return [], 0
+    fields, tokens = _assistant_fields(node)
+    msgs = []
+    for f in fields:
+        tokens += _tokens(f["content"])
+        msgs.append(_new_message(f))
+    return msgs, tokens
+
+
+def render_node(node: Node) -> list[Message]:
+    """Messages for one chain node; an assistant's tool calls are paired with their results."""
+    return render_fields(node)[0]
 
 
 def render_plain(node: Node) -> list[Message]:
@@ -79,83 +125,112 @@ def render_plain(node: Node) -> list[Message]:
         or node.role == "user" else []
 
 
-def render_one(node: Node) -> list[Message]:
-    """Render a node; one that fails falls back to its plain text (logged), never raising."""
+def render_counted(node: Node) -> Rendered:
+    """Render a node with its estimate; one that fails falls back to its plain text (logged)."""
     try:
-        return render_node(node)
+        return render_fields(node)
     except Exception:
         log.exception("rendering node %s failed; using its plain text", node.id)
-        return render_plain(node)
+        msgs = render_plain(node)
+        return msgs, estimate_messages(msgs)
+
+
+def render_one(node: Node) -> list[Message]:
+    """Render a node; one that fails falls back to its plain text (logged), never raising."""
+    return render_counted(node)[0]
 
 
 class RenderCache:
     """Rendered messages and token counts by node, reused while the node object is the same.
 
     The session index keeps node objects until a node is rewritten (a new object), so an
-    identity check is enough to know a cached rendering is current.
+    identity check is enough to know a cached rendering is current. Lookups are plain dict
+    reads; a whole prepare's new entries and recency updates are applied at once, under one
+    lock, by ``settle``.
     """
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[str, tuple[Node, list[Message], int]] = OrderedDict()
+        self._items: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    def render(self, node: Node) -> tuple[list[Message], int]:
-        """The node's messages and their estimate, from the cache when still valid."""
+    def lookup(self, node: Node) -> _Entry | None:
+        """The cached entry of this very node object, or None."""
         hit = self._items.get(node.id)
-        if hit is not None and hit[0] is node:
-            with contextlib.suppress(KeyError):  # least recently used goes first
-                self._items.move_to_end(node.id)
-            return hit[1], hit[2]
-        msgs = render_one(node)
-        tokens = estimate_messages(msgs)
+        return hit if hit is not None and hit[0] is node else None
+
+    def settle(self, added: list[_Entry], used: list[str]) -> None:
+        """Store new entries, mark reused ones most recent, drop the least recent over capacity."""
+        items = self._items
         with self._lock:
-            self._items[node.id] = (node, msgs, tokens)
-            if len(self._items) > self.capacity:
-                for _ in range(len(self._items) - self.capacity):
-                    self._items.popitem(last=False)
+            for key in used:  # least recently used goes first
+                if key in items:
+                    items.move_to_end(key)
+            for entry in added:
+                key = entry[0].id
+                if key in items:  # a rewritten node: its new rendering is the most recent
+                    del items[key]
+                items[key] = entry
+            for _ in range(len(items) - self.capacity):
+                items.popitem(last=False)
+
+    def render(self, node: Node) -> Rendered:
+        """The node's messages and their estimate, from the cache when still valid."""
+        hit = self.lookup(node)
+        if hit is not None:
+            self.settle([], [node.id])
+            return hit[1], hit[2]
+        msgs, tokens = render_counted(node)
+        self.settle([(node, msgs, tokens)], [])
         return msgs, tokens
-
-
-def _uncached(node: Node) -> tuple[list[Message], int]:
-    msgs = render_one(node)
-    return msgs, estimate_messages(msgs)
 
 
 def render_segments(chain: list[Node], summary: Node | None = None, start: int = 0,
                     cache: RenderCache | None = None) -> list[Segment]:
     """Segments for ``chain[start:]``, preceded by the summary that replaces ``chain[:start]``."""
-    render = cache.render if cache is not None else _uncached
     # Rendering a long chain allocates tens of thousands of small objects, none of them
     # cyclic garbage; pausing the cyclic collector for the loop saves ~40% on a cold render.
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        return _segments(chain, summary, start, render)
+        return _segments(chain, summary, start, cache)
     finally:
         if paused:
             gc.enable()
 
 
 def _segments(chain: list[Node], summary: Node | None, start: int,
-              render: Callable[[Node], tuple[list[Message], int]]) -> list[Segment]:
+              cache: RenderCache | None) -> list[Segment]:
     out: list[Segment] = []
-    if summary is not None:
-        msgs, tokens = render(summary)
-        out.append(Segment(summary, msgs, tokens, -1))
+    added: list[_Entry] = []
+    used: list[str] = []
+    lookup = cache.lookup if cache is not None else None
+    nodes = chain[start:] if summary is None else [summary, *chain[start:]]
     turn = -1
-    for i in range(start, len(chain)):
-        node = chain[i]
-        if node.role == "user" or turn < 0:
-            if node.metadata and node.metadata.get("command") == "compact":
+    for node in nodes:
+        if node is summary:
+            seg_turn = -1
+        else:
+            meta = node.metadata
+            if node.role == "user" or turn < 0:
+                if meta and meta.get("command") == "compact":
+                    continue
+                turn += 1
+            elif meta and meta.get("command") == "compact":
                 continue
-            turn += 1
-        elif node.metadata.get("command") == "compact":
-            continue
-        msgs, tokens = render(node)
+            seg_turn = turn
+        hit = lookup(node) if lookup is not None else None
+        if hit is not None:
+            used.append(node.id)
+            msgs, tokens = hit[1], hit[2]
+        else:
+            msgs, tokens = render_counted(node)
+            added.append((node, msgs, tokens))
         if msgs:
-            out.append(Segment(node, msgs, tokens, turn))
+            out.append(Segment(node, msgs, tokens, seg_turn))
+    if cache is not None:
+        cache.settle(added, used)
     return out
 
 

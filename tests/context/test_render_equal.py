@@ -1,0 +1,168 @@
+"""The fast renderer equals the straightforward one: same messages, same token estimate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from openprogram_lsp.context.budget import MESSAGE_OVERHEAD, estimate_json, estimate_text
+from openprogram_lsp.context.render import (
+    SUMMARY_HEADER,
+    RenderCache,
+    render_counted,
+    render_plain,
+    render_segments,
+)
+from openprogram_lsp.core.types import Message, Node, ToolCall, ToolCallRecord
+
+SETTINGS = settings(max_examples=400, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def reference_node(node: Node) -> list[Message]:
+    """The plain rendering the fast one replaced: one pydantic constructor per message."""
+    if node.role == "user":
+        return [Message(role="user", content=node.text)]
+    if node.role == "summary":
+        return [Message(role="user", content=f"{SUMMARY_HEADER}\n{node.text}")]
+    if node.role != "assistant":
+        return []
+    steps: list[str] = node.metadata.get("steps") or [node.text]
+    last = len(steps) - 1
+    by_step: dict[int, list[ToolCallRecord]] = {}
+    for c in node.tool_calls or []:
+        if c.step < 0:
+            raise ValueError("negative step")
+        by_step.setdefault(min(c.step, last), []).append(c)
+    before: dict[int, list[str]] = {}
+    for item in node.metadata.get("interjections") or ():
+        before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
+    out: list[Message] = []
+    for i, text in enumerate(steps):
+        out.extend(Message(role="user", content=said) for said in before.get(i, ()))
+        step_calls = by_step.get(i)
+        if not step_calls:
+            if text:
+                out.append(Message(role="assistant", content=text))
+            continue
+        out.append(Message(role="assistant", content=text,
+                           tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.input)
+                                       for c in step_calls]))
+        out.extend(Message(role="tool", content=c.output or "(no output)", tool_call_id=c.id,
+                           name=c.name, is_error=c.status == "failed") for c in step_calls)
+    for i in sorted(k for k in before if k >= len(steps)):
+        out.extend(Message(role="user", content=said) for said in before[i])
+    if node.status in ("error", "cancelled", "interrupted") and out:
+        out[-1] = out[-1].model_copy(
+            update={"content": out[-1].content + f"\n[turn {node.status}]"})
+    return out
+
+
+def reference(node: Node) -> tuple[list[Message], int]:
+    """Reference messages (plain text when rendering fails) and their estimate, JSON-encoded."""
+    try:
+        msgs = reference_node(node)
+    except Exception:
+        msgs = render_plain(node)
+    tokens = 0
+    for m in msgs:
+        tokens += MESSAGE_OVERHEAD + estimate_text(m.content)
+        for c in m.tool_calls:
+            tokens += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_text(
+                _ENCODER.encode(c.arguments))
+    return msgs, tokens
+
+
+texts = st.one_of(st.sampled_from(["", "ok", "Reading.", "say \"hi\"", "a\\b", "tab\there",
+                                   "line\nbreak", "中文 text", "é", "\x7f", "\x00"]),
+                  st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=14),
+                  st.text(max_size=40))
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), texts,
+              st.floats(allow_nan=False, allow_infinity=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(texts, inner, max_size=3)), max_leaves=8)
+arguments = st.one_of(st.dictionaries(texts, texts, max_size=4),
+                      st.dictionaries(texts, json_values, max_size=4))
+calls: st.SearchStrategy[dict[str, Any]] = st.builds(
+    dict, name=st.sampled_from(["read_file", "run_command", "édit"]), input=arguments,
+    output=st.one_of(st.none(), texts), status=st.sampled_from(["completed", "failed", "pending"]),
+    step=st.integers(-1, 4))
+interjections: st.SearchStrategy[list[dict[str, Any]]] = st.lists(st.builds(
+    dict, beforeStep=st.integers(-1, 5), text=texts), max_size=3)
+steps = st.one_of(st.none(), st.lists(texts, max_size=4),
+                  st.lists(st.one_of(texts, st.integers()), min_size=1, max_size=2))
+
+
+@st.composite
+def nodes(draw: st.DrawFn) -> Node:
+    role = draw(st.sampled_from(["user", "assistant", "assistant", "summary", "tool"]))
+    metadata: dict[str, Any] = {}
+    step_list = draw(steps)
+    if step_list is not None:
+        metadata["steps"] = step_list
+    if draw(st.booleans()):
+        metadata["interjections"] = draw(interjections)
+    records = [ToolCallRecord(id=f"c{i}", **c)
+               for i, c in enumerate(draw(st.lists(calls, max_size=4)))]
+    return Node(id=draw(st.sampled_from(["n1", "n2", "n3"])), role=role, text=draw(texts),
+                status=draw(st.sampled_from(["done", "error", "cancelled", "interrupted"])),
+                tool_calls=records or None, metadata=metadata)
+
+
+@SETTINGS
+@given(nodes())
+def test_fast_rendering_equals_the_reference(node: Node) -> None:
+    msgs, tokens = render_counted(node)
+    want, want_tokens = reference(node)
+    assert msgs == want
+    assert [m.model_dump() for m in msgs] == [m.model_dump() for m in want]
+    assert [m.wire() for m in msgs] == [m.wire() for m in want]
+    assert all(type(m) is Message for m in msgs)
+    assert all(type(c) is ToolCall for m in msgs for c in m.tool_calls)
+    assert tokens == want_tokens
+
+
+@SETTINGS
+@given(arguments)
+def test_json_estimate_equals_estimating_the_encoding(value: dict[str, Any]) -> None:
+    assert estimate_json(value) == estimate_text(_ENCODER.encode(value))
+
+
+def test_json_estimate_of_plain_strings_counts_every_character() -> None:
+    for keys in range(1, 4):
+        for size in range(12):
+            value = {f"k{i}" + "x" * size: "v" * (size + i) for i in range(keys)}
+            assert estimate_json(value) == estimate_text(_ENCODER.encode(value)), value
+    assert estimate_json({}) == estimate_text("{}")
+
+
+@SETTINGS
+@given(st.lists(nodes(), min_size=1, max_size=8))
+def test_cached_segments_equal_uncached_ones_and_own_their_lists(drawn: list[Node]) -> None:
+    chain = [n.model_copy(update={"id": f"n{i}"}) for i, n in enumerate(drawn)]
+    cache = RenderCache()
+    plain = render_segments(chain)
+    cold = render_segments(chain, cache=cache)
+    warm = render_segments(chain, cache=cache)
+    for a, b, c in zip(plain, cold, warm, strict=True):
+        assert a.messages == b.messages == c.messages and a.tokens == b.tokens == c.tokens
+        assert b.messages is c.messages  # the second prepare reuses the rendering
+    lists = [m.tool_calls for s in plain for m in s.messages]
+    assert len({id(x) for x in lists}) == len(lists)  # no message shares its tool_calls list
+
+
+def test_cache_drops_the_least_recently_used_node() -> None:
+    cache = RenderCache(capacity=3)
+    a, b, c, d = (Node(id=x, role="user", text=x) for x in "abcd")
+    render_segments([a, b, c], cache=cache)
+    render_segments([a], cache=cache)  # a is now the most recent
+    render_segments([d], cache=cache)
+    assert list(cache._items) == ["c", "a", "d"]
+    b2 = Node(id="c", role="user", text="rewritten")
+    assert render_segments([b2], cache=cache)[0].messages[0].content == "rewritten"
+    assert list(cache._items) == ["a", "d", "c"] and cache._items["c"][0] is b2
