@@ -355,3 +355,15 @@ def test_subagents_and_follow_ups_in_the_panel(env: dict[str, Path]) -> None:
     assert "helper report: all good" not in _text(lines3).replace("> helper report: all good", "")
     roles = [(n["role"], (n.get("metadata") or {}).get("source")) for n in out["history"]["nodes"]]
     assert roles[-2:] == [("user", "follow_up"), ("assistant", "follow_up")]
+
+
+def test_question_answered_elsewhere_closes_its_prompt(env: dict[str, Path]) -> None:
+    out = _run(env, "question_elsewhere", [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Favourite colour?"}}]},
+        {"text": "Green it is."},
+    ])
+    assert out["answer"] == {"accepted": True}
+    assert out["pending_key"] == out["question_id"]
+    assert out["pending_at_finish"] == 0 and out["pending"] == 0
+    calls = [c for n in out["history"]["nodes"] for c in n.get("toolCalls", [])]
+    assert [c["output"] for c in calls] == ["green"]
