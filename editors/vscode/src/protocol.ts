@@ -45,9 +45,10 @@ export const EventTypes = [
   'branch.message_sent',
   'subagent.started',
   'subagent.ended',
+  'permission.withdrawn',
 ] as const;
 
-/** Further event types the server documents and this client uses. */
+/** An approval prompt timed out or its turn was cancelled. */
 export const PERMISSION_WITHDRAWN = 'permission.withdrawn';
 
 export type RequestMethod = (typeof Requests)[keyof typeof Requests];

@@ -48,9 +48,10 @@ EVENT_TYPES: tuple[str, ...] = (
     "turn.started", "text.delta", "tool.started", "tool.finished", "turn.finished",
     "context.compacted", "checkpoint.created", "file.changed", "question.asked",
     "question.replied", "question.rejected", "branch.message_sent", "subagent.started",
-    "subagent.ended",
+    "subagent.ended", "permission.withdrawn",
 )
-"""Event types the contract names (others, such as ``tool.before``, may also arrive)."""
+"""Event types clients handle: the contract's, plus ``permission.withdrawn`` (others, such as
+``model.response_started``, may also arrive and can be ignored)."""
 
 ALL_CUSTOM: frozenset[str] = frozenset(
     CLIENT_REQUESTS + CLIENT_NOTIFICATIONS + SERVER_REQUESTS + SERVER_NOTIFICATIONS)
