@@ -6,9 +6,8 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from openprogram_lsp.core.errors import ConfigError, ProviderError
+from openprogram_lsp.core.errors import ProviderError
 from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
@@ -18,7 +17,7 @@ from openprogram_lsp.providers.base import (
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
-from openprogram_lsp.providers.http import HttpSettings
+from openprogram_lsp.providers.http import HttpSettings, endpoint_from_env
 from openprogram_lsp.providers.openai import parse_arguments
 
 NAME = "anthropic"
@@ -260,13 +259,9 @@ class AnthropicProvider:
     def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
                  settings: HttpSettings) -> AnthropicProvider:
         """Build from ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY; ConfigError when the key is needed."""
-        base = (env.get(BASE_ENV) or "").strip() or DEFAULT_BASE_URL
-        if not urlsplit(base).scheme.startswith("http"):
-            raise ConfigError(f"{BASE_ENV} must be an http(s) URL, got {base!r}")
-        key = (env.get(KEY_ENV) or "").strip()
-        if not key and urlsplit(base).hostname == OFFICIAL_HOST:
-            raise ConfigError(f"{KEY_ENV} is not set: it is needed for {base} (or set "
-                              f"{BASE_ENV} to a compatible server)")
+        base, key = endpoint_from_env(env, base_env=BASE_ENV, key_env=KEY_ENV,
+                                      default_base=DEFAULT_BASE_URL, official_host=OFFICIAL_HOST,
+                                      hint="a compatible server")
         return cls(model, base_url=base, api_key=key, context_window=context_window,
                    settings=settings)
 

@@ -12,6 +12,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -154,6 +155,20 @@ def status_retryable(status: int, headers: httpx.Headers) -> bool:
 
 
 _SK_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{2})[A-Za-z0-9_\-*]{6,}")
+
+
+def endpoint_from_env(env: Mapping[str, str], *, base_env: str, key_env: str,
+                      default_base: str, official_host: str, hint: str) -> tuple[str, str]:
+    """The base URL and API key a provider reads from its variables; ConfigError when the
+    URL is not http(s) or the official endpoint has no key (``hint`` says what else to do)."""
+    base = (env.get(base_env) or "").strip() or default_base
+    if not urlsplit(base).scheme.startswith("http"):
+        raise ConfigError(f"{base_env} must be an http(s) URL, got {base!r}")
+    key = (env.get(key_env) or "").strip()
+    if not key and urlsplit(base).hostname == official_host:
+        raise ConfigError(f"{key_env} is not set: it is needed for {base} (or set "
+                          f"{base_env} to {hint})")
+    return base, key
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from openprogram_lsp.core.errors import ConfigError, ProviderError
+from openprogram_lsp.core.errors import ProviderError
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
 from openprogram_lsp.providers.base import (
@@ -19,7 +19,7 @@ from openprogram_lsp.providers.base import (
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
-from openprogram_lsp.providers.http import HttpSettings
+from openprogram_lsp.providers.http import HttpSettings, endpoint_from_env
 
 NAME = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -223,13 +223,9 @@ class OpenAIProvider:
     def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
                  settings: HttpSettings) -> OpenAIProvider:
         """Build from OPENAI_BASE_URL / OPENAI_API_KEY; ConfigError when the key is needed."""
-        base = (env.get(BASE_ENV) or "").strip() or DEFAULT_BASE_URL
-        if not urlsplit(base).scheme.startswith("http"):
-            raise ConfigError(f"{BASE_ENV} must be an http(s) URL, got {base!r}")
-        key = (env.get(KEY_ENV) or "").strip()
-        if not key and urlsplit(base).hostname == OFFICIAL_HOST:
-            raise ConfigError(f"{KEY_ENV} is not set: it is needed for {base} (or set "
-                              f"{BASE_ENV} to a local OpenAI-compatible server)")
+        base, key = endpoint_from_env(env, base_env=BASE_ENV, key_env=KEY_ENV,
+                                      default_base=DEFAULT_BASE_URL, official_host=OFFICIAL_HOST,
+                                      hint="a local OpenAI-compatible server")
         return cls(model, base_url=base, api_key=key, context_window=context_window,
                    settings=settings)
 
