@@ -74,6 +74,10 @@ async def test_child_branch_and_follow_up_seen_by_the_editor(start: Starter, tmp
     assert "bob" in asked["output"]
     history = await client.call("openprogram/history", {"sessionId": sid})
     assert history["headId"] == follow["data"]["assistantNodeId"]
+    # the child's reply is attached to the parent's turn in history
+    attached = [a for n in history["nodes"] for a in n.get("attachments", [])]
+    assert attached and attached[0]["role"] == "system"
+    assert attached[0]["metadata"]["kind"] == "attach" and "bob" in attached[0]["text"]
 
 
 async def test_shutdown_cancels_a_running_child_and_records_it(start: Starter,

@@ -154,6 +154,11 @@ class Handlers:
         for node in out["nodes"]:  # listed contract fields are always present
             node.setdefault("predecessor", None)
             node.setdefault("caller", None)
+            # replies from subagents and other branches hang off a chain node by caller
+            attached = [c.wire() for c in store.callees(sid, node["id"])
+                        if c.role == "system" and c.metadata.get("kind") == "attach"]
+            if attached:
+                node["attachments"] = attached
         return out
 
     async def branches(self, raw: Any) -> dict[str, Any]:
