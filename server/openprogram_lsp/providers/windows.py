@@ -6,6 +6,8 @@ import logging
 import re
 from collections.abc import Mapping
 
+from openprogram_lsp.core.units import parse_window
+
 log = logging.getLogger(__name__)
 
 OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
@@ -47,21 +49,6 @@ WINDOWS: tuple[tuple[str, int], ...] = (
     (r"command-r", 128_000),
 )
 _COMPILED = tuple((re.compile(p), n) for p, n in WINDOWS)
-
-
-def parse_window(raw: str) -> int | None:
-    """A token count like ``32768``, ``32k`` or ``1m`` (at least 1024), else None."""
-    text = raw.strip().lower().replace("_", "")
-    scale = 1
-    if text.endswith("k"):
-        text, scale = text[:-1], 1_000
-    elif text.endswith("m"):
-        text, scale = text[:-1], 1_000_000
-    try:
-        value = int(float(text) * scale)
-    except ValueError:
-        return None
-    return value if value >= 1024 else None
 
 
 def known_window(model: str) -> int | None:
