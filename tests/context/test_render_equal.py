@@ -165,4 +165,4 @@ def test_cache_drops_the_least_recently_used_node() -> None:
     assert list(cache._items) == ["c", "a", "d"]
     b2 = Node(id="c", role="user", text="rewritten")
     assert render_segments([b2], cache=cache)[0].messages[0].content == "rewritten"
-    assert list(cache._items) == ["a", "d", "c"] and cache._items["c"][0] is b2
+    assert list(cache._items) == ["a", "d", "c"] and cache._items["c"].node is b2

@@ -23,7 +23,6 @@ COMPACT_COMMAND = "/compact"
 SUMMARY_HEADER = "[Summary of the earlier conversation, written when the context was compacted]"
 
 Rendered = tuple[list[Message], int]
-_Entry = tuple[Node, list[Message], int]
 
 
 def is_compact_command(text: str) -> bool:
@@ -44,50 +43,71 @@ def _tokens(text: str) -> int:
     return MESSAGE_OVERHEAD + ((len(text) + 3) // 4 if text.isascii() else estimate_text(text))
 
 
-def _assistant_fields(node: Node) -> tuple[list[dict[str, Any]], int]:
-    """The fields of an assistant node's messages, and the tokens of their tool calls."""
+def _render_assistant(node: Node) -> Rendered:
+    """An assistant node's messages (steps, tool calls and their results) and their estimate."""
     meta = node.metadata
     steps: list[str] = meta.get("steps") or [node.text]
     by_step: dict[int, list[ToolCallRecord]] = {}
     if node.tool_calls:
         last = len(steps) - 1
         for c in node.tool_calls:
-            if c.step < 0:
-                raise ValueError(f"tool call {c.id} of {node.id} has step {c.step}")
-            by_step.setdefault(min(c.step, last), []).append(c)  # late calls: the last step
+            step = c.step
+            if step < 0:
+                raise ValueError(f"tool call {c.id} of {node.id} has step {step}")
+            if step > last:  # late calls go with the last step
+                step = last
+            group = by_step.get(step)
+            if group is None:
+                by_step[step] = [c]
+            else:
+                group.append(c)
     before: dict[int, list[str]] = {}
-    for item in meta.get("interjections") or ():
-        before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
-    out: list[dict[str, Any]] = []
-    call_tokens = 0
+    interjections = meta.get("interjections")
+    if interjections:
+        for item in interjections:
+            before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
+    out: list[dict[str, Any]] = []  # each message's fields, validated at the end
+    tokens = 0
     if not by_step and not before:
-        out = [{"role": "assistant", "content": text} for text in steps if text]
+        for text in steps:
+            if text:
+                out.append({"role": "assistant", "content": text})
+                tokens += _tokens(text)
     else:
         for i, text in enumerate(steps):
             if before and i in before:
-                out.extend({"role": "user", "content": said}  # steering / follow-up, as sent
-                           for said in before[i])
+                for said in before[i]:  # steering / follow-up, as sent
+                    out.append({"role": "user", "content": said})
+                    tokens += _tokens(said)
             step_calls = by_step.get(i)
             if not step_calls:
                 if text:
                     out.append({"role": "assistant", "content": text})
+                    tokens += _tokens(text)
                 continue
             out.append({"role": "assistant", "content": text,
                         "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input}
                                        for c in step_calls]})
+            tokens += _tokens(text)
             for c in step_calls:
-                call_tokens += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_json(c.input)
-                result: dict[str, Any] = {"role": "tool", "content": c.output or "(no output)",
+                content = c.output or "(no output)"
+                tokens += _tokens(content) + _tokens(c.name) + estimate_json(c.input)
+                result: dict[str, Any] = {"role": "tool", "content": content,
                                           "tool_call_id": c.id, "name": c.name}
                 if c.status == "failed":  # otherwise is_error keeps its default, False
                     result["is_error"] = True
                 out.append(result)
         if before:
             for i in sorted(k for k in before if k >= len(steps)):  # fed in just before a cancel
-                out.extend({"role": "user", "content": said} for said in before[i])
+                for said in before[i]:
+                    out.append({"role": "user", "content": said})
+                    tokens += _tokens(said)
     if node.status in ("error", "cancelled", "interrupted") and out:
-        out[-1]["content"] = out[-1]["content"] + f"\n[turn {node.status}]"
-    return out, call_tokens
+        fields = out[-1]
+        tokens -= _tokens(fields["content"])
+        fields["content"] += f"\n[turn {node.status}]"
+        tokens += _tokens(fields["content"])
+    return list(map(_new_message, out)), tokens
 
 
 def render_fields(node: Node) -> Rendered:
@@ -103,14 +123,9 @@ def render_fields(node: Node) -> Rendered:
     if role == "summary":
         text = f"{SUMMARY_HEADER}\n{node.text}"
         return [_new_message({"role": "user", "content": text})], _tokens(text)
-    if role != "assistant":
-        return [], 0
-    fields, tokens = _assistant_fields(node)
-    msgs = []
-    for f in fields:
-        tokens += _tokens(f["content"])
-        msgs.append(_new_message(f))
-    return msgs, tokens
+    if role == "assistant":
+        return _render_assistant(node)
+    return [], 0
 
 
 def render_node(node: Node) -> list[Message]:
@@ -141,36 +156,36 @@ def render_one(node: Node) -> list[Message]:
 
 
 class RenderCache:
-    """Rendered messages and token counts by node, reused while the node object is the same.
+    """Rendered segments by node, reused while the node object is the same.
 
     The session index keeps node objects until a node is rewritten (a new object), so an
     identity check is enough to know a cached rendering is current. Lookups are plain dict
     reads; a whole prepare's new entries and recency updates are applied at once, under one
-    lock, by ``settle``.
+    lock, by ``settle``. Segments are shared between preps and never changed in place.
     """
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[str, _Entry] = OrderedDict()
+        self._items: OrderedDict[str, Segment] = OrderedDict()
         self._lock = threading.Lock()
 
-    def lookup(self, node: Node) -> _Entry | None:
-        """The cached entry of this very node object, or None."""
+    def lookup(self, node: Node) -> Segment | None:
+        """The cached segment of this very node object, or None."""
         hit = self._items.get(node.id)
-        return hit if hit is not None and hit[0] is node else None
+        return hit if hit is not None and hit.node is node else None
 
-    def settle(self, added: list[_Entry], used: list[str]) -> None:
-        """Store new entries, mark reused ones most recent, drop the least recent over capacity."""
+    def settle(self, added: list[Segment], used: list[str]) -> None:
+        """Store new segments, mark reused ones most recent, drop the least recent over capacity."""
         items = self._items
         with self._lock:
             for key in used:  # least recently used goes first
                 if key in items:
                     items.move_to_end(key)
-            for entry in added:
-                key = entry[0].id
+            for seg in added:
+                key = seg.node.id
                 if key in items:  # a rewritten node: its new rendering is the most recent
                     del items[key]
-                items[key] = entry
+                items[key] = seg
             for _ in range(len(items) - self.capacity):
                 items.popitem(last=False)
 
@@ -179,9 +194,9 @@ class RenderCache:
         hit = self.lookup(node)
         if hit is not None:
             self.settle([], [node.id])
-            return hit[1], hit[2]
+            return hit.messages, hit.tokens
         msgs, tokens = render_counted(node)
-        self.settle([(node, msgs, tokens)], [])
+        self.settle([Segment(node, msgs, tokens, 0)], [])
         return msgs, tokens
 
 
@@ -203,9 +218,9 @@ def render_segments(chain: list[Node], summary: Node | None = None, start: int =
 def _segments(chain: list[Node], summary: Node | None, start: int,
               cache: RenderCache | None) -> list[Segment]:
     out: list[Segment] = []
-    added: list[_Entry] = []
+    added: list[Segment] = []
     used: list[str] = []
-    lookup = cache.lookup if cache is not None else None
+    cached = cache._items.get if cache is not None else None  # lookup(), minus a call per node
     nodes = chain[start:] if summary is None else [summary, *chain[start:]]
     turn = -1
     for node in nodes:
@@ -220,15 +235,17 @@ def _segments(chain: list[Node], summary: Node | None, start: int,
             elif meta and meta.get("command") == "compact":
                 continue
             seg_turn = turn
-        hit = lookup(node) if lookup is not None else None
-        if hit is not None:
+        seg = cached(node.id) if cached is not None else None
+        if seg is not None and seg.node is node:
             used.append(node.id)
-            msgs, tokens = hit[1], hit[2]
+            if seg.turn != seg_turn:  # the same rendering, at another place in the turns
+                seg = Segment(node, seg.messages, seg.tokens, seg_turn)
         else:
             msgs, tokens = render_counted(node)
-            added.append((node, msgs, tokens))
-        if msgs:
-            out.append(Segment(node, msgs, tokens, seg_turn))
+            seg = Segment(node, msgs, tokens, seg_turn)
+            added.append(seg)
+        if seg.messages:
+            out.append(seg)
     if cache is not None:
         cache.settle(added, used)
     return out
