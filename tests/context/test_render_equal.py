@@ -166,3 +166,16 @@ def test_cache_drops_the_least_recently_used_node() -> None:
     b2 = Node(id="c", role="user", text="rewritten")
     assert render_segments([b2], cache=cache)[0].messages[0].content == "rewritten"
     assert list(cache._items) == ["a", "d", "c"] and cache._items["c"].node is b2
+
+
+def test_cached_rendering_moves_to_a_new_turn_index_after_a_summary() -> None:
+    chain = [Node(id="u0", role="user", text="a"), Node(id="a0", role="assistant", text="b"),
+             Node(id="u1", role="user", text="c")]
+    cache = RenderCache()
+    full = render_segments(chain, cache=cache)
+    summary = Node(id="s", role="summary", text="a and b")
+    tail = render_segments(chain, summary, start=2, cache=cache)
+    assert [(s.node_id, s.turn) for s in full] == [("u0", 0), ("a0", 0), ("u1", 1)]
+    assert [(s.node_id, s.turn) for s in tail] == [("s", -1), ("u1", 0)]
+    assert tail[1].messages is full[2].messages  # same rendering, new turn index
+    assert render_segments(chain, summary, start=2, cache=cache)[1] is tail[1]

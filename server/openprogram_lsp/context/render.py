@@ -239,9 +239,11 @@ def _segments(chain: list[Node], summary: Node | None, start: int,
             seg_turn = turn
         seg = cached(node.id) if cached is not None else None
         if seg is not None and seg.node is node:
-            used.append(node.id)
-            if seg.turn != seg_turn:  # the same rendering, at another place in the turns
+            if seg.turn == seg_turn:
+                used.append(node.id)
+            else:  # the same rendering at another place in the turns (e.g. after a summary)
                 seg = Segment(node, seg.messages, seg.tokens, seg_turn)
+                added.append(seg)
         else:
             msgs, tokens = render_counted(node)
             seg = Segment(node, msgs, tokens, seg_turn)
