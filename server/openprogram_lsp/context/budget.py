@@ -12,6 +12,7 @@ from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.core.types import Message, ToolSpec
+from openprogram_lsp.core.units import parse_window
 
 log = logging.getLogger(__name__)
 
@@ -73,21 +74,6 @@ def estimate_tools(tools: Iterable[ToolSpec]) -> int:
     return sum(TOOL_OVERHEAD + estimate_text(json.dumps(
         {"name": t.name, "description": t.description, "parameters": t.input_schema},
         ensure_ascii=False)) for t in tools)
-
-
-def parse_window(raw: str) -> int | None:
-    """A token count such as ``32768``, ``32k`` or ``1m``; None when it is not one."""
-    text = raw.strip().lower().replace("_", "")
-    scale = 1
-    if text.endswith("k"):
-        text, scale = text[:-1], 1_000
-    elif text.endswith("m"):
-        text, scale = text[:-1], 1_000_000
-    try:
-        value = int(float(text) * scale)
-    except ValueError:
-        return None
-    return value if value >= 1024 else None
 
 
 def resolve_window(provider_window: int, env: Mapping[str, str] | None = None) -> int:
