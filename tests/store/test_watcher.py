@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from watchfiles import Change
+
 from openprogram_lsp.events.bus import Event, EventBus
 from openprogram_lsp.store.watcher import IgnoreRules, WorkspaceWatcher, parse_gitignore
 
@@ -74,3 +76,17 @@ def test_excluded_state_root_is_not_reported(tmp_path: Path) -> None:
            (Change.deleted, str(tmp_path / "b.py"))}
     assert watcher.changes_of(raw) == [{"path": "a.py", "change": "modified"},
                                        {"path": "b.py", "change": "deleted"}]
+
+
+def test_new_directory_reports_the_files_already_in_it(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("x")
+    (tmp_path / "pkg" / "debug.log").write_text("x")
+    (tmp_path / "pkg" / "node_modules").mkdir()
+    (tmp_path / "pkg" / "node_modules" / "m.js").write_text("x")
+    watcher = WorkspaceWatcher(tmp_path, EventBus())
+    changes = watcher.changes_of({(Change.added, str(tmp_path / "pkg"))})
+    assert changes == [{"path": "pkg/a.py", "change": "added"},
+                       {"path": "pkg/sub/b.py", "change": "added"}]

@@ -164,6 +164,7 @@ def relative(root: Path, path: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
+NEW_DIR_SCAN_LIMIT = 2000
 _CHANGE_NAMES = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
 
 
@@ -212,9 +213,31 @@ class WorkspaceWatcher:
             if rel is None or rel == "." or self.rules.is_ignored(rel):
                 continue
             if os.path.isdir(path):
+                if change == Change.added:
+                    # inotify watches a new directory only once it exists, so files written
+                    # into it right away can go unreported: report what it holds now
+                    for inner in self._files_in(path):
+                        by_path.setdefault(inner, "added")
                 continue
             by_path[rel] = _CHANGE_NAMES.get(change, "modified")
         return [{"path": p, "change": c} for p, c in sorted(by_path.items())]
+
+    def _files_in(self, directory: str, limit: int = NEW_DIR_SCAN_LIMIT) -> list[str]:
+        """Non-ignored files under a new directory (bounded)."""
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(directory):
+            rel_dir = relative(self.root, dirpath)
+            if rel_dir is None:
+                break
+            dirnames[:] = [d for d in dirnames if not self.rules.is_ignored(
+                f"{rel_dir}/{d}" if rel_dir != "." else d, is_dir=True)]
+            for name in filenames:
+                rel = f"{rel_dir}/{name}" if rel_dir != "." else name
+                if not self.rules.is_ignored(rel):
+                    out.append(rel)
+                    if len(out) >= limit:
+                        return out
+        return out
 
     def emit(self, changes: list[dict[str, str]]) -> None:
         """Publish a batch as ``file.changed``."""
