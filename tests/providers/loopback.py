@@ -157,9 +157,14 @@ class LoopbackServer:
                     ("cache-control", "no-cache")]
         writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
         await writer.drain()
-        for chunk in reply.chunks:
-            writer.write(conn.send(h11.Data(data=chunk)))
-            await writer.drain()
+        try:
+            for chunk in reply.chunks:
+                writer.write(conn.send(h11.Data(data=chunk)))
+                await writer.drain()
+        except ConnectionError:  # the client left while the head was still being written
+            if reply.hold:
+                self.client_left.set()
+            return False
         if reply.cut:
             return False
         if reply.hold:
