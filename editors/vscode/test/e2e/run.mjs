@@ -355,9 +355,17 @@ async function main() {
     await frame.locator('.msg.role-user', { hasText: 'Run the slow build' }).waitFor({ timeout: STEP_TIMEOUT });
     // The steering message comes back from history where the model saw it: after the tool, before the reply.
     await frame.locator('.msg.interjection', { hasText: 'use tabs' }).waitFor({ timeout: STEP_TIMEOUT });
-    const restored = await frame.locator('#log > *').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+    // The page first shows its saved state, then the server's history replaces it: wait for it.
+    let restored = [];
     const pos = (text) => restored.findIndex((t) => t.includes(text));
-    if (!(pos('sleep 4') < pos('use tabs') && pos('use tabs') < pos('Built, with tabs.'))) {
+    const placed = () => pos('sleep 4') >= 0 && pos('sleep 4') < pos('use tabs') && pos('use tabs') < pos('Built, with tabs.');
+    const deadline = Date.now() + STEP_TIMEOUT;
+    do {
+      restored = await frame.locator('#log > *').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+      if (placed()) break;
+      await new Promise((r) => setTimeout(r, 200));
+    } while (Date.now() < deadline);
+    if (!placed()) {
       throw new Error(`history misplaces the steer: ${JSON.stringify(restored.slice(-4))}`);
     }
     await shot('10-reloaded');
