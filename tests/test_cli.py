@@ -65,3 +65,16 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
     assert r.returncode == 1 and "unknown model" in r.stderr
     r = run(["history", "snosuch"], home, tmp_path)
     assert r.returncode == 2 and "unknown session" in r.stderr
+
+
+def test_iteration_cap_from_the_environment(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "list_dir", "arguments": {}}]}] * 3))
+    r = run(["chat", "--workspace", str(ws), "--model", f"scripted:{script}", "spin"], home,
+            tmp_path, OPENPROGRAM_MAX_ITERATIONS="2")
+    assert r.returncode == 0 and "limit of 2 model calls" in r.stdout
+    r = run(["chat", "--workspace", str(ws), "hi"], home, tmp_path,
+            OPENPROGRAM_MAX_ITERATIONS="many")
+    assert r.returncode == 2 and "OPENPROGRAM_MAX_ITERATIONS" in r.stderr

@@ -32,8 +32,18 @@ class AppConfig:
     permission_mode: PermissionMode = "ask"
     question_timeout: float | None = 600.0
     approval_timeout: float | None = 600.0
-    max_iterations: int = 50
+    max_iterations: int = field(default_factory=lambda: max_iterations_from_env())
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def max_iterations_from_env(default: int = 50) -> int:
+    """The cap on model calls per turn: ``OPENPROGRAM_MAX_ITERATIONS`` when valid, else 50."""
+    raw = os.environ.get("OPENPROGRAM_MAX_ITERATIONS", "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"OPENPROGRAM_MAX_ITERATIONS must be a positive integer, got {raw!r}")
+    return int(raw)
 
 
 def resolve_model(*, request: str | None = None, flag: str | None = None,

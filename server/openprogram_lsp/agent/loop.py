@@ -106,7 +106,9 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
         if control.cancelled:
             raise TurnCancelled("turn cancelled")
         if state.model_calls >= max_iterations:
-            state.steps.append(prompts.ITERATION_CAP.format(cap=max_iterations))
+            note = prompts.ITERATION_CAP.format(cap=max_iterations)
+            state.steps.append(note)
+            emit("text.delta", {"text": f"\n\n{note}"})
             state.stop_reason = "max_tokens"
             break
         state.model_calls += 1
