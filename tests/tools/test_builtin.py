@@ -118,3 +118,42 @@ async def test_ask_user_declined_is_an_error(ctx: ToolContext) -> None:
     tool = AskUser(QuestionRegistry(EventBus()))
     with pytest.raises(ToolError, match="declined"):
         await tool.run(tool.parse({"question": "Colour?"}), ctx)
+
+
+async def test_edit_file_never_truncates_or_mangles(reg: ToolRegistry, ctx: ToolContext,
+                                                    workspace: Path) -> None:
+    big = "x = 1\n" + "y" * 300_000 + "\nEND\n"
+    (workspace / "big.py").write_text(big)
+    await call(reg, ctx, "edit_file", path="big.py", old_text="x = 1", new_text="x = 2")
+    assert (workspace / "big.py").read_text() == big.replace("x = 1", "x = 2")
+    (workspace / "latin1.txt").write_bytes("caf\xe9 = 1".encode("latin-1"))
+    with pytest.raises(ToolError, match="not UTF-8"):
+        await call(reg, ctx, "edit_file", path="latin1.txt", old_text="= 1", new_text="= 2")
+
+
+async def test_writes_keep_the_file_mode(reg: ToolRegistry, ctx: ToolContext,
+                                         workspace: Path) -> None:
+    script = workspace / "run.sh"
+    script.write_text("echo 1\n")
+    script.chmod(0o755)
+    await call(reg, ctx, "edit_file", path="run.sh", old_text="1", new_text="2")
+    assert script.stat().st_mode & 0o777 == 0o755
+    await call(reg, ctx, "write_file", path="new.txt", content="x")
+    assert (workspace / "new.txt").stat().st_mode & 0o044  # readable like any new file
+
+
+async def test_grep_does_not_follow_links_out_of_the_workspace(
+        reg: ToolRegistry, ctx: ToolContext, workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("TOKEN=hunter2\n")
+    os.symlink(tmp_path / "secret.txt", workspace / "link.txt")
+    (workspace / "inside.txt").write_text("TOKEN=fine\n")
+    assert await call(reg, ctx, "grep", pattern="TOKEN") == "inside.txt:1: TOKEN=fine"
+
+
+async def test_run_command_does_not_see_provider_keys(reg: ToolRegistry, ctx: ToolContext,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("SOME_API_KEY", "also-secret")
+    out = await call(reg, ctx, "run_command", command="env")
+    assert "sk-secret" not in out and "also-secret" not in out
+    assert "OPENPROGRAM_TOOL=run_command" in out

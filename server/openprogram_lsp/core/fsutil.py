@@ -17,11 +17,25 @@ def state_root() -> Path:
     return Path(xdg) / "openprogram-lsp"
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+_UMASK = _umask()  # read once at import: os.umask is process-wide, not thread-safe
+
+
 def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
     """Write a file through a temp file and rename, so readers never see half of it."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        mode = os.stat(path).st_mode & 0o7777  # keep an existing file's permissions
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             if fsync:

@@ -22,6 +22,18 @@ class RunCommandInput(BaseModel):
                                   gt=0, le=MAX_TIMEOUT)
 
 
+# Credentials of the model providers never reach commands the model runs (they would land in
+# tool output, the session store and the next model request).
+_WITHHELD = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in _WITHHELD and not k.endswith("_API_KEY")}
+    env["OPENPROGRAM_TOOL"] = "run_command"
+    return env
+
+
 def _cap(text: str) -> str:
     if len(text) <= MAX_OUTPUT_CHARS:
         return text
@@ -45,7 +57,7 @@ class RunCommand(Tool):
         proc = await asyncio.create_subprocess_shell(
             args.command, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, env={**os.environ, "OPENPROGRAM_TOOL": "run_command"},
+            start_new_session=True, env=_child_env(),
         )
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), timeout)

@@ -32,6 +32,29 @@ def _read_text(path: os.PathLike[str], display: str) -> str:
     return text
 
 
+MAX_EDIT_BYTES = 8 * 1024 * 1024
+
+
+def _read_whole_text(path: os.PathLike[str], display: str) -> str:
+    """The exact text of a file to edit: never truncated, never lossy (refuses instead)."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_EDIT_BYTES:
+            raise ToolError(f"{display}: {size} bytes is too large to edit "
+                            f"(limit {MAX_EDIT_BYTES}); use write_file or run_command")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise ToolError(f"{display}: no such file") from None
+    except IsADirectoryError:
+        raise ToolError(f"{display}: is a directory") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{display}: not UTF-8 text; edit_file only changes text files") \
+            from None
+
+
 class ReadFileInput(BaseModel):
     path: str = Field(description="File path relative to the workspace root")
 
@@ -136,7 +159,7 @@ class EditFile(Tool):
 
     def _apply(self, args: EditFileInput, ctx: ToolContext) -> tuple[str, str]:
         target = resolve_in_workspace(ctx.workspace, args.path)
-        old = _read_text(target, args.path)
+        old = _read_whole_text(target, args.path)
         if not args.old_text:
             raise ToolError(f"{args.path}: old_text is empty")
         count = old.count(args.old_text)

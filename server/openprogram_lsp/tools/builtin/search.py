@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -40,9 +41,16 @@ class Grep(Tool):
             raise ToolError(f"invalid pattern {args.pattern!r}: {exc}") from None
         root = ctx.workspace.resolve() if args.path in ("", ".") else \
             resolve_in_workspace(ctx.workspace, args.path)
+        # file I/O and regex work stay off the server's event loop
+        return await asyncio.to_thread(self._search, rx, root, ctx.workspace)
+
+    def _search(self, rx: re.Pattern[str], root: Path, workspace: Path) -> ToolOutput:
+        top = workspace.resolve()
         files = [root] if root.is_file() else self._walk(root)
         hits: list[str] = []
         for f in files:
+            if f.is_symlink() and top not in f.resolve().parents:
+                continue  # a link leading out of the workspace is never followed
             try:
                 data = f.read_bytes()
             except OSError:
@@ -51,7 +59,7 @@ class Grep(Tool):
                 continue
             for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
                 if rx.search(line):
-                    hits.append(f"{relative(ctx.workspace, f)}:{n}: {line[:300]}")
+                    hits.append(f"{relative(workspace, f)}:{n}: {line[:300]}")
                     if len(hits) >= MAX_MATCHES:
                         return ToolOutput("\n".join(hits) + f"\n[stopped at {MAX_MATCHES}]")
         return ToolOutput("\n".join(hits) or "no matches")
