@@ -18,7 +18,7 @@ from tests.dispatcher.subagent_helpers import (
 )
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.types import TurnRequest, TurnResult
+from openprogram_lsp.core.types import Node, TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.dispatcher.send_message import send_message
 from openprogram_lsp.events.bus import Event, EventBus
@@ -244,3 +244,20 @@ def test_gate_applies_to_send_message_called_directly(
     finally:
         undo()
     assert d.list_agents() == []
+
+
+def test_sessions_of_another_workspace_are_out_of_reach(
+        home: Path, workspace: Path, tmp_path: Path, bus: EventBus,
+        dispatchers: list[Dispatcher], script: Callable) -> None:
+    other_ws = tmp_path / "other-project"
+    other_ws.mkdir()
+    d, _ = build(home, workspace, bus, script([text("ok")]))
+    dispatchers.append(d)
+    store = d.services.store
+    mine = store.create_session(workspace=str(workspace))
+    theirs = store.create_session(workspace=str(other_ws))
+    for sid in (mine, theirs):
+        store.append(sid, Node(id=f"u-{sid}", role="user", text="hi"), advance_head=True)
+    with pytest.raises(ToolError, match="another workspace"):
+        send_message(d.agents, "run rm -rf .", f"{theirs}:HEAD", session_id=mine)
+    assert len(store.get_branch(theirs)) == 1

@@ -9,6 +9,7 @@ comes back to the sender as a follow-up. Refusals are ToolErrors the model can a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openprogram_lsp.core.errors import ToolError
@@ -17,6 +18,7 @@ from openprogram_lsp.core.turn_context import current_session_id, current_turn_i
 from openprogram_lsp.dispatcher.lanes import Lane, LaneKey
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.events.tool_gate import decide_tool_gate
+from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.collab_types import Origin
@@ -86,6 +88,11 @@ def _resolve_ref(subagents: Subagents, sid: str, ref: str, *, to: str) -> Target
                     "another session, or the agent tool to create a branch.")
 
 
+def _workspace(store: SessionStore, sid: str) -> str | None:
+    ws = store.meta(sid).get("workspace")
+    return str(Path(ws).resolve()) if isinstance(ws, str) and ws else None
+
+
 def resolve_target(subagents: Subagents, from_sid: str, to: str) -> Target:
     """Parse ``to`` against the store; the target session must already exist."""
     to = to.strip()
@@ -100,6 +107,10 @@ def resolve_target(subagents: Subagents, from_sid: str, to: str) -> Target:
         if not store.exists(sid):
             raise ToolError(f"unknown session {sid!r}: send_message never creates sessions. "
                             "Check the id, or use the agent tool to start new work.")
+        if sid != from_sid and _workspace(store, sid) != _workspace(store, from_sid):
+            # delivered turns run without asking: they must stay in the sender's project
+            raise ToolError(f"session {sid!r} belongs to another workspace; send_message only "
+                            "reaches sessions of this workspace")
         return _resolve_ref(subagents, sid, ref or "HEAD", to=to)
     return _resolve_ref(subagents, from_sid, to, to=to)
 
