@@ -52,6 +52,9 @@ async def test_busy_session_is_refused_and_steer_interjects(start: Starter,
         await client.call("openprogram/checkout", {"sessionId": sid,
                                                    "headId": started["turnId"]})
     assert info.value.code == -32002
+    with pytest.raises(JsonRpcException) as info:  # a restore would mix into the running turn
+        await client.call("openprogram/restore", {"checkpointId": "c000000000"})
+    assert info.value.code == -32002 and "running" in info.value.message
     assert await client.call("openprogram/steer", {"sessionId": sid,
                                                    "text": "stop"}) == {"accepted": True}
     await client.call("openprogram/cancel", {"sessionId": sid})

@@ -220,6 +220,11 @@ class Handlers:
     async def restore(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
         cp = self._checkpointer()
+        root_ws = Path(self.server.primary_workspace).resolve()
+        busy = [t for t in self.dispatcher.active_turns() if t.workspace.resolve() == root_ws]
+        if busy:  # a restore under a running turn would mix its files into that turn
+            raise SessionBusy(f"a turn is running in this workspace (session "
+                              f"{busy[0].session_id}); cancel it or wait before restoring")
         out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore, p.checkpoint_id,
                                                            p.paths or None))
         root = Path(self.server.primary_workspace)

@@ -18,7 +18,7 @@ from lsprotocol import types
 from pydantic import ValidationError
 
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
-from openprogram_lsp.events.bus import emit_safe
+from openprogram_lsp.events.bus import EventBus, emit_safe
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.settings import Settings
 from openprogram_lsp.lsp.wire import AskQuestionParams, AskQuestionResponse, PermissionResponse
@@ -105,19 +105,20 @@ def _describe(request: PermissionRequest) -> str:
     return text
 
 
-def _withdrawn_event(request: PermissionRequest, reason: str) -> None:
+def _withdrawn_event(request: PermissionRequest, reason: str, bus: EventBus | None) -> None:
     """Tell every client a prompt is gone (clients cannot match $/cancelRequest ids)."""
     emit_safe("permission.withdrawn", {"toolCallId": request.tool_call.tool_call_id,
                                        "reason": reason},
-              session_id=request.session_id, turn_id=request.turn_id, origin="lsp")
+              bus=bus, session_id=request.session_id, turn_id=request.turn_id, origin="lsp")
 
 
 class LspApprover:
     """The Approver port over LSP."""
 
-    def __init__(self, peer: Peer, settings: Settings) -> None:
+    def __init__(self, peer: Peer, settings: Settings, *, bus: EventBus | None = None) -> None:
         self.peer = peer
         self.settings = settings
+        self.bus = bus
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         """Ask the client; a timeout, an error or a dismissal is ``cancelled``."""
@@ -143,10 +144,10 @@ class LspApprover:
                 if option is None:
                     return PermissionOutcome(outcome="cancelled", reason="dismissed")
         except Withdrawn as exc:
-            _withdrawn_event(request, exc.reason)
+            _withdrawn_event(request, exc.reason, self.bus)
             return PermissionOutcome(outcome="cancelled", reason=exc.reason)
         except asyncio.CancelledError:
-            _withdrawn_event(request, "cancelled")
+            _withdrawn_event(request, "cancelled", self.bus)
             raise
         return PermissionOutcome(outcome="selected", option_id=option.option_id,
                                  kind=option.kind)

@@ -45,7 +45,7 @@ class OpenProgramServer(LanguageServer):
         self.runner: TurnRunner = TurnRunner(dispatcher, self, [])
         self.log_handler: WindowLogHandler | None = None
         services = dispatcher.services
-        services.approver = LspApprover(self, self.settings)
+        services.approver = LspApprover(self, self.settings, bus=services.bus)
         services.asker = LspAsker(self, self.settings, show=self.show_info)
         self._background: set[asyncio.Future[None]] = set()
 
