@@ -321,3 +321,21 @@ def test_two_threads_two_sessions(make_dispatcher: Make, script: Callable) -> No
 
 def test_inherit_is_default(make_dispatcher: Make) -> None:
     assert TurnRequest(text="x").branch_from is INHERIT
+
+
+def test_a_store_failure_in_finalize_is_an_error_result(make_dispatcher: Make, script: Callable,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    d = make_dispatcher(script([{"text": "r1"}, {"text": "r2"}]))
+    first = d.process_user_turn(TurnRequest(text="one"))
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(d.services.store), "commit_turn", disk_full)
+    r = d.process_user_turn(TurnRequest(text="two", session_id=first.session_id))
+    assert r.status == "error" and r.error and "could not be saved" in r.error.message
+    assert r.text == "r2"
+    assert not d.active_turns()
+    monkeypatch.undo()
+    again = d.services.store.get_branch(first.session_id)
+    assert [n.text for n in again if n.role == "user"] == ["one", "two"]

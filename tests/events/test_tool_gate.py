@@ -50,3 +50,9 @@ def test_duplicate_names_refused_and_unregister(gates: list) -> None:
         register_tool_gate(lambda e: None, name="x")
     undo()
     assert "x" not in registered_gate_names()
+
+
+def test_unknown_verdict_fails_closed(gates: list) -> None:
+    gates.append(register_tool_gate(lambda e: "maybe", name="typo"))  # type: ignore[arg-type,return-value]
+    d = decide_tool_gate(Event("tool.before"))
+    assert d.verdict == "deny" and "unknown verdict" in d.reasons[0]

@@ -84,6 +84,8 @@ class ToolRunner:
         except asyncio.CancelledError:
             record.status = "failed"
             record.output = "cancelled"
+            self._emit("tool.finished", {"toolCallId": call.id, "status": "failed",
+                                         "output": "cancelled"})
             raise
         except OpenProgramError as exc:
             out = ToolOutput(exc.message, is_error=True)

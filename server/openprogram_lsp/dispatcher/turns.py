@@ -273,9 +273,26 @@ class Dispatcher:
         # Finalize does blocking git work off the loop; its events are emitted back on the
         # loop so that subscribers always run on the turn's own loop thread.
         pending: list[Event] = []
+        cancelled_again = False
+        done = asyncio.ensure_future(asyncio.to_thread(
+            finalize_turn, self, turn, state, status, error, pending.append))
         try:
-            result = await asyncio.shield(asyncio.to_thread(
-                finalize_turn, self, turn, state, status, error, pending.append))
+            while not done.done():  # a cancel now must not cut the checkpoint or the commit
+                try:
+                    await asyncio.shield(done)
+                except asyncio.CancelledError:
+                    cancelled_again = True
+                except Exception:
+                    break  # read below from done.result()
+            try:
+                result = done.result()
+            except Exception as exc:  # the store could not be written: report, don't raise
+                log.exception("finalizing turn %s failed", turn_id)
+                result = TurnResult(
+                    session_id=sid, user_node_id=user_id, assistant_node_id=turn_id,
+                    head_id=store.head(sid) or turn_id, status="error", text=state.text,
+                    usage=state.usage,
+                    error=TurnError(message=f"the turn could not be saved: {exc}"))
         finally:
             with self._lock:
                 self._active.pop(turn_id, None)
@@ -283,6 +300,8 @@ class Dispatcher:
             await turn.resources.aclose()  # releases the workspace guard after the checkpoint
             for ev in pending:
                 s.bus.emit(ev)
+        if cancelled_again:
+            raise asyncio.CancelledError
         if swallowed_cancel:
             task = asyncio.current_task()
             if task is not None:

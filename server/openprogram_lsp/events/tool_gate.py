@@ -79,6 +79,9 @@ def decide_tool_gate(event: Event) -> GateDecision:
         if result is None:
             continue
         decision = result if isinstance(result, GateDecision) else GateDecision(result)
+        if decision.verdict not in _RANK:  # a malformed verdict fails closed
+            decision = GateDecision("deny", (f"gate {entry.name} returned an unknown verdict "
+                                             f"{decision.verdict!r}",))
         if _RANK[decision.verdict] > _RANK[verdict]:
             verdict = decision.verdict
         if decision.verdict != "allow":

@@ -46,6 +46,9 @@ class SessionStore:
         self.capacity = max(1, cap)
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = threading.Lock()
+        # write locks outlive cache entries: an evicted session reopened while its old entry
+        # is still in use must share the lock, or two writers could take the same seq
+        self._write_locks: dict[str, threading.RLock] = {}
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -114,7 +117,8 @@ class SessionStore:
         with self._lock:
             entry = self._open.get(sid)
             if entry is None:
-                entry = _Open(root, SessionIndex(), (-1, -1, -1), threading.RLock())
+                lock = self._write_locks.setdefault(sid, threading.RLock())
+                entry = _Open(root, SessionIndex(), (-1, -1, -1), lock)
                 self._open[sid] = entry
                 while len(self._open) > self.capacity:
                     self._open.popitem(last=False)
