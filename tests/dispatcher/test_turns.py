@@ -339,3 +339,27 @@ def test_a_store_failure_in_finalize_is_an_error_result(make_dispatcher: Make, s
     monkeypatch.undo()
     again = d.services.store.get_branch(first.session_id)
     assert [n.text for n in again if n.role == "user"] == ["one", "two"]
+
+
+def test_a_live_turn_of_another_process_is_not_marked_interrupted(
+        make_dispatcher: Make, script: Callable) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    d = make_dispatcher(script([{"text": "side by side"}]))
+    store = d.services.store
+    sid = store.create_session()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        store.append(sid, Node(id="u1", role="user", text="hi"), advance_head=True)
+        store.append(sid, Node(id="u1_reply", role="assistant", predecessor="u1",
+                               status="running", metadata={"owner": {
+                                   "host": socket.gethostname(), "pid": other.pid}}))
+        d.process_user_turn(TurnRequest(text="fork", session_id=sid, branch_from="u1"))
+        assert store.get_node(sid, "u1_reply").status == "running"
+    finally:
+        other.kill()
+        other.wait()
+    assert os.getpid() != other.pid

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
@@ -68,6 +70,25 @@ class ActiveTurn:
     prep: TurnPrep | None = None
     model: str = ""
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)
+
+
+_OWNER = {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _owner_alive(owner: object) -> bool:
+    """Whether the process that started a running turn still runs (another server, the CLI)."""
+    if not isinstance(owner, dict) or owner.get("host") != _OWNER["host"]:
+        return False
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid == _OWNER["pid"]:
+        return False  # our own turns are in _active; a dead one of ours is stale
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _tool_node_id(turn_id: str, call_id: str) -> str:
@@ -243,7 +264,8 @@ class Dispatcher:
         leftover: list[str] = []
         try:
             writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
-                               status="running", metadata={"source": req.source, **command}))
+                               status="running",
+                               metadata={"source": req.source, "owner": _OWNER, **command}))
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
             started: dict[str, Any] = {"userNodeId": user_id, "assistantNodeId": turn_id,
@@ -312,7 +334,8 @@ class Dispatcher:
         """Mark turns left running by a crashed process as interrupted (and commit that)."""
         live = {t.turn_id for t in self.active_turns(sid)}
         stale = [n for n in self.services.store.index(sid).nodes.values()
-                 if n.status == "running" and n.id not in live]
+                 if n.status == "running" and n.id not in live
+                 and not _owner_alive(n.metadata.get("owner"))]
         for node in stale:
             self.services.store.update_node(sid, node.id, status="interrupted",
                                             text=(node.text + "\n\n[interrupted]").strip())
