@@ -199,6 +199,9 @@ class Subagents:
                                                     model=model, message_depth=depth,
                                                     parent=parent, job=job)
                     lane.tip, lane.follow = res.head_id, True
+            except Exception as exc:  # the runner records it too, but only after the report
+                job.error = f"{type(exc).__name__}: {exc}"
+                raise
             finally:
                 if parent is not None and not job.cascaded:
                     replies.report_agent(self, parent, job, res, depth + 1)
@@ -233,6 +236,9 @@ class Subagents:
                         job=job, source="send_message", advance_head=store.head(sid) == tip,
                         kind="message", metadata={"deliveryId": delivery_id})
                     lane.tip, lane.follow = res.head_id, True
+            except Exception as exc:  # the runner records it too, but only after the report
+                job.error = f"{type(exc).__name__}: {exc}"
+                raise
             finally:
                 if not job.cascaded:
                     replies.report_message(self, origin, lane, job, res, depth + 1, problem)
