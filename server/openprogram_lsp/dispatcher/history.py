@@ -7,11 +7,11 @@ from openprogram_lsp.core.types import INHERIT, Node
 from openprogram_lsp.store.session_store import SessionStore
 
 
-def resolve_history(store: SessionStore, sid: str, branch_from: object,
-                    *, base_head: str | None = None) -> tuple[str | None, list[Node]]:
+def resolve_history(store: SessionStore, sid: str,
+                    branch_from: object) -> tuple[str | None, list[Node]]:
     """Return (predecessor of the new user node, history up to it)."""
     if branch_from is INHERIT:
-        head = base_head or store.head(sid)
+        head = store.head(sid)
         return (head, store.get_branch(sid, head)) if head else (None, [])
     if branch_from is None:
         return None, []
