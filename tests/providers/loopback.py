@@ -99,6 +99,7 @@ class LoopbackServer:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         self._writers.add(writer)
+        holding = False
         try:
             while True:
                 request = await self._read_request(conn, reader, number)
@@ -108,6 +109,7 @@ class LoopbackServer:
                 reply = self.replies.popleft() if self.replies else Reply(
                     status=500, headers=[("x-should-retry", "false")],
                     body=b'{"error": {"message": "no reply scripted"}}')
+                holding = reply.hold
                 if not await self._send(conn, reply, reader, writer):
                     return
                 if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
@@ -116,6 +118,8 @@ class LoopbackServer:
         except (ConnectionError, h11.RemoteProtocolError):
             return
         finally:
+            if holding:  # however the held stream ended, the client is gone
+                self.client_left.set()
             self._writers.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()

@@ -43,6 +43,9 @@ class ToolOutput:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+_SPECS: dict[type, ToolSpec] = {}
+
+
 class Tool:
     """Base class of every tool."""
 
@@ -53,11 +56,14 @@ class Tool:
     Input: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:
-        """The tool as offered to the model."""
-        schema = self.Input.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, input_schema=schema,
-                        kind=self.kind)
+        """The tool as offered to the model (built once: schemas are static, and costly)."""
+        cached = _SPECS.get(type(self))
+        if cached is None:
+            schema = self.Input.model_json_schema()
+            schema.pop("title", None)
+            cached = _SPECS[type(self)] = ToolSpec(name=self.name, description=self.description,
+                                                   input_schema=schema, kind=self.kind)
+        return cached.model_copy(deep=True)  # callers may not mutate the shared one
 
     def parse(self, arguments: dict[str, Any]) -> BaseModel:
         """Validate arguments; a clear ToolError names the bad field."""
