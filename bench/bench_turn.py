@@ -50,7 +50,7 @@ def main() -> None:
                target="ratio <= 2; baseline = git init + add + commit of one file")
         report("offline turn in process (no tools)", turn_time, median_time(commit_only,
                                                                              repeat=15),
-               target="baseline = git add + commit of one file in an existing repo")
+               target="reference only: git add + commit in an existing repo")
 
 
 if __name__ == "__main__":
