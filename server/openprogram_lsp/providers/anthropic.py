@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from openprogram_lsp.providers.base import (
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
-from openprogram_lsp.providers.http import HttpSettings, endpoint_from_env
+from openprogram_lsp.providers.endpoint import HttpProvider
 from openprogram_lsp.providers.openai import parse_arguments
 
 NAME = "anthropic"
@@ -242,31 +242,12 @@ class MessagesDecoder:
         return [StreamEnd(stop, self.usage)]
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     """Streams responses from the Anthropic Messages API."""
 
     name = NAME
-
-    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key: str = "",
-                 context_window: int = 200_000, settings: HttpSettings | None = None) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self.context_window = context_window
-        self.settings = settings or HttpSettings()
-
-    @classmethod
-    def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
-                 settings: HttpSettings) -> AnthropicProvider:
-        """Build from ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY; ConfigError when the key is needed."""
-        base, key = endpoint_from_env(env, base_env=BASE_ENV, key_env=KEY_ENV,
-                                      default_base=DEFAULT_BASE_URL, official_host=OFFICIAL_HOST,
-                                      hint="a compatible server")
-        return cls(model, base_url=base, api_key=key, context_window=context_window,
-                   settings=settings)
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+    BASE_ENV, KEY_ENV, DEFAULT_BASE_URL = BASE_ENV, KEY_ENV, DEFAULT_BASE_URL
+    OFFICIAL_HOST, DEFAULT_WINDOW, HINT = OFFICIAL_HOST, 200_000, "a compatible server"
 
     @property
     def url(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +19,7 @@ from openprogram_lsp.providers.base import (
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
-from openprogram_lsp.providers.http import HttpSettings, endpoint_from_env
+from openprogram_lsp.providers.endpoint import HttpProvider
 
 NAME = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -204,33 +204,18 @@ def _usage(raw: dict[str, Any]) -> Usage:
                  cache_read_tokens=int(cached) if isinstance(cached, int) else None)
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
     """Streams Chat Completions from an OpenAI-compatible server."""
 
     name = NAME
+    BASE_ENV, KEY_ENV, DEFAULT_BASE_URL = BASE_ENV, KEY_ENV, DEFAULT_BASE_URL
+    OFFICIAL_HOST, DEFAULT_WINDOW = OFFICIAL_HOST, 128_000
+    HINT = "a local OpenAI-compatible server"
 
-    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key: str = "",
-                 context_window: int = 128_000, settings: HttpSettings | None = None) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self.context_window = context_window
-        self.settings = settings or HttpSettings()
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
         self.official = urlsplit(self.base_url).hostname == OFFICIAL_HOST
         self.usage_option = True  # cleared when a server rejects ``stream_options``
-
-    @classmethod
-    def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
-                 settings: HttpSettings) -> OpenAIProvider:
-        """Build from OPENAI_BASE_URL / OPENAI_API_KEY; ConfigError when the key is needed."""
-        base, key = endpoint_from_env(env, base_env=BASE_ENV, key_env=KEY_ENV,
-                                      default_base=DEFAULT_BASE_URL, official_host=OFFICIAL_HOST,
-                                      hint="a local OpenAI-compatible server")
-        return cls(model, base_url=base, api_key=key, context_window=context_window,
-                   settings=settings)
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Chat Completions request."""
