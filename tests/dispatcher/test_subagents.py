@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,14 +23,6 @@ from openprogram_lsp.events.bus import Event, EventBus
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def dispatchers() -> Iterator[list[Dispatcher]]:
-    made: list[Dispatcher] = []
-    yield made
-    for d in made:
-        d.agents.close()
 
 
 def test_child_edits_file_on_named_branch_and_reports_back(

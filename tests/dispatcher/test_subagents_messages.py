@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,14 +25,6 @@ from openprogram_lsp.events.bus import Event, EventBus
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def dispatchers() -> Iterator[list[Dispatcher]]:
-    made: list[Dispatcher] = []
-    yield made
-    for d in made:
-        d.agents.close()
 
 
 def test_child_messages_a_sibling_by_name_and_the_reply_flows_back(
