@@ -1,8 +1,8 @@
 /** The subagents tree: the current session's subagent runs; clicking one checks out its branch. */
-import type { AgentPort } from '../client';
 import { Requests, type AgentInfo, type EventParams } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
+import { SessionTree } from '../sessionTree';
 
 export interface AgentNode {
   kind: 'agent';
@@ -33,19 +33,7 @@ export function describeAgent(a: AgentInfo): { label: string; description: strin
 }
 
 /** Provides the `openprogram.agents` view. */
-export class AgentTree implements api.TreeDataProvider<AgentNode> {
-  private readonly changed = new api.EventEmitter<AgentNode | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  constructor(
-    private readonly client: AgentPort,
-    private readonly currentSession: () => string | null,
-  ) {}
-
-  refresh(): void {
-    this.changed.fire(undefined);
-  }
-
+export class AgentTree extends SessionTree<AgentNode> {
   getTreeItem(node: AgentNode): api.TreeItem {
     const a = node.agent;
     const { label, description, tooltip } = describeAgent(a);
@@ -73,9 +61,5 @@ export class AgentTree implements api.TreeDataProvider<AgentNode> {
       traceError('subagents tree:', err);
       return [];
     }
-  }
-
-  dispose(): void {
-    this.changed.dispose();
   }
 }

@@ -1,27 +1,15 @@
 /** The sessions and branches tree: sessions → branches; clicking one shows it in the chat. */
-import type { AgentPort } from '../client';
 import { Requests, type BranchInfo, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
+import { SessionTree } from '../sessionTree';
 
 export type BranchNode =
   | { kind: 'session'; session: SessionInfo }
   | { kind: 'branch'; sessionId: string; branch: BranchInfo; index: number };
 
 /** Provides the `openprogram.branches` view. */
-export class BranchTree implements api.TreeDataProvider<BranchNode> {
-  private readonly changed = new api.EventEmitter<BranchNode | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  constructor(
-    private readonly client: AgentPort,
-    private readonly currentSession: () => string | null,
-  ) {}
-
-  refresh(): void {
-    this.changed.fire(undefined);
-  }
-
+export class BranchTree extends SessionTree<BranchNode> {
   getTreeItem(node: BranchNode): api.TreeItem {
     if (node.kind === 'session') {
       const current = node.session.id === this.currentSession();
@@ -62,9 +50,5 @@ export class BranchTree implements api.TreeDataProvider<BranchNode> {
       traceError('branches tree:', err);
     }
     return [];
-  }
-
-  dispose(): void {
-    this.changed.dispose();
   }
 }

@@ -1,8 +1,8 @@
 /** The checkpoints tree: sessions → turns → changed files. */
-import type { AgentPort } from '../client';
 import { Requests, type Checkpoint, type CheckpointFile, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
+import { SessionTree } from '../sessionTree';
 
 export type CheckpointNode =
   | { kind: 'session'; session: SessionInfo }
@@ -19,19 +19,7 @@ export function checkpointLabel(cp: Checkpoint): string {
 }
 
 /** Provides the `openprogram.checkpoints` view. */
-export class CheckpointTree implements api.TreeDataProvider<CheckpointNode> {
-  private readonly changed = new api.EventEmitter<CheckpointNode | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  constructor(
-    private readonly client: AgentPort,
-    private readonly currentSession: () => string | null,
-  ) {}
-
-  refresh(): void {
-    this.changed.fire(undefined);
-  }
-
+export class CheckpointTree extends SessionTree<CheckpointNode> {
   getTreeItem(node: CheckpointNode): api.TreeItem {
     switch (node.kind) {
       case 'session': {
@@ -97,9 +85,5 @@ export class CheckpointTree implements api.TreeDataProvider<CheckpointNode> {
       traceError('checkpoints tree:', err);
     }
     return [];
-  }
-
-  dispose(): void {
-    this.changed.dispose();
   }
 }
