@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-
-def _load_runner() -> ModuleType:
-    path = Path(__file__).parent / "nvim" / "runner.py"
-    spec = importlib.util.spec_from_file_location("openprogram_nvim_runner", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-runner = _load_runner()
+from tests.editors.nvim import runner
 
 pytestmark = [
     pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.editors.nvim import runner
+
 README = Path(__file__).resolve().parents[2] / "editors" / "nvim" / "README.md"
-
-
-def _load_runner() -> ModuleType:
-    path = Path(__file__).parent / "nvim" / "runner.py"
-    spec = importlib.util.spec_from_file_location("openprogram_nvim_runner", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-runner = _load_runner()
 
 
 def _minimal_init() -> str:
