@@ -218,7 +218,9 @@ class Dispatcher:
             unsubscribe = s.bus.subscribe(
                 lambda ev: handler(ev) if ev.session_id == sid else None)
         try:
-            return await self._run(sid, req, control, workspace, on_started)
+            # held for the whole turn: another process's turn here is refused, never forked
+            with s.store.hold_session(sid, f"turn in {workspace}"):
+                return await self._run(sid, req, control, workspace, on_started)
         finally:
             if unsubscribe:
                 unsubscribe()

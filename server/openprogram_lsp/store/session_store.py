@@ -17,14 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.core.errors import InvalidParams, NotFound
+from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.git import run_git
 from openprogram_lsp.store.index import SessionIndex
+from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
 
 _GITIGNORE = "*.tmp\n.*.tmp\n"
+APPEND_LOCK_WAIT = 1.0
+"""Seconds an append outside a turn waits for a session another process is using."""
 
 
 @dataclass(slots=True)
@@ -57,6 +60,11 @@ class SessionStore:
         if not is_safe_id(sid):
             raise InvalidParams(f"sessionId: {sid!r} is not a valid session id")
         return self.root / sid
+
+    def turn_lock(self, sid: str) -> OwnedLock:
+        """The cross-process lock a session's turns hold (``<home>/locks/session-<sid>.lock``)."""
+        self.session_dir(sid)
+        return OwnedLock.for_path(self.home / "locks" / f"session-{sid}.lock")
 
     def exists(self, sid: str) -> bool:
         """Whether a session exists."""
@@ -186,7 +194,48 @@ class SessionStore:
         return node_id in self._get(sid).index.nodes
 
     def append(self, sid: str, node: Node, *, advance_head: bool = False) -> Node:
-        """Write a new node (idempotent on id) and optionally move the head to it."""
+        """Write a new node (idempotent on id) and optionally move the head to it.
+
+        The sequence number is allocated under the session's cross-process lock (already held
+        when a turn of this process runs), after re-reading what another process wrote.
+        """
+        with self.hold_session(sid, "append", timeout=APPEND_LOCK_WAIT):
+            return self._append(sid, node, advance_head=advance_head)
+
+    @contextmanager
+    def hold_session(self, sid: str, purpose: str, timeout: float = 0.0) -> Iterator[None]:
+        """Hold the session's cross-process lock; SessionBusy when another process has it.
+
+        Taking it fresh re-reads the index when another process appended meanwhile (file
+        times alone can miss a write made within the same clock tick).
+        """
+        lock = self.turn_lock(sid)
+        try:
+            fresh = lock.acquire(purpose, timeout=timeout)
+        except LockHeld as exc:
+            who = exc.holder.describe() if exc.holder else "an unknown process"
+            raise SessionBusy(f"session is busy in another process ({who}); session {sid}",
+                              data={"sessionId": sid}) from None
+        try:
+            if fresh:
+                self._resync(sid)
+            yield
+        finally:
+            lock.release()
+
+    def _resync(self, sid: str) -> None:
+        entry = self._get(sid)
+        with entry.lock:
+            try:
+                names = os.listdir(entry.root / "nodes")
+            except FileNotFoundError:
+                return
+            top = max((int(n[:7]) for n in names if n[:7].isdigit()), default=0)
+            if top >= entry.index.next_seq:
+                entry.index = SessionIndex.load(entry.root)
+                entry.fingerprint = self._fingerprint(entry.root)
+
+    def _append(self, sid: str, node: Node, *, advance_head: bool) -> Node:
         with self.locked(sid) as entry:
             idx = entry.index
             if node.id in idx.nodes:
