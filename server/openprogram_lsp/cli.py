@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-file", type=Path, default=None)
     _add_common(serve)
 
+    acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent on stdio")
+    acp.add_argument("--model", default=None)
+    acp.add_argument("--permission-mode", default=None)
+    acp.add_argument("--log-file", type=Path, default=None)
+    _add_common(acp)
+
     chat = sub.add_parser("chat", help="run one turn from the command line")
     chat.add_argument("text", nargs="*", help="the message (not needed with --compact)")
     chat.add_argument("--session", default=None, help="continue this session")
@@ -289,6 +295,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(args, build=lambda: build_dispatcher(_config(args)))
 
 
+def cmd_acp(args: argparse.Namespace) -> int:
+    """Run the ACP agent on stdio."""
+    from openprogram_lsp.acp.stdio import claim_stdout
+
+    frames = claim_stdout()  # before anything else can write to stdout
+    from openprogram_lsp.acp.server import serve
+
+    return serve(args, frames, build=lambda: build_dispatcher(_config(args)))
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the protocol's JSON Schema."""
     from openprogram_lsp.lsp.schema import protocol_json_schema
@@ -308,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
                 "checkpoints": cmd_checkpoints, "diff": cmd_checkpoints,
-                "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema}
+                "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema,
+                "acp": cmd_acp}
     try:
         return handlers[args.command](args)
     except OpenProgramError as exc:

@@ -1,0 +1,126 @@
+"""Prompt content blocks as the turn's text: typed text plus attached resources as context.
+
+Text blocks are what the user typed; resource links (``@file`` mentions) and embedded resources
+become attachments the model sees after the message. A linked file is read only when it lies
+inside the workspace (through the editor when it offers ``fs/read_text_file``, so unsaved
+changes count); anything else is named, not read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp.schema import (
+    AudioContentBlock,
+    BlobResourceContents,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.tools.paths import resolve_in_workspace
+
+MAX_ATTACHMENT_CHARS = 256 * 1024
+
+Block = (TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock
+         | EmbeddedResourceContentBlock)
+ReadText = Callable[[Path], Awaitable[str]]
+
+
+@dataclass(slots=True)
+class Prompt:
+    """What the user sent: the typed text, the model's text, and the attachments' records."""
+
+    typed: str
+    text: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+
+def file_path(uri: str) -> Path | None:
+    """The local path of a ``file://`` URI (None for other schemes or undecodable ones)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    try:
+        path = unquote(parsed.path, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return Path(path) if path.startswith("/") and "\x00" not in path else None
+
+
+def _in_workspace(workspace: Path, path: Path) -> Path | None:
+    try:
+        rel = os.path.relpath(path, workspace.resolve())
+        return resolve_in_workspace(workspace, rel)
+    except (OpenProgramError, ValueError):
+        return None
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_ATTACHMENT_CHARS:
+        return text
+    return text[:MAX_ATTACHMENT_CHARS] + f"\n[... truncated at {MAX_ATTACHMENT_CHARS} characters]"
+
+
+async def _linked(block: ResourceContentBlock, workspace: Path,
+                  read: ReadText) -> tuple[str | None, str | None]:
+    """The text of a linked resource, or a note saying why it was not read."""
+    path = file_path(block.uri)
+    if path is None:
+        return None, "not a local file; not read"
+    target = _in_workspace(workspace, path)
+    if target is None:
+        return None, "outside the workspace; not read"
+    try:
+        return _cap(await read(target)), None
+    except Exception as exc:
+        return None, f"could not be read: {exc}"
+
+
+async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText) -> Prompt:
+    """Fold the prompt's blocks into the turn's text and attachment records."""
+    typed: list[str] = []
+    parts: list[str] = []
+    records: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            typed.append(block.text)
+            continue
+        if isinstance(block, ResourceContentBlock):
+            uri, name = block.uri, block.name or block.uri
+            text, note = await _linked(block, workspace, read)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            res = block.resource
+            uri = res.uri
+            name = Path(urlparse(uri).path).name or uri
+            if isinstance(res, TextResourceContents):
+                text, note = _cap(res.text), None
+            else:
+                assert isinstance(res, BlobResourceContents)
+                text, note = None, "binary content; not shown"
+        else:  # images and audio are not advertised; say so instead of dropping them
+            records.append({"uri": "", "name": block.type, "note": "not supported"})
+            parts.append(f"[the user attached {block.type} content, which is not supported]")
+            continue
+        typed.append(f"@{name}")
+        record: dict[str, Any] = {"uri": uri, "name": name}
+        if note:
+            record["note"] = note
+            parts.append(f'<attachment uri="{uri}" name="{name}">({note})</attachment>')
+        else:
+            record["chars"] = len(text or "")
+            parts.append(f'<attachment uri="{uri}" name="{name}">\n{text}\n</attachment>')
+        records.append(record)
+    message = "".join(typed)
+    if not message.strip() and not parts:
+        message = ""
+    full = "\n\n".join([message.rstrip("\n"), *parts]) if parts else message
+    return Prompt(typed=message, text=full, attachments=records)

@@ -1,0 +1,78 @@
+"""An ordered outbox of notifications to the client, fed from any thread.
+
+Bus events arrive on whatever thread emitted them; each becomes a send scheduled on the agent's
+loop (``call_soon_threadsafe`` off-loop) and one task sends them in arrival order. ``flush``
+waits until everything queued so far went out, so a ``tool_call`` always precedes the
+permission request about it and every update precedes the prompt's response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[], Awaitable[None]]
+
+
+class Outbox:
+    """Sends queued notifications one at a time, in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+        self._queue: asyncio.Queue[Send | asyncio.Future[None] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the sending task (on the agent's loop)."""
+        if self._task is None:
+            self._task = self._loop.create_task(self._run(), name="acp.outbox")
+
+    def put(self, send: Send) -> None:
+        """Queue a send, from any thread."""
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(send)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, send)
+
+    async def flush(self, timeout: float = 10.0) -> None:
+        """Wait until everything queued before this call was sent (or failed)."""
+        if self._task is None or self._task.done():
+            return
+        barrier: asyncio.Future[None] = self._loop.create_future()
+        self._queue.put_nowait(barrier)
+        try:
+            await asyncio.wait_for(asyncio.shield(barrier), timeout)
+        except TimeoutError:
+            log.warning("outbox flush timed out after %ss", timeout)
+
+    async def close(self) -> None:
+        """Send what is queued, then stop."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(None)
+        try:
+            await asyncio.wait_for(self._task, 5)
+        except (TimeoutError, asyncio.CancelledError):
+            self._task.cancel()
+        self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, asyncio.Future):
+                if not item.done():
+                    item.set_result(None)
+                continue
+            try:
+                await item()
+            except ConnectionError:
+                log.debug("client gone; dropping a notification")
+            except Exception:
+                log.exception("could not send a notification")

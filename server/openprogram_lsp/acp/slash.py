@@ -1,0 +1,67 @@
+"""Running a prompt that is one of our slash commands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acp.schema import PromptResponse, TextContentBlock
+
+from acp import helpers
+from openprogram_lsp.acp import commands as cmds
+from openprogram_lsp.acp.content import Block
+from openprogram_lsp.acp.session import AcpSession
+from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.core.types import TurnRequest
+
+if TYPE_CHECKING:
+    from openprogram_lsp.acp.agent import OpenProgramAgent
+
+
+async def run_slash(agent: OpenProgramAgent, sess: AcpSession,
+                    blocks: list[Block]) -> PromptResponse | TurnRequest | None:
+    """Answer a slash command (a response), turn it into a turn request, or None (not one)."""
+    if not blocks or not all(isinstance(b, TextContentBlock) for b in blocks):
+        return None
+    text = "".join(b.text for b in blocks if isinstance(b, TextContentBlock))
+    try:
+        parsed = cmds.parse(text)
+        if parsed is None:
+            return None
+        if parsed.name == "compact":
+            return TurnRequest(text="/compact", session_id=sess.session_id,
+                               workspace=str(sess.workspace), metadata={"client": "acp"})
+        if parsed.name == "fork":
+            if not parsed.rest:
+                raise OpenProgramError("/fork: give the new message")
+            return TurnRequest(text=parsed.rest, session_id=sess.session_id,
+                               branch_from=agent.commands.fork_point(sess.session_id),
+                               workspace=str(sess.workspace), metadata={"client": "acp"})
+        reply = await _answer(agent, sess, parsed)
+    except OpenProgramError as exc:
+        reply = f"/{text.strip()[1:].split(' ', 1)[0]}: {exc.message}" \
+            if not exc.message.startswith("/") else exc.message
+    agent.notify(sess.session_id, helpers.update_agent_message_text(reply))
+    return PromptResponse(stop_reason="end_turn")
+
+
+async def _answer(agent: OpenProgramAgent, sess: AcpSession, parsed: cmds.Parsed) -> str:
+    c = agent.commands
+    sid, ws = sess.session_id, sess.workspace
+    if parsed.name == "branches":
+        return c.branches(sid)
+    if parsed.name == "checkout":
+        if not parsed.args:
+            raise OpenProgramError("/checkout: give a branch name or head id")
+        return c.checkout(sid, parsed.args[0])
+    if parsed.name == "checkpoints":
+        return await c.checkpoints(sid, ws)
+    if parsed.name == "diff":
+        return await c.diff(ws, parsed.args)
+    if parsed.name == "restore":
+        return await c.restore(sid, ws, parsed.args)
+    assert parsed.name == "mode"
+    if not parsed.args:
+        return f"The permission mode is {sess.mode}."
+    sess.mode = c.mode(parsed.args[0])
+    agent.notify(sid, helpers.update_current_mode(sess.mode))
+    return f"Permission mode set to {sess.mode}."

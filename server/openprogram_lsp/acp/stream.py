@@ -1,0 +1,111 @@
+"""One prompt turn's bus events as ``session/update`` notifications."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from acp import helpers
+from openprogram_lsp.acp.updates import (
+    EXT_TYPES,
+    SessionUpdate,
+    ToolContent,
+    diff_content,
+    location,
+    output_content,
+    preview,
+)
+from openprogram_lsp.core.types import PermissionMode
+from openprogram_lsp.events.bus import Event
+from openprogram_lsp.tools.policy import EDIT_KINDS, RuleBook, mode_decision
+from openprogram_lsp.tools.registry import ToolRegistry
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+@dataclass(slots=True)
+class TurnStream:
+    """Converts the events of one session's turn; ``send``/``ext`` queue what goes out."""
+
+    session_id: str
+    workspace: Path
+    tools: ToolRegistry
+    mode: PermissionMode
+    rules: RuleBook
+    send: Callable[[SessionUpdate], None]
+    ext: Callable[[dict[str, Any]], None]
+    turn_id: str | None = None
+    diffs: dict[str, list[ToolContent]] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    open_calls: set[str] = field(default_factory=set)
+
+    def on_event(self, ev: Event) -> None:
+        """Handle one bus event (any thread; only ``send``/``ext`` are called)."""
+        if ev.session_id != self.session_id:
+            return
+        if ev.type in EXT_TYPES:
+            self.ext(_jsonable(ev.wire()))
+            return
+        if self.turn_id is None or ev.turn_id != self.turn_id:
+            return  # subagent turns of the session reach the client as ext events only
+        data = ev.payload
+        if ev.type == "text.delta" and data.get("text"):
+            self.send(helpers.update_agent_message_text(str(data["text"])))
+        elif ev.type == "tool.started":
+            self._started(data)
+        elif ev.type == "tool.finished":
+            self._finished(data)
+
+    def _started(self, data: dict[str, Any]) -> None:
+        call_id = str(data.get("toolCallId"))
+        kind = str(data.get("kind") or "other")
+        name = str(data.get("name") or "")
+        given = data.get("input")
+        raw_input: dict[str, Any] = given if isinstance(given, dict) else {}
+        self.kinds[call_id] = kind
+        self.open_calls.add(call_id)
+        content: list[ToolContent] = []
+        if kind in EDIT_KINDS:
+            diff = preview(self.tools, self.workspace, name, raw_input)
+            if diff is not None:
+                content = [diff_content(self.workspace, diff)]
+                self.diffs[call_id] = content
+        self.send(helpers.start_tool_call(
+            call_id, str(data.get("title") or name), kind=kind,  # type: ignore[arg-type]
+            status="pending", content=content or None,
+            locations=location(self.workspace, raw_input), raw_input=_jsonable(raw_input)))
+        asks = mode_decision(self.mode, kind) == "ask"  # type: ignore[arg-type]
+        if not asks or self.rules.decide(name, raw_input) == "allow":
+            self.running(call_id)
+
+    def running(self, call_id: str) -> None:
+        """The call passed its approval and runs now."""
+        self.send(helpers.update_tool_call(call_id, status="in_progress"))
+
+    def _finished(self, data: dict[str, Any]) -> None:
+        call_id = str(data.get("toolCallId"))
+        if call_id not in self.open_calls:
+            return
+        self.open_calls.discard(call_id)
+        status: Literal["completed", "failed"] = \
+            "completed" if data.get("status") == "completed" else "failed"
+        output = str(data.get("output") or "")
+        kind = self.kinds.get(call_id, "other")
+        content = list(self.diffs.get(call_id, [])) if status == "completed" else []
+        content.extend(output_content(kind, output))
+        self.send(helpers.update_tool_call(call_id, status=status, content=content or None,
+                                           raw_output={"output": output}))
+
+    def close(self, status: str) -> None:
+        """End the turn: calls still open (a cancel cut them) are reported failed."""
+        for call_id in sorted(self.open_calls):
+            self.send(helpers.update_tool_call(
+                call_id, status="failed", content=output_content("other", status),
+                raw_output={"output": status}))
+        self.open_calls.clear()
+        self.turn_id = None

@@ -1,0 +1,188 @@
+"""A recording ACP client on the SDK's client side, and ways to connect it to our agent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    AcceptElicitationResponse,
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+from acp.stdio import spawn_agent_process
+
+from acp import PROTOCOL_VERSION
+
+Answer = str | Callable[[Any], Any]
+
+
+@dataclass
+class RecordingClient:
+    """Records every update and request; answers permissions with ``answer`` (an option kind)."""
+
+    answer: Answer = "allow_once"
+    fs: bool = False
+    terminal: bool = False
+    elicitation: bool = False
+    buffers: dict[str, str] = field(default_factory=dict)
+    log: list[tuple[str, Any]] = field(default_factory=list)
+    hold: asyncio.Event | None = None
+    elicit_answer: str = "blue"
+
+    def capabilities(self) -> ClientCapabilities:
+        return ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
+            terminal=self.terminal,
+            elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+            if self.elicitation else None)
+
+    # what tests read
+    def updates(self, kind: str | None = None) -> list[Any]:
+        return [u for name, u in self.log if name == "update"
+                and (kind is None or u.session_update == kind)]
+
+    def names(self) -> list[str]:
+        return [name if name != "update" else f"update:{u.session_update}" for name, u in self.log]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.updates("agent_message_chunk"))
+
+    # the Client protocol
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.log.append(("update", update))
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        self.log.append(("permission", {"sessionId": session_id, "toolCall": tool_call,
+                                        "options": options}))
+        if self.hold is not None:
+            await self.hold.wait()
+        answer = self.answer(options) if callable(self.answer) else self.answer
+        chosen = next((o for o in options if o.kind == answer or o.option_id == answer), None)
+        if chosen is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected",
+                                                                option_id=chosen.option_id))
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None,
+                             limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+        self.log.append(("fs/read_text_file", path))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=Path(path).read_text("utf-8"))
+
+    async def write_text_file(self, session_id: str, path: str, content: str,
+                              **kwargs: Any) -> WriteTextFileResponse:
+        self.log.append(("fs/write_text_file", path))
+        Path(path).write_text(content, "utf-8")
+        return WriteTextFileResponse()
+
+    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
+        self.log.append(("terminal/create", command))
+        raise RuntimeError("no terminal here")
+
+    async def terminal_output(self, **kwargs: Any) -> Any:
+        self.log.append(("terminal/output", kwargs))
+        raise RuntimeError("no terminal here")
+
+    async def wait_for_terminal_exit(self, **kwargs: Any) -> Any:
+        self.log.append(("terminal/wait_for_exit", kwargs))
+        raise RuntimeError("no terminal here")
+
+    async def kill_terminal(self, **kwargs: Any) -> Any:
+        self.log.append(("terminal/kill", kwargs))
+
+    async def release_terminal(self, **kwargs: Any) -> Any:
+        self.log.append(("terminal/release", kwargs))
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.log.append(("elicitation/create", {"message": message, "mode": mode}))
+        return AcceptElicitationResponse(action="accept", content={"answer": self.elicit_answer})
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        self.log.append(("elicitation/complete", elicitation_id))
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.log.append(("ext_method", (method, params)))
+        return {}
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.log.append(("ext", (method, params)))
+
+    def ext_events(self, type: str | None = None) -> list[dict[str, Any]]:
+        return [p for name, (m, p) in ((n, v) for n, v in self.log if n == "ext")
+                if m == "openprogram/event" and (type is None or p.get("type") == type)]
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+
+async def initialize(conn: ClientSideConnection, client: RecordingClient) -> Any:
+    return await asyncio.wait_for(conn.initialize(
+        protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities(),
+        client_info=Implementation(name="sdk-test-client", version="0")), 10)
+
+
+@contextlib.asynccontextmanager
+async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
+                     ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    """Our agent and the SDK client on one loop, over a real socket pair (ndjson frames)."""
+    from acp.agent.connection import AgentSideConnection
+
+    from openprogram_lsp.acp.server import attach
+
+    agent = attach(dispatcher, **agent_kw)
+    a, b = socket.socketpair()
+    a_reader, a_writer = await asyncio.open_connection(sock=a)
+    b_reader, b_writer = await asyncio.open_connection(sock=b)
+    agent_conn = AgentSideConnection(agent, a_writer, a_reader, listening=False)  # type: ignore[arg-type]
+    serving = asyncio.ensure_future(agent_conn.listen())
+    conn = ClientSideConnection(client, b_writer, b_reader)
+    try:
+        await initialize(conn, client)
+        yield conn, agent
+    finally:
+        await conn.close()
+        b_writer.close()
+        await asyncio.wait_for(agent.shutdown(10), 20)
+        await agent_conn.close()
+        serving.cancel()
+        with contextlib.suppress(BaseException):
+            await serving
+
+
+def agent_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env.update(OPENPROGRAM_HOME=str(home), **extra)
+    return env
+
+
+AGENT_COMMAND = (sys.executable, "-m", "openprogram_lsp.cli", "acp")
+
+
+@contextlib.asynccontextmanager
+async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args: str,
+                           command: tuple[str, ...] = AGENT_COMMAND
+                           ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    """``openprogram-lsp acp`` as a child process, driven by the SDK client over stdio."""
+    async with spawn_agent_process(client, command[0], *command[1:], *args,
+                                   env=agent_env(home), cwd=cwd) as (conn, proc):
+        await initialize(conn, client)
+        yield conn, proc
