@@ -1,0 +1,55 @@
+"""Running the npm ACP client ``acpx`` (installed by scripts/install-acpx.sh) against our agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = f"{shlex.quote(sys.executable)} -m openprogram_lsp.cli acp"
+
+
+def acpx_bin() -> Path:
+    """The pinned acpx, or skip (fail in CI, where scripts/test installs it)."""
+    candidates = [Path(d) / "acpx" / "node_modules" / ".bin" / "acpx" for d in
+                  (os.environ.get("OPENPROGRAM_TOOLS_DIR"), str(ROOT / ".tools")) if d]
+    for path in candidates:
+        if path.exists():
+            return path
+    message = "acpx is not installed (run scripts/install-acpx.sh)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
+             timeout: float = 120) -> tuple[int, list[dict[str, Any]], str]:
+    """Run acpx with our agent; returns the exit code, the JSON-RPC frames it printed, stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
+    cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
+           f"{AGENT} {agent_args}".strip(), *args]
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    frames = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            frames.append(json.loads(line))
+    return proc.returncode, frames, proc.stderr
+
+
+def updates(frames: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [f["params"]["update"] for f in frames if f.get("method") == "session/update"
+            and f["params"]["update"].get("sessionUpdate") == kind]
+
+
+def methods(frames: list[dict[str, Any]]) -> list[str]:
+    return [str(f["method"]) for f in frames if "method" in f]

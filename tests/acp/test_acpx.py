@@ -1,0 +1,61 @@
+"""Our agent driven by acpx, the npm ACP client (a client nobody here wrote), as a subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.acp.acpx import methods, run_acpx, updates
+
+
+def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) -> None:
+    code, frames, err = run_acpx(["--approve-all", "exec", "write a.txt\nhello"],
+                                 cwd=workspace, home=home)
+    assert code == 0, err
+    assert (workspace / "a.txt").read_text() == "hello\n"
+    names = methods(frames)
+    assert names.index("session/request_permission") > names.index("session/update")
+    started = updates(frames, "tool_call")[0]
+    assert started["status"] == "pending"
+    assert started["content"][0]["type"] == "diff"
+    assert [u["status"] for u in updates(frames, "tool_call_update")] == ["in_progress",
+                                                                         "completed"]
+    events = [f["params"] for f in frames if f.get("method") == "_openprogram/event"]
+    assert [e["type"] for e in events] == ["checkpoint.created"]
+    result = next(f["result"] for f in frames if f.get("id") == 2 and "result" in f)
+    assert result["stopReason"] == "end_turn"
+    assert updates(frames, "agent_message_chunk")
+
+
+def test_edit_rejected_leaves_nothing(home: Path, workspace: Path) -> None:
+    code, frames, err = run_acpx(["--deny-all", "exec", "write a.txt\nhello"],
+                                 cwd=workspace, home=home)
+    assert not (workspace / "a.txt").exists()
+    assert updates(frames, "tool_call_update")[-1]["status"] == "failed"
+
+
+def test_a_client_without_fs_or_terminal_never_gets_those_calls(home: Path,
+                                                                workspace: Path) -> None:
+    (workspace / "b.txt").write_text("from disk\n")
+    code, frames, err = run_acpx(["--approve-all", "--no-fs", "--no-terminal", "exec",
+                                  "read b.txt"], cwd=workspace, home=home)
+    assert code == 0, err
+    init = next(f for f in frames if f.get("method") == "initialize")
+    assert init["params"]["clientCapabilities"].get("terminal") is False
+    sent = methods(frames)
+    assert not [m for m in sent if m.startswith(("fs/", "terminal/"))]
+    done = updates(frames, "tool_call_update")[-1]
+    assert done["status"] == "completed" and "from disk" in done["rawOutput"]["output"]
+
+
+def test_sessions_created_here_are_listed_and_loaded(home: Path, workspace: Path) -> None:
+    code, frames, err = run_acpx(["sessions", "new"], cwd=workspace, home=home)
+    assert code == 0, err
+    code, frames, err = run_acpx(["--approve-all", "prompt", "write c.txt\nthree"],
+                                 cwd=workspace, home=home)
+    assert code == 0, err
+    assert "session/load" in methods(frames)
+    assert (workspace / "c.txt").read_text() == "three\n"
+    code, frames, err = run_acpx(["sessions", "list"], cwd=workspace, home=home)
+    assert code == 0, err
+    listed = next(f for f in frames if f.get("source") == "agent")["sessions"]
+    assert [s["title"] for s in listed] == ["write c.txt"]
