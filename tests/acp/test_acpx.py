@@ -27,7 +27,7 @@ def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) 
 
 
 def test_edit_rejected_leaves_nothing(home: Path, workspace: Path) -> None:
-    code, frames, err = run_acpx(["--deny-all", "exec", "write a.txt\nhello"],
+    _code, frames, _err = run_acpx(["--deny-all", "exec", "write a.txt\nhello"],
                                  cwd=workspace, home=home)
     assert not (workspace / "a.txt").exists()
     assert updates(frames, "tool_call_update")[-1]["status"] == "failed"
