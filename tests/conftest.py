@@ -18,6 +18,7 @@ from openprogram_lsp.events.bus import Event, EventBus
 @pytest.fixture(autouse=True)
 def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENPROGRAM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # no user hooks
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     monkeypatch.delenv("OPENPROGRAM_CONTEXT_WINDOW", raising=False)
 

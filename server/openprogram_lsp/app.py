@@ -16,6 +16,8 @@ from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.events.bus import EventBus, get_event_bus
+from openprogram_lsp.hooks.engine import HookEngine
+from openprogram_lsp.hooks.gate import install_gates
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.policy import RuleBook
 
@@ -94,12 +96,13 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
             rulebooks[key] = RuleBook.for_workspace(config.home, key)
         return rulebooks[key]
 
+    install_gates()
     services = Services(
         store=store, workspace=config.workspace, bus=bus or get_event_bus(),
         default_model=config.model, permission_mode=config.permission_mode,
         approver=approver, asker=asker, question_timeout=config.question_timeout,
         max_iterations=config.max_iterations, checkpointer_for=checkpointer_factory(config.home),
-        rules_for=rules_for, extra=dict(config.extra),
+        rules_for=rules_for, extra=dict(config.extra), hooks=HookEngine(config.home),
         context=ContextEngine(calibration=Calibration(config.home / "context-calibration.json")),
     )
     return Dispatcher(services)

@@ -20,7 +20,7 @@ class CollabService(Protocol):
     """What the dispatcher layer provides to the collaboration tools."""
 
     def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None) -> str:
+                        branch_from: str | None, agent: str | None = None) -> str:
         """Start a child branch; returns text for the model, raises ToolError to refuse."""
         ...
 
@@ -30,6 +30,10 @@ class CollabService(Protocol):
 
     def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
         """The subagent runs of the caller's session."""
+        ...
+
+    def definitions_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """The agent definitions usable with ``agent(agent=NAME)``."""
         ...
 
 
@@ -47,6 +51,8 @@ class AgentInput(BaseModel):
     branch_from: str | None = Field(None, description="Omit for a fresh branch that sees only "
                                     "the prompt; \"current\" to fork off this conversation; "
                                     "or a node id to fork there")
+    agent: str | None = Field(None, description="The name of an agent definition (see "
+                              "list_agents) whose tools, model and instructions the child uses")
 
 
 class AgentTool(Tool):
@@ -60,13 +66,15 @@ class AgentTool(Tool):
 
     def title(self, args: BaseModel) -> str:
         assert isinstance(args, AgentInput)
-        return f"Spawn agent {args.label}" if args.label else "Spawn agent"
+        kind = f" ({args.agent})" if args.agent else ""
+        return (f"Spawn agent {args.label}{kind}" if args.label else f"Spawn agent{kind}")
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, AgentInput)
         label = args.label.strip() if args.label else None
+        agent = args.agent.strip() if args.agent else None
         return ToolOutput(_service(ctx).spawn_from_tool(ctx, args.prompt, label or None,
-                                                        args.branch_from))
+                                                        args.branch_from, agent or None))
 
 
 class SendMessageInput(BaseModel):
@@ -100,7 +108,8 @@ class ListAgentsInput(BaseModel):
 class ListAgentsTool(Tool):
     name = "list_agents"
     description = ("List the child agents and message deliveries of this session with their "
-                   "branch tip, label and status (running, done, error, cancelled).")
+                   "branch tip, label and status (running, done, error, cancelled), and the "
+                   "agent definitions usable as the agent tool's `agent`.")
     kind = "read"
     category = "collab"
     Input = ListAgentsInput
@@ -109,11 +118,16 @@ class ListAgentsTool(Tool):
         return "List agents"
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        agents = _service(ctx).agents_for_tool(ctx)
-        if not agents:
-            return ToolOutput("No agents in this session yet.", data={"agents": []})
-        lines = [json.dumps(a, sort_keys=True) for a in agents]
-        return ToolOutput("\n".join(lines), data={"agents": agents})
+        service = _service(ctx)
+        agents = service.agents_for_tool(ctx)
+        definitions = service.definitions_for_tool(ctx)
+        lines = ([json.dumps(a, sort_keys=True) for a in agents] if agents
+                 else ["No agents in this session yet."])
+        if definitions:
+            lines.append("Agent definitions (agent(agent=NAME, prompt=...)):")
+            lines.extend(json.dumps(d, sort_keys=True) for d in definitions)
+        return ToolOutput("\n".join(lines), data={"agents": agents,
+                                                  "definitions": definitions})
 
 
 def collab_tools() -> list[Tool]:

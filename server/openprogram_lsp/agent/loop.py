@@ -59,6 +59,8 @@ class LoopHooks:
 
     on_tool_finished: Callable[[ToolCallRecord], None] | None = None
     on_step_finished: Callable[[LoopState], None] | None = None
+    # at wrap-up: a reason to keep going (a Stop hook refusing), or None to stop
+    before_stop: Callable[[LoopState], Awaitable[str | None]] | None = None
 
 
 async def _race(aw: Awaitable[T], cancel: asyncio.Event) -> T:
@@ -148,6 +150,12 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
             if follow is not None:
                 messages.append(state.interject("follow_up", follow))
                 continue
+            if hooks.before_stop is not None:
+                reason = await _race(hooks.before_stop(state), control.cancel)
+                if reason:
+                    emit("hook.stop_refused", {"reason": reason, "step": step})
+                    messages.append(state.interject("stop_hook", reason))
+                    continue
             break
         for i, call in enumerate(calls):
             record, out = await _race(runner.run(call, step), control.cancel)

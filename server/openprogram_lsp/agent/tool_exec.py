@@ -20,7 +20,8 @@ from openprogram_lsp.core.types import (
     ToolCallRecord,
 )
 from openprogram_lsp.events.bus import EventBus, make_event
-from openprogram_lsp.events.tool_gate import decide_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision, decide_tool_gate
+from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools.base import ToolContext, ToolOutput
 from openprogram_lsp.tools.policy import READ_KINDS, Rule, RuleBook, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
@@ -40,6 +41,9 @@ class ToolRunner:
     approver: Approver | None = None
     before_mutation: Callable[[], Awaitable[None]] | None = None
     failures: dict[str, int] = field(default_factory=dict)
+    hooks: TurnHooks | None = None  # the turn's user hooks and policies
+    all_tools: ToolRegistry | None = None  # every tool, when ``tools`` is an admitted subset
+    admission: str = ""  # who admitted ``tools`` (an agent definition), for refusals
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -53,8 +57,13 @@ class ToolRunner:
                                 title=call.name)
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True, default=str)}"
         if tool is None:
-            out = ToolOutput(f"Unknown tool {call.name!r}. Available: "
-                             f"{', '.join(self.tools.names())}", is_error=True)
+            if self.all_tools is not None and self.all_tools.get(call.name) is not None:
+                out = ToolOutput(f"Refused by admission: {self.admission or 'this agent'} may "
+                                 f"not use {call.name}. Available: "
+                                 f"{', '.join(self.tools.names())}", is_error=True)
+            else:
+                out = ToolOutput(f"Unknown tool {call.name!r}. Available: "
+                                 f"{', '.join(self.tools.names())}", is_error=True)
             return self._finish(record, out, started=False), out
         try:
             args = tool.parse(call.arguments)
@@ -94,7 +103,28 @@ class ToolRunner:
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1
+        if self.hooks is not None:
+            note = await self.hooks.post_tool(call.name, call.arguments, call.id, out.text,
+                                              not out.is_error)
+            if note:
+                out = ToolOutput(f"{out.text}\n\n[PostToolUse hook]\n{note}", out.is_error,
+                                 out.data)
         return self._finish(record, out), out
+
+    async def _consult(self, before: Any) -> GateDecision:
+        """The tool gates, with this turn's hooks bound; off the loop when hooks will run."""
+        hooks = self.hooks
+
+        def consult() -> GateDecision:
+            token = current_hooks.set(hooks)
+            try:
+                return decide_tool_gate(before)
+            finally:
+                current_hooks.reset(token)
+
+        if hooks is not None and hooks.has("PreToolUse"):
+            return await asyncio.to_thread(consult)
+        return consult()
 
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Any,
                       args: Any) -> str | None:
@@ -105,7 +135,7 @@ class ToolRunner:
                             session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
                             origin="agent")
         self.bus.emit(before)
-        gate = decide_tool_gate(before)
+        gate = await self._consult(before)
         if gate.verdict == "deny":
             why = "; ".join(gate.reasons) or "no reason given"
             return f"Denied by a tool gate: {why}"
@@ -132,6 +162,11 @@ class ToolRunner:
             workspace=str(self.ctx.workspace))
         if gate.reasons:
             request.tool_call.title = f"{title} ({'; '.join(gate.reasons)})"
+        if self.hooks is not None:
+            self.hooks.notify("Notification", "permission_prompt",
+                              notification_type="permission_prompt",
+                              message=f"openprogram needs your permission to use {call.name}",
+                              title=request.tool_call.title)
         outcome = await self.approver.request_permission(request)
         if outcome.kind in ("allow_always", "reject_always") and outcome.outcome == "selected":
             pattern = call.arguments.get("command") if kind == "execute" else None

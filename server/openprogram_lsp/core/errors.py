@@ -82,3 +82,9 @@ class TurnCancelled(OpenProgramError):
     """The turn was cancelled."""
 
     code = -32800
+
+
+class HookBlocked(OpenProgramError):
+    """A user hook refused the prompt (UserPromptSubmit)."""
+
+    code = -32040

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.tools.base import ToolContext
 
 if TYPE_CHECKING:
@@ -50,10 +52,34 @@ def fork_point(sub: Subagents, turn: ActiveTurn, branch_from: str | None) -> str
     return node_id
 
 
+def definitions(sub: Subagents, workspace: Path) -> list[dict[str, Any]]:
+    """The agent definitions of a workspace, with their trust state."""
+    engine = sub.dispatcher.services.hooks
+    return engine.agent_listing(workspace) if engine is not None else []
+
+
+def definition_for(sub: Subagents, turn: ActiveTurn, name: str) -> AgentDef:
+    """The named agent definition, if it exists and the user trusts it."""
+    engine = sub.dispatcher.services.hooks
+    found = engine.agents(turn.workspace) if engine is not None else {}
+    agent = found.get(name)
+    if agent is None:
+        names = ", ".join(sorted(found)) or "none are defined"
+        raise ToolError(f"agent: no agent definition named {name!r} ({names})")
+    assert engine is not None
+    state = engine.definition_trust(turn.workspace, agent)
+    if state != "trusted" and agent.id not in turn.trusted_once:
+        raise ToolError(f"agent: the definition {name!r} ({agent.source}) is "
+                        f"{'rejected' if state == 'rejected' else 'not approved yet'} by the "
+                        "user; work without it")
+    return agent
+
+
 def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | None,
-                    branch_from: str | None) -> str:
+                    branch_from: str | None, agent: str | None = None) -> str:
     """Validate an ``agent`` call and spawn the child; returns the receipt for the model."""
     turn = tool_turn(ctx)
+    definition = definition_for(sub, turn, agent) if agent else None
     depth = sub.depth_of(turn) + 1
     if depth > sub.max_messages:
         raise ToolError(f"agent budget exhausted: a child here would be message {depth} of a "
@@ -62,8 +88,13 @@ def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | 
     if label is not None:
         check_label(sub, turn.session_id, label)
     fork = fork_point(sub, turn, branch_from)
+    model = sub.child_model(turn)
+    if definition is not None and definition.model and definition.model != "inherit" and (
+            ":" in definition.model or definition.model == "offline"):
+        model = definition.model  # Claude Code aliases (sonnet, opus) mean the parent's model
     job = sub.spawn(turn.session_id, prompt, label=label, branch_from=fork,
-                    parent=sub.origin_of_turn(turn), model=sub.child_model(turn), depth=depth)
+                    parent=sub.origin_of_turn(turn), model=model, depth=depth,
+                    definition=definition)
     where = f"branch {label!r}" if label else "a new branch"
     return (f"[spawned agent {job.id} on {where}, running async] Its result will come back to "
             f"you as a follow-up message; do not poll. Message it with send_message(to="

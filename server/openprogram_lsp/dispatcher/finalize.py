@@ -46,7 +46,7 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
     s = dispatcher.services
     store, sid, tid = s.store, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
-    warnings: list[str] = []
+    warnings: list[str] = list(turn.warnings)
     checkpointer = dispatcher.checkpointer(turn.workspace)
     if checkpointer is not None and (turn.touched or turn.full_scan):
         try:

@@ -60,9 +60,12 @@ def chain_summaries(store: SessionStore, session_id: str, history: list[Node]) -
 
 
 def _prepare(services: Services, *, session_id: str, history: list[Node], provider: Provider,
-             runner: ToolRunner, last_turn_at: str | None) -> TurnPrep:
+             runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
+    system = system_prompt(str(runner.ctx.workspace))
+    if system_extra:
+        system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
-        session_id=session_id, history=history, system=system_prompt(str(runner.ctx.workspace)),
+        session_id=session_id, history=history, system=system,
         tools=runner.tools.specs(), model=provider.model,
         context_window=provider.context_window, max_output_tokens=services.max_output_tokens,
         last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),
@@ -71,12 +74,15 @@ def _prepare(services: Services, *, session_id: str, history: list[Node], provid
 
 async def prepare_context(services: Services, *, session_id: str, history: list[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
-                          last_turn_at: str | None) -> TurnPrep:
+                          last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     """Render history for the model and compact it when it is over budget."""
     engine = services.context
     prep = _prepare(services, session_id=session_id, history=history, provider=provider,
-                    runner=runner, last_turn_at=last_turn_at)
+                    runner=runner, last_turn_at=last_turn_at, system_extra=system_extra)
     if engine.should_auto_compact(prep):
+        if runner.hooks is not None:
+            await runner.hooks.observe("PreCompact", "auto", trigger="auto",
+                                       custom_instructions="")
         used: list[Usage] = []
         prep = await engine.auto_compact(
             prep, history=history, summarize=make_summarizer(provider, control, used),
@@ -88,11 +94,15 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
 
 async def compact_command(services: Services, *, session_id: str, history: list[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
-                          last_turn_at: str | None, state: LoopState) -> TurnPrep:
+                          last_turn_at: str | None, state: LoopState,
+                          system_extra: str = "") -> TurnPrep:
     """The ``/compact`` chat command: compact now, report it as the reply, no model reply."""
     used: list[Usage] = []
     prep = _prepare(services, session_id=session_id, history=history, provider=provider,
-                    runner=runner, last_turn_at=last_turn_at)
+                    runner=runner, last_turn_at=last_turn_at, system_extra=system_extra)
+    if runner.hooks is not None:
+        await runner.hooks.observe("PreCompact", "manual", trigger="manual",
+                                   custom_instructions="")
     new = await services.context.compact_now(
         prep, summarize=make_summarizer(provider, control, used),
         persist=lambda node: services.store.append(session_id, node), bus=services.bus)

@@ -13,6 +13,7 @@ from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
+from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.session_store import SessionStore
@@ -42,4 +43,5 @@ class Services:
     provider_factory: Callable[[str], Provider] = make_provider
     checkpointer_for: Callable[[Path], Checkpointer | None] | None = None
     rules_for: Callable[[Path], RuleBook] = field(default=lambda _ws: RuleBook())
+    hooks: HookEngine | None = None  # user hooks, policies and agent definitions
     extra: dict[str, Any] = field(default_factory=dict)

@@ -30,6 +30,7 @@ from openprogram_lsp.dispatcher.lanes import Lane, LaneKey, Lanes
 from openprogram_lsp.dispatcher.send_message import send_message
 from openprogram_lsp.dispatcher.task_runner import Job, JobKind, TaskRunner
 from openprogram_lsp.events.bus import Event
+from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.tools.base import ToolContext
 
 if TYPE_CHECKING:
@@ -145,7 +146,8 @@ class Subagents:
                              parent: Origin | None = None, job: Job | None = None,
                              source: str = "agent_spawn", advance_head: bool = False,
                              kind: JobKind = "agent",
-                             metadata: dict[str, Any] | None = None) -> AgentTurnResult:
+                             metadata: dict[str, Any] | None = None,
+                             permission_mode: str | None = None) -> AgentTurnResult:
         """Run one child turn in ``sid`` (bypass mode, head untouched) and return its tip."""
         agent_id = agent_id or new_id("ag")
         meta: dict[str, Any] = {"agentKind": kind, "messageDepth": message_depth,
@@ -155,7 +157,8 @@ class Subagents:
         if parent is not None:
             meta.update(parentSessionId=parent.session_id, parentNodeId=parent.anchor)
         req = TurnRequest(text=prompt, session_id=sid, branch_from=branch_from, model=model,
-                          source=source, permission_mode="bypass",  # type: ignore[arg-type]
+                          source=source,  # type: ignore[arg-type]
+                          permission_mode=permission_mode or "bypass",
                           advance_head=advance_head, agent_id=agent_id, label=label,
                           message_depth=message_depth, metadata=meta)
         base = {"agentId": agent_id, "kind": kind, "label": label,
@@ -185,7 +188,8 @@ class Subagents:
 
     def spawn(self, sid: str, prompt: str, *, label: str | None = None,
               branch_from: str | None = None, parent: Origin | None = None,
-              model: str | None = None, depth: int = 0) -> Job:
+              model: str | None = None, depth: int = 0,
+              definition: AgentDef | None = None) -> Job:
         """Run a child in the background; its outcome is delivered back to ``parent``."""
         agent_id = new_id("ag")
         lane = self.lanes.get(sid, ("name", label) if label else ("agent", agent_id))
@@ -195,9 +199,11 @@ class Subagents:
             res: AgentTurnResult | None = None
             try:
                 async with entered(lane):
-                    res = await self.run_agent_turn(sid, prompt, agent_id, branch_from, label,
-                                                    model=model, message_depth=depth,
-                                                    parent=parent, job=job)
+                    res = await self.run_agent_turn(
+                        sid, prompt, agent_id, branch_from, label, model=model,
+                        message_depth=depth, parent=parent, job=job,
+                        metadata={"agentType": definition.name} if definition else None,
+                        permission_mode=definition.permission_mode if definition else None)
                     lane.tip, lane.follow = res.head_id, True
             except Exception as exc:  # the runner records it too, but only after the report
                 job.error = f"{type(exc).__name__}: {exc}"
@@ -322,9 +328,9 @@ class Subagents:
     # -- the collaboration tools' service (see agent.collab_tools.CollabService) -------------
 
     def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None) -> str:
+                        branch_from: str | None, agent: str | None = None) -> str:
         """The ``agent`` tool."""
-        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from)
+        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from, agent)
 
     def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
         """The ``send_message`` tool."""
@@ -333,3 +339,7 @@ class Subagents:
     def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
         """The ``list_agents`` tool."""
         return self.list_agents(ctx.session_id)
+
+    def definitions_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """The ``list_agents`` tool: agent definitions of the caller's workspace."""
+        return agent_tool.definitions(self, ctx.workspace)

@@ -20,6 +20,7 @@ from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.errors import (
     CheckpointError,
+    HookBlocked,
     NotFound,
     OpenProgramError,
     SessionBusy,
@@ -46,7 +47,15 @@ from openprogram_lsp.dispatcher.history import resolve_history
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.subagents import Subagents
+from openprogram_lsp.dispatcher.turn_hooks import (
+    PROMPT_SOURCES,
+    admitted_tools,
+    agent_definition,
+    start_hooks,
+    system_extra,
+)
 from openprogram_lsp.events.bus import Event, make_event
+from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
 
@@ -70,6 +79,9 @@ class ActiveTurn:
     prep: TurnPrep | None = None
     model: str = ""
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)
+    warnings: list[str] = field(default_factory=list)  # shown with the result
+    hooks: TurnHooks | None = None
+    trusted_once: frozenset[str] = frozenset()  # workspace definitions allowed for this turn
 
 
 _OWNER = {"host": socket.gethostname(), "pid": os.getpid()}
@@ -380,18 +392,35 @@ class Dispatcher:
                           question_timeout=s.question_timeout, on_paths_changed=paths_changed,
                           services={"questions": s.questions, "dispatcher": self,
                                     "turn": turn, "subagents": self.agents, **s.extra})
-        runner = ToolRunner(tools=s.tools, ctx=ctx, bus=s.bus,
+        definition = agent_definition(self, turn)
+        hooks = turn.hooks = await start_hooks(self, turn)
+        tools = admitted_tools(s.tools, definition)
+        runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus,
                             mode=turn.request.permission_mode or s.permission_mode,
                             rules=s.rules_for(turn.workspace), approver=s.approver,
-                            before_mutation=before_mutation)
+                            before_mutation=before_mutation, hooks=hooks,
+                            all_tools=s.tools if definition is not None else None,
+                            admission=f"agent definition {definition.name!r}"
+                            if definition is not None else "")
+        system = system_extra(self, turn, definition, tools)
         if is_compact_command(turn.request.text):  # manual compaction: no model reply
             turn.prep = await compact_command(
                 s, session_id=turn.session_id, history=history, provider=provider,
-                runner=runner, control=turn.control, last_turn_at=last_turn_at, state=state)
+                runner=runner, control=turn.control, last_turn_at=last_turn_at, state=state,
+                system_extra=system)
             return
+        context_note: str | None = None
+        if hooks is not None and turn.request.source in PROMPT_SOURCES:
+            answer = await hooks.user_prompt(turn.request.text)
+            if answer.blocked:
+                raise HookBlocked(f"the prompt was blocked by a UserPromptSubmit hook: "
+                                  f"{answer.blocked}")
+            context_note = answer.context
         prep = await prepare_context(s, session_id=turn.session_id, history=history,
                                      provider=provider, runner=runner, control=turn.control,
-                                     last_turn_at=last_turn_at)
+                                     last_turn_at=last_turn_at, system_extra=system)
+        if context_note:  # shown to the model after the prompt, and stored as such
+            prep.messages = [*prep.messages, state.interject("hook_context", context_note)]
         turn.prep = prep
         if prep.summarizer_usage is not None:  # the turn pays for its compaction
             state.usage = state.usage.add(prep.summarizer_usage)
@@ -409,5 +438,22 @@ class Dispatcher:
                                         "steps": list(state.steps),
                                         "interjections": list(state.interjections)})
 
+        before_stop = None
+        if hooks is not None and (hooks.has("SubagentStop") if hooks.subagent
+                                  else hooks.has("Stop")):
+            turn_hooks = hooks
+
+            async def before_stop(st: LoopState) -> str | None:
+                return await turn_hooks.stop(st.steps[-1] if st.steps else "")
+
         await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
-                       state=state, hooks=LoopHooks(on_tool_finished=persist_tool))
+                       state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
+                                                    before_stop=before_stop))
+        if hooks is not None and hooks.policies.untested_edits:
+            note = hooks.untested.note()
+            if note:
+                turn.warnings.append(note)
+                s.bus.emit(make_event("policy.noted", {"policy": "untested-edits",
+                                                       "message": note},
+                                      session_id=turn.session_id, turn_id=turn.turn_id,
+                                      origin="hooks"))

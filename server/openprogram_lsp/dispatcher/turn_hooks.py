@@ -1,0 +1,103 @@
+"""A turn's user extensions: approval of new workspace definitions, hooks, agent definition."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openprogram_lsp.core.errors import NotFound, TurnCancelled
+from openprogram_lsp.hooks.agent_defs import AgentDef
+from openprogram_lsp.hooks.approval import approve
+from openprogram_lsp.hooks.engine import TurnHooks
+from openprogram_lsp.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SUBAGENT_SOURCES = frozenset({"agent_spawn"})
+PROMPT_SOURCES = frozenset({"user", "cli"})
+
+
+async def start_hooks(dispatcher: Dispatcher, turn: ActiveTurn) -> TurnHooks | None:
+    """Ask about new workspace definitions, then bind the hooks this turn runs."""
+    s = dispatcher.services
+    engine = s.hooks
+    if engine is None:
+        return None
+    pending = engine.pending_definitions(turn.workspace)
+    once = await _until_cancel(approve(pending, workspace=turn.workspace, trust=engine.trust,
+                                       approver=s.approver, session_id=turn.session_id,
+                                       turn_id=turn.turn_id), turn.control.cancel)
+    left = [p for p in pending
+            if p.id not in once and engine.trust.state(turn.workspace, p.id) == "unknown"]
+    if left:
+        turn.warnings.append(
+            f"{len(left)} workspace definition(s) await approval and were not used "
+            f"({', '.join(p.id for p in left)}); approve them in the editor or with "
+            "`openprogram-lsp hooks --trust ID`")
+    mode = turn.request.permission_mode or s.permission_mode
+    hooks = engine.for_turn(
+        workspace=turn.workspace, session_id=turn.session_id, turn_id=turn.turn_id, mode=mode,
+        transcript_path=str(s.store.session_dir(turn.session_id) / "nodes"),
+        subagent=turn.request.source in SUBAGENT_SOURCES, agent_id=turn.request.agent_id,
+        rules=s.rules_for(turn.workspace), cancel=turn.control.cancel, once=once)
+    turn.trusted_once = once
+    start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
+    if start is not None:
+        hooks.notify("SessionStart", start, source=start)
+    return hooks
+
+
+async def _until_cancel(aw: Coroutine[Any, Any, T], cancel: asyncio.Event) -> T:
+    """Await ``aw`` unless the turn is cancelled first (then TurnCancelled)."""
+    task = asyncio.ensure_future(aw)
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+    if task.cancelled() or not task.done():
+        raise TurnCancelled("turn cancelled")
+    return task.result()
+
+
+def agent_definition(dispatcher: Dispatcher, turn: ActiveTurn) -> AgentDef | None:
+    """The agent definition a child turn runs under (``metadata.agentType``), if any."""
+    name = turn.request.metadata.get("agentType")
+    engine = dispatcher.services.hooks
+    if not isinstance(name, str) or not name or engine is None:
+        return None
+    found = engine.agents(turn.workspace).get(name)
+    if found is None:
+        raise NotFound(f"agent definition {name!r} no longer exists in {turn.workspace}")
+    return found
+
+
+def admitted_tools(tools: ToolRegistry, definition: AgentDef | None) -> ToolRegistry:
+    """The tools a turn may use: all, or those the definition admits (disallowed first)."""
+    if definition is None:
+        return tools
+    return tools.admitted(disabled=definition.disallowed, allowed=definition.tools)
+
+
+def system_extra(dispatcher: Dispatcher, turn: ActiveTurn, definition: AgentDef | None,
+                 tools: ToolRegistry) -> str:
+    """What the system prompt gains: the definition's instructions, the usable definitions."""
+    parts = [definition.prompt] if definition is not None and definition.prompt else []
+    engine = dispatcher.services.hooks
+    if engine is not None and tools.get("agent") is not None:
+        usable = [a for a in engine.agents(turn.workspace).values()
+                  if engine.definition_trust(turn.workspace, a) == "trusted"
+                  or a.id in turn.trusted_once]
+        if usable:
+            parts.append("Agent definitions you can start with agent(agent=NAME, prompt=...):\n"
+                         + "\n".join(f"- {a.name}: {a.description or '(no description)'}"
+                                      for a in usable))
+    return "\n\n".join(parts)

@@ -1,0 +1,1 @@
+"""User extensions: hooks (tool gates and observers), built-in policies, agent definitions."""

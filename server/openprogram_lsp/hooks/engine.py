@@ -1,0 +1,385 @@
+"""The hook engine: which hooks apply to a workspace, running them for a turn, last results.
+
+``HookEngine`` is one per dispatcher. ``TurnHooks`` is what one turn uses: it is bound in the
+``current_hooks`` ContextVar so the process-wide tool gates (see ``gate.py``) find the hooks of
+the turn whose call they are judging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.hooks import decisions
+from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
+from openprogram_lsp.hooks.approval import Pending
+from openprogram_lsp.hooks.config import (
+    WORKSPACE_FILES,
+    HookConfig,
+    HookSpec,
+    Scope,
+    load_config,
+    user_files,
+)
+from openprogram_lsp.hooks.matcher import CLAUDE_NAMES, claude_input, matches, matches_tool
+from openprogram_lsp.hooks.policies import UntestedEdits
+from openprogram_lsp.hooks.runner import HookRun, run_hook
+from openprogram_lsp.hooks.trust import TrustStore
+
+log = logging.getLogger(__name__)
+
+CLAUDE_MODES = {"ask": "default", "accept-edits": "acceptEdits", "plan": "plan",
+                "bypass": "bypassPermissions"}
+
+
+class HookEngine:
+    """Hook definitions per workspace (re-read when their files change), trust, last runs."""
+
+    def __init__(self, home: Path, *, user_files: list[Path] | None = None) -> None:
+        self.home = home
+        self.trust = TrustStore(home)
+        self.user_files = user_files
+        self._lock = threading.Lock()
+        self._configs: dict[Path, tuple[tuple[Any, ...], HookConfig]] = {}
+        self._agents: dict[Path, tuple[tuple[Any, ...], dict[str, AgentDef]]] = {}
+        self.last: dict[str, dict[str, Any]] = {}  # hook id -> last result
+        self._seen_sessions: set[str] = set()
+
+    def _user_files(self) -> list[Path]:
+        return self.user_files if self.user_files is not None else user_files()
+
+    @staticmethod
+    def _stat(paths: list[Path]) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for p in paths:
+            try:
+                st = p.lstat()
+                out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append((str(p), None))
+        return tuple(out)
+
+    def _stamp(self, workspace: Path) -> tuple[Any, ...]:
+        return self._stat([*self._user_files(), *(workspace / rel for rel in WORKSPACE_FILES)])
+
+    def agent_dirs(self, workspace: Path) -> list[tuple[Path, str, Scope]]:
+        """Where agent definitions are read from: the user's, then the workspace's."""
+        user_dir = self._user_files()[0].parent / "agents"
+        return [(user_dir, str(user_dir), "user"),
+                *((workspace / d, d, "workspace") for d in WORKSPACE_DIRS)]
+
+    def agents(self, workspace: Path) -> dict[str, AgentDef]:
+        """Agent definitions by name (workspace ones override the user's), re-read on change."""
+        key = workspace.resolve()
+        dirs = self.agent_dirs(key)
+        paths: list[Path] = []
+        for directory, _, _ in dirs:
+            paths.append(directory)
+            with contextlib.suppress(OSError):
+                paths.extend(sorted(directory.glob("*.md")))
+        stamp = self._stat(paths)
+        with self._lock:
+            cached = self._agents.get(key)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        warnings: list[str] = []
+        found = load_agents(dirs, warnings)
+        for warning in warnings:
+            log.warning("%s", warning)
+        with self._lock:
+            self._agents[key] = (stamp, found)
+        return found
+
+    def definition_trust(self, workspace: Path, item: HookSpec | AgentDef) -> str:
+        """``trusted`` (user-level or approved), ``rejected`` or ``unknown``."""
+        if item.scope == "user":
+            return "trusted"
+        return self.trust.state(workspace, item.id)
+
+    def pending_definitions(self, workspace: Path) -> list[Pending]:
+        """Workspace hooks and agent definitions the user has not decided on yet."""
+        out = [Pending(h.id, "hook", h.describe()) for h in self.pending(workspace)]
+        out.extend(Pending(a.id, "agent", a.describe()) for a in self.agents(workspace).values()
+                   if self.definition_trust(workspace, a) == "unknown")
+        return out
+
+    def agent_listing(self, workspace: Path) -> list[dict[str, Any]]:
+        """Agent definitions with their trust state (``openprogram/agents``, list_agents)."""
+        out = []
+        for a in self.agents(workspace).values():
+            item = a.describe()
+            item.pop("prompt", None)
+            item["trust"] = self.definition_trust(workspace, a)
+            out.append(item)
+        return out
+
+    def config(self, workspace: Path) -> HookConfig:
+        """The hooks of a workspace (user files first), re-read when a file changed."""
+        key = workspace.resolve()
+        stamp = self._stamp(key)
+        with self._lock:
+            cached = self._configs.get(key)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        cfg = load_config(key, user=self.user_files)
+        for warning in cfg.warnings:
+            log.warning("%s", warning)
+        with self._lock:
+            self._configs[key] = (stamp, cfg)
+        return cfg
+
+    def trust_state(self, workspace: Path, spec: HookSpec) -> str:
+        """``trusted`` (user-level or approved), ``rejected`` or ``unknown``."""
+        return self.definition_trust(workspace, spec)
+
+    def pending(self, workspace: Path) -> list[HookSpec]:
+        """Workspace hooks the user has not decided on yet."""
+        return [h for h in self.config(workspace).hooks
+                if self.trust_state(workspace, h) == "unknown"]
+
+    def listing(self, workspace: Path) -> list[dict[str, Any]]:
+        """Every hook with its trust state and last result (``openprogram/hooks``)."""
+        out = []
+        for h in self.config(workspace).hooks:
+            item = h.describe()
+            state = self.trust_state(workspace, h)
+            item["trust"] = state
+            item["active"] = state == "trusted"
+            if h.id in self.last:
+                item["lastResult"] = self.last[h.id]
+            out.append(item)
+        return out
+
+    def session_start(self, session_id: str, *, new: bool) -> str | None:
+        """SessionStart's source: ``startup`` for a new session, ``resume`` the first time
+        this process runs an existing one, else None."""
+        with self._lock:
+            if session_id in self._seen_sessions:
+                return None
+            self._seen_sessions.add(session_id)
+        return "startup" if new else "resume"
+
+    def record(self, run: HookRun, outcome: str) -> None:
+        """Remember a hook's last run and what it decided."""
+        summary = run.summary()
+        summary["outcome"] = outcome
+        with self._lock:
+            self.last[run.hook.id] = summary
+
+    def for_turn(self, *, workspace: Path, session_id: str, turn_id: str, mode: str,
+                 transcript_path: str, subagent: bool = False, agent_id: str | None = None,
+                 rules: Any = None, cancel: asyncio.Event | None = None,
+                 once: frozenset[str] = frozenset()) -> TurnHooks:
+        """The hooks one turn runs: user-level ones and approved (or approved-once) ones."""
+        cfg = self.config(workspace)
+        active = tuple(h for h in cfg.hooks
+                       if self.trust_state(workspace, h) == "trusted" or h.id in once)
+        return TurnHooks(engine=self, workspace=workspace.resolve(), session_id=session_id,
+                         turn_id=turn_id, mode=mode, transcript_path=transcript_path,
+                         hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
+                         agent_id=agent_id, cancel=cancel)
+
+
+current_hooks: ContextVar[TurnHooks | None] = ContextVar("op_turn_hooks", default=None)
+
+
+def _claude_flavoured(spec: HookSpec) -> bool:
+    return spec.source.startswith(".claude/") or "/.claude/" in spec.source
+
+
+@dataclass(slots=True)
+class TurnHooks:
+    """The hooks of one turn and what it needs to run them."""
+
+    engine: HookEngine
+    workspace: Path
+    session_id: str
+    turn_id: str
+    mode: str
+    transcript_path: str
+    hooks: tuple[HookSpec, ...]
+    policies: Any
+    rules: Any = None
+    subagent: bool = False
+    agent_id: str | None = None
+    cancel: asyncio.Event | None = None
+    untested: UntestedEdits = field(default_factory=UntestedEdits)
+    stop_hook_active: bool = False
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    # -- selection and payloads ---------------------------------------------------------------
+
+    def has(self, event: str) -> bool:
+        """Whether any active hook listens to an event."""
+        return any(h.event == event for h in self.hooks)
+
+    def matching(self, event: str, *, tool: str | None = None,
+                 subject: str | None = None) -> list[HookSpec]:
+        """Active hooks of an event whose matcher selects the tool or subject (deduplicated)."""
+        seen: set[tuple[str, float]] = set()
+        out = []
+        for h in self.hooks:
+            if h.event != event:
+                continue
+            if tool is not None and not matches_tool(h.matcher, tool):
+                continue
+            if tool is None and subject is not None and not matches(h.matcher, subject):
+                continue
+            if (h.command, h.timeout) in seen:  # identical commands run once, as Claude Code
+                continue
+            seen.add((h.command, h.timeout))
+            out.append(h)
+        return out
+
+    def payload(self, spec: HookSpec, **extra: Any) -> dict[str, Any]:
+        """The JSON a hook reads on stdin: the common fields and the event's own."""
+        out: dict[str, Any] = {
+            "session_id": self.session_id, "turn_id": self.turn_id,
+            "transcript_path": self.transcript_path, "cwd": str(self.workspace),
+            "hook_event_name": spec.event,
+            "permission_mode": CLAUDE_MODES.get(self.mode, self.mode),
+            "openprogram_permission_mode": self.mode}
+        if self.agent_id:
+            out["agent_id"] = self.agent_id
+        tool = extra.pop("tool_name", None)
+        if tool is not None:
+            aliases = CLAUDE_NAMES.get(tool, ())
+            out["tool_name"] = aliases[0] if aliases and _claude_flavoured(spec) else tool
+            out["openprogram_tool_name"] = tool
+            arguments = extra.pop("tool_input", {})
+            out["tool_input"] = claude_input(tool, arguments, str(self.workspace))
+        out.update(extra)
+        return out
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def run_all(self, specs: list[HookSpec], make: Callable[[HookSpec], dict[str, Any]]
+                ) -> list[HookRun]:
+        """Run hooks in parallel, blocking until each ends, times out or the turn cancels."""
+        if len(specs) == 1:
+            return [run_hook(specs[0], make(specs[0]), self.workspace,
+                             cancelled=self._cancelled)]
+        with ThreadPoolExecutor(max_workers=min(8, len(specs))) as pool:
+            futures = [pool.submit(run_hook, s, make(s), self.workspace,
+                                   cancelled=self._cancelled) for s in specs]
+            return [f.result() for f in futures]
+
+    # -- the gate (synchronous, called from decide_tool_gate) -----------------------------
+
+    def pre_tool(self, payload: dict[str, Any], *, critical: bool
+                 ) -> tuple[str, tuple[str, ...]] | None:
+        """PreToolUse hooks of one tier on a ``tool.before`` payload: (verdict, reasons)."""
+        name = str(payload.get("name", ""))
+        specs = [h for h in self.matching("PreToolUse", tool=name) if h.critical == critical]
+        if not specs:
+            return None
+        arguments = payload.get("input") or {}
+        runs = self.run_all(specs, lambda s: self.payload(
+            s, tool_name=name, tool_input=arguments, tool_use_id=payload.get("toolCallId")))
+        rank = {"allow": 0, "ask": 1, "deny": 2}
+        verdict, reasons = "allow", []
+        for run in runs:
+            answer = decisions.pre_tool(run)
+            self.engine.record(run, answer.verdict or "no decision")
+            if answer.verdict is None:
+                continue
+            if rank[answer.verdict] > rank[verdict]:
+                verdict = answer.verdict
+            if answer.verdict != "allow" and answer.reason:
+                reasons.append(answer.reason)
+        return verdict, tuple(reasons)
+
+    # -- the other events (awaited from the turn, run off the loop) -----------------------
+
+    async def post_tool(self, name: str, arguments: dict[str, Any], tool_use_id: str,
+                        output: str, ok: bool) -> str | None:
+        """PostToolUse after a successful call: feedback for the model, if any."""
+        self.untested.saw(name, arguments, ok)
+        specs = self.matching("PostToolUse", tool=name) if ok else []
+        if not specs:
+            return None
+        response = {"output": output, "success": ok}
+        runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
+            s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id,
+            tool_response=response))
+        notes = []
+        for run in runs:
+            note = decisions.feedback(run)
+            self.engine.record(run, "feedback" if note else "ok")
+            if note:
+                notes.append(note)
+        return "\n".join(notes) or None
+
+    async def user_prompt(self, text: str) -> decisions.PromptAnswer:
+        """UserPromptSubmit: blocked (with the reason) or extra context for the model."""
+        specs = self.matching("UserPromptSubmit")
+        if not specs:
+            return decisions.PromptAnswer()
+        runs = await asyncio.to_thread(self.run_all, specs,
+                                       lambda s: self.payload(s, prompt=text))
+        blocked, context = [], []
+        for run in runs:
+            answer = decisions.prompt(run)
+            self.engine.record(run, "blocked" if answer.blocked else "ok")
+            if answer.blocked:
+                blocked.append(answer.blocked)
+            if answer.context:
+                context.append(answer.context)
+        return decisions.PromptAnswer(blocked="; ".join(blocked) or None,
+                                      context="\n".join(context) or None)
+
+    async def stop(self, last_text: str) -> str | None:
+        """Stop (SubagentStop in a child): a reason to keep going, or None to stop."""
+        event = "SubagentStop" if self.subagent else "Stop"
+        specs = self.matching(event)
+        if not specs:
+            return None
+        active = self.stop_hook_active
+        runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
+            s, stop_hook_active=active, last_assistant_message=last_text))
+        reasons = []
+        for run in runs:
+            reason = decisions.stop(run)
+            self.engine.record(run, "continue" if reason else "ok")
+            if reason:
+                reasons.append(reason)
+        if reasons:
+            self.stop_hook_active = True
+        return "\n".join(reasons) or None
+
+    def notify(self, event: str, subject: str | None = None, **extra: Any) -> None:
+        """Run an observer event's hooks in the background (nothing to do when none match)."""
+        if not self.matching(event, subject=subject):
+            return
+        task = asyncio.get_running_loop().create_task(self.observe(event, subject, **extra))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self, timeout: float) -> None:
+        """Wait a bounded time for background observers (end of turn)."""
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=timeout)
+
+    async def observe(self, event: str, subject: str | None = None, **extra: Any) -> None:
+        """Run an observer event's hooks; never raises (failures are logged)."""
+        specs = self.matching(event, subject=subject)
+        if not specs:
+            return
+        try:
+            runs = await asyncio.to_thread(self.run_all, specs,
+                                           lambda s: self.payload(s, **extra))
+        except Exception:
+            log.exception("%s hooks failed", event)
+            return
+        for run in runs:
+            decisions.observed(run)
+            self.engine.record(run, "ok" if not run.failed else "failed")

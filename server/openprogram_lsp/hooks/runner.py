@@ -1,0 +1,151 @@
+"""Running one hook command: the event as JSON on stdin, a timeout, a result to interpret."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.hooks.config import HookSpec
+
+MAX_CAPTURE = 64_000  # characters of stdout / stderr kept
+POLL = 0.05  # seconds between checks of the turn's cancel flag
+
+# Model-provider credentials stay with the server, as for run_command.
+_WITHHELD = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """What one hook run produced."""
+
+    hook: HookSpec
+    exit_code: int | None  # None: timed out, cancelled or could not start
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    cancelled: bool = False
+    error: str | None = None  # could not start
+
+    @property
+    def failed(self) -> bool:
+        """Timed out, crashed or exited with a code other than 0 and 2 (2 is a decision)."""
+        return self.exit_code not in (0, 2)
+
+    def json_output(self) -> dict[str, Any] | None:
+        """Stdout as a JSON object, when the hook exited 0 and printed one."""
+        if self.exit_code != 0:
+            return None
+        text = self.stdout.strip()
+        if not text.startswith("{"):
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def summary(self) -> dict[str, Any]:
+        """The run as shown by ``openprogram/hooks`` (``lastResult``)."""
+        out: dict[str, Any] = {"exitCode": self.exit_code, "durationMs": round(self.duration
+                                                                               * 1000, 1),
+                               "timedOut": self.timed_out, "at": time.time()}
+        if self.error:
+            out["error"] = self.error
+        if self.stderr.strip():
+            out["stderr"] = self.stderr.strip()[-500:]
+        return out
+
+
+def _env(workspace: Path, event: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+    env["CLAUDE_PROJECT_DIR"] = str(workspace)
+    env["OPENPROGRAM_PROJECT_DIR"] = str(workspace)
+    env["OPENPROGRAM_HOOK_EVENT"] = event
+    return env
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.kill()
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"")[:MAX_CAPTURE * 4].decode("utf-8", "replace")[:MAX_CAPTURE]
+
+
+def run_hook(hook: HookSpec, payload: dict[str, Any], workspace: Path, *,
+             cancelled: Callable[[], bool] | None = None) -> HookRun:
+    """Run a hook to completion, its timeout, or the turn's cancel (blocking; call off-loop)."""
+    start = time.monotonic()
+    stdin = json.dumps(payload, default=str).encode()
+    try:
+        proc = subprocess.Popen(["/bin/sh", "-c", hook.command], cwd=workspace,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                env=_env(workspace, hook.event))
+    except OSError as exc:
+        return HookRun(hook, None, "", "", time.monotonic() - start,
+                       error=f"could not start: {exc.strerror or exc}")
+    deadline = start + hook.timeout
+    out_parts: list[bytes] = []
+    err_parts: list[bytes] = []
+    readers = [threading.Thread(target=_drain, args=(proc.stdout, out_parts), daemon=True),
+               threading.Thread(target=_drain, args=(proc.stderr, err_parts), daemon=True)]
+    for r in readers:
+        r.start()
+    _feed(proc, stdin)
+    timed_out = was_cancelled = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        if cancelled is not None and cancelled():
+            was_cancelled = True
+            break
+        try:
+            proc.wait(timeout=min(POLL, left) if cancelled is not None else left)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    if timed_out or was_cancelled:
+        _kill(proc)
+        proc.wait()
+    for r in readers:
+        r.join(timeout=1.0)  # a grandchild holding the pipe open must not hold us
+    code = None if timed_out or was_cancelled else proc.returncode
+    return HookRun(hook, code, _text(b"".join(out_parts)), _text(b"".join(err_parts)),
+                   time.monotonic() - start, timed_out=timed_out, cancelled=was_cancelled)
+
+
+def _drain(stream: Any, parts: list[bytes]) -> None:
+    kept = 0
+    with contextlib.suppress(Exception):
+        while chunk := stream.read1(65536):
+            if kept < MAX_CAPTURE * 4:
+                parts.append(chunk)
+                kept += len(chunk)
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    """Write stdin from a thread: a hook that never reads it must not block us."""
+    def write() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError, OSError):
+            proc.stdin.write(data)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            proc.stdin.close()
+
+    threading.Thread(target=write, daemon=True).start()
