@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -17,13 +18,18 @@ from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
     FileSystemCapabilities,
     Implementation,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from acp.stdio import spawn_agent_process
@@ -45,6 +51,7 @@ class RecordingClient:
     log: list[tuple[str, Any]] = field(default_factory=list)
     hold: asyncio.Event | None = None
     elicit_answer: str = "blue"
+    terminals: dict[str, Any] = field(default_factory=dict)
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
@@ -94,23 +101,48 @@ class RecordingClient:
         Path(path).write_text(content, "utf-8")
         return WriteTextFileResponse()
 
-    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
-        self.log.append(("terminal/create", command))
-        raise RuntimeError("no terminal here")
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              cwd: str | None = None, **kwargs: Any) -> Any:
+        """A real terminal: the command runs as a child of the client, as an editor does it."""
+        self.log.append(("terminal/create", [command, *(args or [])]))
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        tid = f"t{len(self.terminals)}"
+        self.terminals[tid] = (proc, asyncio.ensure_future(proc.stdout.read()))  # type: ignore[union-attr]
+        return CreateTerminalResponse(terminal_id=tid)
 
-    async def terminal_output(self, **kwargs: Any) -> Any:
-        self.log.append(("terminal/output", kwargs))
-        raise RuntimeError("no terminal here")
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str,
+                                     **kwargs: Any) -> Any:
+        self.log.append(("terminal/wait_for_exit", terminal_id))
+        proc, _ = self.terminals[terminal_id]
+        code = await proc.wait()
+        return WaitForTerminalExitResponse(exit_code=code if code >= 0 else None,
+                                           signal=None if code >= 0 else str(-code))
 
-    async def wait_for_terminal_exit(self, **kwargs: Any) -> Any:
-        self.log.append(("terminal/wait_for_exit", kwargs))
-        raise RuntimeError("no terminal here")
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.log.append(("terminal/output", terminal_id))
+        proc, reader = self.terminals[terminal_id]
+        data = await asyncio.wait_for(reader, 5) if proc.returncode is not None else b""
+        return TerminalOutputResponse(output=data.decode(), truncated=False)
 
-    async def kill_terminal(self, **kwargs: Any) -> Any:
-        self.log.append(("terminal/kill", kwargs))
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.log.append(("terminal/kill", terminal_id))
+        proc, _ = self.terminals[terminal_id]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        return KillTerminalResponse()
 
-    async def release_terminal(self, **kwargs: Any) -> Any:
-        self.log.append(("terminal/release", kwargs))
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.log.append(("terminal/release", terminal_id))
+        proc, reader = self.terminals.pop(terminal_id)
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        reader.cancel()
+        return ReleaseTerminalResponse()
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         self.log.append(("elicitation/create", {"message": message, "mode": mode}))
@@ -154,7 +186,8 @@ async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
     b_reader, b_writer = await asyncio.open_connection(sock=b)
     agent_conn = AgentSideConnection(agent, a_writer, a_reader, listening=False)  # type: ignore[arg-type]
     serving = asyncio.ensure_future(agent_conn.listen())
-    conn = ClientSideConnection(client, b_writer, b_reader)
+    conn = ClientSideConnection(client, b_writer, b_reader,
+                                use_unstable_protocol=client.elicitation)
     try:
         await initialize(conn, client)
         yield conn, agent

@@ -121,9 +121,6 @@ class OpenProgramAgent:
         """Whether the client offers elicitation forms."""
         return self.client.elicitation is not None and self.client.elicitation.form is not None
 
-    def reads_files(self) -> bool:
-        return bool(self.client.fs and self.client.fs.read_text_file)
-
     def workspace_of(self, session_id: str) -> Path:
         sess = self.sessions.get(session_id)
         if sess is not None:
@@ -135,6 +132,12 @@ class OpenProgramAgent:
         sess = self.sessions.get(session_id)
         if sess is not None and sess.stream is not None:
             sess.stream.running(tool_call_id)
+
+    def show_terminal(self, session_id: str, terminal_id: str) -> None:
+        """Point the session's running command at the client terminal it runs in."""
+        sess = self.sessions.get(session_id)
+        if sess is not None and sess.stream is not None:
+            sess.stream.terminal(terminal_id)
 
     def _session(self, session_id: str) -> AcpSession:
         sess = self.sessions.get(session_id)

@@ -15,6 +15,7 @@ from acp.agent.connection import AgentSideConnection
 from acp import Agent
 from openprogram_lsp.acp.agent import OpenProgramAgent
 from openprogram_lsp.acp.approvals import AcpApprover, AcpAsker
+from openprogram_lsp.acp.editor import AcpEditor
 from openprogram_lsp.acp.stdio import open_streams
 from openprogram_lsp.acp.toolsources import ToolSources
 from openprogram_lsp.core.types import PermissionMode
@@ -51,6 +52,7 @@ def attach(dispatcher: Dispatcher, *, mode: PermissionMode = "ask",
                              approval_timeout=approval_timeout)
     dispatcher.services.approver = AcpApprover(agent)
     dispatcher.services.asker = AcpAsker(agent)
+    dispatcher.services.editor = AcpEditor(agent)
     dispatcher.agents.runner.attach_loop(asyncio.get_running_loop())
     return agent
 

@@ -42,7 +42,7 @@ class TurnStream:
     turn_id: str | None = None
     diffs: dict[str, list[ToolContent]] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
-    open_calls: set[str] = field(default_factory=set)
+    open_calls: dict[str, None] = field(default_factory=dict)  # in start order
 
     def on_event(self, ev: Event) -> None:
         """Handle one bus event (any thread; only ``send``/``ext`` are called)."""
@@ -68,7 +68,7 @@ class TurnStream:
         given = data.get("input")
         raw_input: dict[str, Any] = given if isinstance(given, dict) else {}
         self.kinds[call_id] = kind
-        self.open_calls.add(call_id)
+        self.open_calls[call_id] = None
         content: list[ToolContent] = []
         if kind in EDIT_KINDS:
             diff = preview(self.tools, self.workspace, name, raw_input)
@@ -87,23 +87,34 @@ class TurnStream:
         """The call passed its approval and runs now."""
         self.send(helpers.update_tool_call(call_id, status="in_progress"))
 
+    def terminal(self, terminal_id: str) -> None:
+        """The newest open command runs in a client terminal: show it, now and when done."""
+        running = [c for c in self.open_calls if self.kinds.get(c) == "execute"]
+        if not running:
+            return
+        call_id = running[-1]
+        content: list[ToolContent] = [helpers.tool_terminal_ref(terminal_id)]
+        self.diffs[call_id] = content
+        self.send(helpers.update_tool_call(call_id, content=content))
+
     def _finished(self, data: dict[str, Any]) -> None:
         call_id = str(data.get("toolCallId"))
         if call_id not in self.open_calls:
             return
-        self.open_calls.discard(call_id)
+        del self.open_calls[call_id]
         status: Literal["completed", "failed"] = \
             "completed" if data.get("status") == "completed" else "failed"
         output = str(data.get("output") or "")
         kind = self.kinds.get(call_id, "other")
-        content = list(self.diffs.get(call_id, [])) if status == "completed" else []
+        kept = self.diffs.get(call_id, [])
+        content = list(kept) if status == "completed" or kind == "execute" else []
         content.extend(output_content(kind, output))
         self.send(helpers.update_tool_call(call_id, status=status, content=content or None,
                                            raw_output={"output": output}))
 
     def close(self, status: str) -> None:
         """End the turn: calls still open (a cancel cut them) are reported failed."""
-        for call_id in sorted(self.open_calls):
+        for call_id in list(self.open_calls):
             self.send(helpers.update_tool_call(
                 call_id, status="failed", content=output_content("other", status),
                 raw_output={"output": status}))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from openprogram_lsp.core.types import (
@@ -56,4 +58,36 @@ class Checkpointer(Protocol):
     def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()
                      ) -> list[str]:
         """Apply the retention limits when they are exceeded; returns dropped ids."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """How a command run by the editor ended: exit code (None if killed) and its output."""
+
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    signal: str | None = None
+
+
+@runtime_checkable
+class EditorHost(Protocol):
+    """Files and terminals of the editor that runs a session (ACP clients that offer them).
+
+    Each method answers None/False when that editor does not offer it; the tool then does the
+    work itself. Paths are absolute and already confined to the workspace by the tool.
+    """
+
+    async def read_text(self, session_id: str, path: Path) -> str | None:
+        """The file as the editor has it (unsaved changes included)."""
+        ...
+
+    async def write_text(self, session_id: str, path: Path, content: str) -> bool:
+        """Write the file through the editor."""
+        ...
+
+    async def run_command(self, session_id: str, argv: list[str], cwd: Path,
+                          timeout: float) -> CommandResult | None:
+        """Run a command in an editor terminal and wait for it."""
         ...

@@ -9,7 +9,7 @@ from typing import Any
 
 from openprogram_lsp.agent.collab_tools import collab_tools
 from openprogram_lsp.context.engine import ContextEngine
-from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
+from openprogram_lsp.core.ports import Approver, Asker, Checkpointer, EditorHost
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
@@ -37,6 +37,7 @@ class Services:
     permission_mode: PermissionMode = "ask"
     approver: Approver | None = None
     asker: Asker | None = None
+    editor: EditorHost | None = None
     question_timeout: float | None = 600.0
     max_iterations: int = 50
     max_output_tokens: int = 4096

@@ -390,6 +390,7 @@ class Dispatcher:
         ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
                           question_timeout=s.question_timeout, on_paths_changed=paths_changed,
+                          editor=s.editor,
                           services={"questions": s.questions, "dispatcher": self,
                                     "turn": turn, "subagents": self.agents, **s.extra})
         definition = agent_definition(self, turn)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.ports import Asker
+from openprogram_lsp.core.ports import Asker, EditorHost
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
 
 
@@ -27,6 +27,7 @@ class ToolContext:
     question_timeout: float | None = None
     on_paths_changed: Callable[[Iterable[str]], None] | None = None
     services: dict[str, Any] = field(default_factory=dict)
+    editor: EditorHost | None = None
 
     def touched(self, *paths: str) -> None:
         """Report workspace-relative paths this tool wrote or deleted."""

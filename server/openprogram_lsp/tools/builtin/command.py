@@ -54,6 +54,13 @@ class RunCommand(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, RunCommandInput)
         timeout = args.timeout or DEFAULT_TIMEOUT
+        if ctx.editor is not None:  # the editor's terminal, where it offers one
+            done = await ctx.editor.run_command(ctx.session_id, ["/bin/sh", "-c", args.command],
+                                                ctx.workspace.resolve(), timeout)
+            if done is not None:
+                ctx.touched()
+                return _result(done.exit_code, done.output, timeout,
+                               timed_out=done.timed_out, signal=done.signal)
         proc = await asyncio.create_subprocess_shell(
             args.command, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -76,6 +83,16 @@ class RunCommand(Tool):
         text = _cap(out.decode("utf-8", "replace"))
         code = proc.returncode
         return ToolOutput(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
+
+
+def _result(code: int | None, output: str, timeout: float, *, timed_out: bool,
+            signal: str | None) -> ToolOutput:
+    text = _cap(output)
+    if timed_out:
+        return ToolOutput(f"{text}\n[killed after {timeout:g} s timeout]", is_error=True)
+    if code is None:
+        return ToolOutput(f"killed by signal {signal or '?'}\n{text}".rstrip(), is_error=True)
+    return ToolOutput(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -32,6 +32,12 @@ def _read_text(path: os.PathLike[str], display: str) -> str:
     return text
 
 
+def _cap_text(text: str) -> str:
+    if len(text) <= MAX_READ_BYTES:
+        return text
+    return text[:MAX_READ_BYTES] + f"\n[... truncated at {MAX_READ_BYTES} characters]"
+
+
 MAX_EDIT_BYTES = 8 * 1024 * 1024
 
 
@@ -72,6 +78,10 @@ class ReadFile(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadFileInput)
         target = resolve_in_workspace(ctx.workspace, args.path)
+        if ctx.editor is not None and target.is_file():  # the editor's buffer, unsaved edits too
+            text = await ctx.editor.read_text(ctx.session_id, target)
+            if text is not None:
+                return ToolOutput(_cap_text(text))
         return ToolOutput(_read_text(target, args.path))
 
 
@@ -135,10 +145,25 @@ class WriteFile(Tool):
             raise ToolError(f"{args.path}: is a directory")
         existed = target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, args.content)
+        if ctx.editor is None or not await ctx.editor.write_text(ctx.session_id, target,
+                                                                 args.content):
+            atomic_write(target, args.content)
         ctx.touched(relative(ctx.workspace, target))
         verb = "Updated" if existed else "Created"
         return ToolOutput(f"{verb} {args.path} ({len(args.content.encode())} bytes)")
+
+
+def _replace_once(text: str, old_text: str, new_text: str, display: str) -> str:
+    """Replace the one occurrence of ``old_text``; refuse none, several or an empty one."""
+    if not old_text:
+        raise ToolError(f"{display}: old_text is empty")
+    count = text.count(old_text)
+    if count == 0:
+        raise ToolError(f"{display}: old_text not found in the file")
+    if count > 1:
+        raise ToolError(f"{display}: old_text occurs {count} times; include more context "
+                        "so that it is unique")
+    return text.replace(old_text, new_text, 1)
 
 
 class EditFileInput(BaseModel):
@@ -160,15 +185,7 @@ class EditFile(Tool):
     def _apply(self, args: EditFileInput, ctx: ToolContext) -> tuple[str, str]:
         target = resolve_in_workspace(ctx.workspace, args.path)
         old = _read_whole_text(target, args.path)
-        if not args.old_text:
-            raise ToolError(f"{args.path}: old_text is empty")
-        count = old.count(args.old_text)
-        if count == 0:
-            raise ToolError(f"{args.path}: old_text not found in the file")
-        if count > 1:
-            raise ToolError(f"{args.path}: old_text occurs {count} times; include more context "
-                            "so that it is unique")
-        return old, old.replace(args.old_text, args.new_text, 1)
+        return old, _replace_once(old, args.old_text, args.new_text, args.path)
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         assert isinstance(args, EditFileInput)
@@ -180,8 +197,12 @@ class EditFile(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, EditFileInput)
-        _, new = self._apply(args, ctx)
         target = resolve_in_workspace(ctx.workspace, args.path)
-        atomic_write(target, new)
+        buffer = await ctx.editor.read_text(ctx.session_id, target) \
+            if ctx.editor is not None and target.is_file() else None
+        _, new = self._apply(args, ctx) if buffer is None else (buffer, _replace_once(
+            buffer, args.old_text, args.new_text, args.path))
+        if ctx.editor is None or not await ctx.editor.write_text(ctx.session_id, target, new):
+            atomic_write(target, new)
         ctx.touched(relative(ctx.workspace, target))
         return ToolOutput(f"Edited {args.path}")
