@@ -50,3 +50,45 @@ async def test_checkpoints_diff_and_restore(start: Starter, tmp_path: Path,
     with pytest.raises(JsonRpcException) as info:
         await client.call("openprogram/checkpointDiff", {"checkpointId": "0" * 40})
     assert info.value.code == -32001
+
+
+HUNKS = [
+    {"tool_calls": [{"name": "write_file", "arguments": {
+        "path": "code.py", "content": "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"}}]},
+    {"text": "Edited."},
+]
+
+
+async def test_restore_one_hunk_keeps_the_others_and_is_undoable(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    (workspace / "code.py").write_text("one\ntwo\nthree\nfour\nfive\nsix\nseven\n")
+    (workspace / "code.py").chmod(0o640)
+    client = await start(model=write_script(tmp_path / "s.json", HUNKS),
+                         args=["--permission-mode", "bypass"])
+    result = await client.call("openprogram/chat", {"text": "edit code"})
+    cp = result["checkpoint"]["id"]
+    diff = await client.call("openprogram/checkpointDiff", {"checkpointId": cp})
+    hunks = diff["files"][0]["hunks"]
+    assert [(h["newStart"], h["newLines"]) for h in hunks] == [(2, 1), (6, 1)]
+
+    out = await client.call("openprogram/restoreHunk",
+                            {"checkpointId": cp, "path": "code.py", "hunk": 1})
+    assert out["restored"] == ["code.py"] and out["safetyCheckpointId"]
+    assert (workspace / "code.py").read_text() == "one\nTWO\nthree\nfour\nfive\nsix\nseven\n"
+    assert (workspace / "code.py").stat().st_mode & 0o777 == 0o640
+    await client.wait_event("file.changed", lambda e: e["data"]["changes"] == [
+        {"path": "code.py", "change": "modified"}])
+    # the hunk restore is itself undone by restoring its safety checkpoint
+    await client.call("openprogram/restore", {"checkpointId": out["safetyCheckpointId"]})
+    assert (workspace / "code.py").read_text() == "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"
+
+    (workspace / "code.py").write_text("rewritten by the user\n")
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/restoreHunk",
+                          {"checkpointId": cp, "path": "code.py", "hunk": 0})
+    assert info.value.code == -32002 and "no longer applies" in info.value.message
+    assert (workspace / "code.py").read_text() == "rewritten by the user\n"
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/restoreHunk",
+                          {"checkpointId": cp, "path": "other.py", "hunk": 0})
+    assert info.value.code == -32001

@@ -44,7 +44,7 @@ def normalise(value: Any, key: str = "") -> Any:
         return "<time>"
     if key in ("inputTokens", "outputTokens") and isinstance(value, int):
         return "<int>"
-    if key == "root":
+    if key in ("root", "workspace"):
         return "<root>"
     if key == "model" and isinstance(value, str):
         return "<model>"

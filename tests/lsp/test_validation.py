@@ -29,6 +29,9 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/checkpointDiff", {"path": "a"}, "checkpointId"),
     ("openprogram/restore", {"checkpointId": "c", "paths": "a.txt"}, "paths"),
     ("openprogram/agents", {"sessionId": {}}, "sessionId"),
+    ("openprogram/renameSession", {"sessionId": "s", "title": ""}, "title"),
+    ("openprogram/deleteSession", {"sessionId": 5}, "sessionId"),
+    ("openprogram/restoreHunk", {"checkpointId": "c", "path": "a", "hunk": -1}, "hunk"),
 ]
 
 

@@ -217,9 +217,13 @@ def test_diff_has_unified_diff_and_texts(ws: Path, home: Path) -> None:
     assert "-print('hello')" in diff["diff"] and "+print('bye')" in diff["diff"]
     files = {f["path"]: f for f in diff["files"]}
     assert files["src/main.py"] == {"path": "src/main.py", "status": "modified",
-                                    "before": "print('hello')\n", "after": "print('bye')\n"}
+                                    "before": "print('hello')\n", "after": "print('bye')\n",
+                                    "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 1,
+                                               "newLines": 1}]}
     assert files["docs/readme.md"] == {"path": "docs/readme.md", "status": "deleted",
-                                       "before": "# Project\n"}
+                                       "before": "# Project\n",
+                                       "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 0,
+                                                  "newLines": 0}]}
     only = store.diff(cp.id, "src/main.py")
     assert [f["path"] for f in only["files"]] == ["src/main.py"]
     assert "readme" not in only["diff"]

@@ -16,6 +16,9 @@ export const Requests = {
   checkpointDiff: 'openprogram/checkpointDiff',
   restore: 'openprogram/restore',
   agents: 'openprogram/agents',
+  renameSession: 'openprogram/renameSession',
+  deleteSession: 'openprogram/deleteSession',
+  restoreHunk: 'openprogram/restoreHunk',
 } as const;
 
 /** Server → client requests. */

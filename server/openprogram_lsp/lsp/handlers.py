@@ -141,8 +141,23 @@ class Handlers:
         rows = self.dispatcher.services.store.list_sessions()
         infos = [w.SessionInfo(id=r["id"], title=r.get("title") or "", head_id=r.get("headId"),
                                status=r.get("status") or "idle",
-                               updated_at=r.get("updatedAt") or "") for r in rows]
+                               updated_at=r.get("updatedAt") or "",
+                               workspace=r.get("workspace")) for r in rows]
         return w.SessionsResult(sessions=infos).wire()
+
+    async def rename_session(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.RENAME_SESSION, w.RenameSessionParams, raw)
+        sid = self._session(p.session_id)
+        self.dispatcher.services.store.update_meta(sid, title=p.title.strip() or p.title)
+        return w.EmptyResult().wire()
+
+    async def delete_session(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.DELETE_SESSION, w.SessionParams, raw)
+        sid = self._session(p.session_id)
+        if self.dispatcher.user_turn(sid) is not None:
+            raise SessionBusy(f"session {sid} is running a turn; cancel it before deleting")
+        await asyncio.to_thread(self.dispatcher.services.store.delete_session, sid)
+        return w.EmptyResult().wire()
 
     async def history(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.HISTORY, w.HistoryParams, raw)
@@ -217,16 +232,15 @@ class Handlers:
         out.setdefault("diff", "")
         return out
 
-    async def restore(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
-        cp = self._checkpointer()
+    def _refuse_during_turn(self) -> None:
         root_ws = Path(self.server.primary_workspace).resolve()
         busy = [t for t in self.dispatcher.active_turns() if t.workspace.resolve() == root_ws]
         if busy:  # a restore under a running turn would mix its files into that turn
             raise SessionBusy(f"a turn is running in this workspace (session "
                               f"{busy[0].session_id}); cancel it or wait before restoring")
-        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore, p.checkpoint_id,
-                                                           p.paths or None))
+
+    def _changed(self, out: dict[str, Any]) -> None:
+        """Tell editors which files a restore wrote; normalise the result's lists."""
         root = Path(self.server.primary_workspace)
         restored = [str(x) for x in out.get("restored") or []]
         if restored:
@@ -238,6 +252,23 @@ class Handlers:
                 turn_id=None, origin="restore"))
         out.setdefault("safetyCheckpointId", None)
         out["restored"] = restored
+
+    async def restore(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
+        cp = self._checkpointer()
+        self._refuse_during_turn()
+        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore, p.checkpoint_id,
+                                                           p.paths or None))
+        self._changed(out)
+        return out
+
+    async def restore_hunk(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.RESTORE_HUNK, w.RestoreHunkParams, raw)
+        cp = self._checkpointer()
+        self._refuse_during_turn()
+        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore_hunk, p.checkpoint_id,
+                                                           p.path, p.hunk))
+        self._changed(out)
         return out
 
     def table(self) -> dict[str, Handler]:
@@ -249,7 +280,8 @@ class Handlers:
             methods.CHECKOUT: self.checkout, methods.NAME_BRANCH: self.name_branch,
             methods.ANSWER: self.answer, methods.CHECKPOINTS: self.checkpoints,
             methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
-            methods.AGENTS: self.agents,
+            methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,
+            methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

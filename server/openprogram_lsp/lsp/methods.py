@@ -16,6 +16,9 @@ CHECKPOINTS = "openprogram/checkpoints"
 CHECKPOINT_DIFF = "openprogram/checkpointDiff"
 RESTORE = "openprogram/restore"
 AGENTS = "openprogram/agents"
+RENAME_SESSION = "openprogram/renameSession"
+DELETE_SESSION = "openprogram/deleteSession"
+RESTORE_HUNK = "openprogram/restoreHunk"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -23,7 +26,7 @@ ASK_QUESTION = "openprogram/askQuestion"
 
 CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
-    CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS,
+    CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
 )
 """Requests an editor sends to the server."""
 

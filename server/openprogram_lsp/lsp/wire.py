@@ -124,6 +124,21 @@ class CheckpointDiffParams(Params):
     path: str | None = Field(None, min_length=1)
 
 
+class RenameSessionParams(Params):
+    """``openprogram/renameSession``: give a session a new title."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    title: str = Field(min_length=1, max_length=200)
+
+
+class RestoreHunkParams(Params):
+    """``openprogram/restoreHunk``: undo one hunk of a checkpoint's change to a file."""
+
+    checkpoint_id: str = Field(min_length=1, max_length=200)
+    path: str = Field(min_length=1, max_length=4096)
+    hunk: int = Field(ge=0, description="Index into files[].hunks of checkpointDiff")
+
+
 class RestoreParams(Params):
     """``openprogram/restore``: restore a checkpoint (all files or some)."""
 
@@ -147,6 +162,7 @@ class SessionInfo(Result):
     head_id: str | None = None
     status: str = "idle"
     updated_at: str = ""
+    workspace: str | None = Field(None, description="The folder the session works in")
 
 
 class SessionsResult(Result):
@@ -189,11 +205,24 @@ class CheckpointsResult(Result):
     checkpoints: list[Checkpoint]
 
 
+class DiffHunk(Result):
+    """One run of changed lines (1-based starts, as in a unified diff)."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+
 class DiffFile(Result):
     path: str
     status: Literal["added", "modified", "deleted"]
     before: str | None = None
     after: str | None = None
+    binary: bool | None = None
+    truncated: bool | None = None
+    hunks: list[DiffHunk] | None = Field(
+        None, description="Changed runs of a text file; openprogram/restoreHunk takes an index")
 
 
 class CheckpointDiffResult(Result):
@@ -205,6 +234,7 @@ class CheckpointDiffResult(Result):
 class RestoreResult(Result):
     restored: list[str]
     safety_checkpoint_id: str | None
+    checkpoint_id: str | None = Field(None, description="The checkpoint the restore made")
 
 
 class AgentInfo(Result):
@@ -317,6 +347,9 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/checkpointDiff": (CheckpointDiffParams, CheckpointDiffResult),
     "openprogram/restore": (RestoreParams, RestoreResult),
     "openprogram/agents": (OptionalSessionParams, AgentsResult),
+    "openprogram/renameSession": (RenameSessionParams, EmptyResult),
+    "openprogram/deleteSession": (SessionParams, EmptyResult),
+    "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
 }
 """Client -> server requests: params model and result model."""
 

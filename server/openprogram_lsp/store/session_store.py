@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -99,6 +100,19 @@ class SessionStore:
                     continue
         out.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
         return out
+
+    def delete_session(self, sid: str) -> None:
+        """Delete a session and its repository; SessionBusy while any process runs a turn."""
+        root = self.session_dir(sid)
+        if not (root / "meta.json").exists():
+            raise NotFound(f"unknown session id {sid!r}")
+        with self.hold_session(sid, "delete"):
+            with self._lock:
+                self._open.pop(sid, None)
+            # move aside first so a reader never sees half a session, then remove
+            trash = self.root / f".deleted-{sid}-{os.getpid()}"
+            os.replace(root, trash)
+            shutil.rmtree(trash, ignore_errors=True)
 
     # -- open / index -------------------------------------------------------------------------
 

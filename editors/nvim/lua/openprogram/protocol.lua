@@ -27,6 +27,9 @@ M.methods = {
   CHECKPOINT_DIFF = 'openprogram/checkpointDiff',
   RESTORE = 'openprogram/restore',
   AGENTS = 'openprogram/agents',
+  RENAME_SESSION = 'openprogram/renameSession',
+  DELETE_SESSION = 'openprogram/deleteSession',
+  RESTORE_HUNK = 'openprogram/restoreHunk',
 }
 
 --- Server -> client notifications and requests.

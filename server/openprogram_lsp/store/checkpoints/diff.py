@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openprogram_lsp.store.checkpoints.hunks import hunks
 from openprogram_lsp.store.checkpoints.meta import STATUS
 from openprogram_lsp.store.checkpoints.objects import commit_tree, diff_trees, read_blobs
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
@@ -60,5 +61,8 @@ def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: s
         if item.get("binary"):
             item.pop("before", None)
             item.pop("after", None)
+        elif not item.get("truncated"):
+            item["hunks"] = [h.wire() for h in hunks(item.get("before", ""),
+                                                      item.get("after", ""))]
         files.append(item)
     return {"checkpointId": checkpoint_id, "diff": diff, "files": files}

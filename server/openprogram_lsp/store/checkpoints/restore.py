@@ -149,6 +149,21 @@ def _write(full: Path, data: bytes, mode: str) -> None:
         raise
 
 
+def write_restored(workspace: Path, rel: str, data: bytes) -> None:
+    """Write one restored file's bytes, keeping its mode, with the same checks as a restore."""
+    full = workspace / rel
+    if not _safe(workspace, full) or (full.is_dir() and not full.is_symlink()):
+        raise CheckpointError(f"could not restore {rel}: not a file inside the workspace")
+    perm = os.stat(full).st_mode & 0o7777 if full.exists() else None
+    mode = "100755" if perm is not None and perm & 0o111 else "100644"
+    try:
+        _write(full, data, mode)
+        if perm is not None:
+            os.chmod(full, perm)  # exactly the mode the file had, not git's two
+    except OSError as exc:
+        raise CheckpointError(f"could not restore {rel}: {exc}") from exc
+
+
 def _prune_dirs(workspace: Path, directory: Path) -> None:
     """Remove directories a delete left empty, up to the workspace root."""
     while directory != workspace and workspace in directory.parents:

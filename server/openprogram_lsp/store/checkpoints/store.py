@@ -185,6 +185,13 @@ class CheckpointStore:
         return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
                                   full_scan=full_scan)
 
+    def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
+                     *, session_id: str | None = None) -> dict[str, Any]:
+        """Undo one hunk (``files[].hunks[hunk]`` of the diff) in the file as it is now."""
+        from openprogram_lsp.store.checkpoints.hunks import restore_hunk
+
+        return restore_hunk(self, checkpoint_id, path, hunk, session_id=session_id)
+
     def prune(self, max_count: int | None = None, max_age_days: float | None = None,
               keep_ids: Iterable[str] = (), *, force: bool = False,
               gc: bool = True) -> Ids:

@@ -1,0 +1,126 @@
+"""Hunks of a checkpoint's file change, and reverting one of them in the current file.
+
+A hunk is one run of changed lines between a file's text before a checkpoint and after it
+(``difflib`` opcodes with no context). Editors show the checkpoint diff, point at a hunk by its
+index in ``files[].hunks`` and ask the server to put that hunk's ``before`` lines back into the
+file as it is now, with a safety checkpoint first like every restore.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
+
+if TYPE_CHECKING:
+    from openprogram_lsp.store.checkpoints.store import CheckpointStore
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """Lines ``old_start .. old_start + old_lines`` (before) became ``new_start ..`` (after).
+
+    Starts are 1-based like a unified diff's; a pure insertion has ``old_lines == 0`` and
+    ``old_start`` the line it follows (0 at the top), a pure deletion likewise on the new side.
+    """
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+    def wire(self) -> dict[str, int]:
+        return {"oldStart": self.old_start, "oldLines": self.old_lines,
+                "newStart": self.new_start, "newLines": self.new_lines}
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings kept, so joining them gives the text back exactly."""
+    return text.splitlines(keepends=True)
+
+
+def _opcodes(before: list[str], after: list[str]) -> list[tuple[int, int, int, int]]:
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def hunks(before: str, after: str) -> list[Hunk]:
+    """The changed runs between two texts, in file order."""
+    out = []
+    for i1, i2, j1, j2 in _opcodes(split_lines(before), split_lines(after)):
+        out.append(Hunk(old_start=i1 + 1 if i2 > i1 else i1, old_lines=i2 - i1,
+                        new_start=j1 + 1 if j2 > j1 else j1, new_lines=j2 - j1))
+    return out
+
+
+def revert_hunk(current: str, before: str, after: str, index: int) -> str:
+    """``current`` with hunk ``index`` of before→after undone.
+
+    The hunk's ``after`` lines must still be in the file: where the checkpoint left them, or
+    else at exactly one other place (the user edited above them). Otherwise the hunk no longer
+    applies and nothing is guessed.
+    """
+    old, new, cur = split_lines(before), split_lines(after), split_lines(current)
+    ops = _opcodes(old, new)
+    if not 0 <= index < len(ops):
+        raise NotFound(f"hunk: no hunk {index} (the change has {len(ops)})")
+    i1, i2, j1, j2 = ops[index]
+    # Anchor on the changed lines plus one unchanged line either side, so a pure insertion or
+    # deletion is placed exactly.
+    lo, hi = max(0, j1 - 1), min(len(new), j2 + 1)
+    block = new[lo:hi]
+    starts = [s for s in range(len(cur) - len(block) + 1) if cur[s:s + len(block)] == block]
+    if lo in starts:
+        start = lo
+    elif len(starts) == 1:
+        start = starts[0]
+    else:
+        raise SessionBusy("hunk: the file changed since the checkpoint and the hunk no longer "
+                          "applies; restore the whole file or edit it by hand")
+    head = start + (j1 - lo)
+    return "".join(cur[:head] + old[i1:i2] + cur[head + (j2 - j1):])
+
+
+def restore_hunk(store: CheckpointStore, checkpoint_id: str, path: str, index: int, *,
+                 session_id: str | None = None) -> dict[str, Any]:
+    """Undo one hunk of a checkpoint's change to ``path``; returns the restore wire result."""
+    from openprogram_lsp.store.checkpoints.restore import write_restored
+
+    with store.lock:
+        store._open()
+        entry = store._entry(checkpoint_id)
+        full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
+        rel = store._checked_relative(path)
+        diff = store.diff(full_id, rel)
+        files = [f for f in diff.get("files", []) if f.get("path") == rel]
+        if not files:
+            raise NotFound(f"path: checkpoint {full_id} did not change {rel!r}")
+        item = files[0]
+        if item.get("binary") or item.get("truncated"):
+            raise CheckpointError(f"path: {rel} is binary or too large to restore by hunk")
+        target = store.workspace / rel
+        try:
+            current = target.read_bytes().decode("utf-8") if target.exists() else ""
+        except UnicodeDecodeError as exc:
+            raise CheckpointError(f"path: {rel} is no longer UTF-8 text") from exc
+        text = revert_hunk(current, item.get("before") or "", item.get("after") or "", index)
+        store.note_paths([rel])
+        safety = store._commit("safety", session_id, None,
+                               f"Before restoring hunk {index} of {rel} from {full_id}")
+        head = store.repo.head()
+        safety_id = safety.id if safety else (store._head_checkpoint_id(head) if head else None)
+        existed = target.exists()
+        write_restored(store.workspace, rel, text.encode("utf-8"))
+        store.note_paths([rel])
+        restored = store._commit("restore", session_id, None,
+                                 f"Restored hunk {index} of {rel} from checkpoint {full_id}",
+                                 restored_from=full_id)
+        result: dict[str, Any] = {
+            "restored": [rel], "safetyCheckpointId": safety_id,
+            "changes": [{"path": rel, "change": "modified" if existed else "added"}],
+        }
+        if restored is not None:
+            result["checkpointId"] = restored.id
+        return result
