@@ -21,6 +21,8 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # no user hooks
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     monkeypatch.delenv("OPENPROGRAM_CONTEXT_WINDOW", raising=False)
+    monkeypatch.delenv("OPENPROGRAM_PERMISSION_MODE", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # never the user's file
 
 
 @pytest.fixture

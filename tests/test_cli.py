@@ -62,7 +62,8 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
     r = run(["chat", "--permission-mode", "yolo", "hi"], home, tmp_path)
     assert r.returncode == 2 and "unknown permission mode" in r.stderr
     r = run(["chat", "--model", "nope:x", "hi"], home, tmp_path)
-    assert r.returncode == 1 and "unknown model" in r.stderr
+    assert r.returncode == 2 and "unknown model" in r.stderr
+    assert json.loads(run(["sessions", "--json"], home, tmp_path).stdout) == []  # no junk
     r = run(["history", "snosuch"], home, tmp_path)
     assert r.returncode == 2 and "unknown session" in r.stderr
 

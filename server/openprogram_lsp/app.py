@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.config import Settings, load_settings
+from openprogram_lsp.config.sections.checkpoints import CheckpointSection
+from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.engine import ContextEngine
+from openprogram_lsp.context.types import ContextConfig
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
@@ -18,15 +22,21 @@ from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.hooks.gate import install_gates
+from openprogram_lsp.providers.factory import make_provider
+from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.policy import RuleBook
 
 log = logging.getLogger(__name__)
 
 
+def _env_settings() -> Settings:
+    return load_settings(user_file=False)
+
+
 @dataclass(slots=True)
 class AppConfig:
-    """Settings from the command line, the environment and the editor."""
+    """What the composition root builds from: the workspace and the validated settings."""
 
     workspace: Path = field(default_factory=Path.cwd)
     home: Path = field(default_factory=state_root)
@@ -34,27 +44,23 @@ class AppConfig:
     permission_mode: PermissionMode = "ask"
     question_timeout: float | None = 600.0
     approval_timeout: float | None = 600.0
-    max_iterations: int = field(default_factory=lambda: max_iterations_from_env())
+    max_iterations: int = 50
     extra: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=_env_settings)
 
+    def __post_init__(self) -> None:
+        if self.max_iterations == 50:  # the default: the settings may say otherwise
+            self.max_iterations = self.settings.get(CoreSettings).max_iterations
 
-def max_iterations_from_env(default: int = 50) -> int:
-    """The cap on model calls per turn: ``OPENPROGRAM_MAX_ITERATIONS`` when valid, else 50."""
-    raw = os.environ.get("OPENPROGRAM_MAX_ITERATIONS", "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(f"OPENPROGRAM_MAX_ITERATIONS must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def resolve_model(*, request: str | None = None, flag: str | None = None,
-                  init_options: str | None = None) -> str | None:
-    """Model precedence: request field, --model, OPENPROGRAM_MODEL, initialization options."""
-    for candidate in (request, flag, os.environ.get("OPENPROGRAM_MODEL"), init_options):
-        if candidate and candidate.strip():
-            return candidate.strip()
-    return None
+    @classmethod
+    def from_settings(cls, settings: Settings, workspace: Path) -> AppConfig:
+        """Every field from the settings (config files, environment, flags)."""
+        core = settings.get(CoreSettings)
+        return cls(workspace=workspace, home=core.home or state_root(), model=core.model,
+                   permission_mode=core.permission_mode,
+                   question_timeout=core.question_timeout,
+                   approval_timeout=core.approval_timeout, max_iterations=core.max_iterations,
+                   settings=settings)
 
 
 def check_mode(mode: str | None, default: PermissionMode = "ask") -> PermissionMode:
@@ -67,7 +73,7 @@ def check_mode(mode: str | None, default: PermissionMode = "ask") -> PermissionM
     return mode  # type: ignore[return-value]
 
 
-def checkpointer_factory(home: Path) -> Any:
+def checkpointer_factory(home: Path, config: CheckpointConfig | None = None) -> Any:
     """A function giving each workspace its checkpoint store (None when unavailable)."""
     try:
         from openprogram_lsp.store.checkpoints import CheckpointStore
@@ -76,7 +82,7 @@ def checkpointer_factory(home: Path) -> Any:
 
     def make(workspace: Path) -> Checkpointer | None:
         try:
-            return CheckpointStore(workspace, home=home)
+            return CheckpointStore(workspace, home=home, config=config)
         except Exception:
             log.exception("checkpoints disabled for %s", workspace)
             return None
@@ -87,7 +93,8 @@ def checkpointer_factory(home: Path) -> Any:
 def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
                      asker: Asker | None = None, bus: EventBus | None = None) -> Dispatcher:
     """Build the services and the dispatcher for a configuration."""
-    store = SessionStore(config.home)
+    settings = config.settings
+    store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
     rulebooks: dict[Path, RuleBook] = {}
 
     def rules_for(workspace: Path) -> RuleBook:
@@ -101,8 +108,13 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         store=store, workspace=config.workspace, bus=bus or get_event_bus(),
         default_model=config.model, permission_mode=config.permission_mode,
         approver=approver, asker=asker, question_timeout=config.question_timeout,
-        max_iterations=config.max_iterations, checkpointer_for=checkpointer_factory(config.home),
-        rules_for=rules_for, extra=dict(config.extra), hooks=HookEngine(config.home),
-        context=ContextEngine(calibration=Calibration(config.home / "context-calibration.json")),
+        max_iterations=config.max_iterations,
+        checkpointer_for=checkpointer_factory(
+            config.home, CheckpointConfig.from_config(settings.get(CheckpointSection))),
+        rules_for=rules_for, extra=dict(config.extra), settings=settings,
+        hooks=HookEngine(config.home),
+        provider_factory=lambda spec: make_provider(spec, settings=settings),
+        context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
+                              calibration=Calibration(config.home / "context-calibration.json")),
     )
     return Dispatcher(services)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp import __version__
-from openprogram_lsp.app import AppConfig, build_dispatcher, check_mode, resolve_model
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.config import Settings, load_settings, user_config_path
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import (
     INHERIT,
@@ -91,18 +92,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the JSON Schema of the protocol")
     del schema
+
+    config = sub.add_parser("config", help="print the effective settings and their sources",
+                            description="Print every setting, its value and where it came "
+                                        "from (default, a config file, a variable or a flag).")
+    config.add_argument("--json", action="store_true")
+    config.add_argument("--model", default=None, help=argparse.SUPPRESS)
+    config.add_argument("--permission-mode", default=None, help=argparse.SUPPRESS)
+    _add_common(config)
     return parser
 
 
+def _settings(args: argparse.Namespace) -> Settings:
+    """Config files, environment and this command's flags, validated together."""
+    workspace = getattr(args, "workspace", None)
+    home = getattr(args, "home", None)
+    flags = {"model": (getattr(args, "model", None), "flag --model"),
+             "permission_mode": (getattr(args, "permission_mode", None),
+                                 "flag --permission-mode"),
+             "home": (home.expanduser().resolve() if home else None, "flag --home")}
+    return load_settings(workspace=(workspace or Path.cwd()).resolve(), flags=flags)
+
+
 def _config(args: argparse.Namespace) -> AppConfig:
-    cfg = AppConfig()
-    if getattr(args, "workspace", None):
-        cfg.workspace = args.workspace.resolve()
-    if getattr(args, "home", None):
-        cfg.home = args.home.resolve()
-    cfg.model = resolve_model(flag=getattr(args, "model", None))
-    cfg.permission_mode = check_mode(getattr(args, "permission_mode", None))
-    return cfg
+    settings = _settings(args)
+    assert settings.workspace is not None
+    return AppConfig.from_settings(settings, settings.workspace)
 
 
 class TerminalApprover:
@@ -313,6 +328,32 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    """Print the effective settings and where each came from."""
+    settings = _settings(args)
+    rows = settings.rows()
+    if args.json:
+        print(json.dumps({"files": [str(f) for f in settings.files],
+                          "workspace": str(settings.workspace), "trusted": settings.trusted,
+                          "settings": [{"key": k, "value": v, "source": s}
+                                       for k, v, s in rows]}))
+        return 0
+    import os
+
+    user = user_config_path(os.environ)
+    ws_file = settings.workspace / ".openprogram" / "config.toml" if settings.workspace else None
+    print(f"# user config:      {user}{'' if user in settings.files else ' (not present)'}")
+    if ws_file is not None:
+        state = "" if ws_file in settings.files else " (not present)"
+        trust = " (trusted)" if settings.trusted else ""
+        print(f"# workspace config: {ws_file}{state}{trust}")
+    width = max(len(k) for k, _, _ in rows)
+    vwidth = min(40, max(len(v) for _, v, _ in rows))
+    for key, value, source in rows:
+        print(f"{key:<{width}}  {value:<{vwidth}}  {source}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``openprogram-lsp`` command."""
     parser = build_parser()
@@ -325,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
                 "checkpoints": cmd_checkpoints, "diff": cmd_checkpoints,
                 "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema,
-                "acp": cmd_acp}
+                "acp": cmd_acp, "config": cmd_config}
     try:
         return handlers[args.command](args)
     except OpenProgramError as exc:

@@ -9,9 +9,9 @@ from openprogram_lsp.context.budget import (
     Calibration,
     estimate_text,
     output_reserve,
-    parse_window,
     resolve_window,
 )
+from openprogram_lsp.core.units import parse_window
 
 
 def test_estimates_ascii_and_wide_text() -> None:
@@ -21,11 +21,10 @@ def test_estimates_ascii_and_wide_text() -> None:
     assert estimate_text("abcd" * 25 + "漢" * 10) == 25 + 10
 
 
-def test_window_override_wins_and_bad_values_are_ignored() -> None:
-    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "8000"}) == 8000
-    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "32k"}) == 32_000
-    assert resolve_window(128_000, {"OPENPROGRAM_CONTEXT_WINDOW": "lots"}) == 128_000
-    assert resolve_window(128_000, {}) == 128_000
+def test_window_override_wins() -> None:
+    assert resolve_window(128_000, 8000) == 8000
+    assert resolve_window(128_000, None) == 128_000
+    assert resolve_window(100, None) == 1024
     assert parse_window("12") is None and parse_window("1m") == 1_000_000
 
 

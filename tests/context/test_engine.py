@@ -12,7 +12,7 @@ from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.commit import ContextCommit
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest
-from openprogram_lsp.core.errors import TurnCancelled
+from openprogram_lsp.core.errors import ConfigError, TurnCancelled
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.events.bus import Event, EventBus
 
@@ -313,4 +313,5 @@ def test_thresholds_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
     assert (cfg.auto_compact_ratio, cfg.recommend_ratio, cfg.gap_threshold_seconds) == \
         (0.5, 0.4, 60.0)
     monkeypatch.setenv("OPENPROGRAM_CONTEXT_AUTO_COMPACT", "lots")
-    assert ContextConfig.from_env().auto_compact_ratio == 0.8
+    with pytest.raises(ConfigError, match="OPENPROGRAM_CONTEXT_AUTO_COMPACT"):
+        ContextConfig.from_env()

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.config.sections.http import HttpSection
 from openprogram_lsp.core.errors import ConfigError, ProviderError
 from openprogram_lsp.providers.http import (
     HttpSettings,
@@ -94,11 +96,13 @@ def test_backoff_grows_is_jittered_and_capped() -> None:
 
 
 def test_settings_from_env() -> None:
-    s = HttpSettings.from_env({"OPENPROGRAM_HTTP_READ_TIMEOUT": "30",
-                               "OPENPROGRAM_MAX_RETRIES": "0"})
+    def http(env: dict[str, str]) -> HttpSettings:
+        return HttpSettings.from_config(load_settings(env=env, user_file=False).get(HttpSection))
+
+    s = http({"OPENPROGRAM_HTTP_READ_TIMEOUT": "30", "OPENPROGRAM_MAX_RETRIES": "0"})
     assert (s.read_timeout, s.max_retries, s.connect_timeout) == (30.0, 0, 10.0)
     with pytest.raises(ConfigError, match="OPENPROGRAM_HTTP_CONNECT_TIMEOUT"):
-        HttpSettings.from_env({"OPENPROGRAM_HTTP_CONNECT_TIMEOUT": "fast"})
+        http({"OPENPROGRAM_HTTP_CONNECT_TIMEOUT": "fast"})
 
 
 def test_redact_removes_held_keys_and_key_shapes() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.providers.windows import context_window_for
 
 
@@ -23,16 +26,17 @@ from openprogram_lsp.providers.windows import context_window_for
     ("offline", 128_000),
 ])
 def test_known_windows(spec: str, window: int) -> None:
-    assert context_window_for(spec, {}) == window
+    assert context_window_for(spec) == window
 
 
 @pytest.mark.parametrize("raw, window", [("8192", 8192), ("32k", 32_000), ("1m", 1_000_000)])
 def test_override(raw: str, window: int) -> None:
-    assert context_window_for("openai:gpt-4o", {"OPENPROGRAM_CONTEXT_WINDOW": raw}) == window
+    override = load_settings(env={"OPENPROGRAM_CONTEXT_WINDOW": raw}, user_file=False).get(
+        ContextSection).window
+    assert context_window_for("openai:gpt-4o", override) == window
 
 
 @pytest.mark.parametrize("raw", ["lots", "12"])
-def test_bad_override_is_reported_and_ignored(raw: str,
-                                              caplog: pytest.LogCaptureFixture) -> None:
-    assert context_window_for("openai:gpt-4o", {"OPENPROGRAM_CONTEXT_WINDOW": raw}) == 128_000
-    assert "OPENPROGRAM_CONTEXT_WINDOW" in caplog.text
+def test_bad_override_is_one_clear_error(raw: str) -> None:
+    with pytest.raises(ConfigError, match=r"^OPENPROGRAM_CONTEXT_WINDOW=.*token count"):
+        load_settings(env={"OPENPROGRAM_CONTEXT_WINDOW": raw}, user_file=False)

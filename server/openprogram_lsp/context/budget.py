@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.core.types import Message, ToolSpec
-from openprogram_lsp.core.units import parse_window
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +74,10 @@ def estimate_tools(tools: Iterable[ToolSpec]) -> int:
         ensure_ascii=False)) for t in tools)
 
 
-def resolve_window(provider_window: int, env: Mapping[str, str] | None = None) -> int:
-    """The context window: OPENPROGRAM_CONTEXT_WINDOW when set and valid, else the provider's."""
-    raw = (env if env is not None else os.environ).get(OVERRIDE_ENV, "").strip()
-    if raw:
-        value = parse_window(raw)
-        if value is not None:
-            return value
-        log.warning("ignoring %s=%r: not a token count of at least 1024", OVERRIDE_ENV, raw)
+def resolve_window(provider_window: int, override: int | None = None) -> int:
+    """The context window: the configured override (``context.window``), else the provider's."""
+    if override is not None:
+        return override
     return max(1024, int(provider_window or 0))
 
 

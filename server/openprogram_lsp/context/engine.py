@@ -99,7 +99,7 @@ class ContextEngine:
         return self._prepare(args, bus, announce=True)
 
     def _prepare(self, args: PrepareArgs, bus: EventBus | None, *, announce: bool) -> TurnPrep:
-        window = resolve_window(args.context_window)
+        window = resolve_window(args.context_window, self.config.window_override)
         summary, start = pick_summary(args.history, args.summaries)
         segments = render_segments(args.history, summary, start, self.render_cache)
         prep = TurnPrep(session_id=args.session_id, model=args.model, system=args.system,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
 GAP_THRESHOLD_SECONDS = 3600.0
@@ -14,17 +15,9 @@ RECOMMEND_PCT = 0.70
 AUTO_COMPACT_PCT = 0.80
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return float(raw) if raw else default
-    except ValueError:
-        return default
-
-
 @dataclass(frozen=True, slots=True)
 class ContextConfig:
-    """Thresholds and sizes; ``from_env`` reads the OPENPROGRAM_CONTEXT_* overrides."""
+    """Thresholds and sizes; ``from_config`` takes the ``[context]`` settings."""
 
     recommend_ratio: float = RECOMMEND_PCT
     auto_compact_ratio: float = AUTO_COMPACT_PCT
@@ -40,16 +33,18 @@ class ContextConfig:
     summary_window_ratio: float = 0.10
     summarizer_timeout: float = 180.0
     calibration_alpha: float = 0.3
+    window_override: int | None = None  # ``context.window``: replaces the provider's window
+
+    @classmethod
+    def from_config(cls, section: ContextSection) -> ContextConfig:
+        """The engine's settings from the validated ``[context]`` section."""
+        return cls(recommend_ratio=section.recommend, auto_compact_ratio=section.auto_compact,
+                   gap_threshold_seconds=section.gap_seconds, window_override=section.window)
 
     @classmethod
     def from_env(cls) -> ContextConfig:
-        """Defaults, overridden by OPENPROGRAM_CONTEXT_{RECOMMEND,AUTO_COMPACT,GAP_SECONDS}."""
-        return cls(
-            recommend_ratio=_env_float("OPENPROGRAM_CONTEXT_RECOMMEND", RECOMMEND_PCT),
-            auto_compact_ratio=_env_float("OPENPROGRAM_CONTEXT_AUTO_COMPACT", AUTO_COMPACT_PCT),
-            gap_threshold_seconds=_env_float("OPENPROGRAM_CONTEXT_GAP_SECONDS",
-                                             GAP_THRESHOLD_SECONDS),
-        )
+        """The ``[context]`` settings of the environment alone (no config files)."""
+        return cls.from_config(load_settings(user_file=False).get(ContextSection))
 
 
 @dataclass(slots=True, repr=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.agent.collab_tools import collab_tools
+from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer, EditorHost
 from openprogram_lsp.core.types import PermissionMode
@@ -46,3 +47,4 @@ class Services:
     rules_for: Callable[[Path], RuleBook] = field(default=lambda _ws: RuleBook())
     hooks: HookEngine | None = None  # user hooks, policies and agent definitions
     extra: dict[str, Any] = field(default_factory=dict)
+    settings: Settings | None = None  # the validated settings the app was built from

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import (
     CheckpointError,
     InvalidParams,
@@ -82,9 +82,13 @@ class Handlers:
     def _model(self, requested: str | None) -> str | None:
         if requested:
             return requested
-        if self.dispatcher.services.default_model:
+        # --model and OPENPROGRAM_MODEL beat the editor's option; config files do not
+        default = self.dispatcher.services.default_model
+        configured = self.dispatcher.services.settings
+        if default and (configured is None or configured.get(CoreSettings).model != default
+                        or configured.sources.get("model", "").startswith(("env ", "flag "))):
             return None
-        return os.environ.get("OPENPROGRAM_MODEL") or self.server.settings.options.model
+        return self.server.settings.options.model
 
     def _checkpointer(self) -> Any:
         cp = self.dispatcher.checkpointer(self.server.primary_workspace)

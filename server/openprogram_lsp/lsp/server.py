@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from openprogram_lsp import __version__
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.types import PERMISSION_MODES
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
@@ -165,9 +166,21 @@ def _folders(params: types.InitializeParams) -> list[Path]:
 
 
 def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> OpenProgramServer:
-    """A server with every feature registered (``--model`` is the dispatcher's default model)."""
+    """A server with every feature registered (``--model`` is the dispatcher's default model).
+
+    A permission mode from a flag or the environment beats the editor's options; one from a
+    config file only fills in when the editor sets none."""
     mode = flag_mode if flag_mode in PERMISSION_MODES else None
-    settings = Settings(flag_mode=mode)  # type: ignore[arg-type]
+    file_mode = None
+    configured = dispatcher.services.settings
+    if configured is not None and mode is None:
+        source = configured.sources.get("permission_mode", "default")
+        chosen = configured.get(CoreSettings).permission_mode
+        if source.startswith(("env ", "flag ")):
+            mode = chosen
+        elif source != "default":
+            file_mode = chosen
+    settings = Settings(flag_mode=mode, file_mode=file_mode)  # type: ignore[arg-type]
     server = OpenProgramServer(dispatcher, settings)
     for name, handler in Handlers(server).table().items():
         server.feature(name)(handler)

@@ -50,7 +50,8 @@ class ClientFeatures:
 class Settings:
     """The effective settings: command-line flags win over editor options."""
 
-    flag_mode: PermissionMode | None = None
+    flag_mode: PermissionMode | None = None  # --permission-mode or OPENPROGRAM_PERMISSION_MODE
+    file_mode: PermissionMode | None = None  # from config.toml: below the editor's options
     options: EditorOptions = field(default_factory=EditorOptions)
     client: ClientFeatures = field(default_factory=ClientFeatures)
     default_timeout: float = 600.0
@@ -58,7 +59,7 @@ class Settings:
     @property
     def permission_mode(self) -> PermissionMode:
         """The mode turns run with."""
-        return self.flag_mode or self.options.permission_mode or "ask"
+        return self.flag_mode or self.options.permission_mode or self.file_mode or "ask"
 
     @property
     def approval_timeout(self) -> float:

@@ -1,12 +1,13 @@
 """What the HTTP providers share: their endpoint, key, window and settings, and how the
-environment configures them."""
+settings configure them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import ClassVar, Self
 
-from openprogram_lsp.providers.http import HttpSettings, endpoint_from_env
+from openprogram_lsp.config.sections.providers import Endpoint
+from openprogram_lsp.providers.http import HttpSettings, resolve_endpoint
 
 
 class HttpProvider:
@@ -30,12 +31,12 @@ class HttpProvider:
         self.settings = settings or HttpSettings()
 
     @classmethod
-    def from_env(cls, model: str, env: Mapping[str, str], *, context_window: int,
-                 settings: HttpSettings) -> Self:
-        """Build from the provider's BASE_URL / API_KEY variables; ConfigError when needed."""
-        base, key = endpoint_from_env(env, base_env=cls.BASE_ENV, key_env=cls.KEY_ENV,
-                                      default_base=cls.DEFAULT_BASE_URL,
-                                      official_host=cls.OFFICIAL_HOST, hint=cls.HINT)
+    def from_config(cls, model: str, endpoint: Endpoint, env: Mapping[str, str], *,
+                    context_window: int, settings: HttpSettings) -> Self:
+        """Build from the configured endpoint (base URL, key source); ConfigError when needed."""
+        base, key = resolve_endpoint(endpoint, env, base_env=cls.BASE_ENV, key_env=cls.KEY_ENV,
+                                     default_base=cls.DEFAULT_BASE_URL,
+                                     official_host=cls.OFFICIAL_HOST, hint=cls.HINT)
         return cls(model, base_url=base, api_key=key, context_window=context_window,
                    settings=settings)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from openprogram_lsp.config import Settings, load_settings
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.offline import OfflineProvider
@@ -21,8 +22,12 @@ def resolve_model_spec(*candidates: str | None) -> str:
     return DEFAULT_MODEL
 
 
-def make_provider(spec: str, env: Mapping[str, str] | None = None) -> Provider:
-    """Build the provider a spec names; a clear ConfigError when it cannot."""
+def make_provider(spec: str, env: Mapping[str, str] | None = None, *,
+                  settings: Settings | None = None) -> Provider:
+    """Build the provider a spec names; a clear ConfigError when it cannot.
+
+    ``settings`` default to those of ``env`` alone (no config files); ``env`` is where key
+    variables are looked up."""
     env = os.environ if env is None else env
     kind, _, arg = spec.partition(":")
     if kind == "offline":
@@ -38,6 +43,8 @@ def make_provider(spec: str, env: Mapping[str, str] | None = None) -> Provider:
             from openprogram_lsp.providers import remote
         except ImportError:
             raise ConfigError(f"the {kind} provider is not available in this build") from None
-        return remote.make_remote(kind, arg, env)
+        if settings is None:
+            settings = load_settings(env=env, user_file=False)
+        return remote.make_remote(kind, arg, settings, env)
     raise ConfigError(
         f"unknown model {spec!r}: use offline, scripted:FILE, openai:MODEL or anthropic:MODEL")

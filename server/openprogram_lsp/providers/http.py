@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from openprogram_lsp.config.sections.http import HttpSection
+from openprogram_lsp.config.sections.providers import Endpoint
 from openprogram_lsp.core.errors import ConfigError, ProviderError
 
 USER_AGENT = "openprogram-lsp/0.1"
@@ -74,19 +76,6 @@ async def aclose_shared_client() -> None:
         await entry[1].aclose()  # its ``finally`` closes the client
 
 
-def _env_float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if value < 0:
-        raise ConfigError(f"{name} must not be negative, got {raw!r}")
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
     """Timeouts and the retry policy of one provider."""
@@ -100,16 +89,10 @@ class HttpSettings:
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> HttpSettings:
-        """Settings with OPENPROGRAM_HTTP_* and OPENPROGRAM_MAX_RETRIES overrides applied."""
-        d = cls()
-        return cls(
-            connect_timeout=_env_float(env, "OPENPROGRAM_HTTP_CONNECT_TIMEOUT",
-                                       d.connect_timeout),
-            read_timeout=_env_float(env, "OPENPROGRAM_HTTP_READ_TIMEOUT", d.read_timeout),
-            max_retries=int(_env_float(env, "OPENPROGRAM_MAX_RETRIES", d.max_retries)),
-            max_retry_wait=_env_float(env, "OPENPROGRAM_MAX_RETRY_WAIT", d.max_retry_wait),
-        )
+    def from_config(cls, section: HttpSection) -> HttpSettings:
+        """Timeouts and retries from the validated ``[http]`` section."""
+        return cls(connect_timeout=section.connect_timeout, read_timeout=section.read_timeout,
+                   max_retries=section.max_retries, max_retry_wait=section.max_retry_wait)
 
     def timeout(self) -> httpx.Timeout:
         """The httpx timeout: connect and read as configured, write and pool bounded too."""
@@ -157,16 +140,16 @@ def status_retryable(status: int, headers: httpx.Headers) -> bool:
 _SK_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{2})[A-Za-z0-9_\-*]{6,}")
 
 
-def endpoint_from_env(env: Mapping[str, str], *, base_env: str, key_env: str,
-                      default_base: str, official_host: str, hint: str) -> tuple[str, str]:
-    """The base URL and API key a provider reads from its variables; ConfigError when the
-    URL is not http(s) or the official endpoint has no key (``hint`` says what else to do)."""
-    base = (env.get(base_env) or "").strip() or default_base
-    if not urlsplit(base).scheme.startswith("http"):
-        raise ConfigError(f"{base_env} must be an http(s) URL, got {base!r}")
-    key = (env.get(key_env) or "").strip()
+def resolve_endpoint(endpoint: Endpoint, env: Mapping[str, str], *, base_env: str,
+                     key_env: str, default_base: str, official_host: str,
+                     hint: str) -> tuple[str, str]:
+    """The base URL and API key of a configured endpoint; ConfigError when the official
+    endpoint has no key (``hint`` says what else to point the base URL at)."""
+    base = endpoint.base_url or default_base
+    key = endpoint.key(env, key_env)
     if not key and urlsplit(base).hostname == official_host:
-        raise ConfigError(f"{key_env} is not set: it is needed for {base} (or set "
+        named = endpoint.api_key_env or key_env
+        raise ConfigError(f"{named} is not set: it is needed for {base} (or set "
                           f"{base_env} to {hint})")
     return base, key
 

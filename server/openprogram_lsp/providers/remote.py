@@ -1,9 +1,13 @@
-"""Building the remote providers (``openai:MODEL``, ``anthropic:MODEL``) from the environment."""
+"""Building the remote providers (``openai:MODEL``, ``anthropic:MODEL``) from the settings."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from openprogram_lsp.config import Settings
+from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.config.sections.http import HttpSection
+from openprogram_lsp.config.sections.providers import ProviderSettings
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.providers.anthropic import AnthropicProvider
 from openprogram_lsp.providers.base import Provider
@@ -14,13 +18,16 @@ from openprogram_lsp.providers.windows import context_window_for
 __all__ = ["aclose_shared_client", "context_window_for", "make_remote"]
 
 
-def make_remote(kind: str, model: str, env: Mapping[str, str],
-                settings: HttpSettings | None = None) -> Provider:
-    """The provider for ``kind:model``; ConfigError naming the variable that is missing."""
-    settings = settings or HttpSettings.from_env(env)
-    window = context_window_for(f"{kind}:{model}", env)
+def make_remote(kind: str, model: str, settings: Settings, env: Mapping[str, str],
+                http: HttpSettings | None = None) -> Provider:
+    """The provider for ``kind:model``; ConfigError naming what is missing."""
+    http = http or HttpSettings.from_config(settings.get(HttpSection))
+    window = context_window_for(f"{kind}:{model}", settings.get(ContextSection).window)
+    endpoints = settings.get(ProviderSettings)
     if kind == "openai":
-        return OpenAIProvider.from_env(model, env, context_window=window, settings=settings)
+        return OpenAIProvider.from_config(model, endpoints.openai, env, context_window=window,
+                                          settings=http)
     if kind == "anthropic":
-        return AnthropicProvider.from_env(model, env, context_window=window, settings=settings)
+        return AnthropicProvider.from_config(model, endpoints.anthropic, env,
+                                             context_window=window, settings=http)
     raise ConfigError(f"unknown remote provider {kind!r}: use openai or anthropic")

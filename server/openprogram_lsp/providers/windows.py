@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
-
-from openprogram_lsp.core.units import parse_window
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +57,10 @@ def known_window(model: str) -> int | None:
     return None
 
 
-def context_window_for(spec: str, env: Mapping[str, str]) -> int:
+def context_window_for(spec: str, override: int | None = None) -> int:
     """The context window for a model spec: the override, else the table, else a default."""
-    raw = (env.get(OVERRIDE_ENV) or "").strip()
-    if raw:
-        value = parse_window(raw)
-        if value is not None:
-            return value
-        # Same rule as the context engine: a bad override is reported and ignored.
-        log.warning("ignoring %s=%r: not a token count of at least 1024", OVERRIDE_ENV, raw)
+    if override is not None:
+        return override
     kind, _, model = spec.partition(":")
     if kind not in ("openai", "anthropic"):
         return DEFAULT_WINDOW

@@ -46,8 +46,7 @@ class SessionStore:
         self.home = (home or state_root())
         self.root = self.home / "sessions"
         self.root.mkdir(parents=True, exist_ok=True)
-        cap = capacity or int(os.environ.get("OPENPROGRAM_SESSION_CACHE_CAP", "128"))
-        self.capacity = max(1, cap)
+        self.capacity = max(1, capacity or 128)  # ``session_cache_cap`` in the settings
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = threading.Lock()
         # write locks outlive cache entries: an evicted session reopened while its old entry

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 
 # Directories that are almost never source and are huge when present; a project's own
 # .gitignore usually covers them, but non-git workspaces have none.
@@ -37,19 +39,13 @@ class CheckpointConfig:
     git_timeout: float = 300.0
 
     @classmethod
+    def from_config(cls, section: CheckpointSection) -> CheckpointConfig:
+        """The store's settings from the validated ``[checkpoints]`` section."""
+        return cls(max_file_bytes=section.max_file_bytes,
+                   excludes=(*DEFAULT_EXCLUDES, *section.excludes), max_count=section.max_count,
+                   max_age_days=section.max_age_days, max_files=section.max_files)
+
+    @classmethod
     def from_env(cls) -> CheckpointConfig:
-        """Defaults overridden by ``OPENPROGRAM_CHECKPOINT_*`` environment variables."""
-        env = os.environ
-        excludes = DEFAULT_EXCLUDES
-        extra = env.get("OPENPROGRAM_CHECKPOINT_EXCLUDES")
-        if extra:
-            excludes = (*DEFAULT_EXCLUDES, *[p for p in extra.split(",") if p.strip()])
-        return cls(
-            max_file_bytes=int(env.get("OPENPROGRAM_CHECKPOINT_MAX_FILE_BYTES",
-                                       _DEFAULT_MAX_BYTES)),
-            excludes=excludes,
-            max_count=int(env.get("OPENPROGRAM_CHECKPOINT_MAX_COUNT", _DEFAULT_MAX_COUNT)),
-            max_age_days=float(env.get("OPENPROGRAM_CHECKPOINT_MAX_AGE_DAYS",
-                                       _DEFAULT_MAX_AGE_DAYS)),
-            max_files=int(env.get("OPENPROGRAM_CHECKPOINT_MAX_FILES", _DEFAULT_MAX_FILES)),
-        )
+        """The ``[checkpoints]`` settings of the environment alone (no config files)."""
+        return cls.from_config(load_settings(user_file=False).get(CheckpointSection))

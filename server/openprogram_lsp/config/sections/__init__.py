@@ -1,0 +1,1 @@
+"""One module per config section; each defines a ``Section`` subclass (found automatically)."""

@@ -1,0 +1,73 @@
+"""``[providers.openai]`` and ``[providers.anthropic]``: base URLs and where the key comes from."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Mapping
+from typing import ClassVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
+
+from openprogram_lsp.config.section import EnvVar, Section
+from openprogram_lsp.core.errors import ConfigError
+
+KEY_COMMAND_TIMEOUT = 15.0
+
+
+class Endpoint(BaseModel):
+    """One provider's endpoint; the key from ``api_key``, ``api_key_command`` or a variable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = None
+    api_key_env: str | None = None  # the variable holding the key (default OPENAI_API_KEY...)
+    api_key_command: str | None = None  # a command printing the key, e.g. "pass show openai"
+    api_key: SecretStr | None = None  # only in your own config file
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is not None and urlsplit(v.strip()).scheme not in ("http", "https"):
+            raise ValueError(f"must be an http(s) URL, got {v!r}")
+        return v.strip() if v else None
+
+    def key(self, env: Mapping[str, str], default_env: str) -> str:
+        """The API key ("" when none is configured); ConfigError when the command fails."""
+        if self.api_key is not None:
+            return self.api_key.get_secret_value().strip()
+        if self.api_key_command:
+            return _run_key_command(self.api_key_command)
+        return (env.get(self.api_key_env or default_env) or "").strip()
+
+
+def _run_key_command(command: str) -> str:
+    try:
+        argv = shlex.split(command)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=KEY_COMMAND_TIMEOUT,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"api_key_command {command!r} failed: {exc}") from None
+    if done.returncode != 0:
+        raise ConfigError(f"api_key_command {command!r} exited with {done.returncode}")
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        raise ConfigError(f"api_key_command {command!r} printed nothing")
+    return lines[0].strip()
+
+
+class ProviderSettings(Section):
+    """Endpoints of the remote providers."""
+
+    name: ClassVar[str] = "providers"
+    env: ClassVar[dict[str, EnvVar]] = {
+        "openai.base_url": EnvVar("OPENAI_BASE_URL", "OpenAI-compatible server"),
+        "anthropic.base_url": EnvVar("ANTHROPIC_BASE_URL", "Anthropic API server"),
+    }
+    needs_trust: ClassVar[frozenset[str]] = frozenset(
+        f"{p}.{k}" for p in ("openai", "anthropic")
+        for k in ("base_url", "api_key_env", "api_key_command"))
+
+    openai: Endpoint = Endpoint()
+    anthropic: Endpoint = Endpoint()
