@@ -106,6 +106,18 @@ class OpenProgramAgent:
             self.outbox.put(lambda: peer.session_update(  # type: ignore[attr-defined]
                 session_id=session_id, update=update))
 
+    def notify_text(self, session_id: str, text: str) -> None:
+        """Queue agent text (joined with text still waiting right before it)."""
+        peer = self.peer
+        if peer is None:
+            return
+
+        def make(joined: str) -> Any:
+            return lambda: peer.session_update(  # type: ignore[attr-defined]
+                session_id=session_id, update=helpers.update_agent_message_text(joined))
+
+        self.outbox.put_text(session_id, text, make)
+
     def ext(self, params: dict[str, Any]) -> None:
         """Queue an ``_openprogram/event`` notification (from any thread)."""
         peer = self.peer
@@ -327,7 +339,8 @@ class OpenProgramAgent:
         services = self.dispatcher.services
         stream = TurnStream(sess.session_id, sess.workspace, services.tools, sess.mode,
                             services.rules_for(sess.workspace),
-                            send=lambda u: self.notify(sess.session_id, u), ext=self.ext)
+                            send=lambda u: self.notify(sess.session_id, u), ext=self.ext,
+                            text=lambda t: self.notify_text(sess.session_id, t))
         sess.stream = stream
         unsubscribe = services.bus.subscribe(stream.on_event)
         try:

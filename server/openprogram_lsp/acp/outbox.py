@@ -4,6 +4,9 @@ Bus events arrive on whatever thread emitted them; each becomes a send scheduled
 loop (``call_soon_threadsafe`` off-loop) and one task sends them in arrival order. ``flush``
 waits until everything queued so far went out, so a ``tool_call`` always precedes the
 permission request about it and every update precedes the prompt's response.
+
+Text queued right behind text of the same stream, while that one still waits to go out, joins
+it: one ``agent_message_chunk`` instead of dozens, in the same order.
 """
 
 from __future__ import annotations
@@ -18,6 +21,20 @@ log = logging.getLogger(__name__)
 Send = Callable[[], Awaitable[None]]
 
 
+class _Text:
+    """A text chunk waiting to be sent; more text may join it until it goes out."""
+
+    def __init__(self, key: str, text: str, make: Callable[[str], Send]) -> None:
+        self.key = key
+        self.parts = [text]
+        self.make = make
+        self.taken = False
+
+    async def __call__(self) -> None:
+        self.taken = True
+        await self.make("".join(self.parts))()
+
+
 class Outbox:
     """Sends queued notifications one at a time, in order."""
 
@@ -26,6 +43,7 @@ class Outbox:
         self._thread = threading.get_ident()
         self._queue: asyncio.Queue[Send | asyncio.Future[None] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._last: Send | asyncio.Future[None] | None = None
 
     def start(self) -> None:
         """Start the sending task (on the agent's loop)."""
@@ -34,17 +52,35 @@ class Outbox:
 
     def put(self, send: Send) -> None:
         """Queue a send, from any thread."""
+        self._on_loop(self._enqueue, send)
+
+    def put_text(self, key: str, text: str, make: Callable[[str], Send]) -> None:
+        """Queue text for stream ``key``; ``make(text)`` builds its send (may be joined)."""
+        self._on_loop(self._enqueue_text, key, text, make)
+
+    def _on_loop(self, fn: Callable[..., None], *args: object) -> None:
         if threading.get_ident() == self._thread:
-            self._queue.put_nowait(send)
+            fn(*args)
         elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, send)
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _enqueue(self, item: Send | asyncio.Future[None]) -> None:
+        self._last = item
+        self._queue.put_nowait(item)
+
+    def _enqueue_text(self, key: str, text: str, make: Callable[[str], Send]) -> None:
+        last = self._last
+        if isinstance(last, _Text) and last.key == key and not last.taken:
+            last.parts.append(text)
+            return
+        self._enqueue(_Text(key, text, make))
 
     async def flush(self, timeout: float = 10.0) -> None:
         """Wait until everything queued before this call was sent (or failed)."""
         if self._task is None or self._task.done():
             return
         barrier: asyncio.Future[None] = self._loop.create_future()
-        self._queue.put_nowait(barrier)
+        self._enqueue(barrier)
         try:
             await asyncio.wait_for(asyncio.shield(barrier), timeout)
         except TimeoutError:
@@ -54,6 +90,7 @@ class Outbox:
         """Send what is queued, then stop."""
         if self._task is None:
             return
+        self._last = None
         self._queue.put_nowait(None)
         try:
             await asyncio.wait_for(self._task, 5)

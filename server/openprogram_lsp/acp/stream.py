@@ -39,6 +39,7 @@ class TurnStream:
     rules: RuleBook
     send: Callable[[SessionUpdate], None]
     ext: Callable[[dict[str, Any]], None]
+    text: Callable[[str], None] | None = None
     turn_id: str | None = None
     diffs: dict[str, list[ToolContent]] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
@@ -55,7 +56,10 @@ class TurnStream:
             return  # subagent turns of the session reach the client as ext events only
         data = ev.payload
         if ev.type == "text.delta" and data.get("text"):
-            self.send(helpers.update_agent_message_text(str(data["text"])))
+            if self.text is not None:
+                self.text(str(data["text"]))
+            else:
+                self.send(helpers.update_agent_message_text(str(data["text"])))
         elif ev.type == "tool.started":
             self._started(data)
         elif ev.type == "tool.finished":
