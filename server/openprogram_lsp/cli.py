@@ -15,6 +15,7 @@ from openprogram_lsp import __version__
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.config import Settings, load_settings, user_config_path
 from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.core.secrets import conceal_from_proc
 from openprogram_lsp.core.types import (
     INHERIT,
     PermissionOutcome,
@@ -361,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["serve", *argv]
     args = parser.parse_args(argv)
+    conceal_from_proc()  # commands must not read the provider keys from /proc/<our pid>
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,

@@ -23,6 +23,7 @@ from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.events.tool_gate import GateDecision, decide_tool_gate
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools.base import ToolContext, ToolOutput
+from openprogram_lsp.tools.output import cap_text
 from openprogram_lsp.tools.policy import READ_KINDS, Rule, RuleBook, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
 
@@ -101,6 +102,7 @@ class ToolRunner:
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        out.text = cap_text(out.text)  # whatever the tool, the model and the store get a cap
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1
         if self.hooks is not None:
@@ -153,6 +155,7 @@ class ToolRunner:
             return prompts.NO_APPROVER
         try:
             diff = tool.preview(args, self.ctx)
+            sandbox = await tool.sandboxing(self.ctx)
         except OpenProgramError as exc:
             return exc.message
         request = PermissionRequest(
@@ -160,6 +163,9 @@ class ToolRunner:
             tool_call=PermissionToolCall(tool_call_id=call.id, name=call.name, kind=kind,
                                          title=title, input=call.arguments, diff=diff),
             workspace=str(self.ctx.workspace))
+        if sandbox is not None:
+            request.tool_call.sandboxed = sandbox[0]
+            request.tool_call.sandbox_note = sandbox[1] or None
         if gate.reasons:
             request.tool_call.title = f"{title} ({'; '.join(gate.reasons)})"
         if self.hooks is not None:

@@ -226,6 +226,8 @@ class PermissionToolCall(Wire):
     title: str
     input: dict[str, Any]
     diff: DiffPreview | None = None
+    sandboxed: bool | None = None  # commands: whether it will run in the sandbox
+    sandbox_note: str | None = None  # why not, when it will not
 
 
 class PermissionRequest(Wire):

@@ -84,6 +84,10 @@ class Tool:
         """The edit this call would make, if it is an edit."""
         return None
 
+    async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
+        """Whether a call will run sandboxed and why not (None: not a command tool)."""
+        return None
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         """Execute the tool."""
         raise NotImplementedError

@@ -12,7 +12,16 @@ import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
+from openprogram_lsp.core import fdfs
+from openprogram_lsp.core.errors import (
+    CheckpointError,
+    NotFound,
+    SessionBusy,
+    ToolError,
+    WorkspaceEscape,
+)
+
+_MAX_HUNK_FILE = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.store import CheckpointStore
@@ -101,10 +110,16 @@ def restore_hunk(store: CheckpointStore, checkpoint_id: str, path: str, index: i
         if item.get("binary") or item.get("truncated"):
             raise CheckpointError(f"path: {rel} is binary or too large to restore by hunk")
         target = store.workspace / rel
-        try:
-            current = target.read_bytes().decode("utf-8") if target.exists() else ""
+        try:  # walked from the workspace's descriptor; a FIFO or a swapped link is refused
+            data = fdfs.read_bytes(store.workspace, rel, _MAX_HUNK_FILE + 1)[0] \
+                if fdfs.lstat(store.workspace, rel) is not None else b""
+            if len(data) > _MAX_HUNK_FILE:
+                raise CheckpointError(f"path: {rel} is too large to restore by hunk")
+            current = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CheckpointError(f"path: {rel} is no longer UTF-8 text") from exc
+        except (WorkspaceEscape, ToolError) as exc:
+            raise CheckpointError(f"path: {exc.message}") from exc
         text = revert_hunk(current, item.get("before") or "", item.get("after") or "", index)
         store.note_paths([rel])
         safety = store._commit("safety", session_id, None,

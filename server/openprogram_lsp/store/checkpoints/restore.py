@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.core import fdfs
+from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
     TreeChange,
@@ -20,8 +21,7 @@ from openprogram_lsp.store.checkpoints.objects import (
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.store import CheckpointStore
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+_UMASK = fdfs.UMASK
 
 
 def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
@@ -77,28 +77,39 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
 
 def _apply(workspace: Path, blobs: dict[str, bytes],
            changes: list[TreeChange]) -> tuple[list[tuple[str, str]], list[str]]:
-    """Delete, then write; returns ([(path, added|modified|deleted)], [skipped paths])."""
+    """Delete, then write; returns ([(path, added|modified|deleted)], [skipped paths]).
+
+    Every path is walked from the workspace's descriptor (``core.fdfs``): a directory swapped
+    for a symlink during the restore fails that path instead of writing outside.
+    """
     applied: list[tuple[str, str]] = []
     skipped: list[str] = []
     for change in changes:
         if change.status != "D":
             continue
-        full = workspace / change.path
-        if not os.path.lexists(full):
-            continue
-        if not _safe(workspace, full) or (full.is_dir() and not full.is_symlink()):
+        try:
+            st = fdfs.lstat(workspace, change.path)
+            if st is None:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                skipped.append(change.path)
+                continue
+            fdfs.unlink(workspace, change.path)
+        except (WorkspaceEscape, ToolError):
             skipped.append(change.path)
             continue
-        os.unlink(full)
-        _prune_dirs(workspace, full.parent)
+        fdfs.prune_empty_dirs(workspace, change.path.rpartition("/")[0])
         applied.append((change.path, "deleted"))
     for change in changes:
         if change.status == "D" or change.new_mode == GITLINK_MODE:
             continue
-        full = workspace / change.path
-        existed = os.path.lexists(full)
-        if not _safe(workspace, full) or (change.status == "A" and existed) \
-                or (existed and full.is_dir() and not full.is_symlink()):
+        try:
+            st = fdfs.lstat(workspace, change.path)
+        except (WorkspaceEscape, ToolError):
+            skipped.append(change.path)
+            continue
+        existed = st is not None
+        if (change.status == "A" and existed) or (st is not None and stat.S_ISDIR(st.st_mode)):
             # a file the safety checkpoint did not record (ignored, too big, a directory):
             # overwriting it could not be undone, so it is left alone
             skipped.append(change.path)
@@ -106,69 +117,38 @@ def _apply(workspace: Path, blobs: dict[str, bytes],
         try:
             if change.old_sha == change.new_sha and existed and "120000" not in (
                     change.old_mode, change.new_mode):
-                os.chmod(full, (0o777 if change.new_mode == "100755" else 0o666) & ~_UMASK)
+                fdfs.chmod(workspace, change.path,
+                           (0o777 if change.new_mode == "100755" else 0o666) & ~_UMASK)
             else:
-                _write(full, blobs[change.new_sha], change.new_mode)
+                _write(workspace, change.path, blobs[change.new_sha], change.new_mode)
+        except (WorkspaceEscape, ToolError):
+            skipped.append(change.path)
+            continue
         except OSError as exc:
             raise CheckpointError(f"could not restore {change.path}: {exc}") from exc
         applied.append((change.path, "modified" if existed else "added"))
     return applied, skipped
 
 
-def _safe(workspace: Path, full: Path) -> bool:
-    """Whether the deepest existing ancestor of a path resolves inside the workspace."""
-    parent = full.parent
-    while not parent.exists() and parent != workspace and workspace in parent.parents:
-        parent = parent.parent
-    if parent.exists() and not parent.is_dir():
-        return False
-    real = Path(os.path.realpath(parent))
-    return (real == workspace or workspace in real.parents) and ".git" not in full.relative_to(
-        workspace).parts
-
-
-def _write(full: Path, data: bytes, mode: str) -> None:
-    full.parent.mkdir(parents=True, exist_ok=True)
-    if mode == "120000":
-        if os.path.lexists(full):
-            os.unlink(full)
-        os.symlink(os.fsdecode(data), full)
-        return
-    perm = (0o777 if mode == "100755" else 0o666) & ~_UMASK
-    if full.is_symlink():
-        os.unlink(full)
-    fd, tmp = tempfile.mkstemp(dir=full.parent, prefix=f".{full.name}.", suffix=".restore")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, perm)
-        os.replace(tmp, full)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_restored(workspace: Path, rel: str, data: bytes) -> None:
     """Write one restored file's bytes, keeping its mode, with the same checks as a restore."""
-    full = workspace / rel
-    if not _safe(workspace, full) or (full.is_dir() and not full.is_symlink()):
-        raise CheckpointError(f"could not restore {rel}: not a file inside the workspace")
-    perm = os.stat(full).st_mode & 0o7777 if full.exists() else None
-    mode = "100755" if perm is not None and perm & 0o111 else "100644"
     try:
-        _write(full, data, mode)
-        if perm is not None:
-            os.chmod(full, perm)  # exactly the mode the file had, not git's two
+        st = fdfs.lstat(workspace, rel)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise CheckpointError(f"could not restore {rel}: not a file inside the workspace")
+        # exactly the mode the file had, not git's two (write_atomic keeps a regular file's)
+        fdfs.write_atomic(workspace, rel, data,
+                          mode=None if st is not None and stat.S_ISREG(st.st_mode) else
+                          0o666 & ~_UMASK)
+    except (WorkspaceEscape, ToolError) as exc:
+        raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
     except OSError as exc:
         raise CheckpointError(f"could not restore {rel}: {exc}") from exc
 
 
-def _prune_dirs(workspace: Path, directory: Path) -> None:
-    """Remove directories a delete left empty, up to the workspace root."""
-    while directory != workspace and workspace in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
+def _write(workspace: Path, rel: str, data: bytes, mode: str) -> None:
+    if mode == "120000":
+        fdfs.write_symlink(workspace, rel, os.fsdecode(data))
+        return
+    perm = (0o777 if mode == "100755" else 0o666) & ~_UMASK
+    fdfs.write_atomic(workspace, rel, data, mode=perm)

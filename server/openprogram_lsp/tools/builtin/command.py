@@ -1,17 +1,19 @@
-"""run_command: a shell command in the workspace, with a timeout and capped output."""
+"""run_command: a shell command in the workspace, sandboxed, with a timeout and capped output."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
+import time
 
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.output import HeadTail, cap_text
+from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
+from openprogram_lsp.tools.sandbox import Plan, availability_async, plan, sandbox_settings
 
-MAX_OUTPUT_CHARS = 30_000
+MAX_OUTPUT_BYTES = 30_000
+MAX_OUTPUT_LINES = 1_000
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 
@@ -22,28 +24,10 @@ class RunCommandInput(BaseModel):
                                   gt=0, le=MAX_TIMEOUT)
 
 
-# Credentials of the model providers never reach commands the model runs (they would land in
-# tool output, the session store and the next model request).
-_WITHHELD = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
-
-
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in _WITHHELD and not k.endswith("_API_KEY")}
-    env["OPENPROGRAM_TOOL"] = "run_command"
-    return env
-
-
-def _cap(text: str) -> str:
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    half = MAX_OUTPUT_CHARS // 2
-    return f"{text[:half]}\n[... {len(text) - MAX_OUTPUT_CHARS} characters cut ...]\n{text[-half:]}"
-
-
 class RunCommand(Tool):
     name = "run_command"
-    description = "Run a shell command in the workspace and return its exit code and output."
+    description = ("Run a shell command in the workspace and return its exit code and output. "
+                   "It runs in a sandbox: only the workspace is writable, /tmp is private.")
     kind = "execute"
     Input = RunCommandInput
 
@@ -51,58 +35,95 @@ class RunCommand(Tool):
         assert isinstance(args, RunCommandInput)
         return f"Run `{args.command}`"
 
+    async def plan(self, ctx: ToolContext) -> Plan:
+        """How the next command will run (for the approval card and for ``run``)."""
+        return plan(ctx.workspace, sandbox_settings(), await availability_async())
+
+    async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
+        how = await self.plan(ctx)
+        return how.sandboxed, how.note
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, RunCommandInput)
+        how = await self.plan(ctx)
         timeout = args.timeout or DEFAULT_TIMEOUT
+        env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
         if ctx.editor is not None:  # the editor's terminal, where it offers one
-            done = await ctx.editor.run_command(ctx.session_id, ["/bin/sh", "-c", args.command],
-                                                ctx.workspace.resolve(), timeout)
+            done = await ctx.editor.run_command(
+                ctx.session_id, _with_env(how, env, args.command), ctx.workspace.resolve(),
+                timeout)
             if done is not None:
                 ctx.touched()
-                return _result(done.exit_code, done.output, timeout,
+                return _result(done.exit_code, done.output, timeout, how,
                                timed_out=done.timed_out, signal=done.signal)
-        proc = await asyncio.create_subprocess_shell(
-            args.command, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, env=_child_env(),
-        )
+        argv = [*how.prefix, "/bin/sh", "-c", args.command]
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-        except TimeoutError:
-            _kill(proc)
-            out = await _drain(proc)
-            ctx.touched()
-            return ToolOutput(_cap(out.decode("utf-8", "replace")) +
-                              f"\n[killed after {timeout:g} s timeout]", is_error=True)
-        except asyncio.CancelledError:
-            _kill(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 2)
-            raise
-        ctx.touched()  # the tree may have changed anywhere: the checkpoint re-scans
-        text = _cap(out.decode("utf-8", "replace"))
+            proc = await spawn(
+                *argv, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                env=env)
+            out = HeadTail(MAX_OUTPUT_BYTES)
+            try:
+                timed_out = await _collect(proc, out, timeout)
+            except asyncio.CancelledError:
+                await reap(proc)
+                raise
+        finally:
+            ctx.touched()  # the tree may have changed anywhere: the checkpoint re-scans
+        text = out.text(max_lines=MAX_OUTPUT_LINES)
+        note = f"\n[{how.note}]" if how.note else ""
+        if timed_out:
+            return ToolOutput(f"{text}\n[killed after {timeout:g} s timeout]{note}".lstrip("\n"),
+                              is_error=True, data={"sandboxed": how.sandboxed})
         code = proc.returncode
-        return ToolOutput(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
+        return ToolOutput(f"exit code {code}\n{text}".rstrip() + note, is_error=code != 0,
+                          data={"sandboxed": how.sandboxed})
 
 
-def _result(code: int | None, output: str, timeout: float, *, timed_out: bool,
+def _with_env(how: Plan, env: dict[str, str], command: str) -> list[str]:
+    """The argv for a process someone else starts (the editor): our scrubbed env, not theirs."""
+    if how.sandboxed:
+        sets = [x for k, v in env.items() for x in ("--setenv", k, v)]
+        return [*how.prefix[:-1], "--clearenv", *sets, "--", "/bin/sh", "-c", command]
+    return ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k),
+            "/bin/sh", "-c", command]
+
+
+def _result(code: int | None, output: str, timeout: float, how: Plan, *, timed_out: bool,
             signal: str | None) -> ToolOutput:
-    text = _cap(output)
+    text = cap_text(output, max_bytes=MAX_OUTPUT_BYTES, max_lines=MAX_OUTPUT_LINES)
+    note = f"\n[{how.note}]" if how.note else ""
+    data = {"sandboxed": how.sandboxed}
     if timed_out:
-        return ToolOutput(f"{text}\n[killed after {timeout:g} s timeout]", is_error=True)
+        return ToolOutput(f"{text}\n[killed after {timeout:g} s timeout]{note}", is_error=True,
+                          data=data)
     if code is None:
-        return ToolOutput(f"killed by signal {signal or '?'}\n{text}".rstrip(), is_error=True)
-    return ToolOutput(f"exit code {code}\n{text}".rstrip(), is_error=code != 0)
+        return ToolOutput(f"killed by signal {signal or '?'}\n{text}".rstrip() + note,
+                          is_error=True, data=data)
+    return ToolOutput(f"exit code {code}\n{text}".rstrip() + note, is_error=code != 0,
+                      data=data)
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-async def _drain(proc: asyncio.subprocess.Process) -> bytes:
+async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: float) -> bool:
+    """Stream the output into ``out`` until exit; True when the timeout killed it."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            await reap(proc)
+            return True
+        try:
+            chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        out.feed(chunk)
+    # stdout closed: the shell (or whatever kept it open) is done; reap it, bounded
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), 2)
-        return out or b""
-    except (TimeoutError, ValueError):
-        return b""
+        await asyncio.wait_for(proc.wait(), max(deadline - time.monotonic(), 0.1))
+    except TimeoutError:
+        await reap(proc)
+        return True
+    return False

@@ -2,34 +2,62 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
-from openprogram_lsp.tools.paths import relative, resolve_in_workspace
+from openprogram_lsp.tools.paths import confined
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
+MAX_EDIT_BYTES = 8 * 1024 * 1024
+MAX_PREVIEW_BYTES = 1024 * 1024
 
 
-def _read_text(path: os.PathLike[str], display: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_READ_BYTES + 1)
-    except FileNotFoundError:
-        raise ToolError(f"{display}: no such file") from None
-    except IsADirectoryError:
-        raise ToolError(f"{display}: is a directory; use list_dir") from None
+def _read_text(workspace: Path, rel: str, display: str) -> str:
+    data, size = fdfs.read_bytes(workspace, rel, MAX_READ_BYTES)
     if b"\x00" in data[:8192]:
         raise ToolError(f"{display}: binary file, not shown")
-    text = data[:MAX_READ_BYTES].decode("utf-8", "replace")
-    if len(data) > MAX_READ_BYTES:
-        text += f"\n[... truncated at {MAX_READ_BYTES} bytes]"
+    text = data.decode("utf-8", "replace")
+    if size > MAX_READ_BYTES:
+        text += f"\n[... truncated: showing {MAX_READ_BYTES} of {size} bytes]"
     return text
+
+
+def _read_whole_text(workspace: Path, rel: str, display: str) -> str:
+    """The exact text of a file to edit: never truncated, never lossy (refuses instead)."""
+    data, size = fdfs.read_bytes(workspace, rel, MAX_EDIT_BYTES + 1)
+    if len(data) > MAX_EDIT_BYTES:
+        raise ToolError(f"{display}: {size} bytes is too large to edit "
+                        f"(limit {MAX_EDIT_BYTES}); use write_file or run_command")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{display}: not UTF-8 text; edit_file only changes text files") \
+            from None
+
+
+def _preview_old(workspace: Path, rel: str) -> str:
+    """The current text of a file about to be overwritten, for the approval card (capped)."""
+    try:
+        data, size = fdfs.read_bytes(workspace, rel, MAX_PREVIEW_BYTES)
+    except ToolError as exc:
+        if "no such file" in exc.message:
+            return ""
+        raise
+    if size > MAX_PREVIEW_BYTES:
+        return f"[existing file of {size} bytes, not shown]\n"
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"[existing binary file of {size} bytes, not shown]\n"
 
 
 def _cap_text(text: str) -> str:
@@ -38,27 +66,34 @@ def _cap_text(text: str) -> str:
     return text[:MAX_READ_BYTES] + f"\n[... truncated at {MAX_READ_BYTES} characters]"
 
 
-MAX_EDIT_BYTES = 8 * 1024 * 1024
+def _is_regular(workspace: Path, rel: str) -> bool:
+    st = fdfs.lstat(workspace, rel)
+    return st is not None and stat.S_ISREG(st.st_mode)
 
 
-def _read_whole_text(path: os.PathLike[str], display: str) -> str:
-    """The exact text of a file to edit: never truncated, never lossy (refuses instead)."""
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_EDIT_BYTES:
-            raise ToolError(f"{display}: {size} bytes is too large to edit "
-                            f"(limit {MAX_EDIT_BYTES}); use write_file or run_command")
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise ToolError(f"{display}: no such file") from None
-    except IsADirectoryError:
-        raise ToolError(f"{display}: is a directory") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{display}: not UTF-8 text; edit_file only changes text files") \
-            from None
+async def _editor_write(ctx: ToolContext, rel: str, content: str) -> bool:
+    """Write through the editor (ACP ``fs/write_text_file``) when it offers that."""
+    assert ctx.editor is not None
+    st = fdfs.lstat(ctx.workspace, rel)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{rel}: is {fdfs.kind_of(st.st_mode)}; only regular files are written")
+    parts = fdfs.split(rel)
+    with fdfs.open_dir(ctx.workspace, parts[:-1], create=True, rel=rel):
+        pass  # parents made by the same walk
+    return await ctx.editor.write_text(ctx.session_id, ctx.workspace.resolve() / rel, content)
+
+
+def _replace_once(text: str, old_text: str, new_text: str, display: str) -> str:
+    """Replace the one occurrence of ``old_text``; refuse none, several or an empty one."""
+    if not old_text:
+        raise ToolError(f"{display}: old_text is empty")
+    count = text.count(old_text)
+    if count == 0:
+        raise ToolError(f"{display}: old_text not found in the file")
+    if count > 1:
+        raise ToolError(f"{display}: old_text occurs {count} times; include more context "
+                        "so that it is unique")
+    return text.replace(old_text, new_text, 1)
 
 
 class ReadFileInput(BaseModel):
@@ -77,12 +112,23 @@ class ReadFile(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadFileInput)
-        target = resolve_in_workspace(ctx.workspace, args.path)
-        if ctx.editor is not None and target.is_file():  # the editor's buffer, unsaved edits too
-            text = await ctx.editor.read_text(ctx.session_id, target)
+        rel = confined(ctx.workspace, args.path)
+        if ctx.editor is not None and _is_regular(ctx.workspace, rel):
+            # the editor's buffer, unsaved edits too
+            text = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel)
             if text is not None:
                 return ToolOutput(_cap_text(text))
-        return ToolOutput(_read_text(target, args.path))
+        return ToolOutput(await asyncio.to_thread(_read_text, ctx.workspace, rel, args.path))
+
+
+def _list(workspace: Path, rel: str, display: str) -> list[str]:
+    try:
+        with fdfs.open_dir(workspace, fdfs.split(rel), rel=display) as fd, \
+                os.scandir(fd) as it:
+            return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "")
+                          for e in it if e.name != ".git")
+    except FileNotFoundError:
+        raise ToolError(f"{display}: no such directory") from None
 
 
 class ListDirInput(BaseModel):
@@ -101,12 +147,8 @@ class ListDir(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ListDirInput)
-        target = ctx.workspace.resolve() if args.path in ("", ".", "./") else \
-            resolve_in_workspace(ctx.workspace, args.path)
-        if not target.is_dir():
-            raise ToolError(f"{args.path}: not a directory")
-        names = sorted(
-            e.name + ("/" if e.is_dir() else "") for e in os.scandir(target) if e.name != ".git")
+        rel = "." if args.path in ("", ".", "./") else confined(ctx.workspace, args.path)
+        names = await asyncio.to_thread(_list, ctx.workspace, rel, args.path)
         more = len(names) - MAX_LIST_ENTRIES
         text = "\n".join(names[:MAX_LIST_ENTRIES]) or "(empty)"
         if more > 0:
@@ -131,39 +173,19 @@ class WriteFile(Tool):
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         assert isinstance(args, WriteFileInput)
-        target = resolve_in_workspace(ctx.workspace, args.path)
-        try:
-            old = target.read_text("utf-8")
-        except (OSError, UnicodeDecodeError):
-            old = ""
+        old = _preview_old(ctx.workspace, confined(ctx.workspace, args.path))
         return DiffPreview(path=args.path, old_text=old, new_text=args.content)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, WriteFileInput)
-        target = resolve_in_workspace(ctx.workspace, args.path)
-        if target.is_dir():
-            raise ToolError(f"{args.path}: is a directory")
-        existed = target.exists()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if ctx.editor is None or not await ctx.editor.write_text(ctx.session_id, target,
-                                                                 args.content):
-            atomic_write(target, args.content)
-        ctx.touched(relative(ctx.workspace, target))
+        rel = confined(ctx.workspace, args.path)
+        existed = fdfs.lstat(ctx.workspace, rel) is not None
+        if ctx.editor is None or not await _editor_write(ctx, rel, args.content):
+            existed = await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel,
+                                              args.content.encode("utf-8"))
+        ctx.touched(rel)
         verb = "Updated" if existed else "Created"
         return ToolOutput(f"{verb} {args.path} ({len(args.content.encode())} bytes)")
-
-
-def _replace_once(text: str, old_text: str, new_text: str, display: str) -> str:
-    """Replace the one occurrence of ``old_text``; refuse none, several or an empty one."""
-    if not old_text:
-        raise ToolError(f"{display}: old_text is empty")
-    count = text.count(old_text)
-    if count == 0:
-        raise ToolError(f"{display}: old_text not found in the file")
-    if count > 1:
-        raise ToolError(f"{display}: old_text occurs {count} times; include more context "
-                        "so that it is unique")
-    return text.replace(old_text, new_text, 1)
 
 
 class EditFileInput(BaseModel):
@@ -182,27 +204,26 @@ class EditFile(Tool):
         assert isinstance(args, EditFileInput)
         return f"Edit {args.path}"
 
-    def _apply(self, args: EditFileInput, ctx: ToolContext) -> tuple[str, str]:
-        target = resolve_in_workspace(ctx.workspace, args.path)
-        old = _read_whole_text(target, args.path)
-        return old, _replace_once(old, args.old_text, args.new_text, args.path)
+    def _apply(self, args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str]:
+        rel = confined(ctx.workspace, args.path)
+        old = _read_whole_text(ctx.workspace, rel, args.path)
+        return rel, old, _replace_once(old, args.old_text, args.new_text, args.path)
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         assert isinstance(args, EditFileInput)
-        try:
-            old, new = self._apply(args, ctx)
-        except ToolError:
-            return None
+        _, old, new = self._apply(args, ctx)  # an edit that cannot apply is refused unasked
         return DiffPreview(path=args.path, old_text=old, new_text=new)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, EditFileInput)
-        target = resolve_in_workspace(ctx.workspace, args.path)
-        buffer = await ctx.editor.read_text(ctx.session_id, target) \
-            if ctx.editor is not None and target.is_file() else None
-        _, new = self._apply(args, ctx) if buffer is None else (buffer, _replace_once(
-            buffer, args.old_text, args.new_text, args.path))
-        if ctx.editor is None or not await ctx.editor.write_text(ctx.session_id, target, new):
-            atomic_write(target, new)
-        ctx.touched(relative(ctx.workspace, target))
+        rel = confined(ctx.workspace, args.path)
+        buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel) \
+            if ctx.editor is not None and _is_regular(ctx.workspace, rel) else None
+        if buffer is None:
+            rel, _, new = await asyncio.to_thread(self._apply, args, ctx)
+        else:
+            new = _replace_once(buffer, args.old_text, args.new_text, args.path)
+        if ctx.editor is None or not await _editor_write(ctx, rel, new):
+            await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel, new.encode("utf-8"))
+        ctx.touched(rel)
         return ToolOutput(f"Edited {args.path}")

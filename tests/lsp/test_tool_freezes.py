@@ -1,0 +1,93 @@
+"""Through the real server: hostile files and patterns never freeze it, and it shuts down."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.lsp.conftest import OpClient, Starter, write_script
+
+FIFO = "pipe"
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = [
+        {"tool_calls": [{"id": f"c{i}", "name": n, "arguments": a}]}
+        for i, (n, a) in enumerate(calls)]
+    return [*steps, {"text": "done"}]
+
+
+HOSTILE = _calls(
+    ("read_file", {"path": FIFO}),
+    ("write_file", {"path": FIFO, "content": "x"}),
+    ("edit_file", {"path": FIFO, "old_text": "a", "new_text": "b"}),
+    ("grep", {"pattern": "needle"}),
+    ("grep", {"pattern": "(a+)+$"}),
+    ("run_command", {"command": "cat /proc/1/environ >/dev/null; echo ok"}),
+)
+
+
+async def _tool_durations(client: OpClient, count: int) -> list[float]:
+    """Seconds from each tool.started to its tool.finished, while sessions keeps answering."""
+    out = []
+    for i in range(count):
+        await client.wait_event("tool.started", lambda e, i=i: e["data"]["toolCallId"] == f"c{i}")
+        began = time.monotonic()
+        sessions = await asyncio.wait_for(client.call("openprogram/sessions", {}), 5)
+        assert sessions["sessions"]
+        await client.wait_event("tool.finished",
+                                lambda e, i=i: e["data"]["toolCallId"] == f"c{i}")
+        out.append(time.monotonic() - began)
+    return out
+
+
+async def test_hostile_files_and_patterns_answer_fast(start: Starter, tmp_path: Path,
+                                                      workspace: Path) -> None:
+    os.mkfifo(workspace / FIFO)
+    (workspace / "a.txt").write_text("needle\n" + "a" * 20_000 + "!\n")
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": "allow_once"}
+
+    client = await start(model=write_script(tmp_path / "s.json", HOSTILE), setup=setup)
+    chat = asyncio.ensure_future(client.call("openprogram/chat", {"text": "go"}))
+    durations = await _tool_durations(client, len(HOSTILE) - 1)
+    result = await asyncio.wait_for(chat, 20)
+    assert result["status"] == "done", result
+    assert max(durations) < 1.0, durations
+    outputs = {e["data"]["toolCallId"]: e["data"]["output"]
+               for e in client.of_type("tool.finished")}
+    assert "FIFO" in outputs["c0"] and "FIFO" in outputs["c1"] and "FIFO" in outputs["c2"]
+    assert outputs["c3"] == "a.txt:1: needle" and outputs["c4"] == "no matches"
+    # the write and the edit were refused before any prompt; the command's card said sandboxed
+    [request] = client.permission_requests
+    assert request["toolCall"]["name"] == "run_command"
+    assert request["toolCall"]["sandboxed"] is True
+    started = time.monotonic()
+    await asyncio.wait_for(client.shutdown_session(), 2)
+    assert time.monotonic() - started < 2
+
+
+BIG_GREP = _calls(("grep", {"pattern": r"[\w\s]{800}\d"}))
+
+
+async def test_shutdown_during_a_long_grep(start: Starter, tmp_path: Path,
+                                           workspace: Path) -> None:
+    text = b" ".join(b"alpha beta gamma delta" for _ in range(200_000)) + b"\n"
+    for i in range(20):
+        (workspace / f"f{i}.txt").write_bytes(text)
+    client = await start(model=write_script(tmp_path / "s.json", BIG_GREP))
+    chat = asyncio.ensure_future(client.call("openprogram/chat", {"text": "go"}))
+    await client.wait_event("tool.started")
+    await asyncio.wait_for(client.call("openprogram/sessions", {}), 2)
+    started = time.monotonic()
+    await asyncio.wait_for(client.shutdown_session(), 2)
+    assert time.monotonic() - started < 2
+    result = await asyncio.wait_for(chat, 5)
+    assert result["status"] == "cancelled"

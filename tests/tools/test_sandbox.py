@@ -1,0 +1,221 @@
+"""run_command in the real bubblewrap sandbox (bwrap must be installed: scripts/install-sandbox).
+
+No skip when bwrap is missing: CI installs it, and a missing sandbox is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.tools.base import ToolContext, ToolOutput
+from openprogram_lsp.tools.builtin.command import RunCommand
+from openprogram_lsp.tools.sandbox import availability
+
+SECRET = "sk-test-4f1b9e0c-never-visible"
+
+
+def test_bwrap_is_installed_and_works() -> None:
+    found = availability()
+    assert found.ok, f"{found.reason} (run scripts/install-sandbox)"
+
+
+async def run(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolOutput:
+    tool = RunCommand()
+    args: dict[str, object] = {"command": command}
+    if timeout is not None:
+        args["timeout"] = timeout
+    return await tool.run(tool.parse(args), ctx)
+
+
+@pytest.fixture
+def ctx(workspace: Path) -> ToolContext:
+    return ToolContext(workspace=workspace)
+
+
+async def test_workspace_writable_rest_read_only_tmp_private(ctx: ToolContext, workspace: Path,
+                                                             tmp_path: Path) -> None:
+    (tmp_path / "beside.txt").write_text("outside the workspace\n")
+    out = await run(ctx, "echo made > new.txt; touch /usr/x 2>&1; "
+                         f"cat {tmp_path}/beside.txt 2>&1; echo t > /tmp/mine; ls /tmp")
+    assert out.data["sandboxed"] is True, out.text
+    assert (workspace / "new.txt").read_text() == "made\n"
+    assert "Read-only file system" in out.text
+    assert "outside the workspace" not in out.text  # /tmp is private: only the workspace is in
+    assert not Path("/tmp/mine").exists()
+
+
+async def test_no_server_process_and_no_key_in_proc(ctx: ToolContext,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    out = await run(ctx, "ls /proc | grep -c '^[0-9]'; cat /proc/*/environ | tr '\\0' '\\n'; "
+                         "echo ppid=$PPID; env")
+    assert SECRET not in out.text
+    assert int(out.text.splitlines()[1]) <= 5  # bwrap's init, sh, ls, grep: nothing else
+
+
+async def test_state_and_home_secrets_are_not_mounted(workspace: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "userhome"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    (home / ".config" / "openprogram-lsp").mkdir(parents=True)
+    (home / ".config" / "openprogram-lsp" / "config.toml").write_text("key = 'cfg-secret'\n")
+    (home / ".netrc").write_text("machine x password netrc-secret\n")
+    state = workspace / ".state"  # even a state root inside the workspace stays out of reach
+    state.mkdir()
+    (state / "rules.json").write_text("state-secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("OPENPROGRAM_HOME", str(state))
+    # the home lives under /tmp here, so bind it in to see that each secret is masked
+    from openprogram_lsp.tools import sandbox
+
+    real = sandbox.bwrap_argv
+
+    def with_home(bwrap: str, ws: Path, *, network: bool) -> list[str]:
+        argv = real(bwrap, ws, network=network)
+        i = argv.index("/dev/shm") + 1  # right after the private /tmp, before any mask
+        return [*argv[:i], "--ro-bind", str(home), str(home), *argv[i:]]
+
+    monkeypatch.setattr(sandbox, "bwrap_argv", with_home)
+    ctx = ToolContext(workspace=workspace)
+    out = await run(ctx, f"cat {home}/.ssh/id_ed25519 {home}/.netrc "
+                         f"{home}/.config/openprogram-lsp/config.toml .state/rules.json 2>&1; "
+                         f"ls -a {home}")
+    assert out.data["sandboxed"] is True
+    for leaked in ("PRIVATE KEY", "cfg-secret", "netrc-secret", "state-secret"):
+        assert leaked not in out.text, out.text
+    assert (state / "rules.json").read_text() == "state-secret\n"
+
+
+class _Listener:
+    """A loopback TCP server outside the sandbox that answers one line."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sock.settimeout(5)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            conn.sendall(b"hello-from-outside\n")
+
+    def close(self) -> None:
+        if self.thread.is_alive():  # nobody came (network off): wake accept() ourselves
+            with socket.create_connection(("127.0.0.1", self.port), 1):
+                pass
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.mark.parametrize("network", ["on", "off"])
+async def test_network_setting(ctx: ToolContext, network: str,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENPROGRAM_SANDBOX_NETWORK", network)
+    srv = _Listener()
+    try:
+        probe = (f"import socket; s = socket.create_connection(('127.0.0.1', {srv.port}), 3); "
+                 "print(s.recv(100).decode())")
+        out = await run(ctx, f"{sys.executable} -c \"{probe}\" 2>&1")
+    finally:
+        srv.close()
+    assert ("hello-from-outside" in out.text) == (network == "on"), out.text
+
+
+async def test_required_without_bwrap_refuses_and_auto_says_so(
+        ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    os.symlink("/bin/sh", empty / "sh")
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("OPENPROGRAM_SANDBOX", "required")
+    with pytest.raises(ToolError, match="sandbox is required but bubblewrap"):
+        await run(ctx, "echo never")
+    monkeypatch.setenv("OPENPROGRAM_SANDBOX", "auto")
+    out = await run(ctx, "echo ran")
+    assert out.data["sandboxed"] is False
+    assert "ran" in out.text and "not sandboxed: bubblewrap (bwrap) is not installed" in out.text
+
+
+def _alive(marker: str) -> list[int]:
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if marker.encode() in fh.read():
+                    pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
+async def test_timeout_and_cancel_end_everything_inside(ctx: ToolContext) -> None:
+    out = await run(ctx, "sleep 31.5 & sleep 31.5", timeout=0.5)
+    assert out.is_error and "timeout" in out.text
+    task = asyncio.create_task(run(ctx, "sleep 32.5 & sleep 32.5"))
+    for _ in range(200):
+        if _alive("32.5"):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):
+        if not _alive("31.5") and not _alive("32.5"):
+            break
+        await asyncio.sleep(0.01)
+    assert not _alive("31.5") and not _alive("32.5")
+
+
+async def test_output_is_capped_in_bytes_and_lines(ctx: ToolContext) -> None:
+    out = await run(ctx, "seq 1 2000000")
+    assert len(out.text.encode()) < 40_000 and out.text.count("\n") < 1_100
+    assert "truncated" in out.text and "2000000" in out.text  # the tail is kept
+
+
+def _chat(ws: Path, home: Path, command: str, **env: str) -> str:
+    full = {**os.environ, "OPENPROGRAM_HOME": str(home), "OPENAI_API_KEY": SECRET,
+            "ANTHROPIC_BASE_URL": f"https://user:{SECRET}@example.invalid", **env}
+    full.pop("OPENPROGRAM_MODEL", None)
+    r = subprocess.run([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace", str(ws),
+                        "--permission-mode", "bypass", "--json", f"run {command}"],
+                       env=full, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    finished = [json.loads(x) for x in r.stdout.splitlines()
+                if json.loads(x)["type"] == "tool.finished"]
+    return str(finished[0]["data"]["output"])
+
+
+def test_real_server_keys_not_readable_sandboxed(workspace: Path, home: Path) -> None:
+    out = _chat(workspace, home, "cat /proc/*/environ | tr '\\0' '\\n'; "
+                                 "tr '\\0' '\\n' < /proc/$PPID/environ; echo END")
+    assert "END" in out and SECRET not in out
+
+
+def test_real_server_keys_not_readable_without_sandbox(workspace: Path, home: Path) -> None:
+    """Sandbox off: the server's /proc environ still holds no key (names stay, values blank).
+
+    What a command still sees is documented in docs/sandbox.md.
+    """
+    out = _chat(workspace, home, "tr '\\0' '\\n' < /proc/$PPID/environ; echo ppid=$PPID; env",
+                OPENPROGRAM_SANDBOX="off")
+    assert "not sandboxed: the sandbox is off" in out
+    assert SECRET not in out
+    assert "OPENAI_API_KEY=\n" in out  # the name is visible in /proc, its value is gone
