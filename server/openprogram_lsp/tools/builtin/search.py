@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
 import sys
 import time
@@ -42,13 +43,13 @@ def rg_binary() -> str | None:
     here = Path(sys.executable).parent / "rg"
     if here.is_file() and os.access(here, os.X_OK):
         return str(here)
-    import shutil
-
     return shutil.which("rg")
 
 
 def _argv(rg: str, pattern: str, target: str) -> list[str]:
-    argv = [rg, "--no-config", "--no-heading", "--with-filename", "--line-number", "--null",
+    nice = shutil.which("nice")  # a big search must not starve the server that serves the editor
+    argv = [*((nice, "-n", "10") if nice else ()), rg, "--no-config", "--no-heading",
+            "--with-filename", "--line-number", "--null",
             "--color", "never", "--hidden", "--no-require-git", "--no-follow",
             "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview",
             "--glob", "!.git"]
