@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--model", default=None, help=argparse.SUPPRESS)
     config.add_argument("--permission-mode", default=None, help=argparse.SUPPRESS)
     _add_common(config)
+
+    box = sub.add_parser("sandbox", help="say whether commands run in the sandbox (exit 1: not)")
+    box.add_argument("--json", action="store_true")
     return parser
 
 
@@ -355,6 +358,15 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    """Print whether ``run_command`` will be sandboxed here, and why not."""
+    from openprogram_lsp.tools.sandbox import status
+
+    info = status()
+    print(json.dumps(info) if args.json else info["message"])
+    return 0 if info["sandboxed"] or info["mode"] == "off" else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``openprogram-lsp`` command."""
     parser = build_parser()
@@ -368,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
                 "checkpoints": cmd_checkpoints, "diff": cmd_checkpoints,
                 "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema,
-                "acp": cmd_acp, "config": cmd_config}
+                "acp": cmd_acp, "config": cmd_config, "sandbox": cmd_sandbox}
     try:
         return handlers[args.command](args)
     except OpenProgramError as exc:

@@ -172,6 +172,7 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     assert "version: " in report and "openprogram" in report
     assert "model: scripted:" in report
     assert "Neovim 0.1" in report
+    assert "sandbox on: bubblewrap at " in report  # CI installs bwrap: scripts/install-sandbox
     assert "ERROR" not in report
 
 

@@ -26,6 +26,7 @@ from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 from openprogram_lsp.lsp.settings import Settings, client_features, parse_options
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
+from openprogram_lsp.tools.sandbox import status as sandbox_status
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,19 @@ class OpenProgramServer(LanguageServer):
         """``window/showMessage`` at info level."""
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                          message=message))
+
+    def track(self, fut: asyncio.Future[None]) -> None:
+        """Keep a background task alive until it is done."""
+        self._background.add(fut)
+        fut.add_done_callback(self._background.discard)
+
+    async def report_sandbox(self) -> None:
+        """Log whether commands run sandboxed; warn the user when they will not."""
+        info = await asyncio.to_thread(sandbox_status)
+        log.info("%s", info["message"])
+        if not info["sandboxed"] and info["mode"] != "off":
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"OpenProgram: {info['message']}"))
 
     # -- state -------------------------------------------------------------------------------
 
@@ -202,6 +216,7 @@ def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> Ope
         server.set_folders(server.folders)
         log.info("openprogram-lsp %s ready; workspace %s", __version__,
                  server.primary_workspace)
+        server.track(asyncio.ensure_future(server.report_sandbox()))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: types.DidChangeConfigurationParams) -> None:

@@ -163,3 +163,27 @@ def _hide(path: Path) -> list[str]:
     if path.is_symlink():
         return []  # its target is hidden by its own entry (both forms are listed)
     return ["--ro-bind", "/dev/null", str(path)]
+
+
+def status() -> dict[str, object]:
+    """What commands will run in, for ``openprogram-lsp sandbox``, health checks and editors.
+
+    ``{"sandboxed", "mode", "network", "bwrap", "message"}``; ``message`` is one line.
+    """
+    try:
+        settings = sandbox_settings()
+    except ConfigError as exc:
+        return {"sandboxed": False, "mode": "invalid", "network": False, "bwrap": None,
+                "message": f"commands are refused: {exc.message}"}
+    found = availability() if settings.mode != "off" else Availability(False, None, "")
+    net = "on" if settings.network else "off"
+    if settings.mode == "off":
+        message = "sandbox off (OPENPROGRAM_SANDBOX=off): commands run unsandboxed"
+    elif found.ok:
+        message = f"sandbox on: bubblewrap at {found.path} (mode {settings.mode}, network {net})"
+    elif settings.mode == "required":
+        message = f"commands are refused (OPENPROGRAM_SANDBOX=required): {found.reason}"
+    else:
+        message = f"commands run unsandboxed: {found.reason}"
+    return {"sandboxed": settings.mode != "off" and found.ok, "mode": settings.mode,
+            "network": settings.network, "bwrap": found.path, "message": message}

@@ -1,6 +1,7 @@
 --[[
-`:checkhealth openprogram`: the server executable and its version, the model configuration,
-the Neovim version, and whether a client is running for this workspace.
+`:checkhealth openprogram`: the server executable and its version, whether commands run in
+the sandbox (bubblewrap), the model configuration, the Neovim version, and whether a client is
+running for this workspace.
 ]]
 
 local M = {}
@@ -44,6 +45,31 @@ function M.check()
       local why = ok and res and vim.trim((res.stderr or '') .. ' exit ' .. tostring(res.code)) or tostring(res)
       health.warn('`' .. exe .. ' --version` failed: ' .. why)
     end
+  end
+
+  health.start('Sandbox')
+  if vim.fn.executable(exe) == 1 then
+    local ok, res = pcall(function()
+      return vim.system({ exe, 'sandbox', '--json' }, { text = true }):wait(10000)
+    end)
+    local info = ok and res and res.stdout and pcall(vim.json.decode, res.stdout) and vim.json.decode(res.stdout) or nil
+    if type(info) ~= 'table' then
+      health.warn('`' .. exe .. ' sandbox` gave no answer; commands may run unsandboxed')
+    elseif info.sandboxed then
+      health.ok(info.message)
+    elseif info.mode == 'off' then
+      health.warn(info.message, { 'unset OPENPROGRAM_SANDBOX to sandbox commands again' })
+    else
+      health.error(info.message, {
+        'install bubblewrap: scripts/install-sandbox (or: sudo apt-get install bubblewrap)',
+        'see docs/sandbox.md for what an unsandboxed command can reach',
+      })
+    end
+  end
+  if vim.fn.executable('bwrap') == 1 then
+    health.info('bwrap: ' .. vim.fn.exepath('bwrap'))
+  else
+    health.info('bwrap is not on PATH')
   end
 
   health.start('Model')

@@ -1,4 +1,4 @@
--- :checkhealth openprogram reports the server version, the model and Neovim's version.
+-- :checkhealth openprogram reports the server version, the sandbox, the model and Neovim's version.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()

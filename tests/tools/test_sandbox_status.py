@@ -1,0 +1,34 @@
+"""`openprogram-lsp sandbox`: what the health check and editors show about the sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _sandbox(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "home"), **env}
+    return subprocess.run([sys.executable, "-m", "openprogram_lsp", "sandbox", "--json"],
+                          env=full, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_status_on_missing_required_and_off(tmp_path: Path) -> None:
+    on = _sandbox(tmp_path)
+    assert on.returncode == 0 and json.loads(on.stdout)["sandboxed"] is True
+    assert json.loads(on.stdout)["message"].startswith("sandbox on: bubblewrap at ")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    missing = _sandbox(tmp_path, PATH=str(empty))
+    assert missing.returncode == 1
+    assert "commands run unsandboxed: bubblewrap (bwrap) is not installed" in \
+        json.loads(missing.stdout)["message"]
+    refused = _sandbox(tmp_path, PATH=str(empty), OPENPROGRAM_SANDBOX="required")
+    assert refused.returncode == 1 and "refused" in json.loads(refused.stdout)["message"]
+    off = _sandbox(tmp_path, OPENPROGRAM_SANDBOX="off")
+    assert off.returncode == 0 and json.loads(off.stdout)["sandboxed"] is False
+    bad = _sandbox(tmp_path, OPENPROGRAM_SANDBOX_NETWORK="maybe")
+    assert bad.returncode == 1 and "use on or off" in json.loads(bad.stdout)["message"]
