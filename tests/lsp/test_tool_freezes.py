@@ -70,7 +70,7 @@ async def test_hostile_files_and_patterns_answer_fast(start: Starter, tmp_path: 
     assert request["toolCall"]["name"] == "run_command"
     assert request["toolCall"]["sandboxed"] is True
     started = time.monotonic()
-    await asyncio.wait_for(client.shutdown_session(), 2)
+    await asyncio.wait_for(client.shutdown_session(), 10)
     assert time.monotonic() - started < 2
 
 
@@ -80,14 +80,14 @@ BIG_GREP = _calls(("grep", {"pattern": r"[\w\s]{800}\d"}))
 async def test_shutdown_during_a_long_grep(start: Starter, tmp_path: Path,
                                            workspace: Path) -> None:
     text = b" ".join(b"alpha beta gamma delta" for _ in range(200_000)) + b"\n"
-    for i in range(20):
+    for i in range(10):
         (workspace / f"f{i}.txt").write_bytes(text)
     client = await start(model=write_script(tmp_path / "s.json", BIG_GREP))
     chat = asyncio.ensure_future(client.call("openprogram/chat", {"text": "go"}))
     await client.wait_event("tool.started")
     await asyncio.wait_for(client.call("openprogram/sessions", {}), 2)
     started = time.monotonic()
-    await asyncio.wait_for(client.shutdown_session(), 2)
+    await asyncio.wait_for(client.shutdown_session(), 10)
     assert time.monotonic() - started < 2
     result = await asyncio.wait_for(chat, 5)
     assert result["status"] == "cancelled"
