@@ -34,7 +34,10 @@ async def test_commands_run_in_the_editor_terminal(dispatcher: Any, workspace: P
     async with in_process(dispatcher, client, mode="bypass") as (conn, _agent):
         session = await conn.new_session(cwd=str(workspace))
         await conn.prompt(session_id=session.session_id, prompt=[text_block("run echo hi there")])
-    assert ("terminal/create", ["/bin/sh", "-c", "echo hi there"]) in client.log
+    [argv] = [a for n, a in client.log if n == "terminal/create"]
+    # the editor's terminal runs it inside the sandbox, with our scrubbed environment
+    assert argv[0].endswith("bwrap") and "--clearenv" in argv
+    assert argv[-3:] == ["/bin/sh", "-c", "echo hi there"]
     done = client.updates("tool_call_update")[-1]
     assert done.status == "completed"
     assert [c.type for c in done.content][:1] == ["terminal"]

@@ -69,7 +69,7 @@ async def test_state_and_home_secrets_are_not_mounted(workspace: Path, tmp_path:
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
     (home / ".config" / "openprogram-lsp").mkdir(parents=True)
-    (home / ".config" / "openprogram-lsp" / "config.toml").write_text("key = 'cfg-secret'\n")
+    (home / ".config" / "openprogram-lsp" / "notes.txt").write_text("cfg-secret\n")
     (home / ".netrc").write_text("machine x password netrc-secret\n")
     state = workspace / ".state"  # even a state root inside the workspace stays out of reach
     state.mkdir()
@@ -90,7 +90,7 @@ async def test_state_and_home_secrets_are_not_mounted(workspace: Path, tmp_path:
     monkeypatch.setattr(sandbox, "bwrap_argv", with_home)
     ctx = ToolContext(workspace=workspace)
     out = await run(ctx, f"cat {home}/.ssh/id_ed25519 {home}/.netrc "
-                         f"{home}/.config/openprogram-lsp/config.toml .state/rules.json 2>&1; "
+                         f"{home}/.config/openprogram-lsp/notes.txt .state/rules.json 2>&1; "
                          f"ls -a {home}")
     assert out.data["sandboxed"] is True
     for leaked in ("PRIVATE KEY", "cfg-secret", "netrc-secret", "state-secret"):

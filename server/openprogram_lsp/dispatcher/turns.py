@@ -392,7 +392,8 @@ class Dispatcher:
                           question_timeout=s.question_timeout, on_paths_changed=paths_changed,
                           editor=s.editor,
                           services={"questions": s.questions, "dispatcher": self,
-                                    "turn": turn, "subagents": self.agents, **s.extra})
+                                    "settings": s.settings, "turn": turn,
+                                    "subagents": self.agents, **s.extra})
         definition = agent_definition(self, turn)
         hooks = turn.hooks = await start_hooks(self, turn)
         tools = admitted_tools(s.tools, definition)

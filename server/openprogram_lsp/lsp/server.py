@@ -79,7 +79,7 @@ class OpenProgramServer(LanguageServer):
 
     async def report_sandbox(self) -> None:
         """Log whether commands run sandboxed; warn the user when they will not."""
-        info = await asyncio.to_thread(sandbox_status)
+        info = await asyncio.to_thread(sandbox_status, self.dispatcher.services.settings)
         log.info("%s", info["message"])
         if not info["sandboxed"] and info["mode"] != "off":
             self.window_show_message(types.ShowMessageParams(

@@ -15,8 +15,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
+from openprogram_lsp.config import Settings, load_settings
+from openprogram_lsp.config.sections.sandbox import SandboxSection
 from openprogram_lsp.core.errors import ConfigError, ToolError
 from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.tools.procs import scrubbed_env
@@ -39,18 +41,17 @@ class SandboxSettings:
     network: bool = True
 
 
-def sandbox_settings() -> SandboxSettings:
-    """The sandbox settings (``OPENPROGRAM_SANDBOX``, ``OPENPROGRAM_SANDBOX_NETWORK``).
+def sandbox_settings(settings: Settings | None = None,
+                     workspace: Path | None = None) -> SandboxSettings:
+    """The ``[sandbox]`` settings: the server's validated ones, else read now.
 
-    The one place they are read, until the project's config file carries them.
+    Read now means the user's config file, the workspace's (which may not set these) and
+    ``OPENPROGRAM_SANDBOX`` / ``OPENPROGRAM_SANDBOX_NETWORK``.
     """
-    mode = os.environ.get("OPENPROGRAM_SANDBOX", "auto").strip().lower() or "auto"
-    if mode not in get_args(SandboxMode):
-        raise ConfigError(f"OPENPROGRAM_SANDBOX={mode!r}: use auto, required or off")
-    net = os.environ.get("OPENPROGRAM_SANDBOX_NETWORK", "on").strip().lower() or "on"
-    if net not in ("on", "off", "1", "0", "true", "false"):
-        raise ConfigError(f"OPENPROGRAM_SANDBOX_NETWORK={net!r}: use on or off")
-    return SandboxSettings(mode=mode, network=net in ("on", "1", "true"))  # type: ignore[arg-type]
+    if settings is None:
+        settings = load_settings(workspace=workspace)
+    section = settings.get(SandboxSection)
+    return SandboxSettings(mode=section.mode, network=section.network)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,25 +166,25 @@ def _hide(path: Path) -> list[str]:
     return ["--ro-bind", "/dev/null", str(path)]
 
 
-def status() -> dict[str, object]:
+def status(settings: Settings | None = None) -> dict[str, object]:
     """What commands will run in, for ``openprogram-lsp sandbox``, health checks and editors.
 
     ``{"sandboxed", "mode", "network", "bwrap", "message"}``; ``message`` is one line.
     """
     try:
-        settings = sandbox_settings()
+        box = sandbox_settings(settings)
     except ConfigError as exc:
         return {"sandboxed": False, "mode": "invalid", "network": False, "bwrap": None,
                 "message": f"commands are refused: {exc.message}"}
-    found = availability() if settings.mode != "off" else Availability(False, None, "")
-    net = "on" if settings.network else "off"
-    if settings.mode == "off":
+    found = availability() if box.mode != "off" else Availability(False, None, "")
+    net = "on" if box.network else "off"
+    if box.mode == "off":
         message = "sandbox off (OPENPROGRAM_SANDBOX=off): commands run unsandboxed"
     elif found.ok:
-        message = f"sandbox on: bubblewrap at {found.path} (mode {settings.mode}, network {net})"
-    elif settings.mode == "required":
+        message = f"sandbox on: bubblewrap at {found.path} (mode {box.mode}, network {net})"
+    elif box.mode == "required":
         message = f"commands are refused (OPENPROGRAM_SANDBOX=required): {found.reason}"
     else:
         message = f"commands run unsandboxed: {found.reason}"
-    return {"sandboxed": settings.mode != "off" and found.ok, "mode": settings.mode,
-            "network": settings.network, "bwrap": found.path, "message": message}
+    return {"sandboxed": box.mode != "off" and found.ok, "mode": box.mode,
+            "network": box.network, "bwrap": found.path, "message": message}

@@ -7,6 +7,7 @@ import time
 
 from pydantic import BaseModel, Field
 
+from openprogram_lsp.config import Settings
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
@@ -37,7 +38,10 @@ class RunCommand(Tool):
 
     async def plan(self, ctx: ToolContext) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
-        return plan(ctx.workspace, sandbox_settings(), await availability_async())
+        settings = ctx.services.get("settings")
+        return plan(ctx.workspace, sandbox_settings(
+            settings if isinstance(settings, Settings) else None, ctx.workspace),
+            await availability_async())
 
     async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
         how = await self.plan(ctx)
