@@ -91,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("paths", nargs="*")
     _add_common(restore)
 
+    hooks = sub.add_parser("hooks", help="list hooks and agent definitions; trust or revoke "
+                                         "a workspace's")
+    decide = hooks.add_mutually_exclusive_group()
+    decide.add_argument("--trust", metavar="ID", help="trust a workspace hook or agent definition")
+    decide.add_argument("--reject", metavar="ID", help="refuse it for good")
+    decide.add_argument("--revoke", metavar="ID", help="forget the decision (asked again)")
+    hooks.add_argument("--json", action="store_true")
+    _add_common(hooks)
+
     schema = sub.add_parser("schema", help="print the JSON Schema of the protocol")
     del schema
 
@@ -307,6 +316,39 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hooks(args: argparse.Namespace) -> int:
+    """List hooks and agent definitions with their trust; trust, reject or revoke one."""
+    from openprogram_lsp.hooks.engine import HookEngine
+
+    cfg = _config(args)
+    engine = HookEngine(cfg.home)
+    ws = cfg.workspace.resolve()
+    for decision, ident in (("trust", args.trust), ("reject", args.reject),
+                            ("forget", args.revoke)):
+        if ident:
+            state = engine.set_trust(ws, ident, decision)
+            print(f"{ident}: {state}")
+            return 0
+    hooks, agents = engine.listing(ws), engine.agent_listing(ws)
+    if args.json:
+        print(json.dumps({"hooks": hooks, "agents": agents,
+                          "warnings": engine.config(ws).warnings}))
+        return 0
+    for h in hooks:
+        matcher = f"({h['matcher']})" if h["matcher"] else ""
+        flags = " critical" if h["critical"] else ""
+        print(f"{h['id']}  {h['trust']:<8} {h['event']}{matcher}{flags}  {h['command']}  "
+              f"[{h['source']}]")
+    for a in agents:
+        print(f"{a['id']}  {a['trust']:<8} agent {a['name']}: {a['description']}  "
+              f"[{a['source']}]")
+    for w in engine.config(ws).warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not hooks and not agents:
+        print("no hooks or agent definitions apply to this workspace")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the language server."""
     from openprogram_lsp.lsp.server import serve
@@ -380,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
                 "checkpoints": cmd_checkpoints, "diff": cmd_checkpoints,
                 "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema,
-                "acp": cmd_acp, "config": cmd_config, "sandbox": cmd_sandbox}
+                "acp": cmd_acp, "config": cmd_config, "sandbox": cmd_sandbox,
+                "hooks": cmd_hooks}
     try:
         return handlers[args.command](args)
     except OpenProgramError as exc:

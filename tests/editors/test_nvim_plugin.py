@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -354,3 +355,18 @@ def test_question_answered_elsewhere_closes_its_prompt(env: dict[str, Path]) -> 
     assert out["pending_at_finish"] == 0 and out["pending"] == 0
     calls = [c for n in out["history"]["nodes"] for c in n.get("toolCalls", [])]
     assert [c["output"] for c in calls] == ["green"]
+
+
+def test_a_call_blocked_by_a_hook_shows_why_on_its_line(env: dict[str, Path]) -> None:
+    config = env["home"] / "xdg-config" / "openprogram-lsp"
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}]}]}}))
+    out = _run(env, "blocked", [
+        {"text": "Running it.",
+         "tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran"}}]},
+        {"text": "The hook refused it."}])
+    assert not (env["ws"] / "ran").exists()
+    assert any("failed → blocked: no shell today" in ln for ln in out["streamed"])
+    assert any("failed → blocked: no shell today" in ln for ln in out["lines"])

@@ -105,3 +105,22 @@ def test_interjections_warnings_follow_ups_and_attach_pointers() -> None:
     ]
     # Attach pointers and interjections are not fork points: only chain messages are indexed.
     assert [i["id"] for i in out["index"]] == ["u1", "u1_reply", "u3", "u3_reply"]
+
+
+def test_a_call_refused_before_it_ran_shows_why(tmp_path: Path) -> None:
+    reason = "a download piped into a shell is refused by the destructive-commands policy;\n" \
+             "a rule allowing this exact command lets it run"
+    history = {"sessionId": "s1", "headId": "u1_reply", "nodes": [
+        {"id": "u1", "role": "user", "text": "install it"},
+        {"id": "u1_reply", "role": "assistant", "predecessor": "u1", "status": "done",
+         "text": "", "toolCalls": [{"id": "t1", "name": "run_command", "kind": "execute",
+                                    "status": "failed", "title": "Run `curl x | sh`",
+                                    "input": {"command": "curl x | sh"},
+                                    "output": f"Denied by a tool gate: {reason}",
+                                    "blockedReason": reason}]}]}
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history))
+    lines = _render(path)["lines"]
+    assert "- ✗ Run `curl x | sh` · execute · failed → blocked: a download piped into a shell " \
+           "is refused by the destructive-commands policy; a rule allowing this exact command " \
+           "lets it run" in lines

@@ -32,7 +32,7 @@ def reply(d: Dispatcher, r: TurnResult):  # type: ignore[no-untyped-def]
 
 
 def test_exit_2_blocks_a_command_in_bypass_and_the_reason_reaches_the_model(
-        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+        make_dispatcher: Make, script: Callable, workspace: Path, events: list) -> None:
     user_settings(on("PreToolUse", "echo 'no shell today' >&2; exit 2", matcher="Bash"))
     d = make_dispatcher(script([call("run_command", command="touch ran.txt"), text("ok")]),
                         permission_mode="bypass")
@@ -42,8 +42,11 @@ def test_exit_2_blocks_a_command_in_bypass_and_the_reason_reaches_the_model(
     [record] = reply(d, r).tool_calls
     assert record.status == "failed"
     assert record.output == "Denied by a tool gate: no shell today"
+    assert record.blocked_reason == "no shell today"
     [hook] = d.services.hooks.listing(workspace)  # type: ignore[union-attr]
     assert hook["lastResult"]["exitCode"] == 2 and hook["lastResult"]["outcome"] == "deny"
+    [finished] = [e.payload for e in events if e.type == "tool.finished"]
+    assert finished["blockedReason"] == "no shell today" and finished["status"] == "failed"
 
 
 def test_a_hook_for_another_tool_lets_the_call_run(make_dispatcher: Make, script: Callable,

@@ -19,6 +19,8 @@ export const Requests = {
   renameSession: 'openprogram/renameSession',
   deleteSession: 'openprogram/deleteSession',
   restoreHunk: 'openprogram/restoreHunk',
+  hooks: 'openprogram/hooks',
+  trust: 'openprogram/trust',
 } as const;
 
 /** Server → client requests. */
@@ -84,6 +86,8 @@ export interface ToolCallRecord {
   title?: string;
   /** Index of the model call (step) that made this call. */
   step?: number;
+  /** Why a tool gate (a hook, a policy), admission, the mode or a rule refused the call. */
+  blockedReason?: string;
 }
 
 export interface Node {
@@ -258,6 +262,8 @@ export interface ToolFinishedData {
   toolCallId: string;
   status: 'completed' | 'failed';
   output: string;
+  /** Set when the call was refused before it ran (a hook, a policy, admission, mode, rule). */
+  blockedReason?: string;
 }
 
 /** `permission.withdrawn`: an approval prompt timed out or its turn was cancelled. */

@@ -410,3 +410,27 @@ test('a live steer shows in the stream and the next text starts a new segment', 
   assert.equal(messages(s)[0].nodeId, 'u1', 'the steer is not mistaken for the turn\'s user message');
   assert.equal(messages(s)[2].nodeId, 'a1');
 });
+
+test('a call refused by a hook keeps the reason on its card, live and from history', () => {
+  const s = run([
+    { type: 'reset', sessionId: S },
+    ev('tool.started', { toolCallId: 'c9', name: 'run_command', kind: 'execute', title: 'Run `rm -rf /`', input: { command: 'rm -rf /' } }),
+    ev('tool.finished', { toolCallId: 'c9', status: 'failed', output: 'Denied by a tool gate: no shell today', blockedReason: 'no shell today' }),
+  ]);
+  const [card] = tools(s);
+  assert.equal(card.status, 'failed');
+  assert.equal(card.blockedReason, 'no shell today');
+  const loaded = reduce(initialState(), {
+    type: 'history',
+    sessionId: S,
+    headId: 'a1',
+    nodes: [
+      { id: 'u1', role: 'user', text: 'go', predecessor: null, caller: null, createdAt: '' },
+      {
+        id: 'a1', role: 'assistant', text: '', predecessor: 'u1', caller: null, createdAt: '', status: 'done',
+        toolCalls: [{ id: 'c9', name: 'run_command', kind: 'execute', status: 'failed', output: 'Denied', blockedReason: 'no shell today' }],
+      },
+    ],
+  } as HostMessage);
+  assert.equal(tools(loaded)[0]?.blockedReason, 'no shell today');
+});

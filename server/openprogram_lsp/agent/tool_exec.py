@@ -59,8 +59,9 @@ class ToolRunner:
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True, default=str)}"
         if tool is None:
             if self.all_tools is not None and self.all_tools.get(call.name) is not None:
-                out = ToolOutput(f"Refused by admission: {self.admission or 'this agent'} may "
-                                 f"not use {call.name}. Available: "
+                record.blocked_reason = (f"{self.admission or 'this agent'} may not use "
+                                         f"{call.name}")
+                out = ToolOutput(f"Refused by admission: {record.blocked_reason}. Available: "
                                  f"{', '.join(self.tools.names())}", is_error=True)
             else:
                 out = ToolOutput(f"Unknown tool {call.name!r}. Available: "
@@ -78,7 +79,7 @@ class ToolRunner:
         if self.failures.get(key, 0) >= 2:
             out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
             return self._finish(record, out), out
-        refusal = await self._permit(call, tool.kind, record.title, tool, args)
+        refusal = await self._permit(call, tool.kind, record.title, tool, args, record)
         if refusal is not None:
             out = ToolOutput(refusal, is_error=True)
             return self._finish(record, out), out
@@ -129,7 +130,7 @@ class ToolRunner:
         return consult()
 
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Any,
-                      args: Any) -> str | None:
+                      args: Any, record: ToolCallRecord) -> str | None:
         """Gate, mode, rules and approval; returns a refusal message or None to run."""
         before = make_event("tool.before", {"toolCallId": call.id, "name": call.name,
                                             "kind": kind, "input": call.arguments,
@@ -140,13 +141,16 @@ class ToolRunner:
         gate = await self._consult(before)
         if gate.verdict == "deny":
             why = "; ".join(gate.reasons) or "no reason given"
+            record.blocked_reason = why
             return f"Denied by a tool gate: {why}"
         mode = mode_decision(self.mode, kind)
         if mode == "deny":
+            record.blocked_reason = f"permission mode {self.mode!r} is read-only"
             return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "
                     "changes things.")
         rule = self.rules.decide(call.name, call.arguments)
         if rule == "deny":
+            record.blocked_reason = "the user chose to always reject this kind of call"
             return "Refused: the user chose to always reject this kind of call."
         needs_ask = gate.verdict == "ask" or (mode == "ask" and rule != "allow")
         if not needs_ask:
@@ -197,6 +201,9 @@ class ToolRunner:
                                         "input": record.input})
         self._emit("tool.after", {"toolCallId": record.id, "name": record.name,
                                   "isError": out.is_error})
-        self._emit("tool.finished", {"toolCallId": record.id, "status": record.status,
-                                     "output": out.text})
+        finished: dict[str, Any] = {"toolCallId": record.id, "status": record.status,
+                                     "output": out.text}
+        if record.blocked_reason:
+            finished["blockedReason"] = record.blocked_reason
+        self._emit("tool.finished", finished)
         return record

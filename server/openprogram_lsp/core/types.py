@@ -42,6 +42,7 @@ class ToolCallRecord(Wire):
     output: str | None = None
     title: str | None = None
     step: int = 0
+    blocked_reason: str | None = None  # why a gate, admission, mode or rule refused the call
 
 
 class Node(Wire):

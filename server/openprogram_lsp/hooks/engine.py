@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.core.errors import NotFound
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
@@ -166,6 +167,18 @@ class HookEngine:
                 return None
             self._seen_sessions.add(session_id)
         return "startup" if new else "resume"
+
+    def set_trust(self, workspace: Path, definition_id: str, decision: str) -> str:
+        """Trust, reject or forget a workspace definition by id; NotFound for other ids."""
+        ids = {h.id for h in self.config(workspace).hooks if h.scope == "workspace"}
+        ids |= {a.id for a in self.agents(workspace).values() if a.scope == "workspace"}
+        known = set(self.trust.known(workspace))
+        if definition_id not in ids and definition_id not in known:
+            raise NotFound(f"no workspace hook or agent definition with id {definition_id!r} "
+                           "(see openprogram/hooks and openprogram/agents)")
+        state = {"trust": "trusted", "reject": "rejected", "forget": "unknown"}[decision]
+        self.trust.set(workspace, definition_id, state)  # type: ignore[arg-type]
+        return state
 
     def record(self, run: HookRun, outcome: str) -> None:
         """Remember a hook's last run and what it decided."""

@@ -56,6 +56,11 @@ class TrustStore:
             value = self._load(workspace).get(definition_id)
         return value if value in ("trusted", "rejected") else "unknown"  # type: ignore[return-value]
 
+    def known(self, workspace: Path) -> dict[str, str]:
+        """Every decision recorded for a workspace (id -> state)."""
+        with self._lock:
+            return dict(self._load(workspace))
+
     def set(self, workspace: Path, definition_id: str, state: TrustState) -> None:
         """Record (``unknown`` forgets, so the user is asked again) and persist."""
         with self._lock:

@@ -211,11 +211,41 @@ class Handlers:
         if p.session_id is not None:
             self._session(p.session_id)
         rows = self.dispatcher.list_agents(p.session_id)
+        engine = self.dispatcher.services.hooks
+        definitions = [w.AgentDefinitionInfo.model_validate(d) for d in engine.agent_listing(
+            self._workspace())] if engine is not None else []
         try:
-            return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows]).wire()
+            return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows],
+                                  definitions=definitions).wire()
         except ValidationError:  # a newer agent record: pass it through rather than fail
             log.warning("agent records do not match the wire schema; sent as they are")
-            return {"agents": [dict(r) for r in rows]}
+            return {"agents": [dict(r) for r in rows],
+                    "definitions": [d.wire() for d in definitions]}
+
+    # -- hooks and trust ---------------------------------------------------------------------
+
+    def _workspace(self) -> Path:
+        return Path(self.server.primary_workspace).resolve()
+
+    def _engine(self) -> Any:
+        engine = self.dispatcher.services.hooks
+        if engine is None:
+            raise NotFound("hooks are not available in this server")
+        return engine
+
+    async def hooks(self, raw: Any) -> dict[str, Any]:
+        w.parse_params(methods.HOOKS, w.EmptyParams, raw)
+        engine = self._engine()
+        ws = self._workspace()
+        listing = await asyncio.to_thread(engine.listing, ws)
+        return w.HooksResult(hooks=[w.HookInfo.model_validate(h) for h in listing],
+                             warnings=engine.config(ws).warnings).wire()
+
+    async def trust(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.TRUST, w.TrustParams, raw)
+        engine = self._engine()
+        state = engine.set_trust(self._workspace(), p.id, p.decision)
+        return w.TrustResult(id=p.id, trust=state).wire()
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -286,6 +316,7 @@ class Handlers:
             methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
             methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,
             methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
+            methods.HOOKS: self.hooks, methods.TRUST: self.trust,
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

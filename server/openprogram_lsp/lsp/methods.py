@@ -19,6 +19,8 @@ AGENTS = "openprogram/agents"
 RENAME_SESSION = "openprogram/renameSession"
 DELETE_SESSION = "openprogram/deleteSession"
 RESTORE_HUNK = "openprogram/restoreHunk"
+HOOKS = "openprogram/hooks"
+TRUST = "openprogram/trust"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -27,6 +29,7 @@ ASK_QUESTION = "openprogram/askQuestion"
 CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
+    HOOKS, TRUST,
 )
 """Requests an editor sends to the server."""
 

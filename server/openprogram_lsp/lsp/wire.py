@@ -245,8 +245,69 @@ class AgentInfo(Result):
     status: Literal["running", "done", "error", "cancelled"]
 
 
+class AgentDefinitionInfo(Result):
+    """An agent definition usable as the agent tool's ``agent``."""
+
+    id: str
+    name: str
+    description: str = ""
+    source: str
+    scope: Literal["user", "workspace"]
+    tools: list[str] | None = None
+    disallowed_tools: list[str] = Field(default_factory=list)
+    model: str | None = None
+    permission_mode: str | None = None
+    trust: Literal["trusted", "rejected", "unknown"]
+
+
 class AgentsResult(Result):
     agents: list[AgentInfo]
+    definitions: list[AgentDefinitionInfo] = Field(default_factory=list)
+
+
+class HookResultInfo(Result):
+    """A hook's last run."""
+
+    exit_code: int | None
+    duration_ms: float
+    timed_out: bool
+    at: float
+    outcome: str
+    error: str | None = None
+    stderr: str | None = None
+
+
+class HookInfo(Result):
+    """One hook definition, its trust and its last result."""
+
+    id: str
+    event: str
+    matcher: str
+    command: str
+    timeout: float
+    critical: bool
+    source: str
+    scope: Literal["user", "workspace"]
+    trust: Literal["trusted", "rejected", "unknown"]
+    active: bool
+    last_result: HookResultInfo | None = None
+
+
+class HooksResult(Result):
+    hooks: list[HookInfo]
+    warnings: list[str] = Field(default_factory=list)
+
+
+class TrustParams(Params):
+    """``openprogram/trust``: trust, reject or forget a workspace hook or agent definition."""
+
+    id: str = Field(min_length=1, max_length=64)
+    decision: Literal["trust", "reject", "forget"]
+
+
+class TrustResult(Result):
+    id: str
+    trust: Literal["trusted", "rejected", "unknown"]
 
 
 # -- server -> client --------------------------------------------------------------------------
@@ -303,6 +364,8 @@ class ToolFinishedData(Result):
     tool_call_id: str
     status: Literal["completed", "failed"]
     output: str
+    blocked_reason: str | None = Field(None, description="Why a tool gate (a hook, a policy), "
+                                       "admission, the mode or a rule refused the call")
 
 
 class FileChange(Result):
@@ -350,6 +413,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/renameSession": (RenameSessionParams, EmptyResult),
     "openprogram/deleteSession": (SessionParams, EmptyResult),
     "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
+    "openprogram/hooks": (EmptyParams, HooksResult),
+    "openprogram/trust": (TrustParams, TrustResult),
 }
 """Client -> server requests: params model and result model."""
 

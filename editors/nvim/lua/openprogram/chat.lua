@@ -13,6 +13,7 @@ user's turn ended) that continues the branch on screen streams into the panel as
 local client = require('openprogram.client')
 local panel = require('openprogram.panel')
 local protocol = require('openprogram.protocol')
+local render = require('openprogram.render')
 
 local M = {}
 
@@ -238,12 +239,14 @@ local function on_tool_finished(data)
     if pos and pos[1] then
       edit(function(buf)
         vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, {
-          panel.tool_line(meta.title or data.name or 'tool', meta.kind or data.kind, status),
+          panel.tool_line(meta.title or data.name or 'tool', meta.kind or data.kind, status)
+            .. render.blocked_suffix(data.blockedReason),
         })
       end)
     end
   elseif valid(S.buf) then
-    append_lines({ panel.tool_line(data.title or data.name or 'tool', data.kind, status) })
+    append_lines({ panel.tool_line(data.title or data.name or 'tool', data.kind, status)
+      .. render.blocked_suffix(data.blockedReason) })
   end
 end
 

@@ -30,6 +30,8 @@ M.methods = {
   RENAME_SESSION = 'openprogram/renameSession',
   DELETE_SESSION = 'openprogram/deleteSession',
   RESTORE_HUNK = 'openprogram/restoreHunk',
+  HOOKS = 'openprogram/hooks',
+  TRUST = 'openprogram/trust',
 }
 
 --- Server -> client notifications and requests.

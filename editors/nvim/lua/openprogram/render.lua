@@ -39,10 +39,23 @@ local function tool_title(tc)
   return arg and ('%s %s'):format(tc.name, arg) or tc.name
 end
 
+--- The suffix naming why a call was refused before it ran (a hook, a policy, admission, ...).
+---@param reason any
+---@return string
+function M.blocked_suffix(reason)
+  if type(reason) ~= 'string' or vim.trim(reason) == '' then
+    return ''
+  end
+  return ' → blocked: ' .. vim.trim(reason):gsub('%s*\n%s*', ' ')
+end
+
 ---@param tc table a Node.toolCalls entry
 ---@return string
 local function history_tool_line(tc)
   local line = M.tool_line(tool_title(tc), tc.kind, tc.status)
+  if type(tc.blockedReason) == 'string' and tc.blockedReason ~= '' then
+    return line .. M.blocked_suffix(tc.blockedReason)
+  end
   local out = type(tc.output) == 'string' and vim.trim(tc.output) or ''
   if out ~= '' and not out:find('\n') and #out <= 60 then
     line = line .. ' → ' .. out

@@ -177,6 +177,9 @@ function renderTool(item: ToolItem): HTMLElement {
     const chosen = p.options.find((o) => o.optionId === p.choice);
     el.appendChild(h('div', 'approval-done', escapeHtml(chosen ? CHOICE_LABEL[chosen.kind] ?? chosen.name : 'No answer (cancelled)')));
   }
+  if (item.blockedReason) {
+    el.appendChild(h('div', 'tool-blocked', escapeHtml(`Blocked: ${item.blockedReason}`)));
+  }
   if (item.output) {
     const det = h('details', 'tool-output');
     det.appendChild(h('summary', undefined, 'Output'));

@@ -46,6 +46,8 @@ export interface ToolItem {
   status: ToolStatus;
   input: Record<string, unknown>;
   output: string | null;
+  /** Why the call was refused before it ran (shown on the card), when it was. */
+  blockedReason: string | null;
   diff: { path: string; oldText: string; newText: string } | null;
   permission: PermissionPrompt | null;
   turnId: string | null;
@@ -219,6 +221,7 @@ function toolItem(state: ChatState, call: ToolCallRecord): ToolItem {
     status: call.status ?? 'completed',
     input: call.input ?? {},
     output: call.output ?? null,
+    blockedReason: call.blockedReason ?? null,
     diff: null,
     permission: null,
     turnId: null,
@@ -337,7 +340,7 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       const d = ev.data as unknown as ToolFinishedData;
       return mapItems(adopted, (it) =>
         it.kind === 'tool' && it.toolCallId === d.toolCallId
-          ? { ...it, status: d.status, output: d.output ?? null }
+          ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null }
           : it,
       );
     }
@@ -415,6 +418,7 @@ function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null)
     status: 'in_progress',
     input: d.input ?? {},
     output: null,
+    blockedReason: null,
     diff: null,
     permission: null,
     turnId,
@@ -440,6 +444,7 @@ function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permi
     status: 'pending',
     input: tc.input ?? {},
     output: null,
+    blockedReason: null,
     diff,
     permission,
     turnId: null,

@@ -1,0 +1,66 @@
+"""Hooks over stdio: the trust prompt, a blocked call's reason, openprogram/hooks and /trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from tests.lsp.conftest import OpClient, Starter, write_script
+
+HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}]}]}}
+AGENT = "---\ndescription: Reads only\ntools: Read, Grep\n---\nYou read.\n"
+
+
+async def test_trust_prompt_blocked_reason_listing_and_revoke(start: Starter, tmp_path: Path,
+                                                              workspace: Path) -> None:
+    (workspace / ".claude" / "agents").mkdir(parents=True)
+    (workspace / ".claude" / "settings.json").write_text(json.dumps(HOOKS))
+    (workspace / ".claude" / "agents" / "reader.md").write_text(AGENT)
+    model = write_script(tmp_path / "m.json", [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran"}}]},
+        {"text": "It was refused."}])
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": "allow_always"}
+
+    client = await start(model=model, setup=setup)
+    result = await client.call("openprogram/chat", {"text": "run it"})
+    assert result["status"] == "done"
+    [trust] = client.permission_requests  # the hook blocked the call before any approval
+    assert trust["toolCall"]["name"] == "trust_workspace_definitions"
+    kinds = sorted(d["kind"] for d in trust["toolCall"]["input"]["definitions"])
+    assert kinds == ["agent", "hook"]
+    assert not (workspace / "ran").exists()
+    [finished] = client.of_type("tool.finished")
+    assert finished["data"]["blockedReason"] == "no shell today"
+
+    listing = await client.call("openprogram/hooks", {})
+    [hook] = listing["hooks"]
+    assert hook["event"] == "PreToolUse" and hook["matcher"] == "Bash"
+    assert hook["trust"] == "trusted" and hook["active"] is True
+    assert hook["lastResult"]["exitCode"] == 2 and hook["lastResult"]["outcome"] == "deny"
+    agents = await client.call("openprogram/agents", {})
+    [reader] = agents["definitions"]
+    assert reader["name"] == "reader" and reader["tools"] == ["read_file", "grep"]
+    assert reader["trust"] == "trusted"
+
+    revoked = await client.call("openprogram/trust", {"id": hook["id"], "decision": "forget"})
+    assert revoked == {"id": hook["id"], "trust": "unknown"}
+    again = await client.call("openprogram/hooks", {})
+    assert again["hooks"][0]["trust"] == "unknown" and again["hooks"][0]["active"] is False
+
+    with pytest.raises(JsonRpcException) as bad:
+        await client.call("openprogram/trust", {"id": hook["id"], "decision": "maybe"})
+    assert bad.value.code == -32602 and "decision" in str(bad.value)
+    with pytest.raises(JsonRpcException) as unknown:
+        await client.call("openprogram/trust", {"id": "hnope", "decision": "trust"})
+    assert unknown.value.code == -32001
+    assert (await client.call("openprogram/hooks", {}))["hooks"]  # still serving
