@@ -72,7 +72,8 @@ async def test_new_root_and_sessions_list(start: Starter) -> None:
     assert entry["title"] == "hello there"
     assert entry["headId"] == root["headId"]
     assert set(entry) >= {"id", "title", "headId", "status", "updatedAt"}
-    assert await client.call("openprogram/agents", {"sessionId": sid}) == {"agents": []}
+    assert await client.call("openprogram/agents", {"sessionId": sid}) == {"agents": [],
+                                                                            "definitions": []}
 
 
 async def test_unknown_ids_answer_not_found(start: Starter) -> None:

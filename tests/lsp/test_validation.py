@@ -32,6 +32,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/renameSession", {"sessionId": "s", "title": ""}, "title"),
     ("openprogram/deleteSession", {"sessionId": 5}, "sessionId"),
     ("openprogram/restoreHunk", {"checkpointId": "c", "path": "a", "hunk": -1}, "hunk"),
+    ("openprogram/hooks", "all", "params"),
+    ("openprogram/trust", {"id": "h1"}, "decision"),
 ]
 
 
