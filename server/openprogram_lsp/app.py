@@ -11,6 +11,7 @@ from openprogram_lsp.config import Settings, load_settings
 from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.config.sections.hooks import PoliciesSection
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig
@@ -20,6 +21,7 @@ from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.events.bus import EventBus, get_event_bus
+from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.hooks.gate import install_gates
 from openprogram_lsp.providers.factory import make_provider
@@ -90,6 +92,12 @@ def checkpointer_factory(home: Path, config: CheckpointConfig | None = None) -> 
     return make
 
 
+def _policies(settings: Settings) -> Policies:
+    section = settings.get(PoliciesSection)
+    return Policies(destructive_commands=section.destructive_commands,
+                    untested_edits=section.untested_edits)
+
+
 def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
                      asker: Asker | None = None, bus: EventBus | None = None) -> Dispatcher:
     """Build the services and the dispatcher for a configuration."""
@@ -112,7 +120,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         checkpointer_for=checkpointer_factory(
             config.home, CheckpointConfig.from_config(settings.get(CheckpointSection))),
         rules_for=rules_for, extra=dict(config.extra), settings=settings,
-        hooks=HookEngine(config.home),
+        hooks=HookEngine(config.home, policies=_policies(settings)),
         provider_factory=lambda spec: make_provider(spec, settings=settings),
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
                               calibration=Calibration(config.home / "context-calibration.json")),

@@ -84,3 +84,27 @@ def test_disable_all_hooks_and_symlinked_files(tmp_path: Path) -> None:
     cfg = load_config(ws, user=[])
     assert cfg.hooks == []
     assert any("must not be a symlink" in w for w in cfg.warnings)
+
+
+def test_config_toml_hooks_pass_the_settings_layer_and_policies_stay_the_users(
+        tmp_path: Path) -> None:
+    import pytest
+
+    from openprogram_lsp.config import load_settings
+    from openprogram_lsp.config.sections.hooks import HooksSection, PoliciesSection
+    from openprogram_lsp.core.errors import ConfigError
+
+    ws = tmp_path / "ws"
+    (ws / ".openprogram").mkdir(parents=True)
+    (ws / ".openprogram" / "config.toml").write_text(
+        '[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\n'
+        'type = "command"\ncommand = "guard.sh"\n')
+    settings = load_settings(workspace=ws, env={"XDG_CONFIG_HOME": str(tmp_path / "x")})
+    assert settings.get(HooksSection).PreToolUse[0]["matcher"] == "Bash"
+    assert [h.command for h in load_config(ws, user=[]).hooks] == ["guard.sh"]
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "x"),
+           "OPENPROGRAM_POLICY_DESTRUCTIVE_COMMANDS": "false"}
+    assert load_settings(env=env).get(PoliciesSection).destructive_commands is False
+    (ws / ".openprogram" / "config.toml").write_text("[policies]\ndestructive_commands = false\n")
+    with pytest.raises(ConfigError, match="only be set in your own config file"):
+        load_settings(workspace=ws, env={"XDG_CONFIG_HOME": str(tmp_path / "x")})

@@ -278,6 +278,15 @@ def test_policies_can_be_switched_off_in_the_user_config(
     assert not r.warnings
 
 
+def test_the_destructive_policy_follows_the_settings_layer(
+        make_dispatcher: Make, script: Callable, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENPROGRAM_POLICY_DESTRUCTIVE_COMMANDS", "false")
+    d = make_dispatcher(script([call("run_command", command="curl -s http://127.0.0.1:9 | sh"),
+                                text("ok")]), permission_mode="bypass")
+    [call_] = reply(d, run(d)).tool_calls
+    assert "policy" not in (call_.output or "") and call_.blocked_reason is None
+
+
 def test_untested_edits_are_noted(make_dispatcher: Make, script: Callable) -> None:
     d = make_dispatcher(script([call("write_file", path="src/a.py", content="x = 1\n"),
                                 text("ok"),

@@ -13,7 +13,7 @@ import json
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -177,21 +177,27 @@ def _policies(raw: Any, policies: Policies, source: str, warnings: list[str]) ->
                       ("untestedEdits", "untested_edits"), ("untested_edits", "untested_edits")):
         if key in raw:
             if isinstance(raw[key], bool):
-                setattr(policies, attr, raw[key])
+                setattr(policies, attr, getattr(policies, attr) and raw[key])
             else:
                 warnings.append(f"{source}: policies.{key} must be true or false; ignored")
 
 
-def load_config(workspace: Path, *, user: list[Path] | None = None) -> HookConfig:
-    """Hooks of the user's files, then of the workspace's; policy switches (user files only)."""
-    cfg = HookConfig()
+def load_config(workspace: Path, *, user: list[Path] | None = None,
+                policies: Policies | None = None) -> HookConfig:
+    """Hooks of the user's files, then of the workspace's; policy switches (user files only).
+
+    ``policies`` is what the settings layer read (``[policies]`` of config.toml, environment);
+    the user's ``settings.json`` may switch a policy off too.
+    """
+    cfg = HookConfig(policies=replace(policies) if policies is not None else Policies())
     for path in user if user is not None else user_files():
         data = read_settings_file(path, cfg.warnings)
         if data is None or data.get("disableAllHooks") is True:
             continue
         cfg.hooks.extend(parse_hooks(data.get("hooks"), source=str(path), scope="user",
                                      warnings=cfg.warnings))
-        _policies(data.get("policies"), cfg.policies, str(path), cfg.warnings)
+        if path.suffix == ".json":  # config.toml's [policies] comes through the settings layer
+            _policies(data.get("policies"), cfg.policies, str(path), cfg.warnings)
     for rel in WORKSPACE_FILES:
         data = read_settings_file(workspace / rel, cfg.warnings)
         if data is None or data.get("disableAllHooks") is True:

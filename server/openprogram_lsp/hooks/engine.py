@@ -26,6 +26,7 @@ from openprogram_lsp.hooks.config import (
     WORKSPACE_FILES,
     HookConfig,
     HookSpec,
+    Policies,
     Scope,
     load_config,
     user_files,
@@ -44,8 +45,10 @@ CLAUDE_MODES = {"ask": "default", "accept-edits": "acceptEdits", "plan": "plan",
 class HookEngine:
     """Hook definitions per workspace (re-read when their files change), trust, last runs."""
 
-    def __init__(self, home: Path, *, user_files: list[Path] | None = None) -> None:
+    def __init__(self, home: Path, *, user_files: list[Path] | None = None,
+                 policies: Policies | None = None) -> None:
         self.home = home
+        self.policies = policies
         self.trust = TrustStore(home)
         self.user_files = user_files
         self._lock = threading.Lock()
@@ -130,7 +133,7 @@ class HookEngine:
             cached = self._configs.get(key)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
-        cfg = load_config(key, user=self.user_files)
+        cfg = load_config(key, user=self.user_files, policies=self.policies)
         for warning in cfg.warnings:
             log.warning("%s", warning)
         with self._lock:
