@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,7 @@ def test_chat_with_approval_writes_file_and_streams_into_panel(
     # The client declared the capability and passed the model as an initialization option.
     assert out["experimental"]["openprogram"] == {"permissions": True, "questions": True}
     assert out["init_options"]["model"].startswith("scripted:")
-    assert out["input_is_prompt"]
+    assert out["input_buftype"] == "nofile"
     assert out["panel_windows"] == 1
     assert out["winbar"].startswith("OpenProgram · write hello.txt please")
     # The second message went through the prompt buffer, on the same session.
@@ -370,3 +372,60 @@ def test_a_call_blocked_by_a_hook_shows_why_on_its_line(env: dict[str, Path]) ->
     assert not (env["ws"] / "ran").exists()
     assert any("failed → blocked: no shell today" in ln for ln in out["streamed"])
     assert any("failed → blocked: no shell today" in ln for ln in out["lines"])
+
+
+def test_daily_use_input_layout_mode_and_quit(env: dict[str, Path]) -> None:
+    out = _run(env, "daily", [
+        {"text": "Two lines received."},
+        {"text": "Once upon a time " * 60, "delay": 0.05},
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "notes.md", "content": "hi\n"}}]},
+        {"text": "Written."},
+    ])
+    assert out["float"] and out["input_float"] and out["input_focused"]
+    assert out["input_buftype"] == "nofile"
+    # the line break and the indentation arrive as typed; the input is cleared
+    assert out["sent"] == "first line\n    indented   second"
+    assert out["input_after_send"] == [""]
+    assert out["cancel_status"] == "cancelled"
+    assert any("accept-edits" in item for item in out["mode_items"])
+    assert "mode accept-edits" in out["winbar"]
+    assert out["asked"] == 0 and out["file"] == "hi\n"
+    assert "↑" in out["winbar_after"] and "↓" in out["winbar_after"]
+    assert out["visible_after_toggle"] is False
+    assert out["draft_modified"] is False
+    assert "qa_error" not in out  # :qa quit Neovim, so nothing was written after flush
+
+
+def test_session_browser_and_switching_while_a_turn_runs(env: dict[str, Path]) -> None:
+    other = env["tmp"] / "elsewhere"
+    other.mkdir()
+    cli = Path(runner.server_command()[0])
+    subprocess.run([str(cli), "chat", "--workspace", str(other), "--model", "offline",
+                    "from another folder"], env={**os.environ, "OPENPROGRAM_HOME": str(env["home"])},
+                   check=True, capture_output=True, timeout=60)
+    out = _run(env, "sessions_browser", [
+        {"text": "Alpha answer."},
+        {"text": "Beta answer."},
+        {"text": "Once upon a time " * 40, "delay": 0.05},
+        {"text": "Gamma answer."},
+    ])
+    here = _text(out["lines_here"])
+    assert here.splitlines()[0] == "+ New session"
+    assert "beta question" in here and "alpha question" in here
+    assert "from another folder" not in here and "elsewhere" in str(out["title_here"])
+    assert "beta question" in _text(out["lines_here"][1:2])  # newest first
+    assert "You:" in out["preview"] and any("Beta answer." in x for x in out["preview"])
+    everything = _text(out["lines_all"])
+    assert "other workspaces" in everything
+    other_line = next(x for x in out["lines_all"] if "from another folder" in x)
+    assert "elsewhere" in other_line
+    assert out["beta"] not in out["ids_after"] and out["alpha"] in out["ids_after"]
+    assert not (env["home"] / "sessions" / out["beta"]).exists()
+    assert out["title_opened"] == "Renamed alpha"
+    # the message sent after switching started its own turn in a new session
+    assert out["busy_after_switch"] is False
+    assert out["gamma"] not in (out["alpha"], out["beta"])
+    assert "Gamma answer." in _text(out["gamma_lines"])
+    assert "could not steer" not in _text(out["gamma_lines"])
+    assert out["alpha_last"]["status"] == "done"

@@ -96,3 +96,28 @@ async def test_unknown_ids_answer_not_found(start: Starter) -> None:
         assert info.value.code == -32001, (method, info.value)
         assert "nope" in info.value.message
         assert "Traceback" not in info.value.message
+
+
+async def test_branches_carry_a_stable_fork_identity(start: Starter) -> None:
+    client = await start(model="offline")
+    first = await client.call("openprogram/chat", {"text": "hello"})
+    sid = first["sessionId"]
+    await client.call("openprogram/chat", {"text": "list .", "sessionId": sid})
+    fork = await client.call("openprogram/fork", {"sessionId": sid, "text": "list .",
+                                                  "fromNodeId": first["assistantNodeId"]})
+
+    def by_fork(rows: list[dict[str, object]]) -> dict[object, dict[str, object]]:
+        return {r.get("forkId"): r for r in rows}
+
+    rows = by_fork((await client.call("openprogram/branches", {"sessionId": sid}))["branches"])
+    # same preview on both branches, yet each has its own identity
+    assert set(rows) == {None, fork["userNodeId"]}
+    forked = rows[fork["userNodeId"]]
+    assert forked["forkedFrom"] == first["assistantNodeId"]
+    assert forked["startPreview"] == "list ." and forked["startedAt"]
+    # growing either branch, or forking again inside the fork, keeps both identities
+    await client.call("openprogram/chat", {"text": "more", "sessionId": sid})
+    again = await client.call("openprogram/fork", {"sessionId": sid, "text": "third way",
+                                                   "fromNodeId": fork["userNodeId"]})
+    rows = by_fork((await client.call("openprogram/branches", {"sessionId": sid}))["branches"])
+    assert set(rows) == {None, fork["userNodeId"], again["userNodeId"]}

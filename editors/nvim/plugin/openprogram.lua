@@ -20,6 +20,24 @@ command('OpenProgram', function(a)
   op().open(a.args)
 end, { nargs = '*', desc = 'OpenProgram: open the chat panel; with text, send it' })
 
+command('OpenProgramToggle', function()
+  op().toggle()
+end, { desc = 'OpenProgram: open or close the chat panel' })
+
+command('OpenProgramModel', function(a)
+  op().model(a.args)
+end, { nargs = '?', desc = 'OpenProgram: pick the model (or :OpenProgramModel openai:gpt-4o)' })
+
+command('OpenProgramMode', function(a)
+  op().mode(a.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'ask', 'accept-edits', 'plan', 'bypass' }
+  end,
+  desc = 'OpenProgram: pick the permission mode',
+})
+
 command('OpenProgramCancel', function()
   op().cancel()
 end, { desc = 'OpenProgram: cancel the running turn' })
@@ -32,9 +50,13 @@ command('OpenProgramBranches', function()
   op().branches()
 end, { desc = 'OpenProgram: switch branch' })
 
-command('OpenProgramSessions', function()
-  op().sessions()
-end, { desc = 'OpenProgram: switch session' })
+command('OpenProgramSessions', function(a)
+  op().sessions({ all = a.bang })
+end, { bang = true, desc = 'OpenProgram: browse sessions (! : every workspace)' })
+
+command('OpenProgramBranchName', function(a)
+  op().name_branch(a.args)
+end, { nargs = '?', desc = 'OpenProgram: name the active branch' })
 
 command('OpenProgramCheckpoints', function()
   op().checkpoints()

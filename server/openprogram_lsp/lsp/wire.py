@@ -187,6 +187,11 @@ class BranchInfo(Result):
     active: bool
     length: int
     preview: str = ""
+    fork_id: str | None = Field(
+        None, description="First node of the branch's own part: a stable id (none: the main line)")
+    forked_from: str | None = Field(None, description="The node the branch continues after")
+    started_at: str | None = Field(None, description="When the branch's own part began")
+    start_preview: str | None = Field(None, description="First line of its first own message")
 
 
 class BranchesResult(Result):

@@ -319,8 +319,25 @@ class SessionStore:
         head = idx.meta.get("headId")
         names = idx.meta.get("branches") or {}
         out = []
+        roots = sorted((n for n in idx.nodes.values()
+                        if n.predecessor is None and idx.is_chain_node(n)),
+                       key=lambda n: idx.seq[n.id])
+
+        def first_child(pid: str) -> str | None:
+            kids = [k for k in idx.children.get(pid, ()) if idx.is_chain_node(idx.nodes[k])]
+            return min(kids, key=lambda k: idx.seq[k]) if kids else None
+
         for tip in idx.tips():
             chain = idx.chain(tip)
+            # Where the branch left the older line: the deepest node that is not the first
+            # chain child of its predecessor (or a later root). Later forks only add younger
+            # children, so this stays put as the conversation grows: a stable identity.
+            fork = None
+            for n in chain:
+                first = (roots[0].id if roots else n.id) if n.predecessor is None \
+                    else first_child(n.predecessor)
+                if first != n.id:
+                    fork = n
             last_user = next((n for n in reversed(chain) if n.role == "user"), None)
             preview = (last_user or chain[-1]).text.strip().splitlines()
             entry: dict[str, Any] = {
@@ -329,6 +346,10 @@ class SessionStore:
                 "length": len(chain),
                 "preview": preview[0][:80] if preview else "",
             }
+            if fork is not None:
+                lines = fork.text.strip().splitlines()
+                entry.update(forkId=fork.id, forkedFrom=fork.predecessor,
+                             startedAt=fork.created_at, startPreview=lines[0][:80] if lines else "")
             name = (names.get(tip) or {}).get("name")
             if name:
                 entry["name"] = name

@@ -103,6 +103,25 @@ function H.turn(cmd, n)
   end, 'turn ' .. n .. ' after ' .. cmd)
 end
 
+--- Write the result so far as a success (for a scenario that ends by quitting Neovim itself).
+function H.flush()
+  H.out.ok = true
+  H.out.events = H.events
+  H.out.notes = H.notes
+  H.out.progress = H.progress
+  local f = assert(io.open(H.result_path, 'w'))
+  f:write(vim.json.encode(H.out))
+  f:close()
+end
+
+--- Keys as if typed (termcodes replaced), executed now.
+---@param keys string
+---@param stay_in_insert? boolean leave Insert mode on when the keys end in it
+function H.feed(keys, stay_in_insert)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true),
+    stay_in_insert and 'xt!' or 'xt', false)
+end
+
 --- Run the scenario, then write the JSON result and quit (always, even on error).
 ---@param fn fun()
 function H.run(fn)

@@ -64,18 +64,106 @@ function M.fork(node_id, text)
   end)
 end
 
----@param b table a branch from openprogram/branches
----@return string
-function M.format_branch(b)
-  local preview = tostring(b.preview or ''):gsub('%s+', ' ')
-  if #preview > 60 then
-    preview = preview:sub(1, 57) .. '...'
-  end
-  local label = (b.name and b.name ~= vim.NIL and b.name ~= '') and (b.name .. ': ' .. preview) or preview
-  return ('%s %s · %d messages · %s'):format(b.active and '*' or ' ', label, b.length or 0, b.headId)
+---@param v any
+---@return string?
+local function str(v)
+  return (type(v) == 'string' and v ~= '') and v or nil
 end
 
---- List the session's branches and check the chosen one out, redrawing the panel.
+---@param text string
+---@param n integer
+---@return string
+local function cut(text, n)
+  text = text:gsub('%s+', ' ')
+  return #text > n and (text:sub(1, n - 3) .. '...') or text
+end
+
+--- A branch's label that does not change as the conversation grows: its name, else "main" for
+--- the first line, else where it forked (time and first message), plus a short id when two
+--- such labels would read the same.
+---@param b table a branch from openprogram/branches
+---@param all? table[] every branch (to tell colliding labels apart)
+---@return string
+function M.branch_label(b, all)
+  if str(b.name) then
+    return b.name
+  end
+  if not str(b.forkId) then
+    return 'main'
+  end
+  local hm = tostring(b.startedAt or ''):match('T(%d%d:%d%d)') or '?'
+  local label = ('fork %s: %s'):format(hm, cut(str(b.startPreview) or str(b.preview) or '', 40))
+  for _, o in ipairs(all or {}) do
+    if o ~= b and not str(o.name) and str(o.forkId) and o.forkId ~= b.forkId
+      and M.branch_label(o) == label then
+      return ('%s #%s'):format(label, tostring(b.forkId):sub(-6))
+    end
+  end
+  return label
+end
+
+---@param b table a branch from openprogram/branches
+---@param all? table[] every branch
+---@return string
+function M.format_branch(b, all)
+  if b.rename then
+    return '  ✎ Name or rename a branch…'
+  end
+  local last = cut(tostring(b.preview or ''), 50)
+  return ('%s %s · %d messages · last: %s'):format(b.active and '*' or ' ', M.branch_label(b, all), b.length or 0, last)
+end
+
+--- Name (or rename) a branch; asks for the name when not given.
+---@param sid string
+---@param b table a branch row
+---@param name? string
+---@param done? fun(ok: boolean)
+function M.name_branch(sid, b, name, done)
+  local function go(n)
+    if not n or vim.trim(n) == '' then
+      if done then
+        done(false)
+      end
+      return
+    end
+    client.request(protocol.methods.NAME_BRANCH, { sessionId = sid, headId = b.headId, name = vim.trim(n) }, function(err)
+      if err then
+        warn('naming the branch failed: ' .. (err.message or '?'))
+      end
+      if done then
+        done(err == nil)
+      end
+    end)
+  end
+  if name then
+    go(name)
+  else
+    vim.ui.input({ prompt = 'Branch name: ', default = str(b.name) or '' }, go)
+  end
+end
+
+--- Name the active branch of the panel's session (`:OpenProgramBranchName [name]`).
+---@param name? string
+---@param done? fun(ok: boolean)
+function M.name_active(name, done)
+  local sid = panel.state.session_id
+  if not sid then
+    warn('no session in the panel yet')
+    return
+  end
+  client.request(protocol.methods.BRANCHES, { sessionId = sid }, function(err, result)
+    for _, b in ipairs((not err and result and result.branches) or {}) do
+      if b.active then
+        M.name_branch(sid, b, name ~= '' and name or nil, done)
+        return
+      end
+    end
+    warn('no active branch')
+  end)
+end
+
+--- List the session's branches and check the chosen one out, redrawing the panel. The last
+--- entry names or renames a branch instead.
 ---@param done? fun(head_id: string?)
 function M.pick_branch(done)
   local sid = panel.state.session_id
@@ -88,15 +176,37 @@ function M.pick_branch(done)
       warn('branches failed: ' .. (err and err.message or '?'))
       return
     end
-    vim.ui.select(result.branches or {}, {
+    local branches = result.branches or {}
+    local items = vim.list_extend(vim.list_extend({}, branches), { { rename = true } })
+    vim.ui.select(items, {
       prompt = 'Branch',
       kind = 'openprogram.branch',
-      format_item = M.format_branch,
+      format_item = function(b)
+        return M.format_branch(b, branches)
+      end,
     }, function(choice)
       if not choice then
         if done then
           done(nil)
         end
+        return
+      end
+      if choice.rename then
+        vim.ui.select(branches, {
+          prompt = 'Name which branch?',
+          kind = 'openprogram.branch',
+          format_item = function(b)
+            return M.format_branch(b, branches)
+          end,
+        }, function(b)
+          if b then
+            M.name_branch(sid, b, nil, function()
+              if done then
+                done(nil)
+              end
+            end)
+          end
+        end)
         return
       end
       client.request(protocol.methods.CHECKOUT, { sessionId = sid, headId = choice.headId }, function(e2)
@@ -118,8 +228,8 @@ end
 ---@param s table a session from openprogram/sessions
 ---@return string
 function M.format_session(s)
-  local title = (s.title and s.title ~= vim.NIL and s.title ~= '') and s.title or s.id
-  return ('%s · %s · %s'):format(title, tostring(s.status or ''), tostring(s.updatedAt or ''))
+  local sessions = require('openprogram.sessions')
+  return vim.trim(sessions.format(s, not sessions.in_workspace(s, client.root())))
 end
 
 --- List sessions and show the chosen one in the panel.
@@ -130,7 +240,9 @@ function M.pick_session(done)
       warn('sessions failed: ' .. (err and err.message or '?'))
       return
     end
-    local items = vim.list_extend({ { id = false, title = 'New session' } }, result.sessions or {})
+    local sessions = require('openprogram.sessions')
+    local mine, others = sessions.split(result.sessions or {}, client.root(), true)
+    local items = vim.list_extend(vim.list_extend({ { id = false, title = 'New session' } }, mine), others)
     vim.ui.select(items, {
       prompt = 'Session',
       kind = 'openprogram.session',

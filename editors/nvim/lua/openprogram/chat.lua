@@ -48,9 +48,29 @@ end
 
 -- Turns -------------------------------------------------------------------------------------
 
+--- A turn the panel stopped showing (the user switched session while it ran) ended.
+---@param result table? TurnResult
+---@param err? lsp.ResponseError
+---@param sid? string
+local function background_done(result, err, sid)
+  if sid then
+    S.background[sid] = nil
+  end
+  local status = err and ('failed: ' .. tostring(err.message)) or tostring(result and result.status or 'done')
+  vim.notify(('openprogram: the turn in session %s ended (%s)'):format(tostring(sid or '?'), status),
+    vim.log.levels.INFO)
+  if sid and sid == S.session_id and not S.busy then
+    S.watching, S.turn_id = false, nil
+    panel.refresh()
+  end
+end
+
 ---@param result table? TurnResult
 ---@param err? lsp.ResponseError
 local function turn_done(result, err)
+  if type(result) == 'table' and type(result.usage) == 'table' then
+    S.usage = result.usage
+  end
   S.busy, S.request, S.progress, S.turn_id = false, nil, nil, nil
   S.awaiting_session, S.client_turn_id, S.watching = false, nil, false
   if err then
@@ -105,12 +125,23 @@ local function begin_stream(header_text, label)
   vim.list_extend(lines, { '', '## Assistant', '' })
   append_lines(lines)
   S.tools, S.tool_meta = {}, {}
+  -- Show the new message even when the user had scrolled up to read.
+  if valid(S.buf) then
+    local n = vim.api.nvim_buf_line_count(S.buf)
+    for _, w in ipairs(vim.fn.win_findbuf(S.buf)) do
+      pcall(vim.api.nvim_win_set_cursor, w, { n, 0 })
+    end
+  end
 end
 
 --- Send a message on the current session (a new session if none is shown).
 ---@param text string
 ---@param extra? table more openprogram/chat params (e.g. branchFrom, model)
 function M.send(text, extra)
+  if (S.busy or S.watching) and S.turn_session ~= nil and S.turn_session ~= S.session_id then
+    -- The running turn belongs to a session no longer on screen: let it run on its own.
+    M.detach()
+  end
   if S.busy or S.watching then
     -- A running turn: the message interjects instead of queueing a second turn.
     client.request(protocol.methods.STEER, { sessionId = S.session_id, text = text }, function(err, res)
@@ -125,8 +156,8 @@ function M.send(text, extra)
   end
   begin_stream(text)
   S.client_turn_id = M.new_client_turn_id()
-  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id, clientTurnId = S.client_turn_id },
-    extra or {})
+  local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id, clientTurnId = S.client_turn_id,
+    model = require('openprogram.pickers').chosen }, extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
   S.turn_session = S.session_id
   if S.awaiting_session then
@@ -134,7 +165,13 @@ function M.send(text, extra)
     S.title = vim.split(vim.trim(text), '\n', { plain = true })[1] -- the server titles it so too
   end
   update_winbar()
+  S.turn_gen = S.turn_gen + 1
+  local gen = S.turn_gen
   local id, c = client.request(protocol.methods.CHAT, params, function(err, result)
+    if gen ~= S.turn_gen then
+      background_done(result, err, result and result.sessionId or params.sessionId)
+      return
+    end
     turn_done(result, err)
   end)
   if not id then
@@ -167,10 +204,17 @@ function M.fork(from_node_id, text, name)
   if not from then
     from = vim.NIL -- JSON null: a new root in the same session
   end
+  S.turn_gen = S.turn_gen + 1
+  local gen = S.turn_gen
+  local sid = S.session_id
   local id, c = client.request(
     protocol.methods.FORK,
     { sessionId = S.session_id, fromNodeId = from, text = text, name = name, clientTurnId = S.client_turn_id },
     function(err, result)
+      if gen ~= S.turn_gen then
+        background_done(result, err, sid)
+        return
+      end
       turn_done(result, err)
     end
   )
@@ -179,6 +223,18 @@ function M.fork(from_node_id, text, name)
     return
   end
   S.request = { client = c, id = id }
+end
+
+--- Stop showing the running turn (the user moved to another session); it runs on, and a
+--- notification says when it ends. Coming back to its session streams it again.
+function M.detach()
+  if S.turn_session and (S.busy or S.watching) then
+    S.background[S.turn_session] = S.turn_id or true
+  end
+  S.turn_gen = S.turn_gen + 1
+  S.busy, S.watching, S.request, S.turn_id, S.progress = false, false, nil, nil, nil
+  S.awaiting_session, S.client_turn_id, S.turn_session = false, nil, nil
+  update_winbar()
 end
 
 --- Cancel the running turn.
@@ -314,7 +370,7 @@ local function maybe_watch(params, data)
     panel.note('a follow-up turn runs on another branch (gB to see it)')
     return
   end
-  S.turn_id, S.watching = params.turnId, true
+  S.turn_id, S.watching, S.turn_session = params.turnId, true, params.sessionId
   begin_stream(tostring(data.text or ''), 'Follow-up')
   update_winbar()
 end
@@ -331,7 +387,13 @@ function M.on_event(params, ctx)
   local t, data = params.type, type(params.data) == 'table' and params.data or {}
   if t == ev.FILE_CHANGED then
     vim.schedule(function()
-      pcall(vim.cmd.checktime)
+      local gone = {}
+      for _, c in ipairs(type(data.changes) == 'table' and data.changes or {}) do
+        if type(c) == 'table' and c.change == 'deleted' and type(c.path) == 'string' then
+          table.insert(gone, c.path)
+        end
+      end
+      require('openprogram.checkpoints').reload_buffers(gone, type(data.root) == 'string' and data.root or nil)
     end)
     return
   end
@@ -347,6 +409,7 @@ function M.on_event(params, ctx)
     if params.sessionId == S.session_id then
       S.turn_id = params.turnId
     end
+    S.turn_session = params.sessionId
     update_winbar()
   end
   if params.sessionId ~= S.session_id or S.session_id == nil then
@@ -380,16 +443,28 @@ function M.on_event(params, ctx)
     panel.note(('checkpoint %s · %d file%s · :OpenProgramCheckpoints'):format(
       require('openprogram.render').short_id(cp.id or '?'), n, n == 1 and '' or 's'))
   elseif t == ev.QUESTION_ASKED then
-    panel.note('question: ' .. tostring(data.question or '?'))
+    require('openprogram.questions').note(vim.tbl_extend('force', data, { sessionId = params.sessionId }))
   elseif t == ev.QUESTION_REPLIED then
     panel.note('answer: ' .. tostring(data.answer or ''))
   elseif t == ev.QUESTION_REJECTED then
     panel.note(('question not answered (%s)'):format(tostring(data.reason or 'rejected')))
+  elseif t == 'context.usage' then
+    S.context = data
+    update_winbar()
   elseif t == ev.CONTEXT_COMPACTED then
     panel.note('context compacted')
   elseif t == ev.SUBAGENT_STARTED or t == ev.SUBAGENT_ENDED or t == ev.BRANCH_MESSAGE_SENT then
+    if t == ev.SUBAGENT_STARTED then
+      S.agents_running[tostring(data.agentId or data.id or data.label or '?')] = true
+    elseif t == ev.SUBAGENT_ENDED then
+      S.agents_running[tostring(data.agentId or data.id or data.label or '?')] = nil
+    end
+    update_winbar()
     panel.note(collab_note(t, data) or t)
   elseif t == ev.TURN_FINISHED then
+    if S.background[params.sessionId] then
+      S.background[params.sessionId] = nil
+    end
     if S.watching and params.turnId == S.turn_id then
       S.watching, S.turn_id = false, nil
       update_winbar()

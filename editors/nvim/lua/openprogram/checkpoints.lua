@@ -75,6 +75,154 @@ local function side_buffer(name, text, path)
   return buf
 end
 
+--- The hunk (index, 0-based as the server counts) holding `line` of one side, or nil.
+---@param hunks table[] files[].hunks
+---@param line integer 1-based cursor line
+---@param side 'before'|'after'
+---@return integer? index
+function M.hunk_at(hunks, line, side)
+  local start_key = side == 'before' and 'oldStart' or 'newStart'
+  local count_key = side == 'before' and 'oldLines' or 'newLines'
+  for i, h in ipairs(hunks or {}) do
+    local start, count = h[start_key] or 0, h[count_key] or 0
+    if count == 0 then
+      -- nothing on this side: the hunk sits between `start` and `start + 1`
+      if line == start or line == start + 1 or (start == 0 and line == 1) then
+        return i - 1
+      end
+    elseif line >= start and line < start + count then
+      return i - 1
+    end
+  end
+  return nil
+end
+
+--- The first line of each hunk on one side (where ]h / [h land).
+---@param hunks table[]
+---@param side 'before'|'after'
+---@return integer[]
+function M.hunk_lines(hunks, side)
+  local out = {}
+  for _, h in ipairs(hunks or {}) do
+    local start = side == 'before' and h.oldStart or h.newStart
+    table.insert(out, math.max(1, start or 1))
+  end
+  return out
+end
+
+--- Move to the next (dir 1) or previous (dir -1) hunk in the current diff window.
+---@param dir integer
+function M.jump_hunk(dir)
+  local info = vim.b.openprogram_diff
+  if type(info) ~= 'table' then
+    return
+  end
+  local lines = M.hunk_lines(info.hunks, info.side)
+  local cur = vim.api.nvim_win_get_cursor(0)[1]
+  local target
+  if dir > 0 then
+    for _, l in ipairs(lines) do
+      if l > cur then
+        target = l
+        break
+      end
+    end
+  else
+    for i = #lines, 1, -1 do
+      if lines[i] < cur then
+        target = lines[i]
+        break
+      end
+    end
+  end
+  if target then
+    vim.api.nvim_win_set_cursor(0, { math.min(target, vim.api.nvim_buf_line_count(0)), 0 })
+  else
+    vim.notify('openprogram: no more hunks', vim.log.levels.INFO)
+  end
+end
+
+--- The safety checkpoint of the last restore made from a diff tab (`U` undoes it).
+---@type string?
+M.last_safety = nil
+
+--- Restore the hunk under the cursor of a diff tab to how it was before the checkpoint.
+---@param done? fun(result: table?)
+function M.restore_hunk_at_cursor(done)
+  local info = vim.b.openprogram_diff
+  if type(info) ~= 'table' then
+    vim.notify('openprogram: not in a checkpoint diff', vim.log.levels.WARN)
+    return
+  end
+  local index = M.hunk_at(info.hunks, vim.api.nvim_win_get_cursor(0)[1], info.side)
+  if not index then
+    vim.notify('openprogram: the cursor is not on a changed hunk', vim.log.levels.WARN)
+    if done then
+      done(nil)
+    end
+    return
+  end
+  local params = { checkpointId = info.checkpointId, path = info.path, hunk = index }
+  client.request(protocol.methods.RESTORE_HUNK, params, function(err, result)
+    if err or not result then
+      vim.notify('openprogram: restoring the hunk failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
+      if done then
+        done(nil)
+      end
+      return
+    end
+    M.last_safety = result.safetyCheckpointId
+    M.reload_buffers(result.restored or {})
+    local short = require('openprogram.render').short_id
+    local msg = ('openprogram: restored hunk %d of %s; undo with U here or :OpenProgramRestore %s'):format(
+      index + 1, info.path, short(result.safetyCheckpointId))
+    vim.notify(msg, vim.log.levels.INFO)
+    if done then
+      done(result)
+    end
+  end)
+end
+
+--- Undo the last restore made from a diff tab.
+function M.undo_last()
+  if not M.last_safety then
+    vim.notify('openprogram: nothing to undo', vim.log.levels.INFO)
+    return
+  end
+  local id = M.last_safety
+  M.last_safety = nil
+  M.restore(id)
+end
+
+--- Bring loaded buffers of restored paths up to date; a buffer whose file a restore deleted
+--- (and that has no unsaved edits) is wiped instead of keeping stale text.
+---@param paths string[] workspace-relative
+---@param root? string the workspace (default: this one)
+function M.reload_buffers(paths, root)
+  root = root or client.root()
+  for _, rel in ipairs(paths) do
+    local full = vim.fs.normalize(root .. '/' .. rel)
+    local buf = vim.fn.bufnr(full)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      if vim.uv.fs_stat(full) then
+        pcall(vim.api.nvim_buf_call, buf, function()
+          vim.cmd('silent! checktime')
+        end)
+      else
+        for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+          vim.api.nvim_win_call(w, function()
+            vim.cmd('enew')
+          end)
+        end
+        pcall(vim.api.nvim_buf_delete, buf, {})
+        vim.notify(('openprogram: %s was deleted by the restore; its buffer is closed'):format(rel),
+          vim.log.levels.INFO)
+      end
+    end
+  end
+  pcall(vim.cmd.checktime)
+end
+
 --- Open one tab per changed file with before/after windows in diff mode.
 ---@param result table the checkpointDiff result
 ---@return integer[] tabpages
@@ -103,7 +251,21 @@ function M.open_diff(result)
     vim.api.nvim_win_set_buf(right, after)
     vim.cmd('diffthis')
     vim.wo[left].winbar = ('before · %s (%s)'):format(f.path, f.status or '')
-    vim.wo[right].winbar = ('after · %s · checkpoint %s'):format(f.path, id)
+    vim.wo[right].winbar = ('after · %s · checkpoint %s · ]h [h hunks · R restore hunk · U undo'):format(f.path, id)
+    for side, b in pairs({ before = before, after = after }) do
+      vim.b[b].openprogram_diff = { checkpointId = id, path = f.path, hunks = f.hunks or {}, side = side }
+      local function map(lhs, fn, desc)
+        vim.keymap.set('n', lhs, fn, { buffer = b, nowait = true, silent = true, desc = 'OpenProgram: ' .. desc })
+      end
+      map(']h', function()
+        M.jump_hunk(1)
+      end, 'next hunk')
+      map('[h', function()
+        M.jump_hunk(-1)
+      end, 'previous hunk')
+      map('R', M.restore_hunk_at_cursor, 'restore this hunk as it was before the checkpoint')
+      map('U', M.undo_last, 'undo the last restore')
+    end
     table.insert(tabs, vim.api.nvim_get_current_tabpage())
   end
   if #tabs == 0 then
@@ -180,7 +342,8 @@ function M.restore(checkpoint_id, paths, done)
       end
       return
     end
-    pcall(vim.cmd.checktime)
+    M.last_safety = result.safetyCheckpointId
+    M.reload_buffers(result.restored or {})
     local n = #(result.restored or {})
     local short = require('openprogram.render').short_id
     local msg = ('openprogram: restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(

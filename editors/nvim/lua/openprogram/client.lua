@@ -120,15 +120,21 @@ function M.ensure()
     local cfg = M.lsp_config()
     cfg.root_dir = root
     cfg.root_markers = nil
-    local id
-    if has_011 then
-      id = vim.lsp.start(cfg, { attach = false })
-    else
-      id = vim.lsp.start_client(cfg)
+    if vim.fn.executable(cfg.cmd[1]) ~= 1 then
+      vim.notify(('openprogram: the server command %q is not executable; set setup({ cmd = {...} }) '
+        .. '(see :checkhealth openprogram)'):format(cfg.cmd[1]), vim.log.levels.ERROR)
+      return nil
     end
-    client = id and vim.lsp.get_client_by_id(id) or nil
+    local ok, id = pcall(function()
+      if has_011 then
+        return vim.lsp.start(cfg, { attach = false })
+      end
+      return vim.lsp.start_client(cfg)
+    end)
+    client = ok and id and vim.lsp.get_client_by_id(id) or nil
     if not client then
-      vim.notify('openprogram: could not start ' .. table.concat(cfg.cmd, ' '), vim.log.levels.ERROR)
+      vim.notify(('openprogram: could not start %s%s'):format(table.concat(cfg.cmd, ' '),
+        ok and '' or (': ' .. tostring(id):gsub('\n.*', ''))), vim.log.levels.ERROR)
       return nil
     end
   end

@@ -6,9 +6,24 @@ Example:
 ]]
 
 ---@class openprogram.PanelOpts
----@field position? 'right'|'left' Side of the editor the panel opens on.
----@field width? integer Columns of the panel window.
----@field input_height? integer Lines of the input (prompt buffer) window under the panel.
+---@field position? 'right'|'left'|'bottom'|'float' Where the panel opens.
+---@field width? number Width of a side or float panel: a fraction of the screen (0.35) or columns (60).
+---@field height? number Height of a bottom or float panel: a fraction of the screen or lines.
+---@field input_height? integer Lines of the input window under the panel.
+
+---@class openprogram.InputOpts
+---@field send_in_insert? boolean <CR> sends in insert mode too (default true; then <S-CR>/<C-j> break lines).
+---@field keys? {send?: string|string[], newline?: string|string[], cancel?: string|string[], close?: string|string[]}
+
+---@class openprogram.KeymapOpts
+---@field prefix? string Prefix of the global keymaps (default '<leader>o'); false/nil keymaps = none.
+---@field toggle? string|false
+---@field sessions? string|false
+---@field branches? string|false
+---@field checkpoints? string|false
+---@field model? string|false
+---@field mode? string|false
+---@field cancel? string|false
 
 ---@class openprogram.Opts
 ---@field cmd? string[] Command that starts the language server.
@@ -17,6 +32,10 @@ Example:
 ---@field root_markers? string[] Files that mark the workspace root.
 ---@field init_options? table Extra initializationOptions merged into the generated ones.
 ---@field panel? openprogram.PanelOpts
+---@field input? openprogram.InputOpts
+---@field keymaps? openprogram.KeymapOpts|false Global keymaps (off unless given; `true` takes the defaults).
+---@field approvals? {ui?: 'float'|'select'} How approvals ask: our float with the whole diff (default) or vim.ui.select.
+---@field models? string[] Models the :OpenProgramModel picker offers besides the current one.
 ---@field approval_timeout? number Seconds the server waits for an approval or answer (server default: 600).
 
 ---@class openprogram.Config: openprogram.Opts
@@ -33,8 +52,24 @@ M.defaults = {
   permission_mode = nil,
   root_markers = { '.git', '.openprogram' },
   init_options = {},
-  panel = { position = 'right', width = 60, input_height = 3 },
+  panel = { position = 'right', width = 0.35, height = 0.35, input_height = 3 },
+  input = { send_in_insert = true, keys = {} },
+  keymaps = false,
+  approvals = { ui = 'float' },
+  models = {},
   approval_timeout = nil,
+}
+
+--- The keys of the global keymaps when `keymaps = true` (each after the prefix).
+M.default_keymaps = {
+  prefix = '<leader>o',
+  toggle = 'o',
+  sessions = 's',
+  branches = 'b',
+  checkpoints = 'c',
+  model = 'm',
+  mode = 'p',
+  cancel = 'x',
 }
 
 local PERMISSION_MODES = { ask = true, ['accept-edits'] = true, plan = true, bypass = true }
@@ -62,13 +97,26 @@ function M.setup(opts)
     merged.permission_mode = nil
   end
   local pos = merged.panel.position
-  if pos ~= 'right' and pos ~= 'left' then
-    table.insert(problems, ('panel.position %q must be "right" or "left"'):format(tostring(pos)))
+  if pos ~= 'right' and pos ~= 'left' and pos ~= 'bottom' and pos ~= 'float' then
+    table.insert(problems, ('panel.position %q must be "right", "left", "bottom" or "float"'):format(tostring(pos)))
     merged.panel.position = 'right'
   end
-  if type(merged.panel.width) ~= 'number' or merged.panel.width < 20 then
-    table.insert(problems, 'panel.width must be a number >= 20')
-    merged.panel.width = M.defaults.panel.width
+  for _, key in ipairs({ 'width', 'height' }) do
+    local v = merged.panel[key]
+    if type(v) ~= 'number' or v <= 0 or (v > 1 and v < 10) then
+      table.insert(problems, ('panel.%s must be a fraction of the screen (0-1) or a count >= 10'):format(key))
+      merged.panel[key] = M.defaults.panel[key]
+    end
+  end
+  local ui = type(merged.approvals) == 'table' and merged.approvals.ui or nil
+  if ui ~= 'float' and ui ~= 'select' then
+    table.insert(problems, 'approvals.ui must be "float" or "select"')
+    merged.approvals = { ui = 'float' }
+  end
+  if merged.keymaps == true then
+    merged.keymaps = vim.deepcopy(M.default_keymaps)
+  elseif type(merged.keymaps) == 'table' then
+    merged.keymaps = vim.tbl_extend('keep', merged.keymaps, M.default_keymaps)
   end
   if #problems > 0 then
     vim.notify('openprogram: ' .. table.concat(problems, '; ') .. ' (using defaults)', vim.log.levels.WARN)

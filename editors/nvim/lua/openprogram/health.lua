@@ -31,8 +31,9 @@ function M.check()
   local exe = opts.cmd[1]
   if vim.fn.executable(exe) ~= 1 then
     health.error(('%s is not executable'):format(exe), {
-      'pip install openprogram-lsp (or pipx install openprogram-lsp)',
-      "or set require('openprogram').setup({ cmd = { '/path/to/openprogram-lsp', 'serve' } })",
+      'install it from a checkout of openprogram-lsp: ./scripts/quickstart (it makes .venv/bin/openprogram-lsp)'
+        .. ' or pipx install /path/to/openprogram-lsp (it is not published on PyPI)',
+      "or point at it: require('openprogram').setup({ cmd = { '/path/to/openprogram-lsp', 'serve' } })",
     })
   else
     health.ok(('command: %s (%s)'):format(table.concat(opts.cmd, ' '), vim.fn.exepath(exe)))

@@ -13,7 +13,8 @@ local did_setup = false
 --- Configure the plugin (optional: defaults apply without it).
 ---@param opts? openprogram.Opts
 function M.setup(opts)
-  require('openprogram.config').setup(opts)
+  local cfg = require('openprogram.config').setup(opts)
+  require('openprogram.pickers').keymaps(cfg.keymaps)
   if not did_setup then
     require('openprogram.chat').setup_progress()
     did_setup = true
@@ -50,6 +51,26 @@ function M.send(text, extra)
   require('openprogram.chat').send(text, extra)
 end
 
+--- Open the panel (focusing the input) or close it when it is open.
+function M.toggle()
+  ensure_setup()
+  require('openprogram.panel').toggle()
+end
+
+--- Pick (or set) the model of the next turns.
+---@param model? string
+function M.model(model)
+  ensure_setup()
+  require('openprogram.pickers').pick_model(model)
+end
+
+--- Pick (or set) the permission mode.
+---@param mode? string
+function M.mode(mode)
+  ensure_setup()
+  require('openprogram.pickers').pick_mode(mode)
+end
+
 --- Cancel the running turn.
 function M.cancel()
   require('openprogram.chat').cancel()
@@ -68,10 +89,21 @@ function M.branches()
   require('openprogram.branches').pick_branch()
 end
 
---- Pick a session to show in the panel.
-function M.sessions()
+--- Browse sessions (this workspace first): open, rename, delete.
+---@param opts? {all?: boolean}
+function M.sessions(opts)
   ensure_setup()
-  require('openprogram.branches').pick_session()
+  if not require('openprogram.client').ensure() then
+    return
+  end
+  require('openprogram.sessions').open(opts)
+end
+
+--- Name (or rename) the active branch; asks when no name is given.
+---@param name? string
+function M.name_branch(name)
+  ensure_setup()
+  require('openprogram.branches').name_active(name)
 end
 
 --- Pick a checkpoint and open its diff.

@@ -1,6 +1,6 @@
 --[[
 The chat panel: a side split holding a markdown buffer with the active branch's history (one
-header per message) and a prompt buffer under it for the next message. `chat.lua` runs turns
+header per message) and a multi-line input buffer (input.lua) under it for the next message. `chat.lua` runs turns
 and streams their events into it.
 
 Buffer layout (rendered from `openprogram/history`, then appended to while a turn streams):
@@ -27,7 +27,7 @@ M.ns = ns
 
 ---@class openprogram.PanelState
 ---@field buf? integer markdown buffer
----@field input_buf? integer prompt buffer
+---@field input_buf? integer input buffer (input.lua)
 ---@field session_id? string session shown in the panel
 ---@field awaiting_session boolean a chat without sessionId is running: take the session of its turn.started
 ---@field busy boolean a chat or fork request is pending
@@ -45,7 +45,15 @@ M.ns = ns
 ---@field progress? string latest $/progress message of our client
 ---@field title? string session title for the winbar
 ---@field new_session? boolean the running turn started a session (fetch its title when done)
+---@field turn_gen integer counts turns the panel sent or let go (a stale callback is ignored)
+---@field background table<string, string|true> session id -> its turn that runs off screen
+---@field agents_running table<string, boolean> subagents of the session on screen still running
+---@field usage? {inputTokens?: integer, outputTokens?: integer} the last turn's token usage
+---@field context? {usedTokens?: integer, windowTokens?: integer} the last context.usage event
 local S = {
+  turn_gen = 0,
+  background = {},
+  agents_running = {},
   awaiting_session = false,
   busy = false,
   watching = false,
@@ -113,6 +121,16 @@ end
 
 -- Windows -----------------------------------------------------------------------------------
 
+---@param n any
+---@return string
+local function tokens(n)
+  n = tonumber(n) or 0
+  if n >= 1000 then
+    return ('%.1fk'):format(n / 1000)
+  end
+  return tostring(n)
+end
+
 local function winbar()
   local parts = { 'OpenProgram' }
   if S.title then
@@ -124,6 +142,18 @@ local function winbar()
     table.insert(parts, S.progress or 'working…')
   elseif S.watching then
     table.insert(parts, S.progress or 'follow-up…')
+  end
+  local agents = vim.tbl_count(S.agents_running)
+  if agents > 0 then
+    table.insert(parts, ('%d subagent%s running'):format(agents, agents == 1 and '' or 's'))
+  end
+  table.insert(parts, 'mode ' .. require('openprogram.pickers').mode())
+  local ctx = S.context
+  if type(ctx) == 'table' and tonumber(ctx.windowTokens) and tonumber(ctx.windowTokens) > 0 then
+    table.insert(parts, ('ctx %d%%'):format(math.floor(100 * (tonumber(ctx.usedTokens) or 0) / ctx.windowTokens + 0.5)))
+  end
+  if type(S.usage) == 'table' then
+    table.insert(parts, ('↑%s ↓%s'):format(tokens(S.usage.inputTokens), tokens(S.usage.outputTokens)))
   end
   local text = table.concat(parts, ' · '):gsub('%%', '%%%%')
   return text
@@ -168,27 +198,12 @@ local function create_buffers()
       require('openprogram.branches').pick_branch()
     end, 'switch branch')
     map(buf, 'gS', function()
-      require('openprogram.branches').pick_session()
-    end, 'switch session')
+      require('openprogram').sessions()
+    end, 'browse sessions')
     M.render_intro()
   end
   if not valid(S.input_buf) then
-    local ib = vim.api.nvim_create_buf(false, true)
-    vim.bo[ib].buftype = 'prompt'
-    vim.bo[ib].bufhidden = 'hide'
-    vim.bo[ib].swapfile = false
-    pcall(vim.api.nvim_buf_set_name, ib, 'openprogram://input')
-    vim.fn.prompt_setprompt(ib, '> ')
-    vim.fn.prompt_setcallback(ib, function(text)
-      if text and vim.trim(text) ~= '' then
-        require('openprogram.chat').send(text)
-      end
-    end)
-    vim.keymap.set('n', '<C-c>', function()
-      require('openprogram.chat').cancel()
-    end, { buffer = ib, desc = 'OpenProgram: cancel the turn' })
-    vim.keymap.set('n', 'q', M.close, { buffer = ib, desc = 'OpenProgram: close the panel' })
-    S.input_buf = ib
+    S.input_buf = require('openprogram.input').create(M.close)
   end
 end
 
@@ -200,42 +215,101 @@ local function panel_win()
   return vim.fn.win_findbuf(S.buf)[1]
 end
 
+--- Columns or lines for a size option: a fraction (0 < n <= 1) of `total`, or a count.
+---@param n number
+---@param total integer
+---@param min integer
+---@return integer
+function M.size(n, total, min)
+  local v = n <= 1 and math.floor(total * n + 0.5) or math.floor(n)
+  return math.max(min, math.min(v, total - 2))
+end
+
+---@param win integer
+local function style(win)
+  local wo = vim.wo[win]
+  wo.wrap = true
+  wo.linebreak = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = 'no'
+  wo.foldenable = false
+end
+
+--- The panel's window layout from the options: `{kind = 'split'|'float', ...}`.
+---@return table
+local function geometry()
+  local opts = require('openprogram.config').options.panel
+  local pos = opts.position
+  local ih = opts.input_height or 3
+  if pos == 'float' then
+    local w = M.size(opts.width, vim.o.columns, 30)
+    local h = M.size(opts.height or 0.8, vim.o.lines - 2, 8)
+    return { kind = 'float', width = w, height = h - ih - 2, input_height = ih,
+      row = math.max(0, math.floor((vim.o.lines - h) / 2) - 1), col = math.floor((vim.o.columns - w) / 2) }
+  elseif pos == 'bottom' then
+    return { kind = 'split', cmd = ('botright %dsplit'):format(M.size(opts.height or 0.35, vim.o.lines, 6)),
+      input_height = ih, vertical = false }
+  end
+  local side = pos == 'left' and 'topleft' or 'botright'
+  return { kind = 'split', cmd = ('%s vertical %dsplit'):format(side, M.size(opts.width, vim.o.columns, 20)),
+    input_height = ih, vertical = true }
+end
+
+---@param g table geometry()
+---@return integer panel window
+local function open_windows(g)
+  local win
+  if g.kind == 'float' then
+    win = vim.api.nvim_open_win(S.buf, true, { relative = 'editor', row = g.row, col = g.col,
+      width = g.width, height = g.height, border = 'rounded', title = ' OpenProgram ', title_pos = 'center' })
+    style(win)
+    vim.wo[win].conceallevel = 2
+    local iw = vim.api.nvim_open_win(S.input_buf, false, { relative = 'editor', row = g.row + g.height + 2,
+      col = g.col, width = g.width, height = g.input_height, border = 'rounded',
+      title = ' Message · <CR> send · <C-j> new line · <C-c> cancel ', title_pos = 'left' })
+    style(iw)
+    return win
+  end
+  vim.cmd(g.cmd)
+  win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, S.buf)
+  style(win)
+  vim.wo[win].conceallevel = 2
+  if g.vertical then
+    vim.wo[win].winfixwidth = true
+  else
+    vim.wo[win].winfixheight = true
+  end
+  local n = vim.api.nvim_buf_line_count(S.buf)
+  pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+  return win
+end
+
 --- Open (or focus) the panel; returns its window.
 ---@param focus? boolean move the cursor into the panel (default true)
 ---@return integer win
 function M.open(focus)
   create_buffers()
-  local opts = require('openprogram.config').options.panel
   local win = panel_win()
   local prev = vim.api.nvim_get_current_win()
+  local g = geometry()
   if not win then
-    local side = opts.position == 'left' and 'topleft' or 'botright'
-    vim.cmd(('%s vertical %dsplit'):format(side, opts.width))
-    win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, S.buf)
-    local wo = vim.wo[win]
-    wo.winfixwidth = true
-    wo.wrap = true
-    wo.linebreak = true
-    wo.number = false
-    wo.relativenumber = false
-    wo.signcolumn = 'no'
-    wo.conceallevel = 2
-    wo.foldenable = false
-    local n = vim.api.nvim_buf_line_count(S.buf)
-    pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+    win = open_windows(g)
   end
   if #vim.fn.win_findbuf(S.input_buf) == 0 then
-    vim.api.nvim_set_current_win(win)
-    vim.cmd(('belowright %dsplit'):format(opts.input_height or 3))
-    local iw = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(iw, S.input_buf)
-    local wo = vim.wo[iw]
-    wo.winfixheight = true
-    wo.number = false
-    wo.relativenumber = false
-    wo.signcolumn = 'no'
-    wo.winbar = 'Message (Enter sends, Ctrl-C cancels)'
+    if g.kind == 'float' then
+      vim.api.nvim_win_close(win, true)
+      win = open_windows(g)
+    else
+      vim.api.nvim_set_current_win(win)
+      vim.cmd(('belowright %dsplit'):format(g.input_height))
+      local iw = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(iw, S.input_buf)
+      style(iw)
+      vim.wo[iw].winfixheight = true
+      vim.wo[iw].winbar = 'Message · <CR> send · <C-j> new line · <C-c> cancel'
+    end
   end
   update_winbar()
   if focus == false and vim.api.nvim_win_is_valid(prev) then
@@ -246,12 +320,28 @@ function M.open(focus)
   return win
 end
 
+--- Whether the panel is on screen.
+---@return boolean
+function M.visible()
+  return panel_win() ~= nil
+end
+
+--- Close the panel when it is open, else open it (focusing the input).
+function M.toggle()
+  if M.visible() then
+    M.close()
+  else
+    M.focus_input()
+  end
+end
+
 --- Close the panel's windows (the buffers and the session stay).
 function M.close()
   for _, b in ipairs({ S.input_buf, S.buf }) do
     if valid(b) then
       for _, w in ipairs(vim.fn.win_findbuf(b)) do
-        if #vim.api.nvim_list_wins() > 1 then
+        local float = vim.api.nvim_win_get_config(w).relative ~= ''
+        if float or #vim.api.nvim_list_wins() > 1 then
           pcall(vim.api.nvim_win_close, w, false)
         end
       end
@@ -344,10 +434,19 @@ end
 ---@param title? string
 ---@param done? fun()
 function M.set_session(session_id, title, done)
+  if (S.busy or S.watching) and S.turn_session ~= nil and S.turn_session ~= session_id then
+    require('openprogram.chat').detach() -- it runs on; a notification says when it ends
+  end
   S.session_id, S.title = session_id, title
   S.awaiting_session, S.head_id = false, nil
+  S.agents_running, S.usage, S.context = {}, nil, nil
   if not S.busy then
     S.turn_id, S.watching = nil, false -- a follow-up streaming in the old session
+    local running = session_id and S.background[session_id]
+    if type(running) == 'string' then
+      -- back on a session whose turn still runs: stream the rest of it
+      S.turn_id, S.watching, S.turn_session = running, true, session_id
+    end
   end
   update_winbar()
   M.refresh(done)

@@ -51,6 +51,26 @@ local function input(turn_id, question_id, question)
   end)
 end
 
+--- questionId -> true once the panel noted it (the event and the request may come in either order).
+---@type table<string, boolean>
+M.noted = {}
+
+--- Note a question in the panel once (when it belongs to the session on screen).
+---@param params table question params or a `question.asked` event's data plus sessionId
+function M.note(params)
+  local id = params.questionId
+  if type(id) == 'string' and M.noted[id] then
+    return
+  end
+  if type(id) == 'string' then
+    M.noted[id] = true
+  end
+  local panel = require('openprogram.panel')
+  if params.sessionId == nil or params.sessionId == panel.state.session_id then
+    panel.note('question: ' .. tostring(params.question or '?'))
+  end
+end
+
 --- Ask the user and return the response for the server.
 ---@param params openprogram.QuestionParams
 ---@param ctx? lsp.HandlerContext
@@ -58,6 +78,9 @@ end
 function M.handle(params, ctx)
   local _ = ctx
   local question = params.question or '?'
+  -- The panel shows the question before the prompt covers the screen.
+  M.note(params)
+  vim.cmd('redraw')
   local options = params.options
   if options == vim.NIL then
     options = nil

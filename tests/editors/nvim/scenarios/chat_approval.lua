@@ -41,7 +41,7 @@ H.run(function()
     return vim.wo[pw].winbar:find('write hello.txt please', 1, true) ~= nil
   end, 'the session title in the winbar')
   H.out.winbar = vim.wo[pw].winbar
-  H.out.input_is_prompt = vim.bo[panel.state.input_buf].buftype == 'prompt'
+  H.out.input_buftype = vim.bo[panel.state.input_buf].buftype
   local c = require('openprogram.client').find()
   H.out.experimental = c and c.config.capabilities.experimental or nil
   H.out.init_options = c and c.config.init_options or nil
