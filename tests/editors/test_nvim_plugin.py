@@ -402,7 +402,8 @@ def test_session_browser_and_switching_while_a_turn_runs(env: dict[str, Path]) -
     other.mkdir()
     cli = Path(runner.server_command()[0])
     subprocess.run([str(cli), "chat", "--workspace", str(other), "--model", "offline",
-                    "from another folder"], env={**os.environ, "OPENPROGRAM_HOME": str(env["home"])},
+                    "from another folder"],
+                   env={**os.environ, "OPENPROGRAM_HOME": str(env["home"])},
                    check=True, capture_output=True, timeout=60)
     out = _run(env, "sessions_browser", [
         {"text": "Alpha answer."},
