@@ -125,7 +125,7 @@ class ToolRunner:
             finally:
                 current_hooks.reset(token)
 
-        if hooks is not None and hooks.has("PreToolUse"):
+        if hooks is not None and hooks.gates(str(before.payload.get("name", ""))):
             return await asyncio.to_thread(consult)
         return consult()
 

@@ -237,6 +237,11 @@ class TurnHooks:
         """Whether any active hook listens to an event."""
         return any(h.event == event for h in self.hooks)
 
+    def gates(self, tool: str) -> bool:
+        """Whether a PreToolUse hook will run for a call of this tool."""
+        return any(h.event == "PreToolUse" and matches_tool(h.matcher, tool)
+                   for h in self.hooks)
+
     def matching(self, event: str, *, tool: str | None = None,
                  subject: str | None = None) -> list[HookSpec]:
         """Active hooks of an event whose matcher selects the tool or subject (deduplicated)."""

@@ -99,53 +99,39 @@ def run_hook(hook: HookSpec, payload: dict[str, Any], workspace: Path, *,
         return HookRun(hook, None, "", "", time.monotonic() - start,
                        error=f"could not start: {exc.strerror or exc}")
     deadline = start + hook.timeout
-    out_parts: list[bytes] = []
-    err_parts: list[bytes] = []
-    readers = [threading.Thread(target=_drain, args=(proc.stdout, out_parts), daemon=True),
-               threading.Thread(target=_drain, args=(proc.stderr, err_parts), daemon=True)]
-    for r in readers:
-        r.start()
-    _feed(proc, stdin)
-    timed_out = was_cancelled = False
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            break
-        if cancelled is not None and cancelled():
-            was_cancelled = True
-            break
-        try:
-            proc.wait(timeout=min(POLL, left) if cancelled is not None else left)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    if timed_out or was_cancelled:
+    ended = threading.Event()
+    why: list[str] = []
+
+    def watchdog() -> None:
+        """Kill the hook's process group at its deadline or when the turn is cancelled; if
+        something outside the group still holds the pipes a second later, close them."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                why.append("timeout")
+                break
+            if ended.wait(min(POLL, left) if cancelled is not None else left):
+                return
+            if cancelled is not None and cancelled():
+                why.append("cancel")
+                break
         _kill(proc)
+        if not ended.wait(1.0):
+            for stream in (proc.stdout, proc.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    if stream is not None:
+                        stream.close()
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    out: bytes | None = b""
+    err: bytes | None = b""
+    try:  # one thread, as subprocess.run: stdin written while both pipes are read
+        out, err = proc.communicate(stdin)
+    except (OSError, ValueError):  # the watchdog closed the pipes
         proc.wait()
-    for r in readers:
-        r.join(timeout=1.0)  # a grandchild holding the pipe open must not hold us
+    finally:
+        ended.set()
+    timed_out, was_cancelled = "timeout" in why, "cancel" in why
     code = None if timed_out or was_cancelled else proc.returncode
-    return HookRun(hook, code, _text(b"".join(out_parts)), _text(b"".join(err_parts)),
-                   time.monotonic() - start, timed_out=timed_out, cancelled=was_cancelled)
-
-
-def _drain(stream: Any, parts: list[bytes]) -> None:
-    kept = 0
-    with contextlib.suppress(Exception):
-        while chunk := stream.read1(65536):
-            if kept < MAX_CAPTURE * 4:
-                parts.append(chunk)
-                kept += len(chunk)
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    """Write stdin from a thread: a hook that never reads it must not block us."""
-    def write() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError, OSError):
-            proc.stdin.write(data)
-        with contextlib.suppress(BrokenPipeError, OSError):
-            proc.stdin.close()
-
-    threading.Thread(target=write, daemon=True).start()
+    return HookRun(hook, code, _text(out), _text(err), time.monotonic() - start,
+                   timed_out=timed_out, cancelled=was_cancelled)
