@@ -12,6 +12,7 @@ from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.config.sections.hooks import PoliciesSection
+from openprogram_lsp.config.sections.mcp import McpSection, ToolsSection
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig
@@ -27,6 +28,7 @@ from openprogram_lsp.hooks.gate import install_gates
 from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.policy import RuleBook
 
 log = logging.getLogger(__name__)
@@ -112,6 +114,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         return rulebooks[key]
 
     install_gates()
+    mcp, tools = settings.get(McpSection), settings.get(ToolsSection)
     services = Services(
         store=store, workspace=config.workspace, bus=bus or get_event_bus(),
         default_model=config.model, permission_mode=config.permission_mode,
@@ -120,6 +123,9 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         checkpointer_for=checkpointer_factory(
             config.home, CheckpointConfig.from_config(settings.get(CheckpointSection))),
         rules_for=rules_for, extra=dict(config.extra), settings=settings,
+        mcp=McpHub(config.home, startup_timeout=mcp.startup_timeout,
+                   call_timeout=mcp.tool_timeout),
+        disabled_tools=list(tools.disabled), allowed_tools=tools.allowed,
         hooks=HookEngine(config.home, policies=_policies(settings)),
         provider_factory=lambda spec: make_provider(spec, settings=settings),
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),

@@ -362,8 +362,12 @@ def cmd_acp(args: argparse.Namespace) -> int:
 
     frames = claim_stdout()  # before anything else can write to stdout
     from openprogram_lsp.acp.server import serve
+    from openprogram_lsp.tools.mcp.sources import McpToolSources
 
-    return serve(args, frames, build=lambda: build_dispatcher(_config(args)))
+    dispatcher = build_dispatcher(_config(args))
+    hub = dispatcher.services.mcp
+    return serve(args, frames, build=lambda: dispatcher,
+                 tool_sources=lambda: McpToolSources(hub) if hub is not None else None)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -13,7 +13,8 @@ import pytest
 PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
 MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
 COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
-            "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore"]
+            "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
+            "OpenProgramMcp"]
 
 
 def _nvim() -> str:

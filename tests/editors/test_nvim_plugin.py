@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.editors.nvim import runner
+from tests.tools.mcp.demo import demo_def
 
 pytestmark = [
     pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),
@@ -177,6 +178,28 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     assert "Neovim 0.1" in report
     assert "sandbox on: bubblewrap at " in report  # CI installs bwrap: scripts/install-sandbox
     assert "ERROR" not in report
+
+
+def test_mcp_approval_shows_server_tool_and_arguments_and_health_lists_it(
+        env: dict[str, Path]) -> None:
+    notes = env["tmp"] / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("keep me")
+    servers = {"notes": demo_def(notes=notes)}
+    out = _run(env, "mcp", [
+        {"tool_calls": [{"name": "mcp__notes__delete_note", "arguments": {"name": "a.txt"}}]},
+        {"text": "It was not deleted."},
+    ], extra_env={"OP_MCP": json.dumps(servers)})
+    assert out["prompts"] == [
+        'Allow MCP server notes, tool delete_note [delete] with {"name":"a.txt"}?']
+    assert out["preview"][:3] == ["// MCP server: notes", "// tool: delete_note",
+                                  "// arguments:"]
+    assert '  "name": "a.txt"' in out["preview"]
+    assert "MCP notes · delete_note" in out["winbar"]
+    assert out["note_left"] == "keep me"  # rejected: nothing done
+    report = _text(out["report"])
+    assert "MCP servers" in report
+    assert "notes (editor, stdio): ready" in report and "tool(s)" in report
 
 
 def test_sessions_cancel_and_lsp_enable(env: dict[str, Path]) -> None:

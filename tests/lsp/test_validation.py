@@ -34,6 +34,9 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/restoreHunk", {"checkpointId": "c", "path": "a", "hunk": -1}, "hunk"),
     ("openprogram/hooks", "all", "params"),
     ("openprogram/trust", {"id": "h1"}, "decision"),
+    ("openprogram/mcp", "all", "params"),
+    ("openprogram/mcpRestart", {"server": 5}, "server"),
+    ("openprogram/mcpRevokeTrust", {}, "server"),
 ]
 
 

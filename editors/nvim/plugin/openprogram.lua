@@ -62,6 +62,10 @@ command('OpenProgramCheckpoints', function()
   op().checkpoints()
 end, { desc = "OpenProgram: review a checkpoint's changes" })
 
+command('OpenProgramMcp', function()
+  require('openprogram.mcp').pick()
+end, { desc = 'OpenProgram: MCP servers (status, restart, revoke trust, tools)' })
+
 command('OpenProgramRestore', function(a)
   op().restore(a.fargs[1], vim.list_slice(a.fargs, 2))
 end, {

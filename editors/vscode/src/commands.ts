@@ -6,7 +6,8 @@ import type { ChatController } from './chat/controller';
 import type { ChatViewProvider } from './chat/view';
 import { checkpointUri, type CheckpointContentProvider } from './checkpoints/content';
 import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
-import { Requests, type Checkpoint, type RestoreResult, type SessionInfo } from './protocol';
+import { actionsFor, offerLines, serverItem } from './mcp';
+import { Requests, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { traceError } from './log';
 import * as api from './vscodeapi';
 
@@ -113,7 +114,32 @@ export function registerCommands(p: Parts): api.Disposable[] {
   const cmd = (id: string, fn: (...args: any[]) => Promise<unknown>): api.Disposable =>
     api.registerCommand(id, guarded(fn));
 
+  const mcpServers = async (): Promise<void> => {
+    const res = await p.client.request<McpResult>(Requests.mcp, {});
+    for (const problem of res.problems) p.output.warn(problem);
+    if (!res.servers.length) {
+      void api.showInfo('OpenProgram: no MCP servers configured (openprogram.mcpServers, .mcp.json or the user config file).');
+      return;
+    }
+    const picked = await api.showQuickPick(res.servers.map(serverItem), { placeHolder: 'MCP servers of this workspace' });
+    if (!picked) return;
+    const server: McpServerInfo = picked.server;
+    const action = await api.showQuickPick(actionsFor(server), { placeHolder: server.name });
+    if (!action) return;
+    if (action.action === 'restart') {
+      const done = await p.client.request<{ restarted: string[]; servers: McpServerInfo[] }>(Requests.mcpRestart, { server: server.name });
+      const now = done.servers.find((s) => s.name === server.name);
+      void api.showInfo(`OpenProgram: ${server.name} restarted: ${now ? serverItem(now).description : 'gone'}`);
+    } else if (action.action === 'revokeTrust') {
+      const done = await p.client.request<{ revoked: boolean }>(Requests.mcpRevokeTrust, { server: server.name });
+      void api.showInfo(done.revoked ? `OpenProgram: trust in ${server.name} revoked; you are asked again before it starts.` : `OpenProgram: ${server.name} had no trust answer.`);
+    } else {
+      await api.showQuickPick(offerLines(server).map((label) => ({ label })), { placeHolder: `${server.name}: tools, prompts, resources` });
+    }
+  };
+
   return [
+    cmd('openprogram.mcpServers', mcpServers),
     cmd('openprogram.newSession', async () => {
       await p.controller.newSession();
       p.chatView.reveal();

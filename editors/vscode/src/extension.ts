@@ -14,7 +14,7 @@ import * as api from './vscodeapi';
 let client: AgentClient | undefined;
 
 /** Settings whose change needs a new server process. */
-const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home'];
+const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home', 'openprogram.mcpServers', 'openprogram.disabledTools'];
 
 export async function activate(context: api.ExtensionContext): Promise<void> {
   const output = api.createLogChannel('OpenProgram');

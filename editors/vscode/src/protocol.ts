@@ -21,6 +21,9 @@ export const Requests = {
   restoreHunk: 'openprogram/restoreHunk',
   hooks: 'openprogram/hooks',
   trust: 'openprogram/trust',
+  mcp: 'openprogram/mcp',
+  mcpRestart: 'openprogram/mcpRestart',
+  mcpRevokeTrust: 'openprogram/mcpRevokeTrust',
 } as const;
 
 /** Server → client requests. */
@@ -219,6 +222,37 @@ export interface PermissionToolCall {
   title: string;
   input: Record<string, unknown>;
   diff?: { path: string; oldText: string; newText: string } | null;
+  /** Set when an MCP server's tool asks: the card shows server, tool and every argument. */
+  mcp?: McpSource | null;
+}
+
+/** One MCP server of the workspace (`openprogram/mcp`). */
+export interface McpServerInfo {
+  name: string;
+  origin: 'user' | 'workspace' | 'editor' | 'acp';
+  transport: 'stdio' | 'http';
+  target: string;
+  status: 'stopped' | 'starting' | 'ready' | 'restarting' | 'failed' | 'untrusted' | 'denied' | 'invalid';
+  trust?: 'allow' | 'deny' | 'unknown' | null;
+  lastError?: string | null;
+  restarts: number;
+  tools: { name: string; tool: string; kind: ToolKind; description: string }[];
+  prompts: { name: string; command: string; description: string; arguments: string[] }[];
+  resources: { uri: string; name: string; mimeType?: string | null; reference: string }[];
+  stderr?: string[] | null;
+}
+
+export interface McpResult {
+  workspace: string;
+  servers: McpServerInfo[];
+  trust: { server: string; decision: 'allow' | 'deny'; createdAt: string; command: string }[];
+  problems: string[];
+}
+
+/** Where an MCP tool comes from. */
+export interface McpSource {
+  server: string;
+  tool: string;
 }
 
 export interface PermissionParams {
@@ -256,6 +290,7 @@ export interface ToolStartedData {
   kind: ToolKind;
   title: string;
   input: Record<string, unknown>;
+  mcp?: McpSource | null;
 }
 
 export interface ToolFinishedData {

@@ -10,6 +10,10 @@ export interface Settings {
   permissionMode: PermissionMode;
   approvalTimeout: number;
   home: string;
+  /** MCP servers in the `.mcp.json` shape: `{name: {command, args, env} | {type: 'http', url, headers}}`. */
+  mcpServers: Record<string, unknown>;
+  /** Tool-name patterns never offered to the model (static admission), e.g. `mcp__github__*`. */
+  disabledTools: string[];
 }
 
 export const DEFAULTS: Settings = {
@@ -19,6 +23,8 @@ export const DEFAULTS: Settings = {
   permissionMode: 'ask',
   approvalTimeout: 300,
   home: '',
+  mcpServers: {},
+  disabledTools: [],
 };
 
 /** What the client needs to spawn the server. */
@@ -65,6 +71,20 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
   } else {
     problems.push('openprogram.server.args must be a list of strings');
   }
+  const mcpRaw = get('mcpServers') ?? DEFAULTS.mcpServers;
+  let mcpServers = DEFAULTS.mcpServers;
+  if (typeof mcpRaw === 'object' && mcpRaw !== null && !Array.isArray(mcpRaw)) {
+    mcpServers = mcpRaw as Record<string, unknown>;
+  } else {
+    problems.push('openprogram.mcpServers must be an object of server name -> definition');
+  }
+  const disabledRaw = get('disabledTools') ?? DEFAULTS.disabledTools;
+  let disabledTools = DEFAULTS.disabledTools;
+  if (Array.isArray(disabledRaw) && disabledRaw.every((a) => typeof a === 'string')) {
+    disabledTools = disabledRaw as string[];
+  } else {
+    problems.push('openprogram.disabledTools must be a list of tool-name patterns');
+  }
   const settings: Settings = {
     serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
     serverArgs,
@@ -72,6 +92,8 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     permissionMode,
     approvalTimeout,
     home: str('home', DEFAULTS.home),
+    mcpServers,
+    disabledTools,
   };
   return { settings, problems };
 }
@@ -109,6 +131,8 @@ export function launchPlan(
       ...(model ? { model } : {}),
       permissionMode: settings.permissionMode,
       approvalTimeout: settings.approvalTimeout,
+      ...(Object.keys(settings.mcpServers).length ? { mcpServers: settings.mcpServers } : {}),
+      ...(settings.disabledTools.length ? { disabledTools: settings.disabledTools } : {}),
       client: 'vscode',
     },
     problems: [],

@@ -35,6 +35,18 @@ test('the launch plan expands variables and passes the model and mode', () => {
   });
 });
 
+test('MCP servers and disabled tools reach the server as initializationOptions', () => {
+  const servers = { notes: { command: 'python', args: ['notes.py'] }, docs: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
+  const { settings, problems } = parseSettings((k) => ({ mcpServers: servers, disabledTools: ['mcp__notes__*'] })[k]);
+  assert.deepEqual(problems, []);
+  const plan = launchPlan(settings, '/ws', {});
+  assert.deepEqual(plan.initializationOptions.mcpServers, servers);
+  assert.deepEqual(plan.initializationOptions.disabledTools, ['mcp__notes__*']);
+  const bad = parseSettings((k) => ({ mcpServers: ['x'], disabledTools: 'all' })[k]);
+  assert.deepEqual(bad.settings.mcpServers, {});
+  assert.equal(bad.problems.length, 2);
+});
+
 test('checkpoint URIs round-trip', () => {
   const ref = { checkpointId: 'abc', path: 'dir/a b.txt', side: 'before' as const };
   const { path, query } = formatRef(ref);

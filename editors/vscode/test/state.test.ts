@@ -434,3 +434,25 @@ test('a call refused by a hook keeps the reason on its card, live and from histo
   } as HostMessage);
   assert.equal(tools(loaded)[0]?.blockedReason, 'no shell today');
 });
+
+test('an MCP tool card keeps the server and tool from tool.started and from the approval', () => {
+  const mcp = { server: 'github', tool: 'create_issue' };
+  const input = { title: 'Bug', body: 'x'.repeat(5000) };
+  const started = run([
+    { type: 'reset', sessionId: S },
+    ev('tool.started', { toolCallId: 'c1', name: 'mcp__github__create_issue', kind: 'other', title: 'MCP github: create_issue', input, mcp }),
+  ]);
+  assert.deepEqual(tools(started)[0].mcp, mcp);
+  const asked = run([
+    { type: 'reset', sessionId: S },
+    {
+      type: 'permission',
+      requestId: 'p1',
+      toolCall: { toolCallId: 'c2', name: 'mcp__github__create_issue', kind: 'other', title: 'MCP github: create_issue', input, mcp },
+      options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
+    },
+  ]);
+  const card = tools(asked)[0];
+  assert.deepEqual(card.mcp, mcp);
+  assert.equal((card.input.body as string).length, 5000, 'the card holds the whole input');
+});

@@ -183,8 +183,10 @@ class OpenProgramAgent:
 
     def _announce(self, sid: str) -> None:
         """Advertise the slash commands once the session's response is out."""
+        hub, sess = self.dispatcher.services.mcp, self.sessions.get(sid)
+        prompts = hub.prompts(sess.workspace) if hub is not None and sess is not None else []
         asyncio.get_running_loop().call_soon(self.notify, sid, helpers.update_available_commands(
-            cmds.available()))
+            cmds.available(prompts)))
 
     # -- lifecycle ---------------------------------------------------------------------------
 

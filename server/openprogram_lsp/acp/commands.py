@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from openprogram_lsp.core.errors import CheckpointError, InvalidParams, SessionBusy
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.tools.mcp import full_name
+from openprogram_lsp.tools.mcp.catalog import PromptInfo
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "branches": ("List the conversation's branches", None),
@@ -31,12 +34,19 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def available() -> list[AvailableCommand]:
-    """The commands as ACP advertises them."""
-    return [AvailableCommand(name=name, description=desc,
+def available(mcp_prompts: Sequence[tuple[str, PromptInfo]] = ()) -> list[AvailableCommand]:
+    """The commands as ACP advertises them, then the running MCP servers' prompts."""
+    ours = [AvailableCommand(name=name, description=desc,
                              input=AvailableCommandInput(UnstructuredCommandInput(hint=hint))
                              if hint else None)
             for name, (desc, hint) in COMMANDS.items()]
+    for server, prompt in mcp_prompts:
+        hint = " ".join(f"{a.name}=..." for a in prompt.arguments)
+        ours.append(AvailableCommand(
+            name=full_name(server, prompt.name),
+            description=prompt.description or f"MCP prompt {prompt.name} of {server}",
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None))
+    return ours
 
 
 @dataclass(slots=True)

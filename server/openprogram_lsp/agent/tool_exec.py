@@ -63,6 +63,10 @@ class ToolRunner:
                                          f"{call.name}")
                 out = ToolOutput(f"Refused by admission: {record.blocked_reason}. Available: "
                                  f"{', '.join(self.tools.names())}", is_error=True)
+            elif self.tools.refused(call.name):
+                record.blocked_reason = f"{call.name} is disabled by configuration"
+                out = ToolOutput(f"{call.name} is disabled by configuration (refused by static "
+                                 "admission); do not call it again.", is_error=True)
             else:
                 out = ToolOutput(f"Unknown tool {call.name!r}. Available: "
                                  f"{', '.join(self.tools.names())}", is_error=True)
@@ -73,9 +77,11 @@ class ToolRunner:
         except ToolError as exc:
             out = ToolOutput(exc.message, is_error=True)
             return self._finish(record, out, started=False), out
+        source = tool.source()
         self._emit("tool.started", {"toolCallId": call.id, "name": call.name,
                                     "kind": tool.kind, "title": record.title,
-                                    "input": call.arguments})
+                                    "input": call.arguments,
+                                    **({"mcp": source} if source else {})})
         if self.failures.get(key, 0) >= 2:
             out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
             return self._finish(record, out), out
@@ -165,7 +171,8 @@ class ToolRunner:
         request = PermissionRequest(
             session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
             tool_call=PermissionToolCall(tool_call_id=call.id, name=call.name, kind=kind,
-                                         title=title, input=call.arguments, diff=diff),
+                                         title=title, input=call.arguments, diff=diff,
+                                         mcp=tool.source()),
             workspace=str(self.ctx.workspace))
         if sandbox is not None:
             request.tool_call.sandboxed = sandbox[0]
@@ -195,6 +202,9 @@ class ToolRunner:
                 started: bool = True) -> ToolCallRecord:
         record.status = "failed" if out.is_error else "completed"
         record.output = out.text
+        attachments = out.data.get("attachments")
+        if isinstance(attachments, list) and attachments:
+            record.attachments = attachments
         if not started:
             self._emit("tool.started", {"toolCallId": record.id, "name": record.name,
                                         "kind": record.kind, "title": record.title,

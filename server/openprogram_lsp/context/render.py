@@ -119,8 +119,8 @@ def render_fields(node: Node) -> Rendered:
     node's own strings while the messages are built, not by walking the messages again.
     """
     role = node.role
-    if role == "user":
-        text = node.text
+    if role == "user":  # modelText: the message with MCP prompts and resources expanded
+        text = node.metadata.get("modelText") or node.text
         return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role == "summary":
         text = f"{SUMMARY_HEADER}\n{node.text}"

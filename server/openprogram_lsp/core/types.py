@@ -43,6 +43,7 @@ class ToolCallRecord(Wire):
     title: str | None = None
     step: int = 0
     blocked_reason: str | None = None  # why a gate, admission, mode or rule refused the call
+    attachments: list[dict[str, Any]] | None = Field(default=None, exclude=True)
 
 
 class Node(Wire):
@@ -229,6 +230,7 @@ class PermissionToolCall(Wire):
     diff: DiffPreview | None = None
     sandboxed: bool | None = None  # commands: whether it will run in the sandbox
     sandbox_note: str | None = None  # why not, when it will not
+    mcp: dict[str, str] | None = None  # {server, tool} when an MCP server's tool asks
 
 
 class PermissionRequest(Wire):

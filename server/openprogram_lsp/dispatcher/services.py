@@ -19,6 +19,7 @@ from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.builtin import builtin_tools
+from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.policy import RuleBook
 from openprogram_lsp.tools.registry import ToolRegistry
 
@@ -46,5 +47,8 @@ class Services:
     checkpointer_for: Callable[[Path], Checkpointer | None] | None = None
     rules_for: Callable[[Path], RuleBook] = field(default=lambda _ws: RuleBook())
     hooks: HookEngine | None = None  # user hooks, policies and agent definitions
+    mcp: McpHub | None = None  # MCP servers as tool sources (None: built-ins only)
+    disabled_tools: list[str] = field(default_factory=list)  # static admission (fnmatch)
+    allowed_tools: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     settings: Settings | None = None  # the validated settings the app was built from

@@ -47,6 +47,7 @@ from openprogram_lsp.dispatcher.history import resolve_history
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.subagents import Subagents
+from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
 from openprogram_lsp.dispatcher.turn_hooks import (
     PROMPT_SOURCES,
     admitted_tools,
@@ -396,12 +397,18 @@ class Dispatcher:
                                     "subagents": self.agents, **s.extra})
         definition = agent_definition(self, turn)
         hooks = turn.hooks = await start_hooks(self, turn)
-        tools = admitted_tools(s.tools, definition)
+        every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
+                                 turn_id=turn.turn_id)
+        tools = admitted_tools(every, definition)
+        if history and history[-1].id == turn.user_node_id \
+                and not is_compact_command(turn.request.text):
+            history = [*history[:-1], await expand_user_message(
+                s, turn.workspace, turn.session_id, history[-1])]
         runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus,
                             mode=turn.request.permission_mode or s.permission_mode,
                             rules=s.rules_for(turn.workspace), approver=s.approver,
                             before_mutation=before_mutation, hooks=hooks,
-                            all_tools=s.tools if definition is not None else None,
+                            all_tools=every if definition is not None else None,
                             admission=f"agent definition {definition.name!r}"
                             if definition is not None else "")
         system = system_extra(self, turn, definition, tools)
@@ -433,7 +440,9 @@ class Dispatcher:
                 id=_tool_node_id(turn.turn_id, record.id), role="tool", text=record.output or "",
                 caller=turn.turn_id, status="done" if record.status == "completed" else "error",
                 metadata={"toolCallId": record.id, "name": record.name, "kind": record.kind,
-                          "input": record.input, "step": record.step}))
+                          "input": record.input, "step": record.step,
+                          **({"attachments": record.attachments} if record.attachments
+                             else {})}))
             store.update_node(turn.session_id, turn.turn_id, text=state.text,
                               tool_calls=list(state.tool_calls),
                               metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,

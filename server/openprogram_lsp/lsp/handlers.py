@@ -25,6 +25,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.server import OpenProgramServer
@@ -317,6 +318,7 @@ class Handlers:
             methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,
             methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
             methods.HOOKS: self.hooks, methods.TRUST: self.trust,
+            **McpHandlers(self.server).table(),
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

@@ -21,6 +21,9 @@ DELETE_SESSION = "openprogram/deleteSession"
 RESTORE_HUNK = "openprogram/restoreHunk"
 HOOKS = "openprogram/hooks"
 TRUST = "openprogram/trust"
+MCP = "openprogram/mcp"
+MCP_RESTART = "openprogram/mcpRestart"
+MCP_REVOKE_TRUST = "openprogram/mcpRevokeTrust"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -30,6 +33,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
+    MCP, MCP_RESTART, MCP_REVOKE_TRUST,
 )
 """Requests an editor sends to the server."""
 

@@ -9,6 +9,7 @@ rejection; cancelling the turn withdraws the prompt with ``$/cancelRequest``.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -98,6 +99,12 @@ def _message_request(kind: types.MessageType, message: str,
 def _describe(request: PermissionRequest) -> str:
     call = request.tool_call
     text = f"OpenProgram wants to run: {call.title} [{call.kind}]"
+    if call.mcp is not None:
+        args = json.dumps(call.input, ensure_ascii=False, sort_keys=True, default=str)
+        cut = f"{args[:4000]} [... {len(args) - 4000} more characters]" \
+            if len(args) > 4000 else args
+        text += (f"\nMCP server: {call.mcp.get('server')}\ntool: {call.mcp.get('tool')}"
+                 f"\narguments: {cut}")
     if call.diff is not None:
         old = len(call.diff.old_text.splitlines())
         new = len(call.diff.new_text.splitlines())

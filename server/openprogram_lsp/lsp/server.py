@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 
 from openprogram_lsp import __version__
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.config.sections.mcp import ToolsSection
 from openprogram_lsp.core.types import PERMISSION_MODES
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
@@ -105,6 +106,16 @@ class OpenProgramServer(LanguageServer):
             services.extra["agent.model"] = options.agent_model
         if options.max_messages:
             services.extra["agent.max_messages"] = options.max_messages
+        if "mcp_servers" in options.model_fields_set or not merge:
+            problems = (services.mcp.set_editor_servers(options.mcp_servers)
+                        if services.mcp is not None else [])
+            problem = "; ".join([*([problem] if problem else []), *problems]) or None
+        if options.disabled_tools is not None or options.allowed_tools is not None:
+            base = services.settings.get(ToolsSection) if services.settings else ToolsSection()
+            # the editor adds to what config.toml disables; its allow-list replaces the file's
+            services.disabled_tools = [*base.disabled, *(options.disabled_tools or [])]
+            if options.allowed_tools is not None:
+                services.allowed_tools = list(options.allowed_tools)
         rules = self.settings.rules()
         if rules:
             for folder in self.folders or [self.primary_workspace]:
@@ -160,6 +171,8 @@ class OpenProgramServer(LanguageServer):
         for watcher in list(self.watchers.values()):
             await watcher.stop()
         self.watchers.clear()
+        if self.dispatcher.services.mcp is not None:
+            await self.dispatcher.services.mcp.aclose()
         if self.bridge is not None:
             self.bridge.stop()
 

@@ -34,6 +34,9 @@ class EditorOptions(BaseModel):
     question_timeout: float | None = Field(None, gt=0)
     agent_model: str | None = None  # the model children run with (default: the parent's)
     max_messages: int | None = Field(None, ge=1, le=64)  # message budget of a chain
+    mcp_servers: dict[str, Any] | None = None  # {name: {command, args, env} | {type, url}}
+    disabled_tools: list[str] | None = None  # static admission: fnmatch on tool names
+    allowed_tools: list[str] | None = None
 
 
 @dataclass(slots=True)

@@ -315,6 +315,83 @@ class TrustResult(Result):
     trust: Literal["trusted", "rejected", "unknown"]
 
 
+# -- MCP servers ------------------------------------------------------------------------------
+
+class McpRestartParams(Params):
+    """``openprogram/mcpRestart``: reconnect one server, or every server when absent."""
+
+    server: str | None = Field(None, min_length=1, max_length=200)
+
+
+class McpRevokeTrustParams(Params):
+    """``openprogram/mcpRevokeTrust``: forget the trust answer about a ``.mcp.json`` server."""
+
+    server: str = Field(min_length=1, max_length=200)
+
+
+class McpToolInfo(Result):
+    name: str = Field(description="The registry name, mcp__<server>__<tool>")
+    tool: str = Field(description="The tool's name on its server")
+    kind: ToolKind
+    description: str = ""
+
+
+class McpPromptInfo(Result):
+    name: str
+    command: str = Field(description="The slash command, /mcp__<server>__<prompt>")
+    description: str = ""
+    arguments: list[str] = Field(default_factory=list)
+
+
+class McpResourceInfo(Result):
+    uri: str
+    name: str
+    mime_type: str | None = None
+    reference: str = Field(description="What to write in a message to attach it: @server:uri")
+
+
+class McpServerInfo(Result):
+    name: str
+    origin: Literal["user", "workspace", "editor", "acp"]
+    transport: Literal["stdio", "http"]
+    target: str = Field(description="The command line or URL")
+    status: Literal["stopped", "starting", "ready", "restarting", "failed", "untrusted",
+                    "denied", "invalid"]
+    trust: Literal["allow", "deny", "unknown"] | None = Field(
+        None, description="For .mcp.json servers: the remembered trust answer")
+    last_error: str | None = None
+    restarts: int = 0
+    tools: list[McpToolInfo] = Field(default_factory=list)
+    prompts: list[McpPromptInfo] = Field(default_factory=list)
+    resources: list[McpResourceInfo] = Field(default_factory=list)
+    stderr: list[str] | None = Field(None, description="The last lines the server wrote to stderr")
+
+
+class McpTrustInfo(Result):
+    server: str
+    decision: Literal["allow", "deny"]
+    created_at: str
+    command: str
+
+
+class McpResult(Result):
+    """``openprogram/mcp``: the workspace's servers, remembered trust and config problems."""
+
+    workspace: str
+    servers: list[McpServerInfo]
+    trust: list[McpTrustInfo] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+
+class McpRestartResult(Result):
+    restarted: list[str]
+    servers: list[McpServerInfo]
+
+
+class McpRevokeTrustResult(Result):
+    revoked: bool
+
+
 # -- server -> client --------------------------------------------------------------------------
 
 class PermissionResponse(Params):
@@ -357,12 +434,18 @@ class TextDeltaData(Result):
     text: str
 
 
+class McpSource(Result):
+    server: str
+    tool: str
+
+
 class ToolStartedData(Result):
     tool_call_id: str
     name: str
     kind: ToolKind
     title: str
     input: dict[str, Any]
+    mcp: McpSource | None = Field(None, description="Set when an MCP server's tool runs")
 
 
 class ToolFinishedData(Result):
@@ -420,6 +503,9 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
     "openprogram/hooks": (EmptyParams, HooksResult),
     "openprogram/trust": (TrustParams, TrustResult),
+    "openprogram/mcp": (EmptyParams, McpResult),
+    "openprogram/mcpRestart": (McpRestartParams, McpRestartResult),
+    "openprogram/mcpRevokeTrust": (McpRevokeTrustParams, McpRevokeTrustResult),
 }
 """Client -> server requests: params model and result model."""
 

@@ -80,6 +80,10 @@ class Tool:
         """A one-line description of a call, for approvals and the UI."""
         return self.name
 
+    def source(self) -> dict[str, str] | None:
+        """Where the tool comes from when it is not built in (MCP: server and tool)."""
+        return None
+
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         """The edit this call would make, if it is an edit."""
         return None

@@ -24,8 +24,9 @@ def admit(name: str, category: str, *, disabled: Sequence[str] = (),
 class ToolRegistry:
     """Tools by name; duplicate names are refused."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, refused: Iterable[str] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._refused = frozenset(refused)
         for tool in tools:
             self.register(tool)
 
@@ -43,12 +44,29 @@ class ToolRegistry:
         """Registered tool names."""
         return list(self._tools)
 
+    def tools(self) -> list[Tool]:
+        """Registered tools, in registration order."""
+        return list(self._tools.values())
+
+    def refused(self, name: str) -> bool:
+        """Whether static admission left this tool out of the registry."""
+        return name in self._refused
+
+    def with_tools(self, tools: Iterable[Tool]) -> ToolRegistry:
+        """A registry with more tools (a name already taken keeps its first tool)."""
+        out = ToolRegistry(self._tools.values(), refused=self._refused)
+        for tool in tools:
+            if tool.name not in out._tools:
+                out._tools[tool.name] = tool
+        return out
+
     def admitted(self, *, disabled: Sequence[str] = (), allowed: Sequence[str] | None = None,
                  categories: Sequence[str] | None = None) -> ToolRegistry:
         """A registry holding only the tools static admission lets through."""
-        return ToolRegistry(t for t in self._tools.values()
-                            if admit(t.name, t.category, disabled=disabled, allowed=allowed,
-                                     categories=categories))
+        keep = {name: admit(t.name, t.category, disabled=disabled, allowed=allowed,
+                            categories=categories) for name, t in self._tools.items()}
+        return ToolRegistry((t for t in self._tools.values() if keep[t.name]),
+                            refused=self._refused | {n for n, ok in keep.items() if not ok})
 
     def specs(self) -> list[ToolSpec]:
         """Every tool's spec, for the model."""

@@ -48,6 +48,7 @@ def run_scenario(
     init: Path | None = None,
     as_010: bool = False,
     timeout: float = 150.0,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote.
 
@@ -72,6 +73,7 @@ def run_scenario(
     env.pop("OPENPROGRAM_MODEL", None)
     if as_010:
         env["OP_AS_010"] = "1"
+    env.update(extra_env or {})
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     script = str(SCENARIOS / f"{name}.lua")
     if init is not None:

@@ -30,6 +30,7 @@ local M = {}
 ---@field title string
 ---@field input table
 ---@field diff? {path: string, oldText: string, newText: string}
+---@field mcp? {server: string, tool: string} Set when an MCP server's tool asks.
 
 ---@class openprogram.PermissionParams
 ---@field sessionId string
@@ -55,23 +56,53 @@ function M.diff_lines(d)
   return lines
 end
 
---- Open a preview split with the diff; returns a function that closes it.
----@param d {path: string, oldText?: string, newText?: string}
+--- The arguments of an MCP call, pretty-printed, as lines (the whole input, never cut).
+---@param tc openprogram.PermissionToolCall
+---@return string[]
+function M.argument_lines(tc)
+  local mcp = tc.mcp or {}
+  local lines = {
+    ('// MCP server: %s'):format(tostring(mcp.server)),
+    ('// tool: %s'):format(tostring(mcp.tool)),
+    '// arguments:',
+  }
+  local input = type(tc.input) == 'table' and tc.input or {}
+  local keys = vim.tbl_keys(input)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  table.insert(lines, '{')
+  for i, k in ipairs(keys) do
+    local ok, value = pcall(vim.json.encode, input[k])
+    local text = ('  %s: %s%s'):format(vim.json.encode(tostring(k)), ok and value or vim.inspect(input[k]),
+      i < #keys and ',' or '')
+    -- one line per argument; long values wrap in the split instead of being cut
+    vim.list_extend(lines, vim.split(text, '\n', { plain = true }))
+  end
+  table.insert(lines, '}')
+  return lines
+end
+
+--- Open a preview split with some lines; returns a function that closes it.
+---@param lines string[]
+---@param filetype string
+---@param name string
+---@param bar string
 ---@return fun()
-local function preview(d)
+local function preview(lines, filetype, name, bar)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.diff_lines(d))
-  vim.bo[buf].filetype = 'diff'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = filetype
   vim.bo[buf].modifiable = false
-  pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://approve/' .. d.path)
+  pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://approve/' .. name)
   local prev = vim.api.nvim_get_current_win()
   local layout = vim.fn.winrestcmd() -- closing the split must not resize the panel and input
   vim.cmd('botright ' .. math.min(20, vim.api.nvim_buf_line_count(buf) + 1) .. 'split')
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
   vim.wo[win].winfixheight = true
-  vim.wo[win].winbar = ('Proposed change to %s (choose in the prompt)'):format(d.path)
+  vim.wo[win].winbar = bar
   if vim.api.nvim_win_is_valid(prev) then
     vim.api.nvim_set_current_win(prev)
   end
@@ -88,6 +119,11 @@ end
 ---@return string
 function M.prompt(tc)
   local title = tc.title or tc.name
+  if type(tc.mcp) == 'table' then
+    local ok, args = pcall(vim.json.encode, tc.input or vim.empty_dict())
+    return ('Allow MCP server %s, tool %s [%s] with %s?'):format(
+      tostring(tc.mcp.server), tostring(tc.mcp.tool), tc.kind or 'other', ok and args or '?')
+  end
   return ('Allow %s [%s]: %s?'):format(tc.name, tc.kind or 'other', title)
 end
 
@@ -111,11 +147,17 @@ function M.handle(params, ctx)
   local tc = params.toolCall or {}
   local options = params.options or {}
   local close = function() end
+  local ok, c = true, nil
   if tc.diff and tc.diff.path then
-    local ok, c = pcall(preview, tc.diff)
-    if ok then
-      close = c
-    end
+    ok, c = pcall(preview, M.diff_lines(tc.diff), 'diff', tc.diff.path,
+      ('Proposed change to %s (choose in the prompt)'):format(tc.diff.path))
+  elseif type(tc.mcp) == 'table' then
+    ok, c = pcall(preview, M.argument_lines(tc), 'jsonc', tc.toolCallId or 'mcp',
+      ('MCP %s · %s: the arguments to approve (choose in the prompt)'):format(
+        tostring(tc.mcp.server), tostring(tc.mcp.tool)))
+  end
+  if ok and c then
+    close = c
   end
   note(params, ('approval asked: %s'):format(tc.title or tc.name or '?'))
   -- Blocking UIs (the default inputlist) draw over a stale screen unless we redraw first.

@@ -37,6 +37,8 @@ Example:
 ---@field approvals? {ui?: 'float'|'select'} How approvals ask: our float with the whole diff (default) or vim.ui.select.
 ---@field models? string[] Models the :OpenProgramModel picker offers besides the current one.
 ---@field approval_timeout? number Seconds the server waits for an approval or answer (server default: 600).
+---@field mcp_servers? table<string, table> MCP servers, as in .mcp.json: { name = { command = 'x', args = {} } | { type = 'http', url = '...' } }.
+---@field disabled_tools? string[] Tool-name patterns never offered to the model (e.g. 'mcp__github__*').
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -58,6 +60,8 @@ M.defaults = {
   approvals = { ui = 'float' },
   models = {},
   approval_timeout = nil,
+  mcp_servers = nil,
+  disabled_tools = nil,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -95,6 +99,14 @@ function M.setup(opts)
       tostring(merged.permission_mode)
     ))
     merged.permission_mode = nil
+  end
+  if merged.mcp_servers ~= nil and type(merged.mcp_servers) ~= 'table' then
+    table.insert(problems, 'mcp_servers must be a table of name = definition')
+    merged.mcp_servers = nil
+  end
+  if merged.disabled_tools ~= nil and type(merged.disabled_tools) ~= 'table' then
+    table.insert(problems, 'disabled_tools must be a list of patterns')
+    merged.disabled_tools = nil
   end
   local pos = merged.panel.position
   if pos ~= 'right' and pos ~= 'left' and pos ~= 'bottom' and pos ~= 'float' then
@@ -142,6 +154,12 @@ function M.init_options(cfg)
   if cfg.approval_timeout then
     out.approvalTimeout = cfg.approval_timeout
     out.questionTimeout = out.questionTimeout or cfg.approval_timeout
+  end
+  if cfg.mcp_servers then
+    out.mcpServers = cfg.mcp_servers
+  end
+  if cfg.disabled_tools then
+    out.disabledTools = cfg.disabled_tools
   end
   out.client = out.client or 'openprogram.nvim'
   return out

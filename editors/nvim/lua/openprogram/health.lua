@@ -1,7 +1,7 @@
 --[[
 `:checkhealth openprogram`: the server executable and its version, whether commands run in
 the sandbox (bubblewrap), the model configuration, the Neovim version, and whether a client is
-running for this workspace.
+running for this workspace, and its MCP servers.
 ]]
 
 local M = {}
@@ -101,6 +101,8 @@ function M.check()
   else
     health.info('no client running for this workspace (it starts with :OpenProgram)')
   end
+
+  require('openprogram.mcp').check(health, opts)
 end
 
 return M

@@ -32,6 +32,9 @@ M.methods = {
   RESTORE_HUNK = 'openprogram/restoreHunk',
   HOOKS = 'openprogram/hooks',
   TRUST = 'openprogram/trust',
+  MCP = 'openprogram/mcp',
+  MCP_RESTART = 'openprogram/mcpRestart',
+  MCP_REVOKE_TRUST = 'openprogram/mcpRevokeTrust',
 }
 
 --- Server -> client notifications and requests.

@@ -17,6 +17,7 @@ import { traceError } from '../log';
 import type { HostMessage, PageMessage } from '../webview/messages';
 import { initialState, reduce, withdrawnReason, type ChatState } from '../webview/state';
 import { firstAnswer } from './settle';
+import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 
 const SESSION_KEY = 'openprogram.sessionId';
@@ -309,7 +310,7 @@ export class ChatController {
       ? undefined
       : async (): Promise<string | null> => {
           const names = p.options.map((o) => o.name);
-          const pick = await api.showWarning(`OpenProgram: allow ${title}?`, ...names);
+          const pick = await api.showWarning(approvalMessage(p.toolCall), ...names);
           return p.options.find((o) => o.name === pick)?.optionId ?? null;
         };
     if (native) {

@@ -154,6 +154,14 @@ function renderTool(item: ToolItem): HTMLElement {
     el.appendChild(h('div', 'diff', diffHtml('', item.input.content)));
   } else if (item.name === 'run_command' && typeof item.input.command === 'string') {
     el.appendChild(h('pre', 'command', `$ ${escapeHtml(item.input.command)}`));
+  } else if (item.mcp || item.name.startsWith('mcp__')) {
+    // MCP calls (and the trust question about a .mcp.json server): who runs it and the
+    // complete arguments; the block scrolls rather than cutting anything.
+    if (item.mcp) {
+      el.appendChild(h('div', 'mcp-source',
+        `MCP server <b>${escapeHtml(item.mcp.server)}</b> · tool <b>${escapeHtml(item.mcp.tool)}</b>`));
+    }
+    el.appendChild(h('pre', 'arguments', escapeHtml(JSON.stringify(item.input, null, 2))));
   }
   if (path && item.status === 'completed' && item.toolKind !== 'delete') {
     el.appendChild(button(`Open ${path}`, 'link', () => post({ type: 'openFile', path })));

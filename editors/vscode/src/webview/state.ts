@@ -49,6 +49,8 @@ export interface ToolItem {
   /** Why the call was refused before it ran (shown on the card), when it was. */
   blockedReason: string | null;
   diff: { path: string; oldText: string; newText: string } | null;
+  /** The MCP server and tool, for tools that come from one. */
+  mcp: { server: string; tool: string } | null;
   permission: PermissionPrompt | null;
   turnId: string | null;
 }
@@ -223,6 +225,7 @@ function toolItem(state: ChatState, call: ToolCallRecord): ToolItem {
     output: call.output ?? null,
     blockedReason: call.blockedReason ?? null,
     diff: null,
+    mcp: null,
     permission: null,
     turnId: null,
   };
@@ -420,6 +423,7 @@ function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null)
     output: null,
     blockedReason: null,
     diff: null,
+    mcp: d.mcp ?? null,
     permission: null,
     turnId,
   });
@@ -431,7 +435,9 @@ function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permi
   const diff = tc.diff ?? null;
   if (state.items.some((it) => it.kind === 'tool' && it.toolCallId === tc.toolCallId)) {
     return mapItems(state, (it) =>
-      it.kind === 'tool' && it.toolCallId === tc.toolCallId ? { ...it, permission, diff: diff ?? it.diff } : it,
+      it.kind === 'tool' && it.toolCallId === tc.toolCallId
+        ? { ...it, permission, diff: diff ?? it.diff, mcp: tc.mcp ?? it.mcp }
+        : it,
     );
   }
   return push(closeStreams(state), {
@@ -446,6 +452,7 @@ function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permi
     output: null,
     blockedReason: null,
     diff,
+    mcp: tc.mcp ?? null,
     permission,
     turnId: null,
   });

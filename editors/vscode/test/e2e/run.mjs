@@ -29,6 +29,9 @@ const home = join(work, 'home');
 const userData = join(work, 'user-data');
 const extDir = join(work, 'extensions');
 const script = join(work, 'script.json');
+const notes = join(work, 'notes');
+const python = join(repo, '.venv', 'bin', 'python');
+const demoServer = join(repo, 'tests', 'tools', 'mcp', 'demo_server.py');
 
 let step = 'setup';
 const log = (...a) => console.log(`[e2e] ${a.join(' ')}`);
@@ -65,12 +68,18 @@ function prepare() {
     { text: 'Writing a draft.', tool_calls: [{ name: 'write_file', arguments: { path: 'draft.txt', content: 'draft\n' } }] },
     { text: 'Building.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 4' } }] },
     { text: 'Built, with tabs.' },
+    { text: 'Tidying the notes.', tool_calls: [{ name: 'mcp__notes__delete_note', arguments: { name: 'keep.txt' } }] },
+    { text: 'Left the note alone.' },
   ], null, 2));
+  mkdirSync(notes, { recursive: true });
+  writeFileSync(join(notes, 'keep.txt'), 'keep me\n');
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.server.command': serverCommand,
     'openprogram.model': `scripted:${script}`,
     'openprogram.home': home,
     'openprogram.trace.server': 'verbose',
+    // a real MCP server (the tests' demo server on the SDK), for the MCP card step
+    'openprogram.mcpServers': { notes: { command: python, args: [demoServer], env: { DEMO_DIR: notes } } },
   }, null, 2));
   writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
 }
@@ -342,6 +351,29 @@ async function main() {
       throw new Error(`the steer is not between the tool and the reply: ${JSON.stringify(seen.slice(-4))}`);
     }
     await shot('09d-steered');
+
+    step = 'an MCP tool card names server, tool and arguments; reject leaves the note';
+    await frame.locator('#input').fill('Tidy the notes');
+    await frame.locator('#input').press('Enter');
+    const mcpCard = frame.locator('.tool-card', { hasText: 'MCP notes' });
+    await mcpCard.locator('button[data-option-kind="reject_once"]').waitFor({ timeout: STEP_TIMEOUT });
+    const source = (await mcpCard.locator('.mcp-source').textContent()) ?? '';
+    const args = (await mcpCard.locator('.arguments').textContent()) ?? '';
+    if (!source.includes('MCP server notes') || !source.includes('tool delete_note') || !args.includes('"name": "keep.txt"')) {
+      throw new Error(`the MCP card does not show server, tool and arguments: ${source} / ${args}`);
+    }
+    await shot('09e-mcp-card');
+    await mcpCard.locator('button[data-option-kind="reject_once"]').click();
+    await frame.locator('.msg.role-assistant', { hasText: 'Left the note alone.' }).waitFor({ timeout: STEP_TIMEOUT });
+    if (!existsSync(join(notes, 'keep.txt'))) throw new Error('the rejected MCP call deleted the note');
+
+    step = 'the MCP Servers quick pick lists the server';
+    await palette(page, 'OpenProgram: MCP Servers');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const row = (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes' }).first().textContent()) ?? '';
+    if (!row.includes('ready')) throw new Error(`the MCP server is not listed as ready: ${row}`);
+    await shot('09f-mcp-servers');
+    await page.keyboard.press('Escape');
 
     step = 'reload VS Code; the session comes back';
     await page.reload();

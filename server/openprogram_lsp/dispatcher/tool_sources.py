@@ -1,0 +1,55 @@
+"""The tools one turn offers: built-ins and collab tools, MCP servers' tools, then admission."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from openprogram_lsp.core.types import Node
+from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.tools.mcp.expand import expand
+from openprogram_lsp.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+async def turn_tools(services: Services, workspace: Path, *, session_id: str,
+                     turn_id: str) -> ToolRegistry:
+    """The registry a turn runs with; MCP servers start here on a workspace's first turn."""
+    registry = services.tools
+    hub = services.mcp
+    if hub is not None:
+        try:
+            extra = await hub.tools_for(workspace, approver=services.approver,
+                                        session_id=session_id, turn_id=turn_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a broken MCP setup must never cost the user the turn
+            log.exception("MCP tools unavailable for %s", workspace)
+            extra = []
+        if extra:
+            registry = registry.with_tools(extra)
+    if services.disabled_tools or services.allowed_tools is not None:
+        registry = registry.admitted(disabled=services.disabled_tools,
+                                     allowed=services.allowed_tools)
+    return registry
+
+
+async def expand_user_message(services: Services, workspace: Path, session_id: str,
+                              user: Node) -> Node:
+    """The user node with ``modelText`` set when it uses an MCP prompt or resource.
+
+    A misused prompt (unknown, missing arguments) raises InvalidParams: the turn fails with
+    a message saying how to call it, rather than the model guessing.
+    """
+    hub = services.mcp
+    if hub is None or user.role != "user" or not user.text or (
+            "/mcp__" not in user.text and "@" not in user.text):
+        return user
+    expansion = await expand(hub, workspace, user.text)
+    if expansion is None:
+        return user
+    meta = {**user.metadata, "modelText": expansion.text,
+            "mcp": {"prompt": expansion.prompt, "resources": expansion.resources}}
+    return services.store.update_node(session_id, user.id, metadata=meta)

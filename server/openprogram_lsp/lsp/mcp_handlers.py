@@ -1,0 +1,67 @@
+"""Handlers of the MCP methods: status, restart, and revoking a ``.mcp.json`` trust answer."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openprogram_lsp.core.errors import ConfigError, NotFound
+from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.tools.mcp import McpHub
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.server import OpenProgramServer
+
+
+class McpHandlers:
+    """``openprogram/mcp``, ``openprogram/mcpRestart`` and ``openprogram/mcpRevokeTrust``."""
+
+    def __init__(self, server: OpenProgramServer) -> None:
+        self.server = server
+
+    @property
+    def hub(self) -> McpHub:
+        hub = self.server.dispatcher.services.mcp
+        if hub is None:
+            raise ConfigError("MCP support is not enabled in this server")
+        return hub
+
+    @property
+    def workspace(self) -> Path:
+        return Path(self.server.primary_workspace)
+
+    def _servers(self) -> list[w.McpServerInfo]:
+        return [w.McpServerInfo.model_validate(row) for row in self.hub.status(self.workspace)]
+
+    async def status(self, raw: Any) -> dict[str, Any]:
+        w.parse_params(methods.MCP, w.EmptyParams, raw)
+        hub = self.hub
+        trust = [w.McpTrustInfo(server=e.server, decision=e.decision, created_at=e.created_at,
+                                command=e.command)
+                 for e in hub.trust_book(self.workspace).entries()]
+        return w.McpResult(workspace=str(self.workspace), servers=self._servers(), trust=trust,
+                           problems=hub.config_problems(self.workspace)).wire()
+
+    async def restart(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.MCP_RESTART, w.McpRestartParams, raw)
+        hub = self.hub
+        known = set(hub.definitions(self.workspace))
+        if p.server is not None and p.server not in known:
+            raise NotFound(f"server: no MCP server named {p.server!r} is configured")
+        restarted = await hub.restart(self.workspace, p.server)
+        if p.server is None or p.server not in restarted:  # never started: start it now
+            await hub.start(self.workspace)
+            restarted = sorted(set(restarted) | ({p.server} if p.server else set()))
+        return w.McpRestartResult(restarted=restarted, servers=self._servers()).wire()
+
+    async def revoke_trust(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.MCP_REVOKE_TRUST, w.McpRevokeTrustParams, raw)
+        revoked = await self.hub.revoke_trust(self.workspace, p.server)
+        return w.McpRevokeTrustResult(revoked=revoked).wire()
+
+    def table(self) -> dict[str, Callable[[Any], Awaitable[dict[str, Any]]]]:
+        """Method name -> handler (guarded by the caller)."""
+        return {methods.MCP: self.status, methods.MCP_RESTART: self.restart,
+                methods.MCP_REVOKE_TRUST: self.revoke_trust}
