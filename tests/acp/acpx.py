@@ -53,3 +53,15 @@ def updates(frames: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def methods(frames: list[dict[str, Any]]) -> list[str]:
     return [str(f["method"]) for f in frames if "method" in f]
+
+
+def start_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
+               out: Path) -> subprocess.Popen[bytes]:
+    """Start acpx in the background, its stdout going to ``out``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
+    cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
+           f"{AGENT} {agent_args}".strip(), *args]
+    with out.open("wb") as fh:
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import time
+from datetime import datetime
 from pathlib import Path
 
-from tests.acp.acpx import methods, run_acpx, updates
+from tests.acp.acpx import methods, run_acpx, start_acpx, updates
 
 
 def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) -> None:
@@ -59,3 +62,38 @@ def test_sessions_created_here_are_listed_and_loaded(home: Path, workspace: Path
     assert code == 0, err
     listed = next(f for f in frames if f.get("source") == "agent")["sessions"]
     assert [s["title"] for s in listed] == ["write c.txt"]
+
+
+def test_cancel_stops_a_running_command_within_a_second(home: Path, workspace: Path,
+                                                       tmp_path: Path) -> None:
+    log = tmp_path / "agent.log"
+    agent_args = f"--permission-mode bypass --log-file {log}"
+    code, _frames, err = run_acpx(["sessions", "new"], cwd=workspace, home=home,
+                                  agent_args=agent_args)
+    assert code == 0, err
+    out = tmp_path / "prompt.out"
+    prompt = start_acpx(["--approve-all", "prompt", "run sleep 30"], cwd=workspace, home=home,
+                        agent_args=agent_args, out=out)
+    try:
+        for _ in range(1200):  # until the command runs (bounded: 120 s)
+            if '"status":"in_progress"' in out.read_text(errors="replace"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the command never started:\n{out.read_text()[-2000:]}")
+        code, _frames, err = run_acpx(["cancel"], cwd=workspace, home=home,
+                                      agent_args=agent_args)
+        assert code == 0, err
+        prompt.wait(60)
+    finally:
+        if prompt.poll() is None:
+            prompt.kill()
+    frames = [json.loads(line) for line in out.read_text().splitlines()
+              if line.startswith("{")]
+    assert any(f.get("result", {}).get("stopReason") == "cancelled" for f in frames)
+    stamps = {}
+    for line in log.read_text().splitlines():  # agent side: cancel in -> prompt answered
+        for key in ("session/cancel for", "answers cancelled"):
+            if key in line:
+                stamps[key] = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+    assert (stamps["answers cancelled"] - stamps["session/cancel for"]).total_seconds() < 1.0

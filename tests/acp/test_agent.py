@@ -173,3 +173,18 @@ async def test_load_replays_history_and_list_filters_by_cwd(
     assert second.updates("user_message_chunk")[0].content.text == "write a.txt\nx\n"
     replayed = second.updates("tool_call")[0]
     assert replayed.status == "completed" and replayed.title == "Write a.txt"
+
+
+async def test_malformed_params_answer_invalid_params_and_the_agent_keeps_serving(
+        acp: Any, workspace: Path) -> None:
+    raw = acp._conn  # the SDK's own connection: send what its typed API would refuse
+    for method, params in (("session/prompt", {"prompt": 3}),
+                           ("session/new", {"cwd": 7}),
+                           ("session/load", {"cwd": str(workspace), "sessionId": "../x"}),
+                           ("session/set_mode", {"sessionId": "nope", "modeId": "ask"})):
+        with pytest.raises(RequestError) as err:
+            await raw.send_request(method, params)
+        assert err.value.code in (-32602, -32002), (method, err.value)
+    session = await acp.new_session(cwd=str(workspace))
+    resp = await acp.prompt(session_id=session.session_id, prompt=[text_block("list .")])
+    assert resp.stop_reason == "end_turn"

@@ -137,3 +137,29 @@ async def test_resources_become_attachments(dispatcher: Any, workspace: Path,
     notes = [a.get("note") for a in user.metadata["attachments"]]
     assert notes == [None, None, "outside the workspace; not read"]
     json.dumps(user.metadata)  # stored as JSON
+
+
+async def test_an_edit_never_lands_on_unsaved_changes_the_approval_did_not_show(
+        dispatcher: Any, workspace: Path, script: Any, home: Path) -> None:
+    from openprogram_lsp.app import AppConfig, build_dispatcher
+    from openprogram_lsp.events.bus import EventBus
+
+    (workspace / "a.txt").write_text("one\ntwo\n")
+    edit = {"name": "edit_file", "arguments": {"path": "a.txt", "old_text": "two",
+                                               "new_text": "2"}}
+    model = script([{"tool_calls": [edit]}, {"text": "ok"}, {"tool_calls": [edit]},
+                    {"text": "ok"}])
+    dispatcher = build_dispatcher(AppConfig(home=home, workspace=workspace, model=model),
+                                  bus=EventBus())
+    client = RecordingClient(fs=True)
+    target = str(workspace.resolve() / "a.txt")
+    client.buffers[target] = "one\ntwo\nunsaved\n"
+    async with in_process(dispatcher, client) as (conn, _agent):
+        session = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        refused = client.updates("tool_call_update")[-1]
+        del client.buffers[target]  # saved: the buffer is the disk again
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
+    assert refused.status == "failed" and "unsaved changes" in refused.raw_output["output"]
+    assert (workspace / "a.txt").read_text() == "one\n2\n"
+    assert ("fs/write_text_file", target) in client.log

@@ -311,7 +311,9 @@ class OpenProgramAgent:
         control = TurnControl()
         sess.control = control
         try:
-            return await self._prompt(sess, prompt, control)
+            resp = await self._prompt(sess, prompt, control)
+            log.info("session/prompt of %s answers %s", session_id, resp.stop_reason)
+            return resp
         finally:
             sess.control = None
             sess.stream = None
@@ -382,6 +384,7 @@ class OpenProgramAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's running prompt (it answers ``cancelled``)."""
+        log.info("session/cancel for %s", session_id)
         sess = self.sessions.get(session_id)
         if sess is not None and sess.control is not None:
             sess.control.request_cancel()

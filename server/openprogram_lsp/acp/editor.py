@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+def _why(exc: Exception) -> str:
+    """A client error's message with its details (RequestError keeps them in ``data``)."""
+    data = getattr(exc, "data", None)
+    details = data.get("details") or data.get("message") if isinstance(data, dict) else None
+    return f"{exc}: {details}" if details else str(exc)
+
 MAX_READ_BYTES = 256 * 1024
 OUTPUT_LIMIT = 64 * 1024
 
@@ -44,6 +51,17 @@ class AcpEditor:
 
     def __init__(self, agent: OpenProgramAgent) -> None:
         self.agent = agent
+        self._cleanups: set[asyncio.Task[None]] = set()
+
+    def _cleanup(self, peer: Any, session_id: str, tid: str) -> None:
+        async def kill_and_release() -> None:
+            for call in (peer.kill_terminal, peer.release_terminal):
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(call(session_id=session_id, terminal_id=tid), 5)
+
+        task = asyncio.get_running_loop().create_task(kill_and_release())
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
 
     def _peer(self, session_id: str) -> Any:
         return self.agent.peer if session_id in self.agent.sessions else None
@@ -57,7 +75,7 @@ class AcpEditor:
         try:
             resp = await peer.read_text_file(session_id=session_id, path=str(path))
         except Exception as exc:
-            raise ToolError(f"the editor could not read {path.name}: {exc}") from None
+            raise ToolError(f"the editor could not read {path.name}: {_why(exc)}") from None
         return str(resp.content)
 
     async def write_text(self, session_id: str, path: Path, content: str) -> bool:
@@ -69,7 +87,7 @@ class AcpEditor:
         try:
             await peer.write_text_file(session_id=session_id, path=str(path), content=content)
         except Exception as exc:
-            raise ToolError(f"the editor could not write {path.name}: {exc}") from None
+            raise ToolError(f"the editor could not write {path.name}: {_why(exc)}") from None
         return True
 
     async def run_command(self, session_id: str, argv: list[str], cwd: Path,
@@ -83,7 +101,7 @@ class AcpEditor:
                                                  args=argv[1:], cwd=str(cwd),
                                                  output_byte_limit=OUTPUT_LIMIT)
         except Exception as exc:
-            raise ToolError(f"the editor could not start a terminal: {exc}") from None
+            raise ToolError(f"the editor could not start a terminal: {_why(exc)}") from None
         tid = created.terminal_id
         self.agent.show_terminal(session_id, tid)
         timed_out = False
@@ -97,16 +115,17 @@ class AcpEditor:
                 exited = None
             out = await peer.terminal_output(session_id=session_id, terminal_id=tid)
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(
-                    peer.kill_terminal(session_id=session_id, terminal_id=tid)), 2)
+            # A cancel answers at once; the client is told to kill and release meanwhile.
+            self._cleanup(peer, session_id, tid)
+            tid = ""
             raise
         except Exception as exc:
-            raise ToolError(f"the editor's terminal failed: {exc}") from None
+            raise ToolError(f"the editor's terminal failed: {_why(exc)}") from None
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(
-                    peer.release_terminal(session_id=session_id, terminal_id=tid)), 2)
+            if tid:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(
+                        peer.release_terminal(session_id=session_id, terminal_id=tid)), 2)
         status = exited or out.exit_status
         code = status.exit_code if status is not None else None
         text = str(out.output) + ("\n[output truncated]" if out.truncated else "")

@@ -216,13 +216,12 @@ class EditFile(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, EditFileInput)
-        rel = confined(ctx.workspace, args.path)
+        rel, old, new = await asyncio.to_thread(self._apply, args, ctx)
         buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel) \
             if ctx.editor is not None and _is_regular(ctx.workspace, rel) else None
-        if buffer is None:
-            rel, _, new = await asyncio.to_thread(self._apply, args, ctx)
-        else:
-            new = _replace_once(buffer, args.old_text, args.new_text, args.path)
+        if buffer is not None and buffer != old:  # the approved diff was made from the disk
+            raise ToolError(f"{args.path}: has unsaved changes in the editor; save or revert "
+                            "them, then try again")
         if ctx.editor is None or not await _editor_write(ctx, rel, new):
             await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel, new.encode("utf-8"))
         ctx.touched(rel)
