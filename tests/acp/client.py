@@ -166,10 +166,19 @@ class RecordingClient:
         pass
 
 
+async def until(pred: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    """Wait until ``pred()`` holds (bounded; generous for a loaded CI machine)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not pred():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
 async def initialize(conn: ClientSideConnection, client: RecordingClient) -> Any:
     return await asyncio.wait_for(conn.initialize(
         protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities(),
-        client_info=Implementation(name="sdk-test-client", version="0")), 10)
+        client_info=Implementation(name="sdk-test-client", version="0")), 120)
 
 
 @contextlib.asynccontextmanager

@@ -11,7 +11,7 @@ import pytest
 
 from acp import RequestError, text_block
 from openprogram_lsp.tools.policy import RuleBook
-from tests.acp.client import RecordingClient, in_process
+from tests.acp.client import RecordingClient, in_process, until
 
 
 async def test_initialize_advertises_what_we_serve(dispatcher: Any) -> None:
@@ -105,10 +105,8 @@ async def test_cancel_stops_a_running_command_within_a_second(dispatcher: Any,
         sid = session.session_id
         turn = asyncio.ensure_future(conn.prompt(session_id=sid,
                                                  prompt=[text_block("run sleep 30")]))
-        for _ in range(500):
-            if [u for u in client.updates("tool_call_update") if u.status == "in_progress"]:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: any(u.status == "in_progress"
+                                for u in client.updates("tool_call_update")), "the command")
         began = time.monotonic()
         await conn.cancel(session_id=sid)
         resp = await asyncio.wait_for(turn, 10)
@@ -124,10 +122,7 @@ async def test_cancel_while_asking_answers_cancelled(dispatcher: Any, workspace:
         session = await conn.new_session(cwd=str(workspace))
         turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id,
                                                  prompt=[text_block("write a.txt\nx\n")]))
-        for _ in range(500):
-            if "permission" in client.names():
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: "permission" in client.names(), "the permission request")
         await conn.cancel(session_id=session.session_id)
         resp = await asyncio.wait_for(turn, 10)
         assert client.hold is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import embedded_text_resource, resource_block, resource_link_block, text_block
-from tests.acp.client import RecordingClient, in_process
+from tests.acp.client import RecordingClient, in_process, until
 
 
 async def test_reads_see_the_editor_buffer_and_writes_go_through_it(
@@ -52,10 +52,7 @@ async def test_cancel_kills_the_editor_terminal_within_a_second(dispatcher: Any,
         session = await conn.new_session(cwd=str(workspace))
         turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id,
                                                  prompt=[text_block("run sleep 30")]))
-        for _ in range(500):
-            if "terminal/wait_for_exit" in client.names():
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: "terminal/wait_for_exit" in client.names(), "the terminal")
         began = time.monotonic()
         await conn.cancel(session_id=session.session_id)
         resp = await asyncio.wait_for(turn, 10)

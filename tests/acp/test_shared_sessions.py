@@ -25,7 +25,7 @@ async def test_lsp_session_is_listed_loaded_replayed_and_continued_over_acp(
         await conn.load_session(cwd=str(workspace), session_id=sid)
         replayed = list(client.updates())
         resp = await asyncio.wait_for(conn.prompt(
-            session_id=sid, prompt=[text_block("write from-zed.txt\nhi\n")]), 30)
+            session_id=sid, prompt=[text_block("write from-zed.txt\nhi\n")]), 120)
     assert resp.stop_reason == "end_turn"
     kinds = [u.session_update for u in replayed]
     assert kinds[0] == "user_message_chunk" and replayed[0].content.text == "list ."
