@@ -74,3 +74,22 @@ def test_unknown_and_unapproved_definitions_are_refused(
     assert "no agent definition named 'nobody' (reviewer)" in unknown.text
     assert "not approved yet" in unapproved.text
     assert d.list_agents(r.session_id) == []
+
+
+def test_a_definitions_permission_mode_and_model_apply_to_the_child(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    child = script([call("write_file", path="x.txt", content="x"), text("Could not write.")])
+    define(workspace, "planner", f"---\npermissionMode: plan\nmodel: {child}\n---\nPlan only.\n")
+    parent = script([call("agent", prompt="plan it", agent="planner"), text("Spawned.")])
+    d, _ = build(home, workspace, bus, parent, approver=RecordingApprover("allow_always"))
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="plan"))
+    assert d.agents.runner.wait_idle(60)
+    [agent] = [a for a in d.list_agents(r.session_id) if a["kind"] == "agent"]
+    _, reply = d.services.store.get_branch(r.session_id, agent["headId"])
+    [write] = reply.tool_calls or []
+    assert write.status == "failed"
+    assert write.blocked_reason == "permission mode 'plan' is read-only"
+    assert not (workspace / "x.txt").exists()
+    assert reply.metadata["model"].startswith("scripted:")
