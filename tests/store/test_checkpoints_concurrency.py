@@ -89,7 +89,8 @@ def test_two_processes_share_one_store(tmp_path: Path) -> None:
         ws = pathlib.Path({str(ws)!r})
         store = CheckpointStore(ws, home=pathlib.Path({str(home)!r}), config=CheckpointConfig())
         sid = sys.argv[1]
-        store.ensure_baseline(sid)
+        with store.turn_lock():  # as turns do: else it could record the other's pending file
+            store.ensure_baseline(sid)
         for i in range(10):
             with store.turn_lock():
                 p = f"{{sid}}-{{i}}.txt"

@@ -94,10 +94,10 @@ def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
         except Exception:
             log.exception("ContextCommit of turn %s failed", tid)
     meta = store.meta(sid)
-    changes: dict[str, object] = {"status": "idle", "lastTurnAt": now_iso()}
+    changes: dict[str, object] = {"lastTurnAt": now_iso()}
     if not meta.get("title"):
         changes["title"] = _first_line(turn.request.text)
-    store.update_meta(sid, **changes)
+    store.end_turn(sid, tid, **changes)
     label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
     subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
     store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")

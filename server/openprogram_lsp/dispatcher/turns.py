@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import os
-import socket
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
@@ -57,6 +56,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
 )
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.hooks.engine import TurnHooks
+from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
 
@@ -83,25 +83,6 @@ class ActiveTurn:
     warnings: list[str] = field(default_factory=list)  # shown with the result
     hooks: TurnHooks | None = None
     trusted_once: frozenset[str] = frozenset()  # workspace definitions allowed for this turn
-
-
-_OWNER = {"host": socket.gethostname(), "pid": os.getpid()}
-
-
-def _owner_alive(owner: object) -> bool:
-    """Whether the process that started a running turn still runs (another server, the CLI)."""
-    if not isinstance(owner, dict) or owner.get("host") != _OWNER["host"]:
-        return False
-    pid = owner.get("pid")
-    if not isinstance(pid, int) or pid == _OWNER["pid"]:
-        return False  # our own turns are in _active; a dead one of ours is stale
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _tool_node_id(turn_id: str, call_id: str) -> str:
@@ -280,7 +261,9 @@ class Dispatcher:
         try:
             writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
                                status="running",
-                               metadata={"source": req.source, "owner": _OWNER, **command}))
+                               metadata={"source": req.source, "owner": current_record("turn"),
+                                         **command}))
+            store.begin_turn(sid, turn_id)
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
             started: dict[str, Any] = {"userNodeId": user_id, "assistantNodeId": turn_id,
@@ -325,6 +308,8 @@ class Dispatcher:
                 result = done.result()
             except Exception as exc:  # the store could not be written: report, don't raise
                 log.exception("finalizing turn %s failed", turn_id)
+                with contextlib.suppress(Exception):
+                    store.end_turn(sid, turn_id)
                 result = TurnResult(
                     session_id=sid, user_node_id=user_id, assistant_node_id=turn_id,
                     head_id=store.head(sid) or turn_id, status="error", text=state.text,
@@ -347,15 +332,20 @@ class Dispatcher:
 
     def _recover_interrupted(self, sid: str) -> None:
         """Mark turns left running by a crashed process as interrupted (and commit that)."""
+        store = self.services.store
         live = {t.turn_id for t in self.active_turns(sid)}
-        stale = [n for n in self.services.store.index(sid).nodes.values()
+        # Opening the session recovered other processes' dead turns; left are this process's
+        # own turns that ended without finalizing (their owner record is ours).
+        stale = [n for n in store.index(sid).nodes.values()
                  if n.status == "running" and n.id not in live
-                 and not _owner_alive(n.metadata.get("owner"))]
+                 and (record_is_self(n.metadata.get("owner"))
+                      or not record_alive(n.metadata.get("owner")))]
         for node in stale:
-            self.services.store.update_node(sid, node.id, status="interrupted",
-                                            text=(node.text + "\n\n[interrupted]").strip())
+            store.update_node(sid, node.id, status="interrupted",
+                              text=(node.text + "\n\n[interrupted]").strip())
+            store.end_turn(sid, node.id)
         if stale:
-            self.services.store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
+            store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
 
     async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
                        last_turn_at: str | None) -> None:

@@ -106,3 +106,34 @@ class OwnerRecord:
         where = "" if self.host == HOST else f" on {self.host}"
         since = f", since {self.since}" if self.since else ""
         return f"pid {self.pid}{where}{since}"
+
+
+def record_of(value: object) -> OwnerRecord | None:
+    """A record from its JSON object as stored in node metadata or ``meta.json``, or None."""
+    if not isinstance(value, dict):
+        return None
+    return OwnerRecord.parse(json.dumps(value))
+
+
+def current_record(purpose: str = "") -> dict[str, Any]:
+    """This process's record as a JSON object (for node metadata and ``meta.json``)."""
+    value: dict[str, Any] = json.loads(OwnerRecord.current(purpose).to_json())
+    return value
+
+
+def record_alive(value: object) -> bool:
+    """Whether a stored record names a live process (a missing or malformed one: no)."""
+    record = record_of(value)
+    return record is not None and record.alive()
+
+
+def record_is_self(value: object) -> bool:
+    """Whether a stored record names this process."""
+    record = record_of(value)
+    return record is not None and record.is_self()
+
+
+def describe_record(value: object) -> str:
+    """``describe()`` of a stored record, or "an unknown process"."""
+    record = record_of(value)
+    return record.describe() if record is not None else "an unknown process"

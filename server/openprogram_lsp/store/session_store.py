@@ -8,13 +8,14 @@ Git is the source of truth: ``commit_turn`` makes exactly one commit per turn.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,23 @@ from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store.git import run_git
+from openprogram_lsp.store.git import GitError, run_git, run_git_proc
 from openprogram_lsp.store.index import SessionIndex
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
+from openprogram_lsp.store.owner import (
+    current_record,
+    describe_record,
+    record_alive,
+    record_is_self,
+)
 
+log = logging.getLogger(__name__)
 _GITIGNORE = "*.tmp\n.*.tmp\n"
 APPEND_LOCK_WAIT = 1.0
 """Seconds an append outside a turn waits for a session another process is using."""
+COMMIT_LOCK = "openprogram-commit.lock"
+COMMIT_LOCK_WAIT = 60.0
+"""Seconds a commit waits for another process's commit of the same session."""
 
 
 @dataclass(slots=True)
@@ -37,6 +48,34 @@ class _Open:
     index: SessionIndex
     fingerprint: tuple[int, int, int]
     lock: threading.RLock
+    # owners of turns another live process is running here: checked again on every access,
+    # so their death is noticed even when they die without writing anything
+    foreign: list[object] = field(default_factory=list)
+    recovering: bool = False
+
+
+def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
+    """(nodes left running by a dead owner, owners of turns still running elsewhere)."""
+    stale: list[Node] = []
+    foreign: list[object] = []
+    for node in idx.nodes.values():
+        if node.status != "running":
+            continue
+        owner = node.metadata.get("owner")
+        if record_is_self(owner):
+            continue  # this process's own turns: the dispatcher knows which are live
+        if record_alive(owner):
+            foreign.append(owner)
+        else:
+            stale.append(node)
+    for owner in (idx.meta.get("running") or {}).values():
+        if not record_is_self(owner) and record_alive(owner):
+            foreign.append(owner)
+    return stale, foreign
+
+
+def _dead_entries(meta: dict[str, Any]) -> bool:
+    return any(not record_alive(o) for o in (meta.get("running") or {}).values())
 
 
 class SessionStore:
@@ -94,9 +133,13 @@ class SessionStore:
             meta_path = Path(entry.path) / "meta.json"
             if entry.is_dir() and meta_path.exists():
                 try:
-                    out.append(json.loads(meta_path.read_bytes()))
-                except (OSError, ValueError):
+                    meta = json.loads(meta_path.read_bytes())
+                    if _dead_entries(meta) and is_safe_id(entry.name):
+                        meta = self.meta(entry.name)  # opening it recovers the dead turns
+                except (OSError, ValueError, NotFound):
                     continue
+                meta["status"] = "running" if meta.get("running") else "idle"
+                out.append(meta)
         out.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
         return out
 
@@ -134,6 +177,9 @@ class SessionStore:
                 self._open.move_to_end(sid)
         fp = self._fingerprint(root)
         if entry is not None and entry.fingerprint == fp:
+            if entry.foreign and not entry.recovering and not all(
+                    record_alive(o) for o in entry.foreign):
+                self._recover(sid, entry)
             return entry
         with self._lock:
             entry = self._open.get(sid)
@@ -147,7 +193,51 @@ class SessionStore:
             if entry.fingerprint != fp:  # first open, or another process wrote
                 entry.index = SessionIndex.load(root)
                 entry.fingerprint = self._fingerprint(root)
+                if not entry.recovering:
+                    self._recover(sid, entry)
         return entry
+
+    def _recover(self, sid: str, entry: _Open) -> None:
+        """Mark turns left ``running`` by a dead process as interrupted, and commit that.
+
+        Runs whenever a session is opened (any method, any process), so history never shows a
+        dead turn as running. It needs the session's lock: when another live process holds it,
+        that process recovered the session when it opened it.
+        """
+        stale, entry.foreign = _running(entry.index)
+        if not stale and not _dead_entries(entry.index.meta):
+            return
+        session_lock = self.turn_lock(sid)
+        with entry.lock:
+            try:
+                session_lock.acquire("recover")
+            except LockHeld:
+                return
+            try:
+                with self._commit_lock(entry).hold("commit", timeout=COMMIT_LOCK_WAIT):
+                    self._recover_locked(sid, entry)
+            finally:
+                session_lock.release()
+
+    def _recover_locked(self, sid: str, entry: _Open) -> None:
+        entry.recovering = True
+        try:
+            entry.index = SessionIndex.load(entry.root)  # what is on disk now
+            self._refresh_fp(entry)
+            stale, entry.foreign = _running(entry.index)
+            meta = entry.index.meta
+            running = {k: v for k, v in (meta.get("running") or {}).items() if record_alive(v)}
+            if not stale and running == (meta.get("running") or {}):
+                return
+            for node in stale:
+                self.update_node(sid, node.id, status="interrupted",
+                                 text=(node.text + "\n\n[interrupted]").strip())
+                log.info("session %s: turn %s of %s was interrupted", sid, node.id,
+                         describe_record(node.metadata.get("owner")))
+            self._write_running(entry, running)
+            self._commit_locked(entry, f"recover: {len(stale)} interrupted turn(s)")
+        finally:
+            entry.recovering = False
 
     def index(self, sid: str) -> SessionIndex:
         """The live index of a session (rebuilt if another process changed it)."""
@@ -195,6 +285,32 @@ class SessionStore:
         if node.role == "summary" or node.caller is not None:
             raise InvalidParams(f"headId: {head_id!r} is not a conversation message")
         self.update_meta(sid, headId=head_id)
+
+    def begin_turn(self, sid: str, turn_id: str) -> None:
+        """Record that this process runs a turn in the session (status ``running``)."""
+        with self.locked(sid) as entry:
+            running = dict(entry.index.meta.get("running") or {})
+            running[turn_id] = current_record("turn")
+            self._write_running(entry, running)
+
+    def end_turn(self, sid: str, turn_id: str, **changes: Any) -> None:
+        """Drop a finished turn from the running ones and merge ``changes`` into the meta."""
+        with self.locked(sid) as entry:
+            running = dict(entry.index.meta.get("running") or {})
+            running.pop(turn_id, None)
+            self._write_running(entry, running, **changes)
+
+    def _write_running(self, entry: _Open, running: dict[str, Any], **changes: Any) -> None:
+        meta = {**entry.index.meta, **changes}
+        if running:
+            meta["running"] = running
+        else:
+            meta.pop("running", None)
+        meta["status"] = "running" if running else "idle"
+        meta["updatedAt"] = now_iso()
+        atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+        entry.index.meta = meta
+        self._refresh_fp(entry)
 
     # -- nodes --------------------------------------------------------------------------------
 
@@ -393,14 +509,29 @@ class SessionStore:
     # -- git ----------------------------------------------------------------------------------
 
     def commit_turn(self, sid: str, message: str) -> str | None:
-        """Commit the session's working tree as one turn; returns the commit id or None."""
-        with self.locked(sid) as entry:
-            run_git(["add", "-A"], cwd=entry.root)
-            out = run_git(["commit", "--no-verify", "--no-status", "-m", message],
-                          cwd=entry.root, check=False).decode("utf-8", "replace")
-            # "[main (root-commit) abc1234] subject" -> the short commit id
-            first = out.split("]", 1)[0]
-            return first.rsplit(" ", 1)[-1] if first.startswith("[") else None
+        """Commit the session's working tree as one turn; returns the commit id or None.
+
+        Other processes commit under the same file lock, so a git lock file found meanwhile was
+        left by a killed git and is removed (``owned``).
+        """
+        with self.locked(sid) as entry, self._commit_lock(entry).hold(
+                "commit", timeout=COMMIT_LOCK_WAIT):
+            return self._commit_locked(entry, message)
+
+    def _commit_lock(self, entry: _Open) -> OwnedLock:
+        return OwnedLock.for_path(entry.root / ".git" / COMMIT_LOCK)
+
+    def _commit_locked(self, entry: _Open, message: str) -> str | None:
+        run_git(["add", "-A"], cwd=entry.root, owned=entry.root / ".git")
+        payload = message.encode("utf-8", "replace")  # lone surrogates cannot stop a commit
+        proc = run_git_proc(["commit", "--no-verify", "--no-status", "-F", "-"],
+                            input=payload, cwd=entry.root, owned=entry.root / ".git")
+        if proc.returncode not in (0, 1):  # 1: nothing to commit
+            raise GitError(["commit"], proc.returncode, proc.stderr.decode("utf-8", "replace"))
+        out = proc.stdout.decode("utf-8", "replace")
+        # "[main (root-commit) abc1234] subject" -> the short commit id
+        first = out.split("]", 1)[0]
+        return first.rsplit(" ", 1)[-1] if first.startswith("[") else None
 
     def git_log(self, sid: str, limit: int = 50) -> list[str]:
         """Subjects of the session's git commits, newest first."""

@@ -10,6 +10,22 @@ from pathlib import Path
 from types import TracebackType
 
 from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.store.owner import OwnerRecord
+
+
+def _record(fd: int, purpose: str) -> None:
+    """Write this process's owner record into a lock file it has just locked."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, OwnerRecord.current(purpose).to_json().encode(), 0)
+
+
+def _holder(path: Path) -> str:
+    try:
+        record = OwnerRecord.parse(path.read_bytes())
+    except OSError:
+        record = None
+    return record.describe() if record is not None else "another process"
+
 
 _REGISTRY: dict[str, WorkspaceLock] = {}
 _REGISTRY_LOCK = threading.Lock()
@@ -63,12 +79,14 @@ class WorkspaceLock:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _record(fd, self.path.name)
                 return fd
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise CheckpointError(
-                        f"checkpoint store locked by another process: {self.path}") from None
+                        f"checkpoint store locked by {_holder(self.path)}: "
+                        f"{self.path}") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
 
@@ -116,8 +134,13 @@ class TurnGuard:
             os.close(fd)
             self._lock.release()
             return False
+        _record(fd, self.path.name)
         self._fd = fd
         return True
+
+    def holder(self) -> str:
+        """Who holds the guard, as recorded in its file (for messages)."""
+        return _holder(self.path)
 
     def acquire(self, timeout: float | None = None) -> None:
         """Wait for the guard (raises CheckpointError after ``timeout`` seconds)."""
@@ -125,7 +148,7 @@ class TurnGuard:
         delay = 0.002
         while not self.try_acquire():
             if deadline is not None and time.monotonic() >= deadline:
-                raise CheckpointError(f"workspace busy with another turn: {self.path}")
+                raise CheckpointError(f"workspace busy with a turn of {self.holder()}")
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 
@@ -137,7 +160,7 @@ class TurnGuard:
         delay = 0.002
         while not self.try_acquire():
             if deadline is not None and time.monotonic() >= deadline:
-                raise CheckpointError(f"workspace busy with another turn: {self.path}")
+                raise CheckpointError(f"workspace busy with a turn of {self.holder()}")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.05)
 

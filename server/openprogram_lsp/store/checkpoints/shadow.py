@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -13,7 +14,10 @@ from pathlib import Path
 from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
-from openprogram_lsp.store.git import GitError, run_git, run_git_proc
+from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git, run_git_proc
+from openprogram_lsp.store.owner import OwnerRecord
+
+log = logging.getLogger(__name__)
 
 HEAD_REF = "refs/heads/checkpoints"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -129,7 +133,7 @@ class ShadowRepo:
         env = self.env if not extra_env else {**self.env, **extra_env}
         try:
             return run_git(["--literal-pathspecs", *args], env=env, input=input,
-                           timeout=self.config.git_timeout)
+                           timeout=self.config.git_timeout, owned=self.root)
         except GitError as exc:
             raise CheckpointError(str(exc)) from exc
 
@@ -138,7 +142,7 @@ class ShadowRepo:
         """Run git and return (exit code, stdout, stderr)."""
         flags = ["--literal-pathspecs"] if literal else []
         proc = run_git_proc([*flags, *args], env=self.env, input=input,
-                            timeout=self.config.git_timeout)
+                            timeout=self.config.git_timeout, owned=self.root)
         return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
 
     def index_stamp(self) -> tuple[int, int, int] | None:
@@ -168,18 +172,20 @@ class ShadowRepo:
         return None
 
     def set_head(self, new: str, old: str | None) -> None:
-        """Move the head ref (git's lock-file protocol); fails if it moved meanwhile."""
+        """Move the head ref (git's lock-file protocol); fails if it moved meanwhile.
+
+        The lock file holds its owner's record until the new value replaces it, so a lock left
+        by a killed process is recognised and removed (callers hold the store's lock).
+        """
         ref = self.git_dir / HEAD_REF
         ref.parent.mkdir(parents=True, exist_ok=True)
         lock = ref.with_name(ref.name + ".lock")
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            raise CheckpointError(f"checkpoint ref is locked: {lock}") from None
+        fd = self._take_ref_lock(lock)
         try:
             if self.head() != old:
                 raise CheckpointError("checkpoint head moved during a commit")
-            os.write(fd, f"{new}\n".encode())
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{new}\n".encode(), 0)
             os.close(fd)
             fd = -1
             os.replace(lock, ref)
@@ -188,6 +194,26 @@ class ShadowRepo:
                 os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(lock)
+
+    def _take_ref_lock(self, lock: Path) -> int:
+        for _ in range(3):
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                owner = _read_record(lock)
+                if owner is not None and owner.alive() and not owner.is_self():
+                    raise CheckpointError(f"checkpoint ref is locked by {owner.describe()}: "
+                                          f"{lock}") from None
+                if owner is None and not clear_stale_git_lock(lock, self.root):
+                    raise CheckpointError(f"checkpoint ref is locked: {lock}") from None
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(lock)
+                log.warning("removed a stale checkpoint ref lock of %s: %s",
+                            owner.describe() if owner else "a killed process", lock)
+                continue
+            os.write(fd, OwnerRecord.current("checkpoint ref").to_json().encode())
+            return fd
+        raise CheckpointError(f"checkpoint ref is locked: {lock}")
 
     # -- objects --------------------------------------------------------------------------
 
@@ -208,6 +234,13 @@ class ShadowRepo:
             blobs[sha] = out[end + 1:end + 1 + size]
             pos = end + 1 + size + 1
         return blobs
+
+
+def _read_record(path: Path) -> OwnerRecord | None:
+    try:
+        return OwnerRecord.parse(path.read_bytes())
+    except OSError:
+        return None
 
 
 def is_inside(workspace: Path, path: Path) -> bool:

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.core.errors import CheckpointError, NotFound
+from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
@@ -174,16 +174,29 @@ class CheckpointStore:
     # -- restore and retention -----------------------------------------------------------
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
-                *, session_id: str | None = None, full_scan: bool = False) -> dict[str, Any]:
+                *, session_id: str | None = None, full_scan: bool = False,
+                wait: float = 0.0) -> dict[str, Any]:
         """Put files back as a checkpoint had them; undo by restoring ``safetyCheckpointId``.
+
+        Holds the workspace's turn guard (this process's turns and every other process's), so
+        it never reverts a running turn's edits: SessionBusy when a turn still holds it after
+        ``wait`` seconds.
 
         Returns ``{restored, safetyCheckpointId, changes, checkpointId?, skipped?}``; ``changes``
         (``[{path, change}]``) is ready for a ``file.changed`` event.
         """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
-        return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
-                                  full_scan=full_scan)
+        try:
+            self.guard.acquire(wait)
+        except CheckpointError:
+            raise SessionBusy(f"a turn of {self.guard.holder()} is running in this workspace; "
+                              "cancel it or wait for it before restoring") from None
+        try:
+            return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
+                                      full_scan=full_scan)
+        finally:
+            self.guard.release()
 
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
                      *, session_id: str | None = None) -> dict[str, Any]:
