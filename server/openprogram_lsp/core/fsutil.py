@@ -26,6 +26,11 @@ def _umask() -> int:
 _UMASK = _umask()  # read once at import: os.umask is process-wide, not thread-safe
 
 
+def current_umask() -> int:
+    """The process umask, as read at import."""
+    return _UMASK
+
+
 def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
     """Write a file through a temp file and rename, so readers never see half of it."""
     payload = data.encode("utf-8") if isinstance(data, str) else data

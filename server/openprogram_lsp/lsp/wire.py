@@ -7,7 +7,7 @@ PermissionRequest) come from ``core.types``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -41,6 +41,10 @@ class Result(Wire):
 
 # -- client -> server params -------------------------------------------------------------------
 
+MAX_PATH = 4096
+"""Longest path a request may name (PATH_MAX on Linux)."""
+
+
 class ChatParams(Params):
     """``openprogram/chat``: a user message; a new session when ``sessionId`` is absent."""
 
@@ -48,7 +52,8 @@ class ChatParams(Params):
     session_id: str | None = Field(None, min_length=1, description="Continue this session")
     branch_from: str | None = Field(
         "inherit", description='"inherit" (default), null for a new root, or a node id to fork at')
-    model: str | None = Field(None, description="offline, scripted:FILE, openai:M, anthropic:M")
+    model: str | None = Field(None, max_length=1000,
+                              description="offline, scripted:FILE, openai:M, anthropic:M")
     client_turn_id: str | None = Field(
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
 
@@ -121,7 +126,7 @@ class CheckpointDiffParams(Params):
     """``openprogram/checkpointDiff``: a checkpoint's diff, optionally for one path."""
 
     checkpoint_id: str = Field(min_length=1, max_length=200)
-    path: str | None = Field(None, min_length=1)
+    path: str | None = Field(None, min_length=1, max_length=MAX_PATH)
 
 
 class RenameSessionParams(Params):
@@ -143,7 +148,8 @@ class RestoreParams(Params):
     """``openprogram/restore``: restore a checkpoint (all files or some)."""
 
     checkpoint_id: str = Field(min_length=1, max_length=200)
-    paths: list[str] | None = None
+    paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] | None = Field(
+        None, max_length=100_000)
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -539,6 +545,23 @@ def describe_errors(method: str, exc: ValidationError) -> str:
     return f"invalid params for {method}: " + "; ".join(parts)
 
 
+def _surrogates(value: Any, where: str, depth: int = 0) -> list[str]:
+    """Fields holding a lone surrogate (JSON ``"\\udcff"``): no UTF-8 text can carry one."""
+    if isinstance(value, str):
+        return [where or "params"] if any("\ud800" <= c <= "\udfff" for c in value) else []
+    if depth > 32:
+        return []
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            out += _surrogates(key, name, depth + 1) + _surrogates(item, name, depth + 1)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            out += _surrogates(item, f"{where}.{n}" if where else str(n), depth + 1)
+    return out
+
+
 def parse_params(method: str, model: type[P], raw: Any) -> P:
     """Validate raw JSON params; InvalidParams (-32602) naming the fields otherwise."""
     if raw is None or raw == []:
@@ -546,6 +569,13 @@ def parse_params(method: str, model: type[P], raw: Any) -> P:
     if not isinstance(raw, dict):
         raise InvalidParams(f"invalid params for {method}: params must be an object, "
                             f"got {type(raw).__name__}")
+    bad = list(dict.fromkeys(_surrogates(raw, "")))
+    if bad:
+        message = "contains a lone surrogate (not valid Unicode text)"
+        raise InvalidParams(f"invalid params for {method}: " + "; ".join(
+            f"{field}: {message}" for field in bad[:10]),
+            data={"errors": [{"field": f, "message": message, "type": "string_unicode"}
+                             for f in bad[:10]]})
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import threading
 from collections import OrderedDict
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, state_root
@@ -72,6 +75,29 @@ def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
         if not record_is_self(owner) and record_alive(owner):
             foreign.append(owner)
     return stale, foreign
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_surrogates(v) for v in value]
+    return value
+
+
+def storable(node: Node) -> tuple[Node, str]:
+    """A node and its JSON; lone surrogates (undecodable bytes from a model, a file name or a
+    client) become U+FFFD, so no input can make a node, and so its turn, unsaveable."""
+    try:
+        return node, node.model_dump_json(exclude_none=True)
+    except PydanticSerializationError:
+        clean = Node.model_validate(_no_surrogates(node.model_dump()))
+        return clean, clean.model_dump_json(exclude_none=True)
 
 
 def _dead_entries(meta: dict[str, Any]) -> bool:
@@ -375,7 +401,8 @@ class SessionStore:
                 node = node.model_copy(update={"created_at": now_iso()})
             seq = idx.next_seq
             name = f"{seq:07d}-{node.id}.json"
-            atomic_write(entry.root / "nodes" / name, node.model_dump_json(exclude_none=True))
+            node, payload = storable(node)
+            atomic_write(entry.root / "nodes" / name, payload)
             idx.add(node, name, seq)
             branches = idx.meta.get("branches") or {}
             moved = node.predecessor in branches and idx.is_chain_node(node)
@@ -402,9 +429,9 @@ class SessionStore:
         with self.locked(sid) as entry:
             idx = entry.index
             old = idx.get(node_id)
-            node = old.model_copy(update=changes)
+            node, payload = storable(old.model_copy(update=changes))
             name = idx.files[node_id]
-            atomic_write(entry.root / "nodes" / name, node.model_dump_json(exclude_none=True))
+            atomic_write(entry.root / "nodes" / name, payload)
             idx.add(node, name, idx.seq[node_id])
             self._refresh_fp(entry)
             return node

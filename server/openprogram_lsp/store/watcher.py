@@ -7,6 +7,7 @@ Ignored: ``.gitignore`` files (root and nested), ``.git/info/exclude`` and the u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -165,6 +166,36 @@ def relative(root: Path, path: str) -> str | None:
 
 
 NEW_DIR_SCAN_LIMIT = 2000
+BURST = 1000
+"""A batch with more raw events than this may have lost some (the kernel queue overflows
+under bursts): the checkpoint store is told to walk instead of trusting the list."""
+RESTART_LIMIT = 20
+"""Watcher restarts within a minute before the next one waits a second."""
+_UNDECODABLE = re.compile(r'Unable to decode path "((?:[^"\\]|\\.)*)"')
+_RUST_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]+\}|.)")
+
+
+def undecodable_path(message: str) -> str | None:
+    """The path named in watchfiles' "Unable to decode path" error, surrogate-escaped."""
+    hit = _UNDECODABLE.search(message)
+    if hit is None:
+        return None
+    out = bytearray()
+    pos = 0
+    raw = hit.group(1)
+    for esc in _RUST_ESCAPE.finditer(raw):
+        out += raw[pos:esc.start()].encode("utf-8", "surrogateescape")
+        code = esc.group(1)
+        if code.startswith("x") and len(code) == 3:
+            out.append(int(code[1:], 16))
+        elif code.startswith("u{"):
+            out += chr(int(code[2:-1], 16)).encode("utf-8", "surrogatepass")
+        else:
+            out += {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0"}.get(
+                code, code.encode("utf-8", "surrogateescape"))
+        pos = esc.end()
+    out += raw[pos:].encode("utf-8", "surrogateescape")
+    return os.fsdecode(bytes(out))
 _CHANGE_NAMES = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
 
 
@@ -251,15 +282,52 @@ class WorkspaceWatcher:
             except Exception:
                 log.exception("file change listener failed")
 
+    def lost_events(self) -> None:
+        """Events may have been lost: the next checkpoint walks the whole tree."""
+        if self.on_changes is not None:
+            try:
+                self.on_changes(self.root, [])  # no paths: "anything may have changed"
+            except Exception:
+                log.exception("file change listener failed")
+
     async def _run(self) -> None:
         if not self.root.is_dir():
             log.warning("not watching %s: not a directory", self.root)
             return
-        try:
-            self.ready.set()
-            async for raw in awatch(self.root, watch_filter=_never_ignored, step=self.step_ms,
-                                    stop_event=self._stop, rust_timeout=500,
-                                    ignore_permission_denied=True):
-                self.emit(self.changes_of(raw))
-        except Exception:
-            log.exception("watcher of %s stopped", self.root)
+        restarts: list[float] = []
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            try:
+                self.ready.set()
+                async for raw in awatch(self.root, watch_filter=_never_ignored,
+                                        step=self.step_ms, stop_event=self._stop,
+                                        rust_timeout=500, ignore_permission_denied=True):
+                    if len(raw) > BURST:
+                        self.lost_events()
+                    self.emit(self.changes_of(raw))
+                return
+            except Exception as exc:
+                if not self.root.is_dir():
+                    log.warning("stopped watching %s: it is gone", self.root)
+                    return
+                message = " ".join(str(e) for e in _leaves(exc))
+                path = undecodable_path(message)
+                if path is not None:
+                    log.warning("watcher of %s: a file name that is not UTF-8 (%r); "
+                                "watching goes on", self.root, path)
+                    self.emit(self.changes_of({(Change.modified, path)}))
+                else:
+                    log.warning("watcher of %s failed (%s); restarting", self.root, message)
+                self.lost_events()  # the batch that failed is gone
+            now = loop.time()
+            restarts = [t for t in restarts if now - t < 60] + [now]
+            if len(restarts) > RESTART_LIMIT:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), 1.0)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (possibly nested) exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.types import Checkpoint, CheckpointFile
@@ -23,6 +24,9 @@ class CommitMeta:
     message: str = ""
     skipped: list[str] = field(default_factory=list)
     restored_from: str | None = None
+    undo: str | None = None  # a restore's safety checkpoint: kept while the restore is
+    # permission bits of files whose mode is not git's default under the umask (0600, 0640...)
+    modes: dict[str, int] = field(default_factory=dict)
 
 
 def _one_line(value: str) -> str:
@@ -46,6 +50,11 @@ def build_message(meta: CommitMeta) -> str:
         trailers.append(f"{PREFIX}Turn: {meta.turn_id}")
     if meta.restored_from:
         trailers.append(f"{PREFIX}Restored-From: {meta.restored_from}")
+    if meta.undo:
+        trailers.append(f"{PREFIX}Undo: {meta.undo}")
+    # the path is JSON (ASCII, surrogate-escaped bytes kept), so any name fits on one line
+    trailers += [f"{PREFIX}Mode: {mode:04o} {json.dumps(path)}"
+                 for path, mode in sorted(meta.modes.items())]
     trailers += [f"{PREFIX}Skipped: {_one_line(p)}" for p in meta.skipped[:MAX_SKIPPED_TRAILERS]]
     parts = [subject]
     if text:
@@ -70,11 +79,20 @@ def parse_message(body: str) -> CommitMeta | None:
         return got[0] if got else None
 
     text = "\n\n".join(paragraphs[1:-1]) if len(paragraphs) > 2 else paragraphs[0]
+    modes: dict[str, int] = {}
+    for value in values.get("Mode", []):
+        octal, _, raw = value.partition(" ")
+        try:
+            path = json.loads(raw)
+            if isinstance(path, str):
+                modes[path] = int(octal, 8) & 0o7777
+        except ValueError:
+            continue
     return CommitMeta(
         id=first("Checkpoint") or "", kind=first("Kind") or "turn",
         created_at=first("Created") or "", session_id=first("Session"),
         turn_id=first("Turn"), message=text, skipped=values.get("Skipped", []),
-        restored_from=first("Restored-From"),
+        restored_from=first("Restored-From"), undo=first("Undo"), modes=modes,
     )
 
 

@@ -224,4 +224,5 @@ def write_commit(repo: ShadowRepo, tree: str, parent: str | None, message: str,
     who = f"openprogram-lsp <openprogram-lsp@localhost> {epoch} +0000"
     lines = [f"tree {tree}", *([f"parent {parent}"] if parent else []),
              f"author {who}", f"committer {who}", "", message]
-    return write_object(repo, "commit", "\n".join(lines).encode())
+    # "replace": a message holding lone surrogates (odd bytes in a request) still commits
+    return write_object(repo, "commit", "\n".join(lines).encode("utf-8", "replace"))

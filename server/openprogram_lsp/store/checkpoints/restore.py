@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
+from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
     TreeChange,
     commit_tree,
     diff_trees,
+    lookup,
     read_blobs,
 )
 
@@ -56,13 +58,16 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         changes = diff_trees(store.repo, commit_tree(store.repo, head), target_tree, wanted=only)
         blobs = read_blobs(store.repo, [c.new_sha for c in changes
                                         if c.status != "D" and c.new_mode != GITLINK_MODE])
-        applied, skipped = _apply(store.workspace, blobs, changes)
+        perms = target.meta.modes if target.meta is not None else {}
+        applied, skipped = _apply(store.workspace, blobs, changes, perms)
+        applied += _fix_modes(store, target_tree, perms, store._modes_of(head), only,
+                              {c.path for c in changes})
         restored = None
         if applied:
             store.note_paths([p for p, _ in applied])
             restored = store._commit("restore", session_id, None,
                                      f"Restored checkpoint {checkpoint_id}",
-                                     restored_from=checkpoint_id)
+                                     restored_from=checkpoint_id, undo=safety_id)
         result: dict[str, Any] = {
             "restored": [p for p, _ in applied],
             "safetyCheckpointId": safety_id,
@@ -75,8 +80,33 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         return result
 
 
-def _apply(workspace: Path, blobs: dict[str, bytes],
-           changes: list[TreeChange]) -> tuple[list[tuple[str, str]], list[str]]:
+def _fix_modes(store: CheckpointStore, tree: str, perms: dict[str, int],
+               current: dict[str, int], only: tuple[str, ...] | None,
+               written: set[str]) -> list[tuple[str, str]]:
+    """chmod files whose content matches the checkpoint but whose exact mode does not."""
+    fixed: list[tuple[str, str]] = []
+    for path in sorted(perms.keys() | current.keys()):
+        if path in written or (only and not any(path == w or path.startswith(w + "/")
+                                                for w in only)):
+            continue
+        entry = lookup(store.repo, tree, path)
+        try:
+            st = fdfs.lstat(store.workspace, path)
+            if entry is None or st is None or not stat.S_ISREG(st.st_mode):
+                continue
+            want = wanted_perm(perms, path, entry[0])
+            if stat.S_IMODE(st.st_mode) != want:
+                fdfs.chmod(store.workspace, path, want)
+                fixed.append((path, "modified"))
+        except (WorkspaceEscape, ToolError):
+            continue
+        except OSError as exc:
+            raise CheckpointError(f"could not restore the mode of {path}: {exc}") from exc
+    return fixed
+
+
+def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
+           perms: dict[str, int]) -> tuple[list[tuple[str, str]], list[str]]:
     """Delete, then write; returns ([(path, added|modified|deleted)], [skipped paths]).
 
     Every path is walked from the workspace's descriptor (``core.fdfs``): a directory swapped
@@ -118,9 +148,10 @@ def _apply(workspace: Path, blobs: dict[str, bytes],
             if change.old_sha == change.new_sha and existed and "120000" not in (
                     change.old_mode, change.new_mode):
                 fdfs.chmod(workspace, change.path,
-                           (0o777 if change.new_mode == "100755" else 0o666) & ~_UMASK)
+                           wanted_perm(perms, change.path, change.new_mode))
             else:
-                _write(workspace, change.path, blobs[change.new_sha], change.new_mode)
+                _write(workspace, change.path, blobs[change.new_sha], change.new_mode,
+                       wanted_perm(perms, change.path, change.new_mode))
         except (WorkspaceEscape, ToolError):
             skipped.append(change.path)
             continue
@@ -146,9 +177,8 @@ def write_restored(workspace: Path, rel: str, data: bytes) -> None:
         raise CheckpointError(f"could not restore {rel}: {exc}") from exc
 
 
-def _write(workspace: Path, rel: str, data: bytes, mode: str) -> None:
+def _write(workspace: Path, rel: str, data: bytes, mode: str, perm: int) -> None:
     if mode == "120000":
         fdfs.write_symlink(workspace, rel, os.fsdecode(data))
         return
-    perm = (0o777 if mode == "100755" else 0o666) & ~_UMASK
     fdfs.write_atomic(workspace, rel, data, mode=perm)

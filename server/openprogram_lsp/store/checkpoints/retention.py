@@ -20,20 +20,32 @@ def _created(value: str) -> datetime | None:
 
 def choose_drops(entries: list[Entry], max_count: int | None, max_age_days: float | None,
                  keep_ids: set[str], *, force: bool) -> set[str]:
-    """Commits of the checkpoints to drop; never the newest one (the index's base)."""
+    """Commits of the checkpoints to drop; never the newest one (the index's base).
+
+    A restore checkpoint is never dropped for the count, only for its age, and the safety
+    checkpoint it undoes to is kept as long as the restore checkpoint is: undo never expires
+    while the restore it undoes is listed.
+    """
     cutoff = (datetime.now(UTC) - timedelta(days=max_age_days)
               if max_age_days is not None else None)
     drops: set[str] = set()
+    undo_points: set[str] = set()
     checkpoints = [e for e in entries if e.checkpoint is not None]
-    for n, entry in enumerate(checkpoints):
+    for n, entry in enumerate(checkpoints):  # newest first: a restore before its undo point
         assert entry.checkpoint is not None
-        if n == 0 or (entry.checkpoint.id in keep_ids and not force):
-            continue
-        too_many = max_count is not None and n >= max(max_count, 1)
-        created = _created(entry.checkpoint.created_at)
-        too_old = cutoff is not None and created is not None and created < cutoff
-        if too_many or too_old:
-            drops.add(entry.commit)
+        cid = entry.checkpoint.id
+        if n == 0 or (not force and (cid in keep_ids or cid in undo_points)):
+            pass
+        else:
+            too_many = (max_count is not None and n >= max(max_count, 1)
+                        and (force or entry.checkpoint.kind != "restore"))
+            created = _created(entry.checkpoint.created_at)
+            too_old = cutoff is not None and created is not None and created < cutoff
+            if too_many or too_old:
+                drops.add(entry.commit)
+                continue
+        if entry.meta is not None and entry.meta.undo:
+            undo_points.add(entry.meta.undo)
     return drops
 
 

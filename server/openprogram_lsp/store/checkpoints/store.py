@@ -19,8 +19,19 @@ from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
-from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, to_checkpoint
-from openprogram_lsp.store.checkpoints.objects import TreeChange, commit_tree, write_commit
+from openprogram_lsp.store.checkpoints.meta import (
+    CommitMeta,
+    build_message,
+    parse_message,
+    to_checkpoint,
+)
+from openprogram_lsp.store.checkpoints.modes import update_modes
+from openprogram_lsp.store.checkpoints.objects import (
+    TreeChange,
+    commit_tree,
+    read_object,
+    write_commit,
+)
 from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
 
@@ -61,6 +72,7 @@ class CheckpointStore:
         self._chain_head: str | None = None
         self._head_id: tuple[str, str] | None = None
         self._head_tree: tuple[str, str] | None = None
+        self._head_modes: tuple[str, dict[str, int]] | None = None
         self._seen_head: str | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._disabled: str | None = None
@@ -288,7 +300,7 @@ class CheckpointStore:
 
     def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
                 *, full: bool = False, allow_empty: bool = False,
-                restored_from: str | None = None) -> Checkpoint | None:
+                restored_from: str | None = None, undo: str | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
         if self._disabled is not None:
             raise CheckpointError(self._disabled)
@@ -315,18 +327,26 @@ class CheckpointStore:
             raise
         self._seen_head = head
         self._stamp = self.repo.index_stamp()
-        if not allow_empty and tree == (parent_tree or EMPTY_TREE):
+        parent_modes = self._modes_of(head)
+        modes = update_modes(str(self.workspace), parent_modes,
+                             self._files_of(tree) if walk else noted | {c.path for c in changes})
+        mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
+                           if modes.get(p) != parent_modes.get(p)
+                           and p not in {c.path for c in changes})
+        if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only:
             return None
         created = now_iso()
         meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
                           turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
-                          restored_from=restored_from)
+                          restored_from=restored_from, undo=undo, modes=modes)
         sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
         self._seen_head = sha
         self._head_tree = (sha, tree)
-        checkpoint = to_checkpoint(meta, parent_id, [(c.status, c.path) for c in changes])
+        self._head_modes = (sha, modes)
+        listed = [(c.status, c.path) for c in changes] + [("M", p) for p in mode_only]
+        checkpoint = to_checkpoint(meta, parent_id, sorted(listed, key=lambda c: c[1]))
         if self._chain is not None and self._chain_head == head:
             self._chain.insert(0, Entry(sha, head, meta, checkpoint))
             self._chain_head = sha
@@ -357,6 +377,23 @@ class CheckpointStore:
         if scanned:
             self.stager.paths(scanned, scanned=True)
         return self.stager.write_tree(parent_tree)
+
+    def _modes_of(self, commit: str | None) -> dict[str, int]:
+        """The mode table recorded with a checkpoint commit (cached for the head)."""
+        if commit is None:
+            return {}
+        if self._head_modes is not None and self._head_modes[0] == commit:
+            return self._head_modes[1]
+        _kind, body = read_object(self.repo, commit)
+        meta = parse_message(body.partition(b"\n\n")[2].decode("utf-8", "replace"))
+        modes = meta.modes if meta is not None else {}
+        self._head_modes = (commit, modes)
+        return modes
+
+    def _files_of(self, tree: str) -> Ids:
+        """Every file path of a tree (after a walk, to re-read all modes)."""
+        out = self.repo.git(["ls-tree", "-r", "-z", "--name-only", tree])
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def _tree_of_head(self, head: str | None) -> str | None:
         if head is None:
