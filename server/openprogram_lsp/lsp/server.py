@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 from openprogram_lsp import __version__
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.config.sections.mcp import ToolsSection
+from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
@@ -255,7 +256,18 @@ def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> i
     log_handler = configure_logging(getattr(args, "log_file", None))
     if build is None:
         raise RuntimeError("serve() needs a dispatcher factory (see cli.cmd_serve)")
-    dispatcher = build()
+    try:
+        dispatcher = build()
+    except (OSError, OpenProgramError) as exc:  # an unusable state root, a bad setting
+        from openprogram_lsp.lsp.unusable import serve_unusable
+
+        detail = exc.message if isinstance(exc, OpenProgramError) else (
+            f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        reason = f"openprogram-lsp cannot start: {detail} (check OPENPROGRAM_HOME)"
+        sys.stderr.write(reason + "\n")
+        if getattr(args, "tcp", None) is not None:
+            return 2
+        return serve_unusable(reason, sys.stdin.buffer, sys.stdout.buffer)
     server = build_server(dispatcher, flag_mode=getattr(args, "permission_mode", None))
     server.log_handler = log_handler
     port = getattr(args, "tcp", None)

@@ -141,10 +141,18 @@ def _transport_error(call: HttpCall, exc: httpx.HTTPError, settings: HttpSetting
     elif isinstance(exc, httpx.ReadTimeout):
         msg = f"no data from the server for {settings.read_timeout:g}s (read timeout)"
     elif midway:
-        msg = f"the stream broke mid-way: {exc or type(exc).__name__}"
+        msg = f"the stream broke mid-way: {_detail(exc)}"
     else:
-        msg = f"HTTP transport error: {exc or type(exc).__name__}"
+        msg = f"HTTP transport error: {_detail(exc)}"
     return ProviderError(redact(msg, call.secrets), provider=call.provider, retryable=True)
+
+
+def _detail(exc: BaseException) -> str:
+    """What went wrong, never empty: the message, else its cause's, else the type's name."""
+    for err in (exc, exc.__cause__, exc.__context__):
+        if err is not None and str(err).strip():
+            return f"{str(err).strip()} ({type(exc).__name__})"
+    return type(exc).__name__
 
 
 async def _read_bounded(resp: httpx.Response) -> bytes:
@@ -180,15 +188,24 @@ async def _produce(call: HttpCall, decoder: Decoder, settings: HttpSettings,
                         "the server answered with JSON instead of an event stream: "
                         f"{redact(error_message(body), call.secrets)[:300]}",
                         provider=call.provider)
+                if ctype and "event-stream" not in ctype:  # a captive portal, a proxy page
+                    body = await _read_bounded(resp)
+                    text = " ".join(body.decode("utf-8", "replace").split())
+                    raise ProviderError(
+                        f"the server answered HTTP {resp.status_code} with {ctype.split(';')[0]}"
+                        f" instead of an event stream (a proxy or captive portal?): "
+                        f"{redact(text, call.secrets)[:200]!r}", provider=call.provider)
                 midway = True
                 parser = SSEParser(call.provider)
                 async for chunk in resp.aiter_bytes():
                     out: list[ProviderEvent] = []
-                    for event, data in parser.feed(chunk):
-                        out.extend(decoder.feed(event, data))
-                    if out:
-                        delivered = True
-                        queue.put_nowait(out)
+                    try:
+                        for event, data in parser.feed(chunk):
+                            out.extend(decoder.feed(event, data))
+                    finally:  # what was decoded before a malformed line is still delivered
+                        if out:
+                            delivered = True
+                            queue.put_nowait(out)
                 parser.close()
                 final = decoder.finish()
             queue.put_nowait(final)
@@ -270,7 +287,10 @@ async def stream_events(call: HttpCall, decoder: Decoder, settings: HttpSettings
             for ev in item:
                 yield ev
     finally:
-        producer.cancel()
+        # Cancel the producer once: a second cancel would interrupt the first one's cleanup
+        # (closing the HTTP response) and leak the connection.
+        if not producer.done() and not producer.cancelling():
+            producer.cancel()
         if watcher is not None:
             watcher.cancel()
         with contextlib.suppress(Exception):

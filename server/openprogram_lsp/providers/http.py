@@ -169,16 +169,20 @@ class SSEParser:
     comments, so any other line (an HTML error page, a bare JSON error) is reported, not skipped.
     """
 
-    __slots__ = ("_buf", "_data", "_event", "provider")
+    __slots__ = ("_buf", "_data", "_event", "_pending", "provider")
 
     def __init__(self, provider: str) -> None:
         self.provider = provider
         self._buf = b""
         self._event = ""
         self._data: list[str] | None = None
+        self._pending: ProviderError | None = None
 
     def feed(self, chunk: bytes) -> list[tuple[str, str]]:
         """Parse the complete lines in ``chunk`` (plus what was buffered) into events."""
+        if self._pending is not None:
+            err, self._pending = self._pending, None
+            raise err
         if (not self._buf and self._data is None and not self._event
                 and chunk.endswith(b"\n\n") and b"\r" not in chunk):
             # The common case: one whole event in one chunk (``data:``, maybe after ``event:``).
@@ -219,12 +223,20 @@ class SSEParser:
             elif not name or name in (b"id", b"retry"):
                 continue
             else:
+                if out:  # events before the bad line are kept; the error comes next feed
+                    self._pending = self._malformed(raw)
+                    self._buf = b""
+                    return out
                 raise self._malformed(raw)
         return out
 
     def close(self) -> None:
-        """Drop an incomplete trailing event, as the SSE standard says."""
+        """Drop an incomplete trailing event, as the SSE standard says (a malformed line
+        held back by ``feed`` is raised now)."""
         self._buf, self._event, self._data = b"", "", None
+        if self._pending is not None:
+            err, self._pending = self._pending, None
+            raise err
 
     def _decode(self, value: bytes) -> str:
         try:

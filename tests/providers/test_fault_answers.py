@@ -1,0 +1,76 @@
+"""Faults that used to get no answer or a wrong one: HTML pages, deltas before a malformed
+line, resets without a message, and the connection a cancel must always close."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import httpx
+import pytest
+
+from openprogram_lsp.core.errors import ProviderError
+from openprogram_lsp.providers.base import ProviderEvent, TextDelta
+from openprogram_lsp.providers.driver import _detail
+from openprogram_lsp.providers.http import HttpSettings
+
+from .loopback import LoopbackServer, Reply
+from .run import collect, request, text_of
+from .test_faults import APIS, Api, make
+
+CANCELS = int(os.environ.get("OPENPROGRAM_CANCEL_LOOPS", "500"))
+
+
+@pytest.fixture(params=APIS, ids=[a.name for a in APIS])
+def api(request: pytest.FixtureRequest) -> Api:
+    """Each wire format in turn."""
+    return request.param  # type: ignore[no-any-return]
+
+
+async def test_an_html_page_with_200_names_what_came_back(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(Reply(headers=[("content-type", "text/html; charset=utf-8")],
+                       body=b"<html><title>Hotel Wi-Fi login</title></html>"))
+    with pytest.raises(ProviderError, match=r"HTTP 200 with text/html .*Hotel Wi-Fi login"):
+        await collect(make(api, server, settings), request())
+
+
+async def test_deltas_before_a_malformed_line_are_kept(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    chunks = api.stream(["kept ", "lost"])
+    # the first text event and a bad line arrive in the same read
+    server.queue(Reply(chunks=[*chunks[:api.head - 1],
+                               chunks[api.head - 1] + b"<html>oops</html>\n\n"]))
+    got: list[ProviderEvent] = []
+    with pytest.raises(ProviderError, match="malformed stream"):
+        await collect(make(api, server, settings), request(), got)
+    assert text_of(got) == "kept "
+
+
+def test_an_error_without_a_message_still_says_what_happened() -> None:
+    bare = httpx.RemoteProtocolError("")
+    assert _detail(bare) == "RemoteProtocolError"
+    try:
+        raise httpx.ReadError("") from ConnectionResetError(104, "Connection reset by peer")
+    except httpx.ReadError as exc:
+        assert "Connection reset by peer" in _detail(exc)
+
+
+async def test_cancelling_streams_never_leaks_a_connection(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    provider = make(api, server, settings)
+    for _ in range(CANCELS):
+        server.queue(Reply(chunks=api.stream(["partial"])[:api.head], hold=True))
+        got: list[ProviderEvent] = []
+        task = asyncio.create_task(collect(provider, request(), got))
+        while not any(isinstance(e, TextDelta) for e in got):
+            assert not task.done()
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    deadline = time.monotonic() + 10
+    while server._writers and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert len(server._writers) == 0, f"{len(server._writers)} connections left open"
