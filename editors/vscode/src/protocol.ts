@@ -224,6 +224,9 @@ export interface PermissionToolCall {
   diff?: { path: string; oldText: string; newText: string } | null;
   /** Set when an MCP server's tool asks: the card shows server, tool and every argument. */
   mcp?: McpSource | null;
+  /** Commands: whether it will run in the bubblewrap sandbox; `sandboxNote` says why not. */
+  sandboxed?: boolean;
+  sandboxNote?: string;
 }
 
 /** One MCP server of the workspace (`openprogram/mcp`). */

@@ -128,6 +128,20 @@ test('a permission request before tool.started creates a pending card that tool.
   assert.equal(tools(s)[0].status, 'in_progress');
 });
 
+test('a command card says whether it runs sandboxed', () => {
+  const card = (sandboxed: boolean, sandboxNote?: string) => tools(run([
+    { type: 'reset', sessionId: S },
+    {
+      type: 'permission',
+      requestId: 'p1',
+      toolCall: { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run ls', input: { command: 'ls' }, sandboxed, sandboxNote },
+      options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
+    },
+  ]))[0];
+  assert.deepEqual(card(true).permission?.sandbox, { sandboxed: true, note: undefined });
+  assert.deepEqual(card(false, 'not sandboxed: no bwrap').permission?.sandbox, { sandboxed: false, note: 'not sandboxed: no bwrap' });
+});
+
 test('questions open and settle', () => {
   const s = run([
     { type: 'question', requestId: 'q1', question: 'Which?', options: ['a', 'b'], allowFreeText: true },

@@ -31,6 +31,8 @@ local M = {}
 ---@field input table
 ---@field diff? {path: string, oldText: string, newText: string}
 ---@field mcp? {server: string, tool: string} Set when an MCP server's tool asks.
+---@field sandboxed? boolean commands: whether it runs in the sandbox
+---@field sandboxNote? string why not, when it does not
 
 ---@class openprogram.PermissionParams
 ---@field sessionId string
@@ -124,7 +126,13 @@ function M.prompt(tc)
     return ('Allow MCP server %s, tool %s [%s] with %s?'):format(
       tostring(tc.mcp.server), tostring(tc.mcp.tool), tc.kind or 'other', ok and args or '?')
   end
-  return ('Allow %s [%s]: %s?'):format(tc.name, tc.kind or 'other', title)
+  local box = ''
+  if tc.sandboxed == true then
+    box = ' (sandboxed)'
+  elseif tc.sandboxed == false then
+    box = (' (NOT sandboxed: %s)'):format(tc.sandboxNote or 'no sandbox')
+  end
+  return ('Allow %s [%s]: %s%s?'):format(tc.name, tc.kind or 'other', title, box)
 end
 
 --- A panel note about this prompt, when it belongs to the session the panel shows (a prompt of

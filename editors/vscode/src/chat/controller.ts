@@ -310,7 +310,8 @@ export class ChatController {
       ? undefined
       : async (): Promise<string | null> => {
           const names = p.options.map((o) => o.name);
-          const pick = await api.showWarning(approvalMessage(p.toolCall), ...names);
+          const box = p.toolCall.sandboxed === undefined ? '' : p.toolCall.sandboxed ? ' (runs sandboxed)' : ` (NOT sandboxed: ${p.toolCall.sandboxNote ?? 'no sandbox'})`;
+          const pick = await api.showWarning(approvalMessage(p.toolCall) + box, ...names);
           return p.options.find((o) => o.name === pick)?.optionId ?? null;
         };
     if (native) {

@@ -178,6 +178,10 @@ function renderTool(item: ToolItem): HTMLElement {
       row.appendChild(b);
     }
     el.appendChild(row);
+    if (p.sandbox) {
+      const text = p.sandbox.sandboxed ? 'Runs in the sandbox (workspace writable, no keys, no other processes).' : `Not sandboxed: ${p.sandbox.note ?? 'no sandbox here'}.`;
+      el.appendChild(h('div', p.sandbox.sandboxed ? 'sandbox sandboxed' : 'sandbox unsandboxed', escapeHtml(text)));
+    }
     if (p.withdrawn) {
       el.appendChild(h('div', 'approval-done approval-withdrawn', escapeHtml(`Approval withdrawn: ${withdrawnReason(p.withdrawn)}.`)));
     }

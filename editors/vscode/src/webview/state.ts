@@ -34,6 +34,8 @@ export interface PermissionPrompt {
   choice?: string | null;
   /** Why the server withdrew the prompt (`timeout`, `cancelled`, …), when it did. */
   withdrawn?: string;
+  /** Commands: whether it will run sandboxed, and why not. */
+  sandbox?: { sandboxed: boolean; note?: string };
 }
 
 export interface ToolItem {
@@ -432,6 +434,9 @@ function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null)
 function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permission' }>): ChatState {
   const tc = msg.toolCall;
   const permission: PermissionPrompt = { requestId: msg.requestId, options: msg.options };
+  if (typeof tc.sandboxed === 'boolean') {
+    permission.sandbox = { sandboxed: tc.sandboxed, note: tc.sandboxNote };
+  }
   const diff = tc.diff ?? null;
   if (state.items.some((it) => it.kind === 'tool' && it.toolCallId === tc.toolCallId)) {
     return mapItems(state, (it) =>
