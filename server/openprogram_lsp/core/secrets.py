@@ -23,9 +23,23 @@ _SECRET_NAME = re.compile(
 _PR_SET_DUMPABLE = 4
 
 
+_CONFIGURED: set[str] = set()  # key variables named in the config (``api_key_env``)
+
+
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable is a credential that tool processes never see."""
-    return name in _WITHHELD or bool(_SECRET_NAME.search(name))
+    return name in _WITHHELD or name in _CONFIGURED or bool(_SECRET_NAME.search(name))
+
+
+def withhold(name: str) -> None:
+    """Treat a variable the config names as holding a key as a credential from now on."""
+    if is_secret_name(name):
+        return
+    _CONFIGURED.add(name)
+    if sys.platform.startswith("linux") and name in os.environ:
+        for wiped in wipe_env_block():
+            if wiped in os.environ:
+                os.putenv(wiped, os.environ[wiped])
 
 
 def _env_block() -> tuple[int, int] | None:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
 
 from openprogram_lsp.config.section import EnvVar, Section
 from openprogram_lsp.core.errors import ConfigError
+from openprogram_lsp.core.secrets import withhold
 
 KEY_COMMAND_TIMEOUT = 15.0
 
@@ -39,6 +40,8 @@ class Endpoint(BaseModel):
             return self.api_key.get_secret_value().strip()
         if self.api_key_command:
             return _run_key_command(self.api_key_command)
+        if self.api_key_env:
+            withhold(self.api_key_env)  # commands never see it, /proc does not show it
         return (env.get(self.api_key_env or default_env) or "").strip()
 
 
