@@ -14,7 +14,12 @@ PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
 MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
 COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
             "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
+<<<<<<< HEAD
             "OpenProgramMcp"]
+=======
+            "OpenProgramToggle", "OpenProgramModel", "OpenProgramMode", "OpenProgramApproval",
+            "OpenProgramBranchName"]
+>>>>>>> bbf6624 (nvim: approvals in a float of our own that never takes the cursor (whole diff, queue, closes when withdrawn), late answers to a withdrawn picker refused, help tags built on first load with an *openprogram* tag, README lazy spec without a cmd list, docs for the new commands and keys)
 
 
 def _nvim() -> str:
@@ -65,5 +70,16 @@ def test_help_tags_build(tmp_path: Path) -> None:
     shutil.copytree(PLUGIN / "doc", doc)
     _lua(f"vim.cmd('helptags {doc}')")
     tags = (doc / "tags").read_text("utf-8")
-    for tag in ["openprogram-setup", ":OpenProgram", ":OpenProgramRestore", "OpenProgramEvent"]:
+    for tag in ["openprogram", "openprogram-setup", ":OpenProgram", ":OpenProgramRestore",
+                "OpenProgramEvent", ":OpenProgramApproval", "openprogram-hunks"]:
         assert f"{tag}\topenprogram.txt" in tags
+
+
+def test_help_tags_are_built_on_first_load(tmp_path: Path) -> None:
+    plugin = tmp_path / "nvim"
+    shutil.copytree(PLUGIN, plugin, ignore=shutil.ignore_patterns("tags"))
+    subprocess.run([_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={plugin}",
+                    "-c", "runtime! plugin/openprogram.lua", "-c", "qa!"],
+                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                   check=True)
+    assert "openprogram\topenprogram.txt" in (plugin / "doc" / "tags").read_text("utf-8")

@@ -453,3 +453,52 @@ def test_session_browser_and_switching_while_a_turn_runs(env: dict[str, Path]) -
     assert "Gamma answer." in _text(out["gamma_lines"])
     assert "could not steer" not in _text(out["gamma_lines"])
     assert out["alpha_last"]["status"] == "done"
+
+
+def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
+        env: dict[str, Path]) -> None:
+    big = "".join(f"line {i}\n" for i in range(1, 26))
+    out = _run(env, "approval_float", [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "big.txt", "content": big}}]},
+        {"text": "Done."},
+        {"text": "Again.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "other.txt", "content": "x\n"}}]},
+        {"text": "Not approved."},
+    ])
+    assert out["current_is_mine"], out
+    assert out["still_waiting"]
+    assert out["mine"] == ["typed while it waited"]
+    assert out.get("file_before") is None
+    lines = out["float_lines"]
+    assert all(f"+line {i}" in lines for i in range(1, 26))  # the whole new file
+    assert any(x.startswith("[1] Allow once") for x in lines)
+    assert "Reject" in out["float_winbar"]
+    assert out["focused"] and out["file_after"] == big
+    assert out["back_in"]
+    assert out["float_closed"] and out["queue"] == 0 and out.get("other") is None
+
+
+def test_branch_labels_naming_hunk_review_and_deleted_buffers(env: dict[str, Path]) -> None:
+    out = _run(env, "branches_hunks", [
+        {"text": "Editing.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "code.py", "content": "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"}}]},
+        {"text": "Edited."},
+        {"text": "Then this."},
+        {"text": "Fork one."},
+        {"text": "Fork two."},
+        {"text": "Adding.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "new.txt", "content": "fresh\n"}}]},
+        {"text": "Added."},
+    ])
+    items = [x for x in out["branch_items"] if "Name or rename" not in x]
+    assert len(items) == 3 and len(set(items)) == 3
+    labels = [x.split(" · ")[0] for x in items]
+    assert len(set(labels)) == 3  # the two "list ." forks read differently
+    assert any("main" in x for x in labels)
+    assert any("second try" in x for x in out["branch_items_after"])
+    assert out["first_hunk_line"] == 2 and out["second_hunk_line"] == 6
+    assert out["after_hunk"] == "one\nTWO\nthree\nfour\nfive\nsix\nseven\n"
+    assert out["after_undo"] == "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"
+    assert out["new_lines"] == ["fresh"]
+    assert out["new_exists"] is False and out["new_buffer_valid"] is False

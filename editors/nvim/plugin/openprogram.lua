@@ -10,6 +10,14 @@ if vim.fn.has('nvim-0.10') ~= 1 then
   return
 end
 
+-- `:help openprogram` without a manual :helptags: build the tags once, when they are missing.
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h') .. '/doc'
+  if vim.fn.filereadable(doc .. '/tags') == 0 and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc))
+  end
+end
+
 local function op()
   return require('openprogram')
 end
@@ -37,6 +45,10 @@ end, {
   end,
   desc = 'OpenProgram: pick the permission mode',
 })
+
+command('OpenProgramApproval', function()
+  require('openprogram.approval_float').focus()
+end, { desc = 'OpenProgram: move into the waiting approval' })
 
 command('OpenProgramCancel', function()
   op().cancel()

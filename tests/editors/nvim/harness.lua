@@ -64,7 +64,9 @@ end
 --- Plugin setup with the test's server command and model, plus `extra` options.
 ---@param extra? table
 function H.setup(extra)
-  require('openprogram').setup(vim.tbl_deep_extend('force', { cmd = H.server_cmd, model = H.model }, extra or {}))
+  -- Scenarios answer approvals through a vim.ui.select stub unless they ask for the float.
+  require('openprogram').setup(vim.tbl_deep_extend('force',
+    { cmd = H.server_cmd, model = H.model, approvals = { ui = 'select' } }, extra or {}))
 end
 
 --- Count finished turns and record every event and LSP progress report of our client.

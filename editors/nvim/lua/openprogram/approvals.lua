@@ -154,9 +154,12 @@ function M.handle(params, ctx)
   local _ = ctx
   local tc = params.toolCall or {}
   local options = params.options or {}
+  local use_float = (require('openprogram.config').options.approvals or {}).ui ~= 'select'
   local close = function() end
   local ok, c = true, nil
-  if tc.diff and tc.diff.path then
+  if use_float then
+    ok = false -- the float shows the whole request itself
+  elseif tc.diff and tc.diff.path then
     ok, c = pcall(preview, M.diff_lines(tc.diff), 'diff', tc.diff.path,
       ('Proposed change to %s (choose in the prompt)'):format(tc.diff.path))
   elseif type(tc.mcp) == 'table' then
@@ -173,7 +176,18 @@ function M.handle(params, ctx)
   local timeout = require('openprogram.config').prompt_wait_ms()
   local untrack = function() end
   local choice = async.await(function(resolve)
-    untrack = async.track(params.turnId, resolve, tc.toolCallId)
+    if use_float then
+      local settle = require('openprogram.approval_float').ask(params, resolve)
+      -- a withdrawal (timeout, turn ended) closes the float as well as answering
+      untrack = async.track(params.turnId, settle, tc.toolCallId)
+      return
+    end
+    -- keyed by turn id + call id: the pair the server guarantees unique
+    local answered = false
+    untrack = async.track(params.turnId, function(v)
+      answered = true
+      resolve(v)
+    end, tc.toolCallId)
     vim.ui.select(options, {
       prompt = M.prompt(tc),
       kind = 'openprogram.permission',
@@ -181,6 +195,13 @@ function M.handle(params, ctx)
         return o.name
       end,
     }, function(item)
+      if answered and item then
+        -- the picker outlived its request (a picker plugin cannot be closed from here)
+        vim.notify(('openprogram: too late: the approval of %s was already withdrawn; nothing ran'):format(
+          tc.title or tc.name or '?'), vim.log.levels.WARN)
+        return
+      end
+      answered = true
       resolve(item or false)
     end)
   end, timeout, false)

@@ -24,6 +24,7 @@ Example:
 ---@field model? string|false
 ---@field mode? string|false
 ---@field cancel? string|false
+---@field approve? string|false
 
 ---@class openprogram.Opts
 ---@field cmd? string[] Command that starts the language server.
@@ -74,6 +75,7 @@ M.default_keymaps = {
   model = 'm',
   mode = 'p',
   cancel = 'x',
+  approve = 'a',
 }
 
 local PERMISSION_MODES = { ask = true, ['accept-edits'] = true, plan = true, bypass = true }

@@ -144,6 +144,7 @@ function M.keymaps(km)
     model = { function() M.pick_model() end, 'model' },
     mode = { function() M.pick_mode() end, 'permission mode' },
     cancel = { op.cancel, 'cancel the turn' },
+    approve = { function() require('openprogram.approval_float').focus() end, 'answer the waiting approval' },
   }
   local prefix = km.prefix or ''
   for name, action in pairs(actions) do
