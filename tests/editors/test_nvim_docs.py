@@ -14,12 +14,8 @@ PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
 MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
 COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
             "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
-<<<<<<< HEAD
-            "OpenProgramMcp"]
-=======
             "OpenProgramToggle", "OpenProgramModel", "OpenProgramMode", "OpenProgramApproval",
-            "OpenProgramBranchName"]
->>>>>>> bbf6624 (nvim: approvals in a float of our own that never takes the cursor (whole diff, queue, closes when withdrawn), late answers to a withdrawn picker refused, help tags built on first load with an *openprogram* tag, README lazy spec without a cmd list, docs for the new commands and keys)
+            "OpenProgramBranchName", "OpenProgramMcp"]
 
 
 def _nvim() -> str:
