@@ -42,9 +42,11 @@ def test_non_tty_denies_what_needs_asking_with_instructions(tmp_path: Path) -> N
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
     r = run(["chat", "--workspace", str(ws), "write a.txt\nx"], home, tmp_path)
-    assert r.returncode == 0
+    assert r.returncode == 3  # a refusal is not a success: scripts must notice
     assert not (ws / "a.txt").exists()
     assert "--permission-mode" in r.stdout
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("openprogram-lsp: error: 1 tool call(s) needed approval")
 
 
 def test_failed_turn_exits_non_zero(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """``python -m openprogram_lsp`` runs the command line."""
 
-from openprogram_lsp.cli import main
+from openprogram_lsp.launch import main
 
 raise SystemExit(main())

@@ -1,283 +1,276 @@
-"""The command line: ``serve`` (default), ``chat``, ``sessions``, ``history`` and checkpoints."""
+"""The command line: ``serve``, ``chat``, ``sessions``, ``history``, checkpoints and ``config``.
+
+Every user error ends as one line on stderr (``openprogram-lsp: error: …``) and a non-zero
+exit code; ``--debug`` shows tracebacks.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from openprogram_lsp import __version__
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.config import Settings, load_settings, user_config_path
-from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.core.errors import NotFound
+from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.secrets import conceal_from_proc
-from openprogram_lsp.core.types import (
-    INHERIT,
-    PermissionOutcome,
-    PermissionRequest,
-    Question,
-    TurnRequest,
-)
 from openprogram_lsp.dispatcher import Dispatcher
-from openprogram_lsp.events.bus import Event
+from openprogram_lsp.terminal import checkpoints as cps
+from openprogram_lsp.terminal.chat import run_chat, turn_request
+from openprogram_lsp.terminal.errors import (
+    EXIT_INTERRUPTED,
+    PROG,
+    CliError,
+    OneLineFormatter,
+    explain,
+    report,
+)
+from openprogram_lsp.terminal.prompts import NoTerminalAsker, TerminalApprover, TerminalAsker
+from openprogram_lsp.terminal.workspaces import (
+    choose_workspace,
+    existing_workspace,
+    require_git,
+    session_workspace,
+)
+
+NOT_A_TERMINAL_SERVER = (
+    "this starts the language server, which editors run for you over stdio; to try it from "
+    "a terminal run 'openprogram-lsp chat --workspace DIR \"list .\"' (see 'openprogram-lsp "
+    "--help'), or 'openprogram-lsp serve' to speak LSP here")
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", type=Path, default=None, help="workspace root (default: cwd)")
-    p.add_argument("--home", type=Path, default=None, help="state root ($OPENPROGRAM_HOME)")
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors."""
+
+    def error(self, message: str) -> NoReturn:
+        report(message, f"see '{self.prog} --help'")
+        raise SystemExit(2)
+
+
+def _add_common(p: argparse.ArgumentParser, *, workspace: str = "workspace root "
+                "(default: the current directory)") -> None:
+    p.add_argument("--workspace", type=Path, default=None, metavar="DIR", help=workspace)
+    p.add_argument("--home", type=Path, default=None, metavar="DIR",
+                   help="state root (default: $OPENPROGRAM_HOME or "
+                        "~/.local/share/openprogram-lsp)")
+
+
+def _add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, metavar="SPEC",
+                   help="offline (default), scripted:FILE, openai:MODEL or anthropic:MODEL")
+    p.add_argument("--permission-mode", default=None, metavar="MODE",
+                   help="ask (default), accept-edits, plan or bypass")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(prog="openprogram-lsp",
-                                     description="An AI coding agent inside a language server.")
-    parser.add_argument("--version", action="version", version=f"openprogram-lsp {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    parser = Parser(prog=PROG, description="An AI coding agent inside a language server.",
+                    epilog="Add --debug to any command to see tracebacks. Settings: "
+                           "'openprogram-lsp config'; docs/configuration.md.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="run the language server (default)")
+    serve = sub.add_parser("serve", help="run the language server (editors start this)",
+                           description="Speak LSP on stdio (or on 127.0.0.1:PORT with --tcp).")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT")
     serve.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)
-    serve.add_argument("--model", default=None)
-    serve.add_argument("--permission-mode", default=None)
-    serve.add_argument("--log-file", type=Path, default=None)
-    _add_common(serve)
+    _add_model(serve)
+    serve.add_argument("--log-file", type=Path, default=None, metavar="FILE",
+                       help="also write the server log here")
+    _add_common(serve, workspace="workspace when the editor names none (default: cwd)")
 
-    acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent on stdio")
-    acp.add_argument("--model", default=None)
-    acp.add_argument("--permission-mode", default=None)
-    acp.add_argument("--log-file", type=Path, default=None)
+    acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent on stdio",
+                         description="Speak the Agent Client Protocol on stdio.")
+    _add_model(acp)
+    acp.add_argument("--log-file", type=Path, default=None, metavar="FILE",
+                     help="also write the log here")
     _add_common(acp)
 
-    chat = sub.add_parser("chat", help="run one turn from the command line")
+    chat = sub.add_parser("chat", help="run one turn from the command line",
+                          description="Run one turn and stream it. Approvals are asked on the "
+                                      "terminal; without one, calls that need approval are "
+                                      "refused and the exit code is 3.")
     chat.add_argument("text", nargs="*", help="the message (not needed with --compact)")
-    chat.add_argument("--session", default=None, help="continue this session")
-    chat.add_argument("--branch-from", default=None,
+    chat.add_argument("--session", default=None, metavar="SID",
+                      help="continue this session (in its own workspace)")
+    chat.add_argument("--branch-from", default=None, metavar="NODE",
                       help="fork from this node id ('root' for a new root)")
-    chat.add_argument("--model", default=None, help="offline, scripted:FILE, openai:M, "
-                                                     "anthropic:M")
-    chat.add_argument("--permission-mode", default=None,
-                      help="ask (default), accept-edits, plan or bypass")
+    _add_model(chat)
     chat.add_argument("--json", action="store_true", help="print events as JSON lines")
-    chat.add_argument("--compact", action="store_true", help="compact the session's context")
-    _add_common(chat)
+    chat.add_argument("--compact", action="store_true",
+                      help="compact the context of --session SID")
+    chat.add_argument("--force-workspace", action="store_true",
+                      help="run --session SID in --workspace DIR although it started elsewhere")
+    _add_common(chat, workspace="workspace root (default: the session's, else the current "
+                                "directory)")
 
-    sessions = sub.add_parser("sessions", help="list sessions")
-    sessions.add_argument("--json", action="store_true")
-    _add_common(sessions)
+    sessions = sub.add_parser("sessions", help="list sessions",
+                              description="List sessions, most recent first.")
+    sessions.add_argument("--json", action="store_true", help="print JSON")
+    _add_common(sessions, workspace="only sessions of this workspace")
 
-    history = sub.add_parser("history", help="show a session's active branch")
-    history.add_argument("session")
-    history.add_argument("--head", default=None, help="show the branch ending at this node")
-    history.add_argument("--json", action="store_true")
+    history = sub.add_parser("history", help="show a session's active branch",
+                             description="Print a session's branch from the root to the head.")
+    history.add_argument("session", metavar="SID", help="session id ('sessions' lists them)")
+    history.add_argument("--head", default=None, metavar="NODE",
+                         help="show the branch ending at this node")
+    history.add_argument("--json", action="store_true", help="print JSON")
     _add_common(history)
 
-    cps = sub.add_parser("checkpoints", help="list checkpoints of the workspace")
-    cps.add_argument("--session", default=None)
-    cps.add_argument("--json", action="store_true")
-    _add_common(cps)
+    lst = sub.add_parser("checkpoints", help="list a workspace's checkpoints",
+                         description="List checkpoints newest first: the state after each turn "
+                                     "that changed files, baselines and restores.")
+    lst.add_argument("--session", default=None, metavar="SID",
+                     help="only this session's (and use its workspace)")
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    _add_common(lst, workspace="workspace (default: the session's, else the current directory)")
 
-    diff = sub.add_parser("diff", help="show a checkpoint's diff")
-    diff.add_argument("checkpoint")
-    diff.add_argument("path", nargs="?")
-    _add_common(diff)
+    found_in = "workspace holding the checkpoint (default: searched in every workspace you " \
+               "have sessions in)"
+    diff = sub.add_parser("diff", help="show what a checkpoint changed",
+                          description="The diff of a checkpoint against the one before it.")
+    diff.add_argument("checkpoint", metavar="ID", help="checkpoint id (or a prefix of 6+)")
+    diff.add_argument("path", nargs="?", help="only this file")
+    _add_common(diff, workspace=found_in)
 
-    restore = sub.add_parser("restore", help="restore a checkpoint (undoable)")
-    restore.add_argument("checkpoint")
-    restore.add_argument("paths", nargs="*")
-    _add_common(restore)
+    restore = sub.add_parser("restore", help="put files back as a checkpoint had them",
+                             description="Restore every file (or PATHs) as checkpoint ID had "
+                                         "them. The current state is checkpointed first, so "
+                                         "the restore can be undone.")
+    restore.add_argument("checkpoint", metavar="ID", help="checkpoint id (or a prefix of 6+)")
+    restore.add_argument("paths", nargs="*", metavar="PATH", help="only these files")
+    _add_common(restore, workspace=found_in)
+
+    undo = sub.add_parser("undo", help="undo a turn's file changes (undoable)",
+                          description="Put the files a turn changed back as they were before "
+                                      "it, in one step; prints how to redo.")
+    undo.add_argument("turn", nargs="?", metavar="TURN",
+                      help="the turn's checkpoint id, or its node id from 'history' "
+                           "(default: the newest turn that changed files)")
+    undo.add_argument("--session", default=None, metavar="SID",
+                      help="the newest turn of this session (and its workspace)")
+    _add_common(undo, workspace=found_in)
 
     hooks = sub.add_parser("hooks", help="list hooks and agent definitions; trust or revoke "
-                                         "a workspace's")
+                                         "a workspace's",
+                           description="List the hooks and agent definitions that apply to a "
+                                       "workspace with their trust; trust, reject or revoke one.")
     decide = hooks.add_mutually_exclusive_group()
     decide.add_argument("--trust", metavar="ID", help="trust a workspace hook or agent definition")
     decide.add_argument("--reject", metavar="ID", help="refuse it for good")
     decide.add_argument("--revoke", metavar="ID", help="forget the decision (asked again)")
-    hooks.add_argument("--json", action="store_true")
+    hooks.add_argument("--json", action="store_true", help="print JSON")
     _add_common(hooks)
 
-    schema = sub.add_parser("schema", help="print the JSON Schema of the protocol")
-    del schema
+    sub.add_parser("schema", help="print the JSON Schema of the protocol",
+                   description="Print the JSON Schema of every openprogram/* message.")
 
     config = sub.add_parser("config", help="print the effective settings and their sources",
                             description="Print every setting, its value and where it came "
                                         "from (default, a config file, a variable or a flag).")
-    config.add_argument("--json", action="store_true")
-    config.add_argument("--model", default=None, help=argparse.SUPPRESS)
-    config.add_argument("--permission-mode", default=None, help=argparse.SUPPRESS)
+    config.add_argument("--json", action="store_true", help="print JSON")
+    _add_model(config)
     _add_common(config)
 
-    box = sub.add_parser("sandbox", help="say whether commands run in the sandbox (exit 1: not)")
-    box.add_argument("--json", action="store_true")
+    box = sub.add_parser("sandbox", help="say whether commands run in the sandbox (exit 1: not)",
+                         description="Say whether run_command is sandboxed here, and why not.")
+    box.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+# -- settings and workspaces ----------------------------------------------------------------
+
+def _settings(args: argparse.Namespace, workspace: Path | None) -> Settings:
     """Config files, environment and this command's flags, validated together."""
-    workspace = getattr(args, "workspace", None)
     home = getattr(args, "home", None)
     flags = {"model": (getattr(args, "model", None), "flag --model"),
              "permission_mode": (getattr(args, "permission_mode", None),
                                  "flag --permission-mode"),
              "home": (home.expanduser().resolve() if home else None, "flag --home")}
-    return load_settings(workspace=(workspace or Path.cwd()).resolve(), flags=flags)
+    return load_settings(workspace=workspace, flags=flags)
 
 
-def _config(args: argparse.Namespace) -> AppConfig:
-    settings = _settings(args)
-    assert settings.workspace is not None
-    return AppConfig.from_settings(settings, settings.workspace)
+def _home(args: argparse.Namespace) -> Path:
+    """The state root (never from a workspace file, so it is known before the workspace)."""
+    return _settings(args, None).get(CoreSettings).home or state_root()
 
 
-class TerminalApprover:
-    """Asks approvals on the terminal."""
-
-    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
-        call = request.tool_call
-        lines = [f"\n? {call.title}  [{call.kind}]"]
-        if call.diff is not None:
-            lines.append(_short_diff(call.diff.path, call.diff.old_text, call.diff.new_text))
-        lines.append("  [y] allow once  [a] always allow  [n] reject  [r] always reject: ")
-        answer = (await asyncio.to_thread(input, "\n".join(lines))).strip().lower()
-        kind = {"y": "allow_once", "a": "allow_always", "r": "reject_always"}.get(
-            answer[:1], "reject_once")
-        return PermissionOutcome(outcome="selected", option_id=kind, kind=kind)  # type: ignore[arg-type]
+def _app(args: argparse.Namespace, workspace: Path) -> AppConfig:
+    return AppConfig.from_settings(_settings(args, workspace), workspace)
 
 
-class TerminalAsker:
-    """Asks agent questions on the terminal."""
-
-    async def ask(self, question: Question) -> str | None:
-        prompt = f"\n? {question.question}"
-        if question.options:
-            prompt += "".join(f"\n  {i}. {o}" for i, o in enumerate(question.options, 1))
-        answer = (await asyncio.to_thread(input, prompt + "\n> ")).strip()
-        if question.options and answer.isdigit() and 0 < int(answer) <= len(question.options):
-            return question.options[int(answer) - 1]
-        return answer or None
+def _dispatcher(args: argparse.Namespace, workspace: Path, **kw: Any) -> Dispatcher:
+    require_git()
+    return build_dispatcher(_app(args, workspace), **kw)
 
 
-class NoTerminalAsker:
-    """Declines questions when there is no terminal to ask on."""
-
-    async def ask(self, question: Question) -> str | None:
-        return None
+def _explicit(args: argparse.Namespace) -> Path | None:
+    ws = getattr(args, "workspace", None)
+    return existing_workspace(ws) if ws is not None else None
 
 
-def _short_diff(path: str, old: str, new: str) -> str:
-    import difflib
-
-    diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}",
-                                     f"b/{path}", lineterm="", n=1))
-    shown = diff[:40] + ([f"… {len(diff) - 40} more lines"] if len(diff) > 40 else [])
-    return "\n".join("  " + ln for ln in shown)
-
-
-def _wait_for_agents(dispatcher: Dispatcher, sid: str,
-                     on_event: Callable[[Event], None]) -> None:
-    """A one-shot chat waits for the children and replies it started (Ctrl-C cancels them)."""
-    runner = dispatcher.agents.runner
-    if not any(not job.done for job in runner.jobs()):
-        return
-    sys.stderr.write("\n[waiting for background agents; Ctrl-C cancels them]\n")
-    unsubscribe = dispatcher.services.bus.subscribe(
-        lambda ev: on_event(ev) if ev.session_id == sid else None)
-    try:
-        while not runner.wait_idle(0.5):
-            pass
-    except KeyboardInterrupt:
-        dispatcher.cancel(sid)
-        runner.wait_idle(10)
-    finally:
-        unsubscribe()
-
+# -- commands -------------------------------------------------------------------------------
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
-    cfg = _config(args)
+    home = _home(args)
+    workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session,
+                                 force=args.force_workspace)
+    cfg = _app(args, workspace)
+    req = turn_request(args, workspace=str(workspace), model=cfg.model,
+                       mode=cfg.permission_mode)
     tty = sys.stdin.isatty()
+    require_git()
     dispatcher = build_dispatcher(cfg, approver=TerminalApprover() if tty else None,
                                   asker=TerminalAsker() if tty else NoTerminalAsker())
-    text = " ".join(args.text)
-    if args.compact:
-        text = "/compact"
-    if not text.strip():
-        sys.stderr.write("error: chat needs a message (or --compact)\n")
-        return 2
-    branch: Any = INHERIT
-    if args.branch_from:
-        branch = None if args.branch_from == "root" else args.branch_from
-    req = TurnRequest(text=text, session_id=args.session, branch_from=branch, model=cfg.model,
-                      workspace=str(cfg.workspace), source="cli",
-                      permission_mode=cfg.permission_mode)
-    out = sys.stdout
-
-    def on_event(ev: Event) -> None:
-        if args.json:
-            out.write(json.dumps(ev.wire(), default=str) + "\n")
-            out.flush()
-            return
-        if ev.type == "model.response_started" and ev.payload.get("step"):
-            out.write("\n\n")
-        elif ev.type == "text.delta":
-            out.write(str(ev.payload.get("text", "")))
-            out.flush()
-        elif ev.type == "tool.started":
-            sys.stderr.write(f"\n⏺ {ev.payload.get('title')} [{ev.payload.get('kind')}]\n")
-        elif ev.type == "tool.finished":
-            status = ev.payload.get("status")
-            first = str(ev.payload.get("output", "")).strip().splitlines()[:1]
-            sys.stderr.write(f"  ⎿ {status}: {first[0][:200] if first else ''}\n")
-        elif ev.type == "context.compacted":
-            sys.stderr.write(f"\n[context compacted: {ev.payload}]\n")
-        elif ev.type == "checkpoint.created":
-            sys.stderr.write(f"\n[checkpoint {ev.payload.get('id')}]\n")
-
-    try:
-        result = dispatcher.process_user_turn(req, on_event=on_event)
-    except OpenProgramError as exc:
-        sys.stderr.write(f"error: {exc.message}\n")
-        return 2
-    _wait_for_agents(dispatcher, result.session_id, on_event)
-    if args.json:
-        out.write(json.dumps({"type": "result", "data": result.wire()}) + "\n")
-    else:
-        out.write("\n")
-        sys.stderr.write(f"[session {result.session_id} · {result.status}]\n")
-        if result.error:
-            sys.stderr.write(f"error: {result.error.message}\n")
-    return 0 if result.status == "done" else 1
+    if args.session and args.force_workspace:
+        dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
+    return run_chat(dispatcher, req, args.json)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    """List sessions."""
-    dispatcher = build_dispatcher(_config(args))
+    """List sessions (of one workspace with --workspace)."""
+    only = _explicit(args)
+    dispatcher = _dispatcher(args, only or Path.cwd())
     rows = dispatcher.services.store.list_sessions()
+    if only is not None:
+        rows = [r for r in rows if r.get("workspace") and Path(r["workspace"]).resolve() == only]
     if args.json:
         print(json.dumps([{k: r.get(k) for k in ("id", "title", "headId", "status",
-                                                  "updatedAt")} for r in rows]))
+                                                  "updatedAt", "workspace")} for r in rows]))
         return 0
     for r in rows:
-        print(f"{r['id']}  {r.get('updatedAt', '')}  {r.get('title') or '(untitled)'}")
+        print(f"{r['id']}  {r.get('updatedAt', '')}  {r.get('title') or '(untitled)'}"
+              f"  {r.get('workspace') or ''}")
     return 0
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     """Print a session's branch root to head."""
-    dispatcher = build_dispatcher(_config(args))
+    home = _home(args)
+    workspace = session_workspace(home, args.session) or Path.cwd()
+    dispatcher = _dispatcher(args, workspace if workspace.is_dir() else Path.cwd())
     nodes = dispatcher.services.store.get_branch(args.session, args.head)
     if args.json:
         print(json.dumps([n.wire() for n in nodes]))
         return 0
+    print(f"# session {args.session} · workspace {workspace}")
     for n in nodes:
         status = f" ({n.status})" if n.status and n.status != "done" else ""
         print(f"── {n.role} {n.id}{status}")
         for call in n.tool_calls or []:
             print(f"   ⏺ {call.title or call.name} [{call.kind}] {call.status}")
+        if n.metadata.get("checkpointId"):
+            print(f"   ⎌ checkpoint {str(n.metadata['checkpointId'])[:12]}")
         ctx = n.metadata.get("context")
         if isinstance(ctx, dict):  # what the model saw (the turn's ContextCommit, in short)
             print(f"   ⎘ context {ctx.get('path')}: {ctx.get('estimate')}/"
@@ -289,30 +282,121 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_opener(args: argparse.Namespace) -> Callable[[Path], Any]:
+    dispatchers: dict[Path, Dispatcher] = {}
+
+    def open_store(workspace: Path) -> Any:
+        if workspace not in dispatchers:
+            dispatchers[workspace] = _dispatcher(args, workspace)
+        store = dispatchers[workspace].checkpointer(workspace)
+        if store is None:
+            raise CliError(f"checkpoints are not available for {workspace}")
+        return store
+
+    return open_store
+
+
 def cmd_checkpoints(args: argparse.Namespace) -> int:
-    """List, diff or restore checkpoints."""
-    cfg = _config(args)
-    dispatcher = build_dispatcher(cfg)
-    cp = dispatcher.checkpointer(cfg.workspace)
-    if cp is None:
-        sys.stderr.write("error: checkpoints are not available\n")
-        return 2
-    api: Any = cp
-    if args.command == "checkpoints":
-        items = api.list(session_id=args.session)
-        if args.json:
-            print(json.dumps([c.wire() for c in items]))
-        for c in items if not args.json else []:
-            files = ", ".join(f"{f.status[0].upper()} {f.path}" for f in c.files[:6])
-            print(f"{c.id[:12]}  {c.created_at}  {c.kind:<8} {c.message.splitlines()[0][:50]}"
-                  f"  {files}")
-        return 0
+    """List a workspace's checkpoints."""
+    home = _home(args)
+    workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session)
+    if not cps.has_store(home, workspace):
+        return cps.none_here(workspace, home, args.json)
+    store = _store_opener(args)(workspace)
+    return cps.list_checkpoints(store, workspace, args.session, args.json, home)
+
+
+def cmd_diff_restore(args: argparse.Namespace) -> int:
+    """Diff or restore a checkpoint, found in whichever workspace holds it."""
+    home = _home(args)
+    workspace, store = cps.locate(args.checkpoint, explicit=_explicit(args), preferred=None,
+                                  home=home, open_store=_store_opener(args))
     if args.command == "diff":
-        print(api.diff(args.checkpoint, args.path)["diff"], end="")
+        return cps.show_diff(store, args.checkpoint, args.path)
+    return cps.restore(store, workspace, args.checkpoint, args.paths)
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    """Undo a turn's file changes."""
+    home = _home(args)
+    open_store = _store_opener(args)
+    explicit = _explicit(args)
+    if args.turn is None or explicit is not None or args.session:
+        workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session)
+        if not cps.has_store(home, workspace):
+            raise CliError(f"no turn changed files in {workspace}", cps.elsewhere(workspace, home))
+        store = open_store(workspace)
+        try:
+            turn = cps.find_turn(store, args.turn, args.session)
+        except NotFound as exc:
+            raise CliError(f"{exc.message} in workspace {workspace}",
+                           "pass a checkpoint id from 'openprogram-lsp checkpoints' or a node "
+                           "id from 'openprogram-lsp history SID'") from None
+        return cps.undo(store, workspace, turn)
+    # a turn named without a workspace: look where the user has sessions
+    workspace, store = cps.locate(args.turn, explicit=None, preferred=None, home=home,
+                                  open_store=open_store,
+                                  probe=lambda s: cps.find_turn(s, args.turn, None))
+    return cps.undo(store, workspace, cps.find_turn(store, args.turn, None))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the language server."""
+    from openprogram_lsp.lsp.server import serve
+
+    workspace = _explicit(args) or Path.cwd()
+    cfg = _app(args, workspace)
+    require_git()
+    if args.tcp is None and sys.stdin.isatty():
+        sys.stderr.write(f"{PROG}: speaking LSP on stdio (editors start this for you); "
+                         "Ctrl-C stops\n")
+    return serve(args, build=lambda: build_dispatcher(cfg))
+
+
+def cmd_acp(args: argparse.Namespace) -> int:
+    """Run the ACP agent on stdio."""
+    from openprogram_lsp.acp.stdio import claim_stdout
+
+    frames = claim_stdout()  # before anything else can write to stdout
+    from openprogram_lsp.acp.server import serve
+    from openprogram_lsp.tools.mcp.sources import McpToolSources
+
+    workspace = _explicit(args) or Path.cwd()
+    dispatcher = build_dispatcher(_app(args, workspace))
+    hub = dispatcher.services.mcp
+    return serve(args, frames, build=lambda: dispatcher,
+                 tool_sources=lambda: McpToolSources(hub) if hub is not None else None)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the protocol's JSON Schema."""
+    from openprogram_lsp.lsp.schema import protocol_json_schema
+
+    print(json.dumps(protocol_json_schema(), indent=2))
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """Print the effective settings and where each came from."""
+    settings = _settings(args, _explicit(args) or Path.cwd().resolve())
+    rows = settings.rows()
+    if args.json:
+        print(json.dumps({"files": [str(f) for f in settings.files],
+                          "workspace": str(settings.workspace), "trusted": settings.trusted,
+                          "settings": [{"key": k, "value": v, "source": s}
+                                       for k, v, s in rows]}))
         return 0
-    res = api.restore(args.checkpoint, args.paths or None)
-    print(f"restored {len(res['restored'])} file(s); undo with: openprogram-lsp restore "
-          f"{res['safetyCheckpointId']}")
+    user = user_config_path(os.environ)
+    ws_file = settings.workspace / ".openprogram" / "config.toml" if settings.workspace else None
+    print(f"# user config:      {user}{'' if user in settings.files else ' (not present)'}")
+    if ws_file is not None:
+        state = "" if ws_file in settings.files else " (not present)"
+        trust = " (trusted)" if settings.trusted else ""
+        print(f"# workspace config: {ws_file}{state}{trust}")
+    width = max(len(k) for k, _, _ in rows)
+    vwidth = min(40, max(len(v) for _, v, _ in rows))
+    for key, value, source in rows:
+        print(f"{key:<{width}}  {value:<{vwidth}}  {source}")
     return 0
 
 
@@ -320,9 +404,9 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     """List hooks and agent definitions with their trust; trust, reject or revoke one."""
     from openprogram_lsp.hooks.engine import HookEngine
 
-    cfg = _config(args)
+    ws = _explicit(args) or Path.cwd().resolve()
+    cfg = _app(args, ws)
     engine = HookEngine(cfg.home)
-    ws = cfg.workspace.resolve()
     for decision, ident in (("trust", args.trust), ("reject", args.reject),
                             ("forget", args.revoke)):
         if ident:
@@ -349,61 +433,6 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the language server."""
-    from openprogram_lsp.lsp.server import serve
-
-    return serve(args, build=lambda: build_dispatcher(_config(args)))
-
-
-def cmd_acp(args: argparse.Namespace) -> int:
-    """Run the ACP agent on stdio."""
-    from openprogram_lsp.acp.stdio import claim_stdout
-
-    frames = claim_stdout()  # before anything else can write to stdout
-    from openprogram_lsp.acp.server import serve
-    from openprogram_lsp.tools.mcp.sources import McpToolSources
-
-    dispatcher = build_dispatcher(_config(args))
-    hub = dispatcher.services.mcp
-    return serve(args, frames, build=lambda: dispatcher,
-                 tool_sources=lambda: McpToolSources(hub) if hub is not None else None)
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    """Print the protocol's JSON Schema."""
-    from openprogram_lsp.lsp.schema import protocol_json_schema
-
-    print(json.dumps(protocol_json_schema(), indent=2))
-    return 0
-
-
-def cmd_config(args: argparse.Namespace) -> int:
-    """Print the effective settings and where each came from."""
-    settings = _settings(args)
-    rows = settings.rows()
-    if args.json:
-        print(json.dumps({"files": [str(f) for f in settings.files],
-                          "workspace": str(settings.workspace), "trusted": settings.trusted,
-                          "settings": [{"key": k, "value": v, "source": s}
-                                       for k, v, s in rows]}))
-        return 0
-    import os
-
-    user = user_config_path(os.environ)
-    ws_file = settings.workspace / ".openprogram" / "config.toml" if settings.workspace else None
-    print(f"# user config:      {user}{'' if user in settings.files else ' (not present)'}")
-    if ws_file is not None:
-        state = "" if ws_file in settings.files else " (not present)"
-        trust = " (trusted)" if settings.trusted else ""
-        print(f"# workspace config: {ws_file}{state}{trust}")
-    width = max(len(k) for k, _, _ in rows)
-    vwidth = min(40, max(len(v) for _, v, _ in rows))
-    for key, value, source in rows:
-        print(f"{key:<{width}}  {value:<{vwidth}}  {source}")
-    return 0
-
-
 def cmd_sandbox(args: argparse.Namespace) -> int:
     """Print whether ``run_command`` will be sandboxed here, and why not."""
     from openprogram_lsp.tools.sandbox import status
@@ -413,26 +442,64 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0 if info["sandboxed"] or info["mode"] == "off" else 1
 
 
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
+    "checkpoints": cmd_checkpoints, "diff": cmd_diff_restore, "restore": cmd_diff_restore,
+    "undo": cmd_undo, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
+    "config": cmd_config, "sandbox": cmd_sandbox, "hooks": cmd_hooks,
+}
+
+
+def _logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    fmt = "%(levelname)s %(name)s: %(message)s"
+    handler.setFormatter(logging.Formatter(fmt) if debug else OneLineFormatter(fmt))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, handlers=[handler])
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``| head``): send the rest of stdout nowhere, silently."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``openprogram-lsp`` command."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    if not argv:
+        if sys.stdin.isatty():
+            report(NOT_A_TERMINAL_SERVER)
+            return 2
+        argv = ["serve"]  # an LSP client that starts us without arguments
+    elif argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["serve", *argv]
-    args = parser.parse_args(argv)
-    conceal_from_proc()  # commands must not read the provider keys from /proc/<our pid>
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
-    handlers = {"chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
-                "checkpoints": cmd_checkpoints, "diff": cmd_checkpoints,
-                "restore": cmd_checkpoints, "serve": cmd_serve, "schema": cmd_schema,
-                "acp": cmd_acp, "config": cmd_config, "sandbox": cmd_sandbox,
-                "hooks": cmd_hooks}
+    _logging(debug)
     try:
-        return handlers[args.command](args)
-    except OpenProgramError as exc:
-        sys.stderr.write(f"error: {exc.message}\n")
-        return 2
+        args = build_parser().parse_args(argv)
+        conceal_from_proc()  # commands must not read the provider keys from /proc/<our pid>
+        if args.command is None:
+            build_parser().print_help()
+            return 2
+        code = HANDLERS[args.command](args)
+        sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{PROG}: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if debug:
+            raise
+        message, hint, code = explain(exc)
+        report(message, hint)
+        return code
 
 
 if __name__ == "__main__":

@@ -92,3 +92,45 @@ async def test_restore_one_hunk_keeps_the_others_and_is_undoable(
         await client.call("openprogram/restoreHunk",
                           {"checkpointId": cp, "path": "other.py", "hunk": 0})
     assert info.value.code == -32001
+
+
+TWO_FILES = [
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                         "content": "second\n"}}]},
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "n\n"}}]},
+    {"text": "Edited."},
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "later.txt",
+                                                         "content": "l\n"}}]},
+    {"text": "Later."},
+]
+
+
+async def test_restore_with_undo_returns_a_turns_files_in_one_undoable_step(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("first\n")
+    client = await start(model=write_script(tmp_path / "s.json", TWO_FILES),
+                         args=["--permission-mode", "bypass"])
+    first = await client.call("openprogram/chat", {"text": "edit two files"})
+    await client.call("openprogram/chat", {"text": "one more", "sessionId": first["sessionId"]})
+    cp = first["checkpoint"]["id"]
+    out = await client.call("openprogram/restore", {"checkpointId": cp, "undo": True})
+    assert sorted(out["restored"]) == ["new.txt", "notes.txt"]
+    assert out["undoneCheckpointId"] == cp
+    assert out["restoredFromCheckpointId"] == first["checkpoint"]["parentId"]
+    assert (workspace / "notes.txt").read_text() == "first\n"
+    assert not (workspace / "new.txt").exists()
+    assert (workspace / "later.txt").exists()  # a later turn's file stays
+    await client.wait_event("file.changed", lambda e: {"path": "new.txt", "change": "deleted"}
+                            in e["data"]["changes"])
+    redo = await client.call("openprogram/restore", {"checkpointId": out["safetyCheckpointId"]})
+    assert sorted(redo["restored"]) == ["new.txt", "notes.txt"]
+    assert (workspace / "notes.txt").read_text() == "second\n"
+
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/restore", {"checkpointId": cp, "undo": True,
+                                                  "paths": ["notes.txt"]})
+    assert info.value.code == -32602 and "paths" in str(info.value)
+    baseline = first["checkpoint"]["parentId"]
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/restore", {"checkpointId": baseline, "undo": True})
+    assert info.value.code == -32030 and "not a turn's" in str(info.value)

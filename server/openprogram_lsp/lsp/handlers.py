@@ -292,8 +292,11 @@ class Handlers:
         p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
         cp = self._checkpointer()
         self._refuse_during_turn()
-        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore, p.checkpoint_id,
-                                                           p.paths or None))
+        if p.undo and p.paths:
+            raise InvalidParams("paths: not allowed with undo (an undo covers the turn's files)")
+        out: dict[str, Any] = dict(
+            await asyncio.to_thread(cp.undo, p.checkpoint_id) if p.undo else
+            await asyncio.to_thread(cp.restore, p.checkpoint_id, p.paths or None))
         self._changed(out)
         return out
 

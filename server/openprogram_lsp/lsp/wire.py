@@ -145,11 +145,13 @@ class RestoreHunkParams(Params):
 
 
 class RestoreParams(Params):
-    """``openprogram/restore``: restore a checkpoint (all files or some)."""
+    """``openprogram/restore``: restore a checkpoint (all files or some), or with ``undo``
+    return a turn's files to how they were before that turn."""
 
     checkpoint_id: str = Field(min_length=1, max_length=200)
     paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] | None = Field(
         None, max_length=100_000)
+    undo: bool = False
 
 
 # -- results -----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from openprogram_lsp.providers.base import (
 
 HELP = (
     "I'm the offline model: I work without a network or API key and understand a few "
-    "commands: `write PATH` (then the content on the next lines), `read PATH`, `list PATH`, "
+    "commands: `write PATH` (then the content on the next lines, or after the path on the "
+    "same line), `read PATH`, `list PATH`, "
     "`run COMMAND` and `ask QUESTION`. To talk to a real model, set OPENPROGRAM_MODEL (for "
     "example `openai:gpt-4o-mini` with OPENAI_API_KEY, or `anthropic:claude-sonnet-4-5` with "
     "ANTHROPIC_API_KEY) or pass --model."
@@ -40,6 +41,16 @@ def split_deltas(text: str, size: int = 16) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
+def _split_path(line: str) -> tuple[str, str]:
+    """``PATH rest`` or ``"PA TH" rest`` into the path and the rest."""
+    if line[:1] in "\"'":
+        end = line.find(line[0], 1)
+        if end > 0:
+            return line[1:end], line[end + 1:].strip()
+    path, _, rest = line.partition(" ")
+    return path, rest.strip()
+
+
 def plan_reply(messages: list[Message]) -> tuple[str, list[ToolCall]]:
     """Decide the next response from the conversation: text and at most one tool call."""
     last = messages[-1] if messages else Message(role="user", content="")
@@ -56,6 +67,8 @@ def plan_reply(messages: list[Message]) -> tuple[str, list[ToolCall]]:
     verb, arg = verb.lower(), arg.strip()
     call_id = f"offline_{next(_counter)}"
     if verb == "write" and arg:
+        if not rest and " " in arg:  # one line: `write PATH CONTENT` ("PATH" may be quoted)
+            arg, rest = _split_path(arg)
         content = rest if rest.endswith("\n") or not rest else rest + "\n"
         return f"Writing {arg}.", [ToolCall(id=call_id, name="write_file",
                                             arguments={"path": arg, "content": content})]

@@ -210,6 +210,34 @@ class CheckpointStore:
         finally:
             self.guard.release()
 
+    def undo(self, checkpoint_id: str, *, session_id: str | None = None) -> dict[str, Any]:
+        """Put the files a turn's checkpoint changed back as they were before that turn.
+
+        One restore (so one safety checkpoint: undoable) of the checkpoint before it, limited
+        to the turn's files; later changes to other files stay. Returns the restore's result
+        plus ``undoneCheckpointId`` and ``restoredFromCheckpointId``.
+        """
+        from openprogram_lsp.store.checkpoints.objects import diff_trees
+
+        with self.lock:
+            self._open()
+            entry = self._entry(checkpoint_id)
+            cp = entry.checkpoint
+            if cp is None or cp.kind != "turn":
+                kind = cp.kind if cp is not None else "unknown"
+                raise CheckpointError(f"checkpoint {checkpoint_id} is a {kind} checkpoint, not "
+                                      "a turn's; undo takes the checkpoint a turn created")
+            if entry.parent is None or cp.parent_id is None:
+                raise CheckpointError(f"checkpoint {cp.id} has no earlier state to go back to")
+            paths = [c.path for c in diff_trees(self.repo, commit_tree(self.repo, entry.parent),
+                                                commit_tree(self.repo, entry.commit))]
+        if not paths:
+            raise CheckpointError(f"turn checkpoint {cp.id} changed no files; nothing to undo")
+        out = self.restore(cp.parent_id, paths, session_id=session_id)
+        out["undoneCheckpointId"] = cp.id
+        out["restoredFromCheckpointId"] = cp.parent_id
+        return out
+
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
                      *, session_id: str | None = None) -> dict[str, Any]:
         """Undo one hunk (``files[].hunks[hunk]`` of the diff) in the file as it is now."""

@@ -1,0 +1,110 @@
+"""``openprogram-lsp chat``: one turn on the terminal, streamed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from openprogram_lsp.agent.prompts import NO_APPROVER
+from openprogram_lsp.core.types import INHERIT, TurnRequest
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event
+from openprogram_lsp.terminal.errors import EXIT_INTERRUPTED, CliError, report
+
+
+class Printer:
+    """Turns bus events into terminal output (or JSON lines) and notes refused calls."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.unapproved = 0
+        self.out = sys.stdout
+
+    def __call__(self, ev: Event) -> None:
+        if ev.type == "tool.finished" and str(ev.payload.get("output", "")).startswith(
+                NO_APPROVER[:40]):
+            self.unapproved += 1
+        if self.as_json:
+            self.out.write(json.dumps(ev.wire(), default=str) + "\n")
+            self.out.flush()
+            return
+        err = sys.stderr
+        if ev.type == "model.response_started" and ev.payload.get("step"):
+            self.out.write("\n\n")
+        elif ev.type == "text.delta":
+            self.out.write(str(ev.payload.get("text", "")))
+            self.out.flush()
+        elif ev.type == "tool.started":
+            err.write(f"\n⏺ {ev.payload.get('title')} [{ev.payload.get('kind')}]\n")
+        elif ev.type == "tool.finished":
+            status = ev.payload.get("status")
+            first = str(ev.payload.get("output", "")).strip().splitlines()[:1]
+            err.write(f"  ⎿ {status}: {first[0][:200] if first else ''}\n")
+        elif ev.type == "context.compacted":
+            err.write(f"\n[context compacted: {ev.payload}]\n")
+        elif ev.type == "checkpoint.created":
+            err.write(f"\n[checkpoint {ev.payload.get('id')}]\n")
+
+
+def turn_request(args: argparse.Namespace, *, workspace: str, model: str | None,
+                 mode: str) -> TurnRequest:
+    """The request a chat command sends; CliError for a message-less or session-less call."""
+    text = "/compact" if args.compact else " ".join(args.text)
+    if args.compact and not args.session:
+        raise CliError("chat --compact needs --session SID (the session to compact)",
+                       "'openprogram-lsp sessions' lists them")
+    if not text.strip():
+        raise CliError("chat needs a message", "openprogram-lsp chat \"list src\" (or --compact)")
+    branch: Any = INHERIT
+    if args.branch_from:
+        branch = None if args.branch_from == "root" else args.branch_from
+    return TurnRequest(text=text, session_id=args.session, branch_from=branch, model=model,
+                       workspace=workspace, source="cli",
+                       permission_mode=mode)  # type: ignore[arg-type]
+
+
+def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
+    """Run the turn, wait for background agents, print the result; the exit code."""
+    printer = Printer(as_json)
+    result = dispatcher.process_user_turn(req, on_event=printer)
+    _wait_for_agents(dispatcher, result.session_id, printer)
+    if as_json:
+        sys.stdout.write(json.dumps({"type": "result", "data": result.wire()}) + "\n")
+    else:
+        sys.stdout.write("\n")
+        sys.stderr.write(f"[session {result.session_id} · {result.status}]\n")
+    if result.status == "cancelled":
+        sys.stderr.write("openprogram-lsp: interrupted (the turn was cancelled; its partial "
+                         "reply is kept)\n")
+        return EXIT_INTERRUPTED
+    if result.error:
+        report(result.error.message)
+        return 1
+    if printer.unapproved:
+        report(f"{printer.unapproved} tool call(s) needed approval and there is no terminal "
+               "to ask on", "rerun with --permission-mode accept-edits (edits) or bypass "
+               "(everything), or from a terminal")
+        return 3
+    return 0 if result.status == "done" else 1
+
+
+def _wait_for_agents(dispatcher: Dispatcher, sid: str,
+                     on_event: Callable[[Event], None]) -> None:
+    """A one-shot chat waits for the children and replies it started (Ctrl-C cancels them)."""
+    runner = dispatcher.agents.runner
+    if not any(not job.done for job in runner.jobs()):
+        return
+    sys.stderr.write("\n[waiting for background agents; Ctrl-C cancels them]\n")
+    unsubscribe = dispatcher.services.bus.subscribe(
+        lambda ev: on_event(ev) if ev.session_id == sid else None)
+    try:
+        while not runner.wait_idle(0.5):
+            pass
+    except KeyboardInterrupt:
+        dispatcher.cancel(sid)
+        runner.wait_idle(10)
+    finally:
+        unsubscribe()

@@ -1,0 +1,94 @@
+"""diff, restore and undo as the README writes them: no --workspace needed, undo in one step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.terminal.cli import chat_json, one_error_line, run
+
+
+def _two_turns(tmp: Path, ws: Path) -> tuple[str, dict[str, str]]:
+    first = chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+                       "write a.txt\none"], tmp)
+    sid = str(first["sessionId"])
+    chat_json(["--session", sid, "--permission-mode", "accept-edits", "write a.txt\ntwo"], tmp)
+    chat_json(["--session", sid, "--permission-mode", "accept-edits", "write b.txt\nnew"], tmp)
+    r = run(["checkpoints", "--session", sid, "--json"], tmp)
+    assert r.returncode == 0, r.stderr
+    turns = [c for c in json.loads(r.stdout) if c["kind"] == "turn"]
+    by_file = {c["files"][0]["path"] + ":" + str(i): c["id"] for i, c in enumerate(turns)}
+    return sid, by_file
+
+
+def test_diff_and_restore_find_the_checkpoint_from_any_directory(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir()
+    elsewhere.mkdir()
+    first = chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+                       "write a.txt\none"], tmp_path)
+    chat_json(["--session", first["sessionId"], "--permission-mode", "accept-edits",
+               "write a.txt\ntwo"], tmp_path)
+    listed = run(["checkpoints", "--session", first["sessionId"]], tmp_path, cwd=elsewhere)
+    ids = [ln.split()[0] for ln in listed.stdout.splitlines()]
+    newest, older = ids[0], ids[1]
+    diff = run(["diff", newest], tmp_path, cwd=elsewhere)
+    assert diff.returncode == 0 and "+two" in diff.stdout, diff.stderr
+    r = run(["restore", older], tmp_path, cwd=elsewhere)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "a.txt").read_text() == "one\n"
+    hint = next(ln for ln in r.stdout.splitlines() if ln.startswith("undo with:"))
+    assert f"--workspace {ws}" in hint
+    undo_args = hint.removeprefix("undo with: openprogram-lsp ").split()
+    assert run(undo_args, tmp_path, cwd=elsewhere).returncode == 0  # the hint runs as printed
+    assert (ws / "a.txt").read_text() == "two\n"
+
+
+def test_an_unknown_checkpoint_names_what_to_pass(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits", "write a\nx"],
+              tmp_path)
+    line = one_error_line(run(["diff", "cnosuchthing"], tmp_path))
+    assert "unknown checkpoint id 'cnosuchthing'" in line and "--workspace" in line
+    line = one_error_line(run(["restore", "cnosuchthing", "--workspace", str(ws)], tmp_path))
+    assert f"in workspace {ws}" in line
+
+
+def test_restoring_a_turns_own_checkpoint_says_how_to_undo_the_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    result = chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+                        "write a.txt\none"], tmp_path)
+    cp = result["checkpoint"]["id"]
+    r = run(["restore", cp], tmp_path)
+    assert r.returncode == 0
+    assert "restored 0 files" in r.stdout and "AFTER turn" in r.stdout
+    assert f"openprogram-lsp undo {cp[:12]} --workspace {ws}" in r.stdout
+
+
+def test_undo_returns_a_turns_files_and_can_be_redone(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+                       "write a.txt\none"], tmp_path)
+    sid = first["sessionId"]
+    second = chat_json(["--session", sid, "--permission-mode", "accept-edits",
+                        "write a.txt\ntwo"], tmp_path)
+    third = chat_json(["--session", sid, "--permission-mode", "accept-edits",
+                       "write b.txt\nnew"], tmp_path)
+    r = run(["undo", second["userNodeId"]], tmp_path)  # a node id from `history`
+    assert r.returncode == 0, r.stderr
+    assert (ws / "a.txt").read_text() == "one\n"
+    assert (ws / "b.txt").read_text() == "new\n"  # the later turn's file stays
+    r = run(["undo", "--workspace", str(ws)], tmp_path)  # the newest turn: deletes b.txt
+    assert r.returncode == 0, r.stderr
+    assert not (ws / "b.txt").exists()
+    redo = next(ln for ln in r.stdout.splitlines() if ln.startswith("redo with:"))
+    assert run(redo.removeprefix("redo with: openprogram-lsp ").split(), tmp_path
+               ).returncode == 0
+    assert (ws / "b.txt").read_text() == "new\n"
+    base = run(["checkpoints", "--workspace", str(ws), "--json"], tmp_path)
+    baseline = next(c["id"] for c in json.loads(base.stdout) if c["kind"] == "baseline")
+    assert "not a turn's" in one_error_line(run(["undo", baseline], tmp_path))
+    assert third["checkpoint"]["id"]

@@ -1,0 +1,61 @@
+"""Ctrl-C at an approval or question prompt ends the command at once, without a traceback."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.terminal.cli import cli_env, run
+
+
+def _wait_for(proc: subprocess.Popen[bytes], needle: bytes, timeout: float = 30) -> bytes:
+    assert proc.stderr is not None
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {needle!r} in {seen!r}"
+        ready, _, _ = select.select([proc.stderr], [], [], left)
+        if ready:
+            chunk = os.read(proc.stderr.fileno(), 4096)
+            assert chunk, f"stderr closed before {needle!r}: {seen!r}"
+            seen += chunk
+    return seen
+
+
+@pytest.mark.parametrize("message, prompt", [("write a.txt\nx", b"[y] allow once"),
+                                             ("ask which colour?", b"which colour?")])
+def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    master, slave = pty.openpty()  # a terminal on stdin, so the command asks
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace",
+                                 str(ws), message], env=cli_env(tmp_path), stdin=slave,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(proc, prompt)
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=20)
+            assert proc.stderr is not None
+            rest = proc.stderr.read().decode()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert code == 130, rest
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
+    assert not (ws / "a.txt").exists()
+    hist = run(["sessions", "--json"], tmp_path)
+    assert hist.returncode == 0
