@@ -16,20 +16,12 @@ APT_PACKAGES=(chromium ripgrep build-essential pkg-config libkrb5-dev libx11-dev
 
 log() { printf '[install-e2e] %s\n' "$*" >&2; }
 
+# shellcheck source=../../../scripts/lib/apt.sh
+source "$ROOT/scripts/lib/apt.sh"
+
 install_apt() {
-  local missing=()
-  for pkg in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
-      || missing+=("$pkg")
-  done
-  if ((${#missing[@]} == 0)); then
-    return 0
-  fi
-  log "apt-get install ${missing[*]}"
-  local sudo=()
-  if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+  # says what it installs first, waits for another apt's lock instead of failing on it
+  apt_install install-e2e "${APT_PACKAGES[@]}"
 }
 
 fill_ripgrep_cache() {
