@@ -37,4 +37,5 @@ def test_untrusted_hooks_wait_then_trust_and_revoke_from_the_cli(tmp_path: Path)
     text = run(["hooks", "--workspace", str(ws)], home, tmp_path).stdout
     assert f"{hook['id']}  unknown" in text and "PreToolUse(Write)" in text
     bad = run(["hooks", "--workspace", str(ws), "--trust", "hnope"], home, tmp_path)
-    assert bad.returncode == 2 and bad.stderr.startswith("error: no workspace hook")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("openprogram-lsp: error: no workspace hook")
