@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -415,6 +416,7 @@ def test_daily_use_input_layout_mode_and_quit(env: dict[str, Path]) -> None:
     assert "mode accept-edits" in out["winbar"]
     assert out["asked"] == 0 and out["file"] == "hi\n"
     assert "↑" in out["winbar_after"] and "↓" in out["winbar_after"]
+    assert re.search(r"ctx \d+%", out["winbar_after"])  # the context.usage meter
     assert out["visible_after_toggle"] is False
     assert out["draft_modified"] is False
     assert "qa_error" not in out  # :qa quit Neovim, so nothing was written after flush

@@ -12,6 +12,7 @@ from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.providers.base import ModelRequest, Provider, StreamEnd, TextDelta
 from openprogram_lsp.store.session_store import SessionStore
 
@@ -89,6 +90,10 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
             persist=lambda node: services.store.append(session_id, node), bus=services.bus)
         if used:
             prep.summarizer_usage = _total(used)
+    services.bus.emit(make_event("context.usage", {
+        "usedTokens": prep.estimate, "windowTokens": prep.context_window,
+        "compactions": len(chain_summaries(services.store, session_id, history)),
+        "path": prep.path}, session_id=session_id, origin="context"))
     return prep
 
 
