@@ -82,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the language server (editors start this)",
                            description="Speak LSP on stdio (or on 127.0.0.1:PORT with --tcp).")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT")
-    serve.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)
+    serve.add_argument("--token-file", type=Path, default=None, metavar="FILE",
+                       help="with --tcp: use the token in FILE (mode 0600) instead of a "
+                            "random one")
+    serve.add_argument("--idle-exit", type=float, default=None, metavar="SECONDS",
+                       help="with --tcp: exit after SECONDS without a connection")
     _add_model(serve)
     serve.add_argument("--log-file", type=Path, default=None, metavar="FILE",
                        help="also write the server log here")

@@ -14,7 +14,8 @@ from openprogram_lsp.lsp.bridge import EventBridge
 async def test_events_from_threads_keep_their_order() -> None:
     bus = EventBus()
     sent: list[tuple[str, Any]] = []
-    bridge = EventBridge(bus, lambda m, p: sent.append((m, p)), asyncio.get_running_loop())
+    bridge = EventBridge(bus, lambda e, p: sent.append(("openprogram/event", p)),
+                         asyncio.get_running_loop())
     bridge.start()
 
     def worker() -> None:
@@ -38,7 +39,7 @@ async def test_events_from_threads_keep_their_order() -> None:
 async def test_internal_events_stay_and_payloads_are_json() -> None:
     bus = EventBus()
     sent: list[Any] = []
-    bridge = EventBridge(bus, lambda m, p: sent.append(p), asyncio.get_running_loop())
+    bridge = EventBridge(bus, lambda e, p: sent.append(p), asyncio.get_running_loop())
     bridge.start()
     bus.emit(make_event("tool.before", {"x": 1}, session_id="s"))
     bus.emit(make_event("file.changed", {"root": Path("/w"), "changes": []}, session_id=None,

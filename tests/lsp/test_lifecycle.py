@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from tests.lsp.conftest import SERVER, OpClient, Starter, capabilities, write_script
+from tests.lsp.conftest import OpClient, Starter, write_script
 
 WRITE = [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}}]},
@@ -75,47 +72,6 @@ async def test_shutdown_cancels_running_turn_and_store_stays_consistent(
     history = await again.call("openprogram/history", {"sessionId": started["sessionId"]})
     assert history["nodes"][-1]["status"] == "cancelled"
     assert (await again.call("openprogram/sessions", {}))["sessions"][0]["status"] == "idle"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def test_tcp_transport(tmp_path: Path, workspace: Path) -> None:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
-    env["OPENPROGRAM_HOME"] = str(tmp_path / "home")
-    proc = subprocess.Popen([*SERVER, "--tcp", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    client = OpClient()
-    try:
-        for _ in range(200):
-            try:
-                await client.start_tcp("127.0.0.1", port)
-                break
-            except OSError:
-                await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("server did not listen")
-        await client.initialize_session(types.InitializeParams(
-            capabilities=capabilities(),
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
-        result = await client.call("openprogram/chat", {"text": "hello over tcp"})
-        assert result["status"] == "done"
-        assert client.of_type("turn.finished")
-        await client.shutdown_async(None)
-        client.exit(None)
-        await asyncio.sleep(0.1)
-        await client.stop()
-    finally:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
 
 
 async def test_empty_configuration_keeps_initialization_options(start: Starter,

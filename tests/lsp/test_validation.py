@@ -37,6 +37,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/mcp", "all", "params"),
     ("openprogram/mcpRestart", {"server": 5}, "server"),
     ("openprogram/mcpRevokeTrust", {}, "server"),
+    ("openprogram/subscribe", {}, "sessionId"),
+    ("openprogram/unsubscribe", {"sessionId": 5}, "sessionId"),
 ]
 
 

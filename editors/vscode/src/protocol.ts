@@ -24,6 +24,8 @@ export const Requests = {
   mcp: 'openprogram/mcp',
   mcpRestart: 'openprogram/mcpRestart',
   mcpRevokeTrust: 'openprogram/mcpRevokeTrust',
+  subscribe: 'openprogram/subscribe',
+  unsubscribe: 'openprogram/unsubscribe',
 } as const;
 
 /** Server → client requests. */
@@ -54,6 +56,8 @@ export const EventTypes = [
   'subagent.started',
   'subagent.ended',
   'permission.withdrawn',
+  'permission.requested',
+  'permission.resolved',
 ] as const;
 
 /** An approval prompt timed out or its turn was cancelled. */

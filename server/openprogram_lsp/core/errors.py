@@ -52,6 +52,12 @@ class ConfigError(OpenProgramError):
     code = -32005
 
 
+class Unauthorized(OpenProgramError):
+    """A TCP client that did not present the server's token."""
+
+    code = -32006
+
+
 class ProviderError(OpenProgramError):
     """A model provider failed (HTTP, stream or protocol error)."""
 

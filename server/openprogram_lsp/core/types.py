@@ -193,6 +193,7 @@ class TurnRequest(BaseModel):
     branch_name: str | None = None
     message_depth: int = 0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    rules: list[Any] = Field(default_factory=list)  # the client's own rules (tools.policy.Rule)
 
 
 class PermissionOption(Wire):

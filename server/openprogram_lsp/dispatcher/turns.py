@@ -59,6 +59,7 @@ from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
+from openprogram_lsp.tools.policy import with_client_rules
 
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0
@@ -185,8 +186,12 @@ class Dispatcher:
 
     async def run_turn(self, req: TurnRequest, *, control: TurnControl | None = None,
                        on_event: Callable[[Event], None] | None = None,
-                       on_started: Callable[[ActiveTurn], None] | None = None) -> TurnResult:
-        """Run one turn on the current loop and return its result (never raises on turn errors)."""
+                       on_started: Callable[[ActiveTurn], None] | None = None,
+                       on_session: Callable[[str], None] | None = None) -> TurnResult:
+        """Run one turn on the current loop and return its result (never raises on turn errors).
+
+        ``on_session`` learns the session id before the turn's first event.
+        """
         s = self.services
         control = control or TurnControl()
         control.bind_loop(asyncio.get_running_loop())
@@ -214,6 +219,8 @@ class Dispatcher:
         try:
             # held for the whole turn: another process's turn here is refused, never forked
             with s.store.hold_session(sid, f"turn in {workspace}"):
+                if on_session is not None:
+                    on_session(sid)
                 return await self._run(sid, req, control, workspace, on_started)
         finally:
             if unsubscribe:
@@ -396,7 +403,9 @@ class Dispatcher:
                 s, turn.workspace, turn.session_id, history[-1])]
         runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus,
                             mode=turn.request.permission_mode or s.permission_mode,
-                            rules=s.rules_for(turn.workspace), approver=s.approver,
+                            rules=with_client_rules(s.rules_for(turn.workspace),
+                                                    turn.request.rules),
+                            approver=s.approver,
                             before_mutation=before_mutation, hooks=hooks,
                             all_tools=every if definition is not None else None,
                             admission=f"agent definition {definition.name!r}"

@@ -39,6 +39,12 @@ class QuestionRegistry:
         return Question(question_id=new_id("q"), question=question, options=options or None,
                         session_id=session_id, turn_id=turn_id, allow_free_text=allow_free_text)
 
+    def session_of(self, question_id: str) -> str | None:
+        """The session of a pending question, if it is pending."""
+        with self._lock:
+            pending = self._pending.get(question_id)
+        return pending.question.session_id if pending else None
+
     def open(self, question: Question) -> asyncio.Future[str | None]:
         """Register a question on the running loop and emit ``question.asked``."""
         loop = asyncio.get_running_loop()

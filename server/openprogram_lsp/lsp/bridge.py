@@ -1,4 +1,8 @@
-"""The event bridge: bus events become ``openprogram/event`` notifications (the only place)."""
+"""The event bridge: bus events become ``openprogram/event`` payloads (the only place).
+
+Each event is turned into JSON once and handed to ``deliver`` (the host's fan-out), on the
+server loop, in bus order, whatever thread emitted it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from openprogram_lsp.events.bus import Event, EventBus
-from openprogram_lsp.lsp import methods
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +27,17 @@ def _jsonable(value: Any) -> Any:
 
 
 class EventBridge:
-    """Forwards bus events to the client, in order, from any thread."""
+    """Forwards bus events to the connections, in order, from any thread."""
 
-    def __init__(self, bus: EventBus, notify: Callable[[str, Any], None],
-                 loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, bus: EventBus, deliver: Callable[[Event, dict[str, Any]], Any],
+                 loop: asyncio.AbstractEventLoop,
+                 listeners: list[Callable[[Event], None]] | None = None) -> None:
         self._bus = bus
-        self._notify = notify
+        self._deliver = deliver
         self._loop = loop
         self._thread = threading.get_ident()
         self._unsubscribe: Callable[[], None] | None = None
-        self.listeners: list[Callable[[Event], None]] = []
+        self.listeners: list[Callable[[Event], None]] = listeners if listeners is not None else []
 
     def start(self) -> None:
         """Subscribe to the bus."""
@@ -56,7 +60,7 @@ class EventBridge:
 
     def _send(self, event: Event) -> None:
         try:
-            self._notify(methods.EVENT, _jsonable(event.wire()))
+            self._deliver(event, _jsonable(event.wire()))
         except Exception:
             log.exception("could not forward %s", event.type)
         for listener in list(self.listeners):

@@ -19,6 +19,7 @@ from openprogram_lsp.core.errors import (
     NotFound,
     OpenProgramError,
     SessionBusy,
+    Unauthorized,
 )
 from openprogram_lsp.core.types import INHERIT, Checkpoint, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -98,8 +99,11 @@ class Handlers:
         return cp
 
     async def _turn(self, request: TurnRequest) -> dict[str, Any]:
-        result = await self.server.runner.run(
-            request, progress=self.server.settings.client.work_done_progress)
+        server = self.server
+        request.rules = server.settings.rules()  # this connection's own rules
+        result = await server.runner.run(
+            request, progress=server.settings.client.work_done_progress, server=server,
+            on_session=lambda sid: server.host.claim(server, sid))
         return result.wire()
 
     # -- turns -------------------------------------------------------------------------------
@@ -115,6 +119,7 @@ class Handlers:
             self._node(p.session_id, branch, "branchFrom")
         return await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=branch,
+            workspace=str(self.server.primary_workspace) if p.session_id is None else None,
             model=self._model(p.model), permission_mode=self.server.settings.permission_mode,
             metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
 
@@ -204,6 +209,11 @@ class Handlers:
 
     async def answer(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.ANSWER, w.AnswerParams, raw)
+        owner = self.server.host.owner_for(
+            self.dispatcher.services.questions.session_of(p.question_id))
+        if owner is not None and owner is not self.server:
+            raise Unauthorized(f"question {p.question_id} belongs to the editor that started "
+                               "the turn; it is shown here read-only")
         accepted = self.dispatcher.services.questions.answer(p.question_id, p.answer)
         return w.AcceptedResult(accepted=accepted).wire()
 
@@ -247,6 +257,21 @@ class Handlers:
         engine = self._engine()
         state = engine.set_trust(self._workspace(), p.id, p.decision)
         return w.TrustResult(id=p.id, trust=state).wire()
+
+    async def subscribe(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.SUBSCRIBE, w.SessionParams, raw)
+        sid = self._session(p.session_id)
+        self.server.subscriptions.add(sid)
+        running = self.dispatcher.user_turn(sid)
+        return w.SubscribeResult(session_id=sid,
+                                 head_id=self.dispatcher.services.store.head(sid),
+                                 running_turn_id=running.turn_id if running else None).wire()
+
+    async def unsubscribe(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.UNSUBSCRIBE, w.SessionParams, raw)
+        had = p.session_id in self.server.subscriptions
+        self.server.subscriptions.discard(p.session_id)
+        return w.AcceptedResult(accepted=had).wire()
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -322,6 +347,7 @@ class Handlers:
             methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
             methods.HOOKS: self.hooks, methods.TRUST: self.trust,
             **McpHandlers(self.server).table(),
+            methods.SUBSCRIBE: self.subscribe, methods.UNSUBSCRIBE: self.unsubscribe,
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

@@ -24,6 +24,8 @@ TRUST = "openprogram/trust"
 MCP = "openprogram/mcp"
 MCP_RESTART = "openprogram/mcpRestart"
 MCP_REVOKE_TRUST = "openprogram/mcpRevokeTrust"
+SUBSCRIBE = "openprogram/subscribe"
+UNSUBSCRIBE = "openprogram/unsubscribe"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -33,7 +35,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
-    MCP, MCP_RESTART, MCP_REVOKE_TRUST,
+    MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE,
 )
 """Requests an editor sends to the server."""
 
@@ -58,9 +60,9 @@ EVENT_TYPES: tuple[str, ...] = (
     "turn.started", "text.delta", "tool.started", "tool.finished", "turn.finished",
     "context.compacted", "checkpoint.created", "file.changed", "question.asked",
     "question.replied", "question.rejected", "branch.message_sent", "subagent.started",
-    "subagent.ended", "permission.withdrawn",
+    "subagent.ended", "permission.withdrawn", "permission.requested", "permission.resolved",
 )
-"""Event types clients handle: the contract's, plus ``permission.withdrawn`` (others, such as
+"""Event types clients handle: the contract's, plus ``permission.*`` (others, such as
 ``model.response_started``, may also arrive and can be ignored)."""
 
 ALL_CUSTOM: frozenset[str] = frozenset(

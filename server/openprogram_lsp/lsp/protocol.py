@@ -7,10 +7,13 @@ validate them with pydantic and always answer (-32602 on bad params).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import attrs
+from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from openprogram_lsp.lsp import methods
 
@@ -65,3 +68,15 @@ class OpenProgramProtocol(LanguageServerProtocol):
         """Stop waiting for a response to a server request (a late answer is then ignored)."""
         self._request_futures.pop(msg_id, None)
         self._result_types.pop(msg_id, None)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """``exit`` ends this connection (the server decides whether the process ends too)."""
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        code = 0 if self._shutdown else 1
+        exit_link = getattr(self._server, "exit_link", None)
+        if exit_link is not None:
+            exit_link(code)
+        else:  # pragma: no cover - a plain pygls server
+            raise SystemExit(code)

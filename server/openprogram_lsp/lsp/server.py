@@ -1,4 +1,4 @@
-"""The pygls server: lifecycle, settings, watchers, and ``serve`` (stdio or ``--tcp PORT``)."""
+"""The per-connection pygls server, and ``serve`` (one editor on stdio, or ``--tcp PORT``)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from openprogram_lsp import __version__
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.config.sections.mcp import ToolsSection
 from openprogram_lsp.core.errors import OpenProgramError
-from openprogram_lsp.core.types import PERMISSION_MODES
+from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.handlers import Handlers
-from openprogram_lsp.lsp.logs import WindowLogHandler, configure_logging
+from openprogram_lsp.lsp.host import ServerHost
+from openprogram_lsp.lsp.logs import configure_logging
 from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
 from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 from openprogram_lsp.lsp.settings import Settings, client_features, parse_options
 from openprogram_lsp.lsp.turns import TurnRunner
-from openprogram_lsp.store.watcher import WorkspaceWatcher
 from openprogram_lsp.tools.sandbox import status as sandbox_status
 
 log = logging.getLogger(__name__)
@@ -36,22 +36,36 @@ DispatcherFactory = Callable[[], Dispatcher]
 
 
 class OpenProgramServer(LanguageServer):
-    """A language server hosting one dispatcher."""
+    """One editor's connection: its settings, capabilities, folders, approver and asker."""
 
-    def __init__(self, dispatcher: Dispatcher, settings: Settings | None = None) -> None:
+    def __init__(self, host: ServerHost, settings: Settings | None = None) -> None:
         super().__init__("openprogram-lsp", __version__, protocol_cls=OpenProgramProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.None_)
-        self.dispatcher = dispatcher
-        self.settings = settings or Settings()
+        self.host = host
+        self.settings = settings or Settings(flag_mode=host.flag_mode)
         self.folders: list[Path] = []
-        self.watchers: dict[Path, WorkspaceWatcher] = {}
-        self.bridge: EventBridge | None = None
-        self.runner: TurnRunner = TurnRunner(dispatcher, self, [])
-        self.log_handler: WindowLogHandler | None = None
-        services = dispatcher.services
-        services.approver = LspApprover(self, self.settings, bus=services.bus)
-        services.asker = LspAsker(self, self.settings, show=self.show_info)
+        self.subscriptions: set[str] = set()
+        self.all_events = host.single  # one editor sees everything, as before several existed
+        self.initialized = False
+        self.approver = LspApprover(self, self.settings, bus=host.dispatcher.services.bus)
+        self.asker = LspAsker(self, self.settings, show=self.show_info)
+        self.end_link: Callable[[int], None] | None = None
         self._background: set[asyncio.Future[None]] = set()
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The shared dispatcher."""
+        return self.host.dispatcher
+
+    @property
+    def runner(self) -> TurnRunner:
+        """The shared turn runner."""
+        return self.host.runner
+
+    @property
+    def bridge(self) -> EventBridge | None:
+        """The shared event bridge (once a client initialized)."""
+        return self.host.bridge
 
     # -- Peer interface used by prompts ------------------------------------------------------
 
@@ -87,6 +101,28 @@ class OpenProgramServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Warning, message=f"OpenProgram: {info['message']}"))
 
+    def sees(self, session_id: str | None) -> bool:
+        """Whether this connection receives the events of a session (None: not tied to one)."""
+        return self.initialized and (self.all_events or session_id is None
+                                     or session_id in self.subscriptions)
+
+    def send_raw(self, data: bytes) -> bool:
+        """Write an already framed message; False when the link is gone."""
+        writer = self.protocol.writer
+        if writer is None:
+            return False
+        try:
+            writer.write(data)
+        except Exception:
+            log.debug("event not delivered", exc_info=True)
+            return False
+        return True
+
+    def exit_link(self, code: int) -> None:
+        """``exit``: end this connection (the process too when it serves one editor)."""
+        if self.end_link is not None:
+            self.end_link(code)
+
     # -- state -------------------------------------------------------------------------------
 
     @property
@@ -117,65 +153,24 @@ class OpenProgramServer(LanguageServer):
             services.disabled_tools = [*base.disabled, *(options.disabled_tools or [])]
             if options.allowed_tools is not None:
                 services.allowed_tools = list(options.allowed_tools)
-        rules = self.settings.rules()
-        if rules:
-            for folder in self.folders or [self.primary_workspace]:
-                services.rules_for(folder).replace_config_rules(rules)
         if problem:
             log.warning("%s", problem)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
                                                              message=problem))
 
     def set_folders(self, folders: list[Path]) -> None:
-        """Use these workspace folders; (re)start their watchers."""
+        """Use these workspace folders; (re)start the host's watchers."""
         self.folders = [f.resolve() for f in folders]
-        if self.folders:
+        if self.folders and self.host.single:
             self.dispatcher.services.workspace = self.folders[0]
-        self._sync_watchers()
-
-    def _sync_watchers(self) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        wanted = set(self.folders)
-        for root in list(self.watchers):
-            if root not in wanted:
-                stopping = asyncio.ensure_future(self.watchers.pop(root).stop())
-                self._background.add(stopping)
-                stopping.add_done_callback(self._background.discard)
-        for root in self.folders:
-            if root not in self.watchers and root.is_dir():
-                watcher = WorkspaceWatcher(root, self.dispatcher.services.bus,
-                                           on_changes=self._note_changes,
-                                           exclude=[self.dispatcher.services.store.home])
-                self.watchers[root] = watcher
-                watcher.start()
-
-    def _note_changes(self, root: Path, changes: list[dict[str, str]]) -> None:
-        checkpointer = self.dispatcher.checkpointer(root)
-        if checkpointer is not None:
-            checkpointer.note_paths([c["path"] for c in changes])
-
-    def start_bridge(self) -> None:
-        """Forward bus events to the client."""
-        if self.bridge is None:
-            loop = asyncio.get_running_loop()
-            self.bridge = EventBridge(self.dispatcher.services.bus, self.notify, loop)
-            self.dispatcher.agents.runner.attach_loop(loop)  # jobs share the editor's loop
-            self.runner = TurnRunner(self.dispatcher, self, self.bridge.listeners)
-            self.bridge.start()
+        self.host.sync_watchers()
 
     async def stop(self) -> None:
-        """Cancel turns, wait for their finalize, stop watchers and the bridge."""
-        await self.runner.shutdown()
-        for watcher in list(self.watchers.values()):
-            await watcher.stop()
-        self.watchers.clear()
-        if self.dispatcher.services.mcp is not None:
-            await self.dispatcher.services.mcp.aclose()
-        if self.bridge is not None:
-            self.bridge.stop()
+        """``shutdown``: one editor stops everything; on TCP only this connection's turns."""
+        if self.host.single:
+            await self.host.stop()
+        else:
+            self.host.runner.cancel_owner(self)
 
 
 def _folders(params: types.InitializeParams) -> list[Path]:
@@ -193,12 +188,17 @@ def _folders(params: types.InitializeParams) -> list[Path]:
     return out
 
 
-def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> OpenProgramServer:
-    """A server with every feature registered (``--model`` is the dispatcher's default model).
+def flag_mode_of(value: str | None) -> PermissionMode | None:
+    """A ``--permission-mode`` value, None when absent or unknown."""
+    return value if value in PERMISSION_MODES else None  # type: ignore[return-value]
+
+
+def initial_settings(dispatcher: Dispatcher, flag_mode: PermissionMode | None) -> Settings:
+    """A connection's starting settings.
 
     A permission mode from a flag or the environment beats the editor's options; one from a
     config file only fills in when the editor sets none."""
-    mode = flag_mode if flag_mode in PERMISSION_MODES else None
+    mode = flag_mode
     file_mode = None
     configured = dispatcher.services.settings
     if configured is not None and mode is None:
@@ -208,22 +208,29 @@ def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> Ope
             mode = chosen
         elif source != "default":
             file_mode = chosen
-    settings = Settings(flag_mode=mode, file_mode=file_mode)  # type: ignore[arg-type]
-    server = OpenProgramServer(dispatcher, settings)
+    return Settings(flag_mode=mode, file_mode=file_mode)  # type: ignore[arg-type]
+
+
+def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None = None,
+                 host: ServerHost | None = None) -> OpenProgramServer:
+    """A connection's server with every feature registered (a new host for one editor)."""
+    if host is None:
+        assert dispatcher is not None
+        host = ServerHost(dispatcher, flag_mode=flag_mode_of(flag_mode), single=True)
+    server = OpenProgramServer(host, initial_settings(host.dispatcher, host.flag_mode))
     for name, handler in Handlers(server).table().items():
         server.feature(name)(handler)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:
-        server.start_bridge()
-        if server.log_handler is not None:
-            server.log_handler.attach(server, asyncio.get_running_loop())
         server.settings.client = client_features(params.capabilities)
         folders = _folders(params)
         server.folders = [f.resolve() for f in folders]
-        if server.folders:
+        if server.folders and host.single:
             server.dispatcher.services.workspace = server.folders[0]
         server.apply_options(params.initialization_options)
+        server.initialized = True
+        host.attach(server)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(params: types.InitializedParams) -> None:
@@ -252,7 +259,7 @@ def build_server(dispatcher: Dispatcher, *, flag_mode: str | None = None) -> Ope
 
 
 def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> int:
-    """Run the server on stdio, or on 127.0.0.1:PORT with ``--tcp PORT``."""
+    """Run the server for one editor on stdio, or for several on 127.0.0.1:PORT (``--tcp``)."""
     log_handler = configure_logging(getattr(args, "log_file", None))
     if build is None:
         raise RuntimeError("serve() needs a dispatcher factory (see cli.cmd_serve)")
@@ -268,13 +275,18 @@ def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> i
         if getattr(args, "tcp", None) is not None:
             return 2
         return serve_unusable(reason, sys.stdin.buffer, sys.stdout.buffer)
-    server = build_server(dispatcher, flag_mode=getattr(args, "permission_mode", None))
-    server.log_handler = log_handler
+    mode = flag_mode_of(getattr(args, "permission_mode", None))
     port = getattr(args, "tcp", None)
     if port is not None:
-        host = getattr(args, "host", None) or "127.0.0.1"
-        log.info("listening on %s:%s", host, port)
-        server.start_tcp(host, int(port))
-    else:
-        server.start_io(sys.stdin.buffer, sys.stdout.buffer)
-    return 0
+        from openprogram_lsp.lsp.tcp import TcpOptions, serve_tcp
+
+        host = ServerHost(dispatcher, flag_mode=mode, single=False)
+        host.log_handler = log_handler
+        options = TcpOptions(port=int(port), token_file=getattr(args, "token_file", None),
+                             idle_exit=getattr(args, "idle_exit", None))
+        return serve_tcp(host, options, lambda: build_server(host=host))
+    from openprogram_lsp.lsp.stdio import serve_stdio
+
+    host = ServerHost(dispatcher, flag_mode=mode, single=True)
+    host.log_handler = log_handler
+    return serve_stdio(build_server(host=host), sys.stdin.buffer, sys.stdout.buffer)

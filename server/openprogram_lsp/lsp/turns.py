@@ -91,12 +91,28 @@ class TurnRunner:
         self._tasks: set[asyncio.Task[TurnResult]] = set()
         self._callers: set[asyncio.Task[Any]] = set()
         self._controls: set[TurnControl] = set()
+        self._owned: dict[int, set[TurnControl]] = {}
 
-    async def run(self, request: TurnRequest, *, progress: bool) -> TurnResult:
-        """Run a turn to its result; cancelling the caller cancels the turn and still returns."""
+    def cancel_owner(self, owner: Any) -> int:
+        """Cancel the running turns one connection started; returns how many."""
+        controls = list(self._owned.get(id(owner), ()))
+        for control in controls:
+            control.request_cancel()
+        return len(controls)
+
+    async def run(self, request: TurnRequest, *, progress: bool, server: Any = None,
+                  on_session: Callable[[str], None] | None = None) -> TurnResult:
+        """Run a turn to its result; cancelling the caller cancels the turn and still returns.
+
+        ``server`` is the connection that asked (its progress, its turns); ``on_session`` is
+        told the session id before the turn's first event.
+        """
+        server = server if server is not None else self.server
         control = TurnControl()
         self._controls.add(control)
-        tracker = Progress(self.server, request.text.splitlines()[0][:80]) if progress else None
+        owned = self._owned.setdefault(id(server), set())
+        owned.add(control)
+        tracker = Progress(server, request.text.splitlines()[0][:80]) if progress else None
         listener = None
         started: list[str] = []
         if tracker is not None:
@@ -110,7 +126,8 @@ class TurnRunner:
 
             self._listeners.append(listener)
         task = asyncio.ensure_future(self.dispatcher.run_turn(
-            request, control=control, on_started=lambda t: started.append(t.turn_id)))
+            request, control=control, on_started=lambda t: started.append(t.turn_id),
+            on_session=on_session))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         caller = asyncio.current_task()
@@ -135,6 +152,9 @@ class TurnRunner:
             raise
         finally:
             self._controls.discard(control)
+            owned.discard(control)
+            if not owned:
+                self._owned.pop(id(server), None)
             if caller is not None:
                 self._callers.discard(caller)
             if listener is not None:

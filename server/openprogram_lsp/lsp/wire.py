@@ -164,6 +164,14 @@ class AcceptedResult(Result):
     accepted: bool
 
 
+class SubscribeResult(Result):
+    """``openprogram/subscribe``: where the session is now (a turn may be running)."""
+
+    session_id: str
+    head_id: str | None = None
+    running_turn_id: str | None = None
+
+
 class SessionInfo(Result):
     id: str
     title: str = ""
@@ -514,6 +522,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/mcp": (EmptyParams, McpResult),
     "openprogram/mcpRestart": (McpRestartParams, McpRestartResult),
     "openprogram/mcpRevokeTrust": (McpRevokeTrustParams, McpRevokeTrustResult),
+    "openprogram/subscribe": (SessionParams, SubscribeResult),
+    "openprogram/unsubscribe": (SessionParams, AcceptedResult),
 }
 """Client -> server requests: params model and result model."""
 

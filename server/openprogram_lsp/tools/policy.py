@@ -107,3 +107,25 @@ class RuleBook:
         """Set the rules that come from configuration (not persisted; replaces earlier ones)."""
         with self._lock:
             self._config_rules = list(rules)
+
+
+class _ClientRules(RuleBook):
+    """A workspace's rule book seen with one client's own rules after it (not persisted)."""
+
+    def __init__(self, base: RuleBook, extra: list[Rule]) -> None:
+        super().__init__(None, [])
+        self.base = base
+        self._extra = list(extra)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return [*self.base.rules, *self._extra]
+
+    def add(self, rule: Rule) -> None:
+        self.base.add(rule)
+
+
+def with_client_rules(book: RuleBook, extra: list[Any]) -> RuleBook:
+    """``book`` plus the rules one connection gave at ``initialize`` (only its own turns)."""
+    rules = [r for r in extra if isinstance(r, Rule)]
+    return _ClientRules(book, rules) if rules else book

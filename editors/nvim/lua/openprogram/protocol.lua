@@ -35,6 +35,8 @@ M.methods = {
   MCP = 'openprogram/mcp',
   MCP_RESTART = 'openprogram/mcpRestart',
   MCP_REVOKE_TRUST = 'openprogram/mcpRevokeTrust',
+  SUBSCRIBE = 'openprogram/subscribe',
+  UNSUBSCRIBE = 'openprogram/unsubscribe',
 }
 
 --- Server -> client notifications and requests.
@@ -63,6 +65,8 @@ M.events = {
   SUBAGENT_STARTED = 'subagent.started',
   SUBAGENT_ENDED = 'subagent.ended',
   PERMISSION_WITHDRAWN = 'permission.withdrawn',
+  PERMISSION_REQUESTED = 'permission.requested',
+  PERMISSION_RESOLVED = 'permission.resolved',
 }
 
 --- The experimental client capability that turns on the two custom server requests.

@@ -1,0 +1,233 @@
+"""What the connections of one server share: dispatcher, watchers, turns, the event fan-out.
+
+Each connection (an ``OpenProgramServer``) keeps its own settings, capabilities, approver and
+asker. Turns remember the connection that started them: approvals and questions go there, and
+the other connections subscribed to the session see them as read-only cards
+(``permission.requested`` / ``permission.resolved``, ``question.asked`` / ``question.replied``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openprogram_lsp.core.types import (
+    PermissionMode,
+    PermissionOutcome,
+    PermissionRequest,
+    Question,
+)
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event, make_event
+from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp.bridge import EventBridge
+from openprogram_lsp.lsp.logs import WindowLogHandler
+from openprogram_lsp.lsp.turns import TurnRunner
+from openprogram_lsp.store.watcher import WorkspaceWatcher
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.server import OpenProgramServer
+
+log = logging.getLogger(__name__)
+NO_EDITOR = "no editor that started this session's turn is connected"
+
+
+def frame(method: str, params: Any) -> bytes:
+    """A framed JSON-RPC notification, serialised once for every receiver."""
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+class ServerHost:
+    """The shared half of a server; ``single`` when one editor started it over stdio."""
+
+    def __init__(self, dispatcher: Dispatcher, *, flag_mode: PermissionMode | None = None,
+                 single: bool = True) -> None:
+        self.dispatcher = dispatcher
+        self.flag_mode = flag_mode
+        self.single = single
+        self.connections: list[OpenProgramServer] = []
+        self.bridge: EventBridge | None = None
+        self.listeners: list[Callable[[Event], None]] = []
+        self.runner = TurnRunner(dispatcher, None, self.listeners)
+        self.watchers: dict[Path, WorkspaceWatcher] = {}
+        self.log_handler: WindowLogHandler | None = None
+        self.owners: dict[str, OpenProgramServer] = {}  # session id -> connection driving it
+        self._background: set[asyncio.Future[None]] = set()
+        services = dispatcher.services
+        services.approver = RoutingApprover(self)
+        services.asker = RoutingAsker(self)
+
+    # -- connections ------------------------------------------------------------------------
+
+    def attach(self, server: OpenProgramServer) -> None:
+        """A connection joined (after its initialize)."""
+        if server not in self.connections:
+            self.connections.append(server)
+        self.start()
+        if self.log_handler is not None:
+            self.log_handler.attach(self, asyncio.get_running_loop())
+
+    def detach(self, server: OpenProgramServer) -> None:
+        """A connection ended: its turns are cancelled, its sessions lose their owner."""
+        if server in self.connections:
+            self.connections.remove(server)
+        self.runner.cancel_owner(server)
+        for sid in [s for s, owner in self.owners.items() if owner is server]:
+            del self.owners[sid]
+        self.sync_watchers()
+
+    def claim(self, server: OpenProgramServer, session_id: str) -> None:
+        """A connection starts a turn in a session: it owns the prompts and sees the events."""
+        self.owners[session_id] = server
+        server.subscriptions.add(session_id)
+
+    def owner_for(self, session_id: str | None) -> OpenProgramServer | None:
+        """The live connection that prompts of a session go to."""
+        owner = self.owners.get(session_id or "")
+        if owner is not None and owner in self.connections:
+            return owner
+        if self.single and self.connections:  # one editor: everything is its own
+            return self.connections[0]
+        return None
+
+    def window_log_message(self, params: Any) -> None:
+        """``window/logMessage`` to every connection (the log handler's peer)."""
+        for server in list(self.connections):
+            try:
+                server.window_log_message(params)
+            except Exception:
+                log.debug("log message not delivered", exc_info=True)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Subscribe to the bus and run jobs on this loop (once)."""
+        if self.bridge is None:
+            loop = asyncio.get_running_loop()
+            self.bridge = EventBridge(self.dispatcher.services.bus, self.publish, loop,
+                                      self.listeners)
+            self.dispatcher.agents.runner.attach_loop(loop)
+            self.bridge.start()
+
+    def publish(self, event: Event, payload: dict[str, Any],
+                exclude: OpenProgramServer | None = None) -> int:
+        """Send one event to every connection that sees its session; returns how many."""
+        sid = event.session_id
+        if event.type == "subagent.started":
+            self._follow_child(sid, payload.get("data") or {})
+        data = frame(methods.EVENT, payload)
+        sent = 0
+        for server in list(self.connections):
+            if server is exclude or not server.sees(sid):
+                continue
+            if server.send_raw(data):
+                sent += 1
+        return sent
+
+    def _follow_child(self, sid: str | None, data: dict[str, Any]) -> None:
+        """A child session is seen, and prompted, where its parent session is."""
+        parent = data.get("parentSessionId")
+        if not sid or not isinstance(parent, str) or parent == sid:
+            return
+        for server in self.connections:
+            if parent in server.subscriptions:
+                server.subscriptions.add(sid)
+        if parent in self.owners and sid not in self.owners:
+            self.owners[sid] = self.owners[parent]
+
+    def card(self, owner: OpenProgramServer, session_id: str, turn_id: str | None,
+             type: str, data: dict[str, Any]) -> None:
+        """A read-only prompt card for the other connections watching a session."""
+        event = Event(type=type, payload=data, session_id=session_id, turn_id=turn_id,
+                      origin="lsp")
+        self.publish(event, event.wire(), exclude=owner)
+
+    # -- watchers ---------------------------------------------------------------------------
+
+    def folders(self) -> list[Path]:
+        """Every workspace folder of the live connections."""
+        out: list[Path] = []
+        for server in self.connections:
+            out.extend(f for f in server.folders if f not in out)
+        return out
+
+    def sync_watchers(self) -> None:
+        """Watch exactly the folders of the live connections."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        wanted = self.folders()
+        for root in list(self.watchers):
+            if root not in wanted:
+                stopping = asyncio.ensure_future(self.watchers.pop(root).stop())
+                self._background.add(stopping)
+                stopping.add_done_callback(self._background.discard)
+        for root in wanted:
+            if root not in self.watchers and root.is_dir():
+                watcher = WorkspaceWatcher(root, self.dispatcher.services.bus,
+                                           on_changes=self._note_changes,
+                                           exclude=[self.dispatcher.services.store.home])
+                self.watchers[root] = watcher
+                watcher.start()
+
+    def _note_changes(self, root: Path, changes: list[dict[str, str]]) -> None:
+        checkpointer = self.dispatcher.checkpointer(root)
+        if checkpointer is not None:
+            checkpointer.note_paths([c["path"] for c in changes])
+
+    async def stop(self) -> None:
+        """Cancel turns, wait for their finalize, stop watchers and the bridge."""
+        await self.runner.shutdown()
+        for watcher in list(self.watchers.values()):
+            await watcher.stop()
+        self.watchers.clear()
+        if self.dispatcher.services.mcp is not None:
+            await self.dispatcher.services.mcp.aclose()
+        if self.bridge is not None:
+            self.bridge.stop()
+            self.bridge = None
+
+
+class RoutingApprover:
+    """The Approver port of the dispatcher: asks the connection that owns the session."""
+
+    def __init__(self, host: ServerHost) -> None:
+        self.host = host
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        """Ask the owner; the other watchers get a read-only card and its outcome."""
+        owner = self.host.owner_for(request.session_id)
+        if owner is None:
+            return PermissionOutcome(outcome="cancelled", reason=NO_EDITOR)
+        self.host.card(owner, request.session_id, request.turn_id, "permission.requested",
+                       {**request.wire(), "readOnly": True})
+        outcome = PermissionOutcome(outcome="cancelled", reason="cancelled")
+        try:
+            outcome = await owner.approver.request_permission(request)
+            return outcome
+        finally:
+            self.host.dispatcher.services.bus.emit(make_event(
+                "permission.resolved",
+                {"toolCallId": request.tool_call.tool_call_id, "outcome": outcome.outcome,
+                 "optionId": outcome.option_id, "kind": outcome.kind, "reason": outcome.reason},
+                session_id=request.session_id, turn_id=request.turn_id, origin="lsp"))
+
+
+class RoutingAsker:
+    """The Asker port: questions go to the connection that owns the session."""
+
+    def __init__(self, host: ServerHost) -> None:
+        self.host = host
+
+    async def ask(self, question: Question) -> str | None:
+        """Ask the owner (the others see ``question.asked`` and its answer on the bus)."""
+        owner = self.host.owner_for(question.session_id)
+        if owner is None:
+            return None
+        return await owner.asker.ask(question)

@@ -1,0 +1,79 @@
+"""One editor over stdin/stdout: the strict frame reader, and the process ends with the link."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+from typing import IO, TYPE_CHECKING, BinaryIO, cast
+
+from pygls.io_ import StdoutWriter
+
+from openprogram_lsp.lsp.connection import Connection
+from openprogram_lsp.lsp.framing import Limits, max_frame_from_env
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.server import OpenProgramServer
+
+log = logging.getLogger(__name__)
+
+
+def _feed_from_thread(reader: asyncio.StreamReader, fd: int,
+                      loop: asyncio.AbstractEventLoop) -> None:
+    """Feed a stream reader from a blocking descriptor (a file, or anything not pollable)."""
+
+    def pump() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if loop.is_closed():
+                return
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    threading.Thread(target=pump, name="openprogram-stdin", daemon=True).start()
+
+
+async def _stdin_reader(stdin: IO[bytes], limit: int) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError):
+        _feed_from_thread(reader, stdin.fileno(), loop)
+    return reader
+
+
+def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """Serve one editor until ``exit`` or the end of stdin; returns the exit code."""
+    code: list[int] = []
+
+    async def main() -> None:
+        server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        limits = Limits(max_frame=max_frame_from_env())
+        reader = await _stdin_reader(stdin, 64 * 1024)
+        link = Connection(server.protocol, reader, limits=limits)
+
+        def end(exit_code: int) -> None:
+            code.append(exit_code)
+            link.close("exit")
+
+        server.end_link = end
+        reason = await link.run()
+        log.info("client gone: %s", reason)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(server.host.stop(), 30)
+
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.error("the client is gone; shutting down")
+    except KeyboardInterrupt:
+        pass
+    return code[0] if code else 0
