@@ -11,7 +11,9 @@ import {
   type QuestionOutcome,
   type QuestionParams,
 } from './protocol';
-import { launchPlan, parseSettings, type Settings } from './settings';
+import * as net from 'node:net';
+import { readAttachment, stateHome } from './connect';
+import { expand, launchPlan, parseSettings, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
 
@@ -144,11 +146,33 @@ export class AgentClient implements AgentPort {
     const folder = api.workspaceFolderPath();
     const plan = launchPlan(settings, folder, process.env);
     traceInfo(`starting ${plan.command} ${plan.args.join(' ')} (model ${settings.model || 'server default'})`);
-    const serverOptions: ServerOptions = {
+    let serverOptions: ServerOptions = {
       command: plan.command,
       args: plan.args,
       options: { cwd: plan.cwd, env: plan.env },
     };
+    if (settings.connect) {
+      // attach to a running `serve --tcp`: its run file gives the port and the token
+      const home = stateHome(settings.home ? expand(settings.home, folder, process.env) : '', process.env);
+      let att: { port: number; token: string };
+      try {
+        att = readAttachment(expand(settings.connect, folder, process.env), home);
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        traceError('cannot attach:', detail);
+        this.setState('stopped', detail);
+        void api.showError(`OpenProgram: cannot attach to the server: ${detail}`, 'Open Settings');
+        return;
+      }
+      plan.initializationOptions.token = att.token;
+      traceInfo(`attaching to 127.0.0.1:${att.port}`);
+      serverOptions = () =>
+        new Promise((resolve, reject) => {
+          const socket = net.connect({ host: '127.0.0.1', port: att.port });
+          socket.once('connect', () => resolve({ reader: socket, writer: socket }));
+          socket.once('error', reject);
+        });
+    }
     const clientOptions: LanguageClientOptions = {
       outputChannel: this.output,
       traceOutputChannel: this.trace,

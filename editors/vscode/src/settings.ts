@@ -14,6 +14,8 @@ export interface Settings {
   mcpServers: Record<string, unknown>;
   /** Tool-name patterns never offered to the model (static admission), e.g. `mcp__github__*`. */
   disabledTools: string[];
+  /** Attach to a running `serve --tcp` (its port or run file) instead of starting a server. */
+  connect: string;
 }
 
 export const DEFAULTS: Settings = {
@@ -25,6 +27,7 @@ export const DEFAULTS: Settings = {
   home: '',
   mcpServers: {},
   disabledTools: [],
+  connect: '',
 };
 
 /** What the client needs to spawn the server. */
@@ -94,6 +97,7 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     home: str('home', DEFAULTS.home),
     mcpServers,
     disabledTools,
+    connect: str('server.connect', DEFAULTS.connect),
   };
   return { settings, problems };
 }

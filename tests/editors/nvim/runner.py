@@ -71,6 +71,7 @@ def run_scenario(
         XDG_CONFIG_HOME=str(home / "xdg-config"),
     )
     env.pop("OPENPROGRAM_MODEL", None)
+    env.update(extra_env or {})
     if as_010:
         env["OP_AS_010"] = "1"
     env.update(extra_env or {})

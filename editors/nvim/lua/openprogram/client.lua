@@ -67,11 +67,23 @@ end
 function M.lsp_config()
   local config = require('openprogram.config')
   local opts = config.options
+  local cmd = vim.deepcopy(opts.cmd)
+  local init_options = config.init_options(opts)
+  if opts.connect ~= nil then
+    -- attach to a running `serve --tcp`: its run file gives the port and the token
+    local att, err = config.attachment(opts.connect)
+    if att then
+      cmd = vim.lsp.rpc.connect('127.0.0.1', att.port)
+      init_options.token = att.token
+    else
+      vim.notify('openprogram: ' .. err, vim.log.levels.ERROR)
+    end
+  end
   return {
     name = M.name,
-    cmd = vim.deepcopy(opts.cmd),
+    cmd = cmd,
     root_markers = vim.deepcopy(opts.root_markers),
-    init_options = config.init_options(opts),
+    init_options = init_options,
     capabilities = M.capabilities(),
     handlers = M.handlers(),
     on_exit = function(code, signal, client_id)
@@ -133,7 +145,8 @@ function M.ensure()
     end)
     client = ok and id and vim.lsp.get_client_by_id(id) or nil
     if not client then
-      vim.notify(('openprogram: could not start %s%s'):format(table.concat(cfg.cmd, ' '),
+      local what = type(cfg.cmd) == 'table' and table.concat(cfg.cmd, ' ') or 'the connection'
+      vim.notify(('openprogram: could not start %s%s'):format(what,
         ok and '' or (': ' .. tostring(id):gsub('\n.*', ''))), vim.log.levels.ERROR)
       return nil
     end

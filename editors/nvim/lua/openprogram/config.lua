@@ -40,6 +40,7 @@ Example:
 ---@field approval_timeout? number Seconds the server waits for an approval or answer (server default: 600).
 ---@field mcp_servers? table<string, table> MCP servers, as in .mcp.json: { name = { command = 'x', args = {} } | { type = 'http', url = '...' } }.
 ---@field disabled_tools? string[] Tool-name patterns never offered to the model (e.g. 'mcp__github__*').
+---@field connect? integer|string Attach to a running `openprogram-lsp serve --tcp`: its port, or its run file.
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -63,6 +64,7 @@ M.defaults = {
   approval_timeout = nil,
   mcp_servers = nil,
   disabled_tools = nil,
+  connect = nil,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -132,6 +134,10 @@ function M.setup(opts)
   elseif type(merged.keymaps) == 'table' then
     merged.keymaps = vim.tbl_extend('keep', merged.keymaps, M.default_keymaps)
   end
+  if merged.connect ~= nil and type(merged.connect) ~= 'number' and type(merged.connect) ~= 'string' then
+    table.insert(problems, 'connect must be a port number or the path of a run file')
+    merged.connect = nil
+  end
   if #problems > 0 then
     vim.notify('openprogram: ' .. table.concat(problems, '; ') .. ' (using defaults)', vim.log.levels.WARN)
   end
@@ -143,6 +149,42 @@ end
 ---@return integer
 function M.prompt_wait_ms()
   return math.floor((M.options.approval_timeout or 600) * 1000)
+end
+
+--- The state root of the server: `$OPENPROGRAM_HOME`, else `${XDG_DATA_HOME:-~/.local/share}/openprogram-lsp`.
+---@return string
+function M.state_home()
+  local home = vim.env.OPENPROGRAM_HOME
+  if home and home ~= '' then
+    return home
+  end
+  local data = vim.env.XDG_DATA_HOME
+  if not data or data == '' then
+    data = vim.fs.joinpath(vim.env.HOME or '~', '.local', 'share')
+  end
+  return vim.fs.joinpath(data, 'openprogram-lsp')
+end
+
+--- Port and token of the running `serve --tcp` that `connect` names (its run file).
+---@param connect integer|string
+---@return {port: integer, token: string}? attachment
+---@return string? err
+function M.attachment(connect)
+  local file = tostring(connect)
+  if file:match('^%d+$') then
+    file = vim.fs.joinpath(M.state_home(), 'run', file .. '.json')
+  end
+  local fd = io.open(file, 'r')
+  if not fd then
+    return nil, ('cannot read the server run file %s'):format(file)
+  end
+  local text = fd:read('*a')
+  fd:close()
+  local ok, data = pcall(vim.json.decode, text)
+  if not ok or type(data) ~= 'table' or type(data.port) ~= 'number' or type(data.token) ~= 'string' then
+    return nil, ('%s is not an openprogram-lsp run file'):format(file)
+  end
+  return { port = data.port, token = data.token }, nil
 end
 
 --- The initializationOptions the server receives ({model, permissionMode, ...}).
