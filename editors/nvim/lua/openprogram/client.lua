@@ -132,7 +132,7 @@ function M.ensure()
     local cfg = M.lsp_config()
     cfg.root_dir = root
     cfg.root_markers = nil
-    if vim.fn.executable(cfg.cmd[1]) ~= 1 then
+    if type(cfg.cmd) == 'table' and vim.fn.executable(cfg.cmd[1]) ~= 1 then
       vim.notify(('openprogram: the server command %q is not executable; set setup({ cmd = {...} }) '
         .. '(see :checkhealth openprogram)'):format(cfg.cmd[1]), vim.log.levels.ERROR)
       return nil
