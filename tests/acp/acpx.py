@@ -17,16 +17,13 @@ AGENT = f"{shlex.quote(sys.executable)} -m openprogram_lsp.cli acp"
 
 
 def acpx_bin() -> Path:
-    """The pinned acpx, or skip (fail in CI, where scripts/test installs it)."""
+    """The pinned acpx; its absence is a failure (scripts/test installs it)."""
     candidates = [Path(d) / "acpx" / "node_modules" / ".bin" / "acpx" for d in
                   (os.environ.get("OPENPROGRAM_TOOLS_DIR"), str(ROOT / ".tools")) if d]
     for path in candidates:
         if path.exists():
             return path
-    message = "acpx is not installed (run scripts/install-acpx.sh)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    pytest.fail("acpx is not installed (run scripts/install-acpx.sh)")
 
 
 def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",

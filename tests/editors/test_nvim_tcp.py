@@ -11,7 +11,6 @@ from tests.editors.nvim import runner
 from tests.lsp.tcp_helpers import Client, start_tcp_server, stop_tcp_server
 
 pytestmark = [
-    pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),
     pytest.mark.timeout(180),
 ]
 

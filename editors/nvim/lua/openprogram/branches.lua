@@ -177,14 +177,16 @@ function M.pick_branch(done)
       return
     end
     local branches = result.branches or {}
-    local items = vim.list_extend(vim.list_extend({}, branches), { { rename = true } })
-    vim.ui.select(items, {
-      prompt = 'Branch',
-      kind = 'openprogram.branch',
-      format_item = function(b)
-        return M.format_branch(b, branches)
-      end,
-    }, function(choice)
+    local function select(items, prompt, on_choice)
+      vim.ui.select(items, {
+        prompt = prompt,
+        kind = 'openprogram.branch',
+        format_item = function(b)
+          return M.format_branch(b, branches)
+        end,
+      }, on_choice)
+    end
+    select(vim.list_extend(vim.list_extend({}, branches), { { rename = true } }), 'Branch', function(choice)
       if not choice then
         if done then
           done(nil)
@@ -192,13 +194,7 @@ function M.pick_branch(done)
         return
       end
       if choice.rename then
-        vim.ui.select(branches, {
-          prompt = 'Name which branch?',
-          kind = 'openprogram.branch',
-          format_item = function(b)
-            return M.format_branch(b, branches)
-          end,
-        }, function(b)
+        select(branches, 'Name which branch?', function(b)
           if b then
             M.name_branch(sid, b, nil, function()
               if done then

@@ -142,6 +142,33 @@ function M.jump_hunk(dir)
   end
 end
 
+--- Send a restore-like request (restore, restoreHunk): on success remember its safety checkpoint,
+--- bring buffers up to date and say what happened (`describe(result)`, also noted in the panel).
+---@param method string
+---@param params table
+---@param what string what failed, for the error message
+---@param describe fun(result: table): string
+---@param done? fun(result: table?)
+function M.request_restore(method, params, what, describe, done)
+  client.request(method, params, function(err, result)
+    if err or not result then
+      vim.notify(('openprogram: %s failed: %s'):format(what, err and err.message or '?'), vim.log.levels.ERROR)
+      if done then
+        done(nil)
+      end
+      return
+    end
+    M.last_safety = result.safetyCheckpointId
+    M.reload_buffers(result.restored or {})
+    local msg = describe(result)
+    vim.notify('openprogram: ' .. msg, vim.log.levels.INFO)
+    require('openprogram.panel').note(msg)
+    if done then
+      done(result)
+    end
+  end)
+end
+
 --- The safety checkpoint of the last restore made from a diff tab (`U` undoes it).
 ---@type string?
 M.last_safety = nil
@@ -163,24 +190,10 @@ function M.restore_hunk_at_cursor(done)
     return
   end
   local params = { checkpointId = info.checkpointId, path = info.path, hunk = index }
-  client.request(protocol.methods.RESTORE_HUNK, params, function(err, result)
-    if err or not result then
-      vim.notify('openprogram: restoring the hunk failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
-      if done then
-        done(nil)
-      end
-      return
-    end
-    M.last_safety = result.safetyCheckpointId
-    M.reload_buffers(result.restored or {})
-    local short = require('openprogram.render').short_id
-    local msg = ('openprogram: restored hunk %d of %s; undo with U here or :OpenProgramRestore %s'):format(
-      index + 1, info.path, short(result.safetyCheckpointId))
-    vim.notify(msg, vim.log.levels.INFO)
-    if done then
-      done(result)
-    end
-  end)
+  M.request_restore(protocol.methods.RESTORE_HUNK, params, 'restoring the hunk', function(result)
+    return ('restored hunk %d of %s; undo with U here or :OpenProgramRestore %s'):format(
+      index + 1, info.path, require('openprogram.render').short_id(result.safetyCheckpointId))
+  end, done)
 end
 
 --- Undo the last restore made from a diff tab.
@@ -334,26 +347,12 @@ function M.restore(checkpoint_id, paths, done)
   if paths and #paths > 0 then
     params.paths = paths
   end
-  client.request(protocol.methods.RESTORE, params, function(err, result)
-    if err or not result then
-      vim.notify('openprogram: restore failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
-      if done then
-        done(nil)
-      end
-      return
-    end
-    M.last_safety = result.safetyCheckpointId
-    M.reload_buffers(result.restored or {})
+  M.request_restore(protocol.methods.RESTORE, params, 'restore', function(result)
     local n = #(result.restored or {})
     local short = require('openprogram.render').short_id
-    local msg = ('openprogram: restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
+    return ('restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
       n, n == 1 and '' or 's', short(checkpoint_id), short(result.safetyCheckpointId))
-    vim.notify(msg, vim.log.levels.INFO)
-    require('openprogram.panel').note(msg:gsub('^openprogram: ', ''))
-    if done then
-      done(result)
-    end
-  end)
+  end, done)
 end
 
 --- Checkpoint ids (unique 12+ character prefixes) for command-line completion, newest first.
