@@ -42,8 +42,8 @@ def normalise(value: Any, key: str = "") -> Any:
         return "<id>"
     if isinstance(value, str) and key.endswith("At"):
         return "<time>"
-    if key in ("inputTokens", "outputTokens") and isinstance(value, int):
-        return "<int>"
+    if key in ("inputTokens", "outputTokens", "usedTokens") and isinstance(value, int):
+        return "<int>"  # token counts follow the temporary paths in the prompt
     if key in ("root", "workspace"):
         return "<root>"
     if key == "model" and isinstance(value, str):

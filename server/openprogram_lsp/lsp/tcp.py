@@ -90,6 +90,7 @@ class TcpServer:
         self.limits = Limits(max_frame=max_frame_from_env(), refuse_http=True)
         self.links: set[Connection] = set()
         self.stopping = asyncio.Event()
+        self.interrupted = False  # stopped by SIGINT (Ctrl-C): exit 130 like any CLI
         self.port = options.port
         self.run_file: Path | None = None
         self._idle_since = asyncio.get_running_loop().time()
@@ -130,9 +131,13 @@ class TcpServer:
     async def run(self) -> int:
         """Listen until stopped; returns the exit code."""
         loop = asyncio.get_running_loop()
+        def stop(sig: signal.Signals) -> None:
+            self.interrupted = self.interrupted or sig == signal.SIGINT
+            self.stopping.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stopping.set)
+                loop.add_signal_handler(sig, stop, sig)
         listener = await asyncio.start_server(self.on_client, LOOPBACK, self.options.port,
                                               limit=64 * 1024)
         self.port = listener.sockets[0].getsockname()[1]
@@ -153,6 +158,8 @@ class TcpServer:
                 await asyncio.wait_for(self.host.stop(), 30)
             with contextlib.suppress(FileNotFoundError):
                 self.run_file.unlink()
+        if self.interrupted:
+            raise KeyboardInterrupt  # the CLI prints one "interrupted" line and exits 130
         return 0
 
 
@@ -163,7 +170,4 @@ def serve_tcp(host: ServerHost, options: TcpOptions,
     async def main() -> int:
         return await TcpServer(host, options, make_server).run()
 
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        return 0
+    return asyncio.run(main())
