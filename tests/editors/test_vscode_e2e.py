@@ -9,8 +9,10 @@ Screenshots land in ``artifacts/vscode-e2e/``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,18 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
 
 def _tail(proc: subprocess.CompletedProcess[str], lines: int = 40) -> str:
     return "\n".join((proc.stdout + proc.stderr).splitlines()[-lines:])
+
+
+def assert_readme_images_packaged(vsix: Path) -> None:
+    """Every image the README shows is inside the .vsix (else its extension page is broken)."""
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+        readme = archive.read("extension/readme.md").decode()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", readme)
+    assert images, "the README shows no image"
+    for src in images:
+        assert "://" not in src and not src.startswith(("/", "..")), src
+        assert f"extension/{src}" in names, f"{src} is not packaged in the .vsix"
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +77,7 @@ def test_vscode_end_to_end(node_modules: Path) -> None:
         pytest.skip(f"code-server/chromium could not be installed:\n{_tail(install)}")
     package = _run(["npm", "run", "package"], EXT, timeout=300)
     assert package.returncode == 0, _tail(package)
+    assert_readme_images_packaged(EXT / "dist" / "openprogram.vsix")
     e2e = _run(["node", "test/e2e/run.mjs", "--out", str(ARTIFACTS)], EXT, timeout=900)
     assert e2e.returncode == 0, f"{_tail(e2e, 60)}\n(screenshots and logs in {ARTIFACTS})"
     assert (ARTIFACTS / "03-reply.png").exists()

@@ -423,9 +423,8 @@ async function main() {
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       step = 'save the README screenshot';
-      const docs = join(repo, 'docs', 'images');
-      mkdirSync(docs, { recursive: true });
-      copyFileSync(readmeShot, join(docs, 'vscode-panel.png'));
+      // the extension's README shows it, on GitHub and on the .vsix page (it ships in media/)
+      copyFileSync(readmeShot, join(ext, 'media', 'vscode-panel.png'));
     }
     log('PASS');
   } catch (err) {
