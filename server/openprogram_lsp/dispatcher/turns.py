@@ -459,6 +459,10 @@ class Dispatcher:
         await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
                        state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
                                                     before_stop=before_stop))
+        if not state.text and not state.tool_calls and not turn.control.cancelled:
+            empty = "the model sent an empty reply (no text and no tool calls)"
+            log.warning("turn %s: %s", turn.turn_id, empty)
+            turn.warnings.append(empty)
         if hooks is not None and hooks.policies.untested_edits:
             note = hooks.untested.note()
             if note:

@@ -104,6 +104,9 @@ class ChatDecoder:
         self.calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.done = False
+        self.choice_seen = False  # any chunk carried choice 0 (else the answer was empty)
+        self.first_chunk = ""  # what came back first, named when no choice ever came
+        self.chunks = 0
 
     def feed(self, event: str, data: str) -> list[ProviderEvent]:
         """Decode one ``data:`` payload."""
@@ -112,6 +115,9 @@ class ChatDecoder:
         if data == "[DONE]":
             self.done = True
             return []
+        self.chunks += 1
+        if self.chunks == 1:
+            self.first_chunk = data[:200]
         try:
             obj = json.loads(data)
         except ValueError:
@@ -125,6 +131,7 @@ class ChatDecoder:
         for choice in obj.get("choices") or ():
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
+            self.choice_seen = True
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
@@ -165,6 +172,11 @@ class ChatDecoder:
         if not self.done and self.finish_reason is None:
             raise ProviderError("the stream ended before the response was complete",
                                 provider=NAME, retryable=True)
+        if not self.choice_seen:
+            sent = (f"{self.chunks} chunk(s) without a choice, the first {self.first_chunk!r}"
+                    if self.chunks else "an empty stream ([DONE] and nothing before it)")
+            raise ProviderError(f"the server's response held no choices (no text, no tool "
+                                f"calls, no finish reason): it sent {sent}", provider=NAME)
         out: list[ProviderEvent] = []
         for idx in sorted(self.calls):
             part = self.calls[idx]
