@@ -29,3 +29,20 @@ def report(name: str, figure: float, baseline: float | None = None, *, unit: str
     if target:
         line += f"   (target {target})"
     print(line, flush=True)
+
+
+def interleaved(figure: Callable[[], object], baseline: Callable[[], object], *,
+                pairs: int = 9, number: int = 1) -> tuple[float, float]:
+    """Median seconds per call of ``figure`` and ``baseline``, timed A B A B ... in pairs
+    (one warm-up call of each first), so load on the machine hits both alike."""
+    figure()
+    baseline()
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(max(7, pairs)):
+        for fn, out in ((figure, a), (baseline, b)):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            out.append((time.perf_counter() - t0) / number)
+    return statistics.median(a), statistics.median(b)

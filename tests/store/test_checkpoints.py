@@ -400,7 +400,7 @@ def test_unique_id_prefixes_are_accepted(ws: Path, home: Path) -> None:
 def test_whole_objects_are_read_from_the_baseline_pack(ws: Path, home: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from openprogram_lsp.store.checkpoints import stage
-    from openprogram_lsp.store.checkpoints.packs import read_packed
+    from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
 
     monkeypatch.setattr(stage, "BULK_ADD", 1)
     (ws / "big.txt").write_text("line of text\n" * 5000)  # several zlib blocks
@@ -413,9 +413,10 @@ def test_whole_objects_are_read_from_the_baseline_pack(ws: Path, home: Path,
     assert len(blobs) >= 6
     for sha in blobs:
         assert not (store.repo.git_dir / "objects" / sha[:2] / sha[2:]).exists()
-        assert read_packed(store.repo.git_dir, sha) == (
+        assert ObjectDB(store.repo.git_dir).read(sha) == (
             "blob", store.repo.git(["cat-file", "blob", sha]))
-    assert read_packed(store.repo.git_dir, "0" * 40) is None
+    with pytest.raises(MissingObject):
+        ObjectDB(store.repo.git_dir).read("0" * 40)
 
 
 def test_a_huge_workspace_is_refused_once_not_walked_every_turn(ws: Path, home: Path) -> None:

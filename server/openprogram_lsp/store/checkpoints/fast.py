@@ -10,56 +10,19 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
+from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.store.checkpoints.objects import (
     TREE_MODE,
     TreeChange,
     blob_id,
     diff_trees,
     lookup,
-    read_tree,
     write_object,
 )
 from openprogram_lsp.store.checkpoints.stage import Stager
-
-Leaf = tuple[str, str] | None  # (mode, sha) to set, or None to delete
-
-
-class _Conflict(Exception):
-    """A file where a directory is (or the reverse): left to the general path."""
-
-
-def _key(name: str, mode: str) -> bytes:
-    raw = name.encode("utf-8", "surrogateescape")
-    return raw + b"/" if mode == TREE_MODE else raw
-
-
-def _rebuild(stager: Stager, tree: str | None, trie: dict[str, Any]) -> str | None:
-    repo = stager.repo
-    entries = dict(read_tree(repo, tree)) if tree else {}
-    for name, sub in trie.items():
-        current = entries.get(name)
-        if isinstance(sub, dict):
-            if current is not None and current[0] != TREE_MODE:
-                raise _Conflict(name)
-            new = _rebuild(stager, current[1] if current else None, sub)
-            if new is None:
-                entries.pop(name, None)
-            else:
-                entries[name] = (TREE_MODE, new)
-        elif sub is None:
-            entries.pop(name, None)
-        else:
-            if current is not None and current[0] == TREE_MODE:
-                raise _Conflict(name)
-            entries[name] = sub
-    if not entries:
-        return None
-    body = b"".join(
-        f"{mode} ".encode() + name.encode("utf-8", "surrogateescape") + b"\0" + bytes.fromhex(sha)
-        for name, (mode, sha) in sorted(entries.items(), key=lambda kv: _key(kv[0], kv[1][0])))
-    return write_object(repo, "tree", body)
+from openprogram_lsp.store.gitobj import MissingObject
+from openprogram_lsp.store.gitobj.trees import Leaf, TreeConflict, update_tree
 
 
 def fast_stage(stager: Stager, head_tree: str, paths: set[str], *,
@@ -120,27 +83,15 @@ def fast_stage(stager: Stager, head_tree: str, paths: set[str], *,
     stager.defer(resync)
     if not leaves:
         return head_tree, []
-    trie: dict[str, Any] = {}
-    for path, leaf in leaves.items():
-        node = trie
-        parts = path.split("/")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                return None
-            node = child
-        if isinstance(node.get(parts[-1]), dict):
-            return None
-        node[parts[-1]] = leaf
     for leaf in leaves.values():
         if leaf is not None:
             write_object(repo, "blob", data[leaf[1]])
     try:
-        tree = _rebuild(stager, head_tree, trie)
-    except _Conflict:
+        tree = update_tree(repo.odb, head_tree, leaves)
+    except TreeConflict:
         return None
-    if tree is None:
-        tree = write_object(repo, "tree", b"")
+    except MissingObject as exc:
+        raise CheckpointError(f"checkpoint store is missing object {exc.sha}") from None
     changes = diff_trees(repo, head_tree, tree)
     stager.defer({c.path: None if c.status == "D" else (c.new_mode, c.new_sha) for c in changes})
     if stager.tracked is not None:

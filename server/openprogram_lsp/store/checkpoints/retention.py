@@ -7,7 +7,12 @@ from datetime import UTC, datetime, timedelta
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.store.checkpoints.chain import Entry
 from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message
-from openprogram_lsp.store.checkpoints.objects import commit_tree
+from openprogram_lsp.store.checkpoints.objects import (
+    commit_tree,
+    read_object,
+    write_commit,
+    write_object,
+)
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 
@@ -50,30 +55,23 @@ def choose_drops(entries: list[Entry], max_count: int | None, max_age_days: floa
 
 
 def _recommit(repo: ShadowRepo, commit: str, parent: str | None) -> str:
-    """The same tree, message and dates as ``commit``, on a new parent."""
-    raw = repo.git(["cat-file", "commit", commit]).decode("utf-8", "replace")
-    header, _, message = raw.partition("\n\n")
-    env: dict[str, str] = {}
-    tree = ""
-    for line in header.splitlines():
-        key, _, value = line.partition(" ")
-        if key == "tree":
-            tree = value
-        elif key in ("author", "committer"):
-            stamp = " ".join(value.rsplit(" ", 2)[-2:])
-            env[f"GIT_{key.upper()}_DATE"] = "@" + stamp
-    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
-    return repo.git(args, input=message.encode(), extra_env=env).decode().strip()
+    """The same tree, message and dates as ``commit``, on a new parent (written in process)."""
+    _kind, body = read_object(repo, commit)
+    header, _, message = body.partition(b"\n\n")
+    lines = [ln for ln in header.split(b"\n") if not ln.startswith(b"parent ")]
+    if parent:
+        lines.insert(1, b"parent " + parent.encode())
+    return write_object(repo, "commit", b"\n".join(lines) + b"\n\n" + message)
 
 
 def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry) -> str:
     """A hidden commit holding a dropped parent's tree, so a kept child's diff stays exact."""
     child_id = child.meta.id if child.meta else child.commit
-    meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=now_iso(),
+    created = now_iso()
+    meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=created,
                       message=f"Parent state of checkpoint {child_id}")
-    tree = commit_tree(repo, dropped)
-    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
-    return repo.git(args, input=build_message(meta).encode()).decode().strip()
+    return write_commit(repo, commit_tree(repo, dropped), parent, build_message(meta),
+                        int(datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()))
 
 
 def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,

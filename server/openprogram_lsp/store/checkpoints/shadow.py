@@ -8,19 +8,19 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git, run_git_proc
+from openprogram_lsp.store.gitobj import ObjectDB
 from openprogram_lsp.store.owner import OwnerRecord
 
 log = logging.getLogger(__name__)
 
 HEAD_REF = "refs/heads/checkpoints"
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 # Settings stored in the private repository's own config (never the user's).
 _REPO_CONFIG = (
@@ -63,6 +63,7 @@ class ShadowRepo:
         self.git_dir = root / "git"
         self.index_file = root / "index"
         self.state_file = root / "state.json"
+        self.odb = ObjectDB(self.git_dir)
         self.env = {
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": str(self.workspace),
@@ -214,26 +215,6 @@ class ShadowRepo:
             os.write(fd, OwnerRecord.current("checkpoint ref").to_json().encode())
             return fd
         raise CheckpointError(f"checkpoint ref is locked: {lock}")
-
-    # -- objects --------------------------------------------------------------------------
-
-    def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """Contents of blobs, read with one ``cat-file --batch``."""
-        wanted = list(dict.fromkeys(shas))
-        if not wanted:
-            return {}
-        out = self.git(["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode())
-        blobs: dict[str, bytes] = {}
-        pos = 0
-        for sha in wanted:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].decode().split()
-            if len(header) < 3 or header[1] == "missing":
-                raise CheckpointError(f"checkpoint store is missing object {sha}")
-            size = int(header[2])
-            blobs[sha] = out[end + 1:end + 1 + size]
-            pos = end + 1 + size + 1
-        return blobs
 
 
 def _read_record(path: Path) -> OwnerRecord | None:

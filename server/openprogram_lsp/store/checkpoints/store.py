@@ -32,8 +32,9 @@ from openprogram_lsp.store.checkpoints.objects import (
     read_object,
     write_commit,
 )
-from openprogram_lsp.store.checkpoints.shadow import EMPTY_TREE, ShadowRepo, workspace_key
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
+from openprogram_lsp.store.gitobj.trees import EMPTY_TREE
 
 Entries = list[Entry]
 Checkpoints = list[Checkpoint]
@@ -420,8 +421,9 @@ class CheckpointStore:
 
     def _files_of(self, tree: str) -> Ids:
         """Every file path of a tree (after a walk, to re-read all modes)."""
-        out = self.repo.git(["ls-tree", "-r", "-z", "--name-only", tree])
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        from openprogram_lsp.store.checkpoints.objects import diff_trees
+
+        return [c.path for c in diff_trees(self.repo, None, tree)]
 
     def _tree_of_head(self, head: str | None) -> str | None:
         if head is None:

@@ -1,0 +1,182 @@
+"""Reading and writing the objects of one git directory in process, on gitdb.
+
+Loose objects are written through ``gitdb.LooseObjectDB`` and packs through
+``gitdb.pack.PackEntity``; packed objects (deltas included) are read through
+``gitdb.PackedDB``. A loose object is read with one ``zlib.decompress`` of its file: gitdb's
+stream reader is about three times slower there, and that read is on every turn's path (figures
+in ``docs/decisions/gitobj.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import threading
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from gitdb import IStream, LooseObjectDB, PackedDB
+from gitdb.exc import BadObject
+from gitdb.pack import PackEntity
+
+KINDS = frozenset({"blob", "tree", "commit", "tag"})
+
+
+class MissingObject(KeyError):
+    """An object id the database does not hold."""
+
+    def __init__(self, sha: str) -> None:
+        super().__init__(sha)
+        self.sha = sha
+
+    def __str__(self) -> str:
+        return f"missing git object {self.sha}"
+
+
+def object_id(kind: str, body: bytes) -> str:
+    """The id git gives an object of this kind and body."""
+    return hashlib.sha1(f"{kind} {len(body)}".encode() + b"\0" + body).hexdigest()
+
+
+class ObjectDB:
+    """The object database of one git directory (``<git_dir>/objects``); thread-safe."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self.objects = git_dir / "objects"
+        self._lock = threading.Lock()
+        self._loose: LooseObjectDB | None = None
+        self._packed: PackedDB | None = None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read(self, sha: str) -> tuple[str, bytes]:
+        """(kind, body) of an object, loose or packed; raises MissingObject."""
+        try:
+            raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return self._read_packed(sha)
+        header, _, body = raw.partition(b"\0")
+        return header.split(b" ", 1)[0].decode(), body
+
+    def has(self, sha: str) -> bool:
+        """Whether the database holds an object."""
+        if (self.objects / sha[:2] / sha[2:]).exists():
+            return True
+        try:
+            self._read_packed(sha, info_only=True)
+        except MissingObject:
+            return False
+        return True
+
+    def _read_packed(self, sha: str, *, info_only: bool = False) -> tuple[str, bytes]:
+        try:
+            binsha = bytes.fromhex(sha)
+        except ValueError:
+            raise MissingObject(sha) from None
+        if len(binsha) != 20:
+            raise MissingObject(sha)
+        for attempt in range(2):
+            packed = self._packs(refresh=attempt == 1)
+            if packed is None:
+                break
+            try:
+                with self._lock:  # gitdb's pack cache is not thread-safe
+                    if info_only:
+                        info = packed.info(binsha)
+                        return info.type.decode(), b""
+                    stream = packed.stream(binsha)
+                    return stream.type.decode(), stream.read()
+            except BadObject:
+                continue
+            except (OSError, ValueError):  # a pack removed under us: look again
+                continue
+        # a repack may have moved a loose object we missed a moment ago
+        try:
+            raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            raise MissingObject(sha) from None
+        header, _, body = raw.partition(b"\0")
+        return header.split(b" ", 1)[0].decode(), body
+
+    def _packs(self, *, refresh: bool) -> PackedDB | None:
+        pack_dir = self.objects / "pack"
+        with self._lock:
+            if self._packed is None:
+                if not pack_dir.is_dir():
+                    return None
+                self._packed = PackedDB(str(pack_dir))
+                self._packed.update_cache(force=True)
+            elif refresh:
+                self._packed.update_cache(force=True)
+            return self._packed
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write(self, kind: str, body: bytes) -> str:
+        """Store an object as a loose file (unless held already) and return its id."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown git object kind {kind!r}")
+        sha = object_id(kind, body)
+        if (self.objects / sha[:2] / sha[2:]).exists():
+            return sha
+        with self._lock:
+            if self._loose is None:
+                self.objects.mkdir(parents=True, exist_ok=True)
+                self._loose = LooseObjectDB(str(self.objects))
+            loose = self._loose
+        stored = loose.store(IStream(kind.encode(), len(body), io.BytesIO(body)))
+        assert stored.hexsha.decode() == sha
+        return sha
+
+    def loose_ids(self) -> Iterator[str]:
+        """Ids of the loose objects on disk."""
+        try:
+            fans = os.scandir(self.objects)
+        except OSError:
+            return
+        with fans:
+            for fan in fans:
+                if len(fan.name) != 2 or not fan.is_dir():
+                    continue
+                try:
+                    names = os.listdir(fan.path)
+                except OSError:
+                    continue
+                for name in names:
+                    if len(name) == 38:
+                        yield fan.name + name
+
+    def pack_loose(self, *, minimum: int = 1) -> int:
+        """Move the loose objects into one new pack (no deltas); returns how many moved.
+
+        Safe while others read and write: a loose file is removed only after the pack holding
+        it is in place, and readers that miss a loose object look in the packs again.
+        """
+        ids = sorted(set(self.loose_ids()))
+        if len(ids) < minimum:
+            return 0
+        with self._lock:
+            if self._loose is None:
+                self._loose = LooseObjectDB(str(self.objects))
+            loose = self._loose
+        streams = []
+        for sha in ids:
+            try:
+                streams.append(loose.stream(bytes.fromhex(sha)))
+            except (BadObject, OSError, zlib.error):
+                continue  # half-written or vanished: stays loose
+        pack_dir = self.objects / "pack"
+        pack_dir.mkdir(parents=True, exist_ok=True)
+        entity = PackEntity.create(streams, str(pack_dir), object_count=len(streams))
+        for path in (entity.pack().path(), entity.index().path()):
+            os.chmod(path, 0o444)
+        for stream in streams:
+            sha = stream.hexsha.decode()
+            with contextlib.suppress(OSError):
+                os.unlink(self.objects / sha[:2] / sha[2:])
+        self._packs(refresh=True)
+        return len(streams)

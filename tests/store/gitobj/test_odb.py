@@ -1,0 +1,93 @@
+"""The in-process object layer against real git: what one writes, the other reads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from openprogram_lsp.store.git import git_env
+from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
+from openprogram_lsp.store.gitobj.trees import (
+    TreeConflict,
+    diff_trees,
+    read_commit,
+    update_tree,
+    write_commit,
+)
+
+
+def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], env=git_env(), input=input, capture_output=True,
+                          check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=git_env())
+    return path
+
+
+def test_objects_written_here_are_read_by_git(repo: Path) -> None:
+    odb = ObjectDB(repo / ".git")
+    blob = odb.write("blob", b"hello\n")
+    assert blob == git(repo, "hash-object", "--stdin", input=b"hello\n").decode().strip()
+    tree = update_tree(odb, None, {"a/b.txt": ("100644", blob), "x": ("100755", blob)})
+    commit = write_commit(odb, tree, [], "first\n\nbody", 1_700_000_000)
+    git(repo, "update-ref", "refs/heads/main", commit)
+    assert git(repo, "cat-file", "blob", "main:a/b.txt") == b"hello\n"
+    assert git(repo, "ls-tree", "-r", "--name-only", "main").split() == [b"a/b.txt", b"x"]
+    git(repo, "fsck", "--strict", "--no-dangling")
+    info = read_commit(odb, commit)
+    assert (info.tree, info.parents, info.message) == (tree, (), "first\n\nbody")
+
+
+def test_deltas_in_git_packs_are_read_in_process(repo: Path) -> None:
+    text = "".join(f"line {n}\n" for n in range(400))
+    for n in range(4):  # near-identical versions: git stores them as deltas
+        (repo / "f.txt").write_text(text + f"change {n}\n")
+        git(repo, "add", "f.txt")
+        git(repo, "commit", "-qm", f"v{n}")
+    git(repo, "gc", "-q", "--aggressive")
+    verify = git(repo, "verify-pack", "-v", *map(str, (repo / ".git/objects/pack").glob("*.idx")))
+    assert any(len(line.split()) >= 7 for line in verify.splitlines())  # some entry is a delta
+    odb = ObjectDB(repo / ".git")
+    for n, rev in enumerate(["main~3", "main~2", "main~1", "main"]):
+        sha = git(repo, "rev-parse", f"{rev}:f.txt").decode().strip()
+        assert odb.read(sha) == ("blob", (text + f"change {n}\n").encode())
+    with pytest.raises(MissingObject):
+        odb.read("1" * 40)
+    assert not odb.has("1" * 40)
+
+
+def test_loose_objects_move_into_a_pack_git_accepts(repo: Path) -> None:
+    odb = ObjectDB(repo / ".git")
+    blobs = [odb.write("blob", os.urandom(64) + bytes([n])) for n in range(30)]
+    tree = update_tree(odb, None, {f"d/{n}": ("100644", b) for n, b in enumerate(blobs)})
+    git(repo, "update-ref", "refs/heads/main", write_commit(odb, tree, [], "m", 1))
+    reader = ObjectDB(repo / ".git")
+    assert reader.read(blobs[0])[0] == "blob"  # a reader that saw the loose objects first
+    moved = odb.pack_loose()
+    assert moved >= 32
+    assert list(odb.loose_ids()) == []
+    git(repo, "fsck", "--strict", "--no-dangling")
+    assert reader.read(blobs[29]) == odb.read(blobs[29])
+    assert git(repo, "cat-file", "-t", blobs[5]) == b"blob\n"
+
+
+def test_update_tree_touches_only_the_changed_paths(repo: Path) -> None:
+    odb = ObjectDB(repo / ".git")
+    one, two = odb.write("blob", b"1"), odb.write("blob", b"2")
+    base = update_tree(odb, None, {"k/a": ("100644", one), "k/b": ("100644", one),
+                                   "m/c": ("100644", one)})
+    new = update_tree(odb, base, {"k/a": ("100644", two), "m/c": None, "n": ("120000", two)})
+    assert [(c.status, c.path) for c in diff_trees(odb, base, new)] == [
+        ("M", "k/a"), ("D", "m/c"), ("A", "n")]
+    with pytest.raises(TreeConflict):
+        update_tree(odb, base, {"k": ("100644", one)})
+    with pytest.raises(TreeConflict):
+        update_tree(odb, base, {"k/a/deeper": ("100644", one)})
