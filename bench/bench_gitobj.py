@@ -19,8 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import interleaved, report
 from gitdb import IStream, LooseObjectDB
+
+from _util import interleaved, report
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.gitobj import ObjectDB
 
