@@ -33,7 +33,7 @@ async def test_fork_and_checkout_seen_in_history(start: Starter) -> None:
 
     moved = await client.call("openprogram/checkout", {"sessionId": sid,
                                                        "headId": second["headId"]})
-    assert moved == {"headId": second["headId"]}
+    assert moved == {"headId": second["headId"], "previousHeadId": fork["headId"]}
     history = await client.call("openprogram/history", {"sessionId": sid})
     ids = [n["id"] for n in history["nodes"]]
     assert second["userNodeId"] in ids and fork["userNodeId"] not in ids

@@ -39,6 +39,9 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/mcpRevokeTrust", {}, "server"),
     ("openprogram/subscribe", {}, "sessionId"),
     ("openprogram/unsubscribe", {"sessionId": 5}, "sessionId"),
+    ("openprogram/branchDiff", {"sessionId": "s", "fromHeadId": "a"}, "toHeadId"),
+    ("openprogram/checkout", {"sessionId": "s", "headId": "h", "restoreCode": [1]},
+     "restoreCode"),
 ]
 
 

@@ -26,6 +26,7 @@ export const Requests = {
   mcpRevokeTrust: 'openprogram/mcpRevokeTrust',
   subscribe: 'openprogram/subscribe',
   unsubscribe: 'openprogram/unsubscribe',
+  branchDiff: 'openprogram/branchDiff',
 } as const;
 
 /** Server → client requests. */

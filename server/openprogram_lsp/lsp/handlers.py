@@ -26,6 +26,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Handlers:
 
     def __init__(self, server: OpenProgramServer) -> None:
         self.server = server
+        self.code = CodeHandlers(self)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -128,11 +130,22 @@ class Handlers:
         self._session(p.session_id)
         if p.from_node_id is not None:
             self._node(p.session_id, p.from_node_id, "fromNodeId")
-        return await self._turn(TurnRequest(
+        switched: dict[str, Any] | None = None
+        if p.restore_code and p.from_node_id is not None:
+            if self.dispatcher.user_turn(p.session_id) is not None:
+                raise SessionBusy(f"session {p.session_id} is running a turn; cancel it "
+                                  "before forking with restoreCode")
+            switched = await self.code.restore_code(p.session_id, p.from_node_id)
+        result = await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
             branch_name=p.name, model=self._model(None),
             permission_mode=self.server.settings.permission_mode,
             metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
+        if switched is not None:
+            result["codeRestore"] = {k: switched[k] for k in (
+                "codeCheckpointId", "restored", "safetyCheckpointId", "conflicts", "skipped")
+                if switched.get(k) is not None}
+        return result
 
     async def cancel(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.CANCEL, w.SessionParams, raw)
@@ -185,20 +198,6 @@ class Handlers:
             if attached:
                 node["attachments"] = attached
         return out
-
-    async def branches(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.BRANCHES, w.SessionParams, raw)
-        rows = self.dispatcher.services.store.list_branches(self._session(p.session_id))
-        return w.BranchesResult(branches=[w.BranchInfo.model_validate(r) for r in rows]).wire()
-
-    async def checkout(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CHECKOUT, w.CheckoutParams, raw)
-        sid = self._session(p.session_id)
-        self._node(sid, p.head_id, "headId")
-        if self.dispatcher.user_turn(sid) is not None:
-            raise SessionBusy(f"session {sid} is running a turn; cancel it before checkout")
-        self.dispatcher.services.store.set_head(sid, p.head_id)
-        return w.CheckoutResult(head_id=p.head_id).wire()
 
     async def name_branch(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.NAME_BRANCH, w.NameBranchParams, raw)
@@ -339,8 +338,9 @@ class Handlers:
         raw: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
             methods.CHAT: self.chat, methods.FORK: self.fork, methods.CANCEL: self.cancel,
             methods.STEER: self.steer, methods.SESSIONS: self.sessions,
-            methods.HISTORY: self.history, methods.BRANCHES: self.branches,
-            methods.CHECKOUT: self.checkout, methods.NAME_BRANCH: self.name_branch,
+            methods.HISTORY: self.history, methods.BRANCHES: self.code.branches,
+            methods.CHECKOUT: self.code.checkout, methods.NAME_BRANCH: self.name_branch,
+            methods.BRANCH_DIFF: self.code.branch_diff,
             methods.ANSWER: self.answer, methods.CHECKPOINTS: self.checkpoints,
             methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
             methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,

@@ -26,6 +26,7 @@ MCP_RESTART = "openprogram/mcpRestart"
 MCP_REVOKE_TRUST = "openprogram/mcpRevokeTrust"
 SUBSCRIBE = "openprogram/subscribe"
 UNSUBSCRIBE = "openprogram/unsubscribe"
+BRANCH_DIFF = "openprogram/branchDiff"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -35,7 +36,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
-    MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE,
+    MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE, BRANCH_DIFF,
 )
 """Requests an editor sends to the server."""
 

@@ -68,6 +68,8 @@ class ForkParams(Params):
     name: str | None = Field(None, min_length=1, max_length=200)
     client_turn_id: str | None = Field(
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
+    restore_code: bool = Field(
+        False, description="Start from the code state of fromNodeId (restored first, undoable)")
 
 
 class SessionParams(Params):
@@ -99,6 +101,17 @@ class CheckoutParams(Params):
 
     session_id: str = Field(min_length=1, max_length=200)
     head_id: str = Field(min_length=1, max_length=200)
+    restore_code: bool = Field(
+        False, description="Also restore the workspace to the branch's code state (undoable)")
+
+
+class BranchDiffParams(Params):
+    """``openprogram/branchDiff``: compare two branches' code states."""
+
+    session_id: str = Field(min_length=1, max_length=200)
+    from_head_id: str = Field(min_length=1, max_length=200)
+    to_head_id: str = Field(min_length=1, max_length=200)
+    path: str | None = Field(None, min_length=1, max_length=MAX_PATH)
 
 
 class NameBranchParams(Params):
@@ -208,6 +221,10 @@ class BranchInfo(Result):
     forked_from: str | None = Field(None, description="The node the branch continues after")
     started_at: str | None = Field(None, description="When the branch's own part began")
     start_preview: str | None = Field(None, description="First line of its first own message")
+    code_checkpoint_id: str | None = Field(
+        None, description="The branch's code state: the checkpoint of its newest turn")
+    code_differs: bool | None = Field(
+        None, description="Whether that state differs from the workspace's newest checkpoint")
 
 
 class BranchesResult(Result):
@@ -216,6 +233,15 @@ class BranchesResult(Result):
 
 class CheckoutResult(Result):
     head_id: str
+    previous_head_id: str | None = Field(None, description="The head before (to undo a switch)")
+    code_checkpoint_id: str | None = Field(
+        None, description="restoreCode: the checkpoint the workspace was restored to")
+    restored: list[str] | None = Field(None, description="restoreCode: the files written")
+    safety_checkpoint_id: str | None = Field(
+        None, description="restoreCode: restore this to undo the switch's file changes")
+    conflicts: list[str] | None = Field(
+        None, description="Files another process changed during the switch (left as they are)")
+    skipped: list[str] | None = None
 
 
 class EmptyResult(Result):
@@ -256,6 +282,19 @@ class RestoreResult(Result):
     restored: list[str]
     safety_checkpoint_id: str | None
     checkpoint_id: str | None = Field(None, description="The checkpoint the restore made")
+    conflicts: list[str] | None = Field(
+        None, description="Files another process changed during the restore (left as they are)")
+    skipped: list[str] | None = None
+
+
+class BranchDiffResult(Result):
+    session_id: str
+    from_head_id: str
+    to_head_id: str
+    from_checkpoint_id: str
+    to_checkpoint_id: str
+    diff: str = Field(description="Unified diff from the from-branch's code to the to-branch's")
+    files: list[DiffFile]
 
 
 class AgentInfo(Result):
@@ -517,6 +556,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/renameSession": (RenameSessionParams, EmptyResult),
     "openprogram/deleteSession": (SessionParams, EmptyResult),
     "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
+    "openprogram/branchDiff": (BranchDiffParams, BranchDiffResult),
     "openprogram/hooks": (EmptyParams, HooksResult),
     "openprogram/trust": (TrustParams, TrustResult),
     "openprogram/mcp": (EmptyParams, McpResult),

@@ -37,6 +37,7 @@ M.methods = {
   MCP_REVOKE_TRUST = 'openprogram/mcpRevokeTrust',
   SUBSCRIBE = 'openprogram/subscribe',
   UNSUBSCRIBE = 'openprogram/unsubscribe',
+  BRANCH_DIFF = 'openprogram/branchDiff',
 }
 
 --- Server -> client notifications and requests.

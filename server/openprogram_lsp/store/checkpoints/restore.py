@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
+from openprogram_lsp.store.checkpoints import cas
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
@@ -59,11 +59,13 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         blobs = read_blobs(store.repo, [c.new_sha for c in changes
                                         if c.status != "D" and c.new_mode != GITLINK_MODE])
         perms = target.meta.modes if target.meta is not None else {}
-        applied, skipped = _apply(store.workspace, blobs, changes, perms)
+        applied, skipped, conflicts = _apply(store.workspace, blobs, changes, perms)
         applied += _fix_modes(store, target_tree, perms, store._modes_of(head), only,
                               {c.path for c in changes})
         restored = None
-        if applied:
+        if conflicts:  # what another process wrote meanwhile is recorded, never lost
+            store.note_paths(conflicts)
+        if applied or conflicts:
             store.note_paths([p for p, _ in applied])
             restored = store._commit("restore", session_id, None,
                                      f"Restored checkpoint {checkpoint_id}",
@@ -77,6 +79,8 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
             result["checkpointId"] = restored.id
         if skipped:
             result["skipped"] = skipped
+        if conflicts:
+            result["conflicts"] = conflicts
         return result
 
 
@@ -106,14 +110,17 @@ def _fix_modes(store: CheckpointStore, tree: str, perms: dict[str, int],
 
 
 def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
-           perms: dict[str, int]) -> tuple[list[tuple[str, str]], list[str]]:
-    """Delete, then write; returns ([(path, added|modified|deleted)], [skipped paths]).
+           perms: dict[str, int]) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """Delete, then write; returns ([(path, added|modified|deleted)], [skipped], [conflicts]).
 
     Every path is walked from the workspace's descriptor (``core.fdfs``): a directory swapped
-    for a symlink during the restore fails that path instead of writing outside.
+    for a symlink during the restore fails that path instead of writing outside. Each file is
+    swapped only while it still holds what the safety checkpoint recorded (``cas``): a file
+    another process changed meanwhile is left as it is and reported as a conflict.
     """
     applied: list[tuple[str, str]] = []
     skipped: list[str] = []
+    conflicts: list[str] = []
     for change in changes:
         if change.status != "D":
             continue
@@ -124,10 +131,15 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
             if stat.S_ISDIR(st.st_mode):
                 skipped.append(change.path)
                 continue
-            fdfs.unlink(workspace, change.path)
+            cas.swap(workspace, change.path, (change.old_mode, change.old_sha), None, 0)
+        except cas.Conflict:
+            conflicts.append(change.path)
+            continue
         except (WorkspaceEscape, ToolError):
             skipped.append(change.path)
             continue
+        except OSError as exc:
+            raise CheckpointError(f"could not remove {change.path}: {exc}") from exc
         fdfs.prune_empty_dirs(workspace, change.path.rpartition("/")[0])
         applied.append((change.path, "deleted"))
     for change in changes:
@@ -144,21 +156,25 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
             # overwriting it could not be undone, so it is left alone
             skipped.append(change.path)
             continue
+        perm = wanted_perm(perms, change.path, change.new_mode)
         try:
             if change.old_sha == change.new_sha and existed and "120000" not in (
                     change.old_mode, change.new_mode):
-                fdfs.chmod(workspace, change.path,
-                           wanted_perm(perms, change.path, change.new_mode))
+                fdfs.chmod(workspace, change.path, perm)
             else:
-                _write(workspace, change.path, blobs[change.new_sha], change.new_mode,
-                       wanted_perm(perms, change.path, change.new_mode))
+                expect = None if change.status == "A" else (change.old_mode, change.old_sha)
+                cas.swap(workspace, change.path, expect,
+                         (change.new_mode, blobs[change.new_sha]), perm)
+        except cas.Conflict:
+            conflicts.append(change.path)
+            continue
         except (WorkspaceEscape, ToolError):
             skipped.append(change.path)
             continue
         except OSError as exc:
             raise CheckpointError(f"could not restore {change.path}: {exc}") from exc
         applied.append((change.path, "modified" if existed else "added"))
-    return applied, skipped
+    return applied, skipped, conflicts
 
 
 def write_restored(workspace: Path, rel: str, data: bytes) -> None:
@@ -175,10 +191,3 @@ def write_restored(workspace: Path, rel: str, data: bytes) -> None:
         raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
     except OSError as exc:
         raise CheckpointError(f"could not restore {rel}: {exc}") from exc
-
-
-def _write(workspace: Path, rel: str, data: bytes, mode: str, perm: int) -> None:
-    if mode == "120000":
-        fdfs.write_symlink(workspace, rel, os.fsdecode(data))
-        return
-    fdfs.write_atomic(workspace, rel, data, mode=perm)

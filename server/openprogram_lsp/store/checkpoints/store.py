@@ -184,6 +184,26 @@ class CheckpointStore:
             full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
             return checkpoint_diff(self.repo, full_id, entry.commit, entry.parent, rel)
 
+    def compare(self, from_id: str, to_id: str, path: str | None = None) -> dict[str, Any]:
+        """``{diff, files}`` from one checkpoint's files to another's (any two of the chain)."""
+        from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
+
+        with self.lock:
+            old, new = self._entry(from_id), self._entry(to_id)
+            rel = self._checked_relative(path) if path else None
+            return checkpoint_diff(self.repo, to_id, new.commit, old.commit, rel)
+
+    def tree_of(self, checkpoint_id: str) -> str:
+        """The tree id of a checkpoint (equal trees: equal files)."""
+        return commit_tree(self.repo, self._entry(checkpoint_id).commit)
+
+    def head_tree(self) -> str | None:
+        """The tree of the newest checkpoint: the workspace as last recorded."""
+        with self.lock:
+            self._open()
+            head = self.repo.head()
+            return self._tree_of_head(head) if head is not None else None
+
     # -- restore and retention -----------------------------------------------------------
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
