@@ -87,6 +87,26 @@ async def _race(aw: Awaitable[T], cancel: asyncio.Event) -> T:
     raise TurnCancelled("turn cancelled")
 
 
+def _keep_cancelled(state: LoopState, runner: ToolRunner, left: list[ToolCall],
+                    step: int) -> None:
+    """Record the calls a cancel cut (the running one, those not started), so the stored turn
+    shows them as cancelled instead of dropping them."""
+    for n, call in enumerate(left):
+        cut = runner.cancelled
+        if n == 0 and cut is not None and cut.id == call.id:
+            state.tool_calls.append(cut)
+            continue
+        tool = runner.tools.get(call.name)
+        title = call.name
+        if tool is not None:
+            with contextlib.suppress(Exception):  # bad arguments: the name will do
+                title = tool.title(tool.parse(call.arguments))
+        state.tool_calls.append(ToolCallRecord(
+            id=call.id, name=call.name, kind=tool.kind if tool else "other",
+            input=call.arguments, status="failed", cancelled=True, step=step, title=title,
+            output=prompts.CANCELLED_CALL if n == 0 else prompts.NOT_RUN_CANCELLED))
+
+
 async def agent_loop(*, provider: Provider, system: str, messages: list[Message],
                      runner: ToolRunner, bus: EventBus, control: TurnControl,
                      state: LoopState | None = None, hooks: LoopHooks | None = None,
@@ -158,7 +178,11 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     continue
             break
         for i, call in enumerate(calls):
-            record, out = await _race(runner.run(call, step), control.cancel)
+            try:
+                record, out = await _race(runner.run(call, step), control.cancel)
+            except TurnCancelled:
+                _keep_cancelled(state, runner, calls[i:], step)
+                raise
             state.tool_calls.append(record)
             messages.append(Message(role="tool", content=out.text, tool_call_id=call.id,
                                     name=call.name, is_error=out.is_error))

@@ -10,6 +10,8 @@ rejected, do not retry it unchanged: explain or try another way. Ask the user (a
 decision is theirs to make. Keep answers short and concrete; show code in fenced blocks.
 """
 
+CANCELLED_CALL = "Cancelled: the user stopped the turn while this call was pending or running."
+NOT_RUN_CANCELLED = "Not run: the user stopped the turn before this call started."
 SKIPPED_FOR_STEERING = "Skipped: the user interjected before this tool ran."
 REPEATED_FAILURE = ("Refused: this exact call already failed twice in this turn. "
                     "Change the arguments or take another approach.")

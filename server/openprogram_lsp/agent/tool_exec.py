@@ -45,6 +45,7 @@ class ToolRunner:
     hooks: TurnHooks | None = None  # the turn's user hooks and policies
     all_tools: ToolRegistry | None = None  # every tool, when ``tools`` is an admitted subset
     admission: str = ""  # who admitted ``tools`` (an agent definition), for refusals
+    cancelled: ToolCallRecord | None = None  # the last call a cancel cut short
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -77,6 +78,24 @@ class ToolRunner:
         except ToolError as exc:
             out = ToolOutput(exc.message, is_error=True)
             return self._finish(record, out, started=False), out
+        try:
+            return await self._started(call, tool, args, record, key)
+        except asyncio.CancelledError:
+            self._cancelled(record)
+            raise
+
+    def _cancelled(self, record: ToolCallRecord) -> None:
+        """A call the turn's cancel cut short: recorded and reported as such, kept for the
+        loop (``cancelled``) so the stored turn still shows it."""
+        record.status, record.cancelled = "failed", True
+        record.output = prompts.CANCELLED_CALL
+        self.cancelled = record
+        self._emit("tool.finished", {"toolCallId": record.id, "status": "failed",
+                                     "output": record.output, "cancelled": True})
+
+    async def _started(self, call: ToolCall, tool: Any, args: Any, record: ToolCallRecord,
+                       key: str) -> tuple[ToolCallRecord, ToolOutput]:
+        """The part of ``run`` after the call was announced (a cancel may cut it anywhere)."""
         source = tool.source()
         self._emit("tool.started", {"toolCallId": call.id, "name": call.name,
                                     "kind": tool.kind, "title": record.title,
@@ -85,7 +104,7 @@ class ToolRunner:
         if self.failures.get(key, 0) >= 2:
             out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
             return self._finish(record, out), out
-        refusal = await self._permit(call, tool.kind, record.title, tool, args, record)
+        refusal = await self._permit(call, tool.kind, record.title or call.name, tool, args, record)
         if refusal is not None:
             out = ToolOutput(refusal, is_error=True)
             return self._finish(record, out), out
@@ -99,10 +118,6 @@ class ToolRunner:
         try:
             out = await tool.run(args, self.ctx)
         except asyncio.CancelledError:
-            record.status = "failed"
-            record.output = "cancelled"
-            self._emit("tool.finished", {"toolCallId": call.id, "status": "failed",
-                                         "output": "cancelled"})
             raise
         except OpenProgramError as exc:
             out = ToolOutput(exc.message, is_error=True)

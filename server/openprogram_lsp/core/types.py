@@ -43,6 +43,7 @@ class ToolCallRecord(Wire):
     title: str | None = None
     step: int = 0
     blocked_reason: str | None = None  # why a gate, admission, mode or rule refused the call
+    cancelled: bool | None = None  # True: the turn's cancel cut it (running, waiting, not started)
     attachments: list[dict[str, Any]] | None = Field(default=None, exclude=True)
 
 
