@@ -25,5 +25,6 @@ async def test_kill_9_during_turns_loses_nothing_and_history_tells_the_truth(
     ledger = await run(tmp_path / "crash", ROUNDS)
     assert ledger.kills == {"server": 2, "cli": 1}
     assert len(ledger.acked) == 4
-    assert ledger.interrupted >= 2  # the first and the third were cut mid-turn
+    # the first was cut mid-turn; the third may die before its reply node exists
+    assert ledger.interrupted >= 1 and "interrupted" in ledger.settled.values()
     assert {p for p, _ in ledger.versions} >= {"f0.txt", "f1.txt", "cmd.txt"}
