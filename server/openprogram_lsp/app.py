@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.config.sections.hooks import PoliciesSection
 from openprogram_lsp.config.sections.mcp import McpSection, ToolsSection
+from openprogram_lsp.config.workspaces import WorkspaceSettings
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig
@@ -25,6 +27,7 @@ from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.hooks.gate import install_gates
+from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.session_store import SessionStore
@@ -51,6 +54,8 @@ class AppConfig:
     max_iterations: int = 50
     extra: dict[str, Any] = field(default_factory=dict)
     settings: Settings = field(default_factory=_env_settings)
+    # how to read another workspace's settings (an editor's folder); None: ``settings`` only
+    settings_for: Callable[[Path], Settings] | None = None
 
     def __post_init__(self) -> None:
         if self.max_iterations == 50:  # the default: the settings may say otherwise
@@ -77,16 +82,25 @@ def check_mode(mode: str | None, default: PermissionMode = "ask") -> PermissionM
     return mode  # type: ignore[return-value]
 
 
-def checkpointer_factory(home: Path, config: CheckpointConfig | None = None) -> Any:
-    """A function giving each workspace its checkpoint store (None when unavailable)."""
+def checkpointer_factory(home: Path, config: CheckpointConfig | None = None, *,
+                         config_for: Callable[[Path], CheckpointConfig] | None = None) -> Any:
+    """A function giving each workspace its checkpoint store (None when unavailable).
+
+    ``config_for`` gives a workspace its own limits (its config file), else ``config``."""
     try:
         from openprogram_lsp.store.checkpoints import CheckpointStore
     except ImportError:
         return None
 
     def make(workspace: Path) -> Checkpointer | None:
+        limits = config
+        if config_for is not None:
+            try:
+                limits = config_for(workspace)
+            except ConfigError as exc:
+                log.warning("%s; checkpoints of %s use the defaults", exc.message, workspace)
         try:
-            return CheckpointStore(workspace, home=home, config=config)
+            return CheckpointStore(workspace, home=home, config=limits)
         except Exception:
             log.exception("checkpoints disabled for %s", workspace)
             return None
@@ -114,6 +128,15 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         return rulebooks[key]
 
     install_gates()
+    per_workspace = WorkspaceSettings(config.settings_for) if config.settings_for else None
+
+    def checkpoint_limits(workspace: Path) -> CheckpointConfig:
+        assert per_workspace is not None
+        return CheckpointConfig.from_config(per_workspace(workspace).get(CheckpointSection))
+
+    def provider(spec: str, turn: Settings | None = None) -> Provider:
+        return make_provider(spec, settings=turn or settings)
+
     mcp, tools = settings.get(McpSection), settings.get(ToolsSection)
     services = Services(
         store=store, workspace=config.workspace, bus=bus or get_event_bus(),
@@ -121,13 +144,14 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         approver=approver, asker=asker, question_timeout=config.question_timeout,
         max_iterations=config.max_iterations,
         checkpointer_for=checkpointer_factory(
-            config.home, CheckpointConfig.from_config(settings.get(CheckpointSection))),
+            config.home, CheckpointConfig.from_config(settings.get(CheckpointSection)),
+            config_for=checkpoint_limits if per_workspace is not None else None),
         rules_for=rules_for, extra=dict(config.extra), settings=settings,
         mcp=McpHub(config.home, startup_timeout=mcp.startup_timeout,
                    call_timeout=mcp.tool_timeout),
         disabled_tools=list(tools.disabled), allowed_tools=tools.allowed,
         hooks=HookEngine(config.home, policies=_policies(settings)),
-        provider_factory=lambda spec: make_provider(spec, settings=settings),
+        provider_factory=provider, settings_for=per_workspace,
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
                               calibration=Calibration(config.home / "context-calibration.json")),
     )

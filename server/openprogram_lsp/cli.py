@@ -350,6 +350,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     workspace = _explicit(args) or Path.cwd()
     cfg = _app(args, workspace)
+    cfg.settings_for = lambda folder: _settings(args, folder)  # each editor folder's own file
     require_git()
     if args.tcp is None and sys.stdin.isatty():
         sys.stderr.write(f"{PROG}: speaking LSP on stdio (editors start this for you); "

@@ -13,7 +13,7 @@ import {
 } from './protocol';
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
-import { expand, launchPlan, parseSettings, type Settings } from './settings';
+import { expand, launchPlan, parseSettings, USER_ONLY_KEYS, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
 
@@ -37,7 +37,9 @@ class OpenProgramFeature implements StaticFeature {
 /** Read and validate the `openprogram.*` settings. */
 export function readSettings(): { settings: Settings; problems: string[] } {
   const cfg = api.getConfiguration('openprogram');
-  return parseSettings((key) => cfg.get(key));
+  // A base URL or key command from a workspace's settings could send the user's key
+  // elsewhere or run code: only the user's own (global) value counts for those.
+  return parseSettings((key) => (USER_ONLY_KEYS.includes(key) ? cfg.inspect(key)?.globalValue : cfg.get(key)));
 }
 
 /** What the chat, trees and commands need from a connection to the server. */

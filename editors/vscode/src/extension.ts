@@ -14,7 +14,8 @@ import * as api from './vscodeapi';
 let client: AgentClient | undefined;
 
 /** Settings whose change needs a new server process. */
-const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home', 'openprogram.mcpServers', 'openprogram.disabledTools'];
+const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home', 'openprogram.mcpServers', 'openprogram.disabledTools',
+  'openprogram.openai', 'openprogram.anthropic'];
 
 export async function activate(context: api.ExtensionContext): Promise<void> {
   const output = api.createLogChannel('OpenProgram');

@@ -16,7 +16,20 @@ export interface Settings {
   disabledTools: string[];
   /** Attach to a running `serve --tcp` (its port or run file) instead of starting a server. */
   connect: string;
+  /** Base URL and key source per provider (user settings only; never the key itself). */
+  providers: Record<ProviderName, ProviderSettings>;
 }
+
+export const PROVIDERS = ['openai', 'anthropic'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+export interface ProviderSettings {
+  baseUrl: string;
+  apiKeyEnv: string;
+  apiKeyCommand: string;
+}
+/** The provider settings, which only the user's own settings may set. */
+export const USER_ONLY_KEYS = PROVIDERS.flatMap((p) => [`${p}.baseUrl`, `${p}.apiKeyEnv`, `${p}.apiKeyCommand`]);
+const NO_PROVIDER: ProviderSettings = { baseUrl: '', apiKeyEnv: '', apiKeyCommand: '' };
 
 export const DEFAULTS: Settings = {
   serverCommand: 'openprogram-lsp',
@@ -28,6 +41,7 @@ export const DEFAULTS: Settings = {
   mcpServers: {},
   disabledTools: [],
   connect: '',
+  providers: { openai: NO_PROVIDER, anthropic: NO_PROVIDER },
 };
 
 /** What the client needs to spawn the server. */
@@ -88,6 +102,20 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
   } else {
     problems.push('openprogram.disabledTools must be a list of tool-name patterns');
   }
+  const providers = { ...DEFAULTS.providers };
+  for (const name of PROVIDERS) {
+    let baseUrl = str(`${name}.baseUrl`, '');
+    if (baseUrl && !/^https?:\/\/\S+$/i.test(baseUrl)) {
+      problems.push(`openprogram.${name}.baseUrl must be an http(s) URL`);
+      baseUrl = '';
+    }
+    let apiKeyEnv = str(`${name}.apiKeyEnv`, '');
+    if (apiKeyEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) {
+      problems.push(`openprogram.${name}.apiKeyEnv must be a variable name, not the key`);
+      apiKeyEnv = '';
+    }
+    providers[name] = { baseUrl, apiKeyEnv, apiKeyCommand: str(`${name}.apiKeyCommand`, '') };
+  }
   const settings: Settings = {
     serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
     serverArgs,
@@ -98,6 +126,7 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     mcpServers,
     disabledTools,
     connect: str('server.connect', DEFAULTS.connect),
+    providers,
   };
   return { settings, problems };
 }
@@ -137,8 +166,23 @@ export function launchPlan(
       approvalTimeout: settings.approvalTimeout,
       ...(Object.keys(settings.mcpServers).length ? { mcpServers: settings.mcpServers } : {}),
       ...(settings.disabledTools.length ? { disabledTools: settings.disabledTools } : {}),
+      ...providerOptions(settings, x),
       client: 'vscode',
     },
     problems: [],
   };
+}
+
+/** `providers` of the initialization options: only what the user set, `~`/`${env:..}` expanded. */
+function providerOptions(settings: Settings, x: (v: string) => string): { providers?: Record<string, Record<string, string>> } {
+  const out: Record<string, Record<string, string>> = {};
+  for (const name of PROVIDERS) {
+    const p = settings.providers[name];
+    const given: Record<string, string> = {};
+    if (p.baseUrl) given.baseUrl = x(p.baseUrl);
+    if (p.apiKeyEnv) given.apiKeyEnv = p.apiKeyEnv;
+    if (p.apiKeyCommand) given.apiKeyCommand = x(p.apiKeyCommand);
+    if (Object.keys(given).length) out[name] = given;
+  }
+  return Object.keys(out).length ? { providers: out } : {};
 }

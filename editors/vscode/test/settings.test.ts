@@ -85,3 +85,20 @@ test('a dismissed notification leaves the card answerable; cancellation settles 
   token.cancel();
   assert.equal(await p, null);
 });
+
+test('provider base URLs and key sources reach the server; a key or a bad URL does not', () => {
+  const { settings, problems } = parseSettings((k) => ({
+    'openai.baseUrl': 'http://127.0.0.1:11434/v1',
+    'openai.apiKeyEnv': 'MY_OPENAI_KEY',
+    'anthropic.apiKeyCommand': 'pass show ${env:WHO}/anthropic',
+  })[k]);
+  assert.deepEqual(problems, []);
+  const plan = launchPlan(settings, '/ws', { WHO: 'me' });
+  assert.deepEqual(plan.initializationOptions.providers, {
+    openai: { baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'MY_OPENAI_KEY' },
+    anthropic: { apiKeyCommand: 'pass show me/anthropic' },
+  });
+  const bad = parseSettings((k) => ({ 'openai.baseUrl': 'file:///etc/passwd', 'openai.apiKeyEnv': 'sk-live-123456' })[k]);
+  assert.equal(bad.problems.length, 2);
+  assert.equal(launchPlan(bad.settings, '/ws', {}).initializationOptions.providers, undefined);
+});

@@ -48,6 +48,15 @@ class Settings:
             raise KeyError(f"no config section {kind.name!r}")
         return found
 
+    def with_section(self, section: Section, source: str) -> Settings:
+        """A copy with ``section`` replaced; its set keys are credited to ``source``."""
+        name = type(section).name
+        changed = {f"{name}.{key}" if name else key: source
+                   for key, _ in _flatten(section.model_dump(exclude_unset=True))}
+        return Settings(sections={**self.sections, name: section},
+                        sources={**self.sources, **changed}, files=self.files,
+                        workspace=self.workspace, trusted=self.trusted)
+
     def rows(self) -> list[tuple[str, str, str]]:
         """(key, value, source) for every setting, secrets masked, in a stable order."""
         out: list[tuple[str, str, str]] = []

@@ -176,6 +176,24 @@ INHERIT = _Inherit()
 BranchFrom = _Inherit | str | None
 
 
+class ClientOptions(BaseModel):
+    """What the editor driving a session set for its turns (over TCP: its own connection's).
+
+    ``providers`` overrides ``[providers]`` of the config files (``{openai: {base_url,
+    api_key_env, api_key_command}}``); ``mcp_owner`` names whose editor MCP servers it sees.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question_timeout: float | None = None
+    disabled_tools: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    agent_model: str | None = None
+    max_messages: int | None = None
+    mcp_owner: str | None = None
+    providers: dict[str, dict[str, str]] | None = None
+
+
 class TurnRequest(BaseModel):
     """Everything the dispatcher needs to run one turn."""
 

@@ -81,9 +81,10 @@ def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | 
     turn = tool_turn(ctx)
     definition = definition_for(sub, turn, agent) if agent else None
     depth = sub.depth_of(turn) + 1
-    if depth > sub.max_messages:
+    limit = sub.max_messages(turn.session_id)
+    if depth > limit:
         raise ToolError(f"agent budget exhausted: a child here would be message {depth} of a "
-                        f"chain limited to {sub.max_messages} (agent.max_messages); finish the "
+                        f"chain limited to {limit} (agent.max_messages); finish the "
                         "work yourself instead")
     if label is not None:
         check_label(sub, turn.session_id, label)

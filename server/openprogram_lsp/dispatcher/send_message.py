@@ -159,7 +159,7 @@ def send_message(subagents: Subagents, message: str, to: str, agent_id: str = ""
         raise ToolError(f"{to!r} is your own current branch: a message to yourself is refused. "
                         "Continue the work here, or message another branch.")
     depth = origin.depth + 1
-    limit = subagents.max_messages
+    limit = subagents.max_messages(origin.session_id)
     if depth > limit:
         raise ToolError(f"message budget exhausted: this would be message {depth} of a chain "
                         f"limited to {limit} (agent.max_messages). Stop messaging and answer "

@@ -11,7 +11,7 @@ from openprogram_lsp.agent.collab_tools import collab_tools
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer, EditorHost
-from openprogram_lsp.core.types import PermissionMode
+from openprogram_lsp.core.types import ClientOptions, PermissionMode
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
 from openprogram_lsp.hooks.engine import HookEngine
@@ -43,7 +43,9 @@ class Services:
     question_timeout: float | None = 600.0
     max_iterations: int = 50
     max_output_tokens: int = 4096
-    provider_factory: Callable[[str], Provider] = make_provider
+    # (model spec, the turn's settings) -> provider
+    provider_factory: Callable[[str, Settings | None], Provider] = field(
+        default=lambda spec, settings=None: make_provider(spec, settings=settings))
     checkpointer_for: Callable[[Path], Checkpointer | None] | None = None
     rules_for: Callable[[Path], RuleBook] = field(default=lambda _ws: RuleBook())
     hooks: HookEngine | None = None  # user hooks, policies and agent definitions
@@ -52,3 +54,15 @@ class Services:
     allowed_tools: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     settings: Settings | None = None  # the validated settings the app was built from
+    # the settings of one workspace (its .openprogram/config.toml); None: ``settings``
+    settings_for: Callable[[Path], Settings] | None = None
+    # the options of the editor driving a session (per connection over TCP)
+    client_options: Callable[[str], ClientOptions | None] = field(default=lambda _sid: None)
+
+    def workspace_settings(self, workspace: Path) -> Settings | None:
+        """The validated settings turns in ``workspace`` run with."""
+        return self.settings_for(workspace) if self.settings_for is not None else self.settings
+
+    def options_of(self, session_id: str) -> ClientOptions:
+        """The driving editor's options for a session's turns (defaults without one)."""
+        return self.client_options(session_id) or ClientOptions()

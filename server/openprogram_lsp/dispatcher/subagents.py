@@ -57,15 +57,18 @@ class Subagents:
 
     # -- configuration ------------------------------------------------------------------------
 
-    @property
-    def max_messages(self) -> int:
-        """The message budget of a chain (``agent.max_messages``, default 8)."""
-        value = self.dispatcher.services.extra.get("agent.max_messages", DEFAULT_MAX_MESSAGES)
+    def max_messages(self, session_id: str) -> int:
+        """The message budget of a chain: the driving editor's, ``agent.max_messages``, 8."""
+        services = self.dispatcher.services
+        value = services.options_of(session_id).max_messages or services.extra.get(
+            "agent.max_messages", DEFAULT_MAX_MESSAGES)
         return int(value)
 
     def child_model(self, parent: ActiveTurn | None) -> str | None:
-        """The model children run with: ``agent.model``, else the parent's model spec."""
-        spec = self.dispatcher.services.extra.get("agent.model")
+        """The model children run with: the editor's or ``agent.model``, else the parent's."""
+        services = self.dispatcher.services
+        spec = (services.options_of(parent.session_id).agent_model if parent is not None
+                else None) or services.extra.get("agent.model")
         if isinstance(spec, str) and spec:
             return spec
         return parent.request.model if parent is not None else None

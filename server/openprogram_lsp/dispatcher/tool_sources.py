@@ -6,7 +6,8 @@ import asyncio
 import logging
 from pathlib import Path
 
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.config.sections.mcp import ToolsSection
+from openprogram_lsp.core.types import ClientOptions, Node
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.tools.mcp.expand import expand
 from openprogram_lsp.tools.registry import ToolRegistry
@@ -15,14 +16,19 @@ log = logging.getLogger(__name__)
 
 
 async def turn_tools(services: Services, workspace: Path, *, session_id: str,
-                     turn_id: str) -> ToolRegistry:
-    """The registry a turn runs with; MCP servers start here on a workspace's first turn."""
+                     turn_id: str, options: ClientOptions | None = None) -> ToolRegistry:
+    """The registry a turn runs with; MCP servers start here on a workspace's first turn.
+
+    ``options`` are the driving editor's: its disabled tools add to the configured ones, its
+    allow-list replaces theirs, and only its own editor MCP servers are offered."""
+    options = options or ClientOptions()
     registry = services.tools
     hub = services.mcp
     if hub is not None:
         try:
             extra = await hub.tools_for(workspace, approver=services.approver,
-                                        session_id=session_id, turn_id=turn_id)
+                                        session_id=session_id, turn_id=turn_id,
+                                        editor_owner=options.mcp_owner)
         except asyncio.CancelledError:
             raise
         except Exception:  # a broken MCP setup must never cost the user the turn
@@ -30,9 +36,15 @@ async def turn_tools(services: Services, workspace: Path, *, session_id: str,
             extra = []
         if extra:
             registry = registry.with_tools(extra)
-    if services.disabled_tools or services.allowed_tools is not None:
-        registry = registry.admitted(disabled=services.disabled_tools,
-                                     allowed=services.allowed_tools)
+    base_disabled, base_allowed = services.disabled_tools, services.allowed_tools
+    if services.settings_for is not None:  # [tools] of the workspace's own config file
+        section = services.settings_for(workspace).get(ToolsSection)
+        base_disabled, base_allowed = list(section.disabled), section.allowed
+    disabled = [*base_disabled, *options.disabled_tools]
+    allowed = (list(options.allowed_tools) if options.allowed_tools is not None
+               else base_allowed)
+    if disabled or allowed is not None:
+        registry = registry.admitted(disabled=disabled, allowed=allowed)
     return registry
 
 

@@ -54,6 +54,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
     start_hooks,
     system_extra,
 )
+from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
@@ -357,8 +358,10 @@ class Dispatcher:
     async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
                        last_turn_at: str | None) -> None:
         s = self.services
-        spec_model = turn.request.model or s.default_model or "offline"
-        provider = s.provider_factory(spec_model)
+        options = s.options_of(turn.session_id)
+        settings = turn_settings(s, turn.workspace, options)
+        spec_model = turn.request.model or default_model(s, settings) or "offline"
+        provider = s.provider_factory(spec_model, settings)
         turn.model = provider.model
         checkpointer = self.checkpointer(turn.workspace)
 
@@ -387,15 +390,15 @@ class Dispatcher:
 
         ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
-                          question_timeout=s.question_timeout, on_paths_changed=paths_changed,
-                          editor=s.editor,
+                          question_timeout=options.question_timeout or s.question_timeout,
+                          on_paths_changed=paths_changed, editor=s.editor,
                           services={"questions": s.questions, "dispatcher": self,
-                                    "settings": s.settings, "turn": turn,
+                                    "settings": settings, "turn": turn,
                                     "subagents": self.agents, **s.extra})
         definition = agent_definition(self, turn)
         hooks = turn.hooks = await start_hooks(self, turn)
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
-                                 turn_id=turn.turn_id)
+                                 turn_id=turn.turn_id, options=options)
         tools = admitted_tools(every, definition)
         if history and history[-1].id == turn.user_node_id \
                 and not is_compact_command(turn.request.text):

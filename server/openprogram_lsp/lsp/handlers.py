@@ -87,8 +87,15 @@ class Handlers:
         if requested:
             return requested
         # --model and OPENPROGRAM_MODEL beat the editor's option; config files do not
-        default = self.dispatcher.services.default_model
-        configured = self.dispatcher.services.settings
+        services = self.dispatcher.services
+        if services.settings_for is not None:  # the editor's folder decides, not the cwd
+            configured = self.server.workspace_settings()
+            if configured is not None and configured.sources.get("model", "").startswith(
+                    ("env ", "flag ")):
+                return None
+            return self.server.settings.options.model
+        default = services.default_model
+        configured = services.settings
         if default and (configured is None or configured.get(CoreSettings).model != default
                         or configured.sources.get("model", "").startswith(("env ", "flag "))):
             return None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.types import (
+    ClientOptions,
     PermissionMode,
     PermissionOutcome,
     PermissionRequest,
@@ -61,6 +62,7 @@ class ServerHost:
         services = dispatcher.services
         services.approver = RoutingApprover(self)
         services.asker = RoutingAsker(self)
+        services.client_options = self.client_options_of
 
     # -- connections ------------------------------------------------------------------------
 
@@ -79,6 +81,8 @@ class ServerHost:
         self.runner.cancel_owner(server)
         for sid in [s for s, owner in self.owners.items() if owner is server]:
             del self.owners[sid]
+        if self.dispatcher.services.mcp is not None:  # its MCP servers are its own
+            self.dispatcher.services.mcp.set_editor_servers(None, owner=server.owner_key)
         self.sync_watchers()
 
     def claim(self, server: OpenProgramServer, session_id: str) -> None:
@@ -94,6 +98,11 @@ class ServerHost:
         if self.single and self.connections:  # one editor: everything is its own
             return self.connections[0]
         return None
+
+    def client_options_of(self, session_id: str) -> ClientOptions | None:
+        """The options of the editor driving a session (its turns run with them)."""
+        owner = self.owner_for(session_id)
+        return owner.client_options if owner is not None else None
 
     def window_log_message(self, params: Any) -> None:
         """``window/logMessage`` to every connection (the log handler's peer)."""

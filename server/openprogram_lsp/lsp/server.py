@@ -15,10 +15,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from openprogram_lsp import __version__
+from openprogram_lsp.config import Settings as ConfigSettings
 from openprogram_lsp.config.sections.core import CoreSettings
-from openprogram_lsp.config.sections.mcp import ToolsSection
 from openprogram_lsp.core.errors import OpenProgramError
-from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
+from openprogram_lsp.core.types import PERMISSION_MODES, ClientOptions, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.handlers import Handlers
@@ -50,6 +50,9 @@ class OpenProgramServer(LanguageServer):
         self.approver = LspApprover(self, self.settings, bus=host.dispatcher.services.bus)
         self.asker = LspAsker(self, self.settings, show=self.show_info)
         self.end_link: Callable[[int], None] | None = None
+        self.owner_key = f"editor-{id(self):x}"
+        self.client_options = ClientOptions(mcp_owner=self.owner_key)
+        self._config_problem = ""
         self._background: set[asyncio.Future[None]] = set()
 
     @property
@@ -95,7 +98,7 @@ class OpenProgramServer(LanguageServer):
 
     async def report_sandbox(self) -> None:
         """Log whether commands run sandboxed; warn the user when they will not."""
-        info = await asyncio.to_thread(sandbox_status, self.dispatcher.services.settings)
+        info = await asyncio.to_thread(sandbox_status, self.workspace_settings())
         log.info("%s", info["message"])
         if not info["sandboxed"] and info["mode"] != "off":
             self.window_show_message(types.ShowMessageParams(
@@ -131,32 +134,42 @@ class OpenProgramServer(LanguageServer):
         return self.folders[0] if self.folders else Path(self.dispatcher.services.workspace)
 
     def apply_options(self, raw: Any, *, merge: bool = False) -> None:
-        """Take editor options; with ``merge`` (configuration changes) only the fields given."""
+        """Take editor options; with ``merge`` (configuration changes) only the fields given.
+
+        Everything lands on this connection (``client_options``), never on the shared
+        services: over TCP another editor's options never reach this editor's turns."""
         options, problem = parse_options(raw)
         if merge:
             given = {name: getattr(options, name) for name in options.model_fields_set}
             options = self.settings.options.model_copy(update=given)
         self.settings.options = options
-        services = self.dispatcher.services
-        services.question_timeout = self.settings.question_timeout
-        if options.agent_model:
-            services.extra["agent.model"] = options.agent_model
-        if options.max_messages:
-            services.extra["agent.max_messages"] = options.max_messages
-        if "mcp_servers" in options.model_fields_set or not merge:
-            problems = (services.mcp.set_editor_servers(options.mcp_servers)
-                        if services.mcp is not None else [])
+        mcp = self.dispatcher.services.mcp
+        if mcp is not None and ("mcp_servers" in options.model_fields_set or not merge):
+            problems = mcp.set_editor_servers(options.mcp_servers, owner=self.owner_key)
             problem = "; ".join([*([problem] if problem else []), *problems]) or None
-        if options.disabled_tools is not None or options.allowed_tools is not None:
-            base = services.settings.get(ToolsSection) if services.settings else ToolsSection()
-            # the editor adds to what config.toml disables; its allow-list replaces the file's
-            services.disabled_tools = [*base.disabled, *(options.disabled_tools or [])]
-            if options.allowed_tools is not None:
-                services.allowed_tools = list(options.allowed_tools)
+        self.client_options = ClientOptions(
+            question_timeout=options.question_timeout,
+            disabled_tools=tuple(options.disabled_tools or ()),
+            allowed_tools=tuple(options.allowed_tools) if options.allowed_tools is not None
+            else None,
+            agent_model=options.agent_model, max_messages=options.max_messages,
+            mcp_owner=self.owner_key, providers=options.provider_overrides())
         if problem:
             log.warning("%s", problem)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
                                                              message=problem))
+
+    def workspace_settings(self) -> ConfigSettings | None:
+        """The config files' settings of this editor's folder; a bad file is shown once."""
+        try:
+            return self.dispatcher.services.workspace_settings(self.primary_workspace)
+        except OpenProgramError as exc:
+            if exc.message != self._config_problem:
+                self._config_problem = exc.message
+                log.warning("%s", exc.message)
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"OpenProgram: {exc.message}"))
+            return None
 
     def set_folders(self, folders: list[Path]) -> None:
         """Use these workspace folders; (re)start the host's watchers."""
@@ -193,14 +206,16 @@ def flag_mode_of(value: str | None) -> PermissionMode | None:
     return value if value in PERMISSION_MODES else None  # type: ignore[return-value]
 
 
-def initial_settings(dispatcher: Dispatcher, flag_mode: PermissionMode | None) -> Settings:
-    """A connection's starting settings.
+def initial_settings(dispatcher: Dispatcher, flag_mode: PermissionMode | None,
+                     configured: ConfigSettings | None = None) -> Settings:
+    """A connection's starting settings (``configured``: its folder's, else the server's).
 
     A permission mode from a flag or the environment beats the editor's options; one from a
     config file only fills in when the editor sets none."""
     mode = flag_mode
     file_mode = None
-    configured = dispatcher.services.settings
+    if configured is None:
+        configured = dispatcher.services.settings
     if configured is not None and mode is None:
         source = configured.sources.get("permission_mode", "default")
         chosen = configured.get(CoreSettings).permission_mode
@@ -228,6 +243,9 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         server.folders = [f.resolve() for f in folders]
         if server.folders and host.single:
             server.dispatcher.services.workspace = server.folders[0]
+        # the permission mode of the editor's folder's config file, not the server's cwd
+        modes = initial_settings(server.dispatcher, host.flag_mode, server.workspace_settings())
+        server.settings.flag_mode, server.settings.file_mode = modes.flag_mode, modes.file_mode
         server.apply_options(params.initialization_options)
         server.initialized = True
         host.attach(server)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from openprogram_lsp.core.types import PermissionMode
@@ -20,6 +21,25 @@ class RuleOption(BaseModel):
     tool: str = Field(min_length=1)
     decision: Literal["allow", "deny"]
     pattern: str | None = None
+
+
+class ProviderOption(BaseModel):
+    """An editor's endpoint for one provider: base URL and where the key comes from.
+
+    Never the key itself: editors keep settings in files that are shared or synced."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    base_url: str | None = None
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_command: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is not None and v.strip() and urlsplit(v.strip()).scheme not in ("http", "https"):
+            raise ValueError(f"must be an http(s) URL, got {v!r}")
+        return v.strip() or None if v is not None else None
 
 
 class EditorOptions(BaseModel):
@@ -37,6 +57,13 @@ class EditorOptions(BaseModel):
     mcp_servers: dict[str, Any] | None = None  # {name: {command, args, env} | {type, url}}
     disabled_tools: list[str] | None = None  # static admission: fnmatch on tool names
     allowed_tools: list[str] | None = None
+    providers: dict[Literal["openai", "anthropic"], ProviderOption] | None = None
+
+    def provider_overrides(self) -> dict[str, dict[str, str]] | None:
+        """``[providers]`` overrides in the config file's spelling (only the fields given)."""
+        out = {name: {k: v for k, v in p.model_dump(exclude_none=True).items() if v}
+               for name, p in (self.providers or {}).items()}
+        return {name: fields for name, fields in out.items() if fields} or None
 
 
 @dataclass(slots=True)

@@ -41,6 +41,7 @@ Example:
 ---@field mcp_servers? table<string, table> MCP servers, as in .mcp.json: { name = { command = 'x', args = {} } | { type = 'http', url = '...' } }.
 ---@field disabled_tools? string[] Tool-name patterns never offered to the model (e.g. 'mcp__github__*').
 ---@field connect? integer|string Attach to a running `openprogram-lsp serve --tcp`: its port, or its run file.
+---@field providers? table<'openai'|'anthropic', {base_url?: string, api_key_env?: string, api_key_command?: string}> Base URL and where the key comes from (never the key).
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -65,6 +66,7 @@ M.defaults = {
   mcp_servers = nil,
   disabled_tools = nil,
   connect = nil,
+  providers = nil,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -111,6 +113,13 @@ function M.setup(opts)
   if merged.disabled_tools ~= nil and type(merged.disabled_tools) ~= 'table' then
     table.insert(problems, 'disabled_tools must be a list of patterns')
     merged.disabled_tools = nil
+  end
+  if merged.providers ~= nil then
+    local ok, why = M.check_providers(merged.providers)
+    if not ok then
+      table.insert(problems, why)
+      merged.providers = nil
+    end
   end
   local pos = merged.panel.position
   if pos ~= 'right' and pos ~= 'left' and pos ~= 'bottom' and pos ~= 'float' then
@@ -187,6 +196,40 @@ function M.attachment(connect)
   return { port = data.port, token = data.token }, nil
 end
 
+local PROVIDER_KEYS = { base_url = true, api_key_env = true, api_key_command = true }
+
+--- Whether `providers` is { openai|anthropic = { base_url?, api_key_env?, api_key_command? } }.
+---@param providers any
+---@return boolean ok
+---@return string? why
+function M.check_providers(providers)
+  if type(providers) ~= 'table' then
+    return false, 'providers must be a table: { openai = { base_url = ..., api_key_env = ... } }'
+  end
+  for name, p in pairs(providers) do
+    if name ~= 'openai' and name ~= 'anthropic' then
+      return false, ('providers.%s: only openai and anthropic'):format(tostring(name))
+    end
+    if type(p) ~= 'table' then
+      return false, ('providers.%s must be a table'):format(name)
+    end
+    for key, value in pairs(p) do
+      if not PROVIDER_KEYS[key] then
+        return false, ('providers.%s.%s is not a setting (base_url, api_key_env, api_key_command; never the key)'):format(name, tostring(key))
+      elseif type(value) ~= 'string' then
+        return false, ('providers.%s.%s must be a string'):format(name, key)
+      end
+    end
+    if p.base_url and not p.base_url:match('^https?://') then
+      return false, ('providers.%s.base_url must be an http(s) URL'):format(name)
+    end
+    if p.api_key_env and not p.api_key_env:match('^[%a_][%w_]*$') then
+      return false, ('providers.%s.api_key_env must be a variable name, not the key'):format(name)
+    end
+  end
+  return true, nil
+end
+
 --- The initializationOptions the server receives ({model, permissionMode, ...}).
 ---@param cfg? openprogram.Config
 ---@return table
@@ -204,6 +247,13 @@ function M.init_options(cfg)
   end
   if cfg.disabled_tools then
     out.disabledTools = cfg.disabled_tools
+  end
+  if cfg.providers then
+    local providers = {}
+    for name, p in pairs(cfg.providers) do
+      providers[name] = { baseUrl = p.base_url, apiKeyEnv = p.api_key_env, apiKeyCommand = p.api_key_command }
+    end
+    out.providers = providers
   end
   out.client = out.client or 'openprogram.nvim'
   return out

@@ -86,7 +86,7 @@ class McpHub:
         self._user_path = user_config or user_config_path()
         self._read_user = read_user_config
         self._user = _FileDefs()
-        self._editor: list[ServerDef] = []
+        self._editor: dict[str, list[ServerDef]] = {}  # by owner (an editor connection)
         self.problems: list[str] = []
         self._spaces: dict[Path, _Space] = {}
         self._lock = threading.Lock()
@@ -103,12 +103,25 @@ class McpHub:
                 sp = self._spaces[root] = _Space(root, TrustBook.for_workspace(self.home, root))
             return sp
 
-    def set_editor_servers(self, block: Any) -> list[str]:
-        """Servers from editor settings (``mcpServers``), for every workspace; returns problems."""
-        defs, problems = parse_servers(block, "editor")
+    def set_editor_servers(self, block: Any, owner: str = "editor") -> list[str]:
+        """Servers from one editor's settings (``mcpServers``); returns problems.
+
+        They run in every workspace that editor works in, but their tools are offered only
+        to turns of that editor (``tools_for(editor_owner=...)``). ``None`` forgets them."""
+        defs, problems = parse_servers(block, "editor") if block else ([], [])
         with self._lock:
-            self._editor = defs
+            if defs:
+                self._editor[owner] = defs
+            else:
+                self._editor.pop(owner, None)
         return problems
+
+    def _editor_names(self, owner: str | None) -> set[str] | None:
+        """Names of one editor's servers (None: no owner given, every editor's)."""
+        if owner is None:
+            return None
+        with self._lock:
+            return {d.name for d in self._editor.get(owner, [])}
 
     def add_servers(self, workspace: Path, servers: Sequence[Any] | Mapping[str, Any], *,
                     owner: str, origin: Origin = "acp") -> list[str]:
@@ -158,7 +171,7 @@ class McpHub:
                 if self._read_user else [])
         wsfile = self._file_defs(sp.file, sp.root / WORKSPACE_FILE, "workspace").defs
         with self._lock:
-            editor = list(self._editor)
+            editor = [d for defs in self._editor.values() for d in defs]
             extra = [d for defs in sp.extra.values() for d in defs]
         by_origin: dict[Origin, list[ServerDef]] = {"user": user, "workspace": wsfile,
                                                     "editor": editor, "acp": extra}
@@ -274,15 +287,22 @@ class McpHub:
         await self._loop.run(self._sync(sp, usable, wait))
 
     async def tools_for(self, workspace: Path, *, approver: Approver | None = None,
-                        session_id: str = "", turn_id: str = "") -> list[Tool]:
-        """The MCP tools a turn in this workspace offers (servers started on first use)."""
+                        session_id: str = "", turn_id: str = "",
+                        editor_owner: str | None = None) -> list[Tool]:
+        """The MCP tools a turn in this workspace offers (servers started on first use).
+
+        With ``editor_owner``, servers from editor settings count only when that editor
+        defined them."""
         sp = self.space(workspace)
         await self.start(workspace, approver=approver, session_id=session_id, turn_id=turn_id)
+        mine = self._editor_names(editor_owner)
         out: list[Tool] = []
         seen: set[str] = set()
         for name, conn in list(sp.connections.items()):
             if conn.state != "ready":
                 continue
+            if mine is not None and conn.definition.origin == "editor" and name not in mine:
+                continue  # another editor's server
             key = (name, conn.generation)
             tools = sp.tools.get(key)
             if tools is None:
