@@ -2,10 +2,12 @@
 Branches and sessions: fork from the message under the cursor, switch branch
 (`openprogram/branches` + `openprogram/checkout`), switch session (`openprogram/sessions`).
 
-Every choice goes through `vim.ui.select` / `vim.ui.input`, so picker plugins apply
-(`opts.kind` is 'openprogram.branch' or 'openprogram.session').
+Every choice goes through `vim.ui.select` / `vim.ui.input` (guarded by choose.lua), so picker
+plugins apply (`opts.kind` is 'openprogram.branch' or 'openprogram.session'), and a picker left
+open while the panel moved on (another session, a newer picker) does nothing when chosen in.
 ]]
 
+local choose = require('openprogram.choose')
 local client = require('openprogram.client')
 local panel = require('openprogram.panel')
 local protocol = require('openprogram.protocol')
@@ -57,10 +59,13 @@ function M.fork(node_id, text)
     go(text)
     return
   end
-  vim.ui.input({ prompt = 'Fork with message: ' }, function(input)
+  local sid = panel.state.session_id
+  choose.input('fork', { prompt = 'Fork with message: ' }, function(input)
     if input and vim.trim(input) ~= '' then
       go(input)
     end
+  end, function()
+    return panel.state.session_id == sid or 'the panel shows another session now'
   end)
 end
 
@@ -138,7 +143,7 @@ function M.name_branch(sid, b, name, done)
   if name then
     go(name)
   else
-    vim.ui.input({ prompt = 'Branch name: ', default = str(b.name) or '' }, go)
+    choose.input('branch name', { prompt = 'Branch name: ', default = str(b.name) or '' }, go)
   end
 end
 
@@ -178,13 +183,15 @@ function M.pick_branch(done)
     end
     local branches = result.branches or {}
     local function select(items, prompt, on_choice)
-      vim.ui.select(items, {
+      choose.select(items, {
         prompt = prompt,
         kind = 'openprogram.branch',
         format_item = function(b)
           return M.format_branch(b, branches)
         end,
-      }, on_choice)
+      }, on_choice, function()
+        return panel.state.session_id == sid or 'the panel shows another session now'
+      end)
     end
     select(vim.list_extend(vim.list_extend({}, branches), { { rename = true } }), 'Branch', function(choice)
       if not choice then
@@ -239,7 +246,7 @@ function M.pick_session(done)
     local sessions = require('openprogram.sessions')
     local mine, others = sessions.split(result.sessions or {}, client.root(), true)
     local items = vim.list_extend(vim.list_extend({ { id = false, title = 'New session' } }, mine), others)
-    vim.ui.select(items, {
+    choose.select(items, {
       prompt = 'Session',
       kind = 'openprogram.session',
       format_item = function(s)

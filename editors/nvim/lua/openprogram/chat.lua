@@ -111,7 +111,8 @@ end
 
 ---@param header_text string
 ---@param label? string header of the message (default 'You')
-local function begin_stream(header_text, label)
+---@param own? boolean the user just sent it: show it even when they had scrolled up to read
+local function begin_stream(header_text, label, own)
   S.stream_gen = S.stream_gen + 1
   panel.open(false)
   if #S.nodes == 0 and not S.session_id then
@@ -125,8 +126,9 @@ local function begin_stream(header_text, label)
   vim.list_extend(lines, { '', '## Assistant', '' })
   append_lines(lines)
   S.tools, S.tool_meta = {}, {}
-  -- Show the new message even when the user had scrolled up to read.
-  if valid(S.buf) then
+  -- The user's own message is shown even when they had scrolled up to read; anything else
+  -- (a follow-up turn, streamed text, notes) moves only a panel whose cursor was at the end.
+  if own and valid(S.buf) then
     local n = vim.api.nvim_buf_line_count(S.buf)
     for _, w in ipairs(vim.fn.win_findbuf(S.buf)) do
       pcall(vim.api.nvim_win_set_cursor, w, { n, 0 })
@@ -154,7 +156,7 @@ function M.send(text, extra)
     panel.note('the openprogram server is not running (see :checkhealth openprogram)')
     return
   end
-  begin_stream(text)
+  begin_stream(text, nil, true)
   S.client_turn_id = M.new_client_turn_id()
   local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id, clientTurnId = S.client_turn_id,
     model = require('openprogram.pickers').chosen }, extra or {})
@@ -195,7 +197,7 @@ function M.fork(from_node_id, text, name)
     panel.note('the openprogram server is not running (see :checkhealth openprogram)')
     return
   end
-  begin_stream(text)
+  begin_stream(text, nil, true)
   S.busy = true
   S.turn_session = S.session_id
   S.client_turn_id = M.new_client_turn_id()
@@ -289,7 +291,7 @@ end
 local function on_tool_finished(data)
   local mark = data.toolCallId and S.tools[data.toolCallId]
   local meta = S.tool_meta[data.toolCallId or ''] or {}
-  local status = data.status or 'completed'
+  local status = data.cancelled == true and 'cancelled' or data.status or 'completed'
   if mark and valid(S.buf) then
     local pos = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, mark, {})
     if pos and pos[1] then
@@ -351,6 +353,9 @@ local function withdraw_prompts(t, params, data)
     async.withdraw_key(data.questionId, params.turnId, { withdrawn = data.reason or 'answered elsewhere' })
   elseif t == ev.TURN_FINISHED and params.turnId then
     -- The turn is over (done, cancelled, failed): its open prompts can no longer matter.
+    require('openprogram.questions').forget(function(e)
+      return e.turnId == params.turnId
+    end)
     if async.withdraw(params.turnId) > 0 then
       panel.note('a pending prompt was withdrawn: the turn ended')
     end

@@ -326,7 +326,7 @@ function M.pick(done)
     local function format(cp)
       return M.format(cp, short[tostring(cp.id)])
     end
-    vim.ui.select(list, { prompt = 'Checkpoint', kind = 'openprogram.checkpoint', format_item = format }, function(cp)
+    require('openprogram.choose').select(list, { prompt = 'Checkpoint', kind = 'openprogram.checkpoint', format_item = format }, function(cp)
       if not cp then
         if done then
           done(nil)

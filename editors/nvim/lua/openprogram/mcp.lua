@@ -88,7 +88,7 @@ function M.pick()
   if #servers == 0 then
     return say('no MCP servers configured (.mcp.json, mcp_servers in setup(), or the user config file)')
   end
-  vim.ui.select(servers, {
+  require('openprogram.choose').select(servers, {
     prompt = 'MCP servers',
     kind = 'openprogram.mcp',
     format_item = M.line,
@@ -100,7 +100,7 @@ function M.pick()
     if server.origin == 'workspace' then
       table.insert(actions, 'Revoke trust')
     end
-    vim.ui.select(actions, { prompt = server.name, kind = 'openprogram.mcp.action' }, function(action)
+    require('openprogram.choose').select(actions, { prompt = server.name, kind = 'openprogram.mcp.action' }, function(action)
       if action == 'Restart' then
         M.restart(server.name)
       elseif action == 'Revoke trust' then

@@ -89,6 +89,17 @@ local function edit(fn)
   end
   vim.bo[buf].modifiable = true
   fn(buf)
+  -- A picker of ours open from the panel restores its cursor row when it calls back
+  -- (dressing throws when that row is gone): a redraw keeps at least that many lines.
+  local floor = require('openprogram.choose').min_lines(buf)
+  local have = vim.api.nvim_buf_line_count(buf)
+  if have < floor then
+    local pad = {}
+    for i = 1, floor - have do
+      pad[i] = ''
+    end
+    vim.api.nvim_buf_set_lines(buf, have, have, false, pad)
+  end
   vim.bo[buf].modifiable = false
   local n = vim.api.nvim_buf_line_count(buf)
   for _, w in ipairs(following) do
@@ -388,6 +399,8 @@ function M.render(nodes)
     return
   end
   S.nodes, S.tools, S.tool_meta = index, {}, {}
+  -- A question still waiting for an answer stays in sight (its note was part of the stream).
+  vim.list_extend(lines, require('openprogram.questions').waiting_lines(S.session_id))
   edit(function(buf)
     vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)

@@ -73,7 +73,7 @@ function M.pick_mode(mode)
     return
   end
   local current = M.mode()
-  vim.ui.select(M.MODES, {
+  require('openprogram.choose').select(M.MODES, {
     prompt = 'Permission mode',
     kind = 'openprogram.mode',
     format_item = function(m)
@@ -110,7 +110,8 @@ function M.pick_model(model)
   end
   local current = require('openprogram.config').options.model or 'offline'
   local items = vim.list_extend(M.models(), { false })
-  vim.ui.select(items, {
+  local choose = require('openprogram.choose')
+  choose.select(items, {
     prompt = 'Model',
     kind = 'openprogram.model',
     format_item = function(m)
@@ -120,7 +121,7 @@ function M.pick_model(model)
     if choice then
       M.set_model(choice)
     elseif choice == false then
-      vim.ui.input({ prompt = 'Model id: ', default = current }, function(input)
+      choose.input('model', { prompt = 'Model id: ', default = current }, function(input)
         if input then
           M.set_model(input)
         end

@@ -55,6 +55,33 @@ end
 ---@type table<string, boolean>
 M.noted = {}
 
+--- Questions waiting for the user's answer, oldest first (a redraw of the panel shows them again).
+---@type {id?: string, sessionId?: string, turnId?: string, question: string}[]
+M.waiting = {}
+
+--- Drop waiting questions matching `pred` (answered; or their turn ended).
+---@param pred fun(e: table): boolean
+function M.forget(pred)
+  for i = #M.waiting, 1, -1 do
+    if pred(M.waiting[i]) then
+      table.remove(M.waiting, i)
+    end
+  end
+end
+
+--- Lines for the questions of a session still waiting (what the panel appends after a redraw).
+---@param sid? string
+---@return string[]
+function M.waiting_lines(sid)
+  local out = {}
+  for _, q in ipairs(M.waiting) do
+    if q.sessionId == sid then
+      vim.list_extend(out, { '', ('> _question (waiting for your answer): %s_'):format((q.question:gsub('\n', ' '))) })
+    end
+  end
+  return out
+end
+
 --- Note a question in the panel once (when it belongs to the session on screen).
 ---@param params table question params or a `question.asked` event's data plus sessionId
 function M.note(params)
@@ -81,6 +108,24 @@ function M.handle(params, ctx)
   -- The panel shows the question before the prompt covers the screen.
   M.note(params)
   vim.cmd('redraw')
+  local entry = { id = params.questionId, sessionId = params.sessionId, turnId = params.turnId,
+    question = tostring(question) }
+  table.insert(M.waiting, entry)
+  local answer = M.answer(params, question) -- may yield (no pcall: PUC Lua cannot yield across it)
+  M.forget(function(e)
+    return e == entry
+  end)
+  if type(answer) == 'string' and answer ~= '' then
+    return { answer = answer }
+  end
+  return { cancelled = true }
+end
+
+--- Run the prompt for a question: its answer, or false.
+---@param params openprogram.QuestionParams
+---@param question string
+---@return string|false
+function M.answer(params, question)
   local options = params.options
   if options == vim.NIL then
     options = nil
@@ -102,10 +147,7 @@ function M.handle(params, ctx)
   else
     answer = input(params.turnId, params.questionId, question)
   end
-  if type(answer) == 'string' and answer ~= '' then
-    return { answer = answer }
-  end
-  return { cancelled = true }
+  return answer
 end
 
 return M

@@ -8,7 +8,7 @@ Pure rendering of history into panel lines (no buffers, no LSP), so it is testab
 
 local M = {}
 
-local ICON = { pending = '○', in_progress = '…', completed = '✓', failed = '✗' }
+local ICON = { pending = '○', in_progress = '…', completed = '✓', failed = '✗', cancelled = '⊘' }
 
 ---@param iso? string
 ---@return string
@@ -52,7 +52,11 @@ end
 ---@param tc table a Node.toolCalls entry
 ---@return string
 local function history_tool_line(tc)
-  local line = M.tool_line(tool_title(tc), tc.kind, tc.status)
+  -- A call the turn's cancel cut (running, waiting for approval, not started) says so.
+  local line = M.tool_line(tool_title(tc), tc.kind, tc.cancelled == true and 'cancelled' or tc.status)
+  if tc.cancelled == true then
+    return line
+  end
   if type(tc.blockedReason) == 'string' and tc.blockedReason ~= '' then
     return line .. M.blocked_suffix(tc.blockedReason)
   end

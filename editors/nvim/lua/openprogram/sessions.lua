@@ -216,7 +216,7 @@ local function rename(b)
   if not s then
     return
   end
-  vim.ui.input({ prompt = 'Rename session: ', default = s.title or '' }, function(title)
+  require('openprogram.choose').input('rename', { prompt = 'Rename session: ', default = s.title or '' }, function(title)
     if not title or vim.trim(title) == '' then
       return
     end
@@ -241,7 +241,7 @@ local function delete(b)
   if not s then
     return
   end
-  vim.ui.select({ 'Delete', 'Keep' }, {
+  require('openprogram.choose').select({ 'Delete', 'Keep' }, {
     prompt = ('Delete session %q and its history?'):format(s.title ~= '' and s.title or s.id),
     kind = 'openprogram.confirm',
   }, function(choice)
