@@ -16,7 +16,8 @@ Make = Callable[..., Dispatcher]
 
 
 def node_files(home: Path, sid: str) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in (home / "sessions" / sid / "nodes").iterdir()}
+    return {p.name: p.read_bytes() for p in (home / "sessions" / sid / "nodes").rglob("*.json")
+            if not p.name.endswith(".context.json")}
 
 
 def test_compact_command_summarises_without_a_reply(make_dispatcher: Make, script: Callable,

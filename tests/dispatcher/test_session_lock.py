@@ -95,7 +95,8 @@ def test_racing_processes_never_fork_the_session_or_reuse_a_sequence_number(
         results.append(json.loads(out.strip().splitlines()[-1]))
     done = sum(r["done"] for r in results)
     assert done + sum(r["busy"] for r in results) == 8 and done >= 4
-    names = sorted(os.listdir(home / "sessions" / sid / "nodes"))
+    names = sorted(p.name for p in (home / "sessions" / sid / "nodes").rglob("*.json")
+                   if not p.name.endswith(".context.json"))
     seqs = [n.split("-", 1)[0] for n in names]
     assert len(seqs) == len(set(seqs)), "a sequence number was used twice"
     index = d.services.store.rebuild_index(sid)

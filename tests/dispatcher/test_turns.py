@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import FixedAsker, RecordingApprover
+from tests.store._session_helpers import uncommitted
 
 from openprogram_lsp.context.render import render_node
 from openprogram_lsp.core.errors import NotFound, SessionBusy
@@ -16,7 +17,6 @@ from openprogram_lsp.core.types import INHERIT, Node, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
-from openprogram_lsp.store.git import run_git
 
 WRITE = {"text": "Writing.", "tool_calls": [
     {"name": "write_file", "arguments": {"path": "out.txt", "content": "hello\n"}}]}
@@ -316,7 +316,7 @@ def test_two_threads_two_sessions(make_dispatcher: Make, script: Callable) -> No
         assert r.status == "done"  # type: ignore[attr-defined]
         sid = r.session_id  # type: ignore[attr-defined]
         assert store.rebuild_index(sid).snapshot() == store.index(sid).snapshot()
-        assert run_git(["status", "--porcelain"], cwd=store.session_dir(sid)) == b""
+        assert uncommitted(store.session_dir(sid)) == b""
 
 
 def test_inherit_is_default(make_dispatcher: Make) -> None:

@@ -16,7 +16,6 @@ from tests.store._proc_helpers import dead_owner, encode, record_of, sleeper
 
 from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import git as git_mod
 from openprogram_lsp.store.checkpoints.shadow import HEAD_REF
 from openprogram_lsp.store.git import GitError
 from openprogram_lsp.store.session_store import SessionStore
@@ -30,11 +29,13 @@ def _session(home: Path) -> tuple[SessionStore, str]:
     return store, sid
 
 
-def test_a_stale_session_index_lock_is_removed(tmp_path: Path,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_stale_session_ref_lock_is_removed(tmp_path: Path,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     store, sid = _session(tmp_path / "home")
-    lock = store.session_dir(sid) / ".git" / "index.lock"
-    lock.write_bytes(b"")  # a git add killed with its parent
+    git_dir = store.session_dir(sid) / ".git"
+    (git_dir / "index.lock").write_bytes(b"")  # left by an old git add: no longer in the way
+    lock = git_dir / "refs" / "heads" / "main.lock"
+    lock.write_bytes(b"")  # a writer killed between taking the ref lock and renaming it
     store.append(sid, Node(id="u2", role="user", text="again", predecessor="u1"))
     with caplog.at_level(logging.WARNING):
         assert store.commit_turn(sid, "turn two")
@@ -43,7 +44,7 @@ def test_a_stale_session_index_lock_is_removed(tmp_path: Path,
     assert store.git_log(sid)[0] == "turn two"
 
 
-def test_a_session_ref_lock_is_removed_too(tmp_path: Path) -> None:
+def test_a_session_ref_lock_with_a_sha_is_removed_too(tmp_path: Path) -> None:
     store, sid = _session(tmp_path / "home")
     lock = store.session_dir(sid) / ".git" / "refs" / "heads" / "main.lock"
     lock.write_bytes(b"0" * 40 + b"\n")
@@ -54,22 +55,26 @@ def test_a_session_ref_lock_is_removed_too(tmp_path: Path) -> None:
 
 def test_a_git_lock_held_open_by_a_live_process_is_left_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store import session_repo
+
     store, sid = _session(tmp_path / "home")
-    lock = store.session_dir(sid) / ".git" / "index.lock"
+    lock = store.session_dir(sid) / ".git" / "refs" / "heads" / "main.lock"
     holder = subprocess.Popen([sys.executable, "-c",
                                "import sys, time; f = open(sys.argv[1], 'w'); "
                                "print('ok', flush=True); time.sleep(60)", str(lock)],
                               stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"ok\n"
-        monkeypatch.setattr(git_mod, "LOCK_WAIT", 0.3)
+        monkeypatch.setattr(session_repo, "REF_LOCK_WAIT", 0.3)
         store.append(sid, Node(id="u2", role="user", text="again", predecessor="u1"))
-        with pytest.raises(GitError, match=r"index\.lock"):
+        with pytest.raises(GitError, match=r"main\.lock"):
             store.commit_turn(sid, "turn two")
         assert lock.exists()
     finally:
         holder.kill()
         holder.wait()
+    assert store.commit_turn(sid, "turn two")  # the journal still holds the turn's writes
+    assert store.git_log(sid)[:2] == ["turn two", "turn one"]
 
 
 @pytest.mark.parametrize("content", ["empty", "dead-owner", "sha"])

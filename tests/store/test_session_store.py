@@ -2,10 +2,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.store._session_helpers import uncommitted
 
 from openprogram_lsp.core.errors import BrokenChain, InvalidParams, NotFound
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store.git import run_git
 from openprogram_lsp.store.session_store import SessionStore
 
 
@@ -63,9 +63,9 @@ def test_broken_chain_refused(tmp_path: Path) -> None:
     sid = store.create_session()
     _chain(store, sid, 2)
     # simulate damage on disk: a node whose predecessor file is gone
-    (tmp_path / "sessions" / sid / "nodes" / "0000001-n0.json").unlink()
-    with pytest.raises(BrokenChain):
-        store.get_branch(sid)
+    (tmp_path / "sessions" / sid / "nodes" / store.index(sid).files["n0"]).unlink()
+    with pytest.raises(BrokenChain):  # found when the session is next read from disk
+        SessionStore(tmp_path).get_branch(sid)
 
 
 def test_unknown_ids_and_bad_ids(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_commit_turn_makes_one_commit_and_index_rebuilds_equal(tmp_path: Path) -
     assert store.commit_turn(sid, "turn: one")
     assert store.commit_turn(sid, "turn: nothing new") is None
     assert store.git_log(sid) == ["turn: one"]
-    status = run_git(["status", "--porcelain"], cwd=tmp_path / "sessions" / sid)
+    status = uncommitted(tmp_path / "sessions" / sid)
     assert status == b""
     assert store.rebuild_index(sid).snapshot() == store.index(sid).snapshot()
 
@@ -144,7 +144,8 @@ def test_atomic_write_leaves_no_partial_files(tmp_path: Path) -> None:
     sid = store.create_session()
     _chain(store, sid, 3)
     # a crashed writer's temp file must not break the index
-    (tmp_path / "sessions" / sid / "nodes" / ".0000009-x.json.abc.tmp").write_text("{")
+    leaf = (tmp_path / "sessions" / sid / "nodes" / store.index(sid).files["n0"]).parent
+    (leaf / ".0000009-x.json.abc.tmp").write_text("{")
     assert len(store.rebuild_index(sid).nodes) == 3
 
 

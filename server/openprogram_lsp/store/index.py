@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,55 @@ from openprogram_lsp.core.errors import BrokenChain, NotFound
 from openprogram_lsp.core.types import Node
 
 CHAIN_ROLES = frozenset({"user", "assistant", "system"})
+SHARD = 100
+"""Nodes per leaf directory, and leaf directories per group: no tree grows with the session."""
+CONTEXT_SUFFIX = ".context.json"
+
+
+def node_path(seq: int, node_id: str) -> str:
+    """Where node ``seq`` lives under ``nodes/``: ``GGG/LLLLL/SSSSSSS-<id>.json``."""
+    return f"{seq // (SHARD * SHARD):03d}/{seq // SHARD:05d}/{seq:07d}-{node_id}.json"
+
+
+def _node_name(name: str) -> int | None:
+    if name.startswith(".") or not name.endswith(".json") or name.endswith(CONTEXT_SUFFIX):
+        return None
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() and "-" in name else None
+
+
+def node_files(nodes_dir: Path) -> list[tuple[int, str]]:
+    """(seq, path under ``nodes/``) of every node file: sharded, and flat ones of old sessions."""
+    out: list[tuple[int, str]] = []
+    for dirpath, dirnames, filenames in os.walk(nodes_dir):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = os.path.relpath(dirpath, nodes_dir).replace(os.sep, "/")
+        for name in filenames:
+            seq = _node_name(name)
+            if seq is not None:
+                out.append((seq, name if rel == "." else f"{rel}/{name}"))
+    return out
+
+
+def top_seq(nodes_dir: Path) -> int:
+    """The highest sequence number on disk, reading only the newest shard (and flat files)."""
+    def listing(path: Path) -> list[str]:
+        try:
+            return os.listdir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    top = 0
+    names = listing(nodes_dir)
+    top = max((s for s in map(_node_name, names) if s is not None), default=0)
+    groups = sorted((n for n in names if n.isdigit()), reverse=True)
+    for group in groups:
+        leaves = sorted((n for n in listing(nodes_dir / group) if n.isdigit()), reverse=True)
+        for leaf in leaves:
+            seqs = [s for s in map(_node_name, listing(nodes_dir / group / leaf)) if s is not None]
+            if seqs:
+                return max(top, *seqs)
+    return top
 
 
 @dataclass(slots=True)
@@ -33,13 +83,9 @@ class SessionIndex:
         if meta_path.exists():
             idx.meta = json.loads(meta_path.read_bytes())
         nodes_dir = root / "nodes"
-        if nodes_dir.is_dir():
-            names = sorted(n for n in _listdir(nodes_dir) if n.endswith(".json")
-                           and not n.startswith("."))
-            for name in names:
-                node = Node.model_validate_json((nodes_dir / name).read_bytes())
-                seq = int(name.split("-", 1)[0])
-                idx.add(node, name, seq)
+        for seq, rel in sorted(node_files(nodes_dir)):
+            node = Node.model_validate_json((nodes_dir / rel).read_bytes())
+            idx.add(node, rel, seq)
         return idx
 
     def add(self, node: Node, filename: str, seq: int) -> None:
@@ -108,8 +154,3 @@ class SessionIndex:
             "meta": self.meta,
         }
 
-
-def _listdir(path: Path) -> list[str]:
-    import os
-
-    return os.listdir(path)

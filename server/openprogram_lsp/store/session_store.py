@@ -1,8 +1,11 @@
 """Session stores: one git repository per session, an in-memory index, an LRU of open sessions.
 
-Layout of ``sessions/<sid>/``: ``nodes/<seq>-<id>.json`` (one file per node, written atomically),
-``meta.json`` (title, head, branch names, status), ``context/`` (per-turn ContextCommits).
-Git is the source of truth: ``commit_turn`` makes exactly one commit per turn.
+Layout of ``sessions/<sid>/``: ``nodes/GGG/LLLLL/<seq>-<id>.json`` (one file per node, written
+atomically, sharded so no directory grows with the session), the turn's ContextCommit beside
+its assistant node (``<seq>-<id>.context.json``), ``meta.json`` (title, head, branch names,
+status). Git is the source of truth: ``commit_turn`` makes exactly one commit per turn, in
+process (``session_repo``). Sessions written before sharding keep their flat ``nodes/`` and
+``context/`` files; they are read as they are.
 """
 
 from __future__ import annotations
@@ -23,11 +26,10 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import atomic_write, state_root
+from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store.git import GitError, run_git, run_git_proc
-from openprogram_lsp.store.index import SessionIndex
+from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
 from openprogram_lsp.store.owner import (
     current_record,
@@ -35,6 +37,7 @@ from openprogram_lsp.store.owner import (
     record_alive,
     record_is_self,
 )
+from openprogram_lsp.store.session_repo import SessionRepo, init_repository
 
 log = logging.getLogger(__name__)
 _GITIGNORE = "*.tmp\n.*.tmp\n"
@@ -49,8 +52,9 @@ COMMIT_LOCK_WAIT = 60.0
 class _Open:
     root: Path
     index: SessionIndex
-    fingerprint: tuple[int, int, int]
+    fingerprint: tuple[int, ...]
     lock: threading.RLock
+    repo: SessionRepo
     # owners of turns another live process is running here: checked again on every access,
     # so their death is noticed even when they die without writing anything
     foreign: list[object] = field(default_factory=list)
@@ -143,13 +147,13 @@ class SessionStore:
         if (root / "meta.json").exists():
             raise InvalidParams(f"sessionId: session {sid!r} already exists")
         (root / "nodes").mkdir(parents=True, exist_ok=True)
-        (root / "context").mkdir(exist_ok=True)
-        run_git(["init", "-q", "--template=", "-b", "main", str(root)])
-        atomic_write(root / ".gitignore", _GITIGNORE)
+        init_repository(root)
+        repo = SessionRepo(root)
+        repo.write(".gitignore", _GITIGNORE)
         now = now_iso()
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
-        atomic_write(root / "meta.json", json.dumps(data, indent=1))
+        repo.write("meta.json", json.dumps(data, indent=1))
         return sid
 
     def list_sessions(self) -> list[dict[str, Any]]:
@@ -184,14 +188,21 @@ class SessionStore:
 
     # -- open / index -------------------------------------------------------------------------
 
-    def _fingerprint(self, root: Path) -> tuple[int, int, int]:
+    def _fingerprint(self, root: Path) -> tuple[int, ...]:
+        """Changes with every write of any process: the journal's and the meta file's stamps
+        (and the flat ``nodes/`` directory of sessions written before the journal)."""
         try:
             nodes = os.stat(root / "nodes").st_mtime_ns
         except FileNotFoundError:
             nodes = 0
         try:
+            journal = os.stat(root / ".git" / "openprogram-journal")
+            stamp = (journal.st_mtime_ns, journal.st_size)
+        except FileNotFoundError:
+            stamp = (0, 0)
+        try:
             st = os.stat(root / "meta.json")
-            return nodes, st.st_mtime_ns, st.st_size
+            return nodes, *stamp, st.st_mtime_ns, st.st_size
         except FileNotFoundError:
             raise NotFound(f"unknown session id {root.name!r}") from None
 
@@ -211,7 +222,7 @@ class SessionStore:
             entry = self._open.get(sid)
             if entry is None:
                 lock = self._write_locks.setdefault(sid, threading.RLock())
-                entry = _Open(root, SessionIndex(), (-1, -1, -1), lock)
+                entry = _Open(root, SessionIndex(), (-1,), lock, SessionRepo(root))
                 self._open[sid] = entry
                 while len(self._open) > self.capacity:
                     self._open.popitem(last=False)
@@ -295,7 +306,7 @@ class SessionStore:
             meta = dict(entry.index.meta)
             meta.update(changes)
             meta["updatedAt"] = now_iso()
-            atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+            entry.repo.write("meta.json", json.dumps(meta, indent=1))
             entry.index.meta = meta
             self._refresh_fp(entry)
             return dict(meta)
@@ -334,7 +345,7 @@ class SessionStore:
             meta.pop("running", None)
         meta["status"] = "running" if running else "idle"
         meta["updatedAt"] = now_iso()
-        atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+        entry.repo.write("meta.json", json.dumps(meta, indent=1))
         entry.index.meta = meta
         self._refresh_fp(entry)
 
@@ -381,12 +392,7 @@ class SessionStore:
     def _resync(self, sid: str) -> None:
         entry = self._get(sid)
         with entry.lock:
-            try:
-                names = os.listdir(entry.root / "nodes")
-            except FileNotFoundError:
-                return
-            top = max((int(n[:7]) for n in names if n[:7].isdigit()), default=0)
-            if top >= entry.index.next_seq:
+            if top_seq(entry.root / "nodes") >= entry.index.next_seq:
                 entry.index = SessionIndex.load(entry.root)
                 entry.fingerprint = self._fingerprint(entry.root)
 
@@ -400,9 +406,9 @@ class SessionStore:
             if not node.created_at:
                 node = node.model_copy(update={"created_at": now_iso()})
             seq = idx.next_seq
-            name = f"{seq:07d}-{node.id}.json"
+            name = node_path(seq, node.id)
             node, payload = storable(node)
-            atomic_write(entry.root / "nodes" / name, payload)
+            entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, seq)
             branches = idx.meta.get("branches") or {}
             moved = node.predecessor in branches and idx.is_chain_node(node)
@@ -416,7 +422,7 @@ class SessionStore:
                 if advance_head:
                     meta["headId"] = node.id
                 meta["updatedAt"] = now_iso()
-                atomic_write(entry.root / "meta.json", json.dumps(meta, indent=1))
+                entry.repo.write("meta.json", json.dumps(meta, indent=1))
                 idx.meta = meta
             self._refresh_fp(entry)
             return node
@@ -431,7 +437,7 @@ class SessionStore:
             old = idx.get(node_id)
             node, payload = storable(old.model_copy(update=changes))
             name = idx.files[node_id]
-            atomic_write(entry.root / "nodes" / name, payload)
+            entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, idx.seq[node_id])
             self._refresh_fp(entry)
             return node
@@ -517,21 +523,37 @@ class SessionStore:
 
     # -- context commits ----------------------------------------------------------------------
 
+    def _context_paths(self, sid: str, turn_id: str) -> tuple[str | None, str]:
+        """(path beside the turn's node, path of sessions written before sharding)."""
+        legacy = f"context/{turn_id}.json"
+        idx = self._get(sid).index
+        name = idx.files.get(turn_id)
+        if name is None or "/" not in name:
+            return None, legacy
+        return f"nodes/{name[:-len('.json')]}{CONTEXT_SUFFIX}", legacy
+
     def write_context_commit(self, sid: str, turn_id: str, record: dict[str, Any]) -> None:
         """Write the immutable per-turn ContextCommit (refuses to overwrite)."""
-        path = self.session_dir(sid) / "context" / f"{turn_id}.json"
-        path.parent.mkdir(exist_ok=True)
-        if path.exists():
-            raise ValueError(f"context commit for {turn_id!r} already written")
-        atomic_write(path, json.dumps(record, indent=1))
+        beside, legacy = self._context_paths(sid, turn_id)
+        rel = beside or legacy
+        with self.locked(sid) as entry:
+            if any(p and (entry.root / p).exists() for p in (beside, legacy)):
+                raise ValueError(f"context commit for {turn_id!r} already written")
+            entry.repo.write(rel, json.dumps(record, separators=(",", ":")))
+            self._refresh_fp(entry)
 
     def read_context_commit(self, sid: str, turn_id: str) -> dict[str, Any] | None:
         """The ContextCommit of a turn, or None."""
-        path = self.session_dir(sid) / "context" / f"{turn_id}.json"
-        if not path.exists():
-            return None
-        data: dict[str, Any] = json.loads(path.read_bytes())
-        return data
+        root = self.session_dir(sid)
+        for rel in self._context_paths(sid, turn_id):
+            if rel is None:
+                continue
+            try:
+                data: dict[str, Any] = json.loads((root / rel).read_bytes())
+            except FileNotFoundError:
+                continue
+            return data
+        return None
 
     # -- git ----------------------------------------------------------------------------------
 
@@ -549,18 +571,12 @@ class SessionStore:
         return OwnedLock.for_path(entry.root / ".git" / COMMIT_LOCK)
 
     def _commit_locked(self, entry: _Open, message: str) -> str | None:
-        run_git(["add", "-A"], cwd=entry.root, owned=entry.root / ".git")
-        payload = message.encode("utf-8", "replace")  # lone surrogates cannot stop a commit
-        proc = run_git_proc(["commit", "--no-verify", "--no-status", "-F", "-"],
-                            input=payload, cwd=entry.root, owned=entry.root / ".git")
-        if proc.returncode not in (0, 1):  # 1: nothing to commit
-            raise GitError(["commit"], proc.returncode, proc.stderr.decode("utf-8", "replace"))
-        out = proc.stdout.decode("utf-8", "replace")
-        # "[main (root-commit) abc1234] subject" -> the short commit id
-        first = out.split("]", 1)[0]
-        return first.rsplit(" ", 1)[-1] if first.startswith("[") else None
+        # lone surrogates cannot stop a commit
+        text = message.encode("utf-8", "replace").decode("utf-8")
+        sha = entry.repo.commit(text)
+        self._refresh_fp(entry)
+        return sha
 
     def git_log(self, sid: str, limit: int = 50) -> list[str]:
         """Subjects of the session's git commits, newest first."""
-        out = run_git(["log", f"-{limit}", "--format=%s"], cwd=self.session_dir(sid), check=False)
-        return out.decode().splitlines()
+        return SessionRepo(self.session_dir(sid)).log(limit)

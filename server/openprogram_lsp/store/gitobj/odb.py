@@ -50,6 +50,7 @@ class ObjectDB:
         self._lock = threading.Lock()
         self._loose: LooseObjectDB | None = None
         self._packed: PackedDB | None = None
+        self._written = 0
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -130,7 +131,17 @@ class ObjectDB:
             loose = self._loose
         stored = loose.store(IStream(kind.encode(), len(body), io.BytesIO(body)))
         assert stored.hexsha.decode() == sha
+        self._written += 1
         return sha
+
+    def take_written(self) -> int:
+        """How many new loose objects this instance wrote since the last call."""
+        written, self._written = self._written, 0
+        return written
+
+    def refresh(self) -> None:
+        """Look at the pack directory again (after another writer added or removed packs)."""
+        self._packs(refresh=True)
 
     def loose_ids(self) -> Iterator[str]:
         """Ids of the loose objects on disk."""
