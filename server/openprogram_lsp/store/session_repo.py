@@ -232,7 +232,7 @@ class SessionRepo:
         Runs off the turn's path; one at a time per repository across processes. Returns how
         many loose objects were packed.
         """
-        lock_path = self.git_dir / "openprogram-pack.lock"
+        lock_path = self.git_dir / "openprogram-maintenance"  # a flock (no .lock: git owns those)
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
