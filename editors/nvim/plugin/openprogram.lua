@@ -78,6 +78,20 @@ command('OpenProgramMcp', function()
   require('openprogram.mcp').pick()
 end, { desc = 'OpenProgram: MCP servers (status, restart, revoke trust, tools)' })
 
+command('OpenProgramUndo', function(a)
+  op().undo(a.fargs[1])
+end, {
+  nargs = '?',
+  complete = function(lead)
+    return require('openprogram.checkpoints').complete(lead)
+  end,
+  desc = "OpenProgram: undo a turn's file changes [checkpoint id] (default: the newest turn)",
+})
+
+command('OpenProgramWatch', function(a)
+  op().watch(a.fargs[1])
+end, { nargs = '?', desc = 'OpenProgram: watch a live session another editor drives [session id]' })
+
 command('OpenProgramRestore', function(a)
   op().restore(a.fargs[1], vim.list_slice(a.fargs, 2))
 end, {

@@ -367,7 +367,9 @@ end
 ---@param params table
 ---@param data table
 local function maybe_watch(params, data)
-  if S.busy or S.turn_id or data.source ~= 'follow_up' then
+  -- another editor's turn in this session (over a shared `serve --tcp`): watch it live
+  local elsewhere = data.source == 'user' and (data.clientTurnId == nil or data.clientTurnId ~= S.client_turn_id)
+  if S.busy or S.turn_id or (data.source ~= 'follow_up' and not elsewhere) then
     return
   end
   local pred = data.predecessor ~= vim.NIL and data.predecessor or nil
@@ -376,7 +378,7 @@ local function maybe_watch(params, data)
     return
   end
   S.turn_id, S.watching, S.turn_session = params.turnId, true, params.sessionId
-  begin_stream(tostring(data.text or ''), 'Follow-up')
+  begin_stream(tostring(data.text or ''), elsewhere and 'You · in another editor' or 'Follow-up')
   update_winbar()
 end
 
@@ -420,6 +422,7 @@ function M.on_event(params, ctx)
   if params.sessionId ~= S.session_id or S.session_id == nil then
     return
   end
+  require('openprogram.watch').on_event(params)
   if t == ev.TURN_STARTED and params.turnId ~= S.turn_id then
     maybe_watch(params, data)
     return

@@ -264,7 +264,7 @@ function M.open_diff(result)
     vim.api.nvim_win_set_buf(right, after)
     vim.cmd('diffthis')
     vim.wo[left].winbar = ('before · %s (%s)'):format(f.path, f.status or '')
-    vim.wo[right].winbar = ('after · %s · checkpoint %s · ]h [h hunks · R restore hunk · U undo'):format(f.path, id)
+    vim.wo[right].winbar = ('after · %s · checkpoint %s · ]h [h hunks · R restore hunk · X undo turn · U undo'):format(f.path, id)
     for side, b in pairs({ before = before, after = after }) do
       vim.b[b].openprogram_diff = { checkpointId = id, path = f.path, hunks = f.hunks or {}, side = side }
       local function map(lhs, fn, desc)
@@ -278,6 +278,9 @@ function M.open_diff(result)
       end, 'previous hunk')
       map('R', M.restore_hunk_at_cursor, 'restore this hunk as it was before the checkpoint')
       map('U', M.undo_last, 'undo the last restore')
+      map('X', function()
+        M.undo_turn(id)
+      end, 'undo this turn: its files as they were before it')
     end
     table.insert(tabs, vim.api.nvim_get_current_tabpage())
   end
@@ -353,6 +356,37 @@ function M.restore(checkpoint_id, paths, done)
     return ('restored %d file%s from %s; undo with :OpenProgramRestore %s'):format(
       n, n == 1 and '' or 's', short(checkpoint_id), short(result.safetyCheckpointId))
   end, done)
+end
+
+--- Undo a turn: the files its checkpoint changed go back to how they were before it, in one
+--- restore (`openprogram/restore {undo = true}`) that is itself undoable (`U`, or the id shown).
+--- Without an id: the newest turn checkpoint of the panel's session.
+---@param checkpoint_id? string
+---@param done? fun(result: table?)
+function M.undo_turn(checkpoint_id, done)
+  local short = require('openprogram.render').short_id
+  local function undo(id)
+    M.request_restore(protocol.methods.RESTORE, { checkpointId = id, undo = true }, 'undoing the turn', function(result)
+      local files = result.restored or {}
+      return ('undid turn %s (%d file%s: %s); undo this with U or :OpenProgramRestore %s'):format(
+        short(id), #files, #files == 1 and '' or 's', table.concat(files, ', '), short(result.safetyCheckpointId))
+    end, done)
+  end
+  if checkpoint_id then
+    return undo(checkpoint_id)
+  end
+  local sid = require('openprogram.panel').state.session_id
+  client.request(protocol.methods.CHECKPOINTS, { sessionId = sid }, function(err, result)
+    for _, cp in ipairs((not err and result and result.checkpoints) or {}) do
+      if cp.kind == 'turn' then
+        return undo(cp.id)
+      end
+    end
+    vim.notify('openprogram: no turn to undo' .. (sid and ' in this session' or ''), vim.log.levels.INFO)
+    if done then
+      done(nil)
+    end
+  end)
 end
 
 --- Checkpoint ids (unique 12+ character prefixes) for command-line completion, newest first.

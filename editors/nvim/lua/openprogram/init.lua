@@ -120,6 +120,20 @@ function M.restore(id, paths)
   require('openprogram.checkpoints').restore(id, paths)
 end
 
+--- Undo a turn's file changes (a checkpoint id, default the newest turn of the panel's session).
+---@param id? string
+function M.undo(id)
+  ensure_setup()
+  require('openprogram.checkpoints').undo_turn(id)
+end
+
+--- Subscribe to a session (picked when no id is given) and show it live in the panel.
+---@param sid? string
+function M.watch(sid)
+  ensure_setup()
+  require('openprogram.watch').watch(sid)
+end
+
 --- The session shown in the panel, if any.
 ---@return string?
 function M.session_id()

@@ -465,6 +465,7 @@ function M.set_session(session_id, title, done)
     end
   end
   update_winbar()
+  require('openprogram.watch').follow(session_id) -- its turns from other editors show too
   M.refresh(done)
 end
 

@@ -1,0 +1,83 @@
+"""Neovim watches a live session another editor drives, and undoes turns from its checkpoints.
+
+Real headless Neovim, the real server (over ``serve --tcp`` for the shared session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.editors.nvim import runner
+from tests.lsp.tcp_helpers import Client, start_tcp_server, stop_tcp_server
+
+pytestmark = [pytest.mark.timeout(180)]
+
+
+async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
+        tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    ready = tmp_path / "nvim.ready"
+    server = await start_tcp_server(home)
+    driver = await Client.connect(server.port)
+    asked: list[Any] = []
+
+    async def approve(method: str, params: Any) -> Any:
+        asked.append(method)
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+    driver.on_request = approve
+    try:
+        assert "result" in await driver.initialize(server.token, ws)
+        sid = (await driver.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+        nvim = asyncio.ensure_future(asyncio.to_thread(
+            runner.run_scenario, "watch_tcp", ws, model="offline", home=home,
+            extra_env={"OP_CONNECT": str(server.port), "OP_SESSION": sid,
+                       "OP_READY": str(ready)}))
+        for _ in range(3000):  # Neovim subscribed (bounded: 30 s)
+            if ready.exists() or nvim.done():
+                break
+            await asyncio.sleep(0.01)
+        assert ready.exists(), "Neovim did not subscribe"
+        turn = await driver.call("openprogram/chat", {"text": "write notes.md\nfrom afar",
+                                                      "sessionId": sid})
+        assert turn["status"] == "done" and asked == ["openprogram/requestPermission"]
+        out = await asyncio.wait_for(nvim, 150)
+        tid = turn["assistantNodeId"]
+        in_driver = [e["type"] for e in driver.events if e.get("turnId") == tid]
+        in_nvim = [e["type"] for e in out["seen"]]
+        # every event of the turn, in order; plus the read-only card only the watcher gets
+        assert [t for t in in_nvim if t != "permission.requested"] == in_driver
+        assert in_nvim.index("permission.requested") < in_nvim.index("permission.resolved")
+        panel = "\n".join(out["panel"])
+        assert "## You · in another editor" in panel and "write notes.md" in panel
+        assert "approval asked in another editor (read-only here): Write notes.md" in panel
+        assert "Write notes.md: allowed once in the other editor" in panel
+        assert (ws / "notes.md").read_text().startswith("from afar")
+    finally:
+        await driver.close()
+        await stop_tcp_server(server)
+
+
+def test_undo_a_turn_from_the_checkpoint_view_and_undo_the_undo(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    model = runner.write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                               "content": "one\n"}}]},
+        {"text": "Created."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                               "content": "two\n"}}]},
+        {"text": "Changed."},
+    ])
+    out = runner.run_scenario("undo_turn", ws, model=model, home=home)
+    assert out["v2"] == "two\n"
+    assert "X undo turn" in out["winbar"]
+    assert out["after_undo"] == "one\n"  # X: the file as it was before the second turn
+    assert out["undo_note"].startswith("openprogram: undid turn ")
+    assert "notes.txt" in out["undo_note"] and "undo this with U" in out["undo_note"]
+    assert out["after_cmd"] == "one\n"  # :OpenProgramUndo: the newest turn again
