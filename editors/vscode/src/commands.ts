@@ -1,4 +1,5 @@
 /** Every command the extension contributes, wired to the controller, trees and client. */
+import { watchSession } from './watch';
 import type { AgentNode, AgentTree } from './agents/tree';
 import type { AgentClient } from './client';
 import type { BranchNode, BranchTree } from './branches/tree';
@@ -48,7 +49,11 @@ export function registerCommands(p: Parts): api.Disposable[] {
 
   const restore = async (checkpointId: string, paths: string[] | undefined, what: string): Promise<void> => {
     const params = paths ? { checkpointId, paths } : { checkpointId };
-    const res = await p.client.request<RestoreResult>(Requests.restore, params);
+    await remembered(await p.client.request<RestoreResult>(Requests.restore, params), what);
+  };
+
+  /** After a restore: remember its safety checkpoint (Undo Restore) and say what happened. */
+  const remembered = async (res: RestoreResult, what: string): Promise<void> => {
     await p.memento.update(UNDO_KEY, { checkpointId: res.safetyCheckpointId, paths: res.restored });
     void api.setContext('openprogram.canUndoRestore', true);
     refreshTrees();
@@ -102,13 +107,28 @@ export function registerCommands(p: Parts): api.Disposable[] {
     }
   };
 
-  const pickSession = async (): Promise<string | undefined> => {
+  const pickSession = async (live = false): Promise<string | undefined> => {
     const { sessions } = await p.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, {});
+    // To watch: sessions with a running turn first (another editor is driving them).
+    const order = live ? [...sessions].sort((a, b) => Number(b.status === 'running') - Number(a.status === 'running')) : sessions;
     const pick = await api.showQuickPick(
-      sessions.map((s) => ({ label: s.title || s.id, description: s.updatedAt, id: s.id })),
-      { placeHolder: 'Open a session' },
+      order.map((s) => ({
+        label: `${live && s.status === 'running' ? '$(pulse) ' : ''}${s.title || s.id}`,
+        description: live && s.status === 'running' ? `running · ${s.updatedAt}` : s.updatedAt,
+        id: s.id,
+      })),
+      { placeHolder: live ? 'Watch a session (running ones first)' : 'Open a session' },
     );
     return pick?.id;
+  };
+
+  /** The newest checkpoint of a turn in the panel's session (what Undo This Turn undoes). */
+  const newestTurn = async (): Promise<Checkpoint | undefined> => {
+    const sessionId = p.controller.state.sessionId;
+    const { checkpoints } = await p.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, sessionId ? { sessionId } : {});
+    const cp = checkpoints.find((c) => c.kind === 'turn' && c.files.length > 0);
+    if (!cp) void api.showInfo('OpenProgram: there is no turn with file changes to undo.');
+    return cp;
   };
 
   const cmd = (id: string, fn: (...args: any[]) => Promise<unknown>): api.Disposable =>
@@ -213,6 +233,21 @@ export function registerCommands(p: Parts): api.Disposable[] {
       if (!cp.parentId) throw new Error('this checkpoint has no parent to restore.');
       // Put the turn's files back as they were before the turn (its parent checkpoint).
       await restore(cp.parentId, cp.files.map((f) => f.path), `reverted “${checkpointLabel(cp)}”`);
+    }),
+    cmd('openprogram.undoTurn', async (arg?: unknown) => {
+      const cp = arg ? await asCheckpoint(arg) : await newestTurn();
+      if (!cp) return;
+      // The server puts the files this turn changed back as they were before it, in one
+      // restore with one safety checkpoint (Undo Restore brings the turn's changes back).
+      const res = await p.client.request<RestoreResult>(Requests.restore, { checkpointId: cp.id, undo: true });
+      await remembered(res, `undid “${checkpointLabel(cp)}”`);
+    }),
+    cmd('openprogram.watchSession', async (arg?: unknown) => {
+      const node = arg as BranchNode | undefined;
+      const id = node && node.kind === 'session' ? node.session.id : await pickSession(true);
+      if (!id) return;
+      await watchSession(p, id);
+      refreshTrees();
     }),
     cmd('openprogram.restoreCheckpointAfter', async (arg?: unknown) => {
       const cp = await asCheckpoint(arg);

@@ -470,3 +470,21 @@ test('an MCP tool card keeps the server and tool from tool.started and from the 
   assert.deepEqual(card.mcp, mcp);
   assert.equal((card.input.body as string).length, 5000, 'the card holds the whole input');
 });
+
+test("another editor's turn shows its message, its approval read-only, then the outcome", () => {
+  let s = reduce(initialState(), { type: 'history', sessionId: 's1', headId: 'h0', nodes: [] });
+  const ev = (type: string, data: Record<string, unknown>) =>
+    ({ type: 'event', event: { type, sessionId: 's1', turnId: 't1', data } }) as const;
+  s = reduce(s, ev('turn.started', { source: 'user', text: 'write a.txt', clientTurnId: 'vscode-other', userNodeId: 'u1' }));
+  const msg = s.items.find((it) => it.kind === 'message');
+  assert.ok(msg && msg.kind === 'message' && msg.role === 'user' && msg.elsewhere && msg.text === 'write a.txt');
+  assert.equal(s.busy, true);
+  const options = [{ optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' as const }];
+  s = reduce(s, ev('permission.requested', { readOnly: true, options, toolCall: { toolCallId: 'c1', name: 'write_file', kind: 'edit', title: 'Write a.txt', input: { path: 'a.txt' } } }));
+  const card = () => s.items.find((it) => it.kind === 'tool' && it.toolCallId === 'c1');
+  let c = card();
+  assert.ok(c && c.kind === 'tool' && c.permission?.readOnly && c.permission.choice === undefined);
+  s = reduce(s, ev('permission.resolved', { toolCallId: 'c1', outcome: 'selected', optionId: 'allow_once', kind: 'allow_once' }));
+  c = card();
+  assert.ok(c && c.kind === 'tool' && c.permission?.choice === 'allow_once');
+});

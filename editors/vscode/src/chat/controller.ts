@@ -202,6 +202,8 @@ export class ChatController {
   async loadSession(sessionId: string, headId?: string): Promise<void> {
     try {
       const params = headId ? { sessionId, headId } : { sessionId };
+      // Shown here, its turns from other editors (a shared `serve --tcp`) reach us too.
+      void this.client.request(Requests.subscribe, { sessionId }).catch(() => undefined);
       const h = await this.client.request<HistoryResult>(Requests.history, params);
       this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes });
       await this.remember(h.sessionId);
@@ -211,6 +213,13 @@ export class ChatController {
       if (this.state.sessionId === sessionId && this.state.items.length === 0) {
         await this.newSession();
       }
+    }
+  }
+
+  /** A turn already running in the session on screen (another editor's): show it as running. */
+  watchTurn(sessionId: string, turnId: string): void {
+    if (this.state.sessionId === sessionId && !this.state.busy) {
+      this.post({ type: 'event', event: { type: 'turn.started', sessionId, turnId, data: { source: 'watched' } } });
     }
   }
 

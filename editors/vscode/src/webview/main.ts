@@ -116,7 +116,7 @@ function startFork(item: MessageItem): void {
 function renderMessage(item: MessageItem): HTMLElement {
   const el = h('div', `msg role-${item.role}${item.streaming ? ' streaming' : ''}`);
   el.dataset.nodeId = item.nodeId ?? '';
-  const who = item.role === 'user' ? 'You' : item.role === 'assistant' ? 'OpenProgram' : item.role;
+  const who = item.role === 'user' ? (item.elsewhere ? 'You · in another editor' : 'You') : item.role === 'assistant' ? 'OpenProgram' : item.role;
   const head = h('div', 'msg-head', `<span class="who">${escapeHtml(who)}</span>`);
   const forkable = item.role === 'user' ? item.nodeId !== null : item.nodeId !== null && item.role === 'assistant';
   if (forkable && !state.busy) {
@@ -136,6 +136,19 @@ function diffHtml(oldText: string, newText: string): string {
   return lines
     .map((l) => `<div class="dl op-${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}">${l.op} ${escapeHtml(l.text)}</div>`)
     .join('');
+}
+
+/** Another editor's approval: what it was asked, then what it chose; nothing here acts. */
+function readOnlyApproval(p: NonNullable<ToolItem['permission']>): HTMLElement {
+  const box = h('div', 'approval read-only');
+  if (p.choice === undefined) {
+    box.appendChild(h('div', 'approval-waiting', 'Asked in another editor; its answer will show here (read-only).'));
+    return box;
+  }
+  const chosen = p.options.find((o) => o.optionId === p.choice);
+  const what = chosen ? CHOICE_LABEL[chosen.kind] ?? chosen.name : `Not answered (${withdrawnReason(p.withdrawn ?? 'dismissed')})`;
+  box.appendChild(h('div', 'approval-done', escapeHtml(`${what} in another editor`)));
+  return box;
 }
 
 function renderTool(item: ToolItem): HTMLElement {
@@ -167,7 +180,9 @@ function renderTool(item: ToolItem): HTMLElement {
     el.appendChild(button(`Open ${path}`, 'link', () => post({ type: 'openFile', path })));
   }
   const p = item.permission;
-  if (p && (p.choice === undefined || p.withdrawn)) {
+  if (p?.readOnly) {
+    el.appendChild(readOnlyApproval(p));
+  } else if (p && (p.choice === undefined || p.withdrawn)) {
     // A withdrawn prompt keeps its buttons, disabled, and says why it closed.
     const row = h('div', p.withdrawn ? 'approval withdrawn' : 'approval');
     for (const o of p.options) {

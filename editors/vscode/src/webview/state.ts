@@ -15,6 +15,7 @@ import {
   type TurnResult,
 } from '../protocol';
 import type { HostMessage } from './messages';
+import { onSharedEvent, otherEditorsTurn } from './shared';
 
 export interface MessageItem {
   kind: 'message';
@@ -25,6 +26,8 @@ export interface MessageItem {
   predecessor: string | null;
   streaming: boolean;
   turnId: string | null;
+  /** A message sent from another editor on a shared session. */
+  elsewhere?: boolean;
 }
 
 export interface PermissionPrompt {
@@ -36,6 +39,8 @@ export interface PermissionPrompt {
   withdrawn?: string;
   /** Commands: whether it will run sandboxed, and why not. */
   sandbox?: { sandboxed: boolean; note?: string };
+  /** Another editor's prompt, shown here without buttons that act (see shared.ts). */
+  readOnly?: boolean;
 }
 
 export interface ToolItem {
@@ -336,7 +341,7 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
   const turnId = ev.turnId ?? null;
   switch (ev.type) {
     case 'turn.started':
-      return { ...adopted, busy: true };
+      return otherEditorsTurn(adopted, ev);
     case 'text.delta':
       return appendDelta(adopted, turnId, String(ev.data.text ?? ''));
     case 'tool.started':
@@ -375,7 +380,7 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       );
     }
     default:
-      return adopted;
+      return onSharedEvent(adopted, ev) ?? adopted;
   }
 }
 
