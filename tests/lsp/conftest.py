@@ -78,9 +78,11 @@ class OpClient(LanguageClient):
         raise AssertionError(f"no {kind} event; got {[e['type'] for e in self.events]}")
 
 
-def capabilities(*, experimental: bool = True, progress: bool = False) -> types.ClientCapabilities:
+def capabilities(*, experimental: bool = True, progress: bool = False,
+                 apply_edit: bool = False) -> types.ClientCapabilities:
     """Client capabilities with or without ``experimental.openprogram``."""
     return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(apply_edit=True) if apply_edit else None,
         window=types.WindowClientCapabilities(
             work_done_progress=progress,
             show_message=types.ShowMessageRequestClientCapabilities(
@@ -114,6 +116,7 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
 
     async def _start(*, model: str | None = None, experimental: bool = True,
                      progress: bool = False, init_options: dict[str, Any] | None = None,
+                     apply_edit: bool = False,
                      args: list[str] | None = None,
                      setup: Callable[[OpClient], None] | None = None) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
@@ -128,7 +131,8 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
         if setup is not None:
             setup(client)
         await client.initialize_session(types.InitializeParams(
-            capabilities=capabilities(experimental=experimental, progress=progress),
+            capabilities=capabilities(experimental=experimental, progress=progress,
+                                      apply_edit=apply_edit),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options=init_options))
         return client

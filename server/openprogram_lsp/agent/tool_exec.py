@@ -183,6 +183,8 @@ class ToolRunner:
             sandbox = await tool.sandboxing(self.ctx)
         except OpenProgramError as exc:
             return exc.message
+        if diff is not None and diff.unsaved_changes:
+            title = f"{title} (unsaved changes in the editor)"
         request = PermissionRequest(
             session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
             tool_call=PermissionToolCall(tool_call_id=call.id, name=call.name, kind=kind,

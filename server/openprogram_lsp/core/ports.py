@@ -91,3 +91,20 @@ class EditorHost(Protocol):
                           timeout: float) -> CommandResult | None:
         """Run a command in an editor terminal and wait for it."""
         ...
+
+
+@runtime_checkable
+class Buffers(Protocol):
+    """The editor's open documents (LSP document sync): unsaved text, and edits applied to it.
+
+    Paths are absolute and already confined to the workspace by the tool.
+    """
+
+    def unsaved(self, session_id: str, path: Path) -> str | None:
+        """The buffer's text when the file is open with changes not on disk, else None."""
+        ...
+
+    async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
+        """Replace the buffer's ``old_text`` (its whole current text) by ``new_text`` in the
+        editor, unsaved; returns "" when applied, else why not."""
+        ...

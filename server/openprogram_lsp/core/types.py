@@ -237,6 +237,7 @@ class DiffPreview(Wire):
     path: str
     old_text: str
     new_text: str
+    unsaved_changes: bool | None = None  # True: old_text is the editor's unsaved buffer
 
 
 class PermissionToolCall(Wire):

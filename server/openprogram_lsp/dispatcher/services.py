@@ -10,7 +10,7 @@ from typing import Any
 from openprogram_lsp.agent.collab_tools import collab_tools
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
-from openprogram_lsp.core.ports import Approver, Asker, Checkpointer, EditorHost
+from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, EditorHost
 from openprogram_lsp.core.types import ClientOptions, PermissionMode
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
@@ -40,6 +40,7 @@ class Services:
     approver: Approver | None = None
     asker: Asker | None = None
     editor: EditorHost | None = None
+    buffers: Buffers | None = None  # open editor documents (LSP document sync)
     question_timeout: float | None = 600.0
     max_iterations: int = 50
     max_output_tokens: int = 4096

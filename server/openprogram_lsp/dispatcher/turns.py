@@ -392,6 +392,7 @@ class Dispatcher:
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
                           question_timeout=options.question_timeout or s.question_timeout,
                           on_paths_changed=paths_changed, editor=s.editor,
+                          buffers=s.buffers,
                           services={"questions": s.questions, "dispatcher": self,
                                     "settings": settings, "turn": turn,
                                     "subagents": self.agents, **s.extra})

@@ -26,6 +26,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.bridge import EventBridge
+from openprogram_lsp.lsp.documents import DocumentBuffers
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
@@ -63,6 +64,7 @@ class ServerHost:
         services.approver = RoutingApprover(self)
         services.asker = RoutingAsker(self)
         services.client_options = self.client_options_of
+        self.buffers = services.buffers = DocumentBuffers(self)
 
     # -- connections ------------------------------------------------------------------------
 

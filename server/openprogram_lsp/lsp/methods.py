@@ -54,6 +54,8 @@ STANDARD_USED: tuple[str, ...] = (
     "window/workDoneProgress/create", "window/workDoneProgress/cancel",
     "window/showMessageRequest", "window/showMessage", "window/logMessage",
     "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
+    "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
+    "textDocument/didClose", "workspace/applyEdit",
 )
 """Standard LSP methods the server uses or answers."""
 

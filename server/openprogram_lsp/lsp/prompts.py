@@ -109,6 +109,9 @@ def _describe(request: PermissionRequest) -> str:
         old = len(call.diff.old_text.splitlines())
         new = len(call.diff.new_text.splitlines())
         text += f"\n{call.diff.path}: {old} line(s) -> {new} line(s)"
+        if call.diff.unsaved_changes:
+            text += ("\nThe file has unsaved changes in the editor: the change is made in "
+                     "the editor's buffer (kept with your changes, not saved).")
     if call.sandboxed is not None:
         text += "\nRuns in the sandbox." if call.sandboxed else \
             f"\nNOT sandboxed ({call.sandbox_note or 'no sandbox'})."

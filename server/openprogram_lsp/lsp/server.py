@@ -40,7 +40,7 @@ class OpenProgramServer(LanguageServer):
 
     def __init__(self, host: ServerHost, settings: Settings | None = None) -> None:
         super().__init__("openprogram-lsp", __version__, protocol_cls=OpenProgramProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.None_)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.host = host
         self.settings = settings or Settings(flag_mode=host.flag_mode)
         self.folders: list[Path] = []
@@ -268,6 +268,10 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         added = [Path(p) for f in params.event.added if (p := to_fs_path(f.uri))]
         keep = [f for f in server.folders if f not in {r.resolve() for r in removed}]
         server.set_folders(keep + [a for a in added if a.resolve() not in keep])
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def on_saved(params: types.DidSaveTextDocumentParams) -> None:
+        """Nothing to do: a buffer is dirty while its text differs from the disk."""
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:

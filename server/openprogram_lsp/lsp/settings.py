@@ -74,6 +74,8 @@ class ClientFeatures:
     questions: bool = False
     work_done_progress: bool = False
     show_message_request: bool = True
+    apply_edit: bool = False  # workspace.applyEdit: edits go into unsaved buffers
+    panel: bool = False  # a first-party plugin (experimental.openprogram.panel) shows turns
 
 
 @dataclass(slots=True)
@@ -134,7 +136,10 @@ def client_features(capabilities: Any) -> ClientFeatures:
     op = exp.get("openprogram") if isinstance(exp, dict) else None
     op = op if isinstance(op, dict) else {}
     window = getattr(capabilities, "window", None)
+    workspace = getattr(capabilities, "workspace", None)
     return ClientFeatures(
+        apply_edit=bool(getattr(workspace, "apply_edit", False)),
+        panel=op.get("permissions") is True,
         permissions=op.get("permissions") is True,
         questions=op.get("questions") is True,
         work_done_progress=bool(getattr(window, "work_done_progress", False)),

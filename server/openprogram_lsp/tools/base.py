@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.ports import Asker, EditorHost
+from openprogram_lsp.core.ports import Asker, Buffers, EditorHost
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
 
 
@@ -28,6 +28,7 @@ class ToolContext:
     on_paths_changed: Callable[[Iterable[str]], None] | None = None
     services: dict[str, Any] = field(default_factory=dict)
     editor: EditorHost | None = None
+    buffers: Buffers | None = None  # the LSP editor's open documents
 
     def touched(self, *paths: str) -> None:
         """Report workspace-relative paths this tool wrote or deleted."""

@@ -83,6 +83,26 @@ async def _editor_write(ctx: ToolContext, rel: str, content: str) -> bool:
     return await ctx.editor.write_text(ctx.session_id, ctx.workspace.resolve() / rel, content)
 
 
+UNSAVED_NOTE = ("[unsaved changes in the editor: this is the editor's buffer, which differs "
+                "from the file on disk]\n")
+
+
+def _unsaved(ctx: ToolContext, rel: str) -> str | None:
+    """The editor's buffer of ``rel`` when it holds changes not on disk (LSP document sync)."""
+    if ctx.buffers is None:
+        return None
+    return ctx.buffers.unsaved(ctx.session_id, ctx.workspace.resolve() / rel)
+
+
+async def _buffer_write(ctx: ToolContext, rel: str, display: str, old: str, new: str) -> None:
+    """Make the change in the editor's unsaved buffer (never over the user's unsaved work)."""
+    assert ctx.buffers is not None
+    why = await ctx.buffers.apply(ctx.session_id, ctx.workspace.resolve() / rel, old, new)
+    if why:
+        raise ToolError(f"{display}: has unsaved changes in the editor and {why}; "
+                        "save or revert them, then try again")
+
+
 def _replace_once(text: str, old_text: str, new_text: str, display: str) -> str:
     """Replace the one occurrence of ``old_text``; refuse none, several or an empty one."""
     if not old_text:
@@ -113,6 +133,9 @@ class ReadFile(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadFileInput)
         rel = confined(ctx.workspace, args.path)
+        unsaved = _unsaved(ctx, rel)
+        if unsaved is not None:
+            return ToolOutput(UNSAVED_NOTE + _cap_text(unsaved))
         if ctx.editor is not None and _is_regular(ctx.workspace, rel):
             # the editor's buffer, unsaved edits too
             text = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel)
@@ -173,12 +196,22 @@ class WriteFile(Tool):
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         assert isinstance(args, WriteFileInput)
-        old = _preview_old(ctx.workspace, confined(ctx.workspace, args.path))
+        rel = confined(ctx.workspace, args.path)
+        unsaved = _unsaved(ctx, rel)
+        if unsaved is not None:
+            return DiffPreview(path=args.path, old_text=unsaved, new_text=args.content,
+                               unsaved_changes=True)
+        old = _preview_old(ctx.workspace, rel)
         return DiffPreview(path=args.path, old_text=old, new_text=args.content)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, WriteFileInput)
         rel = confined(ctx.workspace, args.path)
+        unsaved = _unsaved(ctx, rel)
+        if unsaved is not None:
+            await _buffer_write(ctx, rel, args.path, unsaved, args.content)
+            return ToolOutput(f"Wrote {args.path} in the editor's buffer, which had unsaved "
+                              "changes; it is not saved to disk yet")
         existed = fdfs.lstat(ctx.workspace, rel) is not None
         if ctx.editor is None or not await _editor_write(ctx, rel, args.content):
             existed = await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel,
@@ -211,11 +244,24 @@ class EditFile(Tool):
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         assert isinstance(args, EditFileInput)
+        rel = confined(ctx.workspace, args.path)
+        unsaved = _unsaved(ctx, rel)
+        if unsaved is not None:  # the edit as it will be made: in the buffer the user sees
+            new = _replace_once(unsaved, args.old_text, args.new_text, args.path)
+            return DiffPreview(path=args.path, old_text=unsaved, new_text=new,
+                               unsaved_changes=True)
         _, old, new = self._apply(args, ctx)  # an edit that cannot apply is refused unasked
         return DiffPreview(path=args.path, old_text=old, new_text=new)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, EditFileInput)
+        rel = confined(ctx.workspace, args.path)
+        unsaved = _unsaved(ctx, rel)
+        if unsaved is not None:
+            new = _replace_once(unsaved, args.old_text, args.new_text, args.path)
+            await _buffer_write(ctx, rel, args.path, unsaved, new)
+            return ToolOutput(f"Edited {args.path} in the editor's buffer, which had unsaved "
+                              "changes; it is not saved to disk yet")
         rel, old, new = await asyncio.to_thread(self._apply, args, ctx)
         buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel) \
             if ctx.editor is not None and _is_regular(ctx.workspace, rel) else None
