@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _util import report
 from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.core.types import TurnRequest
-from openprogram_lsp.dispatcher.send_message import send_message
 
 
 def paired(fn: Callable[[], object], base: Callable[[], object],

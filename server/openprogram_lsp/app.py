@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.collab.subagents import Subagents
+from openprogram_lsp.collab.tools import collab_tools
 from openprogram_lsp.config import Settings, load_settings
 from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 from openprogram_lsp.config.sections.context import ContextSection
@@ -31,8 +33,10 @@ from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.tools.builtin import builtin_tools
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.policy import RuleBook
+from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +144,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     mcp, tools = settings.get(McpSection), settings.get(ToolsSection)
     services = Services(
         store=store, workspace=config.workspace, bus=bus or get_event_bus(),
+        tools=ToolRegistry([*builtin_tools(), *collab_tools()]),
         default_model=config.model, permission_mode=config.permission_mode,
         approver=approver, asker=asker, question_timeout=config.question_timeout,
         max_iterations=config.max_iterations,
@@ -155,4 +160,4 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
                               calibration=Calibration(config.home / "context-calibration.json")),
     )
-    return Dispatcher(services)
+    return Dispatcher(services, collaboration=Subagents)

@@ -346,7 +346,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the language server."""
-    from openprogram_lsp.lsp.server import serve
+    from openprogram_lsp.lsp.serve import serve
 
     workspace = _explicit(args) or Path.cwd()
     cfg = _app(args, workspace)

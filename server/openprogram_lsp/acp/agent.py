@@ -407,7 +407,7 @@ class OpenProgramAgent:
             if sess.control is not None:
                 sess.control.request_cancel()
         self.dispatcher.cancel_all()
-        await self.dispatcher.agents.runner.drain(timeout)
+        await self.dispatcher.agents.drain(timeout)
         for watcher in list(self.watchers.values()):
             await watcher.stop()
         self.watchers.clear()

@@ -17,7 +17,7 @@ from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.ports import CommandResult
 
 if TYPE_CHECKING:
-    from openprogram_lsp.acp.agent import OpenProgramAgent
+    from openprogram_lsp.acp.view import AgentView
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def _disk_text(path: Path) -> str:
     return data[:MAX_READ_BYTES].decode("utf-8", "replace")
 
 
-async def read_text(agent: OpenProgramAgent, session_id: str, path: Path) -> str:
+async def read_text(agent: AgentView, session_id: str, path: Path) -> str:
     """A workspace file's text for an attachment: the editor's buffer if offered, else disk."""
     text = await AcpEditor(agent).read_text(session_id, path)
     return text if text is not None else await asyncio.to_thread(_disk_text, path)
@@ -49,7 +49,7 @@ async def read_text(agent: OpenProgramAgent, session_id: str, path: Path) -> str
 class AcpEditor:
     """Files and terminals of the ACP client, for the sessions of this connection."""
 
-    def __init__(self, agent: OpenProgramAgent) -> None:
+    def __init__(self, agent: AgentView) -> None:
         self.agent = agent
         self._cleanups: set[asyncio.Task[None]] = set()
 

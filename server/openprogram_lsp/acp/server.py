@@ -53,7 +53,7 @@ def attach(dispatcher: Dispatcher, *, mode: PermissionMode = "ask",
     dispatcher.services.approver = AcpApprover(agent)
     dispatcher.services.asker = AcpAsker(agent)
     dispatcher.services.editor = AcpEditor(agent)
-    dispatcher.agents.runner.attach_loop(asyncio.get_running_loop())
+    dispatcher.agents.attach_loop(asyncio.get_running_loop())
     return agent
 
 

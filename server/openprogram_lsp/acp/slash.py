@@ -14,10 +14,10 @@ from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import TurnRequest
 
 if TYPE_CHECKING:
-    from openprogram_lsp.acp.agent import OpenProgramAgent
+    from openprogram_lsp.acp.view import AgentView
 
 
-async def run_slash(agent: OpenProgramAgent, sess: AcpSession,
+async def run_slash(agent: AgentView, sess: AcpSession,
                     blocks: list[Block]) -> PromptResponse | TurnRequest | None:
     """Answer a slash command (a response), turn it into a turn request, or None (not one)."""
     if not blocks or not all(isinstance(b, TextContentBlock) for b in blocks):
@@ -44,7 +44,7 @@ async def run_slash(agent: OpenProgramAgent, sess: AcpSession,
     return PromptResponse(stop_reason="end_turn")
 
 
-async def _answer(agent: OpenProgramAgent, sess: AcpSession, parsed: cmds.Parsed) -> str:
+async def _answer(agent: AgentView, sess: AcpSession, parsed: cmds.Parsed) -> str:
     c = agent.commands
     sid, ws = sess.session_id, sess.workspace
     if parsed.name == "branches":

@@ -15,7 +15,9 @@ from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
+    from openprogram_lsp.core.ports import Checkpointer
+    from openprogram_lsp.dispatcher.active import ActiveTurn
+    from openprogram_lsp.dispatcher.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +41,13 @@ def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
     return out
 
 
-def finalize_turn(dispatcher: Dispatcher, turn: ActiveTurn, state: LoopState,
-                  status: NodeStatus, error: TurnError | None,
+def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
+                  state: LoopState, status: NodeStatus, error: TurnError | None,
                   emit: Callable[[Event], None]) -> TurnResult:
     """Write the turn's outcome; events go to ``emit`` so the caller sends them on its loop."""
-    s = dispatcher.services
     store, sid, tid = s.store, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
     warnings: list[str] = list(turn.warnings)
-    checkpointer = dispatcher.checkpointer(turn.workspace)
     if checkpointer is not None and (turn.touched or turn.full_scan):
         try:
             checkpoint = checkpointer.commit_turn(

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.agent.collab_tools import collab_tools
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, EditorHost
@@ -32,8 +31,7 @@ class Services:
     workspace: Path
     bus: EventBus = field(default_factory=get_event_bus)
     questions: QuestionRegistry = field(default_factory=get_question_registry)
-    tools: ToolRegistry = field(
-        default_factory=lambda: ToolRegistry([*builtin_tools(), *collab_tools()]))
+    tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(builtin_tools()))
     context: ContextEngine = field(default_factory=ContextEngine)
     default_model: str | None = None
     permission_mode: PermissionMode = "ask"

@@ -14,7 +14,8 @@ from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
+    from openprogram_lsp.dispatcher.active import ActiveTurn
+    from openprogram_lsp.dispatcher.services import Services
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -23,9 +24,9 @@ SUBAGENT_SOURCES = frozenset({"agent_spawn"})
 PROMPT_SOURCES = frozenset({"user", "cli"})
 
 
-async def start_hooks(dispatcher: Dispatcher, turn: ActiveTurn) -> TurnHooks | None:
+async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     """Ask about new workspace definitions, then bind the hooks this turn runs."""
-    s = dispatcher.services
+    s = services
     engine = s.hooks
     if engine is None:
         return None
@@ -68,10 +69,10 @@ async def _until_cancel(aw: Coroutine[Any, Any, T], cancel: asyncio.Event) -> T:
     return task.result()
 
 
-def agent_definition(dispatcher: Dispatcher, turn: ActiveTurn) -> AgentDef | None:
+def agent_definition(services: Services, turn: ActiveTurn) -> AgentDef | None:
     """The agent definition a child turn runs under (``metadata.agentType``), if any."""
     name = turn.request.metadata.get("agentType")
-    engine = dispatcher.services.hooks
+    engine = services.hooks
     if not isinstance(name, str) or not name or engine is None:
         return None
     found = engine.agents(turn.workspace).get(name)
@@ -87,11 +88,11 @@ def admitted_tools(tools: ToolRegistry, definition: AgentDef | None) -> ToolRegi
     return tools.admitted(disabled=definition.disallowed, allowed=definition.tools)
 
 
-def system_extra(dispatcher: Dispatcher, turn: ActiveTurn, definition: AgentDef | None,
+def system_extra(services: Services, turn: ActiveTurn, definition: AgentDef | None,
                  tools: ToolRegistry) -> str:
     """What the system prompt gains: the definition's instructions, the usable definitions."""
     parts = [definition.prompt] if definition is not None and definition.prompt else []
-    engine = dispatcher.services.hooks
+    engine = services.hooks
     if engine is not None and tools.get("agent") is not None:
         usable = [a for a in engine.agents(turn.workspace).values()
                   if engine.definition_trust(turn.workspace, a) == "trusted"

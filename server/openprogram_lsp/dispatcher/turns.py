@@ -7,8 +7,6 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,6 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.render import is_compact_command
-from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.errors import (
     CheckpointError,
     HookBlocked,
@@ -41,11 +38,12 @@ from openprogram_lsp.core.types import (
     TurnRequest,
     TurnResult,
 )
+from openprogram_lsp.dispatcher.active import ActiveTurn
+from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
 from openprogram_lsp.dispatcher.finalize import finalize_turn
 from openprogram_lsp.dispatcher.history import resolve_history
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
-from openprogram_lsp.dispatcher.subagents import Subagents
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
 from openprogram_lsp.dispatcher.turn_hooks import (
     PROMPT_SOURCES,
@@ -56,7 +54,6 @@ from openprogram_lsp.dispatcher.turn_hooks import (
 )
 from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings
 from openprogram_lsp.events.bus import Event, make_event
-from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
@@ -64,27 +61,6 @@ from openprogram_lsp.tools.policy import with_client_rules
 
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0
-
-
-@dataclass(slots=True)
-class ActiveTurn:
-    """A turn in flight: ids, control and what it touched."""
-
-    session_id: str
-    user_node_id: str
-    turn_id: str
-    request: TurnRequest
-    control: TurnControl
-    workspace: Path
-    touched: set[str] = field(default_factory=set)
-    full_scan: bool = False
-    baseline_done: bool = False
-    prep: TurnPrep | None = None
-    model: str = ""
-    resources: AsyncExitStack = field(default_factory=AsyncExitStack)
-    warnings: list[str] = field(default_factory=list)  # shown with the result
-    hooks: TurnHooks | None = None
-    trusted_once: frozenset[str] = frozenset()  # workspace definitions allowed for this turn
 
 
 def _tool_node_id(turn_id: str, call_id: str) -> str:
@@ -95,12 +71,14 @@ def _tool_node_id(turn_id: str, call_id: str) -> str:
 class Dispatcher:
     """Runs conversation turns against injected services."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services,
+                 collaboration: Callable[[Dispatcher], Collaboration] | None = None) -> None:
         self.services = services
         self._lock = threading.Lock()
         self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
         self._checkpointers: dict[Path, Checkpointer | None] = {}
-        self.agents = Subagents(self)
+        self.agents: Collaboration = (collaboration(self) if collaboration is not None
+                                      else NoCollaboration())
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -303,7 +281,8 @@ class Dispatcher:
         pending: list[Event] = []
         cancelled_again = False
         done = asyncio.ensure_future(asyncio.to_thread(
-            finalize_turn, self, turn, state, status, error, pending.append))
+            finalize_turn, s, self.checkpointer(turn.workspace), turn, state, status, error,
+            pending.append))
         try:
             while not done.done():  # a cancel now must not cut the checkpoint or the commit
                 try:
@@ -396,8 +375,8 @@ class Dispatcher:
                           services={"questions": s.questions, "dispatcher": self,
                                     "settings": settings, "turn": turn,
                                     "subagents": self.agents, **s.extra})
-        definition = agent_definition(self, turn)
-        hooks = turn.hooks = await start_hooks(self, turn)
+        definition = agent_definition(s, turn)
+        hooks = turn.hooks = await start_hooks(s, turn)
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
                                  turn_id=turn.turn_id, options=options)
         tools = admitted_tools(every, definition)
@@ -414,7 +393,7 @@ class Dispatcher:
                             all_tools=every if definition is not None else None,
                             admission=f"agent definition {definition.name!r}"
                             if definition is not None else "")
-        system = system_extra(self, turn, definition, tools)
+        system = system_extra(s, turn, definition, tools)
         if is_compact_command(turn.request.text):  # manual compaction: no model reply
             turn.prep = await compact_command(
                 s, session_id=turn.session_id, history=history, provider=provider,

@@ -30,7 +30,7 @@ from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.server import OpenProgramServer
+    from openprogram_lsp.lsp.view import ConnectionView
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def _guard(method: str, fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handl
 class Handlers:
     """The custom request handlers of one server."""
 
-    def __init__(self, server: OpenProgramServer) -> None:
+    def __init__(self, server: ConnectionView) -> None:
         self.server = server
         self.code = CodeHandlers(self)
 

@@ -1,6 +1,6 @@
 """What the connections of one server share: dispatcher, watchers, turns, the event fan-out.
 
-Each connection (an ``OpenProgramServer``) keeps its own settings, capabilities, approver and
+Each connection (an ``Link``) keeps its own settings, capabilities, approver and
 asker. Turns remember the connection that started them: approvals and questions go there, and
 the other connections subscribed to the session see them as read-only cards
 (``permission.requested`` / ``permission.resolved``, ``question.asked`` / ``question.replied``).
@@ -32,7 +32,7 @@ from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.server import OpenProgramServer
+    from openprogram_lsp.lsp.link import Link
 
 log = logging.getLogger(__name__)
 NO_EDITOR = "no editor that started this session's turn is connected"
@@ -52,13 +52,13 @@ class ServerHost:
         self.dispatcher = dispatcher
         self.flag_mode = flag_mode
         self.single = single
-        self.connections: list[OpenProgramServer] = []
+        self.connections: list[Link] = []
         self.bridge: EventBridge | None = None
         self.listeners: list[Callable[[Event], None]] = []
         self.runner = TurnRunner(dispatcher, None, self.listeners)
         self.watchers: dict[Path, WorkspaceWatcher] = {}
         self.log_handler: WindowLogHandler | None = None
-        self.owners: dict[str, OpenProgramServer] = {}  # session id -> connection driving it
+        self.owners: dict[str, Link] = {}  # session id -> connection driving it
         self._background: set[asyncio.Future[None]] = set()
         services = dispatcher.services
         services.approver = RoutingApprover(self)
@@ -68,7 +68,7 @@ class ServerHost:
 
     # -- connections ------------------------------------------------------------------------
 
-    def attach(self, server: OpenProgramServer) -> None:
+    def attach(self, server: Link) -> None:
         """A connection joined (after its initialize)."""
         if server not in self.connections:
             self.connections.append(server)
@@ -76,7 +76,7 @@ class ServerHost:
         if self.log_handler is not None:
             self.log_handler.attach(self, asyncio.get_running_loop())
 
-    def detach(self, server: OpenProgramServer) -> None:
+    def detach(self, server: Link) -> None:
         """A connection ended: its turns are cancelled, its sessions lose their owner."""
         if server in self.connections:
             self.connections.remove(server)
@@ -87,12 +87,12 @@ class ServerHost:
             self.dispatcher.services.mcp.set_editor_servers(None, owner=server.owner_key)
         self.sync_watchers()
 
-    def claim(self, server: OpenProgramServer, session_id: str) -> None:
+    def claim(self, server: Link, session_id: str) -> None:
         """A connection starts a turn in a session: it owns the prompts and sees the events."""
         self.owners[session_id] = server
         server.subscriptions.add(session_id)
 
-    def owner_for(self, session_id: str | None) -> OpenProgramServer | None:
+    def owner_for(self, session_id: str | None) -> Link | None:
         """The live connection that prompts of a session go to."""
         owner = self.owners.get(session_id or "")
         if owner is not None and owner in self.connections:
@@ -122,11 +122,11 @@ class ServerHost:
             loop = asyncio.get_running_loop()
             self.bridge = EventBridge(self.dispatcher.services.bus, self.publish, loop,
                                       self.listeners)
-            self.dispatcher.agents.runner.attach_loop(loop)
+            self.dispatcher.agents.attach_loop(loop)
             self.bridge.start()
 
     def publish(self, event: Event, payload: dict[str, Any],
-                exclude: OpenProgramServer | None = None) -> int:
+                exclude: Link | None = None) -> int:
         """Send one event to every connection that sees its session; returns how many."""
         sid = event.session_id
         if event.type == "subagent.started":
@@ -151,7 +151,7 @@ class ServerHost:
         if parent in self.owners and sid not in self.owners:
             self.owners[sid] = self.owners[parent]
 
-    def card(self, owner: OpenProgramServer, session_id: str, turn_id: str | None,
+    def card(self, owner: Link, session_id: str, turn_id: str | None,
              type: str, data: dict[str, Any]) -> None:
         """A read-only prompt card for the other connections watching a session."""
         event = Event(type=type, payload=data, session_id=session_id, turn_id=turn_id,

@@ -12,13 +12,13 @@ from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.tools.mcp import McpHub
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.server import OpenProgramServer
+    from openprogram_lsp.lsp.view import ConnectionView
 
 
 class McpHandlers:
     """``openprogram/mcp``, ``openprogram/mcpRestart`` and ``openprogram/mcpRevokeTrust``."""
 
-    def __init__(self, server: OpenProgramServer) -> None:
+    def __init__(self, server: ConnectionView) -> None:
         self.server = server
 
     @property

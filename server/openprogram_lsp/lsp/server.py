@@ -1,11 +1,9 @@
-"""The per-connection pygls server, and ``serve`` (one editor on stdio, or ``--tcp PORT``)."""
+"""The per-connection pygls server and how one is built for a dispatcher."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.handlers import Handlers
 from openprogram_lsp.lsp.host import ServerHost
-from openprogram_lsp.lsp.logs import configure_logging
 from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
 from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 from openprogram_lsp.lsp.settings import Settings, client_features, parse_options
@@ -32,7 +29,6 @@ from openprogram_lsp.tools.sandbox import status as sandbox_status
 
 log = logging.getLogger(__name__)
 
-DispatcherFactory = Callable[[], Dispatcher]
 
 
 class OpenProgramServer(LanguageServer):
@@ -278,37 +274,3 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         await server.stop()
 
     return server
-
-
-def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> int:
-    """Run the server for one editor on stdio, or for several on 127.0.0.1:PORT (``--tcp``)."""
-    log_handler = configure_logging(getattr(args, "log_file", None))
-    if build is None:
-        raise RuntimeError("serve() needs a dispatcher factory (see cli.cmd_serve)")
-    try:
-        dispatcher = build()
-    except (OSError, OpenProgramError) as exc:  # an unusable state root, a bad setting
-        from openprogram_lsp.lsp.unusable import serve_unusable
-
-        detail = exc.message if isinstance(exc, OpenProgramError) else (
-            f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        reason = f"openprogram-lsp cannot start: {detail} (check OPENPROGRAM_HOME)"
-        sys.stderr.write(reason + "\n")
-        if getattr(args, "tcp", None) is not None:
-            return 2
-        return serve_unusable(reason, sys.stdin.buffer, sys.stdout.buffer)
-    mode = flag_mode_of(getattr(args, "permission_mode", None))
-    port = getattr(args, "tcp", None)
-    if port is not None:
-        from openprogram_lsp.lsp.tcp import TcpOptions, serve_tcp
-
-        host = ServerHost(dispatcher, flag_mode=mode, single=False)
-        host.log_handler = log_handler
-        options = TcpOptions(port=int(port), token_file=getattr(args, "token_file", None),
-                             idle_exit=getattr(args, "idle_exit", None))
-        return serve_tcp(host, options, lambda: build_server(host=host))
-    from openprogram_lsp.lsp.stdio import serve_stdio
-
-    host = ServerHost(dispatcher, flag_mode=mode, single=True)
-    host.log_handler = log_handler
-    return serve_stdio(build_server(host=host), sys.stdin.buffer, sys.stdout.buffer)

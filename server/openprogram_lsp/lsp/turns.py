@@ -172,7 +172,7 @@ class TurnRunner:
         pending = [t for t in self._tasks | self._callers if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=timeout)
-        await self.dispatcher.agents.runner.drain(timeout)  # children finalise too
+        await self.dispatcher.agents.drain(timeout)  # children finalise too
 
     @property
     def running(self) -> int:

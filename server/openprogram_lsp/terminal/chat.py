@@ -94,17 +94,17 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
 def _wait_for_agents(dispatcher: Dispatcher, sid: str,
                      on_event: Callable[[Event], None]) -> None:
     """A one-shot chat waits for the children and replies it started (Ctrl-C cancels them)."""
-    runner = dispatcher.agents.runner
-    if not any(not job.done for job in runner.jobs()):
+    agents = dispatcher.agents
+    if not agents.busy():
         return
     sys.stderr.write("\n[waiting for background agents; Ctrl-C cancels them]\n")
     unsubscribe = dispatcher.services.bus.subscribe(
         lambda ev: on_event(ev) if ev.session_id == sid else None)
     try:
-        while not runner.wait_idle(0.5):
+        while not agents.wait_idle(0.5):
             pass
     except KeyboardInterrupt:
         dispatcher.cancel(sid)
-        runner.wait_idle(10)
+        agents.wait_idle(10)
     finally:
         unsubscribe()

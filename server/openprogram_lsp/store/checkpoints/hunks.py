@@ -24,7 +24,7 @@ from openprogram_lsp.core.errors import (
 _MAX_HUNK_FILE = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from openprogram_lsp.store.checkpoints.store import CheckpointStore
+    from openprogram_lsp.store.checkpoints.view import StoreView
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def revert_hunk(current: str, before: str, after: str, index: int) -> str:
     return "".join(cur[:head] + old[i1:i2] + cur[head + (j2 - j1):])
 
 
-def restore_hunk(store: CheckpointStore, checkpoint_id: str, path: str, index: int, *,
+def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
                  session_id: str | None = None) -> dict[str, Any]:
     """Undo one hunk of a checkpoint's change to ``path``; returns the restore wire result."""
     from openprogram_lsp.store.checkpoints.restore import write_restored

@@ -21,12 +21,12 @@ from openprogram_lsp.store.checkpoints.objects import (
 )
 
 if TYPE_CHECKING:
-    from openprogram_lsp.store.checkpoints.store import CheckpointStore
+    from openprogram_lsp.store.checkpoints.view import StoreView
 
 _UMASK = fdfs.UMASK
 
 
-def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
+def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
                        full_scan: bool = False) -> dict[str, Any]:
     """Restore a checkpoint's files (all, or under ``paths``); returns the wire result."""
@@ -84,7 +84,7 @@ def restore_checkpoint(store: CheckpointStore, checkpoint_id: str,
         return result
 
 
-def _fix_modes(store: CheckpointStore, tree: str, perms: dict[str, int],
+def _fix_modes(store: StoreView, tree: str, perms: dict[str, int],
                current: dict[str, int], only: tuple[str, ...] | None,
                written: set[str]) -> list[tuple[str, str]]:
     """chmod files whose content matches the checkpoint but whose exact mode does not."""

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import RecordingApprover
-from tests.dispatcher.subagent_helpers import (
+from tests.collab.subagent_helpers import (
     attach_nodes,
     build,
     call,
@@ -16,6 +15,7 @@ from tests.dispatcher.subagent_helpers import (
     text,
     tool_nodes,
 )
+from tests.conftest import RecordingApprover
 
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openprogram_lsp.collab import jobs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.subagents import Subagents
-    from openprogram_lsp.dispatcher.turns import ActiveTurn
+    from openprogram_lsp.collab.hub import Hub
+    from openprogram_lsp.dispatcher.active import ActiveTurn
 
 LABEL_MAX = 64
 FRESH = ("root", "none", "null", "")
@@ -25,7 +26,7 @@ def tool_turn(ctx: ToolContext) -> ActiveTurn:
     return turn  # type: ignore[no-any-return]
 
 
-def check_label(sub: Subagents, sid: str, label: str) -> None:
+def check_label(sub: Hub, sid: str, label: str) -> None:
     """A label must be short, usable as ``to``, and not name an existing branch or child."""
     if not label or len(label) > LABEL_MAX or ":" in label or label.lower() == "new":
         raise ToolError(f"label must be 1-{LABEL_MAX} characters, without ':' and not 'new'")
@@ -37,7 +38,7 @@ def check_label(sub: Subagents, sid: str, label: str) -> None:
                         f"label, or talk to it with send_message(to={label!r})")
 
 
-def fork_point(sub: Subagents, turn: ActiveTurn, branch_from: str | None) -> str | None:
+def fork_point(sub: Hub, turn: ActiveTurn, branch_from: str | None) -> str | None:
     """None for a fresh branch; ``current`` is the turn's own prompt; else a message id."""
     if branch_from is None or branch_from.strip().lower() in FRESH:
         return None
@@ -52,13 +53,13 @@ def fork_point(sub: Subagents, turn: ActiveTurn, branch_from: str | None) -> str
     return node_id
 
 
-def definitions(sub: Subagents, workspace: Path) -> list[dict[str, Any]]:
+def definitions(sub: Hub, workspace: Path) -> list[dict[str, Any]]:
     """The agent definitions of a workspace, with their trust state."""
     engine = sub.dispatcher.services.hooks
     return engine.agent_listing(workspace) if engine is not None else []
 
 
-def definition_for(sub: Subagents, turn: ActiveTurn, name: str) -> AgentDef:
+def definition_for(sub: Hub, turn: ActiveTurn, name: str) -> AgentDef:
     """The named agent definition, if it exists and the user trusts it."""
     engine = sub.dispatcher.services.hooks
     found = engine.agents(turn.workspace) if engine is not None else {}
@@ -75,7 +76,7 @@ def definition_for(sub: Subagents, turn: ActiveTurn, name: str) -> AgentDef:
     return agent
 
 
-def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | None,
+def spawn_from_tool(sub: Hub, ctx: ToolContext, prompt: str, label: str | None,
                     branch_from: str | None, agent: str | None = None) -> str:
     """Validate an ``agent`` call and spawn the child; returns the receipt for the model."""
     turn = tool_turn(ctx)
@@ -93,9 +94,9 @@ def spawn_from_tool(sub: Subagents, ctx: ToolContext, prompt: str, label: str | 
     if definition is not None and definition.model and definition.model != "inherit" and (
             ":" in definition.model or definition.model == "offline"):
         model = definition.model  # Claude Code aliases (sonnet, opus) mean the parent's model
-    job = sub.spawn(turn.session_id, prompt, label=label, branch_from=fork,
-                    parent=sub.origin_of_turn(turn), model=model, depth=depth,
-                    definition=definition)
+    job = jobs.spawn(sub, turn.session_id, prompt, label=label, branch_from=fork,
+                     parent=sub.origin_of_turn(turn), model=model, depth=depth,
+                     definition=definition)
     where = f"branch {label!r}" if label else "a new branch"
     return (f"[spawned agent {job.id} on {where}, running async] Its result will come back to "
             f"you as a follow-up message; do not poll. Message it with send_message(to="

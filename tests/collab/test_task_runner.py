@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from openprogram_lsp.dispatcher import task_runner
-from openprogram_lsp.dispatcher.task_runner import Job, TaskRunner
+from openprogram_lsp.collab import task_runner
+from openprogram_lsp.collab.task_runner import Job, TaskRunner
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -44,7 +44,7 @@ def test_a_failing_job_is_logged_and_marked(runner: TaskRunner,
     async def boom(job: Job) -> None:
         raise RuntimeError("kaput")
 
-    with caplog.at_level(logging.ERROR, logger="openprogram_lsp.dispatcher.task_runner"):
+    with caplog.at_level(logging.ERROR, logger="openprogram_lsp.collab.task_runner"):
         job = runner.submit(boom, kind="agent", session_id="s1")
         assert job.wait(30)
     assert job.status == "error" and job.error == "RuntimeError: kaput"

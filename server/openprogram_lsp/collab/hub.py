@@ -1,51 +1,31 @@
-"""Subagents: child branches of the same conversation, run in the background, reporting back.
-
-``run_agent_turn`` is one more dispatcher call (source ``agent_spawn``, permission mode
-``bypass`` -- the tool gate still applies -- and ``advance_head=False``). ``spawn`` runs it as a
-job on the task runner and, when the child ends, writes an attach pointer in the parent's
-session and follows up the parent: inside its turn if that is still running, else as a new
-``follow_up`` turn on the parent's branch. ``enqueue_message`` does the same for send_message.
-"""
+"""The state every collaboration helper shares: lanes, the job runner, origins, child turns."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.collab.lanes import Lane, LaneKey, Lanes
+from openprogram_lsp.collab.task_runner import Job, JobKind, TaskRunner
+from openprogram_lsp.collab.types import AgentTurnResult, Origin
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import TurnRequest, TurnResult
-from openprogram_lsp.dispatcher import agent_list, agent_tool, replies
-from openprogram_lsp.dispatcher.collab_types import (
-    AgentTurnResult,
-    Origin,
-    branch_model,
-    entered,
-)
-from openprogram_lsp.dispatcher.lanes import Lane, LaneKey, Lanes
-from openprogram_lsp.dispatcher.send_message import send_message
-from openprogram_lsp.dispatcher.task_runner import Job, JobKind, TaskRunner
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.hooks.agent_defs import AgentDef
-from openprogram_lsp.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
-
-log = logging.getLogger(__name__)
+    from openprogram_lsp.dispatcher import Dispatcher
+    from openprogram_lsp.dispatcher.active import ActiveTurn
 
 DEFAULT_MAX_MESSAGES = 8
 WAKE_INTERVAL = 0.5  # seconds between re-checks of a busy branch when no turn-end wakes us
 
-__all__ = ["AgentTurnResult", "Origin", "Subagents"]
 
-
-class Subagents:
-    """Child runs, message deliveries and replies of one dispatcher."""
+class Hub:
+    """One dispatcher's collaboration state and the operations every helper builds on."""
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
@@ -187,77 +167,7 @@ class Subagents:
                   session_id=sid, turn_id=out.head_id)
         return out
 
-    # -- spawning and delivering --------------------------------------------------------------
-
-    def spawn(self, sid: str, prompt: str, *, label: str | None = None,
-              branch_from: str | None = None, parent: Origin | None = None,
-              model: str | None = None, depth: int = 0,
-              definition: AgentDef | None = None) -> Job:
-        """Run a child in the background; its outcome is delivered back to ``parent``."""
-        agent_id = new_id("ag")
-        lane = self.lanes.get(sid, ("name", label) if label else ("agent", agent_id))
-        lane.waiting += 1
-
-        async def body(job: Job) -> AgentTurnResult | None:
-            res: AgentTurnResult | None = None
-            try:
-                async with entered(lane):
-                    res = await self.run_agent_turn(
-                        sid, prompt, agent_id, branch_from, label, model=model,
-                        message_depth=depth, parent=parent, job=job,
-                        metadata={"agentType": definition.name} if definition else None,
-                        permission_mode=definition.permission_mode if definition else None)
-                    lane.tip, lane.follow = res.head_id, True
-            except Exception as exc:  # the runner records it too, but only after the report
-                job.error = f"{type(exc).__name__}: {exc}"
-                raise
-            finally:
-                if parent is not None and not job.cascaded:
-                    replies.report_agent(self, parent, job, res, depth + 1)
-            return res
-
-        return self.runner.submit(body, kind="agent", session_id=sid, job_id=agent_id,
-                                  origin_session_id=parent.session_id if parent else None,
-                                  parent_turn_id=parent.turn_id if parent else None,
-                                  label=label)
-
-    def enqueue_message(self, origin: Origin, lane: Lane, text: str, *, delivery_id: str,
-                        agent_id: str | None, depth: int) -> Job:
-        """Deliver a message to a lane: wait for the branch, run one turn, reply to origin."""
-        sid = lane.session_id
-        lane.waiting += 1
-
-        async def body(job: Job) -> AgentTurnResult | None:
-            res: AgentTurnResult | None = None
-            problem = ""
-            try:
-                async with entered(lane):
-                    tip = await self._wait_free(lane)
-                    if tip is None:
-                        problem = f"branch {lane.display} has no messages to continue"
-                        return None
-                    store = self.dispatcher.services.store
-                    owner = store.get_node(sid, tip).metadata.get("agentId")
-                    runner_id = agent_id or (owner if isinstance(owner, str) else None)
-                    res = await self.run_agent_turn(
-                        sid, text, runner_id, tip, None, model=branch_model(
-                            self.dispatcher, sid, tip), message_depth=depth, parent=origin,
-                        job=job, source="send_message", advance_head=store.head(sid) == tip,
-                        kind="message", metadata={"deliveryId": delivery_id})
-                    lane.tip, lane.follow = res.head_id, True
-            except Exception as exc:  # the runner records it too, but only after the report
-                job.error = f"{type(exc).__name__}: {exc}"
-                raise
-            finally:
-                if not job.cascaded:
-                    replies.report_message(self, origin, lane, job, res, depth + 1, problem)
-            return res
-
-        return self.runner.submit(body, kind="message", session_id=sid, job_id=delivery_id,
-                                  origin_session_id=origin.session_id,
-                                  parent_turn_id=origin.turn_id, label=lane.display)
-
-    async def _wait_free(self, lane: Lane) -> str | None:
+    async def wait_free(self, lane: Lane) -> str | None:
         """The lane's tip once no turn runs on it (None when the branch does not exist)."""
         while True:
             tip = self.lanes.current_tip(lane)
@@ -272,7 +182,7 @@ class Subagents:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), WAKE_INTERVAL)
 
-    def _kick(self) -> None:
+    def kick(self) -> None:
         """Wake jobs waiting for a busy branch (called when any turn ends)."""
 
         def wake() -> None:
@@ -283,66 +193,3 @@ class Subagents:
         loop = self.runner.running_loop
         if loop is not None:
             loop.call_soon_threadsafe(wake)
-
-    # -- turn lifecycle hooks (called by the dispatcher) -------------------------------------
-
-    def after_turn(self, turn: ActiveTurn, status: str, leftover: list[str]) -> None:
-        """A turn ended: cancel its children if it was cancelled, re-queue unread follow-ups."""
-        with self._lock:
-            depth = max(turn.request.message_depth, self._depth.pop(turn.turn_id, 0))
-        try:
-            if status == "cancelled":
-                self.runner.cancel_where(lambda j: j.parent_turn_id == turn.turn_id,
-                                         cascaded=True)
-            elif leftover:
-                origin = self.origin_of_turn(turn, running=False)
-                for text in leftover:
-                    replies.queue_follow_up(self, origin, text, depth)
-        except Exception:
-            log.exception("after-turn handling of %s failed", turn.turn_id)
-        self._kick()
-
-    def send_message(self, message: str, to: str, agent_id: str = "", *,
-                     session_id: str | None = None) -> str:
-        """send_message outside a tool call (the sender: the running turn, else the head)."""
-        return send_message(self, message, to, agent_id, session_id=session_id)
-
-    def cancel_session(self, sid: str) -> int:
-        """Cancel the jobs started from a session (cascade) and those running in it."""
-        n = self.runner.cancel_where(lambda j: j.origin_session_id == sid, cascaded=True)
-        return n + self.runner.cancel_where(lambda j: j.session_id == sid)
-
-    def cancel_all(self) -> int:
-        """Cancel every job (shutdown)."""
-        return self.runner.cancel_where(lambda j: True, cascaded=True)
-
-    def cancel_agent(self, agent_id: str) -> bool:
-        """Cancel one child or delivery by id; its origin is told."""
-        return self.runner.cancel(agent_id)
-
-    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Children and deliveries: id, sessionId, headId, label?, status, kind."""
-        return agent_list.list_agents(self, session_id)
-
-    def close(self, timeout: float = 10.0) -> None:
-        """Cancel every job and stop the runner."""
-        self.runner.shutdown(timeout)
-
-    # -- the collaboration tools' service (see agent.collab_tools.CollabService) -------------
-
-    def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None, agent: str | None = None) -> str:
-        """The ``agent`` tool."""
-        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from, agent)
-
-    def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
-        """The ``send_message`` tool."""
-        return send_message(self, message, to, session_id=ctx.session_id, via_tool=True)
-
-    def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        """The ``list_agents`` tool."""
-        return self.list_agents(ctx.session_id)
-
-    def definitions_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        """The ``list_agents`` tool: agent definitions of the caller's workspace."""
-        return agent_tool.definitions(self, ctx.workspace)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openprogram_lsp.dispatcher.collab_types import AgentTurnResult
-from openprogram_lsp.dispatcher.task_runner import Job
+from openprogram_lsp.collab.task_runner import Job
+from openprogram_lsp.collab.types import AgentTurnResult
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.subagents import Subagents
+    from openprogram_lsp.collab.hub import Hub
 
 _STORED_STATUS = {"done": "done", "error": "error", "cancelled": "cancelled",
                   "interrupted": "error"}
 
 
-def _job_tip(sub: Subagents, job: Job) -> str | None:
+def _job_tip(sub: Hub, job: Job) -> str | None:
     """The child's branch tip now (its label's tip, else its lane's), else its first turn."""
     store = sub.dispatcher.services.store
     if job.kind == "agent":
@@ -28,7 +28,7 @@ def _job_tip(sub: Subagents, job: Job) -> str | None:
     return job.head_id
 
 
-def _job_entry(sub: Subagents, job: Job) -> dict[str, Any]:
+def _job_entry(sub: Hub, job: Job) -> dict[str, Any]:
     status: str = "running" if job.status == "pending" else job.status
     if job.status == "done" and isinstance(job.result, AgentTurnResult):
         status = job.result.status
@@ -48,7 +48,7 @@ def _job_entry(sub: Subagents, job: Job) -> dict[str, Any]:
     return entry
 
 
-def _stored(sub: Subagents, sid: str, known: set[str]) -> list[dict[str, Any]]:
+def _stored(sub: Hub, sid: str, known: set[str]) -> list[dict[str, Any]]:
     """Children recorded in a session's DAG that this process did not run (before a restart)."""
     store = sub.dispatcher.services.store
     if not store.exists(sid):
@@ -79,7 +79,7 @@ def _stored(sub: Subagents, sid: str, known: set[str]) -> list[dict[str, Any]]:
     return out
 
 
-def list_agents(sub: Subagents, session_id: str | None = None) -> list[dict[str, Any]]:
+def list_agents(sub: Hub, session_id: str | None = None) -> list[dict[str, Any]]:
     """Children and deliveries: id, sessionId, headId, label?, status, kind, createdAt."""
     out = [_job_entry(sub, job) for job in sub.runner.jobs()
            if job.kind != "reply" and (session_id is None or session_id in (

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.dispatcher.subagent_helpers import (
+from tests.collab.subagent_helpers import (
     attach_nodes,
     build,
     call,
@@ -17,10 +17,10 @@ from tests.dispatcher.subagent_helpers import (
     tool_nodes,
 )
 
+from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.types import Node, TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
-from openprogram_lsp.dispatcher.send_message import send_message
 from openprogram_lsp.events.bus import Event, EventBus
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
 

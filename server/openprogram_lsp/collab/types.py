@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from openprogram_lsp.collab.lanes import Lane, LaneKey
 from openprogram_lsp.core.types import PermissionMode, TurnStatus, Wire
-from openprogram_lsp.dispatcher.lanes import Lane, LaneKey
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.turns import Dispatcher
+    from openprogram_lsp.dispatcher import Dispatcher
 
 
 class AgentTurnResult(Wire):

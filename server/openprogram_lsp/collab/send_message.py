@@ -12,17 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from openprogram_lsp.collab import jobs
+from openprogram_lsp.collab.lanes import Lane, LaneKey
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.ids import is_safe_id, new_id
 from openprogram_lsp.core.turn_context import current_session_id, current_turn_id
-from openprogram_lsp.dispatcher.lanes import Lane, LaneKey
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.events.tool_gate import decide_tool_gate
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.collab_types import Origin
-    from openprogram_lsp.dispatcher.subagents import Subagents
+    from openprogram_lsp.collab.hub import Hub
+    from openprogram_lsp.collab.types import Origin
 
 NEW_REDIRECT = ("send_message only reaches branches that exist; to='new' creates nothing. "
                 "Use the agent tool to start a child branch (agent{prompt, label}), then message "
@@ -39,12 +40,12 @@ class Target:
     follow: bool = True
 
 
-def _branch_names(subagents: Subagents, sid: str) -> list[str]:
+def _branch_names(subagents: Hub, sid: str) -> list[str]:
     names = (subagents.dispatcher.services.store.meta(sid).get("branches") or {}).values()
     return sorted(str(v["name"]) for v in names if isinstance(v, dict) and v.get("name"))
 
 
-def _agent_job_label(subagents: Subagents, sid: str, ref: str) -> LaneKey | None:
+def _agent_job_label(subagents: Hub, sid: str, ref: str) -> LaneKey | None:
     """A child of this session addressed by id or label (even before its branch exists)."""
     for job in subagents.runner.jobs():
         if job.kind != "agent" or job.session_id != sid:
@@ -56,7 +57,7 @@ def _agent_job_label(subagents: Subagents, sid: str, ref: str) -> LaneKey | None
     return None
 
 
-def _resolve_ref(subagents: Subagents, sid: str, ref: str, *, to: str) -> Target:
+def _resolve_ref(subagents: Hub, sid: str, ref: str, *, to: str) -> Target:
     """A reference inside one session: HEAD, a branch name, an agent, or a node id."""
     store = subagents.dispatcher.services.store
     if ref.lower() == "new":
@@ -93,7 +94,7 @@ def _workspace(store: SessionStore, sid: str) -> str | None:
     return str(Path(ws).resolve()) if isinstance(ws, str) and ws else None
 
 
-def resolve_target(subagents: Subagents, from_sid: str, to: str) -> Target:
+def resolve_target(subagents: Hub, from_sid: str, to: str) -> Target:
     """Parse ``to`` against the store; the target session must already exist."""
     to = to.strip()
     if not to:
@@ -115,7 +116,7 @@ def resolve_target(subagents: Subagents, from_sid: str, to: str) -> Target:
     return _resolve_ref(subagents, from_sid, to, to=to)
 
 
-def resolve_parent(subagents: Subagents, session_id: str | None) -> Origin:
+def resolve_parent(subagents: Hub, session_id: str | None) -> Origin:
     """The sender: the running turn from the ContextVars, else the session head."""
     sid = current_session_id.get() or session_id
     if not sid:
@@ -130,7 +131,7 @@ def resolve_parent(subagents: Subagents, session_id: str | None) -> Origin:
     return subagents.origin_of_head(sid)
 
 
-def _gate(subagents: Subagents, origin: Origin, message: str, to: str) -> None:
+def _gate(subagents: Hub, origin: Origin, message: str, to: str) -> None:
     """Consult the tool gate for calls that did not come through the tool runner."""
     event = Event(type="tool.before", session_id=origin.session_id, turn_id=origin.turn_id,
                   origin="send_message",
@@ -144,7 +145,7 @@ def _gate(subagents: Subagents, origin: Origin, message: str, to: str) -> None:
                                                      "no reason given"))
 
 
-def send_message(subagents: Subagents, message: str, to: str, agent_id: str = "", *,
+def send_message(subagents: Hub, message: str, to: str, agent_id: str = "", *,
                  session_id: str | None = None, via_tool: bool = False) -> str:
     """Queue a message for ``to`` and return the receipt text; refusals raise ToolError."""
     if not message.strip():
@@ -180,8 +181,8 @@ def send_message(subagents: Subagents, message: str, to: str, agent_id: str = ""
          "queued": bool(queued), "preview": message[:200]},
         session_id=origin.session_id, turn_id=origin.turn_id or origin.anchor,
         origin="send_message"))
-    subagents.enqueue_message(origin, lane, text, delivery_id=delivery_id,
-                              agent_id=agent_id or None, depth=depth)
+    jobs.enqueue_message(subagents, origin, lane, text, delivery_id=delivery_id,
+                         agent_id=agent_id or None, depth=depth)
     state = f"queued behind {queued} in its inbox" if queued else "running async"
     return (f"[delivered, {state}] delivery_id={delivery_id} to={lane.display}. The reply will "
             "come back to you as a follow-up message; do not poll.")

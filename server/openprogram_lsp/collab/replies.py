@@ -5,22 +5,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from openprogram_lsp.collab.lanes import Lane
+from openprogram_lsp.collab.task_runner import Job
+from openprogram_lsp.collab.types import AgentTurnResult, Origin, branch_model, entered
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import Node, TurnRequest, TurnResult
-from openprogram_lsp.dispatcher.collab_types import AgentTurnResult, Origin, branch_model, entered
-from openprogram_lsp.dispatcher.lanes import Lane
-from openprogram_lsp.dispatcher.task_runner import Job
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.subagents import Subagents
-    from openprogram_lsp.dispatcher.turns import ActiveTurn
+    from openprogram_lsp.collab.hub import Hub
+    from openprogram_lsp.dispatcher.active import ActiveTurn
 
 log = logging.getLogger(__name__)
 
 ATTACH_PREVIEW = 4000
 
 
-def attach(sub: Subagents, origin: Origin, text: str, meta: dict[str, Any]) -> None:
+def attach(sub: Hub, origin: Origin, text: str, meta: dict[str, Any]) -> None:
     """Write the attach pointer: a node hanging off the origin's anchor (never a chain node)."""
     try:
         sub.dispatcher.services.store.append(origin.session_id, Node(
@@ -30,7 +30,7 @@ def attach(sub: Subagents, origin: Origin, text: str, meta: dict[str, Any]) -> N
         log.exception("attach pointer in %s failed", origin.session_id)
 
 
-def absorb(sub: Subagents, turn: ActiveTurn, text: str, depth: int) -> bool:
+def absorb(sub: Hub, turn: ActiveTurn, text: str, depth: int) -> bool:
     """Hand a reply to a running turn as a follow-up (False once it stopped taking them)."""
     if not turn.control.follow_up(text):
         return False
@@ -38,7 +38,7 @@ def absorb(sub: Subagents, turn: ActiveTurn, text: str, depth: int) -> bool:
     return True
 
 
-def deliver_reply(sub: Subagents, origin: Origin, text: str, depth: int, *, kind: str,
+def deliver_reply(sub: Hub, origin: Origin, text: str, depth: int, *, kind: str,
                   source_id: str, sender: str, meta: dict[str, Any]) -> None:
     """Bring an outcome back to its origin: into the running turn, else a follow-up turn."""
     attach(sub, origin, text, {"sourceKind": kind, "sourceId": source_id, **meta})
@@ -53,7 +53,7 @@ def deliver_reply(sub: Subagents, origin: Origin, text: str, depth: int, *, kind
              session_id=origin.session_id, turn_id=origin.anchor)
 
 
-def queue_follow_up(sub: Subagents, origin: Origin, text: str, depth: int) -> Job:
+def queue_follow_up(sub: Hub, origin: Origin, text: str, depth: int) -> Job:
     """A ``follow_up`` turn on the origin's branch, after whatever runs there."""
     sid = origin.session_id
     lane = sub.lanes.get(sid, origin.lane_key, tip=origin.anchor)
@@ -85,7 +85,7 @@ def queue_follow_up(sub: Subagents, origin: Origin, text: str, depth: int) -> Jo
                              parent_turn_id=origin.turn_id)
 
 
-def report_agent(sub: Subagents, parent: Origin, job: Job, res: AgentTurnResult | None,
+def report_agent(sub: Hub, parent: Origin, job: Job, res: AgentTurnResult | None,
                  depth: int) -> None:
     """Tell the parent how a child ended (its text, status and branch tip)."""
     name = job.label or job.id
@@ -107,7 +107,7 @@ def report_agent(sub: Subagents, parent: Origin, job: Job, res: AgentTurnResult 
                   meta=meta)
 
 
-def report_message(sub: Subagents, origin: Origin, lane: Lane, job: Job,
+def report_message(sub: Hub, origin: Origin, lane: Lane, job: Job,
                    res: AgentTurnResult | None, depth: int, problem: str) -> None:
     """Bring a delivered message's reply (or why there is none) back to its sender."""
     if res is None:

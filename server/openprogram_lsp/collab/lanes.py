@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
-    from openprogram_lsp.dispatcher.turns import ActiveTurn, Dispatcher
+    from openprogram_lsp.dispatcher import Dispatcher
+    from openprogram_lsp.dispatcher.active import ActiveTurn
 
 LaneKey = tuple[str, str]  # ("name", branch name) | ("agent", agent id) | ("node", node id)
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.collab.subagent_helpers import build, call, text, tool_nodes
 from tests.conftest import RecordingApprover
-from tests.dispatcher.subagent_helpers import build, call, text, tool_nodes
 
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher

@@ -1,4 +1,4 @@
-"""Fixtures shared by the dispatcher tests."""
+"""Fixtures shared by the collaboration tests."""
 
 from __future__ import annotations
 

@@ -1,0 +1,33 @@
+"""A turn in flight, as the dispatcher and its helpers see it."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.context.types import TurnPrep
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.hooks.engine import TurnHooks
+
+
+@dataclass(slots=True)
+class ActiveTurn:
+    """A turn in flight: ids, control and what it touched."""
+
+    session_id: str
+    user_node_id: str
+    turn_id: str
+    request: TurnRequest
+    control: TurnControl
+    workspace: Path
+    touched: set[str] = field(default_factory=set)
+    full_scan: bool = False
+    baseline_done: bool = False
+    prep: TurnPrep | None = None
+    model: str = ""
+    resources: AsyncExitStack = field(default_factory=AsyncExitStack)
+    warnings: list[str] = field(default_factory=list)  # shown with the result
+    hooks: TurnHooks | None = None
+    trusted_once: frozenset[str] = frozenset()  # workspace definitions allowed for this turn

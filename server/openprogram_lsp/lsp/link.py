@@ -1,0 +1,26 @@
+"""What the shared host needs of one editor connection (``server.OpenProgramServer``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
+
+
+class Link(Protocol):
+    """One connected editor, as the host fans events, prompts and logs out to it."""
+
+    folders: list[Path]
+    subscriptions: set[str]
+    approver: LspApprover
+    asker: LspAsker
+
+    def sees(self, session_id: str | None) -> bool:
+        """Whether this connection receives the events of a session."""
+
+    def send_raw(self, data: bytes) -> bool:
+        """Write an already framed message; False when the link is gone."""
+
+    def window_log_message(self, params: Any) -> None:
+        """``window/logMessage`` to this editor."""

@@ -1,0 +1,41 @@
+"""What restore and hunk restore need of a ``store.CheckpointStore`` (kept below it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints.chain import Entry
+from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
+
+
+class StoreView(Protocol):
+    """One workspace's checkpoint store: its repo, lock, chain entries and commits."""
+
+    workspace: Path
+    repo: ShadowRepo
+    lock: WorkspaceLock
+
+    def note_paths(self, paths: Iterable[str]) -> None:
+        """Record paths that may have changed."""
+
+    def diff(self, checkpoint_id: str, path: str | None = None) -> dict[str, Any]:
+        """A checkpoint against its parent."""
+
+    def _open(self) -> None: ...
+
+    def _entry(self, checkpoint_id: str) -> Entry: ...
+
+    def _head_checkpoint_id(self, head: str) -> str | None: ...
+
+    def _modes_of(self, commit: str | None) -> dict[str, int]: ...
+
+    def _checked_relative(self, path: str) -> str: ...
+
+    def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
+                *, full: bool = False, allow_empty: bool = False,
+                restored_from: str | None = None, undo: str | None = None
+                ) -> Checkpoint | None: ...
