@@ -15,13 +15,13 @@ from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.handlers import Handlers
+    from openprogram_lsp.lsp.view import HandlersView
 
 
 class CodeHandlers:
     """``branches``, ``checkout``, ``branchDiff`` and ``fork {restoreCode}``."""
 
-    def __init__(self, handlers: Handlers) -> None:
+    def __init__(self, handlers: HandlersView) -> None:
         self.h = handlers
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from openprogram_lsp.core.types import ClientOptions
 from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
 
 
@@ -15,6 +16,8 @@ class Link(Protocol):
     subscriptions: set[str]
     approver: LspApprover
     asker: LspAsker
+    owner_key: str  # who owns this editor's MCP servers
+    client_options: ClientOptions  # the options its turns run with
 
     def sees(self, session_id: str | None) -> bool:
         """Whether this connection receives the events of a session."""

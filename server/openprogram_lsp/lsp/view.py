@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from openprogram_lsp.config import Settings as ConfigSettings
+from openprogram_lsp.core.types import ClientOptions
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.host import ServerHost
 from openprogram_lsp.lsp.link import Link
@@ -17,6 +19,11 @@ class ConnectionView(Link, Protocol):
 
     host: ServerHost
     settings: Settings
+    owner_key: str
+    client_options: ClientOptions
+
+    def workspace_settings(self) -> ConfigSettings | None:
+        """The config files' settings of this editor's folder."""
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -29,3 +36,21 @@ class ConnectionView(Link, Protocol):
     @property
     def primary_workspace(self) -> Path:
         """The first workspace folder (or the configured workspace)."""
+
+
+class HandlersView(Protocol):
+    """What feature handler groups (``code_handlers``) use of the main ``Handlers``."""
+
+    server: ConnectionView
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The shared dispatcher."""
+
+    def _session(self, sid: str) -> str: ...
+
+    def _node(self, sid: str, node_id: str, field: str) -> str: ...
+
+    def _refuse_during_turn(self) -> None: ...
+
+    def _changed(self, out: dict[str, Any]) -> None: ...
