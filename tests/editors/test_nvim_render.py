@@ -124,3 +124,24 @@ def test_a_call_refused_before_it_ran_shows_why(tmp_path: Path) -> None:
     assert "- ✗ Run `curl x | sh` · execute · failed → blocked: a download piped into a shell " \
            "is refused by the destructive-commands policy; a rule allowing this exact command " \
            "lets it run" in lines
+
+
+def test_cancelled_calls_and_the_turn_s_tokens(tmp_path: Path) -> None:
+    history = {"sessionId": "s1", "headId": "u1_reply", "nodes": [
+        {"id": "u1", "role": "user", "text": "two things"},
+        {"id": "u1_reply", "role": "assistant", "predecessor": "u1", "status": "cancelled",
+         "text": "Two.\n\n[cancelled]", "createdAt": "2026-12-01T10:02:00Z",
+         "metadata": {"steps": ["Two."], "usage": {"inputTokens": 1342, "outputTokens": 52}},
+         "toolCalls": [
+             {"id": "c1", "name": "run_command", "kind": "execute", "status": "failed",
+              "title": "Run `sleep 30`", "input": {"command": "sleep 30"}, "step": 0,
+              "output": "Cancelled: the user stopped the turn.", "cancelled": True},
+             {"id": "c2", "name": "write_file", "kind": "edit", "status": "failed",
+              "title": "Write b.txt", "input": {"path": "b.txt"}, "step": 0,
+              "output": "Not run.", "cancelled": True}]}]}
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history))
+    lines = _render(path)["lines"]
+    assert "## Assistant · 10:02 · ↑1.3k ↓52" in lines
+    assert "- ⊘ Run `sleep 30` · execute · cancelled" in lines
+    assert "- ⊘ Write b.txt · edit · cancelled" in lines

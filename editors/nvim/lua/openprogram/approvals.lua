@@ -188,6 +188,8 @@ function M.handle(params, ctx)
       answered = true
       resolve(v)
     end, tc.toolCallId)
+    local choose = require('openprogram.choose')
+    local row = choose.pin('permission') -- a late answer must still find its cursor row
     vim.ui.select(options, {
       prompt = M.prompt(tc),
       kind = 'openprogram.permission',
@@ -195,6 +197,7 @@ function M.handle(params, ctx)
         return o.name
       end,
     }, function(item)
+      choose.unpin(row)
       if answered and item then
         -- the picker outlived its request (a picker plugin cannot be closed from here)
         vim.notify(('openprogram: too late: the approval of %s was already withdrawn; nothing ran'):format(

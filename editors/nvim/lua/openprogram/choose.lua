@@ -10,7 +10,8 @@ opened for:
 - an error in what the choice does is reported with vim.notify, not thrown into the picker;
 - dressing restores the cursor of the window it was opened from before calling back, and
   throws when that row no longer exists: while one of ours is open, a redraw of the panel keeps
-  at least as many lines as the row it will restore (`min_lines`).
+  at least as many lines as the row it will restore (`min_lines`; approvals and questions,
+  which settle their own callbacks, `pin` their row too).
 
   require('openprogram.choose').select(items, { kind = 'openprogram.branch', ... }, on_choice,
     function() return panel.state.session_id == sid or 'the panel shows another session now' end)
@@ -33,7 +34,7 @@ local pinned = {}
 --- so one that never calls back does not pin the row for ever).
 ---@param kind string
 ---@return openprogram.PinnedRow
-local function pin(kind)
+function M.pin(kind)
   for i = #pinned, 1, -1 do
     if pinned[i].kind == kind then
       table.remove(pinned, i)
@@ -45,8 +46,9 @@ local function pin(kind)
   return entry
 end
 
+--- Forget a pinned row (its picker called back).
 ---@param entry openprogram.PinnedRow
-local function unpin(entry)
+function M.unpin(entry)
   for i, e in ipairs(pinned) do
     if e == entry then
       table.remove(pinned, i)
@@ -83,7 +85,7 @@ local function guarded(kind, what, act, valid)
   gens[kind] = (gens[kind] or 0) + 1
   local gen = gens[kind]
   local settled = false
-  local row = pin(kind)
+  local row = M.pin(kind)
   return function(...)
     if settled then
       return
@@ -91,7 +93,7 @@ local function guarded(kind, what, act, valid)
     settled = true
     local args = vim.F.pack_len(...)
     vim.schedule(function()
-      unpin(row)
+      M.unpin(row)
       local chose = args[1] ~= nil
       if gen ~= gens[kind] then
         if chose then

@@ -132,15 +132,7 @@ end
 
 -- Windows -----------------------------------------------------------------------------------
 
----@param n any
----@return string
-local function tokens(n)
-  n = tonumber(n) or 0
-  if n >= 1000 then
-    return ('%.1fk'):format(n / 1000)
-  end
-  return tostring(n)
-end
+local tokens = require('openprogram.render').tokens
 
 local function winbar()
   local parts = { 'OpenProgram' }

@@ -31,9 +31,14 @@ local OTHER = 'Other…'
 ---@return any
 local function ask(turn_id, question_id, start)
   local untrack = function() end
+  local choose = require('openprogram.choose')
+  local row = choose.pin('question') -- a picker plugin restores this cursor row when it answers
   local value = async.await(function(resolve)
     untrack = async.track(turn_id, resolve, question_id)
-    start(resolve)
+    start(function(v)
+      choose.unpin(row) -- only when the picker itself answered (a late answer restores it too)
+      resolve(v)
+    end)
   end, require('openprogram.config').prompt_wait_ms(), false)
   untrack()
   return value

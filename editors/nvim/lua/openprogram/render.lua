@@ -28,6 +28,32 @@ function M.tool_line(title, kind, status)
   return ('- %s %s · %s · %s'):format(ICON[status] or '•', title, kind or 'other', label)
 end
 
+--- A token count as the panel shows it (`1.3k`).
+---@param n any
+---@return string
+function M.tokens(n)
+  n = tonumber(n) or 0
+  if n >= 1000 then
+    return ('%.1fk'):format(n / 1000)
+  end
+  return tostring(n)
+end
+
+--- The token usage of an assistant message (`metadata.usage`), for its header: ` · ↑1.3k ↓52`.
+---@param node table
+---@return string
+function M.usage_suffix(node)
+  local usage = type(node.metadata) == 'table' and node.metadata.usage or nil
+  if node.role ~= 'assistant' or type(usage) ~= 'table' then
+    return ''
+  end
+  local input, output = tonumber(usage.inputTokens) or 0, tonumber(usage.outputTokens) or 0
+  if input == 0 and output == 0 then
+    return ''
+  end
+  return (' · ↑%s ↓%s'):format(M.tokens(input), M.tokens(output))
+end
+
 ---@param tc table a Node.toolCalls entry
 ---@return string
 local function tool_title(tc)
@@ -237,7 +263,7 @@ function M.history(nodes)
       end
       local label = M.label(node)
       table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
-      table.insert(lines, ('## %s%s'):format(label, clock(node.createdAt)))
+      table.insert(lines, ('## %s%s%s'):format(label, clock(node.createdAt), M.usage_suffix(node)))
       vim.list_extend(lines, M.body_lines(node))
       vim.list_extend(lines, M.footer_lines(node))
     elseif role == 'tool' then
