@@ -20,8 +20,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.host import ServerHost
-    from openprogram_lsp.lsp.server import OpenProgramServer
+    from openprogram_lsp.lsp.link import Link, Links
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +82,15 @@ def minimal_edit(old: str, new: str) -> types.TextEdit:
 class DocumentBuffers:
     """Open documents of every connection of a host (the turn's own editor first)."""
 
-    def __init__(self, host: ServerHost) -> None:
+    def __init__(self, host: Links) -> None:
         self.host = host
 
-    def _connections(self, session_id: str) -> list[OpenProgramServer]:
+    def _connections(self, session_id: str) -> list[Link]:
         owner = self.host.owner_for(session_id)
         rest = [c for c in self.host.connections if c is not owner]
         return [owner, *rest] if owner is not None else rest
 
-    def find(self, session_id: str, path: Path) -> tuple[OpenProgramServer, TextDocument] | None:
+    def find(self, session_id: str, path: Path) -> tuple[Link, TextDocument] | None:
         """The connection and document that have ``path`` open (the session's editor first)."""
         target = os.path.realpath(path)
         for conn in self._connections(session_id):

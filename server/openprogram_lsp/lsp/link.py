@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from lsprotocol import types
+from pygls.workspace import Workspace
+
 from openprogram_lsp.core.types import ClientOptions
 from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
+from openprogram_lsp.lsp.settings import Settings
 
 
 class Link(Protocol):
@@ -18,6 +22,15 @@ class Link(Protocol):
     asker: LspAsker
     owner_key: str  # who owns this editor's MCP servers
     client_options: ClientOptions  # the options its turns run with
+    settings: Settings
+
+    @property
+    def workspace(self) -> Workspace:
+        """The editor's open documents."""
+
+    async def workspace_apply_edit_async(
+            self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """``workspace/applyEdit`` to this editor."""
 
     def sees(self, session_id: str | None) -> bool:
         """Whether this connection receives the events of a session."""
@@ -27,3 +40,12 @@ class Link(Protocol):
 
     def window_log_message(self, params: Any) -> None:
         """``window/logMessage`` to this editor."""
+
+
+class Links(Protocol):
+    """The host's connected editors, as document buffers look through them."""
+
+    connections: list[Link]
+
+    def owner_for(self, session_id: str | None) -> Link | None:
+        """The live connection that prompts of a session go to."""

@@ -10,7 +10,6 @@ from openprogram_lsp.core.types import ClientOptions
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.host import ServerHost
 from openprogram_lsp.lsp.link import Link
-from openprogram_lsp.lsp.settings import Settings
 from openprogram_lsp.lsp.turns import TurnRunner
 
 
@@ -18,7 +17,6 @@ class ConnectionView(Link, Protocol):
     """One editor's connection: its settings and subscriptions, the shared host and runner."""
 
     host: ServerHost
-    settings: Settings
     owner_key: str
     client_options: ClientOptions
 
