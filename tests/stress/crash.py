@@ -12,6 +12,10 @@ version the agent acknowledged writing is found in some checkpoint.
 The normal suite runs a few rounds (``tests/store/test_crash_kill.py``); the full size is
 
     .venv/bin/python -m tests.stress.crash --turns 200 [--seed N] [--keep DIR]
+
+(it takes tens of minutes; run it from a snapshot of the tree, with ``PYTHONPATH`` pointing at
+the snapshot's ``server`` and root, when the checkout may change meanwhile: every round starts
+the server from the files as they are then).
 """
 
 from __future__ import annotations

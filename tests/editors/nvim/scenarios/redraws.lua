@@ -17,6 +17,17 @@ local function shown(pat)
   return false
 end
 
+---@param pat string
+---@return boolean
+local function noted(pat)
+  for _, n in ipairs(H.notes) do
+    if tostring(n):find(pat, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
 local function wait_line(pat, what)
   H.wait(function()
     return shown(pat)
@@ -183,7 +194,9 @@ H.run(function()
   end)
   local new = opened(3)
   old.choose(1) -- "+ New session"
-  vim.wait(100)
+  H.wait(function()
+    return noted('newer one')
+  end, 'the out-of-date note of the replaced picker')
   H.out.after_stale = { session = S.session_id, chosen = vim.deepcopy(chosen) }
   local mine
   for i, s in ipairs(new.items) do
@@ -218,8 +231,6 @@ H.run(function()
   H.wait(function()
     return fired and #fast > 0
   end, 'the choice from a fast event')
-  vim.wait(100)
-  H.out.fast = fast
 
   -- 4. Opened on one session, chosen after the panel moved to another.
   switch(nil)
@@ -229,7 +240,10 @@ H.run(function()
   local p5 = opened(5)
   switch(first)
   p5.choose(1)
-  vim.wait(100)
+  H.wait(function()
+    return noted('another session')
+  end, 'the out-of-date note of the branch picker')
   H.out.moved = { shown = S.session_id, first = first, second = second }
+  H.out.fast = fast -- read last: a second call would have acted by now
   H.out.errmsg = vim.v.errmsg
 end)
