@@ -21,6 +21,9 @@ from pytest_lsp.protocol import LanguageClientProtocol
 from openprogram_lsp.lsp.protocol import RawNotification, RawRequest, RawResponse
 
 SERVER = [sys.executable, "-m", "openprogram_lsp", "serve"]
+RAW_RESULTS = frozenset({"textDocument/codeAction"})
+"""Standard methods whose results the test client keeps as plain JSON (``Command | CodeAction``
+unions do not structure reliably)."""
 
 
 class RawClientProtocol(LanguageClientProtocol):
@@ -32,7 +35,7 @@ class RawClientProtocol(LanguageClientProtocol):
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:
-        if method.startswith("openprogram/"):
+        if method.startswith("openprogram/") or method in RAW_RESULTS:
             return RawResponse
         return super().get_result_type(method)
 

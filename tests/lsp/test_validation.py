@@ -40,6 +40,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/subscribe", {}, "sessionId"),
     ("openprogram/unsubscribe", {"sessionId": 5}, "sessionId"),
     ("openprogram/branchDiff", {"sessionId": "s", "fromHeadId": "a"}, "toHeadId"),
+    ("openprogram/blame", {"uri": 5}, "uri"),
     ("openprogram/checkout", {"sessionId": "s", "headId": "h", "restoreCode": [1]},
      "restoreCode"),
 ]

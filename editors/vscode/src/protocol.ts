@@ -27,6 +27,7 @@ export const Requests = {
   subscribe: 'openprogram/subscribe',
   unsubscribe: 'openprogram/unsubscribe',
   branchDiff: 'openprogram/branchDiff',
+  blame: 'openprogram/blame',
 } as const;
 
 /** Server → client requests. */

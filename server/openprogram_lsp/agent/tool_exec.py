@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from openprogram_lsp.agent import prompts
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
+from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
 from openprogram_lsp.core.types import (
     PermissionMode,
@@ -28,6 +29,14 @@ from openprogram_lsp.tools.policy import READ_KINDS, Rule, RuleBook, mode_decisi
 from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+
+def approval_record(mode: PermissionMode, kind: Any, rule: Rule | None) -> dict[str, Any]:
+    """Why a call ran without asking: a remembered rule, the bypass mode, or the mode's
+    default for its kind (reads, and edits under accept-edits)."""
+    if rule is not None and rule.decision == "allow" and mode_decision(mode, kind) == "ask":
+        return {"by": "rule", "decidedAt": now_iso(), "mode": mode, "rule": rule.to_dict()}
+    return {"by": "bypass" if mode == "bypass" else "mode", "decidedAt": now_iso(), "mode": mode}
 
 
 @dataclass(slots=True)
@@ -169,12 +178,14 @@ class ToolRunner:
             record.blocked_reason = f"permission mode {self.mode!r} is read-only"
             return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "
                     "changes things.")
-        rule = self.rules.decide(call.name, call.arguments)
+        matched = self.rules.match(call.name, call.arguments)
+        rule = matched.decision if matched is not None else None
         if rule == "deny":
             record.blocked_reason = "the user chose to always reject this kind of call"
             return "Refused: the user chose to always reject this kind of call."
         needs_ask = gate.verdict == "ask" or (mode == "ask" and rule != "allow")
         if not needs_ask:
+            record.approval = approval_record(self.mode, kind, matched)
             return None
         if self.approver is None:
             return prompts.NO_APPROVER
@@ -209,6 +220,8 @@ class ToolRunner:
             self.rules.add(Rule(call.name, decision, pattern if isinstance(pattern, str)
                                 else None))
         if outcome.allowed:
+            record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
+                               "optionId": outcome.option_id, "option": outcome.kind}
             return None
         if outcome.outcome == "cancelled":
             return f"The approval was withdrawn or timed out ({outcome.reason or 'no answer'}); " \

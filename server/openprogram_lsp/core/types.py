@@ -44,6 +44,8 @@ class ToolCallRecord(Wire):
     step: int = 0
     blocked_reason: str | None = None  # why a gate, admission, mode or rule refused the call
     cancelled: bool | None = None  # True: the turn's cancel cut it (running, waiting, not started)
+    # who let the call run: {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}
+    approval: dict[str, Any] | None = None
     attachments: list[dict[str, Any]] | None = Field(default=None, exclude=True)
 
 

@@ -26,6 +26,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 
@@ -66,6 +67,7 @@ class Handlers:
     def __init__(self, server: ConnectionView) -> None:
         self.server = server
         self.code = CodeHandlers(self)
+        self.blame = BlameFeatures(self)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -347,7 +349,7 @@ class Handlers:
             methods.STEER: self.steer, methods.SESSIONS: self.sessions,
             methods.HISTORY: self.history, methods.BRANCHES: self.code.branches,
             methods.CHECKOUT: self.code.checkout, methods.NAME_BRANCH: self.name_branch,
-            methods.BRANCH_DIFF: self.code.branch_diff,
+            methods.BRANCH_DIFF: self.code.branch_diff, methods.BLAME: self.blame.blame_request,
             methods.ANSWER: self.answer, methods.CHECKPOINTS: self.checkpoints,
             methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
             methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,

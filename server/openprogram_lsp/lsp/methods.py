@@ -27,6 +27,7 @@ MCP_REVOKE_TRUST = "openprogram/mcpRevokeTrust"
 SUBSCRIBE = "openprogram/subscribe"
 UNSUBSCRIBE = "openprogram/unsubscribe"
 BRANCH_DIFF = "openprogram/branchDiff"
+BLAME = "openprogram/blame"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -37,6 +38,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
     MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE, BRANCH_DIFF,
+    BLAME,
 )
 """Requests an editor sends to the server."""
 
@@ -56,6 +58,8 @@ STANDARD_USED: tuple[str, ...] = (
     "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
     "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
     "textDocument/didClose", "workspace/applyEdit",
+    "textDocument/codeLens", "textDocument/hover", "textDocument/codeAction",
+    "workspace/executeCommand",
 )
 """Standard LSP methods the server uses or answers."""
 

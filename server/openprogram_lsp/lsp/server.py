@@ -18,6 +18,7 @@ from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES, ClientOptions, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.lsp.blame_features import register as register_blame
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.handlers import Handlers
 from openprogram_lsp.lsp.host import ServerHost
@@ -229,8 +230,10 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         assert dispatcher is not None
         host = ServerHost(dispatcher, flag_mode=flag_mode_of(flag_mode), single=True)
     server = OpenProgramServer(host, initial_settings(host.dispatcher, host.flag_mode))
-    for name, handler in Handlers(server).table().items():
+    handlers = Handlers(server)
+    for name, handler in handlers.table().items():
         server.feature(name)(handler)
+    register_blame(server, handlers)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:

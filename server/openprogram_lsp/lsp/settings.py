@@ -42,6 +42,14 @@ class ProviderOption(BaseModel):
         return v.strip() or None if v is not None else None
 
 
+class BlameOption(BaseModel):
+    """``blame``: agent blame (code lenses, hovers, code actions)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = True
+
+
 class EditorOptions(BaseModel):
     """``initializationOptions`` (or the ``openprogram`` section of the configuration)."""
 
@@ -58,6 +66,7 @@ class EditorOptions(BaseModel):
     disabled_tools: list[str] | None = None  # static admission: fnmatch on tool names
     allowed_tools: list[str] | None = None
     providers: dict[Literal["openai", "anthropic"], ProviderOption] | None = None
+    blame: BlameOption | None = None  # openprogram.blame.enabled
 
     def provider_overrides(self) -> dict[str, dict[str, str]] | None:
         """``[providers]`` overrides in the config file's spelling (only the fields given)."""

@@ -114,6 +114,12 @@ class BranchDiffParams(Params):
     path: str | None = Field(None, min_length=1, max_length=MAX_PATH)
 
 
+class BlameParams(Params):
+    """``openprogram/blame``: who last changed each line of a document."""
+
+    uri: str = Field(min_length=1, max_length=MAX_PATH + 64)
+
+
 class NameBranchParams(Params):
     """``openprogram/nameBranch``: name the branch ending at ``headId``."""
 
@@ -285,6 +291,41 @@ class RestoreResult(Result):
     conflicts: list[str] | None = Field(
         None, description="Files another process changed during the restore (left as they are)")
     skipped: list[str] | None = None
+
+
+class BlameToolCall(Result):
+    id: str
+    name: str
+    title: str | None = None
+
+
+class BlameHunk(Result):
+    """Consecutive lines last changed by the same checkpoint."""
+
+    start_line: int = Field(description="0-based, as LSP positions")
+    line_count: int
+    kind: Literal["agent", "user", "base", "unrecorded"] = Field(
+        description="agent: a turn; user: outside the agent; base: before the first checkpoint; "
+                    "unrecorded: changed since the newest checkpoint")
+    checkpoint_id: str | None = None
+    checkpoint_kind: str | None = None
+    created_at: str | None = None
+    session_id: str | None = None
+    turn_id: str | None = Field(None, description="The assistant node of the turn")
+    turn: int | None = Field(None, description="1-based number of the turn on its branch")
+    prompt: str | None = Field(None, description="First line of the turn's user message")
+    branch: str | None = Field(None, description="Name of the branch holding the turn")
+    branch_head_id: str | None = None
+    tool_call: BlameToolCall | None = None
+    approval: dict[str, Any] | None = Field(
+        None, description="{by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}")
+
+
+class BlameResult(Result):
+    uri: str
+    path: str | None = None
+    hunks: list[BlameHunk] = Field(
+        description="Empty when blame is off or the agent never changed the file")
 
 
 class BranchDiffResult(Result):
@@ -557,6 +598,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/deleteSession": (SessionParams, EmptyResult),
     "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
     "openprogram/branchDiff": (BranchDiffParams, BranchDiffResult),
+    "openprogram/blame": (BlameParams, BlameResult),
     "openprogram/hooks": (EmptyParams, HooksResult),
     "openprogram/trust": (TrustParams, TrustResult),
     "openprogram/mcp": (EmptyParams, McpResult),

@@ -86,11 +86,14 @@ class RuleBook:
 
     def decide(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
         """The remembered decision for a call, if any rule matches."""
+        rule = self.match(tool, arguments)
+        return rule.decision if rule is not None else None
+
+    def match(self, tool: str, arguments: dict[str, Any]) -> Rule | None:
+        """The rule deciding a call (a denying one first), if any matches."""
         subject = call_subject(arguments)
-        hits = [r.decision for r in self.rules if r.matches(tool, subject)]
-        if "deny" in hits:
-            return "deny"
-        return "allow" if hits else None
+        hits = [r for r in self.rules if r.matches(tool, subject)]
+        return next((r for r in hits if r.decision == "deny"), hits[0] if hits else None)
 
     def add(self, rule: Rule) -> None:
         """Remember a rule (and persist it)."""

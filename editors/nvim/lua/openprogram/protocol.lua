@@ -38,6 +38,7 @@ M.methods = {
   SUBSCRIBE = 'openprogram/subscribe',
   UNSUBSCRIBE = 'openprogram/unsubscribe',
   BRANCH_DIFF = 'openprogram/branchDiff',
+  BLAME = 'openprogram/blame',
 }
 
 --- Server -> client notifications and requests.
