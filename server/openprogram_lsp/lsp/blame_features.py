@@ -18,7 +18,7 @@ from openprogram_lsp.store.blame.agent import AgentBlame, Hunk
 from openprogram_lsp.store.checkpoints import CheckpointStore
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.handlers import Handlers
+    from openprogram_lsp.lsp.view import HandlersView
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def hover_text(hunk: Hunk) -> str | None:
 class BlameFeatures:
     """Code lens, hover, code action and the restore command of one connection."""
 
-    def __init__(self, handlers: Handlers) -> None:
+    def __init__(self, handlers: HandlersView) -> None:
         self.h = handlers
         self._engines: dict[Path, AgentBlame] = {}
 
@@ -244,12 +244,10 @@ def _diff_hunk(store: CheckpointStore, hunk: Hunk, rel: str) -> int | None:
     return None
 
 
-def register(server: Any, handlers: Handlers) -> None:
+def register(server: Any, features: BlameFeatures) -> None:
     """Register the standard features (a failure answers nothing rather than an error) and the
     server commands (errors carry their JSON-RPC codes)."""
     from pygls.exceptions import JsonRpcException
-
-    features = handlers.blame
 
     def quiet(name: str, fn: Any) -> Any:
         async def handler(params: Any) -> Any:

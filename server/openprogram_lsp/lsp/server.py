@@ -233,7 +233,7 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
     handlers = Handlers(server)
     for name, handler in handlers.table().items():
         server.feature(name)(handler)
-    register_blame(server, handlers)
+    register_blame(server, handlers.blame)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:
