@@ -119,13 +119,14 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
 
     async def _start(*, model: str | None = None, experimental: bool = True,
                      progress: bool = False, init_options: dict[str, Any] | None = None,
-                     apply_edit: bool = False,
+                     apply_edit: bool = False, extra_env: dict[str, str] | None = None,
                      args: list[str] | None = None,
                      setup: Callable[[OpClient], None] | None = None) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
         env["OPENPROGRAM_HOME"] = str(tmp_path / "home")
         if model:
             env["OPENPROGRAM_MODEL"] = model
+        env.update(extra_env or {})
         log_args = ["--log-file", str(tmp_path / f"server{len(clients)}.log")]
         config = ClientServerConfig(server_command=[*SERVER, *log_args, *(args or [])],
                                     server_env=env, client_factory=_factory)

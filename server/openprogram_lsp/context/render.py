@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from openprogram_lsp.context.attachments import with_context
 from openprogram_lsp.context.budget import (
     MESSAGE_OVERHEAD,
     estimate_json,
@@ -120,7 +121,10 @@ def render_fields(node: Node) -> Rendered:
     """
     role = node.role
     if role == "user":  # modelText: the message with MCP prompts and resources expanded
-        text = node.metadata.get("modelText") or node.text
+        meta = node.metadata
+        text = meta.get("modelText") or node.text
+        if meta.get("context"):  # editor attachments: what the user pointed at
+            text = with_context(text, meta["context"])
         return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role == "summary":
         text = f"{SUMMARY_HEADER}\n{node.text}"

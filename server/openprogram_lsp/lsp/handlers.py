@@ -26,6 +26,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
@@ -132,13 +133,22 @@ class Handlers:
             text=p.text, session_id=p.session_id, branch_from=branch,
             workspace=str(self.server.primary_workspace) if p.session_id is None else None,
             model=self._model(p.model), permission_mode=self.server.settings.permission_mode,
-            metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
+            metadata=await self._turn_meta(p.client_turn_id, p.context)))
+
+    async def _turn_meta(self, client_turn_id: str | None,
+                         context: list[w.ContextItem] | None) -> dict[str, Any]:
+        """The user node's metadata from the request: its client id and its attachments."""
+        meta: dict[str, Any] = {"clientTurnId": client_turn_id} if client_turn_id else {}
+        if context:
+            meta["context"] = await resolve_attachments(self.server, context)
+        return meta
 
     async def fork(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.FORK, w.ForkParams, raw)
         self._session(p.session_id)
         if p.from_node_id is not None:
             self._node(p.session_id, p.from_node_id, "fromNodeId")
+        meta = await self._turn_meta(p.client_turn_id, p.context)  # refused before any restore
         switched: dict[str, Any] | None = None
         if p.restore_code and p.from_node_id is not None:
             if self.dispatcher.user_turn(p.session_id) is not None:
@@ -148,8 +158,7 @@ class Handlers:
         result = await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
             branch_name=p.name, model=self._model(None),
-            permission_mode=self.server.settings.permission_mode,
-            metadata={"clientTurnId": p.client_turn_id} if p.client_turn_id else {}))
+            permission_mode=self.server.settings.permission_mode, metadata=meta))
         if switched is not None:
             result["codeRestore"] = {k: switched[k] for k in (
                 "codeCheckpointId", "restored", "safetyCheckpointId", "conflicts", "skipped")
@@ -201,6 +210,8 @@ class Handlers:
         for node in out["nodes"]:  # listed contract fields are always present
             node.setdefault("predecessor", None)
             node.setdefault("caller", None)
+            if node.get("role") == "user" and (node.get("metadata") or {}).get("context"):
+                node["context"] = node["metadata"]["context"]  # what the model was shown
             # replies from subagents and other branches hang off a chain node by caller
             attached = [c.wire() for c in store.callees(sid, node["id"])
                         if c.role == "system" and c.metadata.get("kind") == "attach"]

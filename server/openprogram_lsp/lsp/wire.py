@@ -45,6 +45,46 @@ MAX_PATH = 4096
 """Longest path a request may name (PATH_MAX on Linux)."""
 
 
+MAX_ATTACHMENT_TEXT = 512 * 1024
+"""Longest text one attachment may carry (characters)."""
+
+
+class WirePosition(Params):
+    """An LSP position (0-based line, UTF-16 character)."""
+
+    line: int = Field(ge=0, le=10_000_000)
+    character: int = Field(ge=0, le=10_000_000)
+
+
+class WireRange(Params):
+    """An LSP range."""
+
+    start: WirePosition
+    end: WirePosition
+
+
+class DiagnosticItem(Params):
+    """One diagnostic of an attachment, as the editor has it (LSP ``Diagnostic`` fields)."""
+
+    range: WireRange
+    message: str = Field(max_length=20_000)
+    severity: int | None = Field(None, ge=1, le=4)
+    source: str | None = Field(None, max_length=200)
+    code: str | int | None = None
+
+
+class ContextItem(Params):
+    """What the user points the agent at: a file, a selection, diagnostics or a symbol."""
+
+    kind: Literal["file", "selection", "diagnostics", "symbol"]
+    uri: str = Field(min_length=1, max_length=MAX_PATH + 100)
+    range: WireRange | None = None
+    text: str | None = Field(None, max_length=MAX_ATTACHMENT_TEXT,
+                             description="The content; absent: the server reads it")
+    diagnostics: list[DiagnosticItem] | None = Field(None, max_length=500)
+    name: str | None = Field(None, max_length=500, description="A symbol's name")
+
+
 class ChatParams(Params):
     """``openprogram/chat``: a user message; a new session when ``sessionId`` is absent."""
 
@@ -56,6 +96,8 @@ class ChatParams(Params):
                               description="offline, scripted:FILE, openai:M, anthropic:M")
     client_turn_id: str | None = Field(
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
+    context: list[ContextItem] | None = Field(
+        None, max_length=64, description="Attachments rendered before the message")
 
 
 class ForkParams(Params):
@@ -70,6 +112,8 @@ class ForkParams(Params):
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
     restore_code: bool = Field(
         False, description="Start from the code state of fromNodeId (restored first, undoable)")
+    context: list[ContextItem] | None = Field(
+        None, max_length=64, description="Attachments rendered before the message")
 
 
 class SessionParams(Params):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -43,6 +44,22 @@ def reset_scripts() -> None:
         _cursors.clear()
 
 
+RECORD_ENV = "OPENPROGRAM_SCRIPTED_LOG"
+
+
+def _record(request: ModelRequest) -> None:
+    """Append what the model was sent to ``$OPENPROGRAM_SCRIPTED_LOG`` (one JSON line a call)."""
+    target = os.environ.get(RECORD_ENV)
+    if not target:
+        return
+    line = json.dumps({"system": request.system,
+                       "messages": [m.model_dump(mode="json", exclude_none=True)
+                                    for m in request.messages],
+                       "tools": [t.name for t in request.tools]}, ensure_ascii=False)
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
 class ScriptedProvider:
     """Replays responses in order across every session and turn of the process."""
 
@@ -69,6 +86,7 @@ class ScriptedProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Stream the next scripted response: text in several deltas, then tool calls."""
         resp = self._next()
+        _record(request)
         if "error" in resp:
             raise ProviderError(str(resp["error"]), provider="scripted")
         text = str(resp.get("text") or "")
