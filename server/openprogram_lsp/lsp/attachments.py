@@ -20,7 +20,7 @@ from openprogram_lsp.lsp.documents import doc_path
 from openprogram_lsp.tools.paths import confined
 
 if TYPE_CHECKING:
-    from openprogram_lsp.lsp.server import OpenProgramServer
+    from openprogram_lsp.lsp.view import ConnectionView
 
 MAX_TOTAL = 2 * 1024 * 1024  # characters over every attachment of one message
 
@@ -69,7 +69,7 @@ def _read(root: Path, rel: str, field: str) -> tuple[str, bool]:
     return data.decode("utf-8", "replace"), size > w.MAX_ATTACHMENT_TEXT
 
 
-async def resolve(server: OpenProgramServer, items: list[w.ContextItem] | None
+async def resolve(server: ConnectionView, items: list[w.ContextItem] | None
                   ) -> list[dict[str, Any]]:
     """The attachments as stored on the user node (kind, uri, path, range?, text, ...)."""
     out: list[dict[str, Any]] = []
