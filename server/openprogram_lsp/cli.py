@@ -24,6 +24,7 @@ from openprogram_lsp.core.errors import NotFound
 from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.secrets import conceal_from_proc
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.terminal import branches as br
 from openprogram_lsp.terminal import checkpoints as cps
 from openprogram_lsp.terminal.chat import run_chat, turn_request
 from openprogram_lsp.terminal.errors import (
@@ -129,6 +130,35 @@ def build_parser() -> argparse.ArgumentParser:
                          help="show the branch ending at this node")
     history.add_argument("--json", action="store_true", help="print JSON")
     _add_common(history)
+
+    branches = sub.add_parser("branches", help="list a session's branches and their code",
+                              description="List a session's branch tips (* the active one), "
+                                          "marking those whose code differs from the "
+                                          "workspace.")
+    branches.add_argument("session", metavar="SID", help="session id ('sessions' lists them)")
+    branches.add_argument("--json", action="store_true", help="print JSON")
+    _add_common(branches)
+
+    checkout = sub.add_parser("checkout", help="switch a session's branch (--code: its code)",
+                              description="Make BRANCH the session's active branch. With "
+                                          "--code the workspace is restored to that branch's "
+                                          "code first (undoable: it prints how).")
+    checkout.add_argument("session", metavar="SID", help="session id")
+    checkout.add_argument("branch", metavar="BRANCH", help="head node id or branch name")
+    checkout.add_argument("--code", action="store_true",
+                          help="also restore the workspace to the branch's code")
+    _add_common(checkout)
+
+    bdiff = sub.add_parser("branch-diff", help="compare two branches' code",
+                           description="The diff from branch FROM's code to branch TO's (each "
+                                       "branch's newest turn checkpoint).")
+    bdiff.add_argument("session", metavar="SID", help="session id")
+    bdiff.add_argument("old", metavar="FROM", help="head node id or branch name")
+    bdiff.add_argument("new", metavar="TO", help="head node id or branch name")
+    bdiff.add_argument("path", nargs="?", help="only this file or directory")
+    bdiff.add_argument("--json", action="store_true",
+                       help="print {diff, files, fromCheckpointId, toCheckpointId} as JSON")
+    _add_common(bdiff)
 
     lst = sub.add_parser("checkpoints", help="list a workspace's checkpoints",
                          description="List checkpoints newest first: the state after each turn "
@@ -284,6 +314,24 @@ def cmd_history(args: argparse.Namespace) -> int:
         if n.text:
             print(n.text)
     return 0
+
+
+def cmd_branches(args: argparse.Namespace) -> int:
+    """branches, checkout and branch-diff: a session's branches with their code."""
+    from openprogram_lsp.store.checkpoints import CheckpointStore
+
+    home = _home(args)
+    workspace = args.workspace or session_workspace(home, args.session) or Path.cwd()
+    dispatcher = _dispatcher(args, workspace if workspace.is_dir() else Path.cwd())
+    sessions = dispatcher.services.store
+    found = dispatcher.checkpointer(workspace) if workspace.is_dir() else None
+    store = found if isinstance(found, CheckpointStore) else None
+    if args.command == "branches":
+        return br.list_branches(sessions, store, args.session, args.json)
+    if args.command == "checkout":
+        return br.checkout(sessions, store, args.session, args.branch, args.code)
+    return br.branch_diff(sessions, store, args.session, args.old, args.new, args.path,
+                          args.json)
 
 
 def _store_opener(args: argparse.Namespace) -> Callable[[Path], Any]:
@@ -450,7 +498,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
     "checkpoints": cmd_checkpoints, "diff": cmd_diff_restore, "restore": cmd_diff_restore,
-    "undo": cmd_undo, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
+    "undo": cmd_undo, "branches": cmd_branches, "checkout": cmd_branches,
+    "branch-diff": cmd_branches, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
     "config": cmd_config, "sandbox": cmd_sandbox, "hooks": cmd_hooks,
 }
 

@@ -71,7 +71,7 @@ def test_every_subcommand_has_help(tmp_path: Path) -> None:
     top = run(["--help"], tmp_path)
     assert top.returncode == 0
     for cmd in ("serve", "acp", "chat", "sessions", "history", "checkpoints", "diff",
-                "restore", "undo", "schema", "config"):
+                "restore", "undo", "schema", "config", "branches", "checkout", "branch-diff"):
         assert cmd in top.stdout
         r = run([cmd, "--help"], tmp_path)
         assert r.returncode == 0
