@@ -156,3 +156,16 @@ def test_context_commits_are_immutable(tmp_path: Path) -> None:
     assert store.read_context_commit(sid, "t1") == {"estimate": 1}
     with pytest.raises(ValueError):
         store.write_context_commit(sid, "t1", {"estimate": 2})
+
+
+def test_context_commit_lists_are_stored_as_chain_ranges(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    _chain(store, sid, 60)
+    ids = [n.id for n in store.get_branch(sid)]
+    record = {"estimate": 3, "kept": ["summary-x", *ids[20:]], "snipped": ids[5:10] + ids[12:14],
+              "summarised": ids[:20], "replaced": ["n21:call1"]}
+    store.write_context_commit(sid, ids[-1], record)
+    assert store.read_context_commit(sid, ids[-1]) == record
+    stored = next(store.session_dir(sid).rglob("*.context.json")).read_bytes()
+    assert len(stored) < 200  # four ranges and one id, not 60 ids

@@ -323,7 +323,8 @@ class Dispatcher:
         live = {t.turn_id for t in self.active_turns(sid)}
         # Opening the session recovered other processes' dead turns; left are this process's
         # own turns that ended without finalizing (their owner record is ours).
-        stale = [n for n in store.index(sid).nodes.values()
+        idx = store.index(sid)
+        stale = [n for n in (idx.nodes[i] for i in list(idx.running))
                  if n.status == "running" and n.id not in live
                  and (record_is_self(n.metadata.get("owner"))
                       or not record_alive(n.metadata.get("owner")))]

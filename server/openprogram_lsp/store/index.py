@@ -74,6 +74,11 @@ class SessionIndex:
     callees: dict[str, list[str]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     next_seq: int = 1
+    running: set[str] = field(default_factory=set)  # ids of nodes whose status is "running"
+    # the last chain walked (ids root first) and each id's place in it: predecessors never
+    # change, so a later head that continues it walks only its own new part
+    _chain_ids: list[str] = field(default_factory=list, compare=False, repr=False)
+    _chain_pos: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, root: Path) -> SessionIndex:
@@ -95,6 +100,10 @@ class SessionIndex:
         self.files[node.id] = filename
         self.seq[node.id] = seq
         self.next_seq = max(self.next_seq, seq + 1)
+        if node.status == "running":
+            self.running.add(node.id)
+        else:
+            self.running.discard(node.id)
         if old is None:
             if node.predecessor is not None:
                 self.children.setdefault(node.predecessor, []).append(node.id)
@@ -109,24 +118,41 @@ class SessionIndex:
             raise NotFound(f"unknown node id {node_id!r}") from None
 
     def chain(self, head: str) -> list[Node]:
-        """Walk ``predecessor`` from head to the root; root first. Refuses a broken chain."""
-        out: list[Node] = []
+        """Walk ``predecessor`` from head to the root; root first. Refuses a broken chain.
+
+        Only the part not already known from the previous walk is walked: a turn's chain costs
+        what the turn added, plus one list of the nodes.
+        """
+        nodes = self.nodes
+        pos = self._chain_pos
+        walked: list[str] = []
         seen: set[str] = set()
         cur: str | None = head
-        nodes = self.nodes
-        while cur is not None:
+        while cur is not None and cur not in pos:
             node = nodes.get(cur)
             if node is None:
-                if not out:
+                if not walked:
                     raise NotFound(f"unknown node id {cur!r}")
-                raise BrokenChain(f"node {out[-1].id!r} points at missing predecessor {cur!r}")
+                raise BrokenChain(f"node {walked[-1]!r} points at missing predecessor {cur!r}")
             if cur in seen:
                 raise BrokenChain(f"predecessor cycle at {cur!r}")
             seen.add(cur)
-            out.append(node)
+            walked.append(cur)
             cur = node.predecessor
-        out.reverse()
-        return out
+        walked.reverse()
+        known = self._chain_ids
+        if cur is not None and pos[cur] == len(known) - 1:
+            base = len(known)  # the known chain continues: extend it in place
+            known.extend(walked)
+            ids = known
+        elif cur is not None and not walked:  # an earlier node of the known chain
+            return [nodes[i] for i in known[:pos[cur] + 1]]
+        else:  # another line: remember it instead
+            ids = walked if cur is None else known[:pos[cur] + 1] + walked
+            self._chain_ids, self._chain_pos, base = ids, {}, 0
+        for n, nid in enumerate(ids[base:], base):
+            self._chain_pos[nid] = n
+        return [nodes[i] for i in ids]
 
     def is_chain_node(self, node: Node) -> bool:
         """Whether a node is part of a conversation chain (not a tool or summary node)."""

@@ -65,9 +65,8 @@ def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
     """(nodes left running by a dead owner, owners of turns still running elsewhere)."""
     stale: list[Node] = []
     foreign: list[object] = []
-    for node in idx.nodes.values():
-        if node.status != "running":
-            continue
+    for nid in sorted(idx.running, key=idx.seq.__getitem__):
+        node = idx.nodes[nid]
         owner = node.metadata.get("owner")
         if record_is_self(owner):
             continue  # this process's own turns: the dispatcher knows which are live
@@ -102,6 +101,35 @@ def storable(node: Node) -> tuple[Node, str]:
     except PydanticSerializationError:
         clean = Node.model_validate(_no_surrogates(node.model_dump()))
         return clean, clean.model_dump_json(exclude_none=True)
+
+
+_ID_LISTS = ("kept", "snipped", "summarised")
+
+
+def encode_ranges(ids: list[str], pos: dict[str, int]) -> list[str | list[int]]:
+    """Ids as runs of consecutive chain positions (``[first, last]``); others stay ids."""
+    out: list[str | list[int]] = []
+    for nid in ids:
+        at = pos.get(nid)
+        last = out[-1] if out else None
+        if at is None:
+            out.append(nid)
+        elif isinstance(last, list) and last[1] + 1 == at:
+            last[1] = at
+        else:
+            out.append([at, at])
+    return out
+
+
+def decode_ranges(items: list[Any], chain: list[str]) -> list[str]:
+    """The ids ``encode_ranges`` stored, read back against the same chain."""
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            out.extend(chain[item[0]:item[1] + 1])
+    return out
 
 
 def _dead_entries(meta: dict[str, Any]) -> bool:
@@ -533,13 +561,25 @@ class SessionStore:
         return f"nodes/{name[:-len('.json')]}{CONTEXT_SUFFIX}", legacy
 
     def write_context_commit(self, sid: str, turn_id: str, record: dict[str, Any]) -> None:
-        """Write the immutable per-turn ContextCommit (refuses to overwrite)."""
+        """Write the immutable per-turn ContextCommit (refuses to overwrite).
+
+        Its node id lists (``kept``, ``snipped``, ``summarised``) are stored as ranges of
+        positions on the turn's chain, so the record's size does not grow with the session.
+        """
         beside, legacy = self._context_paths(sid, turn_id)
         rel = beside or legacy
         with self.locked(sid) as entry:
             if any(p and (entry.root / p).exists() for p in (beside, legacy)):
                 raise ValueError(f"context commit for {turn_id!r} already written")
-            entry.repo.write(rel, json.dumps(record, separators=(",", ":")))
+            stored = dict(record)
+            if turn_id in entry.index.nodes:
+                pos = {n.id: i for i, n in enumerate(entry.index.chain(turn_id))}
+                for key in _ID_LISTS:
+                    ids = stored.get(key)
+                    if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+                        stored[key + "Ranges"] = encode_ranges(ids, pos)
+                        del stored[key]
+            entry.repo.write(rel, json.dumps(stored, separators=(",", ":")))
             self._refresh_fp(entry)
 
     def read_context_commit(self, sid: str, turn_id: str) -> dict[str, Any] | None:
@@ -552,6 +592,11 @@ class SessionStore:
                 data: dict[str, Any] = json.loads((root / rel).read_bytes())
             except FileNotFoundError:
                 continue
+            if any(key + "Ranges" in data for key in _ID_LISTS):
+                chain = [n.id for n in self.get_branch(sid, turn_id)]
+                for key in _ID_LISTS:
+                    if key + "Ranges" in data:
+                        data[key] = decode_ranges(data.pop(key + "Ranges"), chain)
             return data
         return None
 
