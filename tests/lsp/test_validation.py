@@ -66,7 +66,8 @@ async def test_malformed_params_answer_invalid_params(start: Starter) -> None:
 
 async def test_missing_params_object(start: Starter) -> None:
     client = await start(model="offline")
-    assert await client.call("openprogram/sessions") == {"sessions": []}
+    assert await client.call("openprogram/sessions") == {"sessions": [], "total": 0,
+                                                          "hasMore": False}
     with pytest.raises(JsonRpcException) as info:
         await client.call("openprogram/chat")
     assert info.value.code == -32602

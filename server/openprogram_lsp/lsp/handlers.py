@@ -178,13 +178,15 @@ class Handlers:
     # -- sessions and branches ---------------------------------------------------------------
 
     async def sessions(self, raw: Any) -> dict[str, Any]:
-        w.parse_params(methods.SESSIONS, w.EmptyParams, raw)
-        rows = self.dispatcher.services.store.list_sessions()
+        p = w.parse_params(methods.SESSIONS, w.SessionsParams, raw)
+        rows, total = self.dispatcher.services.store.session_page(
+            workspace=p.workspace, offset=p.offset, limit=p.limit)
         infos = [w.SessionInfo(id=r["id"], title=r.get("title") or "", head_id=r.get("headId"),
                                status=r.get("status") or "idle",
                                updated_at=r.get("updatedAt") or "",
                                workspace=r.get("workspace")) for r in rows]
-        return w.SessionsResult(sessions=infos).wire()
+        return w.SessionsResult(sessions=infos, total=total,
+                                has_more=p.offset + len(infos) < total).wire()
 
     async def rename_session(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.RENAME_SESSION, w.RenameSessionParams, raw)
@@ -205,8 +207,11 @@ class Handlers:
         sid = self._session(p.session_id)
         store = self.dispatcher.services.store
         head = self._node(sid, p.head_id, "headId") if p.head_id else store.head(sid)
-        nodes = store.get_branch(sid, head) if head else []
-        out = w.HistoryResult(session_id=sid, head_id=head, nodes=nodes).wire()
+        nodes, more = (store.page(sid, head, limit=p.limit, before=p.before_node_id)
+                       if head else ([], False))
+        if p.before_node_id and not head:
+            raise InvalidParams(f"beforeNodeId: {p.before_node_id!r} is not on the branch")
+        out = w.HistoryResult(session_id=sid, head_id=head, nodes=nodes, has_more=more).wire()
         for node in out["nodes"]:  # listed contract fields are always present
             node.setdefault("predecessor", None)
             node.setdefault("caller", None)

@@ -133,11 +133,30 @@ class EmptyParams(Params):
     """Params of methods that take none (``{}`` or absent)."""
 
 
+class SessionsParams(Params):
+    """``openprogram/sessions``: one page of sessions, newest first, optionally one folder's."""
+
+    limit: int | None = Field(None, ge=1, le=10_000, strict=True,
+                              description="At most this many sessions")
+    offset: int = Field(0, ge=0, strict=True, description="Skip this many (newest first)")
+    workspace: str | None = Field(None, min_length=1, max_length=MAX_PATH,
+                                  description="Only sessions working in this folder")
+
+
+HISTORY_PAGE = 200
+"""Nodes ``openprogram/history`` returns when no ``limit`` is given."""
+
+
 class HistoryParams(Params):
-    """``openprogram/history``: one branch, root to head."""
+    """``openprogram/history``: one branch, root to head, a page at a time."""
 
     session_id: str = Field(min_length=1, max_length=200)
     head_id: str | None = Field(None, min_length=1)
+    limit: int = Field(HISTORY_PAGE, ge=1, le=10_000, strict=True,
+                       description="At most this many nodes: the newest ones before beforeNodeId")
+    before_node_id: str | None = Field(
+        None, min_length=1, max_length=200,
+        description="Return the nodes just before this one (the oldest node of the last page)")
 
 
 class CheckoutParams(Params):
@@ -246,17 +265,21 @@ class SessionInfo(Result):
 
 class SessionsResult(Result):
     sessions: list[SessionInfo]
+    total: int = Field(0, description="Sessions matching the filter, on every page")
+    has_more: bool = Field(False, description="More sessions after this page")
 
 
 class HistoryResult(Result):
     session_id: str
     head_id: str | None
     nodes: list[Node]
+    has_more: bool = Field(False, description="Older nodes remain before the first one listed")
 
     def wire(self) -> dict[str, Any]:
-        """Keep ``headId: null`` for an empty session."""
+        """Keep ``headId: null`` for an empty session and ``hasMore`` always."""
         out = super().wire()
         out.setdefault("headId", None)
+        out["hasMore"] = self.has_more
         return out
 
 
@@ -628,7 +651,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/fork": (ForkParams, TurnResult),
     "openprogram/cancel": (SessionParams, CancelResult),
     "openprogram/steer": (SteerParams, AcceptedResult),
-    "openprogram/sessions": (EmptyParams, SessionsResult),
+    "openprogram/sessions": (SessionsParams, SessionsResult),
     "openprogram/history": (HistoryParams, HistoryResult),
     "openprogram/branches": (SessionParams, BranchesResult),
     "openprogram/checkout": (CheckoutParams, CheckoutResult),

@@ -124,6 +124,19 @@ class SessionIndex:
         what the turn added, plus one list of the nodes.
         """
         nodes = self.nodes
+        return [nodes[i] for i in self.chain_ids(head)]
+
+    def position(self, head: str, node_id: str) -> int | None:
+        """Where ``node_id`` sits on the chain ending at ``head`` (0: the root), or None."""
+        ids = self.chain_ids(head)
+        at = self._chain_pos.get(node_id)
+        if at is not None and at < len(ids) and ids[at] == node_id:
+            return at
+        return None
+
+    def chain_ids(self, head: str) -> list[str]:
+        """The ids of ``chain(head)`` (do not modify the list)."""
+        nodes = self.nodes
         pos = self._chain_pos
         walked: list[str] = []
         seen: set[str] = set()
@@ -146,13 +159,13 @@ class SessionIndex:
             known.extend(walked)
             ids = known
         elif cur is not None and not walked:  # an earlier node of the known chain
-            return [nodes[i] for i in known[:pos[cur] + 1]]
+            return known[:pos[cur] + 1]
         else:  # another line: remember it instead
             ids = walked if cur is None else known[:pos[cur] + 1] + walked
             self._chain_ids, self._chain_pos, base = ids, {}, 0
         for n, nid in enumerate(ids[base:], base):
             self._chain_pos[nid] = n
-        return [nodes[i] for i in ids]
+        return ids
 
     def is_chain_node(self, node: Node) -> bool:
         """Whether a node is part of a conversation chain (not a tool or summary node)."""

@@ -18,7 +18,7 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +149,9 @@ class SessionStore:
         # write locks outlive cache entries: an evicted session reopened while its old entry
         # is still in use must share the lock, or two writers could take the same seq
         self._write_locks: dict[str, threading.RLock] = {}
+        # the session listing: meta by session id, with the stat it was read at
+        self._listing: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+        self._real: dict[str, str] = {}
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -184,21 +187,69 @@ class SessionStore:
         repo.write("meta.json", json.dumps(data, indent=1))
         return sid
 
-    def list_sessions(self) -> list[dict[str, Any]]:
-        """Every session's meta, most recently updated first."""
+    def list_sessions(self, *, workspace: str | None = None, offset: int = 0,
+                      limit: int | None = None) -> list[dict[str, Any]]:
+        """Sessions' meta, most recently updated first; optionally only one workspace's (its
+        real path) and one page. Metas are read once and then only ``stat``-ed."""
+        return self.session_page(workspace=workspace, offset=offset, limit=limit)[0]
+
+    def session_page(self, *, workspace: str | None = None, offset: int = 0,
+                     limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """(one page of ``list_sessions``, how many sessions match in all)."""
+        want = os.path.realpath(workspace) if workspace else None
+        rows = []
+        for meta in self._metas():
+            if want is not None and self._workspace_of(meta) != want:
+                continue
+            rows.append(meta)
+        rows.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
+        page = rows[offset:] if limit is None else rows[offset:offset + limit]
         out = []
+        for meta in page:
+            if _dead_entries(meta) and is_safe_id(str(meta.get("id"))):
+                with suppress(OSError, ValueError, NotFound):
+                    meta = self.meta(str(meta["id"]))  # opening it recovers the dead turns
+            meta = dict(meta)
+            meta["status"] = "running" if meta.get("running") else "idle"
+            out.append(meta)
+        return out, len(rows)
+
+    def _workspace_of(self, meta: dict[str, Any]) -> str | None:
+        ws = meta.get("workspace")
+        if not isinstance(ws, str) or not ws:
+            return None
+        cached = self._real.get(ws)
+        if cached is None:
+            cached = self._real[ws] = os.path.realpath(ws)
+        return cached
+
+    def _metas(self) -> list[dict[str, Any]]:
+        """Every session's meta, from the cache when its file is unchanged (one stat each)."""
+        out = []
+        seen = set()
         for entry in os.scandir(self.root):
-            meta_path = Path(entry.path) / "meta.json"
-            if entry.is_dir() and meta_path.exists():
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            path = os.path.join(entry.path, "meta.json")
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            seen.add(entry.name)
+            cached = self._listing.get(entry.name)
+            if cached is None or cached[0] != key:
                 try:
-                    meta = json.loads(meta_path.read_bytes())
-                    if _dead_entries(meta) and is_safe_id(entry.name):
-                        meta = self.meta(entry.name)  # opening it recovers the dead turns
-                except (OSError, ValueError, NotFound):
+                    with open(path, "rb") as fh:
+                        meta = json.loads(fh.read())
+                except (OSError, ValueError):
                     continue
-                meta["status"] = "running" if meta.get("running") else "idle"
-                out.append(meta)
-        out.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
+                if not isinstance(meta, dict):
+                    continue
+                cached = self._listing[entry.name] = (key, meta)
+            out.append(cached[1])
+        for gone in self._listing.keys() - seen:
+            del self._listing[gone]
         return out
 
     def delete_session(self, sid: str) -> None:
@@ -477,6 +528,21 @@ class SessionStore:
         if not head:
             return []
         return idx.chain(head)
+
+    def page(self, sid: str, head: str, *, limit: int,
+             before: str | None = None) -> tuple[list[Node], bool]:
+        """Up to ``limit`` nodes of the chain ending at ``head`` that come just before
+        ``before`` (default: the last ones), root first, and whether older ones remain."""
+        idx = self._get(sid).index
+        ids = idx.chain_ids(head)
+        end = len(ids)
+        if before is not None:
+            at = idx.position(head, before)
+            if at is None:
+                raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch of {head!r}")
+            end = at
+        start = max(0, end - limit)
+        return [idx.nodes[i] for i in ids[start:end]], start > 0
 
     def nodes(self, sid: str) -> list[Node]:
         """Every node of a session in creation order."""
