@@ -62,6 +62,7 @@ class ContextCommit(Wire):
     thresholds: dict[str, float] = Field(default_factory=dict)
     status: str | None = None
     created_at: str | None = None
+    instructions: list[dict[str, Any]] = Field(default_factory=list)  # files in the system prompt
 
     def digest_view(self) -> dict[str, Any]:
         """A small summary for node metadata and history listings."""
@@ -110,7 +111,8 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
         summary_node_id=prep.summary_node_id, kept=kept_ids(prep), snipped=list(prep.snipped),
         summarised=list(prep.summarised), replaced=list(prep.replaced),
         protected=list(prep.protected), messages=len(prep.messages),
-        messages_digest=messages_digest(prep.messages), thresholds=thresholds)
+        messages_digest=messages_digest(prep.messages), thresholds=thresholds,
+        instructions=list(prep.instructions))
 
 
 def context_digest(record: dict[str, Any]) -> dict[str, Any]:

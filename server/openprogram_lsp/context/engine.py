@@ -26,6 +26,7 @@ from openprogram_lsp.context.budget import (
 )
 from openprogram_lsp.context.commit import build_commit, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
+from openprogram_lsp.context.instructions import Instruction, render_instructions
 from openprogram_lsp.context.microcompact import gap_points, microcompact
 from openprogram_lsp.context.references import TermCache, protected_nodes, scan_references
 from openprogram_lsp.context.render import RenderCache, flatten, render_segments
@@ -90,25 +91,34 @@ class ContextEngine:
                 tools: list[ToolSpec], model: str, context_window: int,
                 max_output_tokens: int = 4096, last_turn_at: str | None = None,
                 summaries: list[Node] | None = None, bus: EventBus | None = None,
-                now: float | None = None) -> TurnPrep:
-        """Render the chain into messages, microcompact after an idle gap, count the budget."""
+                now: float | None = None,
+                instructions: list[Instruction] | None = None) -> TurnPrep:
+        """Render the chain into messages, microcompact after an idle gap, count the budget.
+
+        ``instructions`` (project instruction files) join the system prompt, which no
+        compaction touches."""
         args = PrepareArgs(session_id=session_id, history=list(history), system=system,
                            tools=list(tools), model=model, context_window=context_window,
                            max_output_tokens=max_output_tokens, last_turn_at=last_turn_at,
-                           summaries=list(summaries or []), now=now)
+                           summaries=list(summaries or []), now=now,
+                           instructions=list(instructions or []))
         return self._prepare(args, bus, announce=True)
 
     def _prepare(self, args: PrepareArgs, bus: EventBus | None, *, announce: bool) -> TurnPrep:
         window = resolve_window(args.context_window, self.config.window_override)
         summary, start = pick_summary(args.history, args.summaries)
         segments = render_segments(args.history, summary, start, self.render_cache)
-        prep = TurnPrep(session_id=args.session_id, model=args.model, system=args.system,
+        system = args.system
+        if args.instructions:
+            system = f"{system.rstrip()}\n\n{render_instructions(args.instructions)}\n"
+        prep = TurnPrep(session_id=args.session_id, model=args.model, system=system,
                         messages=[], tools=args.tools, context_window=window,
                         max_output_tokens=output_reserve(args.max_output_tokens, window),
                         segments=segments,
-                        fixed_tokens=estimate_text(args.system) + estimate_tools(args.tools),
+                        fixed_tokens=estimate_text(system) + estimate_tools(args.tools),
                         calibration=self.calibration.ratio(args.model), args=args, bus=bus)
         prep.full_segments = segments
+        prep.instructions = [i.listing() for i in args.instructions]
         if summary is not None:
             prep.summary_node_id = summary.id
             prep.summarised = [n.id for n in args.history[:start]]

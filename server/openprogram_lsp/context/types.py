@@ -93,6 +93,7 @@ class PrepareArgs:
     last_turn_at: str | None
     summaries: list[Node]
     now: float | None
+    instructions: list[Any] = field(default_factory=list)  # context.instructions.Instruction
 
 
 @dataclass(slots=True, repr=False)
@@ -125,6 +126,7 @@ class TurnPrep:
     args: PrepareArgs | None = None
     bus: Any = None
     summarizer_usage: Usage | None = None  # tokens the summariser spent this turn
+    instructions: list[dict[str, Any]] = field(default_factory=list)  # files in the prompt
 
     def __repr__(self) -> str:  # short: a prep can hold thousands of messages
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "

@@ -8,6 +8,7 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, agent_loop
 from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.instructions import load_instructions
 from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.types import Node, Usage
@@ -70,7 +71,7 @@ def _prepare(services: Services, *, session_id: str, history: list[Node], provid
         tools=runner.tools.specs(), model=provider.model,
         context_window=provider.context_window, max_output_tokens=services.max_output_tokens,
         last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),
-        bus=services.bus)
+        bus=services.bus, instructions=load_instructions(runner.ctx.workspace))
 
 
 async def prepare_context(services: Services, *, session_id: str, history: list[Node],

@@ -1,0 +1,106 @@
+"""Project instructions: AGENTS.md, CLAUDE.md, .openprogram/instructions.md, and the user's.
+
+They join the system prompt, which compaction never touches (only history is snipped or
+summarised), so they survive every compaction. Files are re-read when their size or mtime
+changes; each turn's ContextCommit lists the ones it used with a digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from openprogram_lsp.context.budget import estimate_text
+
+WORKSPACE_FILES = ("AGENTS.md", "CLAUDE.md", ".openprogram/instructions.md")
+MAX_BYTES = 64 * 1024  # per file; the rest is cut with a note
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instructions file as the model sees it."""
+
+    path: str  # as shown: relative to the workspace, or ~/... for the user's
+    scope: str  # "workspace" or "user"
+    text: str
+    sha256: str
+    truncated: bool = False
+
+    def listing(self) -> dict[str, object]:
+        """The file as listed in a ContextCommit."""
+        return {"path": self.path, "scope": self.scope, "sha256": self.sha256,
+                "tokens": estimate_text(self.text), **({"truncated": True}
+                                                       if self.truncated else {})}
+
+
+def user_file() -> Path:
+    """``$XDG_CONFIG_HOME/openprogram-lsp/AGENTS.md`` (default ``~/.config``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "openprogram-lsp" / "AGENTS.md"
+
+
+_cache: dict[str, tuple[tuple[int, int, int], Instruction | None]] = {}
+_lock = threading.Lock()
+
+
+def _load(path: Path, shown: str, scope: str) -> Instruction | None:
+    try:
+        st = os.stat(path)  # follows links: a linked AGENTS.md is common and fine to read
+    except OSError:
+        return None
+    if not os.path.isfile(path):
+        return None
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    with _lock:
+        hit = _cache.get(str(path))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    cut = len(data) > MAX_BYTES
+    text = data[:MAX_BYTES].decode("utf-8", "replace").strip()
+    found = Instruction(path=shown, scope=scope, text=text,
+                        sha256=hashlib.sha256(data[:MAX_BYTES]).hexdigest(),
+                        truncated=cut) if text else None
+    with _lock:
+        _cache[str(path)] = (key, found)
+    return found
+
+
+def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruction]:
+    """The instruction files that apply to a workspace, the user's first."""
+    out: list[Instruction] = []
+    home = user if user is not None else user_file()
+    mine = _load(home, str(home).replace(os.path.expanduser("~"), "~", 1), "user")
+    if mine is not None:
+        out.append(mine)
+    root = workspace.resolve()
+    for name in WORKSPACE_FILES:
+        target = root / name
+        try:
+            inside = target.resolve().is_relative_to(root)
+        except OSError:
+            continue
+        if not inside:
+            continue  # a link out of the workspace is not the project's instructions
+        found = _load(target, name, "workspace")
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def render_instructions(items: list[Instruction]) -> str:
+    """The system prompt's instructions section ("" when there are none)."""
+    if not items:
+        return ""
+    parts = ["Project instructions (follow them; the user's file first, then the project's):"]
+    for item in items:
+        note = "\n[... cut at 64 KiB]" if item.truncated else ""
+        parts.append(f'<instructions path="{item.path}">\n{item.text}{note}\n</instructions>')
+    return "\n\n".join(parts)
