@@ -81,3 +81,24 @@ def test_iteration_cap_from_the_environment(tmp_path: Path) -> None:
     r = run(["chat", "--workspace", str(ws), "hi"], home, tmp_path,
             OPENPROGRAM_MAX_ITERATIONS="many")
     assert r.returncode == 2 and "OPENPROGRAM_MAX_ITERATIONS" in r.stderr
+
+
+def test_rules_lists_and_revokes(tmp_path: Path) -> None:
+    from openprogram_lsp.tools.rulebook import RuleBook
+    from openprogram_lsp.tools.rules import Rule
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    rule = RuleBook.for_workspace(home, ws).add(Rule(
+        id="", decision="allow", kind="command", tool="run_command", value="make test",
+        description="Run `make test`"))
+    listed = run(["rules", "--workspace", str(ws), "--json"], home, tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    [shown] = json.loads(listed.stdout)
+    assert shown["id"] == rule.id and shown["value"] == "make test"
+    assert run(["rules", "--workspace", str(ws), "--revoke", rule.id], home,
+               tmp_path).returncode == 0
+    assert "no rules" in run(["rules", "--workspace", str(ws)], home, tmp_path).stdout
+    missing = run(["rules", "--workspace", str(ws), "--revoke", "nope"], home, tmp_path)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ruleId: no rule")
+    assert len(missing.stderr.strip().splitlines()) == 1

@@ -35,8 +35,8 @@ from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.builtin import builtin_tools
 from openprogram_lsp.tools.mcp import McpHub
-from openprogram_lsp.tools.policy import RuleBook
 from openprogram_lsp.tools.registry import ToolRegistry
+from openprogram_lsp.tools.rulebook import RuleBook
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""The command line: ``serve``, ``chat``, ``sessions``, ``history``, checkpoints and ``config``.
+"""The command line: ``serve``, ``chat``, ``sessions``, ``history``, checkpoints, ``config``
+and ``rules``.
 
 Every user error ends as one line on stderr (``openprogram-lsp: error: …``) and a non-zero
 exit code; ``--debug`` shows tracebacks.
@@ -204,6 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("--revoke", metavar="ID", help="forget the decision (asked again)")
     hooks.add_argument("--json", action="store_true", help="print JSON")
     _add_common(hooks)
+
+    rules = sub.add_parser("rules", help="list the workspace's approval rules, or revoke one",
+                           description="List the standing approval rules of the workspace "
+                                       "(every workspace rule and session rules), or forget "
+                                       "one with --revoke ID.")
+    rules.add_argument("--revoke", metavar="ID", default=None, help="forget this rule")
+    rules.add_argument("--session", default=None, metavar="SID",
+                       help="list the session rules of this session only")
+    rules.add_argument("--json", action="store_true", help="print JSON")
+    _add_common(rules)
 
     sub.add_parser("schema", help="print the JSON Schema of the protocol",
                    description="Print the JSON Schema of every openprogram/* message.")
@@ -486,6 +497,29 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    """List the standing approval rules of the workspace, or revoke one."""
+    from openprogram_lsp.tools.rulebook import RuleBook
+
+    ws = _explicit(args) or Path.cwd().resolve()
+    book = RuleBook.for_workspace(_home(args), ws)
+    if args.revoke:
+        rule = book.revoke(args.revoke)
+        print(f"revoked {rule.id}: {rule.decision} {rule.description}")
+        return 0
+    listed = book.listed(args.session)
+    if args.json:
+        print(json.dumps([r.wire() for r in listed]))
+        return 0
+    if not listed:
+        print(f"no rules for {ws}")
+    for r in listed:
+        scope = f"session {r.session_id}" if r.scope == "session" else "workspace"
+        print(f"{r.id}  {r.decision:<5}  {scope:<28}  {r.created_at or '-':<24}  "
+              f"{r.description}")
+    return 0
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     """Print whether ``run_command`` will be sandboxed here, and why not."""
     from openprogram_lsp.tools.sandbox import status
@@ -501,6 +535,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "undo": cmd_undo, "branches": cmd_branches, "checkout": cmd_branches,
     "branch-diff": cmd_branches, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
     "config": cmd_config, "sandbox": cmd_sandbox, "hooks": cmd_hooks,
+    "rules": cmd_rules,
 }
 
 

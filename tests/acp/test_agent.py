@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from acp import RequestError, text_block
-from openprogram_lsp.tools.policy import RuleBook
+from openprogram_lsp.tools.rulebook import RuleBook
 from tests.acp.client import RecordingClient, in_process, until
 
 
@@ -55,8 +55,10 @@ async def test_edit_asks_with_a_diff_then_writes_and_checkpoints(
     assert start < names.index("permission")  # pending tool call before the question
     assert "update:agent_message_chunk" in names[:start]
     perm = next(v for n, v in client.log if n == "permission")
-    assert [o.kind for o in perm["options"]] == ["allow_once", "allow_always", "reject_once",
-                                                 "reject_always"]
+    # every "always" option names its scope (this file, every edit, the workspace)
+    assert [o.kind for o in perm["options"]] == ["allow_once", "allow_always", "allow_always",
+                                                 "allow_always", "reject_once", "reject_always"]
+    assert perm["options"][1].name == "Always allow edits to a.txt in this session"
     diff = perm["toolCall"].content[0]
     assert diff.type == "diff" and diff.new_text == "hello\n"
     assert diff.path == str(workspace.resolve() / "a.txt")
@@ -85,16 +87,24 @@ async def test_reject_leaves_the_file_unwritten(dispatcher: Any, workspace: Path
 
 async def test_always_allow_is_a_workspace_rule_the_lsp_server_shares(
         dispatcher: Any, home: Path, workspace: Path) -> None:
-    client = RecordingClient(answer="allow_always")
+    """"Always" for one file, for the workspace: it covers that file in any session, only it."""
+    from openprogram_lsp.tools.facts import call_facts
+
+    client = RecordingClient(answer="allow_always_workspace")
     async with in_process(dispatcher, client) as (conn, _agent):
         session = await conn.new_session(cwd=str(workspace))
         await conn.prompt(session_id=session.session_id, prompt=[text_block("write a.txt\n1\n")])
         client.answer = "reject_once"
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write a.txt\n2\n")])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("write b.txt\n2\n")])
-    assert (workspace / "b.txt").read_text() == "2\n"
-    assert len([n for n, _ in client.log if n == "permission"]) == 1
+    assert (workspace / "a.txt").read_text() == "2\n"
+    assert not (workspace / "b.txt").exists()
+    assert len([n for n, _ in client.log if n == "permission"]) == 2
     rules = RuleBook.for_workspace(home, workspace)  # what a fresh LSP server reads
-    assert rules.decide("write_file", {"path": "c.txt"}) == "allow"
+    write = {"path": "a.txt", "content": "x"}
+    assert rules.decide(call_facts(workspace, "write_file", "edit", write, "other")) == "allow"
+    other = {"path": "c.txt", "content": "x"}
+    assert rules.decide(call_facts(workspace, "write_file", "edit", other, "other")) is None
 
 
 async def test_cancel_stops_a_running_command_within_a_second(dispatcher: Any,

@@ -46,7 +46,9 @@ async def test_tool_result_is_fed_back_in_order(tmp_path: Path, workspace: Path)
     state = await agent_loop(provider=p, system="sys", messages=messages,
                              runner=runner(workspace, bus), bus=bus, control=TurnControl())
     assert [m.role for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
-    assert messages[2].tool_call_id == "c1" and messages[2].content == "content of a"
+    call_ids = [c.id for c in messages[1].tool_calls]
+    assert messages[2].tool_call_id == call_ids[0] and messages[2].content == "content of a"
+    assert messages[3].tool_call_id == call_ids[1]
     assert state.text == "Let me read.\n\nIt says: content of a"
     assert [c.status for c in state.tool_calls] == ["completed", "completed"]
     assert state.model_calls == 2 and state.usage.input_tokens > 0
@@ -119,3 +121,22 @@ async def test_plan_mode_refuses_edits(tmp_path: Path, workspace: Path) -> None:
     await agent_loop(provider=p, system="", messages=messages,
                      runner=runner(workspace, bus, mode="plan"), bus=bus, control=TurnControl())
     assert "read-only" in messages[2].content and not (workspace / "x").exists()
+
+
+async def test_call_ids_are_the_servers_own_and_never_repeat(tmp_path: Path,
+                                                            workspace: Path) -> None:
+    """A model that reuses its call ids (every step says "c1") still gets distinct ids."""
+    bus = EventBus()
+    seen: list[Event] = []
+    bus.subscribe(seen.append)
+    p = provider(tmp_path, [
+        {"tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {}}]},
+        {"tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {}}]},
+        {"text": "done"}])
+    messages = [Message(role="user", content="list twice")]
+    state = await agent_loop(provider=p, system="sys", messages=messages,
+                             runner=runner(workspace, bus), bus=bus, control=TurnControl())
+    ids = [c.id for c in state.tool_calls]
+    assert len(set(ids)) == 2 and "c1" not in ids
+    started = [e.payload["toolCallId"] for e in seen if e.type == "tool.started"]
+    assert started == ids

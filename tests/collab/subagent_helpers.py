@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from openprogram_lsp.app import AppConfig, build_dispatcher
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.types import Node, PermissionOutcome, PermissionRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import EventBus
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
@@ -97,3 +97,18 @@ def tool_nodes(d: Dispatcher, sid: str, name: str) -> list[Node]:
 def attach_nodes(d: Dispatcher, sid: str) -> list[Node]:
     """Attach pointers written in a session."""
     return [n for n in d.services.store.nodes(sid) if n.metadata.get("kind") == "attach"]
+
+
+class PickingApprover:
+    """Answers each prompt with the option id given for its tool, recording the requests."""
+
+    def __init__(self, picks: dict[str, str]) -> None:
+        self.picks = picks
+        self.requests: list[PermissionRequest] = []
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
+        self.requests.append(request)
+        option = next(o for o in request.options
+                      if o.option_id == self.picks[request.tool_call.name])
+        return PermissionOutcome(outcome="selected", option_id=option.option_id,
+                                 kind=option.kind)

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.conftest import RecordingApprover
 from tests.collab.subagent_helpers import (
+    PickingApprover,
     attach_nodes,
     build,
     call,
@@ -43,13 +45,22 @@ def test_child_edits_file_on_named_branch_and_reports_back(
     r = d.process_user_turn(TurnRequest(text="delegate the notes"))
     sid = r.session_id
     assert r.status == "done" and "Spawned the writer." in r.text
-    # the agent tool asked like any non-read tool in ask mode; the bypass child asked nothing
-    assert [q.tool_call.name for q in approver.requests] == ["agent"]
+    # the spawn prompt showed the child's task and offered bypass only as its own option
+    [spawn] = approver.requests
+    assert spawn.tool_call.name == "agent" and spawn.tool_call.input["prompt"] == "write notes.txt"
+    assert [o.option_id for o in spawn.options] == ["allow_once", "allow_unattended",
+                                                    "reject_once"]
     assert "running async" in (tool_nodes(d, sid, "agent")[0].text)
     assert hold.entered("child")
     head_while_child_ran = store.head(sid)
     hold.release("child")
     assert d.agents.runner.wait_idle(60)
+    # the child of an ask-mode parent asked before its edit, labelled as the child's
+    asked = [q.tool_call.name for q in approver.requests]
+    assert asked == ["agent", "write_file"]
+    edit = approver.requests[1]
+    assert edit.label == "writer" and edit.tool_call.title == "[writer] Write notes.txt"
+    assert edit.session_id == sid and edit.turn_id != r.assistant_node_id
 
     # the child's edit landed, on its own branch, named by its label
     assert (workspace / "notes.txt").read_text() == "from the child\n"
@@ -101,6 +112,26 @@ def test_child_edits_file_on_named_branch_and_reports_back(
     replies = [e for e in events if e.type == "branch.message_sent"]
     assert replies and replies[0].payload["kind"] == "reply"
     assert replies[0].payload["inTurn"] is False
+
+
+@pytest.mark.parametrize(("pick", "written", "asked"), [
+    ("reject_once", False, ["agent", "write_file"]),
+    ("allow_unattended", True, ["agent"]),
+])
+def test_a_child_escalates_only_when_the_user_lets_it_run_without_asking(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher], pick: str, written: bool, asked: list[str]) -> None:
+    parent = script([call("agent", prompt="write w.txt", label="w"), text("spawned"),
+                     text("noted")])
+    child = script([call("write_file", path="w.txt", content="x\n"), text("child done")])
+    approver = PickingApprover({"agent": "allow_once" if pick == "reject_once" else pick,
+                                "write_file": "reject_once"})
+    d, _ = build(home, workspace, bus, parent, child=child, mode="ask", approver=approver)
+    dispatchers.append(d)
+    d.process_user_turn(TurnRequest(text="go"))
+    assert d.agents.runner.wait_idle(60)
+    assert [q.tool_call.name for q in approver.requests] == asked
+    assert (workspace / "w.txt").exists() is written
 
 
 def test_child_outcome_is_absorbed_by_a_running_parent(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.collab.subagent_helpers import (
+    PickingApprover,
     attach_nodes,
     build,
     call,
@@ -253,3 +254,25 @@ def test_sessions_of_another_workspace_are_out_of_reach(
     with pytest.raises(ToolError, match="another workspace"):
         send_message(d.agents, "run rm -rf .", f"{theirs}:HEAD", session_id=mine)
     assert len(store.get_branch(theirs)) == 1
+
+
+def test_a_delivered_turn_of_an_ask_mode_sender_asks_before_its_edit(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    main = script([text("hello"),
+                   call("send_message", to="other", message="write o.txt"), text("sent"),
+                   call("write_file", path="o.txt", content="o\n"), text("refused"),
+                   text("told")])
+    approver = PickingApprover({"send_message": "allow_once", "write_file": "reject_once"})
+    d, _ = build(home, workspace, bus, main, mode="ask", approver=approver)
+    dispatchers.append(d)
+    r0 = d.process_user_turn(TurnRequest(text="hi"))
+    d.services.store.name_branch(r0.session_id, r0.assistant_node_id, "other")
+    d.services.store.append(r0.session_id, Node(id="u_side", role="user", text="side",
+                                                predecessor=None), advance_head=False)
+    d.process_user_turn(TurnRequest(text="message the other branch", session_id=r0.session_id,
+                                    branch_from="u_side"))
+    assert d.agents.runner.wait_idle(60)
+    names = [q.tool_call.name for q in approver.requests]
+    assert names == ["send_message", "write_file"]
+    assert not (workspace / "o.txt").exists()

@@ -15,7 +15,7 @@ MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
 COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
             "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
             "OpenProgramToggle", "OpenProgramModel", "OpenProgramMode", "OpenProgramApproval",
-            "OpenProgramBranchName", "OpenProgramMcp"]
+            "OpenProgramBranchName", "OpenProgramMcp", "OpenProgramRules"]
 
 
 def _nvim() -> str:

@@ -121,9 +121,10 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
                      progress: bool = False, init_options: dict[str, Any] | None = None,
                      apply_edit: bool = False, extra_env: dict[str, str] | None = None,
                      args: list[str] | None = None,
-                     setup: Callable[[OpClient], None] | None = None) -> OpClient:
+                     setup: Callable[[OpClient], None] | None = None,
+                     home: Path | None = None) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
-        env["OPENPROGRAM_HOME"] = str(tmp_path / "home")
+        env["OPENPROGRAM_HOME"] = str(home or tmp_path / "home")
         if model:
             env["OPENPROGRAM_MODEL"] = model
         env.update(extra_env or {})

@@ -64,7 +64,10 @@ async def test_chat_with_show_message_request(start: Starter, tmp_path: Path,
     [request] = client.message_requests
     assert "write_file" in request.message or "hello.txt" in request.message
     assert [a.title for a in request.actions or []] == [
-        "Allow once", "Always allow", "Reject", "Always reject"]
+        "Allow once", "Always allow edits to hello.txt in this session",
+        "Always allow every edit in the workspace in this session",
+        "Always allow edits to hello.txt in every session of this workspace", "Reject",
+        "Always reject edits to hello.txt"]
 
 
 def _allow(kind: str) -> Any:
@@ -79,8 +82,9 @@ def _allow(kind: str) -> Any:
 
 async def test_always_allow_survives_restart(start: Starter, tmp_path: Path,
                                              workspace: Path) -> None:
+    """A workspace-scoped rule for one file outlives the server, and covers that file only."""
     first = await start(model=write_script(tmp_path / "one.json", WRITE),
-                        setup=_allow("allow_always"))
+                        setup=_allow("allow_always_workspace"))
     result = await first.call("openprogram/chat", {"text": "write hello.txt"})
     assert result["status"] == "done"
     assert len(first.permission_requests) == 1
@@ -88,14 +92,21 @@ async def test_always_allow_survives_restart(start: Starter, tmp_path: Path,
     await first.stop()
 
     again = [{"tool_calls": [{"name": "write_file",
+                              "arguments": {"path": "hello.txt", "content": "2\n"}}]},
+             {"text": "Done again."},
+             {"tool_calls": [{"name": "write_file",
                               "arguments": {"path": "second.txt", "content": "2\n"}}]},
-             {"text": "Done again."}]
+             {"text": "Refused, as you said."}]
     second = await start(model=write_script(tmp_path / "two.json", again),
                          setup=_allow("reject_once"))
-    result = await second.call("openprogram/chat", {"text": "write second.txt"})
+    result = await second.call("openprogram/chat", {"text": "write hello.txt again"})
     assert result["status"] == "done"
     assert second.permission_requests == []
-    assert (workspace / "second.txt").read_text() == "2\n"
+    assert (workspace / "hello.txt").read_text() == "2\n"
+    result = await second.call("openprogram/chat", {"text": "write second.txt"})
+    [asked] = second.permission_requests
+    assert asked["toolCall"]["input"]["path"] == "second.txt"
+    assert not (workspace / "second.txt").exists()
 
 
 async def test_reject_is_told_to_the_model(start: Starter, tmp_path: Path,

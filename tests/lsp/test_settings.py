@@ -19,7 +19,8 @@ def test_parse_options_camel_case_and_section() -> None:
     assert settings.approval_timeout == 5
     assert settings.question_timeout == 600
     [rule] = settings.rules()
-    assert (rule.tool, rule.decision, rule.pattern) == ("run_command", "deny", "rm *")
+    assert (rule.tool, rule.decision, rule.value) == ("run_command", "deny", "rm *")
+    assert (rule.kind, rule.origin) == ("pattern", "settings")
 
 
 def test_bad_fields_are_named_and_dropped() -> None:

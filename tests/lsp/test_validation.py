@@ -43,6 +43,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/blame", {"uri": 5}, "uri"),
     ("openprogram/checkout", {"sessionId": "s", "headId": "h", "restoreCode": [1]},
      "restoreCode"),
+    ("openprogram/rules", {"sessionId": 5}, "sessionId"),
+    ("openprogram/revokeRule", {}, "ruleId"),
 ]
 
 

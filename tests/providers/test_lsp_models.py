@@ -47,7 +47,9 @@ async def test_request_model_beats_initialization_options_and_tools_round_trip(
     assert [r.path for r in server.received[:2]] == ["/v1/messages", "/v1/messages"]
     results = [b for m in server.received[1].json["messages"] for b in m["content"]
                if b["type"] == "tool_result"]
-    assert results[0]["tool_use_id"] == "toolu_1" and "ship it" in results[0]["content"]
+    uses = [b["id"] for m in server.received[1].json["messages"] if m["role"] == "assistant"
+            for b in m["content"] if b["type"] == "tool_use"]
+    assert results[0]["tool_use_id"] == uses[0] and "ship it" in results[0]["content"]
 
     second = await client.call("openprogram/chat", {"text": "hi"})
     assert second["status"] == "done", second

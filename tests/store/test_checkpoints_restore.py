@@ -190,3 +190,22 @@ def test_first_restore_after_a_restart_walks_the_tree(ws: Path, home: Path) -> N
     out = open_store(ws, home).restore(first)
     assert ("while_down.txt", "added") in files_of(store.get(out["safetyCheckpointId"]))
     assert not (ws / "while_down.txt").exists()
+
+
+def test_restore_never_writes_into_the_state_root(tmp_path: Path) -> None:
+    """A checkpointed path that is now inside our own state (workspace = $HOME) is skipped."""
+    from openprogram_lsp.core.fsutil import protect_dir
+
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    state = ws / "state-root"
+    (state / "rules").mkdir(parents=True)
+    (state / "rules" / "allow-all.json").write_text('{"rules": "everything"}\n')
+    first = store.commit_turn("s1", "t1", "turn 1", full_scan=True)
+    assert first is not None
+    (state / "rules" / "allow-all.json").unlink()
+    protect_dir(state)  # from now on our stores live there
+    result = store.restore(first.id, None, full_scan=True)
+    assert "state-root/rules/allow-all.json" not in result["restored"]
+    assert "state-root/rules/allow-all.json" in result.get("skipped", [])
+    assert not (state / "rules" / "allow-all.json").exists()

@@ -92,6 +92,10 @@ command('OpenProgramWatch', function(a)
   op().watch(a.fargs[1])
 end, { nargs = '?', desc = 'OpenProgram: watch a live session another editor drives [session id]' })
 
+command('OpenProgramRules', function()
+  op().rules()
+end, { desc = 'OpenProgram: list the approval rules; choose one to revoke it' })
+
 command('OpenProgramRestore', function(a)
   op().restore(a.fargs[1], vim.list_slice(a.fargs, 2))
 end, {

@@ -10,6 +10,7 @@ import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './che
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { traceError } from './log';
+import { listRules, revokeRule, ruleItems } from './rules';
 import * as api from './vscodeapi';
 
 const UNDO_KEY = 'openprogram.lastSafetyCheckpointId';
@@ -285,6 +286,25 @@ export function registerCommands(p: Parts): api.Disposable[] {
       await p.controller.checkout(headId, node.agent.sessionId);
       refreshTrees();
       p.chatView.reveal();
+    }),
+    cmd('openprogram.showRules', async () => {
+      const rules = await listRules(p.client, p.controller.state.sessionId);
+      if (rules.length === 0) {
+        void api.showInfo('OpenProgram: no approval rules; every edit and command asks.');
+        return;
+      }
+      const pick = await api.showQuickPick(ruleItems(rules), {
+        placeHolder: 'Approval rules — choose one to revoke it (takes effect at once)',
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
+      if (!pick) return;
+      if (!pick.rule.revocable) {
+        void api.showInfo(`OpenProgram: “${pick.rule.description}” comes from the openprogram.rules setting; remove it there.`);
+        return;
+      }
+      const revoked = await revokeRule(p.client, pick.rule.id);
+      void api.showInfo(`OpenProgram: revoked “${revoked.description}”; the next such call asks again.`);
     }),
     cmd('openprogram.restartServer', () => p.client.restart()),
     cmd('openprogram.showLog', async () => p.output.show()),

@@ -28,6 +28,8 @@ export const Requests = {
   unsubscribe: 'openprogram/unsubscribe',
   branchDiff: 'openprogram/branchDiff',
   blame: 'openprogram/blame',
+  rules: 'openprogram/rules',
+  revokeRule: 'openprogram/revokeRule',
 } as const;
 
 /** Server → client requests. */
@@ -60,6 +62,7 @@ export const EventTypes = [
   'permission.withdrawn',
   'permission.requested',
   'permission.resolved',
+  'rules.changed',
 ] as const;
 
 /** An approval prompt timed out or its turn was cancelled. */
@@ -228,6 +231,10 @@ export interface PermissionToolCall {
   title: string;
   input: Record<string, unknown>;
   diff?: { path: string; oldText: string; newText: string } | null;
+  /** The simple commands of an execute call: each must be allowed for it to run unasked. */
+  parts?: string[] | null;
+  /** Those parts no rule allows yet. */
+  uncoveredParts?: string[] | null;
   /** Set when an MCP server's tool asks: the card shows server, tool and every argument. */
   mcp?: McpSource | null;
   /** Commands: whether it will run in the bubblewrap sandbox; `sandboxNote` says why not. */
@@ -269,6 +276,26 @@ export interface PermissionParams {
   turnId: string;
   toolCall: PermissionToolCall;
   options: PermissionOption[];
+  /** The child agent asking, when it is one. */
+  label?: string | null;
+}
+
+/** One standing rule (`openprogram/rules`). */
+export interface RuleInfo {
+  id: string;
+  decision: 'allow' | 'deny';
+  kind: 'command' | 'edit' | 'call' | 'pattern';
+  tool: string;
+  value?: string | null;
+  editScope?: 'file' | 'folder' | 'workspace' | null;
+  scope: 'session' | 'workspace';
+  sessionId?: string | null;
+  origin: 'prompt' | 'settings' | 'legacy';
+  createdAt: string;
+  toolCallId?: string | null;
+  turnId?: string | null;
+  description: string;
+  revocable: boolean;
 }
 
 export type PermissionOutcome =

@@ -84,6 +84,7 @@ test('a tool call becomes a card; permission prompt attaches to it and settles o
     {
       type: 'permission',
       requestId: 'p1',
+      turnId: 't1',
       toolCall: { toolCallId: 'c1', name: 'write_file', kind: 'edit', title: 'Write a.txt', input: { path: 'a.txt' }, diff: { path: 'a.txt', oldText: '', newText: 'x\n' } },
       options: [
         { optionId: 'o1', name: 'Allow once', kind: 'allow_once' },
@@ -119,6 +120,7 @@ test('a permission request before tool.started creates a pending card that tool.
     {
       type: 'permission',
       requestId: 'p1',
+      turnId: 't1',
       toolCall: { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run ls', input: { command: 'ls' } },
       options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
     },
@@ -134,6 +136,7 @@ test('a command card says whether it runs sandboxed', () => {
     {
       type: 'permission',
       requestId: 'p1',
+      turnId: 't1',
       toolCall: { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run ls', input: { command: 'ls' }, sandboxed, sandboxNote },
       options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
     },
@@ -246,9 +249,10 @@ test('subagent and branch messages show as notes', () => {
   ]);
 });
 
-const permission = (requestId = 'p1', toolCallId = 'c1'): HostMessage => ({
+const permission = (requestId = 'p1', toolCallId = 'c1', turnId = 't1'): HostMessage => ({
   type: 'permission',
   requestId,
+  turnId,
   toolCall: { toolCallId, name: 'run_command', kind: 'execute', title: 'Run ls', input: { command: 'ls' } },
   options: [
     { optionId: 'o1', name: 'Allow once', kind: 'allow_once' },
@@ -462,6 +466,7 @@ test('an MCP tool card keeps the server and tool from tool.started and from the 
     {
       type: 'permission',
       requestId: 'p1',
+      turnId: 't1',
       toolCall: { toolCallId: 'c2', name: 'mcp__github__create_issue', kind: 'other', title: 'MCP github: create_issue', input, mcp },
       options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
     },
@@ -487,4 +492,40 @@ test("another editor's turn shows its message, its approval read-only, then the 
   s = reduce(s, ev('permission.resolved', { toolCallId: 'c1', outcome: 'selected', optionId: 'allow_once', kind: 'allow_once' }));
   c = card();
   assert.ok(c && c.kind === 'tool' && c.permission?.choice === 'allow_once');
+});
+
+test('a prompt reaches only the card of its own turn, even when an older card has the same call id', () => {
+  // After a server restart a model may reuse a call id; the server's ids never repeat, and the
+  // card is keyed by turn id + call id anyway.
+  let s = run([
+    { type: 'history', sessionId: S, headId: 'old_reply', nodes: [
+      { id: 'u_old', role: 'user', text: 'run one', predecessor: null },
+      { id: 'old_reply', role: 'assistant', text: 'ran', predecessor: 'u_old',
+        toolCalls: [{ id: 'offline_1', name: 'run_command', kind: 'execute', input: { command: 'echo one' }, status: 'completed' }] },
+    ] },
+    { type: 'userSent', text: 'run two', predecessor: 'old_reply' },
+    ev('tool.started', { toolCallId: 'offline_1', name: 'run_command', kind: 'execute', title: 'Run `echo two`', input: { command: 'echo two' } }, 'new_reply'),
+    permission('p1', 'offline_1', 'new_reply'),
+  ]);
+  const [old, fresh] = tools(s);
+  assert.equal(old.turnId, 'old_reply');
+  assert.equal(old.permission, null, 'the old card takes no prompt');
+  assert.equal(old.input.command, 'echo one');
+  assert.equal(fresh.permission?.requestId, 'p1');
+  assert.equal(fresh.turnId, 'new_reply');
+  s = reduce(s, ev('tool.finished', { toolCallId: 'offline_1', status: 'failed', output: 'rejected' }, 'new_reply'));
+  assert.equal(tools(s)[0].status, 'completed', 'a finish of another turn leaves the old card alone');
+  assert.equal(tools(s)[1].status, 'failed');
+});
+
+test('a compound command card lists its parts and a child prompt its label', () => {
+  const s = run([
+    { type: 'reset', sessionId: S },
+    { type: 'permission', requestId: 'p1', turnId: 't2', label: 'helper',
+      toolCall: { toolCallId: 'c9', name: 'run_command', kind: 'execute', title: '[helper] Run', input: { command: 'ls; id' }, parts: ['ls', 'id'] },
+      options: [{ optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' }] },
+  ]);
+  assert.deepEqual(tools(s)[0].parts, ['ls', 'id']);
+  assert.equal(tools(s)[0].label, 'helper');
+  assert.equal(tools(s)[0].turnId, 't2');
 });

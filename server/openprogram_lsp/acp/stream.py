@@ -20,8 +20,10 @@ from openprogram_lsp.acp.updates import (
 )
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.tools.policy import EDIT_KINDS, RuleBook, mode_decision
+from openprogram_lsp.tools.facts import call_facts
+from openprogram_lsp.tools.policy import EDIT_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
+from openprogram_lsp.tools.rulebook import RuleBook
 
 
 def _jsonable(value: Any) -> Any:
@@ -84,7 +86,8 @@ class TurnStream:
             status="pending", content=content or None,
             locations=location(self.workspace, raw_input), raw_input=_jsonable(raw_input)))
         asks = mode_decision(self.mode, kind) == "ask"  # type: ignore[arg-type]
-        if not asks or self.rules.decide(name, raw_input) == "allow":
+        facts = call_facts(self.workspace, name, kind, raw_input, self.session_id)
+        if not asks or self.rules.decide(facts) == "allow":
             self.running(call_id)
 
     def running(self, call_id: str) -> None:

@@ -13,6 +13,7 @@ from openprogram_lsp.agent import prompts
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.core.errors import TurnCancelled
+from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolCallRecord, Usage
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.providers.base import (
@@ -148,7 +149,9 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     state.steps[step] += ev.text
                     emit("text.delta", {"text": ev.text})
                 elif isinstance(ev, ToolCallReady):
-                    calls.append(ev.call)
+                    # Providers reuse ids (a restarted offline model, "call_0" every step); the
+                    # server's own id is unique for the session's life, and editors key on it.
+                    calls.append(ev.call.model_copy(update={"id": new_id("call_")}))
                 elif isinstance(ev, StreamEnd):
                     state.usage = state.usage.add(ev.usage)
                     if state.first_call_usage is None:

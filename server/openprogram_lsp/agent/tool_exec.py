@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from openprogram_lsp.agent import prompts
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
@@ -23,19 +24,29 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.events.tool_gate import GateDecision, decide_tool_gate
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
-from openprogram_lsp.tools.base import ToolContext, ToolOutput
+from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
+from openprogram_lsp.tools.facts import call_facts
 from openprogram_lsp.tools.output import cap_text
-from openprogram_lsp.tools.policy import READ_KINDS, Rule, RuleBook, mode_decision
+from openprogram_lsp.tools.policy import READ_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
+from openprogram_lsp.tools.rulebook import RuleBook
+from openprogram_lsp.tools.rules import CallFacts, Rule, uncovered_parts
 
 log = logging.getLogger(__name__)
+RECORDED = {"id", "kind", "tool", "value", "edit_scope", "decision", "scope", "origin",
+            "description"}  # what an approval record keeps of a rule
 
 
-def approval_record(mode: PermissionMode, kind: Any, rule: Rule | None) -> dict[str, Any]:
-    """Why a call ran without asking: a remembered rule, the bypass mode, or the mode's
-    default for its kind (reads, and edits under accept-edits)."""
-    if rule is not None and rule.decision == "allow" and mode_decision(mode, kind) == "ask":
-        return {"by": "rule", "decidedAt": now_iso(), "mode": mode, "rule": rule.to_dict()}
+def approval_record(mode: PermissionMode, kind: Any, rules: list[Rule]) -> dict[str, Any]:
+    """Why a call ran without asking: the remembered rules that allowed it (one per part of a
+    compound command), the bypass mode, or the mode's default for its kind (reads, and edits
+    under accept-edits)."""
+    allows = [r for r in rules if r.decision == "allow"]
+    if allows and mode_decision(mode, kind) == "ask":
+        shown = [r.model_dump(mode="json", by_alias=True, include=RECORDED) for r in allows]
+        return {"by": "rule", "decidedAt": now_iso(), "mode": mode, "rule": shown[0],
+                "rules": shown}
     return {"by": "bypass" if mode == "bypass" else "mode", "decidedAt": now_iso(), "mode": mode}
 
 
@@ -55,6 +66,8 @@ class ToolRunner:
     all_tools: ToolRegistry | None = None  # every tool, when ``tools`` is an admitted subset
     admission: str = ""  # who admitted ``tools`` (an agent definition), for refusals
     cancelled: ToolCallRecord | None = None  # the last call a cancel cut short
+    label: str | None = None  # a child's label: its prompts say whose they are
+    rules_session: str | None = None  # whose session rules apply (default: this session)
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -113,10 +126,12 @@ class ToolRunner:
         if self.failures.get(key, 0) >= 2:
             out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
             return self._finish(record, out), out
-        refusal = await self._permit(call, tool.kind, record.title or call.name, tool, args, record)
+        refusal, grant = await self._permit(call, tool.kind, record.title or call.name, tool,
+                                            args, record)
         if refusal is not None:
             out = ToolOutput(refusal, is_error=True)
             return self._finish(record, out), out
+        ctx = dataclasses.replace(self.ctx, grant=grant) if grant else self.ctx
         if tool.kind not in READ_KINDS and self.before_mutation is not None:
             try:
                 await self.before_mutation()
@@ -125,7 +140,7 @@ class ToolRunner:
             except Exception:
                 log.exception("baseline checkpoint failed; the tool still runs")
         try:
-            out = await tool.run(args, self.ctx)
+            out = await tool.run(args, ctx)
         except asyncio.CancelledError:
             raise
         except OpenProgramError as exc:
@@ -159,9 +174,14 @@ class ToolRunner:
             return await asyncio.to_thread(consult)
         return consult()
 
-    async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Any,
-                      args: Any, record: ToolCallRecord) -> str | None:
-        """Gate, mode, rules and approval; returns a refusal message or None to run."""
+    def facts(self, call: ToolCall, kind: Any) -> CallFacts:
+        """What rules look at in a call: its command parts, or its resolved path."""
+        return call_facts(self.ctx.workspace, call.name, kind, call.arguments,
+                          self.rules_session or self.ctx.session_id)
+
+    async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Tool,
+                      args: Any, record: ToolCallRecord) -> tuple[str | None, Grant | None]:
+        """Gate, mode, rules and approval: (a refusal message or None to run, a grant)."""
         before = make_event("tool.before", {"toolCallId": call.id, "name": call.name,
                                             "kind": kind, "input": call.arguments,
                                             "mode": self.mode},
@@ -172,61 +192,80 @@ class ToolRunner:
         if gate.verdict == "deny":
             why = "; ".join(gate.reasons) or "no reason given"
             record.blocked_reason = why
-            return f"Denied by a tool gate: {why}"
+            return f"Denied by a tool gate: {why}", None
         mode = mode_decision(self.mode, kind)
         if mode == "deny":
             record.blocked_reason = f"permission mode {self.mode!r} is read-only"
             return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "
-                    "changes things.")
-        matched = self.rules.match(call.name, call.arguments)
-        rule = matched.decision if matched is not None else None
+                    "changes things."), None
+        facts = self.facts(call, kind)
+        rule = self.rules.decide(facts)
         if rule == "deny":
-            record.blocked_reason = "the user chose to always reject this kind of call"
-            return "Refused: the user chose to always reject this kind of call."
+            record.blocked_reason = "the user chose to always reject this call"
+            return "Refused: the user chose to always reject this call.", None
         needs_ask = gate.verdict == "ask" or (mode == "ask" and rule != "allow")
         if not needs_ask:
-            record.approval = approval_record(self.mode, kind, matched)
-            return None
+            record.approval = approval_record(self.mode, kind, self.rules.deciding(facts))
+            return None, None
         if self.approver is None:
-            return prompts.NO_APPROVER
+            return prompts.NO_APPROVER, None
         try:
             diff = tool.preview(args, self.ctx)
             sandbox = await tool.sandboxing(self.ctx)
         except OpenProgramError as exc:
-            return exc.message
+            return exc.message, None
         if diff is not None and diff.unsaved_changes:
             title = f"{title} (unsaved changes in the editor)"
+        origin = Origin(session_id=facts.session_id or self.ctx.session_id,
+                        turn_id=self.ctx.turn_id, tool_call_id=call.id)
+        uncovered = uncovered_parts(self.rules.rules, facts)
+        choices = choices_for(facts, origin, title=title, uncovered=uncovered,
+                              spawns=tool.spawns)
+        shown = f"[{self.label}] {title}" if self.label else title
+        if gate.reasons:
+            shown = f"{shown} ({'; '.join(gate.reasons)})"
         request = PermissionRequest(
             session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
-            tool_call=PermissionToolCall(tool_call_id=call.id, name=call.name, kind=kind,
-                                         title=title, input=call.arguments, diff=diff,
-                                         mcp=tool.source()),
+            tool_call=PermissionToolCall(
+                tool_call_id=call.id, name=call.name, kind=kind, title=shown,
+                input=call.arguments, diff=diff, parts=list(facts.parts) or None,
+                uncovered_parts=uncovered if len(facts.parts) > 1 else None,
+                mcp=tool.source()),
+            options=[c.option for c in choices], label=self.label,
             workspace=str(self.ctx.workspace))
         if sandbox is not None:
             request.tool_call.sandboxed = sandbox[0]
             request.tool_call.sandbox_note = sandbox[1] or None
-        if gate.reasons:
-            request.tool_call.title = f"{title} ({'; '.join(gate.reasons)})"
         if self.hooks is not None:
             self.hooks.notify("Notification", "permission_prompt",
                               notification_type="permission_prompt",
                               message=f"openprogram needs your permission to use {call.name}",
                               title=request.tool_call.title)
         outcome = await self.approver.request_permission(request)
-        if outcome.kind in ("allow_always", "reject_always") and outcome.outcome == "selected":
-            pattern = call.arguments.get("command") if kind == "execute" else None
-            decision: Literal["allow", "deny"] = (
-                "allow" if outcome.kind == "allow_always" else "deny")
-            self.rules.add(Rule(call.name, decision, pattern if isinstance(pattern, str)
-                                else None))
+        choice = self._chosen(choices, outcome)
+        if outcome.outcome == "selected" and choice is not None and choice.rules:
+            added = [self.rules.add(r) for r in choice.rules]
+            self._emit("rules.changed", {"action": "added", "ruleIds": [r.id for r in added],
+                                         "toolCallId": call.id})
         if outcome.allowed:
             record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
                                "optionId": outcome.option_id, "option": outcome.kind}
-            return None
+            return None, choice.grant if choice is not None else None
         if outcome.outcome == "cancelled":
-            return f"The approval was withdrawn or timed out ({outcome.reason or 'no answer'}); " \
-                   "the call did not run."
-        return "The user rejected this tool call."
+            return (f"The approval was withdrawn or timed out ({outcome.reason or 'no answer'}); "
+                    "the call did not run."), None
+        return "The user rejected this tool call.", None
+
+    @staticmethod
+    def _chosen(choices: list[Choice], outcome: Any) -> Choice | None:
+        """The option the user picked (by id; an unknown id falls back to its kind's first)."""
+        if outcome.outcome != "selected":
+            return None
+        by_id = next((c for c in choices if c.option.option_id == outcome.option_id), None)
+        if by_id is not None:
+            return by_id
+        return next((c for c in choices if c.option.kind == outcome.kind and c.grant is None),
+                    None)
 
     def _finish(self, record: ToolCallRecord, out: ToolOutput, *,
                 started: bool = True) -> ToolCallRecord:

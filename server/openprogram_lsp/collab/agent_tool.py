@@ -77,7 +77,8 @@ def definition_for(sub: Hub, turn: ActiveTurn, name: str) -> AgentDef:
 
 
 def spawn_from_tool(sub: Hub, ctx: ToolContext, prompt: str, label: str | None,
-                    branch_from: str | None, agent: str | None = None) -> str:
+                    branch_from: str | None, agent: str | None = None, *,
+                    unattended: bool = False) -> str:
     """Validate an ``agent`` call and spawn the child; returns the receipt for the model."""
     turn = tool_turn(ctx)
     definition = definition_for(sub, turn, agent) if agent else None
@@ -96,7 +97,7 @@ def spawn_from_tool(sub: Hub, ctx: ToolContext, prompt: str, label: str | None,
         model = definition.model  # Claude Code aliases (sonnet, opus) mean the parent's model
     job = jobs.spawn(sub, turn.session_id, prompt, label=label, branch_from=fork,
                      parent=sub.origin_of_turn(turn), model=model, depth=depth,
-                     definition=definition)
+                     definition=definition, unattended=unattended)
     where = f"branch {label!r}" if label else "a new branch"
     return (f"[spawned agent {job.id} on {where}, running async] Its result will come back to "
             f"you as a follow-up message; do not poll. Message it with send_message(to="

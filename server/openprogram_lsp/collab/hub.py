@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.active import ActiveTurn
 
 DEFAULT_MAX_MESSAGES = 8
+_LATITUDE = {"plan": 0, "ask": 1, "accept-edits": 2, "bypass": 3}  # what each mode lets run
 WAKE_INTERVAL = 0.5  # seconds between re-checks of a busy branch when no turn-end wakes us
 
 
@@ -128,23 +129,30 @@ class Hub:
                              model: str | None = None, message_depth: int = 0,
                              parent: Origin | None = None, job: Job | None = None,
                              source: str = "agent_spawn", advance_head: bool = False,
-                             kind: JobKind = "agent",
+                             kind: JobKind = "agent", unattended: bool = False,
                              metadata: dict[str, Any] | None = None,
                              permission_mode: str | None = None) -> AgentTurnResult:
-        """Run one child turn in ``sid`` (bypass mode, head untouched) and return its tip."""
+        """Run one child turn in ``sid`` (the parent's mode, or bypass when ``unattended``;
+        a definition's ``permission_mode`` only narrows it; head untouched); returns its tip."""
         agent_id = agent_id or new_id("ag")
+        mode: str = "bypass" if unattended else (
+            parent.permission_mode if parent is not None and parent.permission_mode
+            else self.dispatcher.services.permission_mode)
+        if permission_mode and _LATITUDE.get(permission_mode, 0) < _LATITUDE.get(mode, 0):
+            mode = permission_mode  # a definition may narrow the mode, never widen it
         meta: dict[str, Any] = {"agentKind": kind, "messageDepth": message_depth,
                                 **(metadata or {})}
         if label:
             meta["label"] = label
         if parent is not None:
             meta.update(parentSessionId=parent.session_id, parentNodeId=parent.anchor)
+        if unattended:
+            meta["unattended"] = True
         req = TurnRequest(text=prompt, session_id=sid, branch_from=branch_from, model=model,
-                          source=source,  # type: ignore[arg-type]
-                          permission_mode=permission_mode or "bypass",
+                          source=source, permission_mode=mode,  # type: ignore[arg-type]
                           advance_head=advance_head, agent_id=agent_id, label=label,
                           message_depth=message_depth, metadata=meta)
-        base = {"agentId": agent_id, "kind": kind, "label": label,
+        base = {"agentId": agent_id, "kind": kind, "label": label, "permissionMode": mode,
                 "parentSessionId": parent.session_id if parent else None,
                 "parentTurnId": parent.turn_id if parent else None,
                 "branchFrom": branch_from if isinstance(branch_from, str) else None}

@@ -14,8 +14,9 @@ from openprogram_lsp.hooks.agent_defs import AgentDef
 def spawn(hub: Hub, sid: str, prompt: str, *, label: str | None = None,
           branch_from: str | None = None, parent: Origin | None = None,
           model: str | None = None, depth: int = 0,
-          definition: AgentDef | None = None) -> Job:
-    """Run a child in the background; its outcome is delivered back to ``parent``."""
+          definition: AgentDef | None = None, unattended: bool = False) -> Job:
+    """Run a child in the background; its outcome is delivered back to ``parent``
+    (``unattended``: the user let it run without asking)."""
     agent_id = new_id("ag")
     lane = hub.lanes.get(sid, ("name", label) if label else ("agent", agent_id))
     lane.waiting += 1
@@ -28,7 +29,8 @@ def spawn(hub: Hub, sid: str, prompt: str, *, label: str | None = None,
                     sid, prompt, agent_id, branch_from, label, model=model,
                     message_depth=depth, parent=parent, job=job,
                     metadata={"agentType": definition.name} if definition else None,
-                    permission_mode=definition.permission_mode if definition else None)
+                    permission_mode=definition.permission_mode if definition else None,
+                    unattended=unattended)
                 lane.tip, lane.follow = res.head_id, True
         except Exception as exc:  # the runner records it too, but only after the report
             job.error = f"{type(exc).__name__}: {exc}"

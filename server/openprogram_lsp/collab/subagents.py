@@ -1,7 +1,9 @@
 """Subagents: child branches of the same conversation, run in the background, reporting back.
 
-``run_agent_turn`` is one more dispatcher call (source ``agent_spawn``, permission mode
-``bypass`` -- the tool gate still applies -- and ``advance_head=False``). ``spawn`` runs it as a
+``run_agent_turn`` is one more dispatcher call (source ``agent_spawn``, ``advance_head=False``)
+under the parent turn's permission mode and rules, its approvals going to the same editor
+labelled with the child's label; ``bypass`` only when the user chose "let it run without
+asking" on the spawn prompt (registered tool gates apply even then). ``spawn`` runs it as a
 job on the task runner and, when the child ends, writes an attach pointer in the parent's
 session and follows up the parent: inside its turn if that is still running, else as a new
 ``follow_up`` turn on the parent's branch. ``enqueue_message`` does the same for send_message.
@@ -108,9 +110,11 @@ class Subagents(Hub):
     # -- the collaboration tools' service (see collab.tools.CollabService) -------------
 
     def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None, agent: str | None = None) -> str:
+                        branch_from: str | None, agent: str | None = None, *,
+                        unattended: bool = False) -> str:
         """The ``agent`` tool."""
-        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from, agent)
+        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from, agent,
+                                          unattended=unattended)
 
     def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
         """The ``send_message`` tool."""

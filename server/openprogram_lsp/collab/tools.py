@@ -20,8 +20,10 @@ class CollabService(Protocol):
     """What the dispatcher layer provides to the collaboration tools."""
 
     def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None, agent: str | None = None) -> str:
-        """Start a child branch; returns text for the model, raises ToolError to refuse."""
+                        branch_from: str | None, agent: str | None = None, *,
+                        unattended: bool = False) -> str:
+        """Start a child branch (``unattended``: the user let it run without asking); returns
+        text for the model, raises ToolError to refuse."""
         ...
 
     def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
@@ -58,10 +60,12 @@ class AgentInput(BaseModel):
 class AgentTool(Tool):
     name = "agent"
     description = ("Spawn a child agent on its own branch of this conversation. It runs in the "
-                   "background with full tool access (the tool gate still applies) and its "
-                   "result comes back to you as a follow-up message; do not poll for it.")
+                   "background under this conversation's permission mode and rules (its edits "
+                   "and commands are approved like yours) and its result comes back to you as "
+                   "a follow-up message; do not poll for it.")
     kind = "other"
     category = "collab"
+    spawns = True
     Input = AgentInput
 
     def title(self, args: BaseModel) -> str:
@@ -74,7 +78,8 @@ class AgentTool(Tool):
         label = args.label.strip() if args.label else None
         agent = args.agent.strip() if args.agent else None
         return ToolOutput(_service(ctx).spawn_from_tool(ctx, args.prompt, label or None,
-                                                        args.branch_from, agent or None))
+                                                        args.branch_from, agent or None,
+                                                        unattended=ctx.grant == "bypass"))
 
 
 class SendMessageInput(BaseModel):

@@ -1,10 +1,11 @@
-"""Small filesystem helpers: atomic writes and the state root."""
+"""Small filesystem helpers: atomic writes, the state root and the directories tools never touch."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 
@@ -15,6 +16,42 @@ def state_root() -> Path:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(xdg) / "openprogram-lsp"
+
+
+_protected: set[Path] = set()
+_protected_lock = threading.Lock()
+
+
+def protect_dir(path: Path) -> None:
+    """Register a directory our own stores live in: tools refuse it, restore never writes it."""
+    real = Path(os.path.realpath(path))
+    with _protected_lock:
+        _protected.add(real)
+
+
+def protected_dirs() -> list[Path]:
+    """Every protected directory: the state root (as the environment names it now) and each
+    directory a store registered."""
+    with _protected_lock:
+        found = set(_protected)
+    found.add(Path(os.path.realpath(state_root())))
+    return sorted(found)
+
+
+def protected_dir_of(target: Path, workspace: Path | None = None) -> Path | None:
+    """The protected directory a resolved path lies in (itself included), or None.
+
+    A directory that contains the workspace itself does not count (a project kept under the
+    state root may still edit its own files); the stores inside it are registered separately.
+    """
+    real = Path(os.path.realpath(target))
+    ws = Path(os.path.realpath(workspace)) if workspace is not None else None
+    for root in protected_dirs():
+        if ws is not None and (ws == root or root in ws.parents):
+            continue
+        if real == root or root in real.parents:
+            return root
+    return None
 
 
 def _umask() -> int:

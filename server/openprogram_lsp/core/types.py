@@ -214,7 +214,7 @@ class TurnRequest(BaseModel):
     branch_name: str | None = None
     message_depth: int = 0
     metadata: dict[str, Any] = Field(default_factory=dict)
-    rules: list[Any] = Field(default_factory=list)  # the client's own rules (tools.policy.Rule)
+    rules: list[Any] = Field(default_factory=list)  # the client's own rules (tools.rules.Rule)
 
 
 class PermissionOption(Wire):
@@ -254,6 +254,8 @@ class PermissionToolCall(Wire):
     sandboxed: bool | None = None  # commands: whether it will run in the sandbox
     sandbox_note: str | None = None  # why not, when it will not
     mcp: dict[str, str] | None = None  # {server, tool} when an MCP server's tool asks
+    parts: list[str] | None = None  # the simple commands of an execute call, each shown
+    uncovered_parts: list[str] | None = None  # those no rule allows yet
 
 
 class PermissionRequest(Wire):
@@ -264,6 +266,7 @@ class PermissionRequest(Wire):
     tool_call: PermissionToolCall
     options: list[PermissionOption] = Field(
         default_factory=lambda: list(DEFAULT_PERMISSION_OPTIONS))
+    label: str | None = None  # the child agent asking, when it is one
     workspace: str | None = Field(default=None, exclude=True)
 
 

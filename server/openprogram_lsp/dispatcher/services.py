@@ -19,8 +19,8 @@ from openprogram_lsp.providers.factory import make_provider
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.builtin import builtin_tools
 from openprogram_lsp.tools.mcp import McpHub
-from openprogram_lsp.tools.policy import RuleBook
 from openprogram_lsp.tools.registry import ToolRegistry
+from openprogram_lsp.tools.rulebook import RuleBook
 
 
 @dataclass(slots=True)

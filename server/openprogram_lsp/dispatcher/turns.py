@@ -57,7 +57,7 @@ from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
-from openprogram_lsp.tools.policy import with_client_rules
+from openprogram_lsp.tools.rulebook import with_client_rules
 
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0
@@ -385,15 +385,21 @@ class Dispatcher:
                 and not is_compact_command(turn.request.text):
             history = [*history[:-1], await expand_user_message(
                 s, turn.workspace, turn.session_id, history[-1])]
+        req = turn.request
+        delegated = req.source in ("agent_spawn", "send_message")
+        parent_sid = req.metadata.get("parentSessionId")
         runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus,
-                            mode=turn.request.permission_mode or s.permission_mode,
-                            rules=with_client_rules(s.rules_for(turn.workspace),
-                                                    turn.request.rules),
+                            mode=req.permission_mode or s.permission_mode,
+                            rules=with_client_rules(s.rules_for(turn.workspace), req.rules),
                             approver=s.approver,
                             before_mutation=before_mutation, hooks=hooks,
                             all_tools=every if definition is not None else None,
                             admission=f"agent definition {definition.name!r}"
-                            if definition is not None else "")
+                            if definition is not None else "",
+                            label=(req.label or req.agent_id) if delegated else None,
+                            # a delivered turn runs under its sender's session rules
+                            rules_session=parent_sid if delegated and isinstance(
+                                parent_sid, str) else turn.session_id)
         system = system_extra(s, turn, definition, tools)
         if is_compact_command(turn.request.text):  # manual compaction: no model reply
             turn.prep = await compact_command(

@@ -13,6 +13,7 @@ from openprogram_lsp.events.bus import Event
 from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
 from openprogram_lsp.hooks.engine import current_hooks
 from openprogram_lsp.hooks.policies import destructive
+from openprogram_lsp.tools.facts import call_facts
 
 HOOKS_GATE = "hooks.PreToolUse"
 CRITICAL_HOOKS_GATE = "hooks.PreToolUse.critical"
@@ -50,8 +51,8 @@ def destructive_gate(event: Event) -> GateDecision | None:
     why = destructive(command, workspace=turn.workspace if turn is not None else None)
     if not why:
         return None
-    if turn is not None and turn.rules is not None and \
-            turn.rules.decide("run_command", arguments) == "allow":
+    if turn is not None and turn.rules is not None and turn.rules.decide(call_facts(
+            turn.workspace, "run_command", "execute", arguments, event.session_id)) == "allow":
         return None
     return GateDecision("deny", (f"{why} is refused by the destructive-commands policy; a rule "
                                  "allowing this exact command lets it run",))

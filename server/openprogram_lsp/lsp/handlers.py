@@ -296,6 +296,26 @@ class Handlers:
         had = p.session_id in self.server.subscriptions
         self.server.subscriptions.discard(p.session_id)
         return w.AcceptedResult(accepted=had).wire()
+    # -- rules -------------------------------------------------------------------------------
+
+    def _rulebook(self) -> Any:
+        return self.dispatcher.services.rules_for(Path(self.server.primary_workspace))
+
+    async def rules(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.RULES, w.RulesParams, raw)
+        rules = self._rulebook().listed(p.session_id)
+        infos = [w.RuleInfo.model_validate({**r.model_dump(), "revocable":
+                                            r.origin != "settings"}) for r in rules]
+        return w.RulesResult(rules=infos).wire()
+
+    async def revoke_rule(self, raw: Any) -> dict[str, Any]:
+        p = w.parse_params(methods.REVOKE_RULE, w.RevokeRuleParams, raw)
+        rule = self._rulebook().revoke(p.rule_id)
+        self.dispatcher.services.bus.emit(make_event(
+            "rules.changed", {"action": "revoked", "ruleIds": [rule.id]}, session_id=None,
+            turn_id=None, origin="lsp"))
+        info = w.RuleInfo.model_validate({**rule.model_dump(), "revocable": True})
+        return w.RevokeRuleResult(revoked=info).wire()
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -373,6 +393,7 @@ class Handlers:
             methods.HOOKS: self.hooks, methods.TRUST: self.trust,
             **McpHandlers(self.server).table(),
             methods.SUBSCRIBE: self.subscribe, methods.UNSUBSCRIBE: self.unsubscribe,
+            methods.RULES: self.rules, methods.REVOKE_RULE: self.revoke_rule,
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

@@ -28,6 +28,8 @@ SUBSCRIBE = "openprogram/subscribe"
 UNSUBSCRIBE = "openprogram/unsubscribe"
 BRANCH_DIFF = "openprogram/branchDiff"
 BLAME = "openprogram/blame"
+RULES = "openprogram/rules"
+REVOKE_RULE = "openprogram/revokeRule"
 
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
@@ -39,6 +41,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     HOOKS, TRUST,
     MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE, BRANCH_DIFF,
     BLAME,
+    RULES, REVOKE_RULE,
 )
 """Requests an editor sends to the server."""
 
@@ -68,8 +71,10 @@ EVENT_TYPES: tuple[str, ...] = (
     "context.compacted", "checkpoint.created", "file.changed", "question.asked",
     "question.replied", "question.rejected", "branch.message_sent", "subagent.started",
     "subagent.ended", "permission.withdrawn", "permission.requested", "permission.resolved",
+    "rules.changed",
 )
-"""Event types clients handle: the contract's, plus ``permission.*`` (others, such as
+"""Event types clients handle: the contract's, plus ``permission.*`` and ``rules.changed``
+(others, such as
 ``model.response_started``, may also arrive and can be ignored)."""
 
 ALL_CUSTOM: frozenset[str] = frozenset(

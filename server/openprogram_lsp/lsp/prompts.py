@@ -105,6 +105,11 @@ def _describe(request: PermissionRequest) -> str:
             if len(args) > 4000 else args
         text += (f"\nMCP server: {call.mcp.get('server')}\ntool: {call.mcp.get('tool')}"
                  f"\narguments: {cut}")
+    if call.parts and len(call.parts) > 1:
+        text += "\nCommands: " + " | ".join(call.parts)
+    task = call.input.get("prompt") if call.name == "agent" else None
+    if isinstance(task, str):
+        text += f"\nTask: {task}"
     if call.diff is not None:
         old = len(call.diff.old_text.splitlines())
         new = len(call.diff.new_text.splitlines())

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from openprogram_lsp.core.types import PermissionMode
-from openprogram_lsp.tools.policy import Rule
+from openprogram_lsp.tools.rules import Rule
 
 
 class RuleOption(BaseModel):
@@ -113,8 +113,14 @@ class Settings:
         return self.options.question_timeout or self.default_timeout
 
     def rules(self) -> list[Rule]:
-        """Configured rules as policy rules."""
-        return [Rule(r.tool, r.decision, r.pattern) for r in self.options.rules or []]
+        """Configured rules as policy rules: patterns the user wrote (``fnmatch``)."""
+        out = []
+        for i, r in enumerate(self.options.rules or []):
+            what = f"{r.tool} {r.pattern}" if r.pattern else f"every {r.tool} call"
+            out.append(Rule(id=f"settings-{i + 1}", decision=r.decision, kind="pattern",
+                            tool=r.tool, value=r.pattern, origin="settings",
+                            description=f"{what} (pattern from settings)"))
+        return out
 
 
 def parse_options(raw: Any) -> tuple[EditorOptions, str | None]:

@@ -204,6 +204,19 @@ class OptionalSessionParams(Params):
     session_id: str | None = Field(None, min_length=1)
 
 
+class RulesParams(Params):
+    """``openprogram/rules``: the standing rules of the workspace (and of one session)."""
+
+    session_id: str | None = Field(None, min_length=1, max_length=200,
+                                   description="Also list this session's rules (default: all)")
+
+
+class RevokeRuleParams(Params):
+    """``openprogram/revokeRule``: forget one rule, at once."""
+
+    rule_id: str = Field(min_length=1, max_length=200)
+
+
 class CheckpointDiffParams(Params):
     """``openprogram/checkpointDiff``: a checkpoint's diff, optionally for one path."""
 
@@ -555,6 +568,35 @@ class McpRevokeTrustResult(Result):
     revoked: bool
 
 
+class RuleInfo(Result):
+    """One standing rule: what it covers, its scope, and where it came from."""
+
+    id: str
+    decision: Literal["allow", "deny"]
+    kind: Literal["command", "edit", "call", "pattern"] = Field(
+        description="command: one exact simple command; edit: a file, folder or every edit; "
+                    "call: one exact call; pattern: an fnmatch pattern from settings")
+    tool: str
+    value: str | None = None
+    edit_scope: Literal["file", "folder", "workspace"] | None = None
+    scope: Literal["session", "workspace"]
+    session_id: str | None = None
+    origin: Literal["prompt", "settings", "legacy"]
+    created_at: str = ""
+    tool_call_id: str | None = None
+    turn_id: str | None = None
+    description: str = ""
+    revocable: bool = True
+
+
+class RulesResult(Result):
+    rules: list[RuleInfo]
+
+
+class RevokeRuleResult(Result):
+    revoked: RuleInfo
+
+
 # -- server -> client --------------------------------------------------------------------------
 
 class PermissionResponse(Params):
@@ -673,6 +715,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/mcpRevokeTrust": (McpRevokeTrustParams, McpRevokeTrustResult),
     "openprogram/subscribe": (SessionParams, SubscribeResult),
     "openprogram/unsubscribe": (SessionParams, AcceptedResult),
+    "openprogram/rules": (RulesParams, RulesResult),
+    "openprogram/revokeRule": (RevokeRuleParams, RevokeRuleResult),
 }
 """Client -> server requests: params model and result model."""
 

@@ -7,9 +7,9 @@ It recognises ``write PATH`` + newline + content, ``read PATH``, ``list PATH``, 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator
 
+from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import Message, ToolCall, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
@@ -27,9 +27,6 @@ HELP = (
     "example `openai:gpt-4o-mini` with OPENAI_API_KEY, or `anthropic:claude-sonnet-4-5` with "
     "ANTHROPIC_API_KEY) or pass --model."
 )
-
-_counter = itertools.count(1)
-
 
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 characters a token)."""
@@ -65,7 +62,7 @@ def plan_reply(messages: list[Message]) -> tuple[str, list[ToolCall]]:
     head, _, rest = text.partition("\n")
     verb, _, arg = head.strip().partition(" ")
     verb, arg = verb.lower(), arg.strip()
-    call_id = f"offline_{next(_counter)}"
+    call_id = new_id("offline_")
     if verb == "write" and arg:
         if not rest and " " in arg:  # one line: `write PATH CONTENT` ("PATH" may be quoted)
             arg, rest = _split_path(arg)

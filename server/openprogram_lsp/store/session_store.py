@@ -26,7 +26,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import state_root
+from openprogram_lsp.core.fsutil import protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
@@ -143,6 +143,8 @@ class SessionStore:
         self.home = (home or state_root())
         self.root = self.home / "sessions"
         self.root.mkdir(parents=True, exist_ok=True)
+        protect_dir(self.home)
+        protect_dir(self.root)
         self.capacity = max(1, capacity or 128)  # ``session_cache_cap`` in the settings
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = threading.Lock()

@@ -29,6 +29,7 @@ class ToolContext:
     services: dict[str, Any] = field(default_factory=dict)
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # the LSP editor's open documents
+    grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
 
     def touched(self, *paths: str) -> None:
         """Report workspace-relative paths this tool wrote or deleted."""
@@ -55,6 +56,7 @@ class Tool:
     description: ClassVar[str]
     kind: ClassVar[ToolKind] = "other"
     category: ClassVar[str] = "core"
+    spawns: ClassVar[bool] = False  # starts an agent: its prompt may grant "run without asking"
     Input: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:

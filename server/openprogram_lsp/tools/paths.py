@@ -1,4 +1,8 @@
-"""Confinement of tool paths to the workspace root."""
+"""Confinement of tool paths: inside the workspace, never in ``.git``, never in our own state.
+
+``resolve_in_workspace`` is the one check every file tool, ``grep``, ``list_dir`` and restore
+goes through; ``refuse_protected`` is its last step, for callers that walk a tree themselves.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,28 @@ import os
 from pathlib import Path
 
 from openprogram_lsp.core.errors import WorkspaceEscape
+from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs
+
+STATE_REFUSAL = ("is inside openprogram-lsp's own state directory ({root}), which tools never "
+                 "read or change")
+
+
+def is_protected(target: Path, workspace: Path) -> bool:
+    """Whether a path lies in a directory our own stores live in (the state root, sessions,
+    checkpoints, rules), seen from this workspace."""
+    return protected_dir_of(target, workspace) is not None
+
+
+def refuse_protected(target: Path, workspace: Path, shown: str) -> None:
+    """Raise WorkspaceEscape when ``target`` is inside our own state."""
+    root = protected_dir_of(target, workspace)
+    if root is not None:
+        raise WorkspaceEscape(f"path {shown!r} " + STATE_REFUSAL.format(root=root))
 
 
 def resolve_in_workspace(workspace: Path, path: str) -> Path:
-    """Resolve a workspace-relative path; refuse absolute paths, ``..`` and symlink escapes."""
+    """Resolve a workspace-relative path; refuse absolute paths, ``..``, symlink escapes,
+    ``.git`` and the state root."""
     if not path or path.strip() == "":
         raise WorkspaceEscape("path is empty")
     if "\x00" in path:
@@ -28,6 +50,7 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
         raise WorkspaceEscape(f"path {path!r} leads outside the workspace (through a symlink)")
     if ".git" in Path(os.path.relpath(target, root)).parts:
         raise WorkspaceEscape(f"path {path!r} is inside a .git directory, which tools never touch")
+    refuse_protected(target, root, path)
     return target
 
 
@@ -45,3 +68,15 @@ def confined(workspace: Path, path: str) -> str:
     """
     target = resolve_in_workspace(workspace, path)
     return relative(workspace, target)
+
+
+def protected_below(workspace: Path, rel: str) -> list[str]:
+    """Our own state directories inside workspace-relative directory ``rel``, relative to it
+    (what a tree walk such as grep's must leave out)."""
+    root = workspace.resolve()
+    base = (root / rel).resolve() if rel not in ("", ".") else root
+    out = []
+    for d in protected_dirs():
+        if base in d.parents and protected_dir_of(d, root) is not None:
+            out.append(Path(os.path.relpath(d, base)).as_posix())
+    return out

@@ -33,6 +33,7 @@ local M = {}
 ---@field mcp? {server: string, tool: string} Set when an MCP server's tool asks.
 ---@field sandboxed? boolean commands: whether it runs in the sandbox
 ---@field sandboxNote? string why not, when it does not
+---@field parts? string[] the simple commands of an execute call
 
 ---@class openprogram.PermissionParams
 ---@field sessionId string
@@ -116,7 +117,8 @@ local function preview(lines, filetype, name, bar)
   end
 end
 
---- The one-line prompt shown by vim.ui.select.
+--- The prompt shown by vim.ui.select: the title, then every part of a compound command or the
+--- task of a child agent, so the choice covers exactly what is shown.
 ---@param tc openprogram.PermissionToolCall
 ---@return string
 function M.prompt(tc)
@@ -132,7 +134,21 @@ function M.prompt(tc)
   elseif tc.sandboxed == false then
     box = (' (NOT sandboxed: %s)'):format(tc.sandboxNote or 'no sandbox')
   end
-  return ('Allow %s [%s]: %s%s?'):format(tc.name, tc.kind or 'other', title, box)
+  local lines = {}
+  local input = type(tc.input) == 'table' and tc.input or {}
+  if type(tc.parts) == 'table' and #tc.parts > 1 then
+    for _, part in ipairs(tc.parts) do
+      table.insert(lines, '  $ ' .. part)
+    end
+  end
+  if tc.name == 'agent' and type(input.prompt) == 'string' then
+    table.insert(lines, '  task: ' .. input.prompt)
+  end
+  local head = ('Allow %s [%s]: %s%s?'):format(tc.name, tc.kind or 'other', title, box)
+  if #lines == 0 then
+    return head
+  end
+  return table.concat(lines, '\n') .. '\n' .. head
 end
 
 --- A panel note about this prompt, when it belongs to the session the panel shows (a prompt of

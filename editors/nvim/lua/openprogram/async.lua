@@ -61,7 +61,8 @@ function M.withdraw(turn_id)
 end
 
 --- Settle the prompt the server names (`permission.withdrawn` toolCallId, `question.*`
---- questionId), whatever else is pending. A `turn_id`, when given, must match too.
+--- questionId), whatever else is pending. When both the event and the prompt name a turn, the
+--- turns must match: a call id alone never reaches a prompt of another turn.
 ---@param key string
 ---@param turn_id? string
 ---@param value? any what the prompt's await returns (default false: unanswered)

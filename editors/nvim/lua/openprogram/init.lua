@@ -134,6 +134,12 @@ function M.watch(sid)
   require('openprogram.watch').watch(sid)
 end
 
+--- List the approval rules and revoke one.
+function M.rules()
+  ensure_setup()
+  require('openprogram.rules').pick()
+end
+
 --- The session shown in the panel, if any.
 ---@return string?
 function M.session_id()

@@ -39,6 +39,8 @@ M.methods = {
   UNSUBSCRIBE = 'openprogram/unsubscribe',
   BRANCH_DIFF = 'openprogram/branchDiff',
   BLAME = 'openprogram/blame',
+  RULES = 'openprogram/rules',
+  REVOKE_RULE = 'openprogram/revokeRule',
 }
 
 --- Server -> client notifications and requests.
@@ -69,6 +71,7 @@ M.events = {
   PERMISSION_WITHDRAWN = 'permission.withdrawn',
   PERMISSION_REQUESTED = 'permission.requested',
   PERMISSION_RESOLVED = 'permission.resolved',
+  RULES_CHANGED = 'rules.changed',
 }
 
 --- The experimental client capability that turns on the two custom server requests.

@@ -15,7 +15,7 @@ import {
 } from '../protocol';
 import { traceError } from '../log';
 import type { HostMessage, PageMessage } from '../webview/messages';
-import { initialState, reduce, withdrawnReason, type ChatState } from '../webview/state';
+import { cardKey, initialState, reduce, withdrawnReason, type ChatState } from '../webview/state';
 import { firstAnswer } from './settle';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
@@ -34,7 +34,7 @@ export class ChatController {
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private nextRequest = 0;
-  /** Approvals asked by notification (panel hidden), by tool call id, until they settle. */
+  /** Approvals asked by notification (panel hidden), by turn id + tool call id, until they settle. */
   private readonly notified = new Map<string, string>();
   private readonly pending = new Map<string, (value: string | null) => void>();
   private readonly turnsFinished = new api.EventEmitter<string>();
@@ -295,12 +295,12 @@ export class ChatController {
 
   /** A notification cannot be closed: say that the one shown for a withdrawn approval is void. */
   private withdrawNotification(e: EventParams): void {
-    const toolCallId = String(e.data.toolCallId ?? '');
-    const title = this.notified.get(toolCallId);
+    const key = cardKey(e.turnId ?? null, String(e.data.toolCallId ?? ''));
+    const title = this.notified.get(key);
     if (title === undefined) {
       return;
     }
-    this.notified.delete(toolCallId);
+    this.notified.delete(key);
     const why = withdrawnReason(String(e.data.reason ?? ''));
     void api.showInfo(`OpenProgram: the approval for ${title} was withdrawn (${why}); answering it no longer has an effect.`);
   }
@@ -312,9 +312,9 @@ export class ChatController {
 
   private async askPermission(p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> {
     const requestId = this.newRequestId('p');
-    this.post({ type: 'permission', requestId, toolCall: p.toolCall, options: p.options });
+    this.post({ type: 'permission', requestId, turnId: p.turnId, toolCall: p.toolCall, options: p.options, label: p.label ?? null });
     const title = p.toolCall.title || p.toolCall.name;
-    const toolCallId = p.toolCall.toolCallId;
+    const toolCallId = cardKey(p.turnId, p.toolCall.toolCallId);
     const native = this.sink?.visible
       ? undefined
       : async (): Promise<string | null> => {

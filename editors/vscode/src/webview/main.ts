@@ -132,8 +132,8 @@ function diffHtml(oldText: string, newText: string): string {
   if (!full.some((l) => l.op !== ' ')) {
     return '<div class="dl op-ctx">(no changes)</div>';
   }
-  const lines = compact(full).slice(0, 80);
-  return lines
+  // The whole diff: the box scrolls, so a card never approves more than it shows.
+  return compact(full)
     .map((l) => `<div class="dl op-${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}">${l.op} ${escapeHtml(l.text)}</div>`)
     .join('');
 }
@@ -167,6 +167,16 @@ function renderTool(item: ToolItem): HTMLElement {
     el.appendChild(h('div', 'diff', diffHtml('', item.input.content)));
   } else if (item.name === 'run_command' && typeof item.input.command === 'string') {
     el.appendChild(h('pre', 'command', `$ ${escapeHtml(item.input.command)}`));
+    if (item.parts && item.parts.length > 1) {
+      // Each simple command the shell would run: an "always" answer names each one.
+      const list = h('ul', 'command-parts');
+      for (const part of item.parts) list.appendChild(h('li', undefined, `<code>${escapeHtml(part)}</code>`));
+      el.appendChild(h('div', 'parts-head', `Runs ${item.parts.length} commands:`));
+      el.appendChild(list);
+    }
+  } else if (item.name === 'agent' && typeof item.input.prompt === 'string') {
+    el.appendChild(h('div', 'parts-head', 'Task for the child agent:'));
+    el.appendChild(h('pre', 'command agent-task', escapeHtml(item.input.prompt)));
   } else if (item.mcp || item.name.startsWith('mcp__')) {
     // MCP calls (and the trust question about a .mcp.json server): who runs it and the
     // complete arguments; the block scrolls rather than cutting anything.
@@ -202,7 +212,15 @@ function renderTool(item: ToolItem): HTMLElement {
     }
   } else if (p) {
     const chosen = p.options.find((o) => o.optionId === p.choice);
-    el.appendChild(h('div', 'approval-done', escapeHtml(chosen ? CHOICE_LABEL[chosen.kind] ?? chosen.name : 'No answer (cancelled)')));
+    // An "always" choice says what it covers; a child let run unattended says so.
+    const said = !chosen
+      ? 'No answer (cancelled)'
+      : chosen.kind === 'allow_once' && chosen.optionId === 'allow_once'
+        ? CHOICE_LABEL.allow_once
+        : chosen.kind === 'reject_once'
+          ? CHOICE_LABEL.reject_once
+          : `${CHOICE_LABEL[chosen.kind] ?? ''}: ${chosen.name}`;
+    el.appendChild(h('div', 'approval-done', escapeHtml(said)));
   }
   if (item.blockedReason) {
     el.appendChild(h('div', 'tool-blocked', escapeHtml(`Blocked: ${item.blockedReason}`)));

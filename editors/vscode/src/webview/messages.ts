@@ -24,8 +24,11 @@ export type HostMessage =
   | {
       type: 'permission';
       requestId: string;
+      /** With `toolCall.toolCallId`, the server-unique key of the card this prompt belongs to. */
+      turnId: string;
       toolCall: PermissionToolCall;
       options: PermissionOption[];
+      label?: string | null;
     }
   | { type: 'permissionSettled'; requestId: string; choice: string | null }
   | {

@@ -59,7 +59,21 @@ export interface ToolItem {
   /** The MCP server and tool, for tools that come from one. */
   mcp: { server: string; tool: string } | null;
   permission: PermissionPrompt | null;
+  /** The turn the call belongs to; with `toolCallId`, the key the server guarantees unique. */
   turnId: string | null;
+  /** The simple commands of a compound command, each needing approval. */
+  parts?: string[] | null;
+  /** The child agent that asked, when it was one. */
+  label?: string | null;
+}
+
+/** The key of a tool card: turn id + tool call id (never the call id alone). */
+export function cardKey(turnId: string | null, toolCallId: string): string {
+  return `${turnId ?? ''}\u0000${toolCallId}`;
+}
+
+function isCard(it: ChatItem, turnId: string | null, toolCallId: string): it is ToolItem {
+  return it.kind === 'tool' && it.toolCallId === toolCallId && it.turnId === turnId;
 }
 
 export interface QuestionItem {
@@ -219,7 +233,7 @@ function message(
   };
 }
 
-function toolItem(state: ChatState, call: ToolCallRecord): ToolItem {
+function toolItem(state: ChatState, call: ToolCallRecord, turnId: string | null): ToolItem {
   return {
     kind: 'tool',
     key: `t${state.seq}`,
@@ -234,7 +248,7 @@ function toolItem(state: ChatState, call: ToolCallRecord): ToolItem {
     diff: null,
     mcp: null,
     permission: null,
-    turnId: null,
+    turnId,
   };
 }
 
@@ -281,7 +295,7 @@ function fromHistory(
         next = push(next, message(next, 'assistant', seg.text, isLast ? { nodeId: node.id, predecessor: node.predecessor } : {}));
       }
       for (const call of seg.calls) {
-        next = push(next, toolItem(next, call));
+        next = push(next, toolItem(next, call, node.id)); // an assistant node's id is its turn id
       }
     });
     if (last < 0 && node.text) {
@@ -349,7 +363,7 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     case 'tool.finished': {
       const d = ev.data as unknown as ToolFinishedData;
       return mapItems(adopted, (it) =>
-        it.kind === 'tool' && it.toolCallId === d.toolCallId
+        isCard(it, turnId, d.toolCallId)
           ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null }
           : it,
       );
@@ -374,7 +388,7 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       const toolCallId = String(ev.data.toolCallId ?? '');
       const reason = String(ev.data.reason ?? '') || 'withdrawn';
       return mapItems(adopted, (it) =>
-        it.kind === 'tool' && it.toolCallId === toolCallId && it.permission && !it.permission.choice && !it.permission.withdrawn
+        isCard(it, turnId, toolCallId) && it.permission && !it.permission.choice && !it.permission.withdrawn
           ? { ...it, permission: { ...it.permission, choice: null, withdrawn: reason } }
           : it,
       );
@@ -410,10 +424,10 @@ function appendDelta(state: ChatState, turnId: string | null, text: string): Cha
 }
 
 function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null): ChatState {
-  const found = state.items.some((it) => it.kind === 'tool' && it.toolCallId === d.toolCallId);
+  const found = state.items.some((it) => isCard(it, turnId, d.toolCallId));
   if (found) {
     return mapItems(state, (it) =>
-      it.kind === 'tool' && it.toolCallId === d.toolCallId
+      isCard(it, turnId, d.toolCallId)
         ? { ...it, status: it.status === 'pending' ? 'in_progress' : it.status, title: d.title || it.title }
         : it,
     );
@@ -438,15 +452,18 @@ function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null)
 
 function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permission' }>): ChatState {
   const tc = msg.toolCall;
+  const turnId = msg.turnId ?? null;
   const permission: PermissionPrompt = { requestId: msg.requestId, options: msg.options };
   if (typeof tc.sandboxed === 'boolean') {
     permission.sandbox = { sandboxed: tc.sandboxed, note: tc.sandboxNote };
   }
   const diff = tc.diff ?? null;
-  if (state.items.some((it) => it.kind === 'tool' && it.toolCallId === tc.toolCallId)) {
+  const extra = { parts: tc.parts ?? null, label: msg.label ?? null, title: tc.title || tc.name };
+  // Only the card of this very call (same turn, same id) takes the prompt, never an older one.
+  if (state.items.some((it) => isCard(it, turnId, tc.toolCallId))) {
     return mapItems(state, (it) =>
-      it.kind === 'tool' && it.toolCallId === tc.toolCallId
-        ? { ...it, permission, diff: diff ?? it.diff, mcp: tc.mcp ?? it.mcp }
+      isCard(it, turnId, tc.toolCallId)
+        ? { ...it, ...extra, permission, diff: diff ?? it.diff, input: tc.input ?? it.input, mcp: tc.mcp ?? it.mcp }
         : it,
     );
   }
@@ -456,7 +473,6 @@ function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permi
     toolCallId: tc.toolCallId,
     name: tc.name,
     toolKind: tc.kind ?? 'other',
-    title: tc.title || tc.name,
     status: 'pending',
     input: tc.input ?? {},
     output: null,
@@ -464,7 +480,8 @@ function onPermission(state: ChatState, msg: Extract<HostMessage, { type: 'permi
     diff,
     mcp: tc.mcp ?? null,
     permission,
-    turnId: null,
+    turnId,
+    ...extra,
   });
 }
 

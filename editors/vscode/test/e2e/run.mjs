@@ -1,7 +1,7 @@
 // End-to-end test in a real VS Code: code-server + headless Chromium driven by playwright-core.
 // Usage: node test/e2e/run.mjs [--vsix PATH] [--out DIR]; exits non-zero on the first failed step.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +57,9 @@ function prepare() {
   writeFileSync(join(ws, 'hello.py'), ORIGINAL);
   // The scripted model: one response per model call, across every turn of the server process.
   writeFileSync(script, JSON.stringify([
-    { text: "I'll move the greeting into a function.", tool_calls: [{ name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
+    // The model's own call id, "call_1", comes again after every server restart (as the offline
+    // model's did): the cards must still match approvals by the server's unique ids.
+    { text: "I'll move the greeting into a function.", tool_calls: [{ id: 'call_1', name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
     { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```' },
     { text: 'Hi again, from a new branch.' },
     { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
@@ -401,6 +403,47 @@ async function main() {
       throw new Error(`history misplaces the steer: ${JSON.stringify(restored.slice(-4))}`);
     }
     await shot('10-reloaded');
+
+    step = 'restart the server mid-session; the new approval reaches the new card only';
+    await palette(page, 'OpenProgram: Restart Server');
+    frame = await chatFrame(page);
+    // The banner shows while the new server starts, then hides once it runs.
+    await frame.locator('#banner:not([hidden])').waitFor({ timeout: 10_000 }).catch(() => undefined);
+    await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
+    const cardsBefore = await frame.locator('.tool-card').count();
+    const repliesBefore = await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).count();
+    writeFileSync(join(ws, 'hello.py'), ORIGINAL);
+    await frame.locator('#input').fill('Put the greeting in a function once more');
+    await frame.locator('#input').press('Enter');
+    const cards = frame.locator('.tool-card');
+    await waitFor(async () => (await cards.count()) > cardsBefore, 'a new card for the new call');
+    const fresh = cards.last();
+    const alwaysFile = fresh.locator('button', { hasText: 'Always allow edits to hello.py in this session' });
+    await alwaysFile.waitFor({ timeout: STEP_TIMEOUT });
+    // The old card of the same model call id keeps its old answer and gets no buttons.
+    const live = await frame.locator('.tool-card button[data-option-kind]:not([disabled])').evaluateAll(
+      (bs) => bs.map((b) => b.closest('.tool-card')?.dataset.toolCallId ?? ''));
+    const freshId = await fresh.getAttribute('data-tool-call-id');
+    if (!live.length || live.some((id) => id !== freshId)) throw new Error(`approval buttons on another card: ${JSON.stringify(live)} vs ${freshId}`);
+    if (freshId === 'call_1') throw new Error('the model\'s call id reached the wire');
+    await fresh.locator('.diff .op-add', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('10b-new-card-after-restart');
+    await alwaysFile.click();
+    await fresh.locator('.approval-done', { hasText: 'Always allowed: Always allow edits to hello.py in this session' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => (await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).count()) > repliesBefore, 'the reply after the new approval');
+    if (readFileSync(join(ws, 'hello.py'), 'utf8') !== UPDATED) throw new Error('the approved write did not land');
+
+    step = 'list the approval rules and revoke the new one';
+    await palette(page, 'OpenProgram: Show Approval Rules');
+    const ruleRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Edit hello.py' }).first();
+    await ruleRow.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('10c-rules');
+    await page.keyboard.press('Enter'); // the only row is focused (a hover tooltip covers it)
+    await page.locator('.notification-toast', { hasText: 'revoked' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const ruleFiles = readdirSync(join(home, 'rules')).filter((f) => f.endsWith('.json'));
+    const stored = ruleFiles.flatMap((f) => JSON.parse(readFileSync(join(home, 'rules', f), 'utf8')).rules);
+    if (stored.length !== 0) throw new Error(`the revoked rule is still stored: ${JSON.stringify(stored)}`);
 
     step = 'light and high-contrast themes';
     const themes = [

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
 from openprogram_lsp.store.checkpoints import cas
+from openprogram_lsp.core.fsutil import protected_dir_of
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
@@ -121,6 +122,9 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
     applied: list[tuple[str, str]] = []
     skipped: list[str] = []
     conflicts: list[str] = []
+    ours = [c.path for c in changes if protected_dir_of(workspace / c.path, workspace)]
+    skipped += ours  # restore never writes into our own state, whatever the workspace is
+    changes = [c for c in changes if c.path not in set(ours)]
     for change in changes:
         if change.status != "D":
             continue

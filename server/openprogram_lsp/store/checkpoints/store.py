@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import state_root
+from openprogram_lsp.core.fsutil import protect_dir, state_root
 from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
@@ -61,6 +61,7 @@ class CheckpointStore:
         self.config = config or CheckpointConfig.from_env()
         root = (home or state_root()) / "checkpoints" / workspace_key(self.workspace)
         root.mkdir(parents=True, exist_ok=True)
+        protect_dir(root.parent)
         self.repo = ShadowRepo(self.workspace, root, self.config)
         self.stager = Stager(self.repo)
         self.lock = WorkspaceLock.for_path(root / "lock", self.config.lock_timeout)

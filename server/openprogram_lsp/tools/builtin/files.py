@@ -13,7 +13,7 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
-from openprogram_lsp.tools.paths import confined
+from openprogram_lsp.tools.paths import confined, protected_below
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
@@ -148,8 +148,9 @@ def _list(workspace: Path, rel: str, display: str) -> list[str]:
     try:
         with fdfs.open_dir(workspace, fdfs.split(rel), rel=display) as fd, \
                 os.scandir(fd) as it:
+            hidden = {d for d in protected_below(workspace, rel) if "/" not in d}
             return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "")
-                          for e in it if e.name != ".git")
+                          for e in it if e.name != ".git" and e.name not in hidden)
     except FileNotFoundError:
         raise ToolError(f"{display}: no such directory") from None
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
-from openprogram_lsp.tools.paths import confined
+from openprogram_lsp.tools.paths import confined, protected_below
 from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
 
 MAX_MATCHES = 200
@@ -46,7 +46,7 @@ def rg_binary() -> str | None:
     return shutil.which("rg")
 
 
-def _argv(rg: str, pattern: str, target: str) -> list[str]:
+def _argv(rg: str, pattern: str, target: str, skip: list[str] | None = None) -> list[str]:
     nice = shutil.which("nice")  # a big search must not starve the server that serves the editor
     argv = [*((nice, "-n", "10") if nice else ()), rg, "--no-config", "--no-heading",
             "--with-filename", "--line-number", "--null",
@@ -55,6 +55,8 @@ def _argv(rg: str, pattern: str, target: str) -> list[str]:
             "--glob", "!.git"]
     for d in SKIP_DIRS:
         argv += ["--glob", f"!{d}/"]
+    for d in skip or []:  # our own state, when the workspace contains it
+        argv += ["--glob", f"!/{d}/**", "--glob", f"!/{d}"]
     return [*argv, "--regexp", pattern, "--", target]
 
 
@@ -121,7 +123,8 @@ class Grep(Tool):
             raise ToolError(f"{args.path}: no such file or directory")
         if stat.S_ISDIR(st.st_mode):
             with fdfs.open_dir(ctx.workspace, fdfs.split(rel), rel=args.path) as fd:
-                return await self._search(_argv(rg, args.pattern, "."), fd, None,
+                skip = protected_below(ctx.workspace, rel)
+                return await self._search(_argv(rg, args.pattern, ".", skip), fd, None,
                                           _Records(rel, None))
         with fdfs.open_regular(ctx.workspace, rel) as fd:
             return await self._search(_argv(rg, args.pattern, "-"), None, fd,

@@ -1,0 +1,29 @@
+"""What rules look at in a call: its command's simple commands, or its resolved path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.tools.paths import relative, resolve_in_workspace
+from openprogram_lsp.tools.rules import EDIT_KINDS, CallFacts
+from openprogram_lsp.tools.shell_split import split_command
+
+
+def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
+               session_id: str | None) -> CallFacts:
+    """The facts of one call (an edit's path resolved through links, workspace-relative)."""
+    parts: tuple[str, ...] = ()
+    path: str | None = None
+    command = arguments.get("command")
+    if kind == "execute" and isinstance(command, str):
+        parts = tuple(split_command(command))
+    raw = arguments.get("path")
+    if kind in EDIT_KINDS and isinstance(raw, str):
+        try:
+            path = relative(workspace, resolve_in_workspace(workspace, raw))
+        except OpenProgramError:
+            path = None  # the tool will refuse it; no rule covers it meanwhile
+    return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
+                     parts=parts, path=path)
