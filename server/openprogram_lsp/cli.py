@@ -504,7 +504,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
     ws = _explicit(args) or Path.cwd().resolve()
     book = RuleBook.for_workspace(_home(args), ws)
     if args.revoke:
-        rule = book.revoke(args.revoke)
+        try:
+            rule = book.revoke(args.revoke)
+        except NotFound:
+            raise CliError(f"no rule {args.revoke!r} for {ws}",
+                           f"list them with '{PROG} rules'") from None
         print(f"revoked {rule.id}: {rule.decision} {rule.description}")
         return 0
     listed = book.listed(args.session)

@@ -31,7 +31,7 @@ def _wait_for(proc: subprocess.Popen[bytes], needle: bytes, timeout: float = 30)
     return seen
 
 
-@pytest.mark.parametrize("message, prompt", [("write a.txt\nx", b"[y] allow once"),
+@pytest.mark.parametrize("message, prompt", [("write a.txt\nx", b"[1] Allow once"),
                                              ("ask which colour?", b"which colour?")])
 def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes) -> None:
     ws = tmp_path / "ws"

@@ -38,18 +38,26 @@ async def read_line(prompt: str) -> str:
 
 
 class TerminalApprover:
-    """Asks approvals on the terminal."""
+    """Asks approvals on the terminal, listing every option by what it allows."""
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         call = request.tool_call
         lines = [f"\n? {call.title}  [{call.kind}]"]
+        if call.parts and len(call.parts) > 1:
+            lines += [f"    $ {p}" for p in call.parts]
+        task = call.input.get("prompt") if call.name == "agent" else None
+        if isinstance(task, str):
+            lines.append("  task: " + task)
         if call.diff is not None:
             lines.append(short_diff(call.diff.path, call.diff.old_text, call.diff.new_text))
-        lines.append("  [y] allow once  [a] always allow  [n] reject  [r] always reject: ")
-        answer = (await read_line("\n".join(lines))).lower()
-        kind = {"y": "allow_once", "a": "allow_always", "r": "reject_always"}.get(
-            answer[:1], "reject_once")
-        return PermissionOutcome(outcome="selected", option_id=kind, kind=kind)  # type: ignore[arg-type]
+        lines += [f"  [{i}] {o.name}" for i, o in enumerate(request.options, 1)]
+        answer = await read_line("\n".join(lines) + "\n> ")
+        if answer.isdigit() and 0 < int(answer) <= len(request.options):
+            chosen = request.options[int(answer) - 1]
+            return PermissionOutcome(outcome="selected", option_id=chosen.option_id,
+                                     kind=chosen.kind)
+        return PermissionOutcome(outcome="selected", option_id="reject_once",
+                                 kind="reject_once")
 
 
 class TerminalAsker:
