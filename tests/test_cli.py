@@ -100,5 +100,6 @@ def test_rules_lists_and_revokes(tmp_path: Path) -> None:
                tmp_path).returncode == 0
     assert "no rules" in run(["rules", "--workspace", str(ws)], home, tmp_path).stdout
     missing = run(["rules", "--workspace", str(ws), "--revoke", "nope"], home, tmp_path)
-    assert missing.returncode == 2 and missing.stderr.startswith("openprogram-lsp: error: no rule 'nope'")
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("openprogram-lsp: error: no rule 'nope'")
     assert len(missing.stderr.strip().splitlines()) == 1

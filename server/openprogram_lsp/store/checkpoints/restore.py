@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
-from openprogram_lsp.store.checkpoints import cas
 from openprogram_lsp.core.fsutil import protected_dir_of
+from openprogram_lsp.store.checkpoints import cas
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
