@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import RecordingApprover
 from tests.collab.subagent_helpers import (
     PickingApprover,
     attach_nodes,
