@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from openprogram_lsp.tools.rules import CallFacts, Rule, decide, uncovered_parts
+from openprogram_lsp.tools.rules import CallFacts, Rule, decide, deciding, uncovered_parts
 from openprogram_lsp.tools.shell_split import split_command
 
 
@@ -111,3 +111,15 @@ def test_call_rules_match_the_exact_input() -> None:
     other = CallFacts(tool="send_message", kind="other",
                       arguments={"to": "b", "message": "rm -rf"}, session_id="s1")
     assert decide([rule], other) is None
+
+
+def test_the_rules_behind_a_decision_are_the_ones_that_made_it() -> None:
+    ls, echo = command_rule("ls"), command_rule("echo hi").model_copy(update={"id": "r2"})
+    rm = command_rule("rm -rf x", "deny").model_copy(update={"id": "r3"})
+    assert deciding([ls, echo], run("ls && echo hi")) == [ls, echo]  # one per part
+    assert deciding([ls, echo], run("ls; ls")) == [ls]
+    assert deciding([ls], run("ls && id")) == []  # `id` has no rule: nothing decided
+    assert deciding([ls, echo, rm], run("ls; rm -rf x")) == [rm]  # a deny decides alone
+    file_rule = edit_rule("file", "src/a.py")
+    assert deciding([file_rule], edit("src/a.py")) == [file_rule]
+    assert deciding([file_rule], edit("src/b.py")) == []
