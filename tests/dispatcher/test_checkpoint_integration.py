@@ -10,6 +10,7 @@ import pytest
 
 from openprogram_lsp.core.types import TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.dispatcher.finalize import wait_for_retention
 
 
 def _write(path: str, then_sleep: float = 0.0) -> list[dict]:
@@ -57,6 +58,7 @@ def test_retention_keeps_checkpoints_that_nodes_reference(
     first = d.process_user_turn(TurnRequest(text="0"))
     for i in range(1, 4):
         d.process_user_turn(TurnRequest(text=str(i), session_id=first.session_id))
+    wait_for_retention()  # retention runs after the turn, off its path
     cp = d.checkpointer(workspace)
     assert cp is not None
     kept = {c.id for c in cp.list()}  # type: ignore[attr-defined]

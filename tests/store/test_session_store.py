@@ -169,3 +169,22 @@ def test_context_commit_lists_are_stored_as_chain_ranges(tmp_path: Path) -> None
     assert store.read_context_commit(sid, ids[-1]) == record
     stored = next(store.session_dir(sid).rglob("*.context.json")).read_bytes()
     assert len(stored) < 200  # four ranges and one id, not 60 ids
+
+
+def test_checkpoint_refs_follow_the_nodes_without_a_scan(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = SessionStore(tmp_path / "home")
+    sid = store.create_session(workspace=str(ws))
+    other = store.create_session(workspace=str(tmp_path))
+    store.append(sid, Node(id="u1", role="user", text="hi", metadata={"checkpointId": "c1"}))
+    store.append(sid, Node(id="a1", role="assistant", text="", predecessor="u1"))
+    store.update_node(sid, "a1", metadata={"checkpointId": "c2"})
+    store.append(other, Node(id="x", role="user", text="x", metadata={"checkpointId": "c9"}))
+    assert store.checkpoint_refs(ws) == {"c1", "c2"}
+    refs = store.session_dir(sid) / ".git" / "openprogram-checkpoints"
+    refs.unlink()  # a session written before the file existed: scanned once, file rebuilt
+    assert SessionStore(tmp_path / "home").checkpoint_refs(ws) == {"c1", "c2"}
+    assert refs.read_text().split() == ["c1", "c2"]
+    store.delete_session(sid)
+    assert store.checkpoint_refs(ws) == set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,16 +30,42 @@ def _first_line(text: str, limit: int = 60) -> str:
 
 def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
     """Checkpoint ids recorded on the nodes of every session of a workspace (kept by pruning)."""
-    ws = str(workspace.resolve())
-    out: set[str] = set()
-    for meta in store.list_sessions():
-        if meta.get("workspace") and str(Path(meta["workspace"]).resolve()) != ws:
-            continue
-        for node in store.nodes(str(meta["id"])):
-            cid = node.metadata.get("checkpointId")
-            if isinstance(cid, str):
-                out.add(cid)
-    return out
+    return store.checkpoint_refs(workspace)
+
+
+_pruning: dict[int, threading.Thread] = {}
+_pruning_lock = threading.Lock()
+
+
+def prune_later(checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
+    """Apply retention in a background thread (one at a time per store): never on a turn's
+    path."""
+    def run() -> None:
+        try:
+            dropped = checkpointer.prune_if_due(keep)
+            if dropped:
+                log.info("retention dropped %d checkpoint(s)", len(dropped))
+        except Exception:
+            log.exception("checkpoint retention failed")
+        finally:
+            with _pruning_lock:
+                _pruning.pop(id(checkpointer), None)
+
+    with _pruning_lock:
+        if id(checkpointer) in _pruning:
+            return
+        # not a daemon: a CLI turn's process finishes retention before it exits
+        thread = _pruning[id(checkpointer)] = threading.Thread(
+            target=run, name="checkpoint retention")
+    thread.start()
+
+
+def wait_for_retention(timeout: float = 30.0) -> None:
+    """Wait for the retention threads started so far (tests, shutdown)."""
+    with _pruning_lock:
+        threads = list(_pruning.values())
+    for thread in threads:
+        thread.join(timeout)
 
 
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
@@ -102,13 +129,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
     store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
     if checkpoint is not None and checkpointer is not None:
-        try:
-            dropped = checkpointer.prune_if_due(lambda: referenced_checkpoints(store,
-                                                                               turn.workspace))
-            if dropped:
-                log.info("retention dropped %d checkpoint(s)", len(dropped))
-        except Exception:
-            log.exception("checkpoint retention failed")
+        prune_later(checkpointer, lambda: referenced_checkpoints(store, turn.workspace))
     result = TurnResult(
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
         head_id=store.head(sid) or tid,

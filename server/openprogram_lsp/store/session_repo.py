@@ -270,7 +270,8 @@ class SessionRepo:
                 with _maintaining_lock:
                     _maintaining.discard(key)
 
-        thread = threading.Thread(target=run, name=f"pack {self.root.name}", daemon=True)
+        # not a daemon: a process that ends right after its turn finishes the pack first
+        thread = threading.Thread(target=run, name=f"pack {self.root.name}")
         with _maintaining_lock:
             _threads[:] = [t for t in _threads if t.is_alive()]
             _threads.append(thread)

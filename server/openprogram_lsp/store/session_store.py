@@ -26,7 +26,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import protect_dir, state_root
+from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
@@ -45,6 +45,8 @@ APPEND_LOCK_WAIT = 1.0
 """Seconds an append outside a turn waits for a session another process is using."""
 COMMIT_LOCK = "openprogram-commit.lock"
 COMMIT_LOCK_WAIT = 60.0
+CHECKPOINT_REFS = "openprogram-checkpoints"
+"""Checkpoint ids the session's nodes record, one a line (``.git/``, derived, not committed)."""
 """Seconds a commit waits for another process's commit of the same session."""
 
 
@@ -104,6 +106,13 @@ def storable(node: Node) -> tuple[Node, str]:
 
 
 _ID_LISTS = ("kept", "snipped", "summarised")
+
+
+def _note_checkpoint(root: Path, node: Node) -> None:
+    cid = node.metadata.get("checkpointId")
+    if isinstance(cid, str) and cid.isprintable() and cid.strip() == cid and cid:
+        with suppress(OSError), open(root / ".git" / CHECKPOINT_REFS, "a") as fh:
+            fh.write(cid + "\n")
 
 
 def encode_ranges(ids: list[str], pos: dict[str, int]) -> list[str | list[int]]:
@@ -186,6 +195,7 @@ class SessionStore:
         now = now_iso()
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
+        (root / ".git" / CHECKPOINT_REFS).touch()
         repo.write("meta.json", json.dumps(data, indent=1))
         return sid
 
@@ -215,6 +225,33 @@ class SessionStore:
             meta["status"] = "running" if meta.get("running") else "idle"
             out.append(meta)
         return out, len(rows)
+
+    def checkpoint_refs(self, workspace: Path) -> set[str]:
+        """Checkpoint ids the nodes of a workspace's sessions record (what pruning keeps).
+
+        Read from each session's small ``openprogram-checkpoints`` file, kept up to date as
+        nodes are written; a session from before that file is scanned once to create it.
+        """
+        want = os.path.realpath(workspace)
+        out: set[str] = set()
+        for meta in self._metas():
+            where = self._workspace_of(meta)
+            sid = str(meta.get("id"))
+            if (where is not None and where != want) or not is_safe_id(sid):
+                continue
+            path = self.root / sid / ".git" / CHECKPOINT_REFS
+            try:
+                out.update(path.read_text("utf-8", "replace").split())
+            except FileNotFoundError:
+                try:
+                    ids = {str(n.metadata["checkpointId"]) for n in self.nodes(sid)
+                           if isinstance(n.metadata.get("checkpointId"), str)}
+                except (NotFound, OSError, ValueError):
+                    continue
+                with suppress(OSError):
+                    atomic_write(path, "".join(f"{i}\n" for i in sorted(ids)))
+                out |= ids
+        return out
 
     def _workspace_of(self, meta: dict[str, Any]) -> str | None:
         ws = meta.get("workspace")
@@ -491,6 +528,7 @@ class SessionStore:
             node, payload = storable(node)
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, seq)
+            _note_checkpoint(entry.root, node)
             branches = idx.meta.get("branches") or {}
             moved = node.predecessor in branches and idx.is_chain_node(node)
             if moved or advance_head:
@@ -520,6 +558,8 @@ class SessionStore:
             name = idx.files[node_id]
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, idx.seq[node_id])
+            if node.metadata.get("checkpointId") != old.metadata.get("checkpointId"):
+                _note_checkpoint(entry.root, node)
             self._refresh_fp(entry)
             return node
 

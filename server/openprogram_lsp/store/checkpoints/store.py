@@ -286,23 +286,36 @@ class CheckpointStore:
             return dropped
 
     def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()) -> Ids:
-        """``prune()`` with the configured limits, only when they are exceeded (cheap if not).
+        """``prune()`` with the configured limits once a margin (a tenth of the count) of
+        checkpoints can go, down to the limits: the chain is rewritten once per many turns,
+        not on every one. Leftover loose objects are removed afterwards without the store's lock.
 
         ``keep_ids`` may be a function, called only when something is due (collecting the ids
         that sessions reference can be costly).
         """
         from openprogram_lsp.store.checkpoints.retention import choose_drops
 
+        count, age = self.config.max_count, self.config.max_age_days
+        margin = 1 if count is None else max(1, count // 10)
+
+        def due(keep: set[str]) -> bool:
+            entries = self._entries()
+            return (len(choose_drops(entries, count, age, keep, force=False)) >= margin
+                    or bool(choose_drops(entries, None, age, keep, force=False)))
+
         with self.lock:
             self._open()
-            if not choose_drops(self._entries(), self.config.max_count,
-                                self.config.max_age_days, set(), force=False):
+            if not due(set()):
                 return []
             keep = set(keep_ids() if callable(keep_ids) else keep_ids)
-            if not choose_drops(self._entries(), self.config.max_count,
-                                self.config.max_age_days, keep, force=False):
+            if not due(keep):
                 return []
-            return self.prune(keep_ids=keep)
+            dropped = self.prune(keep_ids=keep, gc=False)
+        if dropped:
+            # unreachable loose objects older than an hour: never one a running checkpoint
+            # is about to reference (writes freshen an object they find), so no lock is needed
+            self.repo.git_rc(["prune", "--expire=1.hour.ago"])
+        return dropped
 
     # -- internals used by restore / retention ------------------------------------------
 

@@ -122,7 +122,12 @@ class ObjectDB:
         if kind not in KINDS:
             raise ValueError(f"unknown git object kind {kind!r}")
         sha = object_id(kind, body)
-        if (self.objects / sha[:2] / sha[2:]).exists():
+        path = self.objects / sha[:2] / sha[2:]
+        if path.exists():
+            # freshen it, as git does: a prune with an expiry never takes an object a writer
+            # just counted on
+            with contextlib.suppress(OSError):
+                os.utime(path)
             return sha
         with self._lock:
             if self._loose is None:
