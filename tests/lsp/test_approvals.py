@@ -5,6 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
+
+from openprogram_lsp.tools.rulebook import RuleBook
+from openprogram_lsp.tools.rules import Rule
 from tests.lsp.conftest import OpClient, Starter, write_script
 
 # A rule for exactly `ls *.txt` must reach none of these.
@@ -128,3 +134,83 @@ async def test_the_state_root_inside_the_workspace_is_off_limits(
     # the session files hold the marker too (the user's message); grep never looks there
     assert grep["output"].splitlines() == ["notes.txt:1: secret-marker in the workspace"]
     assert "openprogram-lsp" not in share["output"]
+
+
+async def test_rules_of_every_folder_and_of_the_settings_are_listed_and_removable(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """Settings rules are listed once (not revocable here; the editor removes the setting and
+    that takes effect at once); a second folder's rules are listed and revoked too."""
+    other = tmp_path / "ws2"
+    other.mkdir()
+    kept = RuleBook.for_workspace(tmp_path / "home", other).add(Rule(
+        id="", decision="allow", kind="command", tool="run_command", value="make",
+        description="Run `make`"))
+    steps = [run("echo settings"), {"text": "ran"}, run("echo settings"), {"text": "asked"}]
+    client = await start(model=write_script(tmp_path / "s.json", steps),
+                         init_options={"rules": [{"tool": "run_command",
+                                                  "pattern": "echo set*",
+                                                  "decision": "allow"}]},
+                         setup=answering(lambda p: "reject_once"))
+    client.workspace_did_change_workspace_folders(t.DidChangeWorkspaceFoldersParams(
+        event=t.WorkspaceFoldersChangeEvent(
+            added=[t.WorkspaceFolder(uri=other.as_uri(), name="ws2")], removed=[])))
+    listed = (await client.call("openprogram/rules", {}))["rules"]
+    by_id = {r["id"]: r for r in listed}
+    assert by_id[kept.id]["workspace"] == str(other.resolve())
+    [setting] = [r for r in listed if r["origin"] == "settings"]
+    assert (setting["kind"], setting["value"], setting["revocable"], setting.get("workspace")) == (
+        "pattern", "echo set*", False, None)
+    only = (await client.call("openprogram/rules", {"workspace": str(workspace)}))["rules"]
+    assert kept.id not in {r["id"] for r in only}
+
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/revokeRule", {"ruleId": setting["id"]})
+    assert info.value.code == -32602 and "setting" in info.value.message
+    with pytest.raises(JsonRpcException) as info:
+        await client.call("openprogram/revokeRule", {"ruleId": kept.id,
+                                                     "workspace": str(tmp_path)})
+    assert info.value.code == -32602 and "workspace" in info.value.message
+    revoked = await client.call("openprogram/revokeRule", {"ruleId": kept.id})
+    assert revoked["revoked"]["workspace"] == str(other.resolve())
+    assert RuleBook.for_workspace(tmp_path / "home", other).rules == []
+
+    first = await client.call("openprogram/chat", {"text": "echo"})
+    assert client.permission_requests == []  # the setting allowed it
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(
+        settings={"openprogram": {"rules": None}}))  # the editor removed the setting
+    assert [r for r in (await client.call("openprogram/rules", {}))["rules"]
+            if r["origin"] == "settings"] == []
+    await client.call("openprogram/chat", {"text": "echo", "sessionId": first["sessionId"]})
+    assert len(client.permission_requests) == 1  # asked now, no restart
+
+
+async def test_a_child_runs_under_the_parents_mode_and_settings_rules(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """An ask-mode parent's child asks before its edit (labelled), and the editor's deny
+    rule still refuses its other edit; the spawn prompt showed the child's task."""
+    parent = [{"tool_calls": [{"name": "agent", "arguments": {
+        "prompt": "write the two notes", "label": "kid"}}]}, {"text": "spawned"},
+        {"text": "noted"}, {"text": "spare"}]
+    child = [{"tool_calls": [{"name": "write_file", "arguments": {
+        "path": "denied.txt", "content": "x\n"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {
+            "path": "asked.txt", "content": "x\n"}}]}, {"text": "child done"}]
+    client = await start(
+        model=write_script(tmp_path / "parent.json", parent),
+        init_options={"agentModel": write_script(tmp_path / "child.json", child),
+                      "rules": [{"tool": "write_file", "pattern": "denied.txt",
+                                 "decision": "deny"}]},
+        setup=answering(lambda p: "allow_once" if p["toolCall"]["name"] == "agent"
+                        else "reject_once"))
+    result = await client.call("openprogram/chat", {"text": "delegate"})
+    assert result["status"] == "done", result
+    await client.wait_event("subagent.ended", timeout=30)
+    spawn, edit = client.permission_requests
+    assert spawn["toolCall"]["input"]["prompt"] == "write the two notes"
+    assert "allow_unattended" in [o["optionId"] for o in spawn["options"]]
+    assert edit["toolCall"]["input"]["path"] == "asked.txt"
+    assert edit["label"] == "kid" and edit["toolCall"]["title"].startswith("[kid] ")
+    assert not (workspace / "denied.txt").exists() and not (workspace / "asked.txt").exists()
+    refused = [e["data"] for e in client.of_type("tool.finished")
+               if "always reject" in e["data"].get("output", "")]
+    assert len(refused) == 1

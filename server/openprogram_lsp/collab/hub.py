@@ -83,7 +83,8 @@ class Hub:
                       lane_key=self.lane_key_of(sid, tid, turn.request.agent_id),
                       agent_id=turn.request.agent_id,
                       permission_mode=turn.request.permission_mode,
-                      model=turn.request.model, depth=self.depth_of(turn))
+                      model=turn.request.model, depth=self.depth_of(turn),
+                      rules=tuple(turn.request.rules))
 
     def origin_of_head(self, sid: str) -> Origin:
         """The origin for work started outside a turn: the session head."""
@@ -151,7 +152,8 @@ class Hub:
         req = TurnRequest(text=prompt, session_id=sid, branch_from=branch_from, model=model,
                           source=source, permission_mode=mode,  # type: ignore[arg-type]
                           advance_head=advance_head, agent_id=agent_id, label=label,
-                          message_depth=message_depth, metadata=meta)
+                          message_depth=message_depth, metadata=meta,
+                          rules=list(parent.rules) if parent is not None else [])
         base = {"agentId": agent_id, "kind": kind, "label": label, "permissionMode": mode,
                 "parentSessionId": parent.session_id if parent else None,
                 "parentTurnId": parent.turn_id if parent else None,

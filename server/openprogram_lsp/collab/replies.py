@@ -76,7 +76,8 @@ def queue_follow_up(sub: Hub, origin: Origin, text: str, depth: int) -> Job:
                               model=origin.model or branch_model(sub.dispatcher, sid, tip),
                               source="follow_up", permission_mode=origin.permission_mode,
                               advance_head=store.head(sid) == tip, agent_id=origin.agent_id,
-                              message_depth=depth, metadata={"messageDepth": depth})
+                              message_depth=depth, metadata={"messageDepth": depth},
+                              rules=list(origin.rules))
             res = await sub.turn(req, job)
             lane.tip, lane.follow = res.assistant_node_id, True
             return res

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.collab.lanes import Lane, LaneKey
 from openprogram_lsp.core.types import PermissionMode, TurnStatus, Wire
@@ -40,6 +40,7 @@ class Origin:
     permission_mode: PermissionMode | None = None
     model: str | None = None
     depth: int = 0
+    rules: tuple[Any, ...] = ()  # the editor's own rules (sources) the parent turn ran under
 
 
 def branch_model(dispatcher: Dispatcher, sid: str, tip: str) -> str | None:

@@ -12,6 +12,7 @@ from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import TurnHooks
 from openprogram_lsp.tools.registry import ToolRegistry
+from openprogram_lsp.tools.rulebook import with_client_rules
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.active import ActiveTurn
@@ -46,7 +47,8 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         workspace=turn.workspace, session_id=turn.session_id, turn_id=turn.turn_id, mode=mode,
         transcript_path=str(s.store.session_dir(turn.session_id) / "nodes"),
         subagent=turn.request.source in SUBAGENT_SOURCES, agent_id=turn.request.agent_id,
-        rules=s.rules_for(turn.workspace), cancel=turn.control.cancel, once=once)
+        rules=with_client_rules(s.rules_for(turn.workspace), turn.request.rules),
+        cancel=turn.control.cancel, once=once)
     turn.trusted_once = once
     start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
     if start is not None:

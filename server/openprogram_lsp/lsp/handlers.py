@@ -30,6 +30,7 @@ from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
+from openprogram_lsp.lsp.rules_handlers import RulesHandlers
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.view import ConnectionView
@@ -112,7 +113,9 @@ class Handlers:
 
     async def _turn(self, request: TurnRequest) -> dict[str, Any]:
         server = self.server
-        request.rules = server.settings.rules()  # this connection's own rules
+        # this connection's own rules: its settings, read at each decision (a removed setting
+        # stops covering calls at once), and inherited by the turn's children
+        request.rules = [server.settings]
         result = await server.runner.run(
             request, progress=server.settings.client.work_done_progress, server=server,
             on_session=lambda sid: server.host.claim(server, sid))
@@ -296,26 +299,6 @@ class Handlers:
         had = p.session_id in self.server.subscriptions
         self.server.subscriptions.discard(p.session_id)
         return w.AcceptedResult(accepted=had).wire()
-    # -- rules -------------------------------------------------------------------------------
-
-    def _rulebook(self) -> Any:
-        return self.dispatcher.services.rules_for(Path(self.server.primary_workspace))
-
-    async def rules(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RULES, w.RulesParams, raw)
-        rules = self._rulebook().listed(p.session_id)
-        infos = [w.RuleInfo.model_validate({**r.model_dump(), "revocable":
-                                            r.origin != "settings"}) for r in rules]
-        return w.RulesResult(rules=infos).wire()
-
-    async def revoke_rule(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.REVOKE_RULE, w.RevokeRuleParams, raw)
-        rule = self._rulebook().revoke(p.rule_id)
-        self.dispatcher.services.bus.emit(make_event(
-            "rules.changed", {"action": "revoked", "ruleIds": [rule.id]}, session_id=None,
-            turn_id=None, origin="lsp"))
-        info = w.RuleInfo.model_validate({**rule.model_dump(), "revocable": True})
-        return w.RevokeRuleResult(revoked=info).wire()
 
     # -- checkpoints -------------------------------------------------------------------------
 
@@ -393,7 +376,7 @@ class Handlers:
             methods.HOOKS: self.hooks, methods.TRUST: self.trust,
             **McpHandlers(self.server).table(),
             methods.SUBSCRIBE: self.subscribe, methods.UNSUBSCRIBE: self.unsubscribe,
-            methods.RULES: self.rules, methods.REVOKE_RULE: self.revoke_rule,
+            **RulesHandlers(self.server).table(),
         }
         assert set(raw) == set(methods.CLIENT_REQUESTS)
         return {name: _guard(name, fn) for name, fn in raw.items()}

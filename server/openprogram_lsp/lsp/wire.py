@@ -205,16 +205,20 @@ class OptionalSessionParams(Params):
 
 
 class RulesParams(Params):
-    """``openprogram/rules``: the standing rules of the workspace (and of one session)."""
+    """``openprogram/rules``: the standing rules of the workspace folders (and of one session)."""
 
     session_id: str | None = Field(None, min_length=1, max_length=200,
                                    description="Also list this session's rules (default: all)")
+    workspace: str | None = Field(None, min_length=1, max_length=MAX_PATH,
+                                  description="Only this workspace folder (default: every one)")
 
 
 class RevokeRuleParams(Params):
     """``openprogram/revokeRule``: forget one rule, at once."""
 
     rule_id: str = Field(min_length=1, max_length=200)
+    workspace: str | None = Field(None, min_length=1, max_length=MAX_PATH,
+                                  description="The folder the rule belongs to (default: any)")
 
 
 class CheckpointDiffParams(Params):
@@ -587,6 +591,8 @@ class RuleInfo(Result):
     turn_id: str | None = None
     description: str = ""
     revocable: bool = True
+    workspace: str | None = Field(None, description="The workspace folder whose rule it is "
+                                                    "(null: a settings rule, every folder)")
 
 
 class RulesResult(Result):

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -194,34 +194,51 @@ class RuleBook:
             self._config_rules = list(rules)
 
 
+class RuleSource(Protocol):
+    """Rules someone else keeps (an editor's settings), read again at every decision."""
+
+    def rules(self) -> list[Rule]:
+        """The rules as they are now."""
+        ...
+
+
 class ClientRules(RuleBook):
     """A workspace's rule book seen with one connection's settings rules after it.
 
     The extra rules are the patterns the editor's settings carry: they apply to that
     connection's turns (and their children) only, are listed with ``origin: settings`` and are
-    never written. Adding and revoking go to the workspace's own book.
+    never written. A source is read at every decision, so a setting removed in the editor stops
+    covering calls at once, even in a running turn. Adding and revoking go to the workspace's
+    own book.
     """
 
-    def __init__(self, base: RuleBook, extra: list[Rule]) -> None:
+    def __init__(self, base: RuleBook, extra: list[Rule | RuleSource]) -> None:
         super().__init__(None, [], workspace=base.workspace)
         self.base = base
         self._extra = list(extra)
 
+    def extra(self) -> list[Rule]:
+        """The connection's own rules, as they are now."""
+        out: list[Rule] = []
+        for item in self._extra:
+            out.extend([item] if isinstance(item, Rule) else item.rules())
+        return out
+
     @property
     def rules(self) -> list[Rule]:
-        return [*self.base.rules, *self._extra]
+        return [*self.base.rules, *self.extra()]
 
     def add(self, rule: Rule) -> Rule:
         return self.base.add(rule)
 
     def revoke(self, rule_id: str) -> Rule:
-        if any(r.id == rule_id for r in self._extra):
+        if any(r.id == rule_id for r in self.extra()):
             raise RuleNotRevocable(f"rule {rule_id} comes from the openprogram settings "
                                    "(rules); remove it there")
         return self.base.revoke(rule_id)
 
 
 def with_client_rules(book: RuleBook, extra: list[Any]) -> RuleBook:
-    """``book`` plus the rules one connection gave in its settings (only its own turns)."""
-    rules = [r for r in extra if isinstance(r, Rule)]
-    return ClientRules(book, rules) if rules else book
+    """``book`` plus the rules (or rule sources) one connection's settings hold."""
+    own = [r for r in extra if isinstance(r, Rule) or callable(getattr(r, "rules", None))]
+    return ClientRules(book, own) if own else book
