@@ -38,6 +38,7 @@ Example:
 ---@field approvals? {ui?: 'float'|'select'} How approvals ask: our float with the whole diff (default) or vim.ui.select.
 ---@field models? string[] Models the :OpenProgramModel picker offers besides the current one.
 ---@field approval_timeout? number Seconds the server waits for an approval or answer (server default: 600).
+---@field history_page? integer Messages the panel loads at a time; older pages load at its top (200).
 ---@field mcp_servers? table<string, table> MCP servers, as in .mcp.json: { name = { command = 'x', args = {} } | { type = 'http', url = '...' } }.
 ---@field disabled_tools? string[] Tool-name patterns never offered to the model (e.g. 'mcp__github__*').
 ---@field connect? integer|string Attach to a running `openprogram-lsp serve --tcp`: its port, or its run file.
@@ -67,6 +68,7 @@ M.defaults = {
   disabled_tools = nil,
   connect = nil,
   providers = nil,
+  history_page = 200,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -146,6 +148,11 @@ function M.setup(opts)
   if merged.connect ~= nil and type(merged.connect) ~= 'number' and type(merged.connect) ~= 'string' then
     table.insert(problems, 'connect must be a port number or the path of a run file')
     merged.connect = nil
+  end
+  local page = merged.history_page
+  if type(page) ~= 'number' or page < 1 or page > 10000 or page % 1 ~= 0 then
+    table.insert(problems, 'history_page must be a whole number from 1 to 10000')
+    merged.history_page = M.defaults.history_page
   end
   if #problems > 0 then
     vim.notify('openprogram: ' .. table.concat(problems, '; ') .. ' (using defaults)', vim.log.levels.WARN)

@@ -50,6 +50,9 @@ M.ns = ns
 ---@field agents_running table<string, boolean> subagents of the session on screen still running
 ---@field usage? {inputTokens?: integer, outputTokens?: integer} the last turn's token usage
 ---@field context? {usedTokens?: integer, windowTokens?: integer} the last context.usage event
+---@field loaded? table[] the history nodes drawn (the pages fetched so far, root first)
+---@field has_more? boolean older history nodes remain on the server
+---@field loading_older? boolean a request for the page before the first node is out
 local S = {
   turn_gen = 0,
   background = {},
@@ -206,6 +209,16 @@ local function create_buffers()
     map(buf, 'gS', function()
       require('openprogram').sessions()
     end, 'browse sessions')
+    vim.api.nvim_create_autocmd('CursorMoved', {
+      buffer = buf,
+      desc = 'openprogram: load older messages at the top of the panel',
+      callback = function()
+        local win = vim.api.nvim_get_current_win()
+        if vim.api.nvim_win_get_cursor(win)[1] == 1 and S.has_more then
+          M.load_older()
+        end
+      end,
+    })
     M.render_intro()
   end
   if not valid(S.input_buf) then
@@ -382,13 +395,25 @@ function M.render_intro()
   end)
 end
 
+--- The line above the history while older messages are still on the server.
+M.OLDER_LINE = '> _Older messages: move to this line to load them_'
+
 --- Render a history (root -> head) into the panel, one header per message.
----@param nodes table[] Node list from openprogram/history
-function M.render(nodes)
+---@param nodes table[] Node list from openprogram/history (the pages loaded so far)
+---@param has_more? boolean Older nodes remain on the server
+function M.render(nodes, has_more)
   local lines, index = require('openprogram.render').history(nodes)
+  S.loaded, S.has_more = nodes, has_more and #nodes > 0 or false
   if #lines == 0 then
     M.render_intro()
     return
+  end
+  if S.has_more then
+    table.insert(lines, 1, M.OLDER_LINE)
+    table.insert(lines, 2, '')
+    for _, n in ipairs(index) do
+      n.line = n.line + 2
+    end
   end
   S.nodes, S.tools, S.tool_meta = index, {}, {}
   -- A question still waiting for an answer stays in sight (its note was part of the stream).
@@ -413,7 +438,8 @@ function M.refresh(done)
     return
   end
   local sid, gen = S.session_id, S.stream_gen
-  client.request(protocol.methods.HISTORY, { sessionId = sid }, function(err, result)
+  local page = require('openprogram.config').options.history_page
+  client.request(protocol.methods.HISTORY, { sessionId = sid, limit = page }, function(err, result)
     if gen ~= S.stream_gen then
       -- A turn began streaming meanwhile: drawing the older history would wipe it (that
       -- turn's end redraws).
@@ -427,7 +453,7 @@ function M.refresh(done)
       if type(result.headId) == 'string' then
         S.head_id = result.headId
       end
-      M.render(result.nodes or {})
+      M.render(result.nodes or {}, result.hasMore == true)
     elseif err then
       M.note('history failed: ' .. (err.message or '?'))
     end
@@ -435,6 +461,42 @@ function M.refresh(done)
       done()
     end
   end)
+end
+
+--- Fetch the page of history before the oldest message shown and draw it above, keeping
+--- the view on the message that was first.
+---@param done? fun()
+function M.load_older(done)
+  local first = S.loaded and S.loaded[1]
+  if S.loading_older or not S.has_more or not first or S.busy then
+    if done then
+      done()
+    end
+    return
+  end
+  S.loading_older = true
+  local sid, gen, head = S.session_id, S.stream_gen, S.head_id
+  local page = require('openprogram.config').options.history_page
+  client.request(protocol.methods.HISTORY, { sessionId = sid, headId = head, limit = page, beforeNodeId = first.id },
+    function(err, result)
+      S.loading_older = false
+      if not err and result and sid == S.session_id and gen == S.stream_gen and S.loaded[1] == first then
+        local nodes = vim.list_extend(vim.list_extend({}, result.nodes or {}), S.loaded)
+        M.render(nodes, result.hasMore == true)
+        local win = panel_win()
+        for _, n in ipairs(S.nodes) do
+          if win and n.id == first.id then
+            pcall(vim.api.nvim_win_set_cursor, win, { n.line + 1, 0 })
+            break
+          end
+        end
+      elseif err then
+        M.note('history failed: ' .. (err.message or '?'))
+      end
+      if done then
+        done()
+      end
+    end)
 end
 
 --- Show a session in the panel.
