@@ -96,6 +96,14 @@ command('OpenProgramRules', function()
   op().rules()
 end, { desc = 'OpenProgram: list the approval rules; choose one to revoke it' })
 
+command('OpenProgramBranchDiff', function()
+  op().branch_diff()
+end, { desc = "OpenProgram: compare the active branch's code with another branch's" })
+
+command('OpenProgramUndoSwitch', function()
+  op().undo_switch()
+end, { desc = 'OpenProgram: undo the last branch switch that changed files' })
+
 command('OpenProgramRestore', function(a)
   op().restore(a.fargs[1], vim.list_slice(a.fargs, 2))
 end, {

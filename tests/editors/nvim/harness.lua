@@ -66,7 +66,9 @@ end
 function H.setup(extra)
   -- Scenarios answer approvals through a vim.ui.select stub unless they ask for the float.
   require('openprogram').setup(vim.tbl_deep_extend('force',
-    { cmd = H.server_cmd, model = H.model, approvals = { ui = 'select' } }, extra or {}))
+    { cmd = H.server_cmd, model = H.model, approvals = { ui = 'select' },
+      -- scenarios about something else are not asked whether a switch moves the code
+      switch_code = 'never', blame = { attach = false } }, extra or {}))
 end
 
 --- Count finished turns and record every event and LSP progress report of our client.

@@ -1,6 +1,7 @@
 --[[
 Branches and sessions: fork from the message under the cursor, switch branch
-(`openprogram/branches` + `openprogram/checkout`), switch session (`openprogram/sessions`).
+(`openprogram/branches` + `openprogram/checkout`, with its code when the user says so: see
+code.lua), switch session (`openprogram/sessions`).
 
 Every choice goes through `vim.ui.select` / `vim.ui.input` (guarded by choose.lua), so picker
 plugins apply (`opts.kind` is 'openprogram.branch' or 'openprogram.session'), and a picker left
@@ -52,8 +53,16 @@ function M.fork(node_id, text)
   end
   local function go(input)
     -- `from` false: the first message of the session; the fork is a new root of the session
-    -- (`openprogram/fork` with `fromNodeId: null`).
-    require('openprogram.chat').fork(from, input)
+    -- (`openprogram/fork` with `fromNodeId: null`), with no code of its own to start from.
+    if from == false then
+      require('openprogram.chat').fork(from, input)
+      return
+    end
+    require('openprogram.code').decide(function(restore)
+      if restore ~= nil then
+        require('openprogram.chat').fork(from, input, nil, restore)
+      end
+    end)
   end
   if text and text ~= '' then
     go(text)
@@ -115,7 +124,8 @@ function M.format_branch(b, all)
     return '  ✎ Name or rename a branch…'
   end
   local last = cut(tostring(b.preview or ''), 50)
-  return ('%s %s · %d messages · last: %s'):format(b.active and '*' or ' ', M.branch_label(b, all), b.length or 0, last)
+  local code = b.codeDiffers and ' · ≠ code' or ''
+  return ('%s %s · %d messages%s · last: %s'):format(b.active and '*' or ' ', M.branch_label(b, all), b.length or 0, code, last)
 end
 
 --- Name (or rename) a branch; asks for the name when not given.
@@ -212,9 +222,12 @@ function M.pick_branch(done)
         end)
         return
       end
-      client.request(protocol.methods.CHECKOUT, { sessionId = sid, headId = choice.headId }, function(e2)
-        if e2 then
-          warn('checkout failed: ' .. (e2.message or '?'))
+      -- asks (once) whether the branch's code comes along; the switch is undoable
+      require('openprogram.code').checkout(sid, choice.headId, function(moved)
+        if not moved then
+          if done then
+            done(nil)
+          end
           return
         end
         panel.open(false)

@@ -188,7 +188,8 @@ end
 ---@param from_node_id string|false|nil the message to continue after; false/nil/vim.NIL: a new root
 ---@param text string
 ---@param name? string
-function M.fork(from_node_id, text, name)
+---@param restore_code? boolean start from the code the conversation had at that message
+function M.fork(from_node_id, text, name, restore_code)
   if S.busy or S.watching then
     vim.notify('openprogram: a turn is running; cancel it first', vim.log.levels.WARN)
     return
@@ -211,8 +212,12 @@ function M.fork(from_node_id, text, name)
   local sid = S.session_id
   local id, c = client.request(
     protocol.methods.FORK,
-    { sessionId = S.session_id, fromNodeId = from, text = text, name = name, clientTurnId = S.client_turn_id },
+    { sessionId = S.session_id, fromNodeId = from, text = text, name = name, clientTurnId = S.client_turn_id,
+      restoreCode = restore_code or nil },
     function(err, result)
+      if result and result.codeRestore then
+        require('openprogram.code').switched(sid, result.codeRestore, nil)
+      end
       if gen ~= S.turn_gen then
         background_done(result, err, sid)
         return

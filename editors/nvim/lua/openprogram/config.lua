@@ -43,6 +43,8 @@ Example:
 ---@field disabled_tools? string[] Tool-name patterns never offered to the model (e.g. 'mcp__github__*').
 ---@field connect? integer|string Attach to a running `openprogram-lsp serve --tcp`: its port, or its run file.
 ---@field providers? table<'openai'|'anthropic', {base_url?: string, api_key_env?: string, api_key_command?: string}> Base URL and where the key comes from (never the key).
+---@field switch_code? 'ask'|'always'|'never' Whether switching branch also switches the workspace's code ('ask': once, the answer remembered).
+---@field blame? {enabled?: boolean, attach?: boolean} Agent blame: code lenses and hovers on agent-written lines (`attach`: attach the server to the workspace's file buffers).
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -69,6 +71,8 @@ M.defaults = {
   connect = nil,
   providers = nil,
   history_page = 200,
+  switch_code = 'ask',
+  blame = { enabled = true, attach = true },
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -144,6 +148,15 @@ function M.setup(opts)
     merged.keymaps = vim.deepcopy(M.default_keymaps)
   elseif type(merged.keymaps) == 'table' then
     merged.keymaps = vim.tbl_extend('keep', merged.keymaps, M.default_keymaps)
+  end
+  local sc = merged.switch_code
+  if sc ~= 'ask' and sc ~= 'always' and sc ~= 'never' then
+    table.insert(problems, ('switch_code %q must be "ask", "always" or "never"'):format(tostring(sc)))
+    merged.switch_code = 'ask'
+  end
+  if type(merged.blame) ~= 'table' then
+    table.insert(problems, 'blame must be a table { enabled = true, attach = true }')
+    merged.blame = vim.deepcopy(M.defaults.blame)
   end
   if merged.connect ~= nil and type(merged.connect) ~= 'number' and type(merged.connect) ~= 'string' then
     table.insert(problems, 'connect must be a port number or the path of a run file')
@@ -262,6 +275,7 @@ function M.init_options(cfg)
     end
     out.providers = providers
   end
+  out.blame = out.blame or { enabled = cfg.blame == nil or cfg.blame.enabled ~= false }
   out.client = out.client or 'openprogram.nvim'
   return out
 end

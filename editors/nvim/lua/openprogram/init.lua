@@ -17,6 +17,7 @@ function M.setup(opts)
   require('openprogram.pickers').keymaps(cfg.keymaps)
   if not did_setup then
     require('openprogram.chat').setup_progress()
+    require('openprogram.blame').setup()
     did_setup = true
   end
 end
@@ -144,6 +145,18 @@ end
 ---@return string?
 function M.session_id()
   return require('openprogram.panel').state.session_id
+end
+
+--- Compare the active branch's code with another branch's, in diff tabs.
+function M.branch_diff()
+  ensure_setup()
+  require('openprogram.code').pick_diff()
+end
+
+--- Undo the last branch switch that changed files (files back, then the head).
+function M.undo_switch()
+  ensure_setup()
+  require('openprogram.code').undo_switch()
 end
 
 return M
