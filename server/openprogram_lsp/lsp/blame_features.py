@@ -50,8 +50,8 @@ def approval_text(approval: Any) -> str:
         return "approved" if approval.get("option") != "allow_always" else "approved (always)"
     if by == "rule":
         rule = approval.get("rule") or {}
-        pattern = f" {rule['pattern']}" if rule.get("pattern") else ""
-        return f"allowed by a rule ({rule.get('tool', '?')}{pattern})"
+        value = rule.get("value") or rule.get("pattern")
+        return f"allowed by a rule ({rule.get('tool', '?')}{f' {value}' if value else ''})"
     if by == "bypass":
         return "ran in bypass"
     return f"allowed by {approval.get('mode', 'the')} mode"
