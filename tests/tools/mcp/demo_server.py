@@ -139,6 +139,8 @@ def _garbage_stdout() -> None:
 
 if __name__ == "__main__":
     print(f"demo server {os.getpid()} starting", file=sys.stderr, flush=True)
+    if os.environ.get("DEMO_PID_FILE"):
+        Path(os.environ["DEMO_PID_FILE"]).write_text(str(os.getpid()))
     if "--no-start" in sys.argv:
         time.sleep(3600)
     elif "--http" in sys.argv:

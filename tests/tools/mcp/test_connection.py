@@ -52,7 +52,8 @@ async def test_a_crash_mid_call_is_a_tool_error_and_the_server_restarts(
 async def test_a_server_that_never_answers_fails_clearly_without_blocking(
         tmp_path: Path, workspace: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False, startup_timeout=1.0)
-    hub.set_editor_servers({"mute": demo_def("--no-start")})
+    pid_file = tmp_path / "mute.pid"
+    hub.set_editor_servers({"mute": demo_def("--no-start", env={"DEMO_PID_FILE": str(pid_file)})})
     try:
         started = time.monotonic()
         assert await hub.tools_for(workspace) == []
@@ -62,6 +63,23 @@ async def test_a_server_that_never_answers_fails_clearly_without_blocking(
         assert row["tools"] == []
     finally:
         await hub.aclose()
+    # the server that never answered is not left running once the hub is closed
+    if pid_file.exists():
+        assert not _alive(int(pid_file.read_text()))
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie counts as gone), waiting up to 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state == "Z":
+            return False
+        time.sleep(0.05)
+    return True
 
 
 async def test_lines_that_are_not_json_rpc_do_not_break_the_connection(

@@ -138,10 +138,11 @@ class Connection:
         self._wake.set()
         task = self._task
         if task is not None and not task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 10)
-            except (TimeoutError, asyncio.CancelledError):
+            await asyncio.wait({task}, timeout=10)
+            if not task.done():
                 task.cancel()
+                # wait for the cancel to unwind the transport: it is what ends the process
+                await asyncio.wait({task}, timeout=10)
         self._set("stopped")
 
     def _set(self, state: ServerState, error: str | None = None) -> None:
@@ -164,7 +165,7 @@ class Connection:
             first = False
             self._wake.clear()
             try:
-                await self._session()
+                await self._bounded_session()
                 failures = 0  # it was up; a later crash starts the backoff again
             except asyncio.CancelledError:
                 raise
@@ -192,7 +193,36 @@ class Connection:
                 await asyncio.wait_for(self._wake.wait(), delay)
             self._restart_requested = False
 
-    async def _session(self) -> None:
+    async def _bounded_session(self) -> None:
+        """Run :meth:`_session` in its own task, cancelled when it is not up in time.
+
+        The SDK's handshake has no deadline of its own, and a cancel scope around it would
+        wrap the task groups the client leaves open; cancelling the whole session task
+        unwinds the transport in the task that entered it, which ends the server process."""
+        up = asyncio.Event()
+        session = asyncio.ensure_future(self._session(up))
+        ready = asyncio.ensure_future(up.wait())
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({session, ready, woken}, timeout=self.startup_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if not session.done() and not up.is_set():
+                session.cancel()
+                await asyncio.wait({session}, timeout=10)
+                if woken.done():
+                    return  # stopped or restarted while starting
+                raise TimeoutError("did not answer the MCP handshake in time")
+            ready.cancel()
+            woken.cancel()
+            await session
+        finally:
+            for waiter in (ready, woken):
+                waiter.cancel()
+            if not session.done():
+                session.cancel()
+                await asyncio.wait({session}, timeout=10)
+
+    async def _session(self, up: asyncio.Event) -> None:
         """One connected lifetime: connect, list, serve until closed, stopped or restarted."""
         from mcp import Client
 
@@ -211,6 +241,7 @@ class Connection:
             self.generation += 1
             self.last_error = None
             self._set("ready")
+            up.set()
             waiters = [asyncio.ensure_future(closed.wait()),
                        asyncio.ensure_future(self._wake.wait())]
             try:
