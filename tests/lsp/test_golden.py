@@ -10,10 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp.schema import protocol_json_schema
 from tests.lsp.conftest import OpClient, Starter, write_script
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -63,6 +65,13 @@ def check(name: str, payload: Any) -> None:
     assert json.loads(path.read_text()) == json.loads(text), name
 
 
+def conforms(schema: dict[str, Any], payload: Any) -> None:
+    """The payload is what the generated schema (and so both editors' types) says."""
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in jsonschema.Draft202012Validator(schema).iter_errors(payload)]
+    assert errors == []
+
+
 def test_every_golden_file_is_registered() -> None:
     assert {p.stem for p in GOLDEN.glob("*.json")} == set(CASES)
 
@@ -96,6 +105,20 @@ async def test_wire_shapes(start: Starter, tmp_path: Path) -> None:
         if event["type"] != "file.changed":  # timing-dependent batches
             firsts.setdefault(event["type"], event)
     check("events", firsts)
+    schema = protocol_json_schema()
+    req = schema["requests"]
+    conforms(req["openprogram/chat"]["result"], result)
+    conforms(schema["serverRequests"]["openprogram/requestPermission"]["params"],
+             client.permission_requests[0])
+    conforms(schema["serverRequests"]["openprogram/askQuestion"]["params"],
+             client.question_requests[0])
+    for method in ("history", "sessions", "branches", "cancel", "checkpoints", "agents"):
+        name = f"openprogram/{method}"
+        conforms(req[name]["result"], await client.call(name, {"sessionId": sid}))
+    for event in client.events:
+        conforms(schema["notifications"]["openprogram/event"], event)
+        if event["type"] in schema["events"]:
+            conforms(schema["events"][event["type"]], event["data"])
     with pytest.raises(JsonRpcException) as info:
         await client.call("openprogram/history", {"headId": 3})
     err = info.value

@@ -16,13 +16,13 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 
 const server = join(repo, '.venv', 'bin', 'openprogram-lsp');
 
 test('an agent item shows its label and status; only subagent events refresh the tree', () => {
-  const done: AgentInfo = { id: 'a1', sessionId: 's', headId: 'h', label: 'tests', status: 'done', kind: 'agent' };
+  const done: AgentInfo = { id: 'a1', sessionId: 's', headId: 'h', label: 'tests', status: 'done', kind: 'agent', createdAt: '' };
   assert.deepEqual(describeAgent(done), {
     label: 'tests',
     description: 'done',
     tooltip: 'tests (agent, done)\nClick to check out its branch.',
   });
-  const queued = describeAgent({ id: 'a2', sessionId: 's', status: 'running', queued: true, kind: 'message', error: 'x' });
+  const queued = describeAgent({ id: 'a2', sessionId: 's', status: 'running', queued: true, kind: 'message', error: 'x', createdAt: '' });
   assert.equal(queued.label, 'a2');
   assert.equal(queued.description, 'message · queued');
   assert.match(queued.tooltip, /^a2 \(message, queued\)\nx$/);

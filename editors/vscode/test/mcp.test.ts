@@ -11,7 +11,6 @@ const server = (extra: Partial<McpServerInfo> = {}): McpServerInfo => ({
   target: 'python notes.py',
   status: 'ready',
   trust: 'allow',
-  lastError: null,
   restarts: 0,
   tools: [{ name: 'mcp__notes__read_note', tool: 'read_note', kind: 'read', description: 'Read a note.' }],
   prompts: [{ name: 'review', command: '/mcp__notes__review', description: 'Review.', arguments: ['code'] }],
@@ -31,7 +30,7 @@ test('a row shows status, tool count, trust, origin, target and the last error',
 
 test('revoking trust is offered only for a .mcp.json server with an answer', () => {
   assert.deepEqual(actionsFor(server()).map((a) => a.action), ['restart', 'tools', 'revokeTrust']);
-  assert.deepEqual(actionsFor(server({ origin: 'editor', trust: null })).map((a) => a.action), ['restart', 'tools']);
+  assert.deepEqual(actionsFor(server({ origin: 'editor', trust: undefined })).map((a) => a.action), ['restart', 'tools']);
   assert.deepEqual(actionsFor(server({ tools: [], prompts: [], resources: [], trust: 'unknown' })).map((a) => a.action), ['restart']);
 });
 

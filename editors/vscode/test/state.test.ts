@@ -109,7 +109,7 @@ test('a tool call becomes a card; permission prompt attaches to it and settles o
   assert.equal(done.status, 'completed');
   assert.equal(done.output, 'wrote 2 bytes');
   assert.deepEqual(messages(s).map((m) => m.text), ['write it', 'Writing.', 'Done.']);
-  s = reduce(s, { type: 'turnResult', result: result({ checkpoint: { id: 'cp1', createdAt: '', message: 'turn', files: [{ path: 'a.txt', status: 'added' }] } }) });
+  s = reduce(s, { type: 'turnResult', result: result({ checkpoint: { id: 'cp1', createdAt: '', message: 'turn', kind: 'turn', files: [{ path: 'a.txt', status: 'added' }] } }) });
   assert.equal(messages(s)[2].nodeId, 'a1', 'the last segment carries the assistant node id');
   assert.ok(s.items.some((i) => i.kind === 'checkpoint' && i.checkpointId === 'cp1'));
 });
@@ -161,9 +161,9 @@ test('history renders tool calls before the reply and skips tool nodes', () => {
     sessionId: S,
     headId: 'a1',
     nodes: [
-      { id: 'u1', role: 'user', text: 'go', predecessor: null },
-      { id: 'a1', role: 'assistant', text: 'ok', predecessor: 'u1', toolCalls: [{ id: 'c1', name: 'read_file', kind: 'read', status: 'completed' }] },
-      { id: 'x1', role: 'tool', text: 'file body', predecessor: 'a1' },
+      { createdAt: '', metadata: {}, id: 'u1', role: 'user', text: 'go' },
+      { createdAt: '', metadata: {}, id: 'a1', role: 'assistant', text: 'ok', predecessor: 'u1', toolCalls: [{ id: 'c1', name: 'read_file', kind: 'read', status: 'completed', input: {}, step: 0 }] },
+      { createdAt: '', metadata: {}, id: 'x1', role: 'tool', text: 'file body', predecessor: 'a1' },
     ],
   });
   assert.deepEqual(s.items.map((i) => i.kind), ['message', 'tool', 'message']);
@@ -176,10 +176,10 @@ test('a fork keeps the chain up to the fork point', () => {
     sessionId: S,
     headId: 'a2',
     nodes: [
-      { id: 'u1', role: 'user', text: 'one', predecessor: null },
-      { id: 'a1', role: 'assistant', text: 'r1', predecessor: 'u1' },
-      { id: 'u2', role: 'user', text: 'two', predecessor: 'a1' },
-      { id: 'a2', role: 'assistant', text: 'r2', predecessor: 'u2' },
+      { createdAt: '', metadata: {}, id: 'u1', role: 'user', text: 'one' },
+      { createdAt: '', metadata: {}, id: 'a1', role: 'assistant', text: 'r1', predecessor: 'u1' },
+      { createdAt: '', metadata: {}, id: 'u2', role: 'user', text: 'two', predecessor: 'a1' },
+      { createdAt: '', metadata: {}, id: 'a2', role: 'assistant', text: 'r2', predecessor: 'u2' },
     ],
   });
   const forked = reduce(base, { type: 'userSent', text: 'other', predecessor: 'a2', forkFrom: 'a1' });
@@ -213,11 +213,11 @@ test('history interleaves the text of each step with its tool calls; the last se
     sessionId: S,
     headId: 'a1',
     nodes: [
-      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      { createdAt: '', metadata: {}, id: 'u1', role: 'user', text: 'go' },
       {
-        id: 'a1', role: 'assistant', text: 'Writing.\n\nDone.', predecessor: 'u1',
+        createdAt: '', id: 'a1', role: 'assistant', text: 'Writing.\n\nDone.', predecessor: 'u1',
         metadata: { steps: ['Writing.', 'Done.'] },
-        toolCalls: [{ id: 'c1', name: 'write_file', kind: 'edit', status: 'completed', step: 0 }],
+        toolCalls: [{ id: 'c1', name: 'write_file', kind: 'edit', status: 'completed', step: 0, input: {} }],
       },
     ],
   });
@@ -373,9 +373,9 @@ test('history places steering and follow-ups before the step that first saw them
     sessionId: S,
     headId: 'a1',
     nodes: [
-      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      { createdAt: '', metadata: {}, id: 'u1', role: 'user', text: 'go' },
       {
-        id: 'a1', role: 'assistant', text: 'Listing.\n\nUsing tabs.\n\nAll done.', predecessor: 'u1',
+        createdAt: '', id: 'a1', role: 'assistant', text: 'Listing.\n\nUsing tabs.\n\nAll done.', predecessor: 'u1',
         metadata: {
           steps: ['Listing.', 'Using tabs.', 'All done.'],
           interjections: [
@@ -385,11 +385,11 @@ test('history places steering and follow-ups before the step that first saw them
           ],
         },
         toolCalls: [
-          { id: 'c1', name: 'run_command', kind: 'execute', status: 'completed', step: 0 },
-          { id: 'c2', name: 'write_file', kind: 'edit', status: 'completed', step: 1 },
+          { id: 'c1', name: 'run_command', kind: 'execute', status: 'completed', step: 0, input: {} },
+          { id: 'c2', name: 'write_file', kind: 'edit', status: 'completed', step: 1, input: {} },
         ],
       },
-      { id: 'u2', role: 'user', text: 'next', predecessor: 'a1' },
+      { createdAt: '', metadata: {}, id: 'u2', role: 'user', text: 'next', predecessor: 'a1' },
     ],
   });
   assert.deepEqual(shape(s), [
@@ -405,9 +405,9 @@ test('interjections without steps, or malformed, still render in order at the en
     sessionId: S,
     headId: 'a1',
     nodes: [
-      { id: 'u1', role: 'user', text: 'go', predecessor: null },
+      { createdAt: '', metadata: {}, id: 'u1', role: 'user', text: 'go' },
       {
-        id: 'a1', role: 'assistant', text: 'ok', predecessor: 'u1',
+        createdAt: '', id: 'a1', role: 'assistant', text: 'ok', predecessor: 'u1',
         metadata: { interjections: [{ beforeStep: 0, kind: 'steer', text: 'faster' }, { bogus: true } as never] },
       },
     ],
@@ -443,9 +443,9 @@ test('a call refused by a hook keeps the reason on its card, live and from histo
     sessionId: S,
     headId: 'a1',
     nodes: [
-      { id: 'u1', role: 'user', text: 'go', predecessor: null, caller: null, createdAt: '' },
+      { id: 'u1', role: 'user', text: 'go', createdAt: '' },
       {
-        id: 'a1', role: 'assistant', text: '', predecessor: 'u1', caller: null, createdAt: '', status: 'done',
+        id: 'a1', role: 'assistant', text: '', predecessor: 'u1', createdAt: '', status: 'done',
         toolCalls: [{ id: 'c9', name: 'run_command', kind: 'execute', status: 'failed', output: 'Denied', blockedReason: 'no shell today' }],
       },
     ],
@@ -499,9 +499,9 @@ test('a prompt reaches only the card of its own turn, even when an older card ha
   // card is keyed by turn id + call id anyway.
   let s = run([
     { type: 'history', sessionId: S, headId: 'old_reply', nodes: [
-      { id: 'u_old', role: 'user', text: 'run one', predecessor: null },
-      { id: 'old_reply', role: 'assistant', text: 'ran', predecessor: 'u_old',
-        toolCalls: [{ id: 'offline_1', name: 'run_command', kind: 'execute', input: { command: 'echo one' }, status: 'completed' }] },
+      { id: 'u_old', role: 'user', text: 'run one', predecessor: null, createdAt: '', metadata: {} },
+      { id: 'old_reply', role: 'assistant', text: 'ran', predecessor: 'u_old', createdAt: '', metadata: {},
+        toolCalls: [{ id: 'offline_1', name: 'run_command', kind: 'execute', input: { command: 'echo one' }, status: 'completed', step: 0 }] },
     ] },
     { type: 'userSent', text: 'run two', predecessor: 'old_reply' },
     ev('tool.started', { toolCallId: 'offline_1', name: 'run_command', kind: 'execute', title: 'Run `echo two`', input: { command: 'echo two' } }, 'new_reply'),

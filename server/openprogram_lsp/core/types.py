@@ -6,7 +6,7 @@ spellings on input.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -21,10 +21,60 @@ PERMISSION_MODES: tuple[str, ...] = ("ask", "accept-edits", "plan", "bypass")
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "cancelled", "error"]
 
 
-class Wire(BaseModel):
-    """Base model: camelCase aliases, populate by either name."""
+def _wire_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """Make a model's JSON Schema say what ``wire()`` sends (see :class:`Wire`)."""
+    props: dict[str, Any] = schema.get("properties", {})
+    required = list(schema.get("required", []))
+    keep: frozenset[str] = getattr(cls, "WIRE_KEEPS_NULL", frozenset())
+    may_null: bool = getattr(cls, "WIRE_MAY_BE_NULL", False)
+    for name, field in cls.model_fields.items():
+        alias = field.alias or name
+        if field.exclude:
+            props.pop(alias, None)
+            required = [r for r in required if r != alias]
+            continue
+        prop = props.get(alias)
+        if prop is None:
+            continue
+        variants = prop.get("anyOf", [])
+        nullable = {"type": "null"} in variants
+        if alias in keep:
+            if alias not in required:
+                required.append(alias)
+        elif nullable:
+            if alias in required:
+                required.remove(alias)
+            if not may_null:  # None is left out, never sent as null
+                rest = [v for v in variants if v != {"type": "null"}]
+                del prop["anyOf"]
+                if len(rest) == 1:
+                    prop.update(rest[0])
+                else:
+                    prop["anyOf"] = rest
+            if prop.get("default", 0) is None:
+                del prop["default"]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    schema["additionalProperties"] = False
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+class Wire(BaseModel):
+    """Base model of what the server sends: camelCase aliases, populate by either name.
+
+    ``wire()`` leaves None out, so in the JSON Schema a nullable field is optional and never
+    null, except the fields named in ``WIRE_KEEPS_NULL`` (always sent, maybe null); with
+    ``WIRE_MAY_BE_NULL`` (payloads built as dicts) nullable fields are optional and may be null.
+    Fields with defaults are always sent, so they are required.
+    """
+
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset()
+    WIRE_MAY_BE_NULL: ClassVar[bool] = False
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
+                              json_schema_serialization_defaults_required=True,
+                              json_schema_extra=_wire_schema)
 
     def wire(self) -> dict[str, Any]:
         """Dump as the JSON-ready camelCase dict sent to clients."""
@@ -153,6 +203,8 @@ class TurnResult(Wire):
     error: TurnError | None = None
     warnings: list[str] | None = None
 
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"checkpoint"})
+
     def wire(self) -> dict[str, Any]:
         """Dump keeping ``checkpoint: null`` as the contract lists it."""
         out = super().wire()
@@ -242,6 +294,13 @@ class DiffPreview(Wire):
     unsaved_changes: bool | None = None  # True: old_text is the editor's unsaved buffer
 
 
+class McpSource(Wire):
+    """Where an MCP tool comes from."""
+
+    server: str
+    tool: str
+
+
 class PermissionToolCall(Wire):
     """The tool call an approval is about."""
 
@@ -253,7 +312,7 @@ class PermissionToolCall(Wire):
     diff: DiffPreview | None = None
     sandboxed: bool | None = None  # commands: whether it will run in the sandbox
     sandbox_note: str | None = None  # why not, when it will not
-    mcp: dict[str, str] | None = None  # {server, tool} when an MCP server's tool asks
+    mcp: McpSource | None = Field(None, description="Set when an MCP server's tool asks")
     parts: list[str] | None = None  # the simple commands of an execute call, each shown
     uncovered_parts: list[str] | None = None  # those no rule allows yet
 

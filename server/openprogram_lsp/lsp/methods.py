@@ -68,9 +68,10 @@ STANDARD_USED: tuple[str, ...] = (
 
 EVENT_TYPES: tuple[str, ...] = (
     "turn.started", "text.delta", "tool.started", "tool.finished", "turn.finished",
-    "context.compacted", "checkpoint.created", "file.changed", "question.asked",
-    "question.replied", "question.rejected", "branch.message_sent", "subagent.started",
-    "subagent.ended", "permission.withdrawn", "permission.requested", "permission.resolved",
+    "context.compacted", "context.usage", "context.compaction_recommended", "checkpoint.created",
+    "file.changed", "question.asked", "question.replied", "question.rejected",
+    "branch.message_sent", "subagent.started", "subagent.ended", "permission.withdrawn",
+    "permission.requested", "permission.resolved",
     "rules.changed",
 )
 """Event types clients handle: the contract's, plus ``permission.*`` and ``rules.changed``

@@ -103,7 +103,7 @@ def _describe(request: PermissionRequest) -> str:
         args = json.dumps(call.input, ensure_ascii=False, sort_keys=True, default=str)
         cut = f"{args[:4000]} [... {len(args) - 4000} more characters]" \
             if len(args) > 4000 else args
-        text += (f"\nMCP server: {call.mcp.get('server')}\ntool: {call.mcp.get('tool')}"
+        text += (f"\nMCP server: {call.mcp.server}\ntool: {call.mcp.tool}"
                  f"\narguments: {cut}")
     if call.parts and len(call.parts) > 1:
         text += "\nCommands: " + " | ".join(call.parts)

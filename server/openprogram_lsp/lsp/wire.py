@@ -7,7 +7,7 @@ PermissionRequest) come from ``core.types``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -15,10 +15,12 @@ from pydantic.alias_generators import to_camel
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import (
     Checkpoint,
+    McpSource,
     Node,
     PermissionRequest,
     ToolKind,
     TurnResult,
+    TurnStatus,
     Wire,
 )
 
@@ -255,6 +257,11 @@ class RestoreParams(Params):
 
 # -- results -----------------------------------------------------------------------------------
 
+class FileChange(Result):
+    path: str = Field(description="Workspace-relative, '/'-separated")
+    change: Literal["added", "modified", "deleted"]
+
+
 class CancelResult(Result):
     cancelled: bool
 
@@ -286,10 +293,22 @@ class SessionsResult(Result):
     has_more: bool = Field(False, description="More sessions after this page")
 
 
+class HistoryNode(Node):
+    """A node of ``openprogram/history``: ``predecessor`` and ``caller`` always present."""
+
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"predecessor", "caller"})
+    model_config = ConfigDict(from_attributes=True)
+
+    attachments: list[Node] | None = Field(
+        None, description="Replies from subagents and other branches hanging off this node")
+
+
 class HistoryResult(Result):
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"headId"})
+
     session_id: str
     head_id: str | None
-    nodes: list[Node]
+    nodes: list[HistoryNode]
     has_more: bool = Field(False, description="Older nodes remain before the first one listed")
 
     def wire(self) -> dict[str, Any]:
@@ -369,9 +388,19 @@ class CheckpointDiffResult(Result):
 
 
 class RestoreResult(Result):
+    """``openprogram/restore`` and ``restoreHunk``: what was written, and how to undo it."""
+
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"safetyCheckpointId"})
+
     restored: list[str]
-    safety_checkpoint_id: str | None
+    safety_checkpoint_id: str | None = Field(
+        description="The checkpoint of the state before (restore it to undo); null: none needed")
+    changes: list[FileChange] = Field(default_factory=list,
+                                      description="Each written file and how it changed")
     checkpoint_id: str | None = Field(None, description="The checkpoint the restore made")
+    undone_checkpoint_id: str | None = Field(None, description="With undo: the turn undone")
+    restored_from_checkpoint_id: str | None = Field(
+        None, description="With undo: the checkpoint the files came back to")
     conflicts: list[str] | None = Field(
         None, description="Files another process changed during the restore (left as they are)")
     skipped: list[str] | None = None
@@ -423,11 +452,20 @@ class BranchDiffResult(Result):
 
 
 class AgentInfo(Result):
+    """One subagent run or send_message delivery (this process's jobs and stored children)."""
+
     id: str
     session_id: str
     head_id: str | None = None
     label: str | None = None
     status: Literal["running", "done", "error", "cancelled"]
+    kind: Literal["agent", "message", "reply"] = Field(
+        description="agent: a subagent run; message: a send_message delivery; reply: a follow-up")
+    created_at: str
+    queued: bool | None = Field(None, description="Waiting behind other work on its branch")
+    error: str | None = None
+    parent_session_id: str | None = Field(None, description="The session that started it")
+    parent_turn_id: str | None = Field(None, description="The turn that started it")
 
 
 class AgentDefinitionInfo(Result):
@@ -613,7 +651,7 @@ class PermissionResponse(Params):
 
 
 class AskQuestionParams(Result):
-    """``openprogram/askQuestion`` params."""
+    """``openprogram/askQuestion`` params (also the ``question.asked`` event)."""
 
     session_id: str | None = None
     turn_id: str | None = None
@@ -631,7 +669,9 @@ class AskQuestionResponse(Params):
 
 
 class EventNotification(Result):
-    """``openprogram/event``: one event of the bus."""
+    """``openprogram/event``: one event of the bus (``sessionId`` null: a workspace event)."""
+
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"sessionId"})
 
     type: str
     session_id: str | None
@@ -642,15 +682,14 @@ class EventNotification(Result):
 # -- event payloads (``data``), for the schema and the docs --------------------------------------
 
 class TextDeltaData(Result):
+    """The next piece of the reply."""
+
     text: str
 
 
-class McpSource(Result):
-    server: str
-    tool: str
-
-
 class ToolStartedData(Result):
+    """A tool call is about to run (approval may still be asked)."""
+
     tool_call_id: str
     name: str
     kind: ToolKind
@@ -660,38 +699,145 @@ class ToolStartedData(Result):
 
 
 class ToolFinishedData(Result):
+    """A tool call ended; editors show ``blockedReason`` on the card."""
+
     tool_call_id: str
     status: Literal["completed", "failed"]
     output: str
     blocked_reason: str | None = Field(None, description="Why a tool gate (a hook, a policy), "
                                        "admission, the mode or a rule refused the call")
-
-
-class FileChange(Result):
-    path: str = Field(description="Workspace-relative, '/'-separated")
-    change: Literal["added", "modified", "deleted"]
+    cancelled: bool | None = Field(None, description="True: the turn's cancel cut the call "
+                                   "while it ran or waited for approval")
 
 
 class FileChangedData(Result):
+    """Files of a watched workspace folder changed (any process); ``sessionId`` is null."""
+
     changes: list[FileChange]
     root: str | None = Field(None, description="The workspace folder the paths are relative to")
 
 
 class QuestionRepliedData(Result):
+    """A question was answered."""
+
     question_id: str
     answer: str
 
 
 class QuestionRejectedData(Result):
+    """A question ended without an answer."""
+
     question_id: str
-    reason: str
+    reason: str = Field(description="timeout, dismissed or cancelled")
 
 
 class TurnStartedData(Result):
+    """A turn began: its user node is written, the reply node is running."""
+
     user_node_id: str
     assistant_node_id: str
     text: str
-    source: str
+    source: str = Field(description="user, cli, agent_spawn, send_message, follow_up, ...")
+    predecessor: str | None = Field(description="The node the user message follows (null: root)")
+    client_turn_id: str | None = Field(None, description="The chat/fork request's clientTurnId")
+
+    WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"predecessor"})
+
+
+class EventData(Result):
+    """Base of payloads the server builds as dicts: a nullable field may also be null."""
+
+    WIRE_MAY_BE_NULL: ClassVar[bool] = True
+
+
+class ContextCompactedData(EventData):
+    """The context was snipped or summarised to fit the model's window."""
+
+    tokens_before: int
+    tokens_after: int
+    path: str = Field(description="snip, microcompact, compact, structural or manual")
+    context_window: int
+    snipped: int
+    summarised: int
+    replaced: int
+    summary_node_id: str | None = None
+    summarizer_error: str | None = None
+
+
+class ContextUsageData(EventData):
+    """After each context preparation: the budget a turn's model call starts with."""
+
+    used_tokens: int
+    window_tokens: int
+    compactions: int = Field(description="Summaries on the branch so far")
+    path: str = Field(description="How the context was prepared")
+
+
+class CompactionRecommendedData(EventData):
+    """After a turn that used most of the window: compacting now is advised."""
+
+    usage_ratio: float = Field(description="Tokens used / the context window")
+    context_window: int
+
+
+class BranchMessageSentData(EventData):
+    """A send_message delivery was queued (kind message) or its reply came back (kind reply)."""
+
+    from_: str = Field(alias="from", description="SESSION:NODE of the sender")
+    to: str = Field(description="SESSION:NODE (or label) of the receiver")
+    kind: Literal["message", "reply"]
+    delivery_id: str
+    to_label: str | None = None
+    queued: bool | None = None
+    preview: str | None = None
+    in_turn: bool | None = Field(None, description="Replies: taken by the running turn")
+
+
+class SubagentData(EventData):
+    """``subagent.started`` / ``subagent.ended``: a child run on its own branch."""
+
+    agent_id: str
+    kind: Literal["agent", "message"]
+    label: str | None = None
+    parent_session_id: str | None = None
+    parent_turn_id: str | None = None
+    branch_from: str | None = None
+    status: TurnStatus | None = Field(None, description="subagent.ended only")
+    head_id: str | None = Field(None, description="subagent.ended: the child's branch tip")
+    checkpoint_id: str | None = None
+    error: str | None = None
+
+
+class PermissionWithdrawnData(EventData):
+    """An approval prompt timed out or its turn was cancelled: close it."""
+
+    tool_call_id: str
+    reason: str
+
+
+class PermissionResolvedData(EventData):
+    """How an approval ended (sent to every subscriber)."""
+
+    tool_call_id: str
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"] | None = None
+    reason: str | None = None
+
+
+class RulesChangedData(EventData):
+    """A rule was made from a prompt or revoked: refresh a rules view."""
+
+    action: Literal["added", "revoked"]
+    rule_ids: list[str]
+    tool_call_id: str | None = Field(None, description="The prompt the rules came from")
+    workspace: str | None = Field(None, description="The workspace folder of the rules")
+
+
+class PermissionCardData(PermissionRequest):
+    """``permission.requested``: another editor's approval, shown read-only."""
+
+    read_only: bool = True
 
 
 REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
@@ -738,13 +884,23 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "tool.started": ToolStartedData,
     "tool.finished": ToolFinishedData,
     "turn.finished": TurnResult,
+    "context.compacted": ContextCompactedData,
+    "context.usage": ContextUsageData,
+    "context.compaction_recommended": CompactionRecommendedData,
     "checkpoint.created": Checkpoint,
     "file.changed": FileChangedData,
     "question.asked": AskQuestionParams,
     "question.replied": QuestionRepliedData,
     "question.rejected": QuestionRejectedData,
+    "branch.message_sent": BranchMessageSentData,
+    "subagent.started": SubagentData,
+    "subagent.ended": SubagentData,
+    "permission.withdrawn": PermissionWithdrawnData,
+    "permission.requested": PermissionCardData,
+    "permission.resolved": PermissionResolvedData,
+    "rules.changed": RulesChangedData,
 }
-"""Event types with a fixed ``data`` shape (others carry free-form objects)."""
+"""The ``data`` of every event type in ``methods.EVENT_TYPES`` (others may arrive; ignore them)."""
 
 
 def describe_errors(method: str, exc: ValidationError) -> str:

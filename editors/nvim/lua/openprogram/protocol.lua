@@ -1,9 +1,9 @@
 --[[
-Wire names of the openprogram LSP extension (protocol v1), in one table.
+Wire names and payload shapes of the openprogram LSP extension (protocol v1).
 
-The Python server and the VS Code extension keep the same table; a test checks that this one
-names every method and event of the server's table (plus events docs/protocol.md lists, such as
-`permission.withdrawn`).
+Generated from server/openprogram_lsp/lsp/wire.py by `python -m openprogram_lsp.lsp.codegen`;
+do not edit (tests/lsp/test_codegen.py checks it). The `---@class` annotations give LuaLS the
+fields of every request, result and event payload.
 Example: `client:request(protocol.methods.CHAT, { text = 'hi' }, cb)`.
 ]]
 
@@ -60,6 +60,8 @@ M.events = {
   TOOL_FINISHED = 'tool.finished',
   TURN_FINISHED = 'turn.finished',
   CONTEXT_COMPACTED = 'context.compacted',
+  CONTEXT_USAGE = 'context.usage',
+  CONTEXT_COMPACTION_RECOMMENDED = 'context.compaction_recommended',
   CHECKPOINT_CREATED = 'checkpoint.created',
   FILE_CHANGED = 'file.changed',
   QUESTION_ASKED = 'question.asked',
@@ -76,5 +78,681 @@ M.events = {
 
 --- The experimental client capability that turns on the two custom server requests.
 M.capability = { permissions = true, questions = true }
+
+--- Params and result type of each client request (for annotations).
+M.request_types = {
+  ['openprogram/chat'] = { params = 'openprogram.ChatParams', result = 'openprogram.TurnResult' },
+  ['openprogram/fork'] = { params = 'openprogram.ForkParams', result = 'openprogram.TurnResult' },
+  ['openprogram/cancel'] = { params = 'openprogram.SessionParams', result = 'openprogram.CancelResult' },
+  ['openprogram/steer'] = { params = 'openprogram.SteerParams', result = 'openprogram.AcceptedResult' },
+  ['openprogram/sessions'] = { params = 'openprogram.SessionsParams', result = 'openprogram.SessionsResult' },
+  ['openprogram/history'] = { params = 'openprogram.HistoryParams', result = 'openprogram.HistoryResult' },
+  ['openprogram/branches'] = { params = 'openprogram.SessionParams', result = 'openprogram.BranchesResult' },
+  ['openprogram/checkout'] = { params = 'openprogram.CheckoutParams', result = 'openprogram.CheckoutResult' },
+  ['openprogram/nameBranch'] = { params = 'openprogram.NameBranchParams', result = 'openprogram.EmptyResult' },
+  ['openprogram/answer'] = { params = 'openprogram.AnswerParams', result = 'openprogram.AcceptedResult' },
+  ['openprogram/checkpoints'] = { params = 'openprogram.OptionalSessionParams', result = 'openprogram.CheckpointsResult' },
+  ['openprogram/checkpointDiff'] = { params = 'openprogram.CheckpointDiffParams', result = 'openprogram.CheckpointDiffResult' },
+  ['openprogram/restore'] = { params = 'openprogram.RestoreParams', result = 'openprogram.RestoreResult' },
+  ['openprogram/agents'] = { params = 'openprogram.OptionalSessionParams', result = 'openprogram.AgentsResult' },
+  ['openprogram/renameSession'] = { params = 'openprogram.RenameSessionParams', result = 'openprogram.EmptyResult' },
+  ['openprogram/deleteSession'] = { params = 'openprogram.SessionParams', result = 'openprogram.EmptyResult' },
+  ['openprogram/restoreHunk'] = { params = 'openprogram.RestoreHunkParams', result = 'openprogram.RestoreResult' },
+  ['openprogram/branchDiff'] = { params = 'openprogram.BranchDiffParams', result = 'openprogram.BranchDiffResult' },
+  ['openprogram/blame'] = { params = 'openprogram.BlameParams', result = 'openprogram.BlameResult' },
+  ['openprogram/hooks'] = { params = 'openprogram.EmptyParams', result = 'openprogram.HooksResult' },
+  ['openprogram/trust'] = { params = 'openprogram.TrustParams', result = 'openprogram.TrustResult' },
+  ['openprogram/mcp'] = { params = 'openprogram.EmptyParams', result = 'openprogram.McpResult' },
+  ['openprogram/mcpRestart'] = { params = 'openprogram.McpRestartParams', result = 'openprogram.McpRestartResult' },
+  ['openprogram/mcpRevokeTrust'] = { params = 'openprogram.McpRevokeTrustParams', result = 'openprogram.McpRevokeTrustResult' },
+  ['openprogram/subscribe'] = { params = 'openprogram.SessionParams', result = 'openprogram.SubscribeResult' },
+  ['openprogram/unsubscribe'] = { params = 'openprogram.SessionParams', result = 'openprogram.AcceptedResult' },
+  ['openprogram/rules'] = { params = 'openprogram.RulesParams', result = 'openprogram.RulesResult' },
+  ['openprogram/revokeRule'] = { params = 'openprogram.RevokeRuleParams', result = 'openprogram.RevokeRuleResult' },
+}
+
+--- The data type of each event type.
+M.event_types = {
+  ['turn.started'] = 'openprogram.TurnStartedData',
+  ['text.delta'] = 'openprogram.TextDeltaData',
+  ['tool.started'] = 'openprogram.ToolStartedData',
+  ['tool.finished'] = 'openprogram.ToolFinishedData',
+  ['turn.finished'] = 'openprogram.TurnResult',
+  ['context.compacted'] = 'openprogram.ContextCompactedData',
+  ['context.usage'] = 'openprogram.ContextUsageData',
+  ['context.compaction_recommended'] = 'openprogram.CompactionRecommendedData',
+  ['checkpoint.created'] = 'openprogram.Checkpoint',
+  ['file.changed'] = 'openprogram.FileChangedData',
+  ['question.asked'] = 'openprogram.AskQuestionParams',
+  ['question.replied'] = 'openprogram.QuestionRepliedData',
+  ['question.rejected'] = 'openprogram.QuestionRejectedData',
+  ['branch.message_sent'] = 'openprogram.BranchMessageSentData',
+  ['subagent.started'] = 'openprogram.SubagentData',
+  ['subagent.ended'] = 'openprogram.SubagentData',
+  ['permission.withdrawn'] = 'openprogram.PermissionWithdrawnData',
+  ['permission.requested'] = 'openprogram.PermissionCardData',
+  ['permission.resolved'] = 'openprogram.PermissionResolvedData',
+  ['rules.changed'] = 'openprogram.RulesChangedData',
+}
+
+---@class openprogram.AcceptedResult
+---@field accepted boolean
+
+---@class openprogram.AgentDefinitionInfo An agent definition usable as the agent tool's `agent`.
+---@field id string
+---@field name string
+---@field description string
+---@field source string
+---@field scope 'user'|'workspace'
+---@field tools? string[]
+---@field disallowedTools string[]
+---@field model? string
+---@field permissionMode? string
+---@field trust 'trusted'|'rejected'|'unknown'
+
+---@class openprogram.AgentInfo One subagent run or send_message delivery (this process's jobs and stored children).
+---@field id string
+---@field sessionId string
+---@field headId? string
+---@field label? string
+---@field status 'running'|'done'|'error'|'cancelled'
+---@field kind 'agent'|'message'|'reply' agent: a subagent run; message: a send_message delivery; reply: a follow-up
+---@field createdAt string
+---@field queued? boolean Waiting behind other work on its branch
+---@field error? string
+---@field parentSessionId? string The session that started it
+---@field parentTurnId? string The turn that started it
+
+---@class openprogram.AgentsResult
+---@field agents openprogram.AgentInfo[]
+---@field definitions openprogram.AgentDefinitionInfo[]
+
+---@class openprogram.AnswerParams `openprogram/answer`: answer a pending agent question.
+---@field questionId string
+---@field answer string
+
+---@class openprogram.AskQuestionParams `openprogram/askQuestion` params (also the `question.asked` event).
+---@field sessionId? string
+---@field turnId? string
+---@field questionId string
+---@field question string
+---@field options? string[]
+---@field allowFreeText boolean
+
+---@class openprogram.AskQuestionResponse The editor's answer to `openprogram/askQuestion`: an answer, or cancelled.
+---@field answer? string|vim.NIL
+---@field cancelled? boolean
+
+---@class openprogram.BlameHunk Consecutive lines last changed by the same checkpoint.
+---@field startLine integer 0-based, as LSP positions
+---@field lineCount integer
+---@field kind 'agent'|'user'|'base'|'unrecorded' agent: a turn; user: outside the agent; base: before the first checkpoint; unrecorded: changed since the newest checkpoint
+---@field checkpointId? string
+---@field checkpointKind? string
+---@field createdAt? string
+---@field sessionId? string
+---@field turnId? string The assistant node of the turn
+---@field turn? integer 1-based number of the turn on its branch
+---@field prompt? string First line of the turn's user message
+---@field branch? string Name of the branch holding the turn
+---@field branchHeadId? string
+---@field toolCall? openprogram.BlameToolCall
+---@field approval? table<string, any> {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}
+
+---@class openprogram.BlameParams `openprogram/blame`: who last changed each line of a document.
+---@field uri string
+
+---@class openprogram.BlameResult
+---@field uri string
+---@field path? string
+---@field hunks openprogram.BlameHunk[] Empty when blame is off or the agent never changed the file
+
+---@class openprogram.BlameToolCall
+---@field id string
+---@field name string
+---@field title? string
+
+---@class openprogram.BranchDiffParams `openprogram/branchDiff`: compare two branches' code states.
+---@field sessionId string
+---@field fromHeadId string
+---@field toHeadId string
+---@field path? string|vim.NIL
+
+---@class openprogram.BranchDiffResult
+---@field sessionId string
+---@field fromHeadId string
+---@field toHeadId string
+---@field fromCheckpointId string
+---@field toCheckpointId string
+---@field diff string Unified diff from the from-branch's code to the to-branch's
+---@field files openprogram.DiffFile[]
+
+---@class openprogram.BranchInfo
+---@field headId string
+---@field name? string
+---@field active boolean
+---@field length integer
+---@field preview string
+---@field forkId? string First node of the branch's own part: a stable id (none: the main line)
+---@field forkedFrom? string The node the branch continues after
+---@field startedAt? string When the branch's own part began
+---@field startPreview? string First line of its first own message
+---@field codeCheckpointId? string The branch's code state: the checkpoint of its newest turn
+---@field codeDiffers? boolean Whether that state differs from the workspace's newest checkpoint
+
+---@class openprogram.BranchMessageSentData A send_message delivery was queued (kind message) or its reply came back (kind reply).
+---@field from string SESSION:NODE of the sender
+---@field to string SESSION:NODE (or label) of the receiver
+---@field kind 'message'|'reply'
+---@field deliveryId string
+---@field toLabel? string|vim.NIL
+---@field queued? boolean|vim.NIL
+---@field preview? string|vim.NIL
+---@field inTurn? boolean|vim.NIL Replies: taken by the running turn
+
+---@class openprogram.BranchesResult
+---@field branches openprogram.BranchInfo[]
+
+---@class openprogram.CancelResult
+---@field cancelled boolean
+
+---@class openprogram.ChatParams `openprogram/chat`: a user message; a new session when `sessionId` is absent.
+---@field text string The user's message
+---@field sessionId? string|vim.NIL Continue this session
+---@field branchFrom? string|vim.NIL "inherit" (default), null for a new root, or a node id to fork at
+---@field model? string|vim.NIL offline, scripted:FILE, openai:M, anthropic:M
+---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
+---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
+
+---@class openprogram.CheckoutParams `openprogram/checkout`: move the session head.
+---@field sessionId string
+---@field headId string
+---@field restoreCode? boolean Also restore the workspace to the branch's code state (undoable)
+
+---@class openprogram.CheckoutResult
+---@field headId string
+---@field previousHeadId? string The head before (to undo a switch)
+---@field codeCheckpointId? string restoreCode: the checkpoint the workspace was restored to
+---@field restored? string[] restoreCode: the files written
+---@field safetyCheckpointId? string restoreCode: restore this to undo the switch's file changes
+---@field conflicts? string[] Files another process changed during the switch (left as they are)
+---@field skipped? string[]
+
+---@class openprogram.Checkpoint A commit of the project's files in the private checkpoint store.
+---@field id string
+---@field sessionId? string
+---@field turnId? string
+---@field parentId? string
+---@field createdAt string
+---@field message string
+---@field files openprogram.CheckpointFile[]
+---@field kind 'baseline'|'turn'|'safety'|'restore'
+---@field skipped? string[]
+
+---@class openprogram.CheckpointDiffParams `openprogram/checkpointDiff`: a checkpoint's diff, optionally for one path.
+---@field checkpointId string
+---@field path? string|vim.NIL
+
+---@class openprogram.CheckpointDiffResult
+---@field checkpointId string
+---@field diff string
+---@field files openprogram.DiffFile[]
+
+---@class openprogram.CheckpointFile A file changed by a checkpoint.
+---@field path string
+---@field status 'added'|'modified'|'deleted'
+
+---@class openprogram.CheckpointsResult
+---@field checkpoints openprogram.Checkpoint[]
+
+---@class openprogram.CompactionRecommendedData After a turn that used most of the window: compacting now is advised.
+---@field usageRatio number Tokens used / the context window
+---@field contextWindow integer
+
+---@class openprogram.ContextCompactedData The context was snipped or summarised to fit the model's window.
+---@field tokensBefore integer
+---@field tokensAfter integer
+---@field path string snip, microcompact, compact, structural or manual
+---@field contextWindow integer
+---@field snipped integer
+---@field summarised integer
+---@field replaced integer
+---@field summaryNodeId? string|vim.NIL
+---@field summarizerError? string|vim.NIL
+
+---@class openprogram.ContextItem What the user points the agent at: a file, a selection, diagnostics or a symbol.
+---@field kind 'file'|'selection'|'diagnostics'|'symbol'
+---@field uri string
+---@field range? openprogram.WireRange|vim.NIL
+---@field text? string|vim.NIL The content; absent: the server reads it
+---@field diagnostics? openprogram.DiagnosticItem[]|vim.NIL
+---@field name? string|vim.NIL A symbol's name
+
+---@class openprogram.ContextUsageData After each context preparation: the budget a turn's model call starts with.
+---@field usedTokens integer
+---@field windowTokens integer
+---@field compactions integer Summaries on the branch so far
+---@field path string How the context was prepared
+
+---@class openprogram.DiagnosticItem One diagnostic of an attachment, as the editor has it (LSP `Diagnostic` fields).
+---@field range openprogram.WireRange
+---@field message string
+---@field severity? integer|vim.NIL
+---@field source? string|vim.NIL
+---@field code? string|integer|vim.NIL
+
+---@class openprogram.DiffFile
+---@field path string
+---@field status 'added'|'modified'|'deleted'
+---@field before? string
+---@field after? string
+---@field binary? boolean
+---@field truncated? boolean
+---@field hunks? openprogram.DiffHunk[] Changed runs of a text file; openprogram/restoreHunk takes an index
+
+---@class openprogram.DiffHunk One run of changed lines (1-based starts, as in a unified diff).
+---@field oldStart integer
+---@field oldLines integer
+---@field newStart integer
+---@field newLines integer
+
+---@class openprogram.DiffPreview The edit a tool call would make, for approval prompts.
+---@field path string
+---@field oldText string
+---@field newText string
+---@field unsavedChanges? boolean
+
+---@class openprogram.EmptyParams Params of methods that take none (`{}` or absent).
+
+---@class openprogram.EmptyResult An empty object.
+
+---@class openprogram.EventNotification `openprogram/event`: one event of the bus (`sessionId` null: a workspace event).
+---@field type string
+---@field sessionId string|vim.NIL
+---@field turnId? string
+---@field data table<string, any>
+
+---@class openprogram.FileChange
+---@field path string Workspace-relative, '/'-separated
+---@field change 'added'|'modified'|'deleted'
+
+---@class openprogram.FileChangedData Files of a watched workspace folder changed (any process); `sessionId` is null.
+---@field changes openprogram.FileChange[]
+---@field root? string The workspace folder the paths are relative to
+
+---@class openprogram.ForkParams `openprogram/fork`: a new branch answering `text` after `fromNodeId`.
+---@field sessionId string
+---@field fromNodeId string|vim.NIL Fork after this node; null for a new root
+---@field text string
+---@field name? string|vim.NIL
+---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
+---@field restoreCode? boolean Start from the code state of fromNodeId (restored first, undoable)
+---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
+
+---@class openprogram.HistoryNode A node of `openprogram/history`: `predecessor` and `caller` always present.
+---@field id string
+---@field role 'user'|'assistant'|'tool'|'summary'|'system'
+---@field text string
+---@field predecessor string|vim.NIL
+---@field caller string|vim.NIL
+---@field createdAt string
+---@field status? 'running'|'done'|'error'|'cancelled'|'interrupted'
+---@field toolCalls? openprogram.ToolCallRecord[]
+---@field metadata table<string, any>
+---@field attachments? openprogram.Node[] Replies from subagents and other branches hanging off this node
+
+---@class openprogram.HistoryParams `openprogram/history`: one branch, root to head, a page at a time.
+---@field sessionId string
+---@field headId? string|vim.NIL
+---@field limit? integer At most this many nodes: the newest ones before beforeNodeId
+---@field beforeNodeId? string|vim.NIL Return the nodes just before this one (the oldest node of the last page)
+
+---@class openprogram.HistoryResult
+---@field sessionId string
+---@field headId string|vim.NIL
+---@field nodes openprogram.HistoryNode[]
+---@field hasMore boolean Older nodes remain before the first one listed
+
+---@class openprogram.HookInfo One hook definition, its trust and its last result.
+---@field id string
+---@field event string
+---@field matcher string
+---@field command string
+---@field timeout number
+---@field critical boolean
+---@field source string
+---@field scope 'user'|'workspace'
+---@field trust 'trusted'|'rejected'|'unknown'
+---@field active boolean
+---@field lastResult? openprogram.HookResultInfo
+
+---@class openprogram.HookResultInfo A hook's last run.
+---@field exitCode? integer
+---@field durationMs number
+---@field timedOut boolean
+---@field at number
+---@field outcome string
+---@field error? string
+---@field stderr? string
+
+---@class openprogram.HooksResult
+---@field hooks openprogram.HookInfo[]
+---@field warnings string[]
+
+---@class openprogram.McpPromptInfo
+---@field name string
+---@field command string The slash command, /mcp__<server>__<prompt>
+---@field description string
+---@field arguments string[]
+
+---@class openprogram.McpResourceInfo
+---@field uri string
+---@field name string
+---@field mimeType? string
+---@field reference string What to write in a message to attach it: @server:uri
+
+---@class openprogram.McpRestartParams `openprogram/mcpRestart`: reconnect one server, or every server when absent.
+---@field server? string|vim.NIL
+
+---@class openprogram.McpRestartResult
+---@field restarted string[]
+---@field servers openprogram.McpServerInfo[]
+
+---@class openprogram.McpResult `openprogram/mcp`: the workspace's servers, remembered trust and config problems.
+---@field workspace string
+---@field servers openprogram.McpServerInfo[]
+---@field trust openprogram.McpTrustInfo[]
+---@field problems string[]
+
+---@class openprogram.McpRevokeTrustParams `openprogram/mcpRevokeTrust`: forget the trust answer about a `.mcp.json` server.
+---@field server string
+
+---@class openprogram.McpRevokeTrustResult
+---@field revoked boolean
+
+---@class openprogram.McpServerInfo
+---@field name string
+---@field origin 'user'|'workspace'|'editor'|'acp'
+---@field transport 'stdio'|'http'
+---@field target string The command line or URL
+---@field status 'stopped'|'starting'|'ready'|'restarting'|'failed'|'untrusted'|'denied'|'invalid'
+---@field trust? 'allow'|'deny'|'unknown' For .mcp.json servers: the remembered trust answer
+---@field lastError? string
+---@field restarts integer
+---@field tools openprogram.McpToolInfo[]
+---@field prompts openprogram.McpPromptInfo[]
+---@field resources openprogram.McpResourceInfo[]
+---@field stderr? string[] The last lines the server wrote to stderr
+
+---@class openprogram.McpSource Where an MCP tool comes from.
+---@field server string
+---@field tool string
+
+---@class openprogram.McpToolInfo
+---@field name string The registry name, mcp__<server>__<tool>
+---@field tool string The tool's name on its server
+---@field kind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'other'
+---@field description string
+
+---@class openprogram.McpTrustInfo
+---@field server string
+---@field decision 'allow'|'deny'
+---@field createdAt string
+---@field command string
+
+---@class openprogram.NameBranchParams `openprogram/nameBranch`: name the branch ending at `headId`.
+---@field sessionId string
+---@field headId string
+---@field name string
+
+---@class openprogram.Node One node of the conversation DAG.
+---@field id string
+---@field role 'user'|'assistant'|'tool'|'summary'|'system'
+---@field text string
+---@field predecessor? string
+---@field caller? string
+---@field createdAt string
+---@field status? 'running'|'done'|'error'|'cancelled'|'interrupted'
+---@field toolCalls? openprogram.ToolCallRecord[]
+---@field metadata table<string, any>
+
+---@class openprogram.OptionalSessionParams Params with an optional session filter (checkpoints, agents).
+---@field sessionId? string|vim.NIL
+
+---@class openprogram.PermissionCardData `permission.requested`: another editor's approval, shown read-only.
+---@field sessionId string
+---@field turnId string
+---@field toolCall openprogram.PermissionToolCall
+---@field options openprogram.PermissionOption[]
+---@field label? string
+---@field readOnly boolean
+
+---@class openprogram.PermissionOption One choice offered when a tool call needs approval.
+---@field optionId string
+---@field name string
+---@field kind 'allow_once'|'allow_always'|'reject_once'|'reject_always'
+
+---@class openprogram.PermissionRequest An approval request for one tool call.
+---@field sessionId string
+---@field turnId string
+---@field toolCall openprogram.PermissionToolCall
+---@field options openprogram.PermissionOption[]
+---@field label? string
+
+---@class openprogram.PermissionResolvedData How an approval ended (sent to every subscriber).
+---@field toolCallId string
+---@field outcome 'selected'|'cancelled'
+---@field optionId? string|vim.NIL
+---@field kind? 'allow_once'|'allow_always'|'reject_once'|'reject_always'|vim.NIL
+---@field reason? string|vim.NIL
+
+---@class openprogram.PermissionResponse The editor's answer to `openprogram/requestPermission`.
+---@field outcome 'selected'|'cancelled'
+---@field optionId? string|vim.NIL
+
+---@class openprogram.PermissionToolCall The tool call an approval is about.
+---@field toolCallId string
+---@field name string
+---@field kind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'other'
+---@field title string
+---@field input table<string, any>
+---@field diff? openprogram.DiffPreview
+---@field sandboxed? boolean
+---@field sandboxNote? string
+---@field mcp? openprogram.McpSource Set when an MCP server's tool asks
+---@field parts? string[]
+---@field uncoveredParts? string[]
+
+---@class openprogram.PermissionWithdrawnData An approval prompt timed out or its turn was cancelled: close it.
+---@field toolCallId string
+---@field reason string
+
+---@class openprogram.QuestionRejectedData A question ended without an answer.
+---@field questionId string
+---@field reason string timeout, dismissed or cancelled
+
+---@class openprogram.QuestionRepliedData A question was answered.
+---@field questionId string
+---@field answer string
+
+---@class openprogram.RenameSessionParams `openprogram/renameSession`: give a session a new title.
+---@field sessionId string
+---@field title string
+
+---@class openprogram.RestoreHunkParams `openprogram/restoreHunk`: undo one hunk of a checkpoint's change to a file.
+---@field checkpointId string
+---@field path string
+---@field hunk integer Index into files[].hunks of checkpointDiff
+
+---@class openprogram.RestoreParams `openprogram/restore`: restore a checkpoint (all files or some), or with `undo` return a turn's files to how they were before that turn.
+---@field checkpointId string
+---@field paths? string[]|vim.NIL
+---@field undo? boolean
+
+---@class openprogram.RestoreResult `openprogram/restore` and `restoreHunk`: what was written, and how to undo it.
+---@field restored string[]
+---@field safetyCheckpointId string|vim.NIL The checkpoint of the state before (restore it to undo); null: none needed
+---@field changes openprogram.FileChange[] Each written file and how it changed
+---@field checkpointId? string The checkpoint the restore made
+---@field undoneCheckpointId? string With undo: the turn undone
+---@field restoredFromCheckpointId? string With undo: the checkpoint the files came back to
+---@field conflicts? string[] Files another process changed during the restore (left as they are)
+---@field skipped? string[]
+
+---@class openprogram.RevokeRuleParams `openprogram/revokeRule`: forget one rule, at once.
+---@field ruleId string
+---@field workspace? string|vim.NIL The folder the rule belongs to (default: any)
+
+---@class openprogram.RevokeRuleResult
+---@field revoked openprogram.RuleInfo
+
+---@class openprogram.RuleInfo One standing rule: what it covers, its scope, and where it came from.
+---@field id string
+---@field decision 'allow'|'deny'
+---@field kind 'command'|'edit'|'call'|'pattern' command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings
+---@field tool string
+---@field value? string
+---@field editScope? 'file'|'folder'|'workspace'
+---@field scope 'session'|'workspace'
+---@field sessionId? string
+---@field origin 'prompt'|'settings'|'legacy'
+---@field createdAt string
+---@field toolCallId? string
+---@field turnId? string
+---@field description string
+---@field revocable boolean
+---@field workspace? string The workspace folder whose rule it is (null: a settings rule, every folder)
+
+---@class openprogram.RulesChangedData A rule was made from a prompt or revoked: refresh a rules view.
+---@field action 'added'|'revoked'
+---@field ruleIds string[]
+---@field toolCallId? string|vim.NIL The prompt the rules came from
+---@field workspace? string|vim.NIL The workspace folder of the rules
+
+---@class openprogram.RulesParams `openprogram/rules`: the standing rules of the workspace folders (and of one session).
+---@field sessionId? string|vim.NIL Also list this session's rules (default: all)
+---@field workspace? string|vim.NIL Only this workspace folder (default: every one)
+
+---@class openprogram.RulesResult
+---@field rules openprogram.RuleInfo[]
+
+---@class openprogram.SessionInfo
+---@field id string
+---@field title string
+---@field headId? string
+---@field status string
+---@field updatedAt string
+---@field workspace? string The folder the session works in
+
+---@class openprogram.SessionParams Params naming one session (cancel, branches).
+---@field sessionId string
+
+---@class openprogram.SessionsParams `openprogram/sessions`: one page of sessions, newest first, optionally one folder's.
+---@field limit? integer|vim.NIL At most this many sessions
+---@field offset? integer Skip this many (newest first)
+---@field workspace? string|vim.NIL Only sessions working in this folder
+
+---@class openprogram.SessionsResult
+---@field sessions openprogram.SessionInfo[]
+---@field total integer Sessions matching the filter, on every page
+---@field hasMore boolean More sessions after this page
+
+---@class openprogram.SteerParams `openprogram/steer`: interject into the running turn.
+---@field sessionId string
+---@field text string
+
+---@class openprogram.SubagentData `subagent.started` / `subagent.ended`: a child run on its own branch.
+---@field agentId string
+---@field kind 'agent'|'message'
+---@field label? string|vim.NIL
+---@field parentSessionId? string|vim.NIL
+---@field parentTurnId? string|vim.NIL
+---@field branchFrom? string|vim.NIL
+---@field status? 'done'|'error'|'cancelled'|vim.NIL subagent.ended only
+---@field headId? string|vim.NIL subagent.ended: the child's branch tip
+---@field checkpointId? string|vim.NIL
+---@field error? string|vim.NIL
+
+---@class openprogram.SubscribeResult `openprogram/subscribe`: where the session is now (a turn may be running).
+---@field sessionId string
+---@field headId? string
+---@field runningTurnId? string
+
+---@class openprogram.TextDeltaData The next piece of the reply.
+---@field text string
+
+---@class openprogram.ToolCallRecord One tool call as recorded on an assistant node.
+---@field id string
+---@field name string
+---@field kind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'other'
+---@field input table<string, any>
+---@field status 'pending'|'in_progress'|'completed'|'failed'
+---@field output? string
+---@field title? string
+---@field step integer
+---@field blockedReason? string
+---@field cancelled? boolean
+---@field approval? table<string, any>
+
+---@class openprogram.ToolFinishedData A tool call ended; editors show `blockedReason` on the card.
+---@field toolCallId string
+---@field status 'completed'|'failed'
+---@field output string
+---@field blockedReason? string Why a tool gate (a hook, a policy), admission, the mode or a rule refused the call
+---@field cancelled? boolean True: the turn's cancel cut the call while it ran or waited for approval
+
+---@class openprogram.ToolStartedData A tool call is about to run (approval may still be asked).
+---@field toolCallId string
+---@field name string
+---@field kind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'other'
+---@field title string
+---@field input table<string, any>
+---@field mcp? openprogram.McpSource Set when an MCP server's tool runs
+
+---@class openprogram.TrustParams `openprogram/trust`: trust, reject or forget a workspace hook or agent definition.
+---@field id string
+---@field decision 'trust'|'reject'|'forget'
+
+---@class openprogram.TrustResult
+---@field id string
+---@field trust 'trusted'|'rejected'|'unknown'
+
+---@class openprogram.TurnError Why a turn failed.
+---@field message string
+---@field code? integer
+
+---@class openprogram.TurnResult What one turn produced.
+---@field sessionId string
+---@field userNodeId string
+---@field assistantNodeId string
+---@field headId string
+---@field status 'done'|'error'|'cancelled'
+---@field text string
+---@field usage openprogram.Usage
+---@field checkpoint openprogram.Checkpoint|vim.NIL
+---@field error? openprogram.TurnError
+---@field warnings? string[]
+
+---@class openprogram.TurnStartedData A turn began: its user node is written, the reply node is running.
+---@field userNodeId string
+---@field assistantNodeId string
+---@field text string
+---@field source string user, cli, agent_spawn, send_message, follow_up, ...
+---@field predecessor string|vim.NIL The node the user message follows (null: root)
+---@field clientTurnId? string The chat/fork request's clientTurnId
+
+---@class openprogram.Usage Token usage of a turn or model call.
+---@field inputTokens integer
+---@field outputTokens integer
+---@field cacheReadTokens? integer
+---@field cacheWriteTokens? integer
+
+---@class openprogram.WirePosition An LSP position (0-based line, UTF-16 character).
+---@field line integer
+---@field character integer
+
+---@class openprogram.WireRange An LSP range.
+---@field start openprogram.WirePosition
+---@field end openprogram.WirePosition
 
 return M

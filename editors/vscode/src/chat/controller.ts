@@ -288,7 +288,7 @@ export class ChatController {
       this.turnsFinished.fire(sessionId);
       void this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
     }
-    if (e.type === 'checkpoint.created' || e.type === 'turn.finished') {
+    if ((e.type === 'checkpoint.created' || e.type === 'turn.finished') && e.sessionId !== null) {
       this.turnsFinished.fire(e.sessionId);
     }
   }

@@ -1,0 +1,1014 @@
+// Generated from server/openprogram_lsp/lsp/wire.py by `python -m openprogram_lsp.lsp.codegen`.
+// Do not edit: change the pydantic models and regenerate (tests/lsp/test_codegen.py checks it).
+/* eslint-disable */
+
+/** Client → server requests. */
+export const Requests = {
+  chat: 'openprogram/chat',
+  fork: 'openprogram/fork',
+  cancel: 'openprogram/cancel',
+  steer: 'openprogram/steer',
+  sessions: 'openprogram/sessions',
+  history: 'openprogram/history',
+  branches: 'openprogram/branches',
+  checkout: 'openprogram/checkout',
+  nameBranch: 'openprogram/nameBranch',
+  answer: 'openprogram/answer',
+  checkpoints: 'openprogram/checkpoints',
+  checkpointDiff: 'openprogram/checkpointDiff',
+  restore: 'openprogram/restore',
+  agents: 'openprogram/agents',
+  renameSession: 'openprogram/renameSession',
+  deleteSession: 'openprogram/deleteSession',
+  restoreHunk: 'openprogram/restoreHunk',
+  hooks: 'openprogram/hooks',
+  trust: 'openprogram/trust',
+  mcp: 'openprogram/mcp',
+  mcpRestart: 'openprogram/mcpRestart',
+  mcpRevokeTrust: 'openprogram/mcpRevokeTrust',
+  subscribe: 'openprogram/subscribe',
+  unsubscribe: 'openprogram/unsubscribe',
+  branchDiff: 'openprogram/branchDiff',
+  blame: 'openprogram/blame',
+  rules: 'openprogram/rules',
+  revokeRule: 'openprogram/revokeRule',
+} as const;
+
+/** Server → client requests. */
+export const ServerRequests = {
+  requestPermission: 'openprogram/requestPermission',
+  askQuestion: 'openprogram/askQuestion',
+} as const;
+
+/** Server → client notifications. */
+export const ServerNotifications = {
+  event: 'openprogram/event',
+} as const;
+
+/** Event types carried by `openprogram/event`. */
+export const EventTypes = [
+  'turn.started',
+  'text.delta',
+  'tool.started',
+  'tool.finished',
+  'turn.finished',
+  'context.compacted',
+  'context.usage',
+  'context.compaction_recommended',
+  'checkpoint.created',
+  'file.changed',
+  'question.asked',
+  'question.replied',
+  'question.rejected',
+  'branch.message_sent',
+  'subagent.started',
+  'subagent.ended',
+  'permission.withdrawn',
+  'permission.requested',
+  'permission.resolved',
+  'rules.changed',
+] as const;
+
+export interface AcceptedResult {
+  accepted: boolean;
+}
+
+/** An agent definition usable as the agent tool's `agent`. */
+export interface AgentDefinitionInfo {
+  id: string;
+  name: string;
+  description: string;
+  source: string;
+  scope: 'user' | 'workspace';
+  tools?: string[];
+  disallowedTools: string[];
+  model?: string;
+  permissionMode?: string;
+  trust: 'trusted' | 'rejected' | 'unknown';
+}
+
+/** One subagent run or send_message delivery (this process's jobs and stored children). */
+export interface AgentInfo {
+  id: string;
+  sessionId: string;
+  headId?: string;
+  label?: string;
+  status: 'running' | 'done' | 'error' | 'cancelled';
+  /** agent: a subagent run; message: a send_message delivery; reply: a follow-up */
+  kind: 'agent' | 'message' | 'reply';
+  createdAt: string;
+  /** Waiting behind other work on its branch */
+  queued?: boolean;
+  error?: string;
+  /** The session that started it */
+  parentSessionId?: string;
+  /** The turn that started it */
+  parentTurnId?: string;
+}
+
+export interface AgentsResult {
+  agents: AgentInfo[];
+  definitions: AgentDefinitionInfo[];
+}
+
+/** `openprogram/answer`: answer a pending agent question. */
+export interface AnswerParams {
+  questionId: string;
+  answer: string;
+}
+
+/** `openprogram/askQuestion` params (also the `question.asked` event). */
+export interface AskQuestionParams {
+  sessionId?: string;
+  turnId?: string;
+  questionId: string;
+  question: string;
+  options?: string[];
+  allowFreeText: boolean;
+}
+
+/** The editor's answer to `openprogram/askQuestion`: an answer, or cancelled. */
+export interface AskQuestionResponse {
+  answer?: string | null;
+  cancelled?: boolean;
+}
+
+/** Consecutive lines last changed by the same checkpoint. */
+export interface BlameHunk {
+  /** 0-based, as LSP positions */
+  startLine: number;
+  lineCount: number;
+  /** agent: a turn; user: outside the agent; base: before the first checkpoint; unrecorded: changed since the newest checkpoint */
+  kind: 'agent' | 'user' | 'base' | 'unrecorded';
+  checkpointId?: string;
+  checkpointKind?: string;
+  createdAt?: string;
+  sessionId?: string;
+  /** The assistant node of the turn */
+  turnId?: string;
+  /** 1-based number of the turn on its branch */
+  turn?: number;
+  /** First line of the turn's user message */
+  prompt?: string;
+  /** Name of the branch holding the turn */
+  branch?: string;
+  branchHeadId?: string;
+  toolCall?: BlameToolCall;
+  /** {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?} */
+  approval?: Record<string, unknown>;
+}
+
+/** `openprogram/blame`: who last changed each line of a document. */
+export interface BlameParams {
+  uri: string;
+}
+
+export interface BlameResult {
+  uri: string;
+  path?: string;
+  /** Empty when blame is off or the agent never changed the file */
+  hunks: BlameHunk[];
+}
+
+export interface BlameToolCall {
+  id: string;
+  name: string;
+  title?: string;
+}
+
+/** `openprogram/branchDiff`: compare two branches' code states. */
+export interface BranchDiffParams {
+  sessionId: string;
+  fromHeadId: string;
+  toHeadId: string;
+  path?: string | null;
+}
+
+export interface BranchDiffResult {
+  sessionId: string;
+  fromHeadId: string;
+  toHeadId: string;
+  fromCheckpointId: string;
+  toCheckpointId: string;
+  /** Unified diff from the from-branch's code to the to-branch's */
+  diff: string;
+  files: DiffFile[];
+}
+
+export interface BranchInfo {
+  headId: string;
+  name?: string;
+  active: boolean;
+  length: number;
+  preview: string;
+  /** First node of the branch's own part: a stable id (none: the main line) */
+  forkId?: string;
+  /** The node the branch continues after */
+  forkedFrom?: string;
+  /** When the branch's own part began */
+  startedAt?: string;
+  /** First line of its first own message */
+  startPreview?: string;
+  /** The branch's code state: the checkpoint of its newest turn */
+  codeCheckpointId?: string;
+  /** Whether that state differs from the workspace's newest checkpoint */
+  codeDiffers?: boolean;
+}
+
+/** A send_message delivery was queued (kind message) or its reply came back (kind reply). */
+export interface BranchMessageSentData {
+  /** SESSION:NODE of the sender */
+  from: string;
+  /** SESSION:NODE (or label) of the receiver */
+  to: string;
+  kind: 'message' | 'reply';
+  deliveryId: string;
+  toLabel?: string | null;
+  queued?: boolean | null;
+  preview?: string | null;
+  /** Replies: taken by the running turn */
+  inTurn?: boolean | null;
+}
+
+export interface BranchesResult {
+  branches: BranchInfo[];
+}
+
+export interface CancelResult {
+  cancelled: boolean;
+}
+
+/** `openprogram/chat`: a user message; a new session when `sessionId` is absent. */
+export interface ChatParams {
+  /** The user's message */
+  text: string;
+  /** Continue this session */
+  sessionId?: string | null;
+  /** "inherit" (default), null for a new root, or a node id to fork at */
+  branchFrom?: string | null;
+  /** offline, scripted:FILE, openai:M, anthropic:M */
+  model?: string | null;
+  /** Echoed in turn.started so a client can match its turn */
+  clientTurnId?: string | null;
+  /** Attachments rendered before the message */
+  context?: ContextItem[] | null;
+}
+
+/** `openprogram/checkout`: move the session head. */
+export interface CheckoutParams {
+  sessionId: string;
+  headId: string;
+  /** Also restore the workspace to the branch's code state (undoable) */
+  restoreCode?: boolean;
+}
+
+export interface CheckoutResult {
+  headId: string;
+  /** The head before (to undo a switch) */
+  previousHeadId?: string;
+  /** restoreCode: the checkpoint the workspace was restored to */
+  codeCheckpointId?: string;
+  /** restoreCode: the files written */
+  restored?: string[];
+  /** restoreCode: restore this to undo the switch's file changes */
+  safetyCheckpointId?: string;
+  /** Files another process changed during the switch (left as they are) */
+  conflicts?: string[];
+  skipped?: string[];
+}
+
+/** A commit of the project's files in the private checkpoint store. */
+export interface Checkpoint {
+  id: string;
+  sessionId?: string;
+  turnId?: string;
+  parentId?: string;
+  createdAt: string;
+  message: string;
+  files: CheckpointFile[];
+  kind: 'baseline' | 'turn' | 'safety' | 'restore';
+  skipped?: string[];
+}
+
+/** `openprogram/checkpointDiff`: a checkpoint's diff, optionally for one path. */
+export interface CheckpointDiffParams {
+  checkpointId: string;
+  path?: string | null;
+}
+
+export interface CheckpointDiffResult {
+  checkpointId: string;
+  diff: string;
+  files: DiffFile[];
+}
+
+/** A file changed by a checkpoint. */
+export interface CheckpointFile {
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+}
+
+export interface CheckpointsResult {
+  checkpoints: Checkpoint[];
+}
+
+/** After a turn that used most of the window: compacting now is advised. */
+export interface CompactionRecommendedData {
+  /** Tokens used / the context window */
+  usageRatio: number;
+  contextWindow: number;
+}
+
+/** The context was snipped or summarised to fit the model's window. */
+export interface ContextCompactedData {
+  tokensBefore: number;
+  tokensAfter: number;
+  /** snip, microcompact, compact, structural or manual */
+  path: string;
+  contextWindow: number;
+  snipped: number;
+  summarised: number;
+  replaced: number;
+  summaryNodeId?: string | null;
+  summarizerError?: string | null;
+}
+
+/** What the user points the agent at: a file, a selection, diagnostics or a symbol. */
+export interface ContextItem {
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol';
+  uri: string;
+  range?: WireRange | null;
+  /** The content; absent: the server reads it */
+  text?: string | null;
+  diagnostics?: DiagnosticItem[] | null;
+  /** A symbol's name */
+  name?: string | null;
+}
+
+/** After each context preparation: the budget a turn's model call starts with. */
+export interface ContextUsageData {
+  usedTokens: number;
+  windowTokens: number;
+  /** Summaries on the branch so far */
+  compactions: number;
+  /** How the context was prepared */
+  path: string;
+}
+
+/** One diagnostic of an attachment, as the editor has it (LSP `Diagnostic` fields). */
+export interface DiagnosticItem {
+  range: WireRange;
+  message: string;
+  severity?: number | null;
+  source?: string | null;
+  code?: string | number | null;
+}
+
+export interface DiffFile {
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+  before?: string;
+  after?: string;
+  binary?: boolean;
+  truncated?: boolean;
+  /** Changed runs of a text file; openprogram/restoreHunk takes an index */
+  hunks?: DiffHunk[];
+}
+
+/** One run of changed lines (1-based starts, as in a unified diff). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+/** The edit a tool call would make, for approval prompts. */
+export interface DiffPreview {
+  path: string;
+  oldText: string;
+  newText: string;
+  unsavedChanges?: boolean;
+}
+
+/** Params of methods that take none (`{}` or absent). */
+export interface EmptyParams {
+}
+
+/** An empty object. */
+export interface EmptyResult {
+}
+
+/** `openprogram/event`: one event of the bus (`sessionId` null: a workspace event). */
+export interface EventNotification {
+  type: string;
+  sessionId: string | null;
+  turnId?: string;
+  data: Record<string, unknown>;
+}
+
+export interface FileChange {
+  /** Workspace-relative, '/'-separated */
+  path: string;
+  change: 'added' | 'modified' | 'deleted';
+}
+
+/** Files of a watched workspace folder changed (any process); `sessionId` is null. */
+export interface FileChangedData {
+  changes: FileChange[];
+  /** The workspace folder the paths are relative to */
+  root?: string;
+}
+
+/** `openprogram/fork`: a new branch answering `text` after `fromNodeId`. */
+export interface ForkParams {
+  sessionId: string;
+  /** Fork after this node; null for a new root */
+  fromNodeId: string | null;
+  text: string;
+  name?: string | null;
+  /** Echoed in turn.started so a client can match its turn */
+  clientTurnId?: string | null;
+  /** Start from the code state of fromNodeId (restored first, undoable) */
+  restoreCode?: boolean;
+  /** Attachments rendered before the message */
+  context?: ContextItem[] | null;
+}
+
+/** A node of `openprogram/history`: `predecessor` and `caller` always present. */
+export interface HistoryNode {
+  id: string;
+  role: 'user' | 'assistant' | 'tool' | 'summary' | 'system';
+  text: string;
+  predecessor: string | null;
+  caller: string | null;
+  createdAt: string;
+  status?: 'running' | 'done' | 'error' | 'cancelled' | 'interrupted';
+  toolCalls?: ToolCallRecord[];
+  metadata: Record<string, unknown>;
+  /** Replies from subagents and other branches hanging off this node */
+  attachments?: Node[];
+}
+
+/** `openprogram/history`: one branch, root to head, a page at a time. */
+export interface HistoryParams {
+  sessionId: string;
+  headId?: string | null;
+  /** At most this many nodes: the newest ones before beforeNodeId */
+  limit?: number;
+  /** Return the nodes just before this one (the oldest node of the last page) */
+  beforeNodeId?: string | null;
+}
+
+export interface HistoryResult {
+  sessionId: string;
+  headId: string | null;
+  nodes: HistoryNode[];
+  /** Older nodes remain before the first one listed */
+  hasMore: boolean;
+}
+
+/** One hook definition, its trust and its last result. */
+export interface HookInfo {
+  id: string;
+  event: string;
+  matcher: string;
+  command: string;
+  timeout: number;
+  critical: boolean;
+  source: string;
+  scope: 'user' | 'workspace';
+  trust: 'trusted' | 'rejected' | 'unknown';
+  active: boolean;
+  lastResult?: HookResultInfo;
+}
+
+/** A hook's last run. */
+export interface HookResultInfo {
+  exitCode?: number;
+  durationMs: number;
+  timedOut: boolean;
+  at: number;
+  outcome: string;
+  error?: string;
+  stderr?: string;
+}
+
+export interface HooksResult {
+  hooks: HookInfo[];
+  warnings: string[];
+}
+
+export interface McpPromptInfo {
+  name: string;
+  /** The slash command, /mcp__<server>__<prompt> */
+  command: string;
+  description: string;
+  arguments: string[];
+}
+
+export interface McpResourceInfo {
+  uri: string;
+  name: string;
+  mimeType?: string;
+  /** What to write in a message to attach it: @server:uri */
+  reference: string;
+}
+
+/** `openprogram/mcpRestart`: reconnect one server, or every server when absent. */
+export interface McpRestartParams {
+  server?: string | null;
+}
+
+export interface McpRestartResult {
+  restarted: string[];
+  servers: McpServerInfo[];
+}
+
+/** `openprogram/mcp`: the workspace's servers, remembered trust and config problems. */
+export interface McpResult {
+  workspace: string;
+  servers: McpServerInfo[];
+  trust: McpTrustInfo[];
+  problems: string[];
+}
+
+/** `openprogram/mcpRevokeTrust`: forget the trust answer about a `.mcp.json` server. */
+export interface McpRevokeTrustParams {
+  server: string;
+}
+
+export interface McpRevokeTrustResult {
+  revoked: boolean;
+}
+
+export interface McpServerInfo {
+  name: string;
+  origin: 'user' | 'workspace' | 'editor' | 'acp';
+  transport: 'stdio' | 'http';
+  /** The command line or URL */
+  target: string;
+  status: 'stopped' | 'starting' | 'ready' | 'restarting' | 'failed' | 'untrusted' | 'denied' | 'invalid';
+  /** For .mcp.json servers: the remembered trust answer */
+  trust?: 'allow' | 'deny' | 'unknown';
+  lastError?: string;
+  restarts: number;
+  tools: McpToolInfo[];
+  prompts: McpPromptInfo[];
+  resources: McpResourceInfo[];
+  /** The last lines the server wrote to stderr */
+  stderr?: string[];
+}
+
+/** Where an MCP tool comes from. */
+export interface McpSource {
+  server: string;
+  tool: string;
+}
+
+export interface McpToolInfo {
+  /** The registry name, mcp__<server>__<tool> */
+  name: string;
+  /** The tool's name on its server */
+  tool: string;
+  kind: 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
+  description: string;
+}
+
+export interface McpTrustInfo {
+  server: string;
+  decision: 'allow' | 'deny';
+  createdAt: string;
+  command: string;
+}
+
+/** `openprogram/nameBranch`: name the branch ending at `headId`. */
+export interface NameBranchParams {
+  sessionId: string;
+  headId: string;
+  name: string;
+}
+
+/** One node of the conversation DAG. */
+export interface Node {
+  id: string;
+  role: 'user' | 'assistant' | 'tool' | 'summary' | 'system';
+  text: string;
+  predecessor?: string;
+  caller?: string;
+  createdAt: string;
+  status?: 'running' | 'done' | 'error' | 'cancelled' | 'interrupted';
+  toolCalls?: ToolCallRecord[];
+  metadata: Record<string, unknown>;
+}
+
+/** Params with an optional session filter (checkpoints, agents). */
+export interface OptionalSessionParams {
+  sessionId?: string | null;
+}
+
+/** `permission.requested`: another editor's approval, shown read-only. */
+export interface PermissionCardData {
+  sessionId: string;
+  turnId: string;
+  toolCall: PermissionToolCall;
+  options: PermissionOption[];
+  label?: string;
+  readOnly: boolean;
+}
+
+/** One choice offered when a tool call needs approval. */
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+}
+
+/** An approval request for one tool call. */
+export interface PermissionRequest {
+  sessionId: string;
+  turnId: string;
+  toolCall: PermissionToolCall;
+  options: PermissionOption[];
+  label?: string;
+}
+
+/** How an approval ended (sent to every subscriber). */
+export interface PermissionResolvedData {
+  toolCallId: string;
+  outcome: 'selected' | 'cancelled';
+  optionId?: string | null;
+  kind?: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | null;
+  reason?: string | null;
+}
+
+/** The editor's answer to `openprogram/requestPermission`. */
+export interface PermissionResponse {
+  outcome: 'selected' | 'cancelled';
+  optionId?: string | null;
+}
+
+/** The tool call an approval is about. */
+export interface PermissionToolCall {
+  toolCallId: string;
+  name: string;
+  kind: 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
+  title: string;
+  input: Record<string, unknown>;
+  diff?: DiffPreview;
+  sandboxed?: boolean;
+  sandboxNote?: string;
+  /** Set when an MCP server's tool asks */
+  mcp?: McpSource;
+  parts?: string[];
+  uncoveredParts?: string[];
+}
+
+/** An approval prompt timed out or its turn was cancelled: close it. */
+export interface PermissionWithdrawnData {
+  toolCallId: string;
+  reason: string;
+}
+
+/** A question ended without an answer. */
+export interface QuestionRejectedData {
+  questionId: string;
+  /** timeout, dismissed or cancelled */
+  reason: string;
+}
+
+/** A question was answered. */
+export interface QuestionRepliedData {
+  questionId: string;
+  answer: string;
+}
+
+/** `openprogram/renameSession`: give a session a new title. */
+export interface RenameSessionParams {
+  sessionId: string;
+  title: string;
+}
+
+/** `openprogram/restoreHunk`: undo one hunk of a checkpoint's change to a file. */
+export interface RestoreHunkParams {
+  checkpointId: string;
+  path: string;
+  /** Index into files[].hunks of checkpointDiff */
+  hunk: number;
+}
+
+/** `openprogram/restore`: restore a checkpoint (all files or some), or with `undo` return a turn's files to how they were before that turn. */
+export interface RestoreParams {
+  checkpointId: string;
+  paths?: string[] | null;
+  undo?: boolean;
+}
+
+/** `openprogram/restore` and `restoreHunk`: what was written, and how to undo it. */
+export interface RestoreResult {
+  restored: string[];
+  /** The checkpoint of the state before (restore it to undo); null: none needed */
+  safetyCheckpointId: string | null;
+  /** Each written file and how it changed */
+  changes: FileChange[];
+  /** The checkpoint the restore made */
+  checkpointId?: string;
+  /** With undo: the turn undone */
+  undoneCheckpointId?: string;
+  /** With undo: the checkpoint the files came back to */
+  restoredFromCheckpointId?: string;
+  /** Files another process changed during the restore (left as they are) */
+  conflicts?: string[];
+  skipped?: string[];
+}
+
+/** `openprogram/revokeRule`: forget one rule, at once. */
+export interface RevokeRuleParams {
+  ruleId: string;
+  /** The folder the rule belongs to (default: any) */
+  workspace?: string | null;
+}
+
+export interface RevokeRuleResult {
+  revoked: RuleInfo;
+}
+
+/** One standing rule: what it covers, its scope, and where it came from. */
+export interface RuleInfo {
+  id: string;
+  decision: 'allow' | 'deny';
+  /** command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings */
+  kind: 'command' | 'edit' | 'call' | 'pattern';
+  tool: string;
+  value?: string;
+  editScope?: 'file' | 'folder' | 'workspace';
+  scope: 'session' | 'workspace';
+  sessionId?: string;
+  origin: 'prompt' | 'settings' | 'legacy';
+  createdAt: string;
+  toolCallId?: string;
+  turnId?: string;
+  description: string;
+  revocable: boolean;
+  /** The workspace folder whose rule it is (null: a settings rule, every folder) */
+  workspace?: string;
+}
+
+/** A rule was made from a prompt or revoked: refresh a rules view. */
+export interface RulesChangedData {
+  action: 'added' | 'revoked';
+  ruleIds: string[];
+  /** The prompt the rules came from */
+  toolCallId?: string | null;
+  /** The workspace folder of the rules */
+  workspace?: string | null;
+}
+
+/** `openprogram/rules`: the standing rules of the workspace folders (and of one session). */
+export interface RulesParams {
+  /** Also list this session's rules (default: all) */
+  sessionId?: string | null;
+  /** Only this workspace folder (default: every one) */
+  workspace?: string | null;
+}
+
+export interface RulesResult {
+  rules: RuleInfo[];
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string;
+  headId?: string;
+  status: string;
+  updatedAt: string;
+  /** The folder the session works in */
+  workspace?: string;
+}
+
+/** Params naming one session (cancel, branches). */
+export interface SessionParams {
+  sessionId: string;
+}
+
+/** `openprogram/sessions`: one page of sessions, newest first, optionally one folder's. */
+export interface SessionsParams {
+  /** At most this many sessions */
+  limit?: number | null;
+  /** Skip this many (newest first) */
+  offset?: number;
+  /** Only sessions working in this folder */
+  workspace?: string | null;
+}
+
+export interface SessionsResult {
+  sessions: SessionInfo[];
+  /** Sessions matching the filter, on every page */
+  total: number;
+  /** More sessions after this page */
+  hasMore: boolean;
+}
+
+/** `openprogram/steer`: interject into the running turn. */
+export interface SteerParams {
+  sessionId: string;
+  text: string;
+}
+
+/** `subagent.started` / `subagent.ended`: a child run on its own branch. */
+export interface SubagentData {
+  agentId: string;
+  kind: 'agent' | 'message';
+  label?: string | null;
+  parentSessionId?: string | null;
+  parentTurnId?: string | null;
+  branchFrom?: string | null;
+  /** subagent.ended only */
+  status?: 'done' | 'error' | 'cancelled' | null;
+  /** subagent.ended: the child's branch tip */
+  headId?: string | null;
+  checkpointId?: string | null;
+  error?: string | null;
+}
+
+/** `openprogram/subscribe`: where the session is now (a turn may be running). */
+export interface SubscribeResult {
+  sessionId: string;
+  headId?: string;
+  runningTurnId?: string;
+}
+
+/** The next piece of the reply. */
+export interface TextDeltaData {
+  text: string;
+}
+
+/** One tool call as recorded on an assistant node. */
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  kind: 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
+  input: Record<string, unknown>;
+  status: 'pending' | 'in_progress' | 'completed' | 'failed';
+  output?: string;
+  title?: string;
+  step: number;
+  blockedReason?: string;
+  cancelled?: boolean;
+  approval?: Record<string, unknown>;
+}
+
+/** A tool call ended; editors show `blockedReason` on the card. */
+export interface ToolFinishedData {
+  toolCallId: string;
+  status: 'completed' | 'failed';
+  output: string;
+  /** Why a tool gate (a hook, a policy), admission, the mode or a rule refused the call */
+  blockedReason?: string;
+  /** True: the turn's cancel cut the call while it ran or waited for approval */
+  cancelled?: boolean;
+}
+
+/** A tool call is about to run (approval may still be asked). */
+export interface ToolStartedData {
+  toolCallId: string;
+  name: string;
+  kind: 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
+  title: string;
+  input: Record<string, unknown>;
+  /** Set when an MCP server's tool runs */
+  mcp?: McpSource;
+}
+
+/** `openprogram/trust`: trust, reject or forget a workspace hook or agent definition. */
+export interface TrustParams {
+  id: string;
+  decision: 'trust' | 'reject' | 'forget';
+}
+
+export interface TrustResult {
+  id: string;
+  trust: 'trusted' | 'rejected' | 'unknown';
+}
+
+/** Why a turn failed. */
+export interface TurnError {
+  message: string;
+  code?: number;
+}
+
+/** What one turn produced. */
+export interface TurnResult {
+  sessionId: string;
+  userNodeId: string;
+  assistantNodeId: string;
+  headId: string;
+  status: 'done' | 'error' | 'cancelled';
+  text: string;
+  usage: Usage;
+  checkpoint: Checkpoint | null;
+  error?: TurnError;
+  warnings?: string[];
+}
+
+/** A turn began: its user node is written, the reply node is running. */
+export interface TurnStartedData {
+  userNodeId: string;
+  assistantNodeId: string;
+  text: string;
+  /** user, cli, agent_spawn, send_message, follow_up, ... */
+  source: string;
+  /** The node the user message follows (null: root) */
+  predecessor: string | null;
+  /** The chat/fork request's clientTurnId */
+  clientTurnId?: string;
+}
+
+/** Token usage of a turn or model call. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/** An LSP position (0-based line, UTF-16 character). */
+export interface WirePosition {
+  line: number;
+  character: number;
+}
+
+/** An LSP range. */
+export interface WireRange {
+  start: WirePosition;
+  end: WirePosition;
+}
+
+/** Params and result of each client request. */
+export interface RequestTypes {
+  'openprogram/chat': { params: ChatParams; result: TurnResult };
+  'openprogram/fork': { params: ForkParams; result: TurnResult };
+  'openprogram/cancel': { params: SessionParams; result: CancelResult };
+  'openprogram/steer': { params: SteerParams; result: AcceptedResult };
+  'openprogram/sessions': { params: SessionsParams; result: SessionsResult };
+  'openprogram/history': { params: HistoryParams; result: HistoryResult };
+  'openprogram/branches': { params: SessionParams; result: BranchesResult };
+  'openprogram/checkout': { params: CheckoutParams; result: CheckoutResult };
+  'openprogram/nameBranch': { params: NameBranchParams; result: EmptyResult };
+  'openprogram/answer': { params: AnswerParams; result: AcceptedResult };
+  'openprogram/checkpoints': { params: OptionalSessionParams; result: CheckpointsResult };
+  'openprogram/checkpointDiff': { params: CheckpointDiffParams; result: CheckpointDiffResult };
+  'openprogram/restore': { params: RestoreParams; result: RestoreResult };
+  'openprogram/agents': { params: OptionalSessionParams; result: AgentsResult };
+  'openprogram/renameSession': { params: RenameSessionParams; result: EmptyResult };
+  'openprogram/deleteSession': { params: SessionParams; result: EmptyResult };
+  'openprogram/restoreHunk': { params: RestoreHunkParams; result: RestoreResult };
+  'openprogram/branchDiff': { params: BranchDiffParams; result: BranchDiffResult };
+  'openprogram/blame': { params: BlameParams; result: BlameResult };
+  'openprogram/hooks': { params: EmptyParams; result: HooksResult };
+  'openprogram/trust': { params: TrustParams; result: TrustResult };
+  'openprogram/mcp': { params: EmptyParams; result: McpResult };
+  'openprogram/mcpRestart': { params: McpRestartParams; result: McpRestartResult };
+  'openprogram/mcpRevokeTrust': { params: McpRevokeTrustParams; result: McpRevokeTrustResult };
+  'openprogram/subscribe': { params: SessionParams; result: SubscribeResult };
+  'openprogram/unsubscribe': { params: SessionParams; result: AcceptedResult };
+  'openprogram/rules': { params: RulesParams; result: RulesResult };
+  'openprogram/revokeRule': { params: RevokeRuleParams; result: RevokeRuleResult };
+}
+
+/** Params and result of each server request. */
+export interface ServerRequestTypes {
+  'openprogram/requestPermission': { params: PermissionRequest; result: PermissionResponse };
+  'openprogram/askQuestion': { params: AskQuestionParams; result: AskQuestionResponse };
+}
+
+/** The `data` of each event type. */
+export interface EventData {
+  'turn.started': TurnStartedData;
+  'text.delta': TextDeltaData;
+  'tool.started': ToolStartedData;
+  'tool.finished': ToolFinishedData;
+  'turn.finished': TurnResult;
+  'context.compacted': ContextCompactedData;
+  'context.usage': ContextUsageData;
+  'context.compaction_recommended': CompactionRecommendedData;
+  'checkpoint.created': Checkpoint;
+  'file.changed': FileChangedData;
+  'question.asked': AskQuestionParams;
+  'question.replied': QuestionRepliedData;
+  'question.rejected': QuestionRejectedData;
+  'branch.message_sent': BranchMessageSentData;
+  'subagent.started': SubagentData;
+  'subagent.ended': SubagentData;
+  'permission.withdrawn': PermissionWithdrawnData;
+  'permission.requested': PermissionCardData;
+  'permission.resolved': PermissionResolvedData;
+  'rules.changed': RulesChangedData;
+}
+
+/** One `openprogram/event` of a known type, discriminated by `type`. */
+export type KnownEvent = {
+  [K in keyof EventData]: {
+    type: K; sessionId: string | null; turnId?: string | null; data: EventData[K];
+  };
+}[keyof EventData];
