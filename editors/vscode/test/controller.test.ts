@@ -204,3 +204,29 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     assert.ok(page.messages.some((m) => m.type === 'event' && m.event.type === 'permission.withdrawn'));
   });
 });
+
+test('history opens on its last page and scrolling up loads the pages before', { skip: !existsSync(server) && 'no .venv/bin/openprogram-lsp' }, async () => {
+  const sessionId = controller.state.sessionId;
+  assert.ok(sessionId);
+  const whole = await running!.agent.request<{ nodes: { id: string; role: string; text: string }[] }>(
+    Requests.history, { sessionId, limit: 10000 });
+  assert.ok(whole.nodes.length > 4);
+  controller.historyPage = 2;
+  try {
+    await controller.loadSession(sessionId);
+    assert.equal(controller.state.hasMore, true);
+    const shown = () => controller.state.items.filter((i) => i.kind === 'message').length;
+    const firstPage = shown();
+    for (let n = 0; n < 20 && controller.state.hasMore; n++) {
+      await controller.onPageMessage({ type: 'loadOlder' });
+    }
+    assert.equal(controller.state.hasMore, false);
+    assert.ok(shown() > firstPage);
+    assert.equal(controller.state.oldestNodeId, whole.nodes[0].id);
+    const users = whole.nodes.filter((n) => n.role === 'user').map((n) => n.text);
+    const drawn = controller.state.items.flatMap((i) => (i.kind === 'message' && i.role === 'user' ? [i.text] : []));
+    assert.deepEqual(drawn, users);
+  } finally {
+    controller.historyPage = 200;
+  }
+});

@@ -529,3 +529,30 @@ test('a compound command card lists its parts and a child prompt its label', () 
   assert.equal(tools(s)[0].label, 'helper');
   assert.equal(tools(s)[0].turnId, 't2');
 });
+
+test('older history pages go above what is shown, with unique keys, until none remain', () => {
+  const last = reduce(initialState(), {
+    type: 'history', sessionId: S, headId: 'a2', hasMore: true,
+    nodes: [
+      { id: 'u2', role: 'user', text: 'two', predecessor: 'a1' },
+      { id: 'a2', role: 'assistant', text: 'r2', predecessor: 'u2' },
+    ],
+  });
+  assert.equal(last.hasMore, true);
+  assert.equal(last.oldestNodeId, 'u2');
+  const all = reduce(last, {
+    type: 'olderHistory', sessionId: S, headId: 'a2', hasMore: false,
+    nodes: [
+      { id: 'u1', role: 'user', text: 'one', predecessor: null },
+      { id: 'a1', role: 'assistant', text: 'r1', predecessor: 'u1' },
+    ],
+  });
+  assert.deepEqual(messages(all).map((m) => m.text), ['one', 'r1', 'two', 'r2']);
+  assert.equal(new Set(all.items.map((i) => i.key)).size, all.items.length);
+  assert.equal(all.hasMore, false);
+  assert.equal(all.oldestNodeId, 'u1');
+  // a page of another session or branch (the user moved on meanwhile) is dropped
+  const stale = reduce(all, { type: 'olderHistory', sessionId: 'other', headId: 'a2', hasMore: true,
+    nodes: [{ id: 'z', role: 'user', text: 'z', predecessor: null }] });
+  assert.equal(stale, all);
+});

@@ -33,6 +33,9 @@ export class ChatController {
   state: ChatState = initialState();
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
+  private loadingOlder = false;
+  /** Messages fetched at a time: the last page when a session opens, older ones on scroll. */
+  historyPage = 200;
   private nextRequest = 0;
   /** Approvals asked by notification (panel hidden), by turn id + tool call id, until they settle. */
   private readonly notified = new Map<string, string>();
@@ -78,6 +81,8 @@ export class ChatController {
         return this.cancel();
       case 'newSession':
         return this.newSession();
+      case 'loadOlder':
+        return this.loadOlder();
       case 'permissionReply':
       case 'questionReply': {
         const value = msg.type === 'permissionReply' ? msg.optionId : msg.answer;
@@ -201,11 +206,11 @@ export class ChatController {
   /** Show a stored session (its active branch, or the given head). */
   async loadSession(sessionId: string, headId?: string): Promise<void> {
     try {
-      const params = headId ? { sessionId, headId } : { sessionId };
+      const params = { sessionId, limit: this.historyPage, ...(headId ? { headId } : {}) };
       // Shown here, its turns from other editors (a shared `serve --tcp`) reach us too.
       void this.client.request(Requests.subscribe, { sessionId }).catch(() => undefined);
       const h = await this.client.request<HistoryResult>(Requests.history, params);
-      this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes });
+      this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes, hasMore: h.hasMore });
       await this.remember(h.sessionId);
       await this.refreshBranches();
     } catch (err) {
@@ -213,6 +218,25 @@ export class ChatController {
       if (this.state.sessionId === sessionId && this.state.items.length === 0) {
         await this.newSession();
       }
+    }
+  }
+
+  /** Fetch the page of history before the oldest message shown (the user scrolled up). */
+  async loadOlder(): Promise<void> {
+    const { sessionId, headId, oldestNodeId, hasMore } = this.state;
+    if (!sessionId || !oldestNodeId || !hasMore || this.loadingOlder) {
+      return;
+    }
+    this.loadingOlder = true;
+    try {
+      const params = { sessionId, beforeNodeId: oldestNodeId, limit: this.historyPage, ...(headId ? { headId } : {}) };
+      const h = await this.client.request<HistoryResult>(Requests.history, params);
+      this.post({ type: 'olderHistory', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes,
+        hasMore: h.hasMore === true });
+    } catch (err) {
+      traceError('loading older history of', sessionId, 'failed:', err);
+    } finally {
+      this.loadingOlder = false;
     }
   }
 

@@ -328,6 +328,9 @@ function render(): void {
   const seen = new Set<string>();
   let prev: HTMLElement | null = null;
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const oldHeight = log.scrollHeight;
+  const oldTop = log.scrollTop;
+  const oldFirst = log.firstChild;
   for (const item of state.items) {
     seen.add(item.key);
     const old = rendered.get(item.key);
@@ -355,7 +358,24 @@ function render(): void {
     delete log.dataset.empty;
   }
   renderChrome();
-  if (atBottom) log.scrollTop = log.scrollHeight;
+  if (atBottom) {
+    log.scrollTop = log.scrollHeight;
+  } else if (oldFirst && log.firstChild !== oldFirst && oldFirst.parentNode === log) {
+    // an older page went in above: keep the reader on the message they were looking at
+    log.scrollTop = oldTop + (log.scrollHeight - oldHeight);
+  }
+}
+
+let olderAsked: string | null = null;
+
+/** Near the top with older history on the server: ask the host for the page before. */
+function maybeLoadOlder(): void {
+  const log = document.getElementById('log');
+  if (!log || !state.hasMore || !state.oldestNodeId || olderAsked === state.oldestNodeId) return;
+  if (log.scrollTop < 40) {
+    olderAsked = state.oldestNodeId;
+    post({ type: 'loadOlder' });
+  }
 }
 
 window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
@@ -388,4 +408,5 @@ function scheduleRender(): void {
 
 layout();
 render();
+document.getElementById('log')?.addEventListener('scroll', maybeLoadOlder, { passive: true });
 post({ type: 'ready' });

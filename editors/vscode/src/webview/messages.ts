@@ -14,7 +14,9 @@ import type { ChatState, NoteLevel } from './state';
 export type HostMessage =
   | { type: 'snapshot'; state: ChatState }
   | { type: 'reset'; sessionId: string | null }
-  | { type: 'history'; sessionId: string; headId: string | null; nodes: Node[] }
+  | { type: 'history'; sessionId: string; headId: string | null; nodes: Node[]; hasMore?: boolean }
+  /** The page of history before the oldest message shown, to draw above it. */
+  | { type: 'olderHistory'; sessionId: string; headId: string | null; nodes: Node[]; hasMore: boolean }
   | { type: 'branches'; branches: BranchInfo[] }
   | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null; clientTurnId?: string }
   | { type: 'event'; event: EventParams }
@@ -49,6 +51,8 @@ export type PageMessage =
   | { type: 'send'; text: string; forkFrom?: string | null }
   | { type: 'cancel' }
   | { type: 'newSession' }
+  /** The user scrolled to the top and older messages remain on the server. */
+  | { type: 'loadOlder' }
   | { type: 'permissionReply'; requestId: string; optionId: string | null }
   | { type: 'questionReply'; requestId: string; answer: string | null }
   | { type: 'checkout'; headId: string }

@@ -124,6 +124,10 @@ export interface ChatState {
   seq: number;
   /** The `clientTurnId` of the turn this panel sent last; its `turn.started` binds a new session. */
   clientTurnId: string | null;
+  /** Older history remains on the server (``openprogram/history`` ``hasMore``). */
+  hasMore?: boolean;
+  /** The id of the oldest history node loaded: the next page ends before it. */
+  oldestNodeId?: string | null;
 }
 
 /** The state of an empty chat. */
@@ -149,7 +153,13 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'reset':
       return { ...initialState(), server: state.server, sessionId: msg.sessionId, seq: state.seq };
     case 'history':
-      return fromHistory(state, msg.sessionId, msg.headId, msg.nodes);
+      return {
+        ...fromHistory(state, msg.sessionId, msg.headId, msg.nodes),
+        hasMore: msg.hasMore === true && msg.nodes.length > 0,
+        oldestNodeId: msg.nodes[0]?.id ?? null,
+      };
+    case 'olderHistory':
+      return olderHistory(state, msg.sessionId, msg.headId, msg.nodes, msg.hasMore);
     case 'branches':
       return { ...state, branches: msg.branches };
     case 'userSent':
@@ -249,6 +259,22 @@ function toolItem(state: ChatState, call: ToolCallRecord, turnId: string | null)
     mcp: null,
     permission: null,
     turnId,
+  };
+}
+
+/** Older history drawn above what is shown (its keys continue the sequence, so stay unique). */
+function olderHistory(state: ChatState, sessionId: string, headId: string | null, nodes: Node[],
+  hasMore: boolean): ChatState {
+  if (state.sessionId !== sessionId || state.headId !== headId || nodes.length === 0) {
+    return state;
+  }
+  const older = fromHistory({ ...state, items: [] }, sessionId, headId, nodes);
+  return {
+    ...state,
+    items: [...older.items, ...state.items],
+    seq: older.seq,
+    hasMore,
+    oldestNodeId: nodes[0].id,
   };
 }
 
