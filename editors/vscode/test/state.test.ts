@@ -534,8 +534,8 @@ test('older history pages go above what is shown, with unique keys, until none r
   const last = reduce(initialState(), {
     type: 'history', sessionId: S, headId: 'a2', hasMore: true,
     nodes: [
-      { id: 'u2', role: 'user', text: 'two', predecessor: 'a1' },
-      { id: 'a2', role: 'assistant', text: 'r2', predecessor: 'u2' },
+      { id: 'u2', role: 'user', text: 'two', predecessor: 'a1', createdAt: '', metadata: {} },
+      { id: 'a2', role: 'assistant', text: 'r2', predecessor: 'u2', createdAt: '', metadata: {} },
     ],
   });
   assert.equal(last.hasMore, true);
@@ -543,8 +543,8 @@ test('older history pages go above what is shown, with unique keys, until none r
   const all = reduce(last, {
     type: 'olderHistory', sessionId: S, headId: 'a2', hasMore: false,
     nodes: [
-      { id: 'u1', role: 'user', text: 'one', predecessor: null },
-      { id: 'a1', role: 'assistant', text: 'r1', predecessor: 'u1' },
+      { id: 'u1', role: 'user', text: 'one', predecessor: null, createdAt: '', metadata: {} },
+      { id: 'a1', role: 'assistant', text: 'r1', predecessor: 'u1', createdAt: '', metadata: {} },
     ],
   });
   assert.deepEqual(messages(all).map((m) => m.text), ['one', 'r1', 'two', 'r2']);
@@ -553,6 +553,6 @@ test('older history pages go above what is shown, with unique keys, until none r
   assert.equal(all.oldestNodeId, 'u1');
   // a page of another session or branch (the user moved on meanwhile) is dropped
   const stale = reduce(all, { type: 'olderHistory', sessionId: 'other', headId: 'a2', hasMore: true,
-    nodes: [{ id: 'z', role: 'user', text: 'z', predecessor: null }] });
+    nodes: [{ id: 'z', role: 'user', text: 'z', predecessor: null, createdAt: '', metadata: {} }] });
   assert.equal(stale, all);
 });
