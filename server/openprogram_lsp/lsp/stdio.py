@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import threading
 from typing import IO, TYPE_CHECKING, BinaryIO, cast
 
@@ -43,6 +44,15 @@ def _feed_from_thread(reader: asyncio.StreamReader, fd: int,
 async def _stdin_reader(stdin: IO[bytes], limit: int) -> asyncio.StreamReader:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit, loop=loop)
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except OSError:
+        mode = 0
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        # a file, /dev/null, a terminal: epoll refuses some of them only later, inside the
+        # loop, and the reader would never see their end; a thread reads them reliably
+        _feed_from_thread(reader, stdin.fileno(), loop)
+        return reader
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except (ValueError, OSError):
