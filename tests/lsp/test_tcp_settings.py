@@ -58,6 +58,7 @@ def first_editors_options(tmp_path: Path, api_a: LoopbackServer) -> dict[str, An
         "disabledTools": ["list_dir"],
         "allowedTools": ["read_file"],
         "providers": {"openai": {"baseUrl": f"{api_a.url}/v1", "apiKeyEnv": "OP_A_KEY"}},
+        "blame": {"enabled": False},
     }
 
 
@@ -130,6 +131,9 @@ async def test_no_option_of_one_editor_reaches_another_editors_turns(
         wrote = await turn("write", sid)  # permissionMode plan, a deny rule, approvalTimeout
         assert finished(wrote)["status"] == "completed", finished(wrote)
         assert (ws / "b.txt").read_text() == "b\n"
+        lenses = await second.call("textDocument/codeLens",  # blame: A switched its own off
+                                   {"textDocument": {"uri": (ws / "b.txt").as_uri()}})
+        assert lenses, "agent blame is off for the second editor too"
         ran = await turn("run", sid)  # A's allow rule for run_command: B is still asked
         assert finished(ran)["status"] == "completed", finished(ran)
         assert asked == ["openprogram/requestPermission"] * 2
