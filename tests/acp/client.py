@@ -200,11 +200,11 @@ async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
     try:
         await initialize(conn, client)
         yield conn, agent
-    finally:
-        await conn.close()
+    finally:  # every step bounded: a stuck agent fails the test instead of hanging the suite
+        await asyncio.wait_for(conn.close(), 20)
         b_writer.close()
         await asyncio.wait_for(agent.shutdown(10), 20)
-        await agent_conn.close()
+        await asyncio.wait_for(agent_conn.close(), 20)
         serving.cancel()
         with contextlib.suppress(BaseException):
             await serving

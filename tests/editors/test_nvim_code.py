@@ -11,7 +11,7 @@ import pytest
 from tests.editors.nvim import runner
 
 pytestmark = [
-    pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),
+    pytest.mark.usefixtures("require_nvim"),
     pytest.mark.timeout(180),
 ]
 

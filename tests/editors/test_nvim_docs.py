@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.tooling import missing
 
 PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
 MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
@@ -22,7 +22,7 @@ def _nvim() -> str:
     local = Path(sys.executable).parent / "nvim"
     found = str(local) if local.exists() else shutil.which("nvim")
     if not found:
-        pytest.skip("Neovim is not installed")
+        missing("Neovim is not installed")
     return found
 
 

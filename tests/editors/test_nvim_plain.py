@@ -10,7 +10,7 @@ import pytest
 from tests.editors.nvim import runner
 
 
-@pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed")
+@pytest.mark.usefixtures("require_nvim")
 @pytest.mark.timeout(180)
 def test_plain_client_approves_through_show_message_request(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -15,7 +15,7 @@ from tests.editors.nvim import runner
 from tests.tools.mcp.demo import demo_def
 
 pytestmark = [
-    pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed"),
+    pytest.mark.usefixtures("require_nvim"),
     pytest.mark.timeout(180),
 ]
 

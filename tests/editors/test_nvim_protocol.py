@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from openprogram_lsp.lsp import methods
+from tests.tooling import missing
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
@@ -31,7 +30,7 @@ def test_lua_and_python_method_tables_agree() -> None:
     if not Path(nvim).exists():
         nvim = shutil.which("nvim") or ""
     if not nvim:
-        pytest.skip("Neovim is not installed")
+        missing("Neovim is not installed")
     lua = _lua_table(nvim)
     assert sorted(lua["methods"].values()) == sorted(methods.CLIENT_REQUESTS)
     assert sorted(lua["server_methods"].values()) == sorted(

@@ -20,7 +20,7 @@ def _minimal_init() -> str:
     return block.group(1)
 
 
-@pytest.mark.skipif(runner.nvim_binary() is None, reason="Neovim is not installed")
+@pytest.mark.usefixtures("require_nvim")
 @pytest.mark.timeout(180)
 def test_readme_minimal_init_runs_a_turn(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.tooling import missing
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parents[1] / "editors" / "nvim"
@@ -19,7 +19,7 @@ def _render(history: Path) -> dict[str, list[object]]:
     local = Path(sys.executable).parent / "nvim"
     nvim = str(local) if local.exists() else shutil.which("nvim")
     if not nvim:
-        pytest.skip("Neovim is not installed")
+        missing("Neovim is not installed")
     code = (f"local h = vim.json.decode(table.concat(vim.fn.readfile('{history}'), '\\n')) "
             "local lines, index = require('openprogram.render').history(h.nodes) "
             "io.stdout:write(vim.json.encode({ lines = lines, index = index }))")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tooling import missing
+
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
 ARTIFACTS = REPO / "artifacts" / "vscode-e2e"
@@ -49,13 +51,13 @@ def assert_readme_images_packaged(vsix: Path) -> None:
 def node_modules() -> Path:
     """The extension's npm dependencies, installed from its lockfile when missing."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed")
+        missing("node and npm are not installed")
     marker = EXT / "node_modules" / ".package-lock.json"
     lock = EXT / "package-lock.json"
     if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
         proc = _run(["npm", "ci", "--no-audit", "--no-fund"], EXT, timeout=600)
         if proc.returncode != 0:
-            pytest.skip(f"npm ci failed (no registry access?):\n{_tail(proc)}")
+            missing(f"npm ci failed (no registry access?):\n{_tail(proc)}")
     return EXT / "node_modules"
 
 
@@ -72,10 +74,10 @@ def test_vscode_unit_tests(node_modules: Path) -> None:
 def packaged(node_modules: Path) -> Path:
     """The e2e tools installed and the .vsix built, once for the module."""
     if not (REPO / ".venv" / "bin" / "openprogram-lsp").exists():
-        pytest.skip(".venv/bin/openprogram-lsp is missing (pip install -e '.[test]')")
+        missing(".venv/bin/openprogram-lsp is missing (pip install -e '.[test]')")
     install = _run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=900)
     if install.returncode != 0:
-        pytest.skip(f"code-server/chromium could not be installed:\n{_tail(install)}")
+        missing(f"code-server/chromium could not be installed:\n{_tail(install)}")
     package = _run(["npm", "run", "package"], EXT, timeout=300)
     assert package.returncode == 0, _tail(package)
     vsix = EXT / "dist" / "openprogram.vsix"

@@ -143,13 +143,32 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
         return client
 
     yield _start
-    for client in clients:
-        if client.stopped:
-            continue
-        try:
-            await client.shutdown_session()
-        finally:
-            await client.stop()
+    problems = [problem for client in clients if (problem := await close_client(client))]
+    assert not problems, "; ".join(problems)
+
+
+TEARDOWN_TIMEOUT = 30.0
+"""Seconds a server gets to answer shutdown and to exit (10x an idle machine's need)."""
+
+
+async def close_client(client: OpClient, timeout: float = TEARDOWN_TIMEOUT) -> str:
+    """Shut a server down within ``timeout`` (else kill it); what went wrong, or ""."""
+    if client.stopped:
+        return ""
+    problem = ""
+    try:
+        await asyncio.wait_for(client.shutdown_session(), timeout)
+    except Exception as exc:  # a dead or stuck server: still make sure it goes away
+        problem = f"shutdown failed: {type(exc).__name__}: {exc}"
+    try:
+        await asyncio.wait_for(client.stop(), timeout)
+    except TimeoutError:
+        proc = client._server
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await asyncio.wait_for(proc.wait(), timeout)
+        problem = problem or f"the server did not exit within {timeout:.0f} s; killed"
+    return problem
 
 
 def _factory() -> OpClient:

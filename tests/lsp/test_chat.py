@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tests.lsp.conftest import OpClient, Starter, write_script
+from tests.lsp.conftest import OpClient, Starter, close_client, write_script
 
 WRITE = [
     {"text": "Writing the file.",
@@ -88,8 +88,7 @@ async def test_always_allow_survives_restart(start: Starter, tmp_path: Path,
     result = await first.call("openprogram/chat", {"text": "write hello.txt"})
     assert result["status"] == "done"
     assert len(first.permission_requests) == 1
-    await first.shutdown_session()
-    await first.stop()
+    assert await close_client(first) == ""
 
     again = [{"tool_calls": [{"name": "write_file",
                               "arguments": {"path": "hello.txt", "content": "2\n"}}]},

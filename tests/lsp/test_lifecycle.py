@@ -66,7 +66,7 @@ async def test_shutdown_cancels_running_turn_and_store_stays_consistent(
     await asyncio.wait_for(client.shutdown_session(), 20)
     result = await asyncio.wait_for(pending, 5)
     assert result["status"] == "cancelled"
-    await client.stop()
+    await asyncio.wait_for(client.stop(), 30)
 
     again = await start(model="offline")
     history = await again.call("openprogram/history", {"sessionId": started["sessionId"]})

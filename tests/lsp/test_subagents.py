@@ -94,7 +94,7 @@ async def test_shutdown_cancels_a_running_child_and_records_it(start: Starter,
     sid = result["sessionId"]
     await client.wait_event("tool.started", lambda e: e["data"]["name"] == "run_command")
     await asyncio.wait_for(client.shutdown_session(), 20)
-    await client.stop()
+    await asyncio.wait_for(client.stop(), 30)
 
     again = await start(model="offline")
     [agent] = (await again.call("openprogram/agents", {"sessionId": sid}))["agents"]
