@@ -160,4 +160,10 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
                               calibration=Calibration(config.home / "context-calibration.json")),
     )
-    return Dispatcher(services, collaboration=Subagents)
+
+    def collaboration(dispatcher: Dispatcher) -> Subagents:
+        agents = Subagents(dispatcher)
+        services.collab = agents  # the collab tools' port
+        return agents
+
+    return Dispatcher(services, collaboration=collaboration)

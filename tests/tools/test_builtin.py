@@ -19,11 +19,13 @@ def reg() -> ToolRegistry:
 
 
 @pytest.fixture
-def ctx(workspace: Path) -> ToolContext:
-    touched: list[str] = []
-    c = ToolContext(workspace=workspace, on_paths_changed=lambda p: touched.extend(p) or None)
-    c.services["touched"] = touched
-    return c
+def touched() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def ctx(workspace: Path, touched: list[str]) -> ToolContext:
+    return ToolContext(workspace=workspace, on_paths_changed=lambda p: touched.extend(p) or None)
 
 
 async def call(reg: ToolRegistry, ctx: ToolContext, name: str, **args: object) -> str:
@@ -33,10 +35,10 @@ async def call(reg: ToolRegistry, ctx: ToolContext, name: str, **args: object) -
     return out.text
 
 
-async def test_write_read_edit_list_grep(reg: ToolRegistry, ctx: ToolContext,
+async def test_write_read_edit_list_grep(reg: ToolRegistry, ctx: ToolContext, touched: list[str],
                                          workspace: Path) -> None:
     assert "Created" in await call(reg, ctx, "write_file", path="src/a.py", content="x = 1\n")
-    assert ctx.services["touched"] == ["src/a.py"]
+    assert touched == ["src/a.py"]
     assert await call(reg, ctx, "read_file", path="src/a.py") == "x = 1\n"
     await call(reg, ctx, "edit_file", path="src/a.py", old_text="x = 1", new_text="x = 2")
     assert (workspace / "src/a.py").read_text() == "x = 2\n"

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.collab import jobs
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.ports import CallSite
 from openprogram_lsp.hooks.agent_defs import AgentDef
-from openprogram_lsp.tools.base import ToolContext
 
 if TYPE_CHECKING:
     from openprogram_lsp.collab.hub import Hub
@@ -18,12 +18,13 @@ LABEL_MAX = 64
 FRESH = ("root", "none", "null", "")
 
 
-def tool_turn(ctx: ToolContext) -> ActiveTurn:
-    """The turn a tool call runs in."""
-    turn = ctx.services.get("turn")
+def tool_turn(sub: Hub, site: CallSite) -> ActiveTurn:
+    """The running turn a tool call belongs to."""
+    turn = next((t for t in sub.dispatcher.active_turns(site.session_id)
+                 if t.turn_id == site.turn_id), None)
     if turn is None:
         raise ToolError("this tool can only run inside a turn")
-    return turn  # type: ignore[no-any-return]
+    return turn
 
 
 def check_label(sub: Hub, sid: str, label: str) -> None:
@@ -76,11 +77,11 @@ def definition_for(sub: Hub, turn: ActiveTurn, name: str) -> AgentDef:
     return agent
 
 
-def spawn_from_tool(sub: Hub, ctx: ToolContext, prompt: str, label: str | None,
+def spawn_from_tool(sub: Hub, site: CallSite, prompt: str, label: str | None,
                     branch_from: str | None, agent: str | None = None, *,
                     unattended: bool = False) -> str:
     """Validate an ``agent`` call and spawn the child; returns the receipt for the model."""
-    turn = tool_turn(ctx)
+    turn = tool_turn(sub, site)
     definition = definition_for(sub, turn, agent) if agent else None
     depth = sub.depth_of(turn) + 1
     limit = sub.max_messages(turn.session_id)

@@ -21,9 +21,9 @@ from openprogram_lsp.collab.lanes import Lane
 from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult, Origin
+from openprogram_lsp.core.ports import CallSite
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.hooks.agent_defs import AgentDef
-from openprogram_lsp.tools.base import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -107,23 +107,23 @@ class Subagents(Hub):
         """Whether a job is still running."""
         return any(not job.done for job in self.runner.jobs())
 
-    # -- the collaboration tools' service (see collab.tools.CollabService) -------------
+    # -- the collaboration tools' port (core.ports.Collab) ---------------------------------
 
-    def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
+    def spawn_from_tool(self, site: CallSite, prompt: str, label: str | None,
                         branch_from: str | None, agent: str | None = None, *,
                         unattended: bool = False) -> str:
         """The ``agent`` tool."""
-        return agent_tool.spawn_from_tool(self, ctx, prompt, label, branch_from, agent,
+        return agent_tool.spawn_from_tool(self, site, prompt, label, branch_from, agent,
                                           unattended=unattended)
 
-    def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
+    def send_from_tool(self, site: CallSite, message: str, to: str) -> str:
         """The ``send_message`` tool."""
-        return send_message(self, message, to, session_id=ctx.session_id, via_tool=True)
+        return send_message(self, message, to, session_id=site.session_id, via_tool=True)
 
-    def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
+    def agents_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
         """The ``list_agents`` tool."""
-        return self.list_agents(ctx.session_id)
+        return self.list_agents(site.session_id)
 
-    def definitions_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
+    def definitions_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
         """The ``list_agents`` tool: agent definitions of the caller's workspace."""
-        return agent_tool.definitions(self, ctx.workspace)
+        return agent_tool.definitions(self, site.workspace)

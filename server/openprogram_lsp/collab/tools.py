@@ -1,49 +1,24 @@
 """Model-facing collaboration tools: ``agent``, ``send_message`` and ``list_agents``.
 
 The agent layer cannot import the dispatcher, so these tools call the object the dispatcher
-injects as ``ctx.services["subagents"]`` (see :class:`CollabService`).
+reaches through ``ctx.collab`` (the ``core.ports.Collab`` port).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.ports import Collab
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 
 
-@runtime_checkable
-class CollabService(Protocol):
-    """What the dispatcher layer provides to the collaboration tools."""
-
-    def spawn_from_tool(self, ctx: ToolContext, prompt: str, label: str | None,
-                        branch_from: str | None, agent: str | None = None, *,
-                        unattended: bool = False) -> str:
-        """Start a child branch (``unattended``: the user let it run without asking); returns
-        text for the model, raises ToolError to refuse."""
-        ...
-
-    def send_from_tool(self, ctx: ToolContext, message: str, to: str) -> str:
-        """Deliver a message; returns text for the model, raises ToolError to refuse."""
-        ...
-
-    def agents_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        """The subagent runs of the caller's session."""
-        ...
-
-    def definitions_for_tool(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        """The agent definitions usable with ``agent(agent=NAME)``."""
-        ...
-
-
-def _service(ctx: ToolContext) -> CollabService:
-    svc = ctx.services.get("subagents")
-    if svc is None:
-        raise ToolError("subagents are not available here (no dispatcher service injected)")
-    return svc  # type: ignore[no-any-return]
+def _service(ctx: ToolContext) -> Collab:
+    if ctx.collab is None:
+        raise ToolError("subagents are not available here (no collaboration port injected)")
+    return ctx.collab
 
 
 class AgentInput(BaseModel):
@@ -77,7 +52,7 @@ class AgentTool(Tool):
         assert isinstance(args, AgentInput)
         label = args.label.strip() if args.label else None
         agent = args.agent.strip() if args.agent else None
-        return ToolOutput(_service(ctx).spawn_from_tool(ctx, args.prompt, label or None,
+        return ToolOutput(_service(ctx).spawn_from_tool(ctx.site, args.prompt, label or None,
                                                         args.branch_from, agent or None,
                                                         unattended=ctx.grant == "bypass"))
 
@@ -103,7 +78,7 @@ class SendMessageTool(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, SendMessageInput)
-        return ToolOutput(_service(ctx).send_from_tool(ctx, args.message, args.to.strip()))
+        return ToolOutput(_service(ctx).send_from_tool(ctx.site, args.message, args.to.strip()))
 
 
 class ListAgentsInput(BaseModel):
@@ -124,8 +99,8 @@ class ListAgentsTool(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         service = _service(ctx)
-        agents = service.agents_for_tool(ctx)
-        definitions = service.definitions_for_tool(ctx)
+        agents = service.agents_for_tool(ctx.site)
+        definitions = service.definitions_for_tool(ctx.site)
         lines = ([json.dumps(a, sort_keys=True) for a in agents] if agents
                  else ["No agents in this session yet."])
         if definitions:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from openprogram_lsp.core.types import (
     Checkpoint,
@@ -107,4 +107,37 @@ class Buffers(Protocol):
     async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
         """Replace the buffer's ``old_text`` (its whole current text) by ``new_text`` in the
         editor, unsaved; returns "" when applied, else why not."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """Where a tool call runs: its session, turn and workspace."""
+
+    session_id: str
+    turn_id: str
+    workspace: Path
+
+
+@runtime_checkable
+class Collab(Protocol):
+    """Subagents and send_message as the collaboration tools see them (``collab/`` implements
+    it; refusals raise ``ToolError`` with text for the model)."""
+
+    def spawn_from_tool(self, site: CallSite, prompt: str, label: str | None,
+                        branch_from: str | None, agent: str | None = None, *,
+                        unattended: bool = False) -> str:
+        """Start a child branch; returns the receipt for the model."""
+        ...
+
+    def send_from_tool(self, site: CallSite, message: str, to: str) -> str:
+        """Deliver a message to another branch; returns the receipt for the model."""
+        ...
+
+    def agents_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+        """The subagent runs and deliveries of the caller's session."""
+        ...
+
+    def definitions_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+        """The agent definitions usable with ``agent(agent=NAME)``."""
         ...

@@ -9,7 +9,7 @@ from typing import Any
 
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
-from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, EditorHost
+from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, Collab, EditorHost
 from openprogram_lsp.core.types import ClientOptions, PermissionMode
 from openprogram_lsp.events.bus import EventBus, get_event_bus
 from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
@@ -36,6 +36,7 @@ class Services:
     default_model: str | None = None
     permission_mode: PermissionMode = "ask"
     approver: Approver | None = None
+    collab: Collab | None = None  # what the collab tools reach (set by app)
     asker: Asker | None = None
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # open editor documents (LSP document sync)

@@ -373,9 +373,7 @@ class Dispatcher:
                           question_timeout=options.question_timeout or s.question_timeout,
                           on_paths_changed=paths_changed, editor=s.editor,
                           buffers=s.buffers,
-                          services={"questions": s.questions, "dispatcher": self,
-                                    "settings": settings, "turn": turn,
-                                    "subagents": self.agents, **s.extra})
+                          questions=s.questions, settings=settings, collab=s.collab)
         definition = agent_definition(s, turn)
         hooks = turn.hooks = await start_hooks(s, turn)
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,

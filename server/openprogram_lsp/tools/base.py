@@ -10,14 +10,16 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from openprogram_lsp.config import Settings
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.ports import Asker, Buffers, EditorHost
+from openprogram_lsp.core.ports import Asker, Buffers, CallSite, Collab, EditorHost
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
+from openprogram_lsp.events.questions import QuestionRegistry
 
 
 @dataclass(slots=True)
 class ToolContext:
-    """What a running tool may use: the workspace, the turn, and injected services."""
+    """What a running tool may use: the workspace, the turn, and typed ports."""
 
     workspace: Path
     session_id: str = ""
@@ -26,10 +28,17 @@ class ToolContext:
     asker: Asker | None = None
     question_timeout: float | None = None
     on_paths_changed: Callable[[Iterable[str]], None] | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    questions: QuestionRegistry | None = None  # where ask_user's questions wait for answers
+    settings: Settings | None = None  # the validated settings of the run
+    collab: Collab | None = None  # subagents and send_message (the collab tools)
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # the LSP editor's open documents
     grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
+
+    @property
+    def site(self) -> CallSite:
+        """Where this call runs (for ports that need the session, turn and workspace)."""
+        return CallSite(self.session_id, self.turn_id, self.workspace)
 
     def touched(self, *paths: str) -> None:
         """Report workspace-relative paths this tool wrote or deleted."""

@@ -32,7 +32,7 @@ class AskUser(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, AskUserInput)
-        registry = self._registry or ctx.services.get("questions") or get_question_registry()
+        registry = self._registry or ctx.questions or get_question_registry()
         q = registry.new_question(args.question, options=args.options,
                                   session_id=ctx.session_id, turn_id=ctx.turn_id)
         fut = registry.open(q)

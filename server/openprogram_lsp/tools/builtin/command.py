@@ -7,7 +7,6 @@ import time
 
 from pydantic import BaseModel, Field
 
-from openprogram_lsp.config import Settings
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
@@ -38,9 +37,7 @@ class RunCommand(Tool):
 
     async def plan(self, ctx: ToolContext) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
-        settings = ctx.services.get("settings")
-        return plan(ctx.workspace, sandbox_settings(
-            settings if isinstance(settings, Settings) else None, ctx.workspace),
+        return plan(ctx.workspace, sandbox_settings(ctx.settings, ctx.workspace),
             await availability_async())
 
     async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
