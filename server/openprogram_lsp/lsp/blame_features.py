@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -244,9 +245,12 @@ def _diff_hunk(store: CheckpointStore, hunk: Hunk, rel: str) -> int | None:
     return None
 
 
-def register(server: Any, features: BlameFeatures) -> None:
+def register(server: Any, features: BlameFeatures,
+             more_actions: Callable[[t.CodeActionParams], list[t.CodeAction]] | None = None
+             ) -> None:
     """Register the standard features (a failure answers nothing rather than an error) and the
-    server commands (errors carry their JSON-RPC codes)."""
+    server commands (errors carry their JSON-RPC codes). ``more_actions`` adds code actions
+    of other features (the agent's) to blame's."""
     from pygls.exceptions import JsonRpcException
 
     def quiet(name: str, fn: Any) -> Any:
@@ -261,9 +265,18 @@ def register(server: Any, features: BlameFeatures) -> None:
     server.feature(t.TEXT_DOCUMENT_CODE_LENS, t.CodeLensOptions(resolve_provider=False))(
         quiet("codeLens", features.code_lens))
     server.feature(t.TEXT_DOCUMENT_HOVER)(quiet("hover", features.hover))
+    async def code_action(params: t.CodeActionParams) -> list[t.CodeAction] | None:
+        found = list(await quiet("codeAction", features.code_action)(params) or [])
+        if more_actions is not None:
+            try:
+                found.extend(more_actions(params))
+            except Exception:
+                log.exception("codeAction failed")
+        return found or None
+
     server.feature(t.TEXT_DOCUMENT_CODE_ACTION, t.CodeActionOptions(
-        code_action_kinds=[t.CodeActionKind.RefactorRewrite]))(
-        quiet("codeAction", features.code_action))
+        code_action_kinds=[t.CodeActionKind.RefactorRewrite, t.CodeActionKind.QuickFix]))(
+        code_action)
 
     for name in COMMANDS:
         def make(command: str) -> Any:

@@ -26,6 +26,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.agent_actions import AgentActions
 from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
@@ -70,6 +71,7 @@ class Handlers:
         self.server = server
         self.code = CodeHandlers(self)
         self.blame = BlameFeatures(self)
+        self.agent_actions = AgentActions(server, self._turn, self._model)
 
     # -- helpers -----------------------------------------------------------------------------
 

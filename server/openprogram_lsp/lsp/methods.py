@@ -60,7 +60,8 @@ STANDARD_USED: tuple[str, ...] = (
     "window/showMessageRequest", "window/showMessage", "window/logMessage",
     "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
     "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
-    "textDocument/didClose", "workspace/applyEdit",
+    "textDocument/didClose", "workspace/applyEdit", "textDocument/codeAction",
+    "workspace/executeCommand",
     "textDocument/codeLens", "textDocument/hover", "textDocument/codeAction",
     "workspace/executeCommand",
 )

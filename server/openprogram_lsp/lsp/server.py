@@ -18,6 +18,8 @@ from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES, ClientOptions, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.lsp.agent_actions import code_actions
+from openprogram_lsp.lsp.agent_actions import register as register_agent_commands
 from openprogram_lsp.lsp.blame_features import register as register_blame
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.handlers import Handlers
@@ -233,7 +235,8 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
     handlers = Handlers(server)
     for name, handler in handlers.table().items():
         server.feature(name)(handler)
-    register_blame(server, handlers.blame)
+    register_blame(server, handlers.blame, more_actions=code_actions)
+    register_agent_commands(server, handlers.agent_actions)
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:

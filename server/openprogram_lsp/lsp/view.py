@@ -35,6 +35,9 @@ class ConnectionView(Link, Protocol):
     def primary_workspace(self) -> Path:
         """The first workspace folder (or the configured workspace)."""
 
+    def window_show_message(self, params: Any) -> None:
+        """``window/showMessage`` to this editor."""
+
 
 class HandlersView(Protocol):
     """What feature handler groups (``code_handlers``) use of the main ``Handlers``."""
