@@ -30,6 +30,8 @@ export const Requests = {
   unsubscribe: 'openprogram/unsubscribe',
   branchDiff: 'openprogram/branchDiff',
   blame: 'openprogram/blame',
+  files: 'openprogram/files',
+  commands: 'openprogram/commands',
   rules: 'openprogram/rules',
   revokeRule: 'openprogram/revokeRule',
 } as const;
@@ -312,6 +314,19 @@ export interface CheckpointsResult {
   checkpoints: Checkpoint[];
 }
 
+export interface CommandInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'workspace' | 'user';
+  kind: 'builtin' | 'custom';
+  argumentHint?: string;
+  path?: string;
+}
+
+export interface CommandsResult {
+  commands: CommandInfo[];
+}
+
 /** After a turn that used most of the window: compacting now is advised. */
 export interface CompactionRecommendedData {
   /** Tokens used / the context window */
@@ -418,6 +433,24 @@ export interface FileChangedData {
   changes: FileChange[];
   /** The workspace folder the paths are relative to */
   root?: string;
+}
+
+export interface FileEntry {
+  /** Relative to the workspace folder, with / */
+  path: string;
+  uri: string;
+}
+
+/** `openprogram/files`: workspace files matching a fuzzy query (@-mention completion). */
+export interface FilesParams {
+  query?: string;
+  limit?: number;
+}
+
+export interface FilesResult {
+  files: FileEntry[];
+  /** How many files matched (the first 20,000 are ranked) */
+  total: number;
 }
 
 /** `openprogram/fork`: a new branch answering `text` after `fromNodeId`. */
@@ -965,6 +998,8 @@ export interface RequestTypes {
   'openprogram/restoreHunk': { params: RestoreHunkParams; result: RestoreResult };
   'openprogram/branchDiff': { params: BranchDiffParams; result: BranchDiffResult };
   'openprogram/blame': { params: BlameParams; result: BlameResult };
+  'openprogram/files': { params: FilesParams; result: FilesResult };
+  'openprogram/commands': { params: EmptyParams; result: CommandsResult };
   'openprogram/hooks': { params: EmptyParams; result: HooksResult };
   'openprogram/trust': { params: TrustParams; result: TrustResult };
   'openprogram/mcp': { params: EmptyParams; result: McpResult };

@@ -7,6 +7,9 @@ import logging
 from pathlib import Path
 
 from openprogram_lsp.config.sections.mcp import ToolsSection
+from openprogram_lsp.context.commands import expand as expand_command
+from openprogram_lsp.context.commands import load_commands
+from openprogram_lsp.context.commands import parse as parse_command
 from openprogram_lsp.core.types import ClientOptions, Node
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.tools.mcp.expand import expand
@@ -55,6 +58,10 @@ async def expand_user_message(services: Services, workspace: Path, session_id: s
     A misused prompt (unknown, missing arguments) raises InvalidParams: the turn fails with
     a message saying how to call it, rather than the model guessing.
     """
+    custom = _custom_command(workspace, user)
+    if custom is not None:
+        meta = {**user.metadata, "modelText": custom[1], "slashCommand": custom[0]}
+        return services.store.update_node(session_id, user.id, metadata=meta)
     hub = services.mcp
     if hub is None or user.role != "user" or not user.text or (
             "/mcp__" not in user.text and "@" not in user.text):
@@ -65,3 +72,19 @@ async def expand_user_message(services: Services, workspace: Path, session_id: s
     meta = {**user.metadata, "modelText": expansion.text,
             "mcp": {"prompt": expansion.prompt, "resources": expansion.resources}}
     return services.store.update_node(session_id, user.id, metadata=meta)
+
+
+def _custom_command(workspace: Path, user: Node) -> tuple[dict[str, str], str] | None:
+    """A custom slash command's record and its expanded prompt, when the message is one."""
+    if user.role != "user" or not user.text.startswith("/"):
+        return None
+    parsed = parse_command(user.text)
+    if parsed is None:
+        return None
+    name, rest = parsed
+    found = next((c for c in load_commands(workspace) if c.name == name
+                  and c.source != "builtin"), None)
+    if found is None:
+        return None
+    return ({"name": name, "source": found.source, "path": found.path or ""},
+            expand_command(found, rest))

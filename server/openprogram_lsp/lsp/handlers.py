@@ -30,6 +30,7 @@ from openprogram_lsp.lsp.agent_actions import AgentActions
 from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
+from openprogram_lsp.lsp.context_handlers import ContextHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
 
@@ -376,7 +377,7 @@ class Handlers:
             methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,
             methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
             methods.HOOKS: self.hooks, methods.TRUST: self.trust,
-            **McpHandlers(self.server).table(),
+            **McpHandlers(self.server).table(), **ContextHandlers(self.server).table(),
             methods.SUBSCRIBE: self.subscribe, methods.UNSUBSCRIBE: self.unsubscribe,
             **RulesHandlers(self.server).table(),
         }

@@ -30,6 +30,7 @@ from openprogram_lsp.lsp.documents import DocumentBuffers
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
+from openprogram_lsp.tools.filelist import FileList
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.link import Link
@@ -65,6 +66,7 @@ class ServerHost:
         services.asker = RoutingAsker(self)
         services.client_options = self.client_options_of
         self.buffers = services.buffers = DocumentBuffers(self)
+        self.file_lists: dict[Path, FileList] = {}
 
     # -- connections ------------------------------------------------------------------------
 
@@ -187,7 +189,17 @@ class ServerHost:
                 self.watchers[root] = watcher
                 watcher.start()
 
+    def file_list(self, root: Path) -> FileList:
+        """The file list of a workspace root (built on first use, kept current by watchers)."""
+        found = self.file_lists.get(root)
+        if found is None:
+            found = self.file_lists[root] = FileList(root)
+        return found
+
     def _note_changes(self, root: Path, changes: list[dict[str, str]]) -> None:
+        listed = self.file_lists.get(root)
+        if listed is not None:
+            listed.note_changes(changes)
         checkpointer = self.dispatcher.checkpointer(root)
         if checkpointer is not None:
             checkpointer.note_paths([c["path"] for c in changes])

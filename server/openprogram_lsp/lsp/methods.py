@@ -28,6 +28,8 @@ SUBSCRIBE = "openprogram/subscribe"
 UNSUBSCRIBE = "openprogram/unsubscribe"
 BRANCH_DIFF = "openprogram/branchDiff"
 BLAME = "openprogram/blame"
+FILES = "openprogram/files"
+COMMANDS = "openprogram/commands"
 RULES = "openprogram/rules"
 REVOKE_RULE = "openprogram/revokeRule"
 
@@ -40,7 +42,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
     MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE, BRANCH_DIFF,
-    BLAME,
+    BLAME, FILES, COMMANDS,
     RULES, REVOKE_RULE,
 )
 """Requests an editor sends to the server."""
@@ -60,8 +62,7 @@ STANDARD_USED: tuple[str, ...] = (
     "window/showMessageRequest", "window/showMessage", "window/logMessage",
     "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
     "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
-    "textDocument/didClose", "workspace/applyEdit", "textDocument/codeAction",
-    "workspace/executeCommand",
+    "textDocument/didClose", "workspace/applyEdit",
     "textDocument/codeLens", "textDocument/hover", "textDocument/codeAction",
     "workspace/executeCommand",
 )

@@ -179,6 +179,36 @@ class BranchDiffParams(Params):
     path: str | None = Field(None, min_length=1, max_length=MAX_PATH)
 
 
+class FilesParams(Params):
+    """``openprogram/files``: workspace files matching a fuzzy query (@-mention completion)."""
+
+    query: str = Field("", max_length=500)
+    limit: int = Field(50, ge=1, le=500)
+
+
+class FileEntry(Result):
+    path: str = Field(description="Relative to the workspace folder, with /")
+    uri: str
+
+
+class FilesResult(Result):
+    files: list[FileEntry]
+    total: int = Field(description="How many files matched (the first 20,000 are ranked)")
+
+
+class CommandInfo(Result):
+    name: str
+    description: str
+    source: Literal["builtin", "workspace", "user"]
+    kind: Literal["builtin", "custom"]
+    argument_hint: str | None = None
+    path: str | None = None
+
+
+class CommandsResult(Result):
+    commands: list[CommandInfo]
+
+
 class BlameParams(Params):
     """``openprogram/blame``: who last changed each line of a document."""
 
@@ -860,6 +890,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/restoreHunk": (RestoreHunkParams, RestoreResult),
     "openprogram/branchDiff": (BranchDiffParams, BranchDiffResult),
     "openprogram/blame": (BlameParams, BlameResult),
+    "openprogram/files": (FilesParams, FilesResult),
+    "openprogram/commands": (EmptyParams, CommandsResult),
     "openprogram/hooks": (EmptyParams, HooksResult),
     "openprogram/trust": (TrustParams, TrustResult),
     "openprogram/mcp": (EmptyParams, McpResult),

@@ -39,6 +39,8 @@ M.methods = {
   UNSUBSCRIBE = 'openprogram/unsubscribe',
   BRANCH_DIFF = 'openprogram/branchDiff',
   BLAME = 'openprogram/blame',
+  FILES = 'openprogram/files',
+  COMMANDS = 'openprogram/commands',
   RULES = 'openprogram/rules',
   REVOKE_RULE = 'openprogram/revokeRule',
 }
@@ -100,6 +102,8 @@ M.request_types = {
   ['openprogram/restoreHunk'] = { params = 'openprogram.RestoreHunkParams', result = 'openprogram.RestoreResult' },
   ['openprogram/branchDiff'] = { params = 'openprogram.BranchDiffParams', result = 'openprogram.BranchDiffResult' },
   ['openprogram/blame'] = { params = 'openprogram.BlameParams', result = 'openprogram.BlameResult' },
+  ['openprogram/files'] = { params = 'openprogram.FilesParams', result = 'openprogram.FilesResult' },
+  ['openprogram/commands'] = { params = 'openprogram.EmptyParams', result = 'openprogram.CommandsResult' },
   ['openprogram/hooks'] = { params = 'openprogram.EmptyParams', result = 'openprogram.HooksResult' },
   ['openprogram/trust'] = { params = 'openprogram.TrustParams', result = 'openprogram.TrustResult' },
   ['openprogram/mcp'] = { params = 'openprogram.EmptyParams', result = 'openprogram.McpResult' },
@@ -305,6 +309,17 @@ M.event_types = {
 ---@class openprogram.CheckpointsResult
 ---@field checkpoints openprogram.Checkpoint[]
 
+---@class openprogram.CommandInfo
+---@field name string
+---@field description string
+---@field source 'builtin'|'workspace'|'user'
+---@field kind 'builtin'|'custom'
+---@field argumentHint? string
+---@field path? string
+
+---@class openprogram.CommandsResult
+---@field commands openprogram.CommandInfo[]
+
 ---@class openprogram.CompactionRecommendedData After a turn that used most of the window: compacting now is advised.
 ---@field usageRatio number Tokens used / the context window
 ---@field contextWindow integer
@@ -379,6 +394,18 @@ M.event_types = {
 ---@class openprogram.FileChangedData Files of a watched workspace folder changed (any process); `sessionId` is null.
 ---@field changes openprogram.FileChange[]
 ---@field root? string The workspace folder the paths are relative to
+
+---@class openprogram.FileEntry
+---@field path string Relative to the workspace folder, with /
+---@field uri string
+
+---@class openprogram.FilesParams `openprogram/files`: workspace files matching a fuzzy query (@-mention completion).
+---@field query? string
+---@field limit? integer
+
+---@class openprogram.FilesResult
+---@field files openprogram.FileEntry[]
+---@field total integer How many files matched (the first 20,000 are ranked)
 
 ---@class openprogram.ForkParams `openprogram/fork`: a new branch answering `text` after `fromNodeId`.
 ---@field sessionId string

@@ -1,0 +1,45 @@
+"""``openprogram/files`` (@-mention completion) and ``openprogram/commands`` (slash commands)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openprogram_lsp.context.commands import load_commands
+from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import wire as w
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.view import ConnectionView
+
+
+class ContextHandlers:
+    """What an editor's input box completes: files after ``@``, commands after ``/``."""
+
+    def __init__(self, server: ConnectionView) -> None:
+        self.server = server
+
+    def _root(self) -> Path:
+        return Path(self.server.primary_workspace).resolve()
+
+    async def files(self, raw: Any) -> dict[str, Any]:
+        """Workspace files for a fuzzy query, best first."""
+        p = w.parse_params(methods.FILES, w.FilesParams, raw)
+        root = self._root()
+        found, total = await asyncio.to_thread(self.server.host.file_list(root).query,
+                                               p.query, p.limit)
+        return w.FilesResult(files=[w.FileEntry(path=m.path, uri=(root / m.path).as_uri())
+                                    for m in found], total=total).wire()
+
+    async def commands(self, raw: Any) -> dict[str, Any]:
+        """The built-in and custom slash commands of the workspace."""
+        w.parse_params(methods.COMMANDS, w.EmptyParams, raw)
+        found = await asyncio.to_thread(load_commands, self._root())
+        return w.CommandsResult(commands=[w.CommandInfo.model_validate(c.listing())
+                                          for c in found]).wire()
+
+    def table(self) -> dict[str, Callable[[Any], Awaitable[dict[str, Any]]]]:
+        """Method name -> handler."""
+        return {methods.FILES: self.files, methods.COMMANDS: self.commands}
