@@ -28,6 +28,8 @@ async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
 
     async def approve(method: str, params: Any) -> Any:
         asked.append(method)
+        if method == "openprogram/askQuestion":
+            return {"answer": "yes, ship it"}
         return {"outcome": "selected", "optionId": "allow_once"}
 
     driver.on_request = approve
@@ -37,7 +39,7 @@ async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
         nvim = asyncio.ensure_future(asyncio.to_thread(
             runner.run_scenario, "watch_tcp", ws, model="offline", home=home,
             extra_env={"OP_CONNECT": str(server.port), "OP_SESSION": sid,
-                       "OP_READY": str(ready)}))
+                       "OP_READY": str(ready), "OP_TURNS": "2"}))
         for _ in range(3000):  # Neovim subscribed (bounded: 30 s)
             if ready.exists() or nvim.done():
                 break
@@ -46,18 +48,25 @@ async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
         turn = await driver.call("openprogram/chat", {"text": "write notes.md\nfrom afar",
                                                       "sessionId": sid})
         assert turn["status"] == "done" and asked == ["openprogram/requestPermission"]
+        question = await driver.call("openprogram/chat", {"text": "ask Deploy now?",
+                                                          "sessionId": sid})
+        assert question["status"] == "done" and asked[-1] == "openprogram/askQuestion"
         out = await asyncio.wait_for(nvim, 150)
         tid = turn["assistantNodeId"]
         in_driver = [e["type"] for e in driver.events if e.get("turnId") == tid]
-        in_nvim = [e["type"] for e in out["seen"]]
+        in_nvim = [e["type"] for e in out["seen"] if e.get("turn") == tid]
         # every event of the turn, in order; plus the read-only card only the watcher gets
         assert [t for t in in_nvim if t != "permission.requested"] == in_driver
         assert in_nvim.index("permission.requested") < in_nvim.index("permission.resolved")
-        panel = "\n".join(out["panel"])
-        assert "## You · in another editor" in panel and "write notes.md" in panel
-        assert "approval asked in another editor (read-only here): Write notes.md" in panel
-        assert "Write notes.md: allowed once in the other editor" in panel
+        streaming = "\n".join(out["streaming"])
+        assert "## You · in another editor" in streaming and "write notes.md" in streaming
+        notes = out["panel_notes"]
+        assert "approval asked in another editor (read-only here): Write notes.md" in "\n".join(notes)
+        assert "Write notes.md: allowed once in the other editor" in notes
         assert (ws / "notes.md").read_text().startswith("from afar")
+        # the other editor's question and its answer, read-only here
+        assert "question: Deploy now?" in notes and "answer: yes, ship it" in notes
+        assert "from afar" in "\n".join(out["panel"])  # the history, redrawn at the end
     finally:
         await driver.close()
         await stop_tcp_server(server)

@@ -556,3 +556,22 @@ test('older history pages go above what is shown, with unique keys, until none r
     nodes: [{ id: 'z', role: 'user', text: 'z', predecessor: null, createdAt: '', metadata: {} }] });
   assert.equal(stale, all);
 });
+
+test("another editor's question shows read-only with its answer; this editor's own is asked once", () => {
+  let s = reduce(initialState(), { type: 'history', sessionId: 's1', headId: 'h0', nodes: [] });
+  const ev = (type: string, data: Record<string, unknown>) =>
+    ({ type: 'event', event: { type, sessionId: 's1', turnId: 't1', data } }) as const;
+  s = reduce(s, ev('question.asked', { questionId: 'q1', question: 'Proceed?', options: ['yes', 'no'], allowFreeText: false }));
+  const q = () => s.items.filter((it) => it.kind === 'question');
+  assert.equal(q().length, 1);
+  assert.ok(q()[0].kind === 'question' && q()[0].readOnly);
+  s = reduce(s, ev('question.replied', { questionId: 'q1', answer: 'yes' }));
+  assert.ok(q()[0].kind === 'question' && q()[0].answer === 'yes');
+  // asked here: the request replaces the event's card (in either order), one live card
+  s = reduce(s, ev('question.asked', { questionId: 'q2', question: 'Colour?', options: [], allowFreeText: true }));
+  s = reduce(s, { type: 'question', requestId: 'r2', questionId: 'q2', question: 'Colour?', options: [], allowFreeText: true });
+  s = reduce(s, ev('question.asked', { questionId: 'q2', question: 'Colour?', options: [], allowFreeText: true }));
+  const mine = q().filter((it) => it.kind === 'question' && it.questionId === 'q2');
+  assert.equal(mine.length, 1);
+  assert.ok(mine[0].kind === 'question' && !mine[0].readOnly && mine[0].requestId === 'r2');
+});

@@ -361,7 +361,7 @@ export class ChatController {
   private async askQuestion(p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> {
     const requestId = this.newRequestId('q');
     const options = p.options ?? [];
-    this.post({ type: 'question', requestId, question: p.question, options, allowFreeText: p.allowFreeText });
+    this.post({ type: 'question', requestId, questionId: p.questionId, question: p.question, options, allowFreeText: p.allowFreeText });
     const native = this.sink?.visible
       ? undefined
       : async (): Promise<string | null> => {

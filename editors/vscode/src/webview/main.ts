@@ -251,9 +251,13 @@ function renderItem(item: ChatItem): HTMLElement {
     case 'tool':
       return renderTool(item);
     case 'question': {
-      const el = h('div', 'question-card');
+      const el = h('div', item.readOnly ? 'question-card read-only' : 'question-card');
       el.appendChild(h('div', 'question-text', escapeHtml(item.question)));
-      if (item.answer === undefined) {
+      if (item.readOnly) {
+        el.appendChild(item.answer === undefined
+          ? h('div', 'approval-waiting', 'Asked in another editor; its answer will show here (read-only).')
+          : h('div', 'approval-done', item.answer === null ? 'Not answered in the other editor' : `Answered in another editor: ${escapeHtml(item.answer)}`));
+      } else if (item.answer === undefined) {
         const row = h('div', 'approval');
         const reply = (answer: string | null): void => post({ type: 'questionReply', requestId: item.requestId, answer });
         for (const o of item.options) row.appendChild(button(o, 'secondary', () => reply(o)));

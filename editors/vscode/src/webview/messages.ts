@@ -36,6 +36,8 @@ export type HostMessage =
   | {
       type: 'question';
       requestId: string;
+      /** The server's id of the question (it names it in `question.*` events). */
+      questionId?: string;
       question: string;
       options: string[];
       allowFreeText: boolean;

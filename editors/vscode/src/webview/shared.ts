@@ -5,7 +5,7 @@
  * (`permission.resolved`).
  */
 import type { EventParams, PermissionOption, ToolKind } from '../protocol';
-import type { ChatItem, ChatState, ToolItem } from './state';
+import type { ChatItem, ChatState, QuestionItem, ToolItem } from './state';
 
 interface ReadOnlyRequest {
   toolCall?: { toolCallId?: string; name?: string; kind?: ToolKind; title?: string; input?: Record<string, unknown>; diff?: ToolItem['diff'] };
@@ -17,6 +17,31 @@ interface ReadOnlyRequest {
 export function onSharedEvent(state: ChatState, ev: EventParams): ChatState | undefined {
   if (ev.type === 'permission.requested') {
     return readOnlyCard(state, ev.data as ReadOnlyRequest, ev.turnId ?? null);
+  }
+  if (ev.type === 'question.asked') {
+    const id = String(ev.data.questionId ?? '');
+    if (!id || state.items.some((it) => it.kind === 'question' && it.questionId === id)) return state;
+    const card: QuestionItem = {
+      kind: 'question',
+      key: `q${state.seq}`,
+      requestId: '',
+      questionId: id,
+      question: String(ev.data.question ?? ''),
+      options: Array.isArray(ev.data.options) ? ev.data.options.map(String) : [],
+      allowFreeText: ev.data.allowFreeText === true,
+      readOnly: true,
+    };
+    return { ...state, seq: state.seq + 1, items: [...state.items, card] };
+  }
+  if (ev.type === 'question.replied' || ev.type === 'question.rejected') {
+    const id = String(ev.data.questionId ?? '');
+    const answer = ev.type === 'question.replied' ? String(ev.data.answer ?? '') : null;
+    return {
+      ...state,
+      items: state.items.map((it): ChatItem =>
+        it.kind === 'question' && it.readOnly && it.questionId === id && it.answer === undefined ? { ...it, answer } : it,
+      ),
+    };
   }
   if (ev.type === 'permission.resolved') {
     const toolCallId = String(ev.data.toolCallId ?? '');

@@ -85,6 +85,10 @@ export interface QuestionItem {
   allowFreeText: boolean;
   /** The answer, null when cancelled, undefined while open. */
   answer?: string | null;
+  /** The server's question id, when known. */
+  questionId?: string;
+  /** Asked in another editor: shown here without a way to answer (see shared.ts). */
+  readOnly?: boolean;
 }
 
 export interface CheckpointItem {
@@ -184,15 +188,25 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
           ? { ...it, permission: { ...it.permission, choice: msg.choice } }
           : it,
       );
-    case 'question':
-      return push(state, {
+    case 'question': {
+      const live: QuestionItem = {
         kind: 'question',
         key: `q${state.seq}`,
         requestId: msg.requestId,
         question: msg.question,
         options: msg.options,
         allowFreeText: msg.allowFreeText,
-      });
+        ...(msg.questionId ? { questionId: msg.questionId } : {}),
+      };
+      // The question.asked event may have drawn it first, read-only: this editor is asked.
+      const shown = state.items.findIndex((it) => it.kind === 'question' && it.readOnly && it.questionId === msg.questionId);
+      if (msg.questionId && shown >= 0) {
+        const items = state.items.slice();
+        items[shown] = { ...live, key: items[shown].key };
+        return { ...state, items };
+      }
+      return push(state, live);
+    }
     case 'questionSettled':
       return mapItems(state, (it) =>
         it.kind === 'question' && it.requestId === msg.requestId && it.answer === undefined

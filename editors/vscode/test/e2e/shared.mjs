@@ -145,7 +145,9 @@ async function main() {
   const peer = new Peer(listening.port);
   let release;
   const decided = new Promise((r) => { release = r; });
-  peer.onRequest = async (method) => (method === 'openprogram/requestPermission' ? decided : null);
+  let answer;
+  const answered = new Promise((r) => { answer = r; });
+  peer.onRequest = async (method) => (method === 'openprogram/requestPermission' ? decided : method === 'openprogram/askQuestion' ? answered : null);
   await peer.request('initialize', { processId: null, rootUri: `file://${ws}`, capabilities: { experimental: { openprogram: { permissions: true, questions: true } } }, initializationOptions: { token: listening.token } });
   peer.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
   const first = await peer.request('openprogram/chat', { text: 'hello from the other editor' });
@@ -185,6 +187,16 @@ async function main() {
     const result = await turn;
     if (result.status !== 'done' || !existsSync(join(ws, 'notes.md'))) throw new Error(`the turn did not write notes.md: ${JSON.stringify(result)}`);
     await page.screenshot({ path: join(out, 'shared-02-outcome.png') });
+
+    step = "the other editor's question shows read-only, then its answer";
+    const asking = peer.request('openprogram/chat', { text: 'ask Deploy now?', sessionId: first.sessionId });
+    const question = frame.locator('.question-card.read-only', { hasText: 'Deploy now?' });
+    await question.locator('.approval-waiting').waitFor({ timeout: T });
+    if (await question.locator('button, input').count()) throw new Error('a read-only question can be answered');
+    answer({ answer: 'yes, ship it' });
+    await question.locator('.approval-done', { hasText: 'Answered in another editor: yes, ship it' }).waitFor({ timeout: T });
+    await asking;
+    await page.screenshot({ path: join(out, 'shared-02b-question.png') });
 
     step = 'the extension page shows the README image from the .vsix';
     await palette(page, 'View: Show Extensions');

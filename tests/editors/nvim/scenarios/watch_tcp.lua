@@ -7,10 +7,20 @@ H.run(function()
   H.setup({ connect = tonumber(os.getenv('OP_CONNECT')) })
   H.track()
   local seen = {}
+  local panel = require('openprogram.panel')
+  -- notes are redrawn away when a turn ends (the panel then shows history): record them
+  local notes, note = {}, panel.note
+  panel.note = function(text)
+    table.insert(notes, text)
+    return note(text)
+  end
   vim.api.nvim_create_autocmd('User', {
     pattern = 'OpenProgramEvent',
     callback = function(a)
       table.insert(seen, { type = a.data.type, turn = a.data.turnId })
+      if a.data.type == 'permission.requested' then
+        H.out.streaming = H.panel_lines() -- the other editor's turn as it streams in
+      end
     end,
   })
   local watching
@@ -27,24 +37,19 @@ H.run(function()
   local f = assert(io.open(os.getenv('OP_READY'), 'w'))
   f:write('ready')
   f:close()
-  local finished
+  local want = tonumber(os.getenv('OP_TURNS') or '1')
   H.wait(function()
+    local n = 0
     for _, e in ipairs(seen) do
       if e.type == 'turn.finished' then
-        finished = e.turn
-        return true
+        n = n + 1
       end
     end
-    return false
-  end, "the other editor's turn", 60000)
-  H.wait(function()
-    local text = table.concat(H.panel_lines(), '\n')
-    return text:find('allowed once in the other editor', 1, true) ~= nil
-  end, 'the outcome on the read-only card')
-  H.out.seen = vim.tbl_filter(function(e)
-    return e.turn == finished
-  end, seen)
+    return n >= want
+  end, "the other editor's turns", 60000)
+  H.out.seen = seen
   H.out.panel = H.panel_lines()
+  H.out.panel_notes = notes
   H.out.winbar = vim.wo[vim.fn.bufwinid(require('openprogram.panel').state.buf)].winbar
   H.out.approvals_asked = H.out.approvals_asked or 0
 end)
