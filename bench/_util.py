@@ -22,7 +22,7 @@ def median_time(fn: Callable[[], object], *, repeat: int = 7, number: int = 1) -
 def report(name: str, figure: float, baseline: float | None = None, *, unit: str = "ms",
            target: str = "") -> None:
     """Print one line: figure, baseline and their ratio."""
-    scale = {"ms": 1e3, "us": 1e6, "s": 1.0}[unit]
+    scale = {"ms": 1e3, "us": 1e6, "s": 1.0, "MB": 1e-6}[unit]  # MB: the figure is in bytes
     line = f"{name:<48} {figure * scale:10.3f} {unit}"
     if baseline is not None:
         line += f"   baseline {baseline * scale:10.3f} {unit}   ratio {figure / baseline:6.2f}"

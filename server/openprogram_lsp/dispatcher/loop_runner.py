@@ -50,15 +50,20 @@ def _total(used: list[Usage]) -> Usage:
 
 
 def chain_summaries(store: SessionStore, session_id: str, history: list[Node]) -> list[Node]:
-    """Summary nodes hanging off nodes of this chain (candidates to replace its older part)."""
+    """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
+    in chain order; found from the index's few summaries, not by visiting every node."""
     idx = store.index(session_id)
-    out = []
-    for node in history:
-        for cid in idx.callees.get(node.id, ()):
-            callee = idx.nodes.get(cid)
-            if callee is not None and callee.role == "summary":
-                out.append(callee)
-    return out
+    if not idx.summaries or not history:
+        return []
+    head = history[-1].id
+    found: list[tuple[int, int, Node]] = []
+    for sid in idx.summaries:
+        node = idx.nodes[sid]
+        at = idx.position(head, node.caller) if node.caller is not None else None
+        if at is not None and at < len(history) and history[at].id == node.caller:
+            found.append((at, idx.callees[node.caller].index(sid), node))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [node for _, _, node in found]
 
 
 def _prepare(services: Services, *, session_id: str, history: list[Node], provider: Provider,

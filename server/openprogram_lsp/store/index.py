@@ -75,6 +75,7 @@ class SessionIndex:
     meta: dict[str, Any] = field(default_factory=dict)
     next_seq: int = 1
     running: set[str] = field(default_factory=set)  # ids of nodes whose status is "running"
+    summaries: set[str] = field(default_factory=set)  # summary nodes hanging off a caller
     # the last chain walked (ids root first) and each id's place in it: predecessors never
     # change, so a later head that continues it walks only its own new part
     _chain_ids: list[str] = field(default_factory=list, compare=False, repr=False)
@@ -104,6 +105,8 @@ class SessionIndex:
             self.running.add(node.id)
         else:
             self.running.discard(node.id)
+        if node.role == "summary" and node.caller is not None:
+            self.summaries.add(node.id)
         if old is None:
             if node.predecessor is not None:
                 self.children.setdefault(node.predecessor, []).append(node.id)

@@ -1,0 +1,150 @@
+"""Paged reads over stdio, each beside a bare pygls server sending the same payload (A B A B).
+
+1. ``openprogram/history`` first page (200 nodes) of a 10,000-node session, warm
+   (targets: <= 20 ms, <= 1.5x the bare server);
+2. ``openprogram/sessions`` first page (50) with 1,000 sessions, vs the bare server;
+3. RSS the server gains by opening the 10,000-node session (target <= 15 MB).
+
+The session is built with the store directly (10,000 nodes, one commit); the bare server is a
+pygls ``LanguageServer`` answering a custom request with a payload captured from ours.
+Run: ``.venv/bin/python bench/bench_history.py [--nodes N] [--sessions N] [--pairs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _util import report
+from bench_lsp import _start
+from openprogram_lsp.core.types import Node
+from openprogram_lsp.store.session_store import SessionStore
+
+BARE = textwrap.dedent("""
+    import json, sys
+    from pygls.lsp.server import LanguageServer
+    payloads = json.load(open(sys.argv[1]))
+    server = LanguageServer("bare", "0")
+
+    @server.feature("bench/history")
+    def history(ls, params):
+        return payloads["history"]
+
+    @server.feature("bench/sessions")
+    def sessions(ls, params):
+        return payloads["sessions"]
+
+    server.start_io()
+""")
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _build(home: Path, ws: Path, nodes: int, sessions: int) -> str:
+    store = SessionStore(home)
+    sid = store.create_session(title="long", workspace=str(ws))
+    pred = None
+    for i in range(nodes):
+        role = "user" if i % 2 == 0 else "assistant"
+        pred = store.append(sid, Node(id=f"n{i:05d}", role=role, text=f"message {i} " * 8,
+                                      predecessor=pred, status="done"),
+                            advance_head=True).id
+    store.commit_turn(sid, "bench: long session")
+    for n in range(sessions - 1):
+        store.create_session(title=f"s{n}", workspace=str(ws))
+    return sid
+
+
+async def _pairs(ours: Any, bare: Any, method: str, params: dict[str, Any], bare_method: str,
+                 pairs: int) -> tuple[float, float]:
+    async def one(client: Any, m: str, p: dict[str, Any]) -> float:
+        t = time.perf_counter()
+        await client.protocol.send_request_async(m, p)
+        return time.perf_counter() - t
+
+    await one(ours, method, params)
+    await one(bare, bare_method, {})
+    a, b = [], []
+    for _ in range(pairs):
+        a.append(await one(ours, method, params))
+        b.append(await one(bare, bare_method, {}))
+    return statistics.median(a), statistics.median(b)
+
+
+async def main(nodes: int, sessions: int, pairs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ws, home = root / "ws", root / "home"
+        ws.mkdir()
+        t0 = time.perf_counter()
+        sid = _build(home, ws, nodes, sessions)
+        report(f"build {nodes} nodes and {sessions} sessions (setup)", time.perf_counter() - t0,
+               unit="s")
+        env = {**os.environ, "OPENPROGRAM_HOME": str(home), "OPENPROGRAM_MODEL": "offline"}
+        ours = await _start([sys.executable, "-m", "openprogram_lsp", "serve"], env, ws)
+        pid = ours._server.pid  # type: ignore[attr-defined]
+        await ours.protocol.send_request_async("openprogram/sessions", {"limit": 1})
+        before = _rss_kb(pid)
+        t = time.perf_counter()
+        page = await ours.protocol.send_request_async("openprogram/history", {"sessionId": sid})
+        cold = time.perf_counter() - t
+        added = (_rss_kb(pid) - before) * 1024
+        listing = await ours.protocol.send_request_async("openprogram/sessions", {"limit": 50})
+        payloads = root / "payloads.json"
+        payloads.write_text(json.dumps({"history": _plain(page), "sessions": _plain(listing)}))
+        script = root / "bare.py"
+        script.write_text(BARE)
+        bare = await _start([sys.executable, str(script), str(payloads)], dict(os.environ))
+        try:
+            report(f"history first page, {nodes}-node session, cold (opens it)", cold, unit="ms")
+            a, b = await _pairs(ours, bare, "openprogram/history", {"sessionId": sid},
+                                "bench/history", pairs)
+            report(f"history first page ({len(_plain(page)['nodes'])} nodes), warm", a, b,
+                   target="<= 20 ms, <= 1.5x; baseline = bare pygls, same payload")
+            a, b = await _pairs(ours, bare, "openprogram/sessions", {"limit": 50},
+                                "bench/sessions", pairs)
+            report(f"sessions first page (50 of {sessions})", a, b,
+                   target="baseline = bare pygls, same payload")
+            report(f"RSS added by opening a {nodes}-node session", added, unit="MB",
+                   target="<= 15 MB")
+        finally:
+            for client in (ours, bare):
+                await client.shutdown_async(None)
+                client.exit(None)
+                await client.stop()
+
+
+def _plain(value: Any) -> Any:
+    """A pygls result object as plain JSON data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "__dict__") and not isinstance(value, str | int | float | bool):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    return value
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--sessions", type=int, default=1_000)
+    ap.add_argument("--pairs", type=int, default=9)
+    args = ap.parse_args()
+    asyncio.run(main(args.nodes, args.sessions, args.pairs))
