@@ -25,8 +25,16 @@ end
 local command = vim.api.nvim_create_user_command
 
 command('OpenProgram', function(a)
-  op().open(a.args)
-end, { nargs = '*', desc = 'OpenProgram: open the chat panel; with text, send it' })
+  if a.range > 0 then
+    op().open_range(a.line1, a.line2, a.args)
+  else
+    op().open(a.args)
+  end
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'OpenProgram: open the chat panel; with text, send it; with a range, attach those lines',
+})
 
 command('OpenProgramToggle', function()
   op().toggle()

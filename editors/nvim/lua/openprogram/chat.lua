@@ -156,10 +156,16 @@ function M.send(text, extra)
     panel.note('the openprogram server is not running (see :checkhealth openprogram)')
     return
   end
-  begin_stream(text, nil, true)
+  local attach = require('openprogram.attach')
+  local context = attach.take(text)
+  local header = text
+  if #context > 0 then
+    header = table.concat(vim.tbl_map(attach.label, context), ' ') .. '\n' .. text
+  end
+  begin_stream(header, nil, true)
   S.client_turn_id = M.new_client_turn_id()
   local params = vim.tbl_extend('force', { text = text, sessionId = S.session_id, clientTurnId = S.client_turn_id,
-    model = require('openprogram.pickers').chosen }, extra or {})
+    model = require('openprogram.pickers').chosen, context = #context > 0 and context or nil }, extra or {})
   S.busy, S.awaiting_session = true, S.session_id == nil
   S.turn_session = S.session_id
   if S.awaiting_session then

@@ -44,6 +44,15 @@ function M.open(text)
   end
 end
 
+--- `:'<,'>OpenProgram [text]`: attach lines (and their diagnostics); send them with `text`.
+---@param line1 integer
+---@param line2 integer
+---@param text? string
+function M.open_range(line1, line2, text)
+  ensure_setup()
+  require('openprogram.attach').send_range(line1, line2, text or '')
+end
+
 --- Send a message on the panel's session.
 ---@param text string
 ---@param extra? table more openprogram/chat params

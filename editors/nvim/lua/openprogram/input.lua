@@ -67,6 +67,8 @@ function M.create(on_close)
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = 'markdown'
   pcall(vim.api.nvim_buf_set_name, buf, 'openprogram://input')
+  -- <C-x><C-u>: @file, /command, #buffer (see openprogram.attach)
+  vim.bo[buf].completefunc = "v:lua.require'openprogram.attach'.complete"
   local function map(modes, lhs, rhs, desc)
     for _, l in ipairs(list(lhs)) do
       vim.keymap.set(modes, l, rhs, { buffer = buf, nowait = true, silent = true, desc = 'OpenProgram: ' .. desc })

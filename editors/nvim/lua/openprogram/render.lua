@@ -264,6 +264,10 @@ function M.history(nodes)
       local label = M.label(node)
       table.insert(index, { line = #lines, id = node.id, role = role, predecessor = node.predecessor })
       table.insert(lines, ('## %s%s%s'):format(label, clock(node.createdAt), M.usage_suffix(node)))
+      if role == 'user' and type(node.context) == 'table' and #node.context > 0 then
+        -- what the user attached, as the model saw it (context attachments)
+        table.insert(lines, table.concat(vim.tbl_map(require('openprogram.attach').label, node.context), ' '))
+      end
       vim.list_extend(lines, M.body_lines(node))
       vim.list_extend(lines, M.footer_lines(node))
     elseif role == 'tool' then

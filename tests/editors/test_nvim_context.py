@@ -1,0 +1,37 @@
+"""Context attachments and the agent's code actions in a real headless Neovim."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.editors.nvim import runner
+
+pytestmark = [pytest.mark.usefixtures("require_nvim"), pytest.mark.timeout(180)]
+
+APP = "import os\n\ndef main():\n    print(x)\n    return 0\n"
+
+
+def test_range_command_attaches_lines_and_diagnostics(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "app.py").write_text(APP, "utf-8")
+    log = tmp_path / "model.jsonl"
+    model = runner.write_script(tmp_path / "script.json", [{"text": "x is not defined."}])
+    out = runner.run_scenario("range_attach", ws, model=model, home=home,
+                              extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
+    sent = json.loads(log.read_text("utf-8").splitlines()[0])["messages"][-1]["content"]
+    # the buffer as the user sees it (unsaved edit included), not the disk
+    assert ('<selection path="app.py" lines="3-5">\ndef main():\n    print(x)\n'
+            '    return 1  # unsaved\n</selection>') in sent
+    assert "app.py:4:11: error: undefined name 'x' [pyflakes]" in sent
+    assert sent.endswith("why does this fail?")
+    text = "\n".join(out["lines"])
+    assert "[selection app.py:3-5] [diagnostics app.py:3-5 (1)]" in text
+    assert "x is not defined." in text
+    assert "@app.py" in out["files"]
+    assert "/compact" in out["commands"]
+    assert out["buffer"] == ["#buffer"]
