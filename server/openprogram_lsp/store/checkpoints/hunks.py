@@ -95,8 +95,6 @@ def revert_hunk(current: str, before: str, after: str, index: int) -> str:
 def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
                  session_id: str | None = None) -> dict[str, Any]:
     """Undo one hunk of a checkpoint's change to ``path``; returns the restore wire result."""
-    from openprogram_lsp.store.checkpoints.restore import write_restored
-
     with store.lock:
         store._open()
         entry = store._entry(checkpoint_id)
@@ -127,7 +125,7 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
         head = store.repo.head()
         safety_id = safety.id if safety else (store._head_checkpoint_id(head) if head else None)
         existed = target.exists()
-        write_restored(store.workspace, rel, text.encode("utf-8"))
+        _swap_text(store, rel, data, existed, text.encode("utf-8"))
         store.note_paths([rel])
         restored = store._commit("restore", session_id, None,
                                  f"Restored hunk {index} of {rel} from checkpoint {full_id}",
@@ -139,3 +137,27 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
         if restored is not None:
             result["checkpointId"] = restored.id
         return result
+
+
+def _swap_text(store: StoreView, rel: str, before: bytes, existed: bool,
+               after: bytes) -> None:
+    """Write the reverted text only if the file still holds what was read (``cas``): an edit
+    another process made meanwhile is kept and the hunk restore refused."""
+    import stat
+
+    from openprogram_lsp.store.checkpoints import cas
+    from openprogram_lsp.store.checkpoints.objects import blob_id
+
+    try:
+        st = fdfs.lstat(store.workspace, rel)
+        mode = "100755" if st is not None and st.st_mode & 0o100 else "100644"
+        perm = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~fdfs.UMASK
+        cas.swap(store.workspace, rel, (mode, blob_id(before)) if existed else None,
+                 (mode, after), perm)
+    except cas.Conflict:
+        raise SessionBusy(f"hunk: {rel} changed while the hunk was being restored; nothing was "
+                          "written (try again)") from None
+    except (WorkspaceEscape, ToolError) as exc:
+        raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
+    except OSError as exc:
+        raise CheckpointError(f"could not restore {rel}: {exc}") from exc
