@@ -18,19 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from openprogram_lsp.core.errors import ToolError, WorkspaceEscape
+from openprogram_lsp.core.fsutil import current_umask
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-UMASK = _umask()  # read once at import: os.umask is process-wide, not thread-safe
 
 
 def split(rel: str) -> list[str]:
@@ -186,7 +180,7 @@ def write_atomic(root: Path, rel: str, data: bytes, *, mode: int | None = None,
             raise ToolError(f"{rel}: is {kind_of(st.st_mode)}; only regular files are written")
         if mode is None:
             mode = st.st_mode & 0o7777 if st is not None and stat.S_ISREG(st.st_mode) \
-                else 0o666 & ~UMASK
+                else 0o666 & ~current_umask()
         tmp = _temp_name(name)
         tfd = os.open(tmp, _TEMP, 0o600, dir_fd=dfd)
         try:

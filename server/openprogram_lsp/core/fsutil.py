@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 import threading
@@ -54,18 +55,22 @@ def protected_dir_of(target: Path, workspace: Path | None = None) -> Path | None
     return None
 
 
-def _umask() -> int:
-    current = os.umask(0)
+@functools.cache
+def current_umask() -> int:
+    """The process umask, read once on first use (never at import).
+
+    Linux reports it in ``/proc/self/status`` without changing it; elsewhere it is read by
+    setting and restoring it, once, since ``os.umask`` is process-wide and not thread-safe."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
     os.umask(current)
     return current
-
-
-_UMASK = _umask()  # read once at import: os.umask is process-wide, not thread-safe
-
-
-def current_umask() -> int:
-    """The process umask, as read at import."""
-    return _UMASK
 
 
 def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
@@ -74,7 +79,7 @@ def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
     try:
         mode = os.stat(path).st_mode & 0o7777  # keep an existing file's permissions
     except FileNotFoundError:
-        mode = 0o666 & ~_UMASK
+        mode = 0o666 & ~current_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)

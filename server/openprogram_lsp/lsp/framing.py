@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +21,6 @@ _HTTP_METHODS = (b"GET ", b"POST ", b"PUT ", b"HEAD ", b"OPTIONS ", b"DELETE ", 
                  b"CONNECT ", b"TRACE ")
 _HTTP_HEADERS = frozenset({"host", "origin", "user-agent", "referer", "sec-fetch-mode",
                            "sec-fetch-site", "upgrade", "connection", "cookie"})
-
-
-def max_frame_from_env() -> int:
-    """The frame size limit: ``OPENPROGRAM_MAX_FRAME_BYTES`` when valid, else 64 MiB."""
-    raw = os.environ.get("OPENPROGRAM_MAX_FRAME_BYTES", "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_FRAME
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,10 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME
 from openprogram_lsp.lsp.host import ServerHost
 from openprogram_lsp.lsp.logs import configure_logging
 from openprogram_lsp.lsp.server import build_server, flag_mode_of
@@ -34,13 +36,16 @@ def serve(args: argparse.Namespace, build: DispatcherFactory | None = None) -> i
             return 2
         return serve_unusable(reason, sys.stdin.buffer, sys.stdout.buffer)
     mode = flag_mode_of(getattr(args, "permission_mode", None))
+    settings = dispatcher.services.settings
+    max_frame = settings.get(CoreSettings).max_frame_bytes if settings else DEFAULT_MAX_FRAME
     port = getattr(args, "tcp", None)
     if port is not None:
         host = ServerHost(dispatcher, flag_mode=mode, single=False)
         host.log_handler = log_handler
         options = TcpOptions(port=int(port), token_file=getattr(args, "token_file", None),
-                             idle_exit=getattr(args, "idle_exit", None))
+                             idle_exit=getattr(args, "idle_exit", None), max_frame=max_frame)
         return serve_tcp(host, options, lambda: build_server(host=host))
     host = ServerHost(dispatcher, flag_mode=mode, single=True)
     host.log_handler = log_handler
-    return serve_stdio(build_server(host=host), sys.stdin.buffer, sys.stdout.buffer)
+    return serve_stdio(build_server(host=host), sys.stdin.buffer, sys.stdout.buffer,
+                       max_frame=max_frame)

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 from pygls.io_ import StdoutWriter
 
 from openprogram_lsp.lsp.connection import Connection
-from openprogram_lsp.lsp.framing import Limits, max_frame_from_env
+from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME, Limits
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.server import OpenProgramServer
@@ -60,13 +60,14 @@ async def _stdin_reader(stdin: IO[bytes], limit: int) -> asyncio.StreamReader:
     return reader
 
 
-def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes]) -> int:
+def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes], *,
+                max_frame: int = DEFAULT_MAX_FRAME) -> int:
     """Serve one editor until ``exit`` or the end of stdin; returns the exit code."""
     code: list[int] = []
 
     async def main() -> None:
         server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
-        limits = Limits(max_frame=max_frame_from_env())
+        limits = Limits(max_frame=max_frame)
         reader = await _stdin_reader(stdin, 64 * 1024)
         link = Connection(server.protocol, reader, limits=limits)
 

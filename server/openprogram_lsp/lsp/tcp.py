@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.lsp.connection import Connection
-from openprogram_lsp.lsp.framing import Limits, max_frame_from_env
+from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME, Limits
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.host import ServerHost
@@ -42,6 +42,7 @@ class TcpOptions:
     port: int
     token_file: Path | None = None
     idle_exit: float | None = None
+    max_frame: int = DEFAULT_MAX_FRAME  # the largest frame a link may send (settings)
 
 
 def read_token(path: Path) -> str:
@@ -87,7 +88,7 @@ class TcpServer:
         self.make_server = make_server
         self.token = (read_token(options.token_file) if options.token_file
                       else secrets.token_urlsafe(32))
-        self.limits = Limits(max_frame=max_frame_from_env(), refuse_http=True)
+        self.limits = Limits(max_frame=options.max_frame, refuse_http=True)
         self.links: set[Connection] = set()
         self.stopping = asyncio.Event()
         self.interrupted = False  # stopped by SIGINT (Ctrl-C): exit 130 like any CLI

@@ -38,6 +38,8 @@ class CoreSettings(Section):
         "home": EnvVar("OPENPROGRAM_HOME", "state root (sessions, checkpoints, rules)"),
         "session_cache_cap": EnvVar("OPENPROGRAM_SESSION_CACHE_CAP",
                                     "sessions kept open in memory"),
+        "max_frame_bytes": EnvVar("OPENPROGRAM_MAX_FRAME_BYTES",
+                                  "the largest LSP frame the server reads, bytes"),
     }
     user_only: ClassVar[frozenset[str]] = frozenset({"home", "trusted_workspaces"})
 
@@ -49,6 +51,7 @@ class CoreSettings(Section):
     question_timeout: float = Field(600.0, gt=0)
     home: Path | None = None
     session_cache_cap: int = Field(128, ge=1)
+    max_frame_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     trusted_workspaces: list[str] = Field(default_factory=list)
 
     @field_validator("permission_mode", mode="before")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
-from openprogram_lsp.core.fsutil import protected_dir_of
+from openprogram_lsp.core.fsutil import current_umask, protected_dir_of
 from openprogram_lsp.store.checkpoints import cas
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
@@ -24,7 +24,7 @@ from openprogram_lsp.store.checkpoints.objects import (
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
 
-_UMASK = fdfs.UMASK
+
 
 
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
@@ -190,7 +190,7 @@ def write_restored(workspace: Path, rel: str, data: bytes) -> None:
         # exactly the mode the file had, not git's two (write_atomic keeps a regular file's)
         fdfs.write_atomic(workspace, rel, data,
                           mode=None if st is not None and stat.S_ISREG(st.st_mode) else
-                          0o666 & ~_UMASK)
+                          0o666 & ~current_umask())
     except (WorkspaceEscape, ToolError) as exc:
         raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
     except OSError as exc:
