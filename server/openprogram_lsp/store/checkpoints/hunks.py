@@ -20,6 +20,7 @@ from openprogram_lsp.core.errors import (
     ToolError,
     WorkspaceEscape,
 )
+from openprogram_lsp.core.fsutil import current_umask
 
 _MAX_HUNK_FILE = 64 * 1024 * 1024
 
@@ -151,7 +152,7 @@ def _swap_text(store: StoreView, rel: str, before: bytes, existed: bool,
     try:
         st = fdfs.lstat(store.workspace, rel)
         mode = "100755" if st is not None and st.st_mode & 0o100 else "100644"
-        perm = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~fdfs.UMASK
+        perm = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~current_umask()
         cas.swap(store.workspace, rel, (mode, blob_id(before)) if existed else None,
                  (mode, after), perm)
     except cas.Conflict:
