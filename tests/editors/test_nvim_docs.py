@@ -15,7 +15,8 @@ MODULES = sorted(p.stem for p in (PLUGIN / "lua" / "openprogram").glob("*.lua"))
 COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramBranches",
             "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
             "OpenProgramToggle", "OpenProgramModel", "OpenProgramMode", "OpenProgramApproval",
-            "OpenProgramBranchName", "OpenProgramMcp", "OpenProgramRules"]
+            "OpenProgramBranchName", "OpenProgramMcp", "OpenProgramRules", "OpenProgramUndo",
+            "OpenProgramWatch"]
 
 
 def _nvim() -> str:
@@ -79,3 +80,19 @@ def test_help_tags_are_built_on_first_load(tmp_path: Path) -> None:
                    capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
                    check=True)
     assert "openprogram\topenprogram.txt" in (plugin / "doc" / "tags").read_text("utf-8")
+
+
+def test_provider_settings_reach_the_server_and_a_key_is_refused() -> None:
+    code = (
+        "local config = require('openprogram.config') "
+        "config.setup({providers = {openai = {base_url = 'http://127.0.0.1:11434/v1', "
+        "api_key_env = 'MY_KEY'}, anthropic = {api_key_command = 'pass show a'}}}) "
+        "local init = config.init_options() "
+        "config.setup({providers = {openai = {api_key = 'sk-live'}}}) "
+        "io.stdout:write(vim.json.encode({init = init.providers, "
+        "after = config.init_options().providers or vim.NIL}))")
+    out = json.loads(_lua(code))
+    assert out["init"] == {"openai": {"baseUrl": "http://127.0.0.1:11434/v1",
+                                      "apiKeyEnv": "MY_KEY"},
+                           "anthropic": {"apiKeyCommand": "pass show a"}}
+    assert out["after"] is None  # the invalid block is dropped, not sent
