@@ -504,23 +504,32 @@ def test_branch_labels_naming_hunk_review_and_deleted_buffers(env: dict[str, Pat
     assert out["after_undo"] == "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"
     assert out["new_lines"] == ["fresh"]
     assert out["new_exists"] is False and out["new_buffer_valid"] is False
+
+
 def test_rules_revoke_and_prompts_keyed_by_unique_ids_across_a_restart(
         env: dict[str, Path]) -> None:
     out = runner.run_scenario("rules_restart", env["ws"], model="offline", home=env["home"])
     assert out["ok"], out.get("error")
     # "always" for `echo one` held for the next call, then was listed and revoked
     assert out["prompts_after_rule"] == 1
-    [item] = out["rule_items"]
-    assert "Run `echo one`" in item and "workspace" in item
+    prompt_rule, settings_rule = out["first_items"]
+    assert "Run `echo one`" in prompt_rule and "workspace" in prompt_rule
+    assert "from your rules setting" in settings_rule
     assert out["revoked"] is True and out["confirm"]
     assert out["prompts_after_revoke"] == 2  # asked again, same server
+    # the settings rule let `echo settings` run unasked; removed from the editor, it asks
+    assert out["prompts_with_setting"] == 2
+    [setting] = out["setting_items"]
+    assert "from your rules setting" in setting and "echo set*" in setting
+    assert out["setting_removed"] is True and out["options_rules"] == 0
+    assert out["prompts_after_setting"] == 3 and "echo settings" in out["prompts"][2]
     # after the restart: a new server, the same session, a prompt of its own call
     assert out["new_client"] != out["old_client"]
     assert out["session_after"] == out["session"]
-    assert len(out["prompts"]) == 3 and "echo two" in out["prompts"][2]
+    assert len(out["prompts"]) == 4 and "echo two" in out["prompts"][3]
     ids = [s["id"] for s in out["started"]]
-    assert len(set(ids)) == len(ids) == 4
-    last = out["pending_keys"][2]
+    assert len(set(ids)) == len(ids) == 6
+    last = out["pending_keys"][3]
     assert {"turn": last["turn"], "id": last["key"]} in [
         {"turn": s["turn"], "id": s["id"]} for s in out["started"] if "echo two" in s["title"]]
     assert last["key"] != out["pending_keys"][0]["key"]

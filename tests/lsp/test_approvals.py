@@ -214,3 +214,31 @@ async def test_a_child_runs_under_the_parents_mode_and_settings_rules(
     refused = [e["data"] for e in client.of_type("tool.finished")
                if "always reject" in e["data"].get("output", "")]
     assert len(refused) == 1
+
+
+async def test_edits_of_the_agents_own_settings_always_ask(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """accept-edits lets edits run, but not one that could switch the editor to bypass or swap
+    the server command; no "always" option is offered for it."""
+    bypass = '{"openprogram.permissionMode": "bypass"}\n'
+    steps = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                              "content": "x\n"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": ".vscode/settings.json",
+                                                              "content": bypass}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "all.code-workspace",
+                                                              "content": "{}\n"}}]},
+        {"text": "done"},
+    ]
+    client = await start(model=write_script(tmp_path / "s.json", steps),
+                         args=["--permission-mode", "accept-edits"],
+                         setup=answering(lambda p: "reject_once"))
+    result = await client.call("openprogram/chat", {"text": "tidy up"})
+    assert result["status"] == "done", result
+    assert (workspace / "notes.txt").exists()  # an ordinary edit ran unasked
+    settings, code_ws = client.permission_requests
+    assert settings["toolCall"]["input"]["path"] == ".vscode/settings.json"
+    assert "own settings" in settings["toolCall"]["title"]
+    assert [o["optionId"] for o in settings["options"]] == ["allow_once", "reject_once"]
+    assert code_ws["toolCall"]["input"]["path"] == "all.code-workspace"
+    assert not (workspace / ".vscode" / "settings.json").exists()

@@ -26,7 +26,7 @@ from openprogram_lsp.events.tool_gate import GateDecision, decide_tool_gate
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
-from openprogram_lsp.tools.facts import call_facts
+from openprogram_lsp.tools.facts import call_facts, control_paths
 from openprogram_lsp.tools.output import cap_text
 from openprogram_lsp.tools.policy import READ_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
@@ -203,7 +203,11 @@ class ToolRunner:
         if rule == "deny":
             record.blocked_reason = "the user chose to always reject this call"
             return "Refused: the user chose to always reject this call.", None
-        needs_ask = gate.verdict == "ask" or (mode == "ask" and rule != "allow")
+        # an edit of the agent's own configuration asks every time (no mode but bypass, no
+        # rule covers it): it could otherwise widen its own permissions
+        control = control_paths(self.ctx.workspace, kind, call.arguments) \
+            if self.mode != "bypass" else []
+        needs_ask = gate.verdict == "ask" or bool(control) or (mode == "ask" and rule != "allow")
         if not needs_ask:
             record.approval = approval_record(self.mode, kind, self.rules.deciding(facts))
             return None, None
@@ -220,7 +224,9 @@ class ToolRunner:
                         turn_id=self.ctx.turn_id, tool_call_id=call.id)
         uncovered = uncovered_parts(self.rules.rules, facts)
         choices = choices_for(facts, origin, title=title, uncovered=uncovered,
-                              spawns=tool.spawns)
+                              spawns=tool.spawns, once_only=bool(control))
+        if control:
+            title = f"{title} (changes the agent's own settings: {', '.join(control)})"
         shown = f"[{self.label}] {title}" if self.label else title
         if gate.reasons:
             shown = f"{shown} ({'; '.join(gate.reasons)})"

@@ -147,8 +147,10 @@ def spawn_choices() -> list[Choice]:
 
 
 def choices_for(facts: CallFacts, origin: Origin, *, title: str, uncovered: list[str],
-                spawns: bool = False) -> list[Choice]:
-    """The options of the prompt for one call."""
+                spawns: bool = False, once_only: bool = False) -> list[Choice]:
+    """The options of the prompt for one call (``once_only``: no standing rule is offered)."""
+    if once_only:
+        return [Choice(ALLOW_ONCE), Choice(REJECT_ONCE)]
     if spawns:
         return spawn_choices()
     if facts.kind == "execute" and facts.parts:

@@ -27,3 +27,30 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
             path = None  # the tool will refuse it; no rule covers it meanwhile
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
                      parts=parts, path=path)
+
+
+def is_control_file(rel: str) -> bool:
+    """Whether a workspace-relative path configures the agent itself: an edit to it could widen
+    its own permissions (VS Code's workspace settings hold the permission mode and the server
+    command; a ``.code-workspace`` file holds settings too; ``.openprogram/config.toml``)."""
+    name = rel.rsplit("/", 1)[-1]
+    return rel in (".vscode/settings.json", ".openprogram/config.toml") \
+        or name.endswith(".code-workspace")
+
+
+def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list[str]:
+    """The control files an edit, delete or move touches (``path`` and a move's ``to``)."""
+    if kind not in EDIT_KINDS:
+        return []
+    out: list[str] = []
+    for key in ("path", "to"):
+        raw = arguments.get(key)
+        if not isinstance(raw, str):
+            continue
+        try:
+            rel = relative(workspace, resolve_in_workspace(workspace, raw))
+        except OpenProgramError:
+            continue
+        if is_control_file(rel.lower()):
+            out.append(rel)
+    return out

@@ -1,15 +1,18 @@
 -- Approval rules from Neovim, and prompts keyed by the server's unique ids across a restart.
 -- With the offline model: "always allow" `echo one` for the workspace; the same command then
 -- runs unasked; :OpenProgramRules lists the rule and revokes it, and the next `echo one` asks
--- again with no restart. Then the server restarts mid-session (the offline model's own call
--- ids start over) and the new prompt carries the turn and call id of its own tool.started.
+-- again with no restart. A rule of the `rules` option is listed as a setting; choosing it
+-- removes it from the options and tells the server: the command it allowed asks at once. Then
+-- the server restarts mid-session (the offline model's own call ids start over) and the new
+-- prompt carries the turn and call id of its own tool.started.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
-  H.setup({ approvals = { ui = 'select' } })
+  H.setup({ approvals = { ui = 'select' },
+    rules = { { tool = 'run_command', pattern = 'echo set*', decision = 'allow' } } })
   H.track()
   local async = require('openprogram.async')
-  local answers = { 'allow_always_workspace', 'reject_once', 'allow_once' }
+  local answers = { 'allow_always_workspace', 'reject_once', 'reject_once', 'allow_once' }
   H.out.prompts, H.out.rule_items, H.out.confirm, H.out.started = {}, {}, {}, {}
   H.out.pending_keys = {}
   vim.ui.select = function(items, opts, on_choice)
@@ -65,6 +68,24 @@ H.run(function()
   H.turn('OpenProgram run echo one', 3)
   H.out.prompts_after_revoke = #H.out.prompts
 
+  -- The settings rule: it allows `echo settings` unasked, until it is removed from the editor.
+  H.turn('OpenProgram run echo settings', 4)
+  H.out.prompts_with_setting = #H.out.prompts
+  H.out.first_items = H.out.rule_items
+  H.out.rule_items = {}
+  local removed = nil
+  require('openprogram.rules').pick(function(ok)
+    removed = ok
+  end)
+  H.wait(function()
+    return removed ~= nil
+  end, 'the setting removal')
+  H.out.setting_items = H.out.rule_items
+  H.out.setting_removed = removed
+  H.out.options_rules = #(require('openprogram.config').options.rules or {})
+  H.turn('OpenProgram run echo settings', 5)
+  H.out.prompts_after_setting = #H.out.prompts
+
   -- Restart the server in the middle of the session.
   local old = require('openprogram.client').find()
   H.out.old_client = old and old.id
@@ -72,7 +93,7 @@ H.run(function()
   H.wait(function()
     return #vim.lsp.get_clients({ name = require('openprogram.client').name }) == 0
   end, 'the server to stop')
-  H.turn('OpenProgram run echo two', 4)
+  H.turn('OpenProgram run echo two', 6)
   local new = require('openprogram.client').find()
   H.out.new_client = new and new.id
   H.out.session_after = require('openprogram').session_id()
