@@ -10,7 +10,7 @@ import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './che
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { traceError } from './log';
-import { listRules, revokeRule, ruleItems } from './rules';
+import { listRules, removeSettingsRule, revokeRule, ruleItems } from './rules';
 import * as api from './vscodeapi';
 
 const UNDO_KEY = 'openprogram.lastSafetyCheckpointId';
@@ -299,11 +299,21 @@ export function registerCommands(p: Parts): api.Disposable[] {
         matchOnDetail: true,
       });
       if (!pick) return;
-      if (!pick.rule.revocable) {
-        void api.showInfo(`OpenProgram: “${pick.rule.description}” comes from the openprogram.rules setting; remove it there.`);
+      if (pick.rule.origin === 'settings') {
+        const sure = await api.showWarning(
+          `OpenProgram: remove “${pick.rule.description}” from the openprogram.rules setting?`,
+          'Remove from Settings',
+        );
+        if (sure !== 'Remove from Settings') return;
+        const changed = await removeSettingsRule(api.getConfiguration('openprogram'), pick.rule);
+        void api.showInfo(
+          changed.length
+            ? `OpenProgram: removed “${pick.rule.description}” from the settings; the next such call asks again.`
+            : `OpenProgram: “${pick.rule.description}” is not in the openprogram.rules setting here; remove it where it is set.`,
+        );
         return;
       }
-      const revoked = await revokeRule(p.client, pick.rule.id);
+      const revoked = await revokeRule(p.client, pick.rule.id, pick.rule.workspace);
       void api.showInfo(`OpenProgram: revoked “${revoked.description}”; the next such call asks again.`);
     }),
     cmd('openprogram.restartServer', () => p.client.restart()),

@@ -18,6 +18,27 @@ export interface Settings {
   connect: string;
   /** Base URL and key source per provider (user settings only; never the key itself). */
   providers: Record<ProviderName, ProviderSettings>;
+  /** Approval rules the user wrote (fnmatch patterns), sent as the server's `rules`. */
+  rules: SettingsRule[];
+}
+
+/** One entry of `openprogram.rules`. */
+export interface SettingsRule {
+  tool: string;
+  decision: 'allow' | 'deny';
+  pattern?: string;
+}
+
+/** Whether a value is a well-formed `openprogram.rules` entry. */
+export function isSettingsRule(v: unknown): v is SettingsRule {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const r = v as Record<string, unknown>;
+  return (
+    typeof r.tool === 'string' &&
+    r.tool.length > 0 &&
+    (r.decision === 'allow' || r.decision === 'deny') &&
+    (r.pattern === undefined || r.pattern === null || typeof r.pattern === 'string')
+  );
 }
 
 export const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -42,6 +63,7 @@ export const DEFAULTS: Settings = {
   disabledTools: [],
   connect: '',
   providers: { openai: NO_PROVIDER, anthropic: NO_PROVIDER },
+  rules: [],
 };
 
 /** What the client needs to spawn the server. */
@@ -116,6 +138,13 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     }
     providers[name] = { baseUrl, apiKeyEnv, apiKeyCommand: str(`${name}.apiKeyCommand`, '') };
   }
+  const rulesRaw = get('rules') ?? DEFAULTS.rules;
+  let rules = DEFAULTS.rules;
+  if (Array.isArray(rulesRaw) && rulesRaw.every(isSettingsRule)) {
+    rules = rulesRaw;
+  } else {
+    problems.push('openprogram.rules must be a list of {tool, decision: "allow"|"deny", pattern?}');
+  }
   const settings: Settings = {
     serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
     serverArgs,
@@ -127,6 +156,7 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     disabledTools,
     connect: str('server.connect', DEFAULTS.connect),
     providers,
+    rules,
   };
   return { settings, problems };
 }
@@ -167,6 +197,7 @@ export function launchPlan(
       ...(Object.keys(settings.mcpServers).length ? { mcpServers: settings.mcpServers } : {}),
       ...(settings.disabledTools.length ? { disabledTools: settings.disabledTools } : {}),
       ...providerOptions(settings, x),
+      ...(settings.rules.length ? { rules: settings.rules } : {}),
       client: 'vscode',
     },
     problems: [],

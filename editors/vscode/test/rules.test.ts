@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RuleInfo } from '../src/protocol';
-import { listRules, revokeRule, ruleItems } from '../src/rules';
+import { listRules, removeSettingsRule, revokeRule, ruleItems, Target } from '../src/rules';
 
 const rule = (over: Partial<RuleInfo> = {}): RuleInfo => ({
   id: 'r1', decision: 'allow', kind: 'command', tool: 'run_command', value: 'npm test', scope: 'session',
@@ -17,7 +17,7 @@ test('rows name the coverage, the scope and where the rule came from', () => {
   assert.match(a.detail, /chosen in a prompt on 2026-12-01T10:00:00Z for call call_x/);
   assert.match(b.label, /Reject: rm \*/);
   assert.equal(b.description, 'this workspace');
-  assert.match(b.detail, /from settings/);
+  assert.match(b.detail, /from the openprogram.rules setting/);
 });
 
 test('listing passes the session; revoking names the rule', async () => {
@@ -32,5 +32,43 @@ test('listing passes the session; revoking names the rule', async () => {
   assert.equal((await listRules(port, 's1')).length, 1);
   assert.equal((await revokeRule(port, 'r1')).id, 'r1');
   await listRules(port, null);
-  assert.deepEqual(sent, [['openprogram/rules', { sessionId: 's1' }], ['openprogram/revokeRule', { ruleId: 'r1' }], ['openprogram/rules', {}]]);
+  await revokeRule(port, 'r2', '/ws/b');
+  assert.deepEqual(sent, [
+    ['openprogram/rules', { sessionId: 's1' }],
+    ['openprogram/revokeRule', { ruleId: 'r1' }],
+    ['openprogram/rules', {}],
+    ['openprogram/revokeRule', { ruleId: 'r2', workspace: '/ws/b' }],
+  ]);
+});
+
+test('rows name the folder when rules come from several', () => {
+  const [a, b] = ruleItems([rule({ workspace: '/ws/a' }), rule({ id: 'r2', workspace: '/ws/b' })]);
+  assert.equal(a.description, 'this session (s1) · a');
+  assert.equal(b.description, 'this session (s1) · b');
+  assert.equal(ruleItems([rule({ workspace: '/ws/a' })])[0].description, 'this session (s1)');
+});
+
+test('a settings rule is removed from exactly the levels that hold it', async () => {
+  const mine = { tool: 'run_command', pattern: 'rm *', decision: 'deny' };
+  const other = { tool: 'run_command', pattern: 'npm test*', decision: 'allow' };
+  const updates: [string, unknown, number][] = [];
+  const store = (levels: Record<number, unknown>, writes = true) => ({
+    inspect: () => ({ globalValue: levels[Target.Global], workspaceValue: levels[Target.Workspace] }),
+    update: (key: string, value: unknown, target: number) => {
+      updates.push([key, value, target]);
+      if (writes) levels[target] = value;
+      return Promise.resolve();
+    },
+  });
+  const settingsRule = rule({ id: 'settings-2', origin: 'settings', kind: 'pattern', decision: 'deny', value: 'rm *', revocable: false });
+  assert.deepEqual(await removeSettingsRule(store({ [Target.Global]: [other, mine], [Target.Workspace]: [other] }), settingsRule), [Target.Global]);
+  assert.deepEqual(updates, [['rules', [other], Target.Global]]);
+  updates.length = 0;
+  // the last entry leaves the setting unset; a rule no level holds changes nothing
+  const only = store({ [Target.Global]: [mine] });
+  assert.deepEqual(await removeSettingsRule(only, settingsRule), [Target.Global]);
+  assert.deepEqual(updates, [['rules', undefined, Target.Global]]);
+  assert.deepEqual(await removeSettingsRule(store({ [Target.Global]: [mine] }), rule({ origin: 'settings', value: 'ls' })), []);
+  // a write that does not take (a remote window writing elsewhere) is not reported as done
+  assert.deepEqual(await removeSettingsRule(store({ [Target.Global]: [mine] }, false), settingsRule), []);
 });

@@ -47,6 +47,19 @@ test('MCP servers and disabled tools reach the server as initializationOptions',
   assert.equal(bad.problems.length, 2);
 });
 
+test('approval rules the user wrote reach the server; malformed ones are refused whole', () => {
+  const rules = [{ tool: 'run_command', pattern: 'npm test*', decision: 'allow' }, { tool: 'write_file', decision: 'deny' }];
+  const { settings, problems } = parseSettings((k) => ({ rules })[k]);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(launchPlan(settings, '/ws', {}).initializationOptions.rules, rules);
+  assert.equal(launchPlan(parseSettings(() => undefined).settings, '/ws', {}).initializationOptions.rules, undefined);
+  for (const bad of [[{ tool: 'x', decision: 'maybe' }], [{ decision: 'allow' }], 'all', [{ tool: 'x', decision: 'allow', pattern: 5 }]]) {
+    const r = parseSettings((k) => ({ rules: bad })[k]);
+    assert.deepEqual(r.settings.rules, []);
+    assert.match(r.problems.join(), /openprogram\.rules/);
+  }
+});
+
 test('checkpoint URIs round-trip', () => {
   const ref = { checkpointId: 'abc', path: 'dir/a b.txt', side: 'before' as const };
   const { path, query } = formatRef(ref);

@@ -45,6 +45,7 @@ Example:
 ---@field providers? table<'openai'|'anthropic', {base_url?: string, api_key_env?: string, api_key_command?: string}> Base URL and where the key comes from (never the key).
 ---@field switch_code? 'ask'|'always'|'never' Whether switching branch also switches the workspace's code ('ask': once, the answer remembered).
 ---@field blame? {enabled?: boolean, attach?: boolean} Agent blame: code lenses and hovers on agent-written lines (`attach`: attach the server to the workspace's file buffers).
+---@field rules? {tool: string, decision: 'allow'|'deny', pattern?: string}[] Approval rules you write yourself (fnmatch patterns); :OpenProgramRules lists them and can remove one.
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -73,6 +74,7 @@ M.defaults = {
   history_page = 200,
   switch_code = 'ask',
   blame = { enabled = true, attach = true },
+  rules = nil,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -125,6 +127,18 @@ function M.setup(opts)
     if not ok then
       table.insert(problems, why)
       merged.providers = nil
+    end
+  end
+  if merged.rules ~= nil then
+    local ok = type(merged.rules) == 'table'
+    for _, r in ipairs(ok and merged.rules or {}) do
+      ok = ok and type(r) == 'table' and type(r.tool) == 'string'
+        and (r.decision == 'allow' or r.decision == 'deny')
+        and (r.pattern == nil or type(r.pattern) == 'string')
+    end
+    if not ok then
+      table.insert(problems, "rules must be a list of { tool = '...', decision = 'allow'|'deny', pattern = '...' }")
+      merged.rules = nil
     end
   end
   local pos = merged.panel.position
@@ -276,6 +290,9 @@ function M.init_options(cfg)
     out.providers = providers
   end
   out.blame = out.blame or { enabled = cfg.blame == nil or cfg.blame.enabled ~= false }
+  if cfg.rules then
+    out.rules = cfg.rules
+  end
   out.client = out.client or 'openprogram.nvim'
   return out
 end

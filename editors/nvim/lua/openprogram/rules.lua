@@ -1,9 +1,11 @@
 --[[
-`:OpenProgramRules`: the standing approval rules (`openprogram/rules`) in `vim.ui.select`;
-choosing one asks to revoke it (`openprogram/revokeRule`), which takes effect at once. Rules
-from the `rules` setting are listed but change only with the setting. Works with any
-`vim.ui.select` override: `opts.kind` is 'openprogram.rules' for the list and
-'openprogram.rules.revoke' for the confirmation.
+`:OpenProgramRules`: the standing approval rules (`openprogram/rules`, every workspace folder)
+in `vim.ui.select`; choosing one asks to revoke it (`openprogram/revokeRule`), which takes effect
+at once. A rule from the `rules` option of `setup()` is removed from the options of this Neovim
+and the server is told (`workspace/didChangeConfiguration`), also at once; remove it from your
+`setup()` call too, or it is back at the next start. Works with any `vim.ui.select` override:
+`opts.kind` is 'openprogram.rules' for the list and 'openprogram.rules.revoke' for the
+confirmation.
 ]]
 
 local client = require('openprogram.client')
@@ -24,6 +26,10 @@ local M = {}
 ---@field toolCallId? string
 ---@field description string
 ---@field revocable boolean
+---@field workspace? string the workspace folder the rule belongs to
+
+--- Whether the last listing spans several workspace folders (lines then name the folder).
+M.several_folders = false
 
 --- One line for a rule: what it covers, its scope, where it came from.
 ---@param r openprogram.Rule
@@ -31,16 +37,65 @@ local M = {}
 function M.format(r)
   local verb = r.decision == 'allow' and 'allow' or 'reject'
   local scope = r.scope == 'session' and 'this session' or 'workspace'
-  local origin = r.origin == 'settings' and 'from settings'
+  local origin = r.origin == 'settings' and 'from your rules setting'
     or ((r.origin == 'legacy' and 'older rule' or 'prompt') .. (r.createdAt ~= '' and (' ' .. r.createdAt) or ''))
-  return ('%s: %s  [%s · %s]'):format(verb, r.description ~= '' and r.description or (r.value or r.tool), scope, origin)
+  local where = ''
+  if M.several_folders and r.workspace then
+    where = ' · ' .. vim.fn.fnamemodify(r.workspace, ':t')
+  end
+  return ('%s: %s  [%s%s · %s]'):format(verb, r.description ~= '' and r.description or (r.value or r.tool), scope,
+    where, origin)
+end
+
+--- Whether an entry of the rules option is the settings rule the server listed.
+---@param entry table
+---@param rule openprogram.Rule
+---@return boolean
+local function same(entry, rule)
+  return type(entry) == 'table' and entry.tool == rule.tool and entry.decision == rule.decision
+    and (entry.pattern or vim.NIL) == (rule.value or vim.NIL)
+end
+
+--- Remove a settings rule from this Neovim's options and tell the server (at once).
+---@param rule openprogram.Rule
+---@return boolean removed
+function M.remove_setting(rule)
+  local config = require('openprogram.config')
+  local opts = config.options
+  local lists = { opts.rules, type(opts.init_options) == 'table' and opts.init_options.rules or nil }
+  local removed = false
+  for _, list in ipairs(lists) do
+    if type(list) == 'table' and not removed then
+      for i, entry in ipairs(list) do
+        if same(entry, rule) then
+          table.remove(list, i)
+          removed = true
+          break
+        end
+      end
+    end
+  end
+  if not removed then
+    vim.notify('openprogram: this rule is not in the rules option of this Neovim; remove it where it is set',
+      vim.log.levels.WARN)
+    return false
+  end
+  local left = config.init_options(opts).rules
+  local c = client.find()
+  if c then
+    c:notify('workspace/didChangeConfiguration',
+      { settings = { openprogram = { rules = (left and #left > 0) and left or vim.NIL } } })
+  end
+  vim.notify(('openprogram: removed %s from the rules option; delete it from your setup() call to keep it off')
+    :format(M.format(rule)))
+  return true
 end
 
 --- Revoke one rule, then report.
 ---@param rule openprogram.Rule
 ---@param done? fun(ok: boolean)
 function M.revoke(rule, done)
-  client.request(protocol.methods.REVOKE_RULE, { ruleId = rule.id }, function(err)
+  client.request(protocol.methods.REVOKE_RULE, { ruleId = rule.id, workspace = rule.workspace }, function(err)
     if err then
       vim.notify('openprogram: ' .. (err.message or 'revoke failed'), vim.log.levels.ERROR)
     else
@@ -64,6 +119,11 @@ function M.pick(done)
       return finish(false)
     end
     local rules = (res and res.rules) or {}
+    local folders = {}
+    for _, r in ipairs(rules) do
+      folders[r.workspace or ''] = true
+    end
+    M.several_folders = vim.tbl_count(folders) > 1
     if #rules == 0 then
       vim.notify('openprogram: no approval rules; every edit and command asks')
       return finish(false)
@@ -76,16 +136,16 @@ function M.pick(done)
       if not rule then
         return finish(false)
       end
-      if not rule.revocable then
-        vim.notify('openprogram: this rule comes from the openprogram rules setting; remove it there')
-        return finish(false)
-      end
+      local setting = rule.origin == 'settings'
       vim.ui.select({ 'Revoke', 'Keep' }, {
-        prompt = 'Revoke ' .. M.format(rule) .. '?',
+        prompt = (setting and 'Remove from the rules option ' or 'Revoke ') .. M.format(rule) .. '?',
         kind = 'openprogram.rules.revoke',
       }, function(choice)
         if choice ~= 'Revoke' then
           return finish(false)
+        end
+        if setting then
+          return finish(M.remove_setting(rule))
         end
         M.revoke(rule, finish)
       end)

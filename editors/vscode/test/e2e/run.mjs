@@ -100,6 +100,8 @@ const userSettings = {
     'chat.commandCenter.enabled': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'git.openRepositoryInParentFolders': 'never',
+    // an approval rule the user wrote: listed beside the prompt rules, removable from the pick
+    'openprogram.rules': [{ tool: 'run_command', pattern: 'echo never-*', decision: 'deny' }],
 };
 
 function installVsix() {
@@ -439,11 +441,27 @@ async function main() {
     const ruleRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Edit hello.py' }).first();
     await ruleRow.waitFor({ timeout: STEP_TIMEOUT });
     await shot('10c-rules');
-    await page.keyboard.press('Enter'); // the only row is focused (a hover tooltip covers it)
+    const settingsRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'from the openprogram.rules setting' }).first();
+    await settingsRow.waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter'); // the first row, the prompt's rule, is focused (a hover tooltip covers it)
     await page.locator('.notification-toast', { hasText: 'revoked' }).first().waitFor({ timeout: STEP_TIMEOUT });
     const ruleFiles = readdirSync(join(home, 'rules')).filter((f) => f.endsWith('.json'));
     const stored = ruleFiles.flatMap((f) => JSON.parse(readFileSync(join(home, 'rules', f), 'utf8')).rules);
     if (stored.length !== 0) throw new Error(`the revoked rule is still stored: ${JSON.stringify(stored)}`);
+
+    step = 'remove the settings rule from the rules pick';
+    await palette(page, 'OpenProgram: Show Approval Rules');
+    const onlySetting = page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo never-*' }).first();
+    await onlySetting.waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter'); // now the only row
+    const remove = page.locator('.notification-toast .monaco-button', { hasText: 'Remove from Settings' }).first();
+    await remove.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('10d-remove-setting');
+    await remove.click();
+    await page.locator('.notification-toast', { hasText: 'removed' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => !readFileSync(userSettingsFile, 'utf8').includes('echo never-*'), 'the rule to leave the user settings');
+    await palette(page, 'OpenProgram: Show Approval Rules');
+    await page.locator('.notification-toast', { hasText: 'no approval rules' }).first().waitFor({ timeout: STEP_TIMEOUT });
 
     step = 'light and high-contrast themes';
     const themes = [
