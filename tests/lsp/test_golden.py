@@ -21,6 +21,10 @@ from tests.lsp.conftest import OpClient, Starter, write_script
 GOLDEN = Path(__file__).parent / "golden"
 CASES = ("methods", "chat_result", "request_permission", "ask_question", "history",
          "sessions", "branches", "events", "invalid_params_error", "cancel_result")
+MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_result",
+        "agents_result", "subscribe_result", "unsubscribe_result", "steer_result",
+        "name_branch_result", "checkout_result", "rename_session_result", "hooks_result",
+        "mcp_result", "rules_result", "delete_session_result")
 
 SCRIPT = [
     {"text": "Writing.", "tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {
@@ -73,7 +77,7 @@ def conforms(schema: dict[str, Any], payload: Any) -> None:
 
 
 def test_every_golden_file_is_registered() -> None:
-    assert {p.stem for p in GOLDEN.glob("*.json")} == set(CASES)
+    assert {p.stem for p in GOLDEN.glob("*.json")} == set(CASES) | set(MORE)
 
 
 async def test_wire_shapes(start: Starter, tmp_path: Path) -> None:
@@ -123,3 +127,37 @@ async def test_wire_shapes(start: Starter, tmp_path: Path) -> None:
         await client.call("openprogram/history", {"headId": 3})
     err = info.value
     check("invalid_params_error", {"code": err.code, "message": err.message, "data": err.data})
+
+
+async def test_every_result_shape(start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """The results the first test does not reach, pinned and validated against the schema."""
+    client = await start(model=write_script(tmp_path / "s.json", SCRIPT[:2]),
+                         args=["--permission-mode", "bypass"])
+    req = protocol_json_schema()["requests"]
+
+    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
+        out = await client.call(f"openprogram/{method}", params)
+        conforms(req[f"openprogram/{method}"]["result"], out)
+        check(name, out)
+        return out
+
+    turn = await client.call("openprogram/chat", {"text": "write a.txt"})
+    sid, cid = turn["sessionId"], turn["checkpoint"]["id"]
+    await pinned("checkpoints_result", "checkpoints", {"sessionId": sid})
+    await pinned("checkpoint_diff_result", "checkpointDiff", {"checkpointId": cid})
+    (workspace / "a.txt").write_text("changed\n")
+    await pinned("restore_result", "restore", {"checkpointId": cid})
+    await pinned("undo_result", "restore", {"checkpointId": cid, "undo": True})
+    await pinned("agents_result", "agents", {"sessionId": sid})
+    await pinned("subscribe_result", "subscribe", {"sessionId": sid})
+    await pinned("unsubscribe_result", "unsubscribe", {"sessionId": sid})
+    await pinned("steer_result", "steer", {"sessionId": sid, "text": "more"})
+    head = turn["headId"]
+    await pinned("name_branch_result", "nameBranch", {"sessionId": sid, "headId": head,
+                                                      "name": "main"})
+    await pinned("checkout_result", "checkout", {"sessionId": sid, "headId": head})
+    await pinned("rename_session_result", "renameSession", {"sessionId": sid, "title": "t"})
+    await pinned("hooks_result", "hooks", {})
+    await pinned("mcp_result", "mcp", {})
+    await pinned("rules_result", "rules", {})
+    await pinned("delete_session_result", "deleteSession", {"sessionId": sid})
