@@ -35,3 +35,23 @@ def test_range_command_attaches_lines_and_diagnostics(tmp_path: Path) -> None:
     assert "@app.py" in out["files"]
     assert "/compact" in out["commands"]
     assert out["buffer"] == ["#buffer"]
+
+
+def test_code_action_in_neovim_without_the_plugin(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n", "utf-8")
+    model = runner.write_script(tmp_path / "script.json", [
+        {"text": "Fixing.", "tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        {"text": "add now adds."}])
+    out = runner.run_scenario("code_action_plain", ws, model=model, home=home, plugin=False)
+    # the approval was a plain showMessageRequest through vim.ui.select
+    assert any("Allow once" in titles for titles in out["selects"])
+    # both sides kept in the buffer, still unsaved; the disk untouched
+    assert out["buffer"] == ["def add(a, b):", "    return a + b", "# mine, unsaved"]
+    assert out["modified"] is True
+    assert out["disk"] == "def add(a, b):\n    return a - b\n"
+    assert any(str(n).startswith("shown: OpenProgram:") and "add now adds." in str(n)
+               for n in out["notes"])
