@@ -181,6 +181,8 @@ export class AgentClient implements AgentPort {
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       initializationOptions: plan.initializationOptions,
       synchronize: { configurationSection: 'openprogram' },
+      // files of the workspace: agent blame (code lenses, hovers, the restore-hunk code action)
+      documentSelector: [{ scheme: 'file' }],
     };
     const client = new LanguageClient('openprogram', 'OpenProgram', serverOptions, clientOptions);
     client.registerFeature(new OpenProgramFeature());

@@ -5,10 +5,11 @@ import type { AgentClient } from './client';
 import type { BranchNode, BranchTree } from './branches/tree';
 import type { ChatController } from './chat/controller';
 import type { ChatViewProvider } from './chat/view';
+import { changes, type BranchDiffContent } from './branches/diff';
 import { checkpointUri, type CheckpointContentProvider } from './checkpoints/content';
 import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
 import { actionsFor, offerLines, serverItem } from './mcp';
-import { Requests, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
+import { Requests, type BranchDiffResult, type BranchInfo, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { traceError } from './log';
 import { listRules, removeSettingsRule, revokeRule, ruleItems } from './rules';
 import * as api from './vscodeapi';
@@ -23,6 +24,7 @@ export interface Parts {
   branches: BranchTree;
   agents: AgentTree;
   content: CheckpointContentProvider;
+  branchContent: BranchDiffContent;
   memento: api.Memento;
   output: api.LogOutputChannel;
 }
@@ -210,6 +212,43 @@ export function registerCommands(p: Parts): api.Disposable[] {
       p.branches.refresh();
       p.chatView.reveal();
     }),
+    cmd('openprogram.branchDiff', async (arg?: unknown) => {
+      const node = arg as BranchNode | undefined;
+      const sessionId = node && node.kind === 'branch' ? node.sessionId : p.controller.state.sessionId;
+      if (!sessionId) return;
+      const { branches } = await p.client.request<{ branches: BranchInfo[] }>(Requests.branches, { sessionId });
+      const active = branches.find((b) => b.active);
+      let other = node && node.kind === 'branch' && !node.branch.active ? node.branch : undefined;
+      if (!other) {
+        const pick = await api.showQuickPick(
+          branches.filter((b) => !b.active).map((b, i) => ({
+            label: b.name || `branch ${i + 1}`,
+            description: `${b.length} msgs${b.codeDiffers ? ' · ≠ code' : ''} · ${b.preview}`,
+            branch: b,
+          })),
+          { placeHolder: "Compare the active branch's code with" },
+        );
+        other = pick?.branch;
+      }
+      if (!active || !other) {
+        if (!other && branches.length < 2) void api.showInfo('OpenProgram: this session has only one branch.');
+        return;
+      }
+      const result = await p.client.request<BranchDiffResult>(Requests.branchDiff, {
+        sessionId, fromHeadId: active.headId, toHeadId: other.headId,
+      });
+      if (result.files.length === 0) {
+        void api.showInfo('OpenProgram: the two branches have the same code.');
+        return;
+      }
+      const key = p.branchContent.put(result);
+      const name = (b: BranchInfo): string => b.name || b.preview.slice(0, 30) || b.headId.slice(0, 8);
+      await api.openChanges(`Branch code: ${name(active)} ↔ ${name(other)}`, changes(key, result));
+    }),
+    cmd('openprogram.undoSwitch', async () => {
+      if (!(await p.controller.undoSwitch())) void api.showInfo('OpenProgram: no branch switch to undo.');
+      refreshTrees();
+    }),
     cmd('openprogram.openSession', async (arg?: unknown) => {
       const node = arg as BranchNode | undefined;
       const id = node && node.kind === 'session' ? node.session.id : await pickSession();
@@ -283,7 +322,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
       const headId = node?.agent.headId;
       if (!node || !headId) return;
       // The chat then shows the subagent's branch, and the next message continues it.
-      await p.controller.checkout(headId, node.agent.sessionId);
+      await p.controller.checkout(headId, node.agent.sessionId, false); // viewing it moves no files
       refreshTrees();
       p.chatView.reveal();
     }),

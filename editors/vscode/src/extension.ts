@@ -1,6 +1,7 @@
 /** Entry point: builds the parts and wires them together; the logic lives in the modules. */
 import { AgentTree, affectsAgents } from './agents/tree';
 import { AgentClient } from './client';
+import { BRANCH_SCHEME, BranchDiffContent } from './branches/diff';
 import { BranchTree } from './branches/tree';
 import { ChatController } from './chat/controller';
 import { ChatViewProvider } from './chat/view';
@@ -29,6 +30,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const branches = new BranchTree(client, current);
   const agents = new AgentTree(client, current);
   const content = new CheckpointContentProvider(client);
+  const branchContent = new BranchDiffContent();
   const status = api.createStatusBarItem();
   status.command = 'openprogram.showLog';
 
@@ -45,7 +47,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.createTreeView('openprogram.branches', branches),
     api.createTreeView('openprogram.agents', agents),
     api.registerContentProvider(CHECKPOINT_SCHEME, content),
-    ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, memento: context.workspaceState, output }),
+    api.registerContentProvider(BRANCH_SCHEME, branchContent),
+    ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, branchContent, memento: context.workspaceState, output }),
     controller.onTurnFinished(() => {
       checkpoints.refresh();
       branches.refresh();

@@ -7,6 +7,7 @@ import type * as wire from './wire';
 export { EventTypes, Requests, ServerNotifications, ServerRequests } from './wire';
 export type {
   AgentDefinitionInfo, AgentInfo, AgentsResult, BranchDiffResult, BranchInfo, BranchesResult,
+  CheckoutResult,
   BranchMessageSentData, ChatParams, Checkpoint, CheckpointDiffResult, CheckpointFile,
   CheckpointsResult, CompactionRecommendedData, ContextCompactedData, ContextUsageData, DiffFile,
   DiffHunk, EventData, FileChange, FileChangedData, ForkParams, HistoryResult, KnownEvent,

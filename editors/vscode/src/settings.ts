@@ -20,6 +20,10 @@ export interface Settings {
   providers: Record<ProviderName, ProviderSettings>;
   /** Approval rules the user wrote (fnmatch patterns), sent as the server's `rules`. */
   rules: SettingsRule[];
+  /** Whether switching branch also switches the workspace's code: ask (once), always, never. */
+  switchCode: SwitchCode;
+  /** Agent blame: code lenses, hovers and the restore-hunk code action. */
+  blameEnabled: boolean;
 }
 
 /** One entry of `openprogram.rules`. */
@@ -40,6 +44,9 @@ export function isSettingsRule(v: unknown): v is SettingsRule {
     (r.pattern === undefined || r.pattern === null || typeof r.pattern === 'string')
   );
 }
+
+export const SWITCH_CODE = ['ask', 'always', 'never'] as const;
+export type SwitchCode = (typeof SWITCH_CODE)[number];
 
 export const PROVIDERS = ['openai', 'anthropic'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -64,6 +71,8 @@ export const DEFAULTS: Settings = {
   connect: '',
   providers: { openai: NO_PROVIDER, anthropic: NO_PROVIDER },
   rules: [],
+  switchCode: 'ask',
+  blameEnabled: true,
 };
 
 /** What the client needs to spawn the server. */
@@ -145,6 +154,20 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
   } else {
     problems.push('openprogram.rules must be a list of {tool, decision: "allow"|"deny", pattern?}');
   }
+  const switchRaw = get('switchCode') ?? DEFAULTS.switchCode;
+  let switchCode = DEFAULTS.switchCode;
+  if ((SWITCH_CODE as readonly unknown[]).includes(switchRaw)) {
+    switchCode = switchRaw as SwitchCode;
+  } else {
+    problems.push(`openprogram.switchCode must be one of ${SWITCH_CODE.join(', ')}`);
+  }
+  const blameRaw = get('blame.enabled') ?? DEFAULTS.blameEnabled;
+  let blameEnabled = DEFAULTS.blameEnabled;
+  if (typeof blameRaw === 'boolean') {
+    blameEnabled = blameRaw;
+  } else {
+    problems.push('openprogram.blame.enabled must be true or false');
+  }
   const settings: Settings = {
     serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
     serverArgs,
@@ -157,6 +180,8 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     connect: str('server.connect', DEFAULTS.connect),
     providers,
     rules,
+    switchCode,
+    blameEnabled,
   };
   return { settings, problems };
 }
@@ -198,6 +223,7 @@ export function launchPlan(
       ...(settings.disabledTools.length ? { disabledTools: settings.disabledTools } : {}),
       ...providerOptions(settings, x),
       ...(settings.rules.length ? { rules: settings.rules } : {}),
+      blame: { enabled: settings.blameEnabled },
       client: 'vscode',
     },
     problems: [],

@@ -122,6 +122,11 @@ export function openDiff(left: vscode.Uri, right: vscode.Uri, title: string): Th
   return vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
 }
 
+/** Open VS Code's multi-file diff editor on (resource, left, right) triples. */
+export function openChanges(title: string, resources: [vscode.Uri, vscode.Uri, vscode.Uri][]): Thenable<unknown> {
+  return vscode.commands.executeCommand('vscode.changes', title, resources);
+}
+
 /** Open a workspace file in an editor. */
 export async function openWorkspaceFile(relPath: string): Promise<void> {
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;

@@ -90,7 +90,10 @@ before(async () => {
     { text: 'Writing more.', tool_calls: [{ name: 'write_file', arguments: { path: 'more.txt', content: 'm\n' } }] },
   ]));
   running = await startAgent(server, ws, join(work, 'home'), `scripted:${script}`);
-  controller = new ChatController(running.agent, new Memento() as never);
+  // branch switches bring their code along (the question is settled: see switchCode.test.ts)
+  controller = new ChatController(running.agent, new Memento() as never, {
+    setting: () => 'always', ask: () => Promise.resolve(undefined),
+  });
   page.controller = controller;
   controller.attach(page);
 });
@@ -165,6 +168,9 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     assert.ok(other);
     await controller.checkout(other.headId);
     assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'make a function'));
+    // the first branch's code (its newest turn's checkpoint) is what the workspace has
+    assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), UPDATED);
+    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'n\n');
     // The restored chain interleaves text and tool cards as they streamed.
     const shape = controller.state.items.slice(0, 4).map((i) => (i.kind === 'message' ? i.text : i.kind));
     assert.deepEqual(shape, ['make a function', 'Editing.', 'tool', 'Done editing.']);

@@ -31,6 +31,7 @@ test('the launch plan expands variables and passes the model and mode', () => {
     model: 'scripted:/tmp/s.json',
     permissionMode: 'accept-edits',
     approvalTimeout: 300,
+    blame: { enabled: true },
     client: 'vscode',
   });
 });

@@ -27,8 +27,8 @@ export class BranchTree extends SessionTree<BranchNode> {
     const b = node.branch;
     const item = new api.TreeItem(b.name || `branch ${node.index + 1}`, api.TreeItemCollapsibleState.None);
     item.id = `b:${node.sessionId}:${b.headId}`;
-    item.description = `${b.active ? '● ' : ''}${b.length} msgs · ${b.preview}`;
-    item.tooltip = b.preview;
+    item.description = `${b.active ? '● ' : ''}${b.length} msgs${b.codeDiffers ? ' · ≠ code' : ''} · ${b.preview}`;
+    item.tooltip = b.codeDiffers ? `${b.preview}\n(its code differs from the workspace)` : b.preview;
     item.iconPath = new api.ThemeIcon(b.active ? 'git-branch' : 'git-commit');
     item.contextValue = 'branch';
     item.command = { command: 'openprogram.switchBranch', title: 'Switch Branch', arguments: [node] };

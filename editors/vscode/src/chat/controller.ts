@@ -4,6 +4,7 @@ import {
   PERMISSION_WITHDRAWN,
   Requests,
   type BranchInfo,
+  type CheckoutResult,
   type EventParams,
   type ForkParams,
   type HistoryResult,
@@ -19,8 +20,24 @@ import { cardKey, initialState, reduce, withdrawnReason, type ChatState } from '
 import { firstAnswer } from './settle';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
+import { decide, describeSwitch, type Choice } from '../branches/switchCode';
+import type { SwitchCode } from '../settings';
 
 const SESSION_KEY = 'openprogram.sessionId';
+
+/** How branch switches treat the code: the setting and the once-asked question. */
+export interface CodeSwitching {
+  setting(): SwitchCode;
+  ask(choices: Choice[]): Thenable<Choice | undefined>;
+}
+
+const DEFAULT_SWITCHING: CodeSwitching = {
+  setting: () => (api.getConfiguration('openprogram').get<SwitchCode>('switchCode') ?? 'ask'),
+  ask: (choices) => api.showQuickPick(choices.map((c) => ({ ...c, label: c.label })), {
+    placeHolder: "Switching branch: also bring the workspace's files to that branch's code?",
+    ignoreFocusOut: true,
+  }),
+};
 
 /** Where host messages go: the webview, when it exists. */
 export interface ChatSink {
@@ -44,9 +61,13 @@ export class ChatController {
   /** Fires with the session id after every turn and when a chat binds a new session (trees refresh). */
   readonly onTurnFinished = this.turnsFinished.event;
 
+  /** The last switch that changed files (Undo Branch Switch). */
+  lastSwitch: { sessionId: string; safety: string; previous: string | null } | null = null;
+
   constructor(
     private readonly client: AgentPort,
     private readonly memento: api.Memento,
+    private readonly switching: CodeSwitching = DEFAULT_SWITCHING,
   ) {
     this.state = { ...this.state, sessionId: memento.get<string>(SESSION_KEY) ?? null };
     client.onEvent((e) => this.onEvent(e));
@@ -164,8 +185,14 @@ export class ChatController {
     token: api.CancellationToken,
   ): Promise<TurnResult> {
     if (sessionId && typeof forkFrom === 'string') {
-      const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId };
-      return this.client.request<TurnResult>(Requests.fork, params, token);
+      return this.forkCode().then((restoreCode) => {
+        const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode };
+        return this.client.request<TurnResult & { codeRestore?: CheckoutResult }>(Requests.fork, params, token)
+          .then((result) => {
+            if (result.codeRestore) this.switched(sessionId, result.codeRestore, null);
+            return result;
+          });
+      });
     }
     const params: Record<string, unknown> = { text, clientTurnId };
     if (sessionId) {
@@ -247,14 +274,58 @@ export class ChatController {
     }
   }
 
-  /** Move the session head to another branch and show it. */
-  async checkout(headId: string, sessionId = this.state.sessionId): Promise<void> {
+  /** Move the session head to another branch and show it; its code comes along when the user
+   * says so (asked once, see switchCode.ts), undoably. */
+  async checkout(headId: string, sessionId = this.state.sessionId, withCode = true): Promise<void> {
     if (!sessionId) {
       return;
     }
-    await this.client.request(Requests.checkout, { sessionId, headId });
+    const restoreCode = withCode && await decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
+    const res = await this.client.request<CheckoutResult>(Requests.checkout, { sessionId, headId, restoreCode });
+    if (restoreCode) {
+      this.switched(sessionId, res, res.previousHeadId ?? null);
+    }
     await this.loadSession(sessionId);
     this.turnsFinished.fire(sessionId);
+  }
+
+  /** After a code switch: remember its undo and say what changed (with an Undo button). */
+  private switched(sessionId: string, res: { restored?: string[]; safetyCheckpointId?: string | null; conflicts?: string[] },
+    previous: string | null): void {
+    const restored = res.restored ?? [];
+    if (res.safetyCheckpointId && restored.length) {
+      this.lastSwitch = { sessionId, safety: res.safetyCheckpointId, previous };
+      void api.setContext('openprogram.canUndoSwitch', true);
+    }
+    const msg = describeSwitch(restored, res.conflicts);
+    this.post({ type: 'note', level: 'info', text: msg });
+    if (this.lastSwitch && restored.length) {
+      void api.showInfo(`OpenProgram: ${msg}`, 'Undo').then((choice) => {
+        if (choice === 'Undo') void this.undoSwitch();
+      });
+    }
+  }
+
+  /** Undo the last code switch: its files back (restore the safety checkpoint), then the head. */
+  async undoSwitch(): Promise<boolean> {
+    const last = this.lastSwitch;
+    if (!last) {
+      return false;
+    }
+    this.lastSwitch = null;
+    void api.setContext('openprogram.canUndoSwitch', false);
+    await this.client.request(Requests.restore, { checkpointId: last.safety });
+    if (last.previous) {
+      await this.client.request(Requests.checkout, { sessionId: last.sessionId, headId: last.previous });
+    }
+    await this.loadSession(last.sessionId);
+    this.turnsFinished.fire(last.sessionId);
+    return true;
+  }
+
+  /** Whether a fork from an earlier message starts from that message's code (asked once). */
+  private async forkCode(): Promise<boolean> {
+    return decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
   }
 
   /** Fetch the current session's branches into the branch picker. */

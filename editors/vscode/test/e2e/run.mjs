@@ -276,9 +276,35 @@ async function main() {
     const values = await frame.locator('#branch option').evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
     const other = values.find((v) => !v.selected);
     await frame.locator('#branch').selectOption(other.value);
+    // asked once whether the switch brings the branch's code: always (remembered)
+    step = 'the switch asks once whether the code comes along';
+    const always = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Always switch the code' }).first();
+    await always.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('07a-switch-code-question');
+    await always.click();
+    step = 'switch back to the first branch';
     await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => readFileSync(join(ws, 'hello.py'), 'utf8') === UPDATED, "the first branch's code in hello.py");
     await waitFor(async () => (await frame.locator('.msg', { hasText: 'Hi again' }).count()) === 0, 'the forked reply to leave the view');
     await shot('07-branch-switched');
+
+    step = "compare the two branches' code in the multi-file diff editor";
+    await palette(page, 'OpenProgram: Compare Branch Code');
+    const otherBranch = page.locator('.quick-input-list .monaco-list-row').first();
+    await otherBranch.waitFor({ timeout: STEP_TIMEOUT });
+    await otherBranch.click();
+    await page.locator('.tab', { hasText: 'Branch code:' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-editor', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('07b-branch-diff');
+
+    step = 'agent blame: a code lens on the lines the agent wrote';
+    await palette(page, 'View: Close All Editors');
+    await frame.getByText('Open hello.py').first().click(); // the edit card's link
+    await page.locator('.tab', { hasText: 'hello.py' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const lens = page.locator('.codelens-decoration', { hasText: 'edited by the agent in turn 1' }).first();
+    await lens.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('07c-blame-lens');
+    await palette(page, 'View: Close All Editors');
 
     step = 'answer a question inline';
     await frame.locator('#input').fill('Pick a colour with me');
