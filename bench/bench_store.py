@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import median_time, report
+from _util import interleaved, report
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import SessionIndex
 from openprogram_lsp.store.session_store import SessionStore
@@ -32,7 +32,6 @@ def main() -> None:
         report(f"append {N} nodes (setup)", build, unit="s")
         chain_len = len(store.get_branch(sid))
         assert chain_len == N
-        figure = median_time(lambda: store.get_branch(sid), repeat=15)
         links = {n.id: n.predecessor for n in store.index(sid).nodes.values()}
         head = store.head(sid)
 
@@ -44,13 +43,12 @@ def main() -> None:
             out.reverse()
             return out
 
-        baseline = median_time(bare_walk, repeat=15)
+        figure, baseline = interleaved(lambda: store.get_branch(sid), bare_walk, pairs=15)
         report(f"get_branch on a {N}-node chain", figure, baseline,
                target="<= 5 ms; baseline = bare dict walk")
         root = store.session_dir(sid)
-        rebuild = median_time(lambda: SessionIndex.load(root), repeat=3)
-        listing = median_time(lambda: [p.read_bytes() for p in (root / "nodes").iterdir()],
-                              repeat=3)
+        rebuild, listing = interleaved(lambda: SessionIndex.load(root), lambda: [
+            p.read_bytes() for p in (root / "nodes").rglob("*.json")], pairs=7)
         report(f"rebuild index of {N} nodes from disk", rebuild, listing,
                target="<= 1000 ms; baseline = reading the files")
 
