@@ -188,3 +188,12 @@ def test_checkpoint_refs_follow_the_nodes_without_a_scan(tmp_path: Path) -> None
     assert refs.read_text().split() == ["c1", "c2"]
     store.delete_session(sid)
     assert store.checkpoint_refs(ws) == set()
+
+
+def test_a_node_id_that_would_leave_its_directory_is_refused(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    for bad in ("../../escape", "a/b", ".hidden", "nul\0"):
+        with pytest.raises(InvalidParams, match="id"):
+            store.append(sid, Node(id=bad, role="user", text="x"))
+    assert not list(tmp_path.rglob("*escape*"))

@@ -519,6 +519,8 @@ class SessionStore:
             idx = entry.index
             if node.id in idx.nodes:
                 return idx.nodes[node.id]
+            if not node.id or node.id.startswith(".") or any(c in node.id for c in "/\\\0"):
+                raise InvalidParams(f"id: {node.id!r} cannot name a node file")
             if node.predecessor is not None and node.predecessor not in idx.nodes:
                 raise NotFound(f"predecessor {node.predecessor!r} is not in session {sid!r}")
             if not node.created_at:
