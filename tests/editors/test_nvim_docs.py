@@ -96,3 +96,17 @@ def test_provider_settings_reach_the_server_and_a_key_is_refused() -> None:
                                       "apiKeyEnv": "MY_KEY"},
                            "anthropic": {"apiKeyCommand": "pass show a"}}
     assert out["after"] is None  # the invalid block is dropped, not sent
+
+
+def test_the_rules_option_reaches_the_server_and_a_malformed_one_is_refused() -> None:
+    code = (
+        "local config = require('openprogram.config') "
+        "config.setup({rules = {{tool = 'run_command', pattern = 'npm test*', "
+        "decision = 'allow'}}}) "
+        "local init = config.init_options() "
+        "config.setup({rules = {{tool = 'run_command', decision = 'maybe'}}}) "
+        "io.stdout:write(vim.json.encode({init = init.rules, "
+        "after = config.init_options().rules or vim.NIL}))")
+    out = json.loads(_lua(code))
+    assert out["init"] == [{"tool": "run_command", "pattern": "npm test*", "decision": "allow"}]
+    assert out["after"] is None  # the invalid list is dropped, not sent

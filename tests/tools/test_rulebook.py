@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openprogram_lsp.core.errors import NotFound
-from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable
+from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable, with_client_rules
 from openprogram_lsp.tools.rules import CallFacts, Rule
 from openprogram_lsp.tools.shell_split import split_command
 
@@ -95,3 +95,32 @@ def test_session_rules_are_listed_for_their_session(tmp_path: Path) -> None:
     ws_rule = book.add(allow("ls"))
     assert [r.id for r in book.listed("s2")] == [ws_rule.id]
     assert {r.id for r in book.listed("s1")} == {mine.id, ws_rule.id}
+
+
+class Setting:
+    """An editor's settings: their rules as they are now."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.current = rules
+
+    def rules(self) -> list[Rule]:
+        return self.current
+
+
+def test_an_editors_settings_rules_are_read_live_and_not_revoked_here(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    book = RuleBook.for_workspace(tmp_path, ws)
+    pattern = Rule(id="settings-1", decision="allow", kind="pattern", tool="run_command",
+                   value="make *", origin="settings")
+    setting = Setting([pattern])
+    seen = with_client_rules(book, [setting])
+    assert seen.decide(run("make all")) == "allow"
+    with pytest.raises(RuleNotRevocable):
+        seen.revoke("settings-1")
+    setting.current = []  # the editor removed it: the very next decision asks
+    assert seen.decide(run("make all")) is None
+    added = seen.add(allow("make all"))  # a prompt's rule goes to the workspace's book
+    assert [r.id for r in book.rules] == [added.id]
+    assert seen.revoke(added.id).id == added.id and book.rules == []
+    assert with_client_rules(book, []) is book
