@@ -426,7 +426,9 @@ def cmd_acp(args: argparse.Namespace) -> int:
     from openprogram_lsp.tools.mcp.sources import McpToolSources
 
     workspace = _explicit(args) or Path.cwd()
-    dispatcher = build_dispatcher(_app(args, workspace))
+    cfg = _app(args, workspace)
+    cfg.settings_for = lambda folder: _settings(args, folder)  # each session's cwd's own file
+    dispatcher = build_dispatcher(cfg)
     hub = dispatcher.services.mcp
     return serve(args, frames, build=lambda: dispatcher,
                  tool_sources=lambda: McpToolSources(hub) if hub is not None else None)

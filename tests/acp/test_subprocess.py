@@ -112,3 +112,21 @@ def test_stdout_carries_only_acp_frames_under_a_log_flood(home: Path, workspace:
     assert frames[-1].get("id") == 2 or any(f.get("id") == 2 for f in frames)
     assert b"stray print" in err and b"raw fd-1 write" in err and b"log line" in err
     assert proc.returncode == 0
+
+
+async def test_a_sessions_workspace_config_applies_not_the_agents_cwd(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".openprogram").mkdir()
+    (workspace / ".openprogram" / "config.toml").write_text("[checkpoints]\nmax_file_bytes = 4\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    client = RecordingClient(answer="allow_once")
+    async with subprocess_agent(client, home, elsewhere) as (conn, _proc):
+        session = await conn.new_session(cwd=str(workspace))
+        resp = await asyncio.wait_for(conn.prompt(
+            session_id=session.session_id, prompt=[text_block("write big.txt\nhello\n")]), 120)
+    assert resp.stop_reason == "end_turn"
+    assert (workspace / "big.txt").read_text() == "hello\n"
+    recorded = [f["path"] for e in client.ext_events("checkpoint.created")
+                for f in (e.get("data") or e).get("files", [])]
+    assert "big.txt" not in recorded  # over the workspace file's max_file_bytes
