@@ -163,6 +163,13 @@ export function registerCommands(p: Parts): api.Disposable[] {
 
   return [
     cmd('openprogram.mcpServers', mcpServers),
+    cmd('openprogram.addSelection', async () => {
+      if (p.controller.addSelection().length === 0) {
+        void api.showInfo('OpenProgram: open a file and select the lines to attach.');
+        return;
+      }
+      p.chatView.reveal();
+    }),
     cmd('openprogram.newSession', async () => {
       await p.controller.newSession();
       p.chatView.reveal();

@@ -149,3 +149,23 @@ export function withWindowProgress<T>(title: string, task: () => Thenable<T>): T
 export function createStatusBarItem(): vscode.StatusBarItem {
   return vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
 }
+
+/** The active editor's selection (the current line when nothing is selected) with the
+ *  diagnostics of its document, as plain data; undefined without a text editor. */
+export function activeSelection(): import('./context/attachments').EditorSelection | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return undefined;
+  const doc = editor.document;
+  let sel: vscode.Range = editor.selection;
+  if (editor.selection.isEmpty) sel = doc.lineAt(editor.selection.active.line).rangeIncludingLineBreak;
+  const pos = (p: vscode.Position) => ({ line: p.line, character: p.character });
+  const range = { start: pos(sel.start), end: pos(sel.end) };
+  const diagnostics = vscode.languages.getDiagnostics(doc.uri).map((d) => ({
+    range: { start: pos(d.range.start), end: pos(d.range.end) },
+    message: d.message,
+    severity: d.severity + 1, // vscode counts from 0 (Error), LSP from 1
+    source: d.source,
+    code: typeof d.code === 'object' ? String(d.code.value) : d.code,
+  }));
+  return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri), range, text: doc.getText(sel), diagnostics };
+}

@@ -22,6 +22,7 @@ import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
+import { Attachments } from '../context/attachments';
 
 const SESSION_KEY = 'openprogram.sessionId';
 
@@ -48,6 +49,8 @@ export interface ChatSink {
 /** State and actions of the chat, independent of whether the panel is open. */
 export class ChatController {
   state: ChatState = initialState();
+  /** Selections (and their diagnostics) queued for the next message. */
+  readonly attachments = new Attachments();
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private loadingOlder = false;
@@ -184,9 +187,13 @@ export class ChatController {
     clientTurnId: string,
     token: api.CancellationToken,
   ): Promise<TurnResult> {
+    const queued = this.attachments.labels();
+    const context = this.attachments.take();
+    if (context.length > 0) this.post({ type: 'note', level: 'info', text: `Sent with ${queued.join(' ')}` });
     if (sessionId && typeof forkFrom === 'string') {
       return this.forkCode().then((restoreCode) => {
         const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode };
+        if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;
         return this.client.request<TurnResult & { codeRestore?: CheckoutResult }>(Requests.fork, params, token)
           .then((result) => {
             if (result.codeRestore) this.switched(sessionId, result.codeRestore, null);
@@ -195,6 +202,7 @@ export class ChatController {
       });
     }
     const params: Record<string, unknown> = { text, clientTurnId };
+    if (context.length > 0) params.context = context;
     if (sessionId) {
       params.sessionId = sessionId;
       if (forkFrom === null) {
@@ -202,6 +210,15 @@ export class ChatController {
       }
     }
     return this.client.request<TurnResult>(Requests.chat, params, token);
+  }
+
+  /** Queue the active editor's selection and its diagnostics for the next message. */
+  addSelection(): string[] {
+    const sel = api.activeSelection();
+    if (!sel) return [];
+    const labels = this.attachments.addSelection(sel);
+    this.post({ type: 'note', level: 'info', text: `Attached ${labels.join(' ')}: it goes with your next message.` });
+    return labels;
   }
 
   /** Cancel the running turn. */
