@@ -35,3 +35,9 @@ test('queued attachments go with one message, and can be removed before', () => 
   assert.deepEqual(sent.map((i) => i.kind), ['selection', 'selection']);
   assert.deepEqual(q.take(), []);
 });
+
+test('the context meter reads like the Neovim winbar', async () => {
+  const { meterText } = await import('../src/context/meter');
+  assert.equal(meterText({ usedTokens: 54321, windowTokens: 128000, compactions: 0, path: 'none' }), 'context 42% · 54.3k/128k');
+  assert.equal(meterText({ usedTokens: 900, windowTokens: 0, compactions: 2, path: 'compact' }), 'context 999% · 900/0 · compacted 2×');
+});

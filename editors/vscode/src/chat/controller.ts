@@ -23,6 +23,8 @@ import * as api from '../vscodeapi';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
 import { Attachments } from '../context/attachments';
+import { meterText } from '../context/meter';
+import type { ContextUsageData } from '../protocol';
 
 const SESSION_KEY = 'openprogram.sessionId';
 
@@ -51,6 +53,10 @@ export class ChatController {
   state: ChatState = initialState();
   /** Selections (and their diagnostics) queued for the next message. */
   readonly attachments = new Attachments();
+  /** The context meter of the shown session ('' before its first turn here). */
+  meter = '';
+  /** Told when the meter changes (the view shows it in its header). */
+  onMeter: ((text: string) => void) | undefined;
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private loadingOlder = false;
@@ -386,6 +392,10 @@ export class ChatController {
 
   private onEvent(e: EventParams): void {
     const unbound = this.state.sessionId === null;
+    if (e.type === 'context.usage' && e.sessionId !== null && e.sessionId === this.state.sessionId) {
+      this.meter = meterText(e.data as unknown as ContextUsageData);
+      this.onMeter?.(this.meter);
+    }
     if (e.type === PERMISSION_WITHDRAWN) {
       this.withdrawNotification(e);
     }
