@@ -71,8 +71,11 @@ def test_loose_objects_move_into_a_pack_git_accepts(repo: Path) -> None:
     git(repo, "update-ref", "refs/heads/main", write_commit(odb, tree, [], "m", 1))
     reader = ObjectDB(repo / ".git")
     assert reader.read(blobs[0])[0] == "blob"  # a reader that saw the loose objects first
-    moved = odb.pack_loose()
+    fds = len(os.listdir("/proc/self/fd"))
+    moved = odb.pack_loose(batch=10)
     assert moved >= 32
+    assert len(os.listdir("/proc/self/fd")) < fds + 12  # the packs maps, not one per object
+    assert len(list((repo / ".git/objects/pack").glob("pack-*.idx"))) == -(-moved // 10)
     assert list(odb.loose_ids()) == []
     git(repo, "fsck", "--strict", "--no-dangling")
     assert reader.read(blobs[29]) == odb.read(blobs[29])

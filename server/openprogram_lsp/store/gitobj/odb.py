@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitdb import IStream, LooseObjectDB, PackedDB
+from gitdb import IStream, LooseObjectDB, OStream, PackedDB
 from gitdb.exc import BadObject
 from gitdb.pack import PackEntity
 
@@ -166,33 +166,42 @@ class ObjectDB:
                     if len(name) == 38:
                         yield fan.name + name
 
-    def pack_loose(self, *, minimum: int = 1) -> int:
-        """Move the loose objects into one new pack (no deltas); returns how many moved.
+    def pack_loose(self, *, minimum: int = 1, batch: int = 5000) -> int:
+        """Move the loose objects into new packs (no deltas, ``batch`` objects each); returns
+        how many moved.
 
         Safe while others read and write: a loose file is removed only after the pack holding
-        it is in place, and readers that miss a loose object look in the packs again.
+        it is in place, and readers that miss a loose object look in the packs again. Objects
+        are read into memory one batch at a time (gitdb's loose streams would hold one open
+        file per object).
         """
         ids = sorted(set(self.loose_ids()))
         if len(ids) < minimum:
             return 0
-        with self._lock:
-            if self._loose is None:
-                self._loose = LooseObjectDB(str(self.objects))
-            loose = self._loose
-        streams = []
-        for sha in ids:
-            try:
-                streams.append(loose.stream(bytes.fromhex(sha)))
-            except (BadObject, OSError, zlib.error):
-                continue  # half-written or vanished: stays loose
         pack_dir = self.objects / "pack"
         pack_dir.mkdir(parents=True, exist_ok=True)
-        entity = PackEntity.create(streams, str(pack_dir), object_count=len(streams))
-        for path in (entity.pack().path(), entity.index().path()):
-            os.chmod(path, 0o444)
-        for stream in streams:
-            sha = stream.hexsha.decode()
-            with contextlib.suppress(OSError):
-                os.unlink(self.objects / sha[:2] / sha[2:])
+        moved = 0
+        for start in range(0, len(ids), batch):
+            streams = []
+            for sha in ids[start:start + batch]:
+                try:
+                    raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
+                except (OSError, zlib.error):
+                    continue  # half-written or vanished: stays loose
+                header, _, body = raw.partition(b"\0")
+                kind = header.split(b" ", 1)[0]
+                if kind.decode() not in KINDS or object_id(kind.decode(), body) != sha:
+                    continue
+                streams.append(OStream(bytes.fromhex(sha), kind, len(body), io.BytesIO(body)))
+            if not streams:
+                continue
+            entity = PackEntity.create(streams, str(pack_dir), object_count=len(streams))
+            for path in (entity.pack().path(), entity.index().path()):
+                os.chmod(path, 0o444)
+            for stream in streams:
+                sha = stream.hexsha.decode()
+                with contextlib.suppress(OSError):
+                    os.unlink(self.objects / sha[:2] / sha[2:])
+            moved += len(streams)
         self._packs(refresh=True)
-        return len(streams)
+        return moved
