@@ -449,7 +449,7 @@ export interface FilesParams {
 
 export interface FilesResult {
   files: FileEntry[];
-  /** How many files matched (the first 20,000 are ranked) */
+  /** How many files matched (the first 2,000 are ranked) */
   total: number;
 }
 

@@ -193,7 +193,7 @@ class FileEntry(Result):
 
 class FilesResult(Result):
     files: list[FileEntry]
-    total: int = Field(description="How many files matched (the first 20,000 are ranked)")
+    total: int = Field(description="How many files matched (the first 2,000 are ranked)")
 
 
 class CommandInfo(Result):

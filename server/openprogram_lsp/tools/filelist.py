@@ -21,7 +21,7 @@ from openprogram_lsp.tools.builtin.search import rg_binary
 
 LIST_TIMEOUT = 60.0
 MAX_FILES = 1_000_000
-MAX_CANDIDATES = 20_000
+MAX_CANDIDATES = 2_000  # ranked; the list is sorted shallow-first, so these are the likely ones
 
 
 @dataclass(frozen=True, slots=True)

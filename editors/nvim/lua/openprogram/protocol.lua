@@ -405,7 +405,7 @@ M.event_types = {
 
 ---@class openprogram.FilesResult
 ---@field files openprogram.FileEntry[]
----@field total integer How many files matched (the first 20,000 are ranked)
+---@field total integer How many files matched (the first 2,000 are ranked)
 
 ---@class openprogram.ForkParams `openprogram/fork`: a new branch answering `text` after `fromNodeId`.
 ---@field sessionId string
