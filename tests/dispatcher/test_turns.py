@@ -363,3 +363,25 @@ def test_a_live_turn_of_another_process_is_not_marked_interrupted(
         other.kill()
         other.wait()
     assert os.getpid() != other.pid
+
+
+def test_a_running_call_and_the_reply_so_far_are_on_record(make_dispatcher: Make,
+                                                           script: Callable) -> None:
+    """What a crash during a tool call leaves: the text before it and the call, running."""
+    look = {"text": "Looking first.", "tool_calls": [{"name": "list_dir",
+                                                      "arguments": {"path": "."}}]}
+    d = make_dispatcher(script([look, DONE]))
+    seen: list[Node] = []
+
+    def on_event(ev: Event) -> None:
+        if ev.type == "tool.started":
+            seen.append(d.services.store.get_node(ev.session_id or "", ev.turn_id or ""))
+
+    r = d.process_user_turn(TurnRequest(text="look"), on_event=on_event)
+    assert r.status == "done"
+    [mid] = seen
+    assert mid.status == "running" and mid.text == "Looking first."
+    assert mid.metadata["steps"] == ["Looking first."]
+    [call] = mid.tool_calls or []
+    assert (call.name, call.status, call.kind, call.step) == ("list_dir", "in_progress", "read", 0)
+    assert call.title

@@ -1,6 +1,13 @@
 /** Owns the LanguageClient: start, serialised restarts, the openprogram capability and handlers. */
 import type { ClientCapabilities, FeatureState, StaticFeature } from 'vscode-languageclient';
-import { LanguageClient, State, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import {
   EXPERIMENTAL_CAPABILITY,
   ServerNotifications,
@@ -13,6 +20,7 @@ import {
 } from './protocol';
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
+import { exitDetail, spawnServer, type ServerProcess } from './process';
 import { expand, launchPlan, parseSettings, USER_ONLY_KEYS, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
@@ -54,6 +62,14 @@ export interface AgentPort {
 /** The language client and everything that lives and dies with it. */
 export class AgentClient implements AgentPort {
   private client: LanguageClient | undefined;
+  private server: ServerProcess | undefined;
+  /** How the current server process ended, once it has. */
+  private ended: string | undefined;
+  /** Settles when the current server process has exited. */
+  private exited: Promise<void> = Promise.resolve();
+  /** The last failure shown as a notification; the same one is not shown twice in a row. */
+  private lastToast: string | null = null;
+  private closeNotice: (() => void) | undefined;
   private listeners: api.Disposable[] = [];
   private restartPromise: Promise<void> | null = null;
   private restartQueued = false;
@@ -117,13 +133,24 @@ export class AgentClient implements AgentPort {
       d.dispose();
     }
     if (old) {
-      try {
-        await old.stop(5000);
-      } catch (err) {
-        traceError('stopping the server:', err);
+      // A client whose start failed throws on stop and dispose ("Client is not running"):
+      // that must not keep a fixed setting from starting the next one.
+      if (old.state !== State.Stopped) {
+        try {
+          await old.stop(5000);
+        } catch (err) {
+          traceError('stopping the server:', err);
+        }
       }
-      await old.dispose();
+      try {
+        await old.dispose();
+      } catch (err) {
+        traceError('disposing the old client:', err);
+      }
     }
+    // Whatever the server left behind in its process group (commands, MCP servers) goes too.
+    this.server?.killGroup();
+    this.server = undefined;
     this.setState('stopped');
   }
 
@@ -148,11 +175,7 @@ export class AgentClient implements AgentPort {
     const folder = api.workspaceFolderPath();
     const plan = launchPlan(settings, folder, process.env);
     traceInfo(`starting ${plan.command} ${plan.args.join(' ')} (model ${settings.model || 'server default'})`);
-    let serverOptions: ServerOptions = {
-      command: plan.command,
-      args: plan.args,
-      options: { cwd: plan.cwd, env: plan.env },
-    };
+    let serverOptions: ServerOptions;
     if (settings.connect) {
       // attach to a running `serve --tcp`: its run file gives the port and the token
       const home = stateHome(settings.home ? expand(settings.home, folder, process.env) : '', process.env);
@@ -163,7 +186,7 @@ export class AgentClient implements AgentPort {
         const detail = err instanceof Error ? err.message : String(err);
         traceError('cannot attach:', detail);
         this.setState('stopped', detail);
-        void api.showError(`OpenProgram: cannot attach to the server: ${detail}`, 'Open Settings');
+        this.toast(`OpenProgram: cannot attach to the server: ${detail}`);
         return;
       }
       plan.initializationOptions.token = att.token;
@@ -174,6 +197,31 @@ export class AgentClient implements AgentPort {
           socket.once('connect', () => resolve({ reader: socket, writer: socket }));
           socket.once('error', reject);
         });
+    } else {
+      // Spawned here, before the language client exists: a missing executable is our one clear
+      // message (not the client's stack trace), and the process leads its own group, so a crash
+      // or a stop can end everything it started.
+      let proc: ServerProcess;
+      try {
+        proc = await spawnServer(plan.command, plan.args, { cwd: plan.cwd, env: plan.env });
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        traceError('server failed to start:', detail);
+        this.setState('stopped', detail);
+        this.toast(`OpenProgram: the server did not start: ${detail}.`);
+        return;
+      }
+      this.server = proc;
+      this.ended = undefined;
+      const exited = new Promise<void>((resolve) => {
+        proc.onExit((code, signal) => {
+          proc.killGroup();
+          if (this.server === proc) this.ended = exitDetail(code, signal);
+          resolve();
+        });
+      });
+      this.exited = exited;
+      serverOptions = async () => ({ process: proc.child, detached: false });
     }
     const clientOptions: LanguageClientOptions = {
       outputChannel: this.output,
@@ -183,6 +231,13 @@ export class AgentClient implements AgentPort {
       synchronize: { configurationSection: 'openprogram' },
       // files of the workspace: agent blame (code lenses, hovers, the restore-hunk code action)
       documentSelector: [{ scheme: 'file' }],
+      // We say what happened (banner and one notification with Restart) instead of the
+      // client's own restarts and toasts.
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+      },
+      initializationFailedHandler: () => false,
     };
     const client = new LanguageClient('openprogram', 'OpenProgram', serverOptions, clientOptions);
     client.registerFeature(new OpenProgramFeature());
@@ -201,8 +256,16 @@ export class AgentClient implements AgentPort {
           this.questionHandler ? this.questionHandler(p, token) : Promise.resolve({ cancelled: true }),
       ),
       client.onDidChangeState((e) => {
-        if (e.newState === State.Stopped && this.client === client) {
-          this.setState('stopped', 'the server exited');
+        if (e.newState === State.Stopped && this.client === client && this.state === 'running') {
+          // The connection closes before the process is reaped: wait (briefly) for its cause.
+          const exited = this.exited;
+          void Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]).then(() => {
+            if (this.client !== client || this.state !== 'running') return;
+            const detail = this.ended ?? 'the server exited';
+            traceError('server stopped:', detail);
+            this.setState('stopped', detail);
+            this.toast(`OpenProgram: the server stopped (${detail}). Restart it from the chat panel or the status bar.`);
+          });
         } else if (e.newState === State.Running && this.client === client) {
           this.setState('running');
         }
@@ -213,20 +276,34 @@ export class AgentClient implements AgentPort {
     try {
       await client.start();
       this.setState('running');
+      this.clearNotice();
       traceInfo('server running');
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
+      const detail = this.ended ?? (err instanceof Error ? err.message : String(err));
       traceError('server failed to start:', detail);
       this.setState('stopped', detail);
-      void api
-        .showError(`OpenProgram: the server did not start (${plan.command}): ${detail}`, 'Open Settings', 'Show Log')
-        .then((pick) => {
-          if (pick === 'Open Settings') {
-            void api.executeCommand('workbench.action.openSettings', 'openprogram.server');
-          } else if (pick === 'Show Log') {
-            this.output.show();
-          }
-        });
+      this.toast(`OpenProgram: the server did not start: ${detail}.`);
     }
   }
+
+  /**
+   * Say what failed in a notification that closes itself once the server runs again (or the
+   * next failure replaces it): no stale or duplicate error toasts. The panel's banner and the
+   * status bar item carry the Restart and Open Settings actions.
+   */
+  private toast(message: string): void {
+    if (this.lastToast === message) return;
+    this.clearNotice();
+    this.lastToast = message;
+    api.showNotice(message, (close) => {
+      this.closeNotice = close;
+    });
+  }
+
+  private clearNotice(): void {
+    this.closeNotice?.();
+    this.closeNotice = undefined;
+    this.lastToast = null;
+  }
+
 }

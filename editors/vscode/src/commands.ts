@@ -1,4 +1,5 @@
 /** Every command the extension contributes, wired to the controller, trees and client. */
+import { branchLabel } from './branches/label';
 import { watchSession } from './watch';
 import type { AgentNode, AgentTree } from './agents/tree';
 import type { AgentClient } from './client';
@@ -10,8 +11,10 @@ import { checkpointUri, type CheckpointContentProvider } from './checkpoints/con
 import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type BranchDiffResult, type BranchInfo, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
+import { hunkUnderCursor, type HunkRef } from './checkpoints/hunks';
 import { traceError } from './log';
 import { listRules, removeSettingsRule, revokeRule, ruleItems } from './rules';
+import { PERMISSION_MODES } from './settings';
 import * as api from './vscodeapi';
 
 const UNDO_KEY = 'openprogram.lastSafetyCheckpointId';
@@ -27,6 +30,11 @@ export interface Parts {
   branchContent: BranchDiffContent;
   memento: api.Memento;
   output: api.LogOutputChannel;
+}
+
+function isHunkRef(x: unknown): x is HunkRef {
+  const r = x as Partial<HunkRef> | null | undefined;
+  return !!r && typeof r.checkpointId === 'string' && typeof r.path === 'string' && Number.isInteger(r.hunk);
 }
 
 /** Run a command body, showing failures as an error notification. */
@@ -207,8 +215,8 @@ export function registerCommands(p: Parts): api.Disposable[] {
           return;
         }
         const pick = await api.showQuickPick(
-          branches.map((b, i) => ({
-            label: `${b.active ? '$(check) ' : ''}${b.name || `branch ${i + 1}`}`,
+          branches.map((b) => ({
+            label: `${b.active ? '$(check) ' : ''}${branchLabel(b, branches)}`,
             description: `${b.length} msgs · ${b.preview}`,
             headId: b.headId,
           })),
@@ -307,6 +315,15 @@ export function registerCommands(p: Parts): api.Disposable[] {
       if (!cp.parentId) throw new Error('this checkpoint has no parent to restore.');
       await restore(cp.parentId, [node.file.path], `reverted ${node.file.path}`);
     }),
+    cmd('openprogram.restoreHunk', async (arg?: unknown) => {
+      const ref = isHunkRef(arg) ? arg : await hunkUnderCursor(p.content);
+      if (!ref) {
+        void api.showInfo('OpenProgram: put the cursor on a change in a checkpoint diff (its right side), or use the lens above the change.');
+        return;
+      }
+      const res = await p.client.request<RestoreResult>(Requests.restoreHunk, ref);
+      await remembered(res, `restored a hunk of ${ref.path}`);
+    }),
     cmd('openprogram.undoRestore', async () => {
       const undo = p.memento.get<{ checkpointId: string; paths: string[] }>(UNDO_KEY);
       if (!undo) {
@@ -363,6 +380,48 @@ export function registerCommands(p: Parts): api.Disposable[] {
       void api.showInfo(`OpenProgram: revoked “${revoked.description}”; the next such call asks again.`);
     }),
     cmd('openprogram.restartServer', () => p.client.restart()),
+    cmd('openprogram.pickModel', async () => {
+      const current = p.controller.state.settings.model;
+      const ids = [...new Set([current, ...p.controller.state.settings.models, 'offline'].filter(Boolean))];
+      const items: (api.QuickPickItem & { id: string | null })[] = [
+        { label: `${current ? '' : '$(check) '}Server default`, description: 'OPENPROGRAM_MODEL, the config file, else offline', id: '' },
+        ...ids.map((id) => ({ label: `${id === current ? '$(check) ' : ''}${id}`, id })),
+        { label: 'Other model…', description: 'openai:MODEL, anthropic:MODEL, scripted:FILE', id: null },
+      ];
+      const pick = await api.showQuickPick(items, { placeHolder: `Model for the next turns (now: ${current || 'server default'})` });
+      if (!pick) return;
+      let model = pick.id;
+      if (model === null) {
+        model = (await api.showInputBox({ prompt: 'Model id, e.g. openai:gpt-4o-mini or anthropic:claude-sonnet-4-5', value: current, ignoreFocusOut: true }))?.trim() ?? null;
+        if (!model) return;
+      }
+      await api.updateSetting('openprogram.model', model);
+    }),
+    cmd('openprogram.pickMode', async () => {
+      const current = p.controller.state.settings.permissionMode;
+      const help: Record<string, string> = {
+        ask: 'reads run; edits and commands ask', 'accept-edits': 'edits run; commands ask',
+        plan: 'read-only: every change is refused', bypass: 'nothing asks (use with care)',
+      };
+      const pick = await api.showQuickPick(
+        PERMISSION_MODES.map((m) => ({ label: `${m === current ? '$(check) ' : ''}${m}`, description: help[m], mode: m })),
+        { placeHolder: `Permission mode (now: ${current})` },
+      );
+      if (pick) await p.controller.setMode(pick.mode);
+    }),
+    cmd('openprogram.focusChat', async () => {
+      await api.executeCommand('openprogram.chat.focus');
+    }),
+    cmd('openprogram.focusInput', async () => {
+      await api.executeCommand('openprogram.chat.focus');
+      p.controller.focusInput();
+    }),
+    cmd('openprogram.acceptApproval', async () => {
+      if (!p.controller.answerPending('allow_once')) void api.showInfo('OpenProgram: no approval is waiting.');
+    }),
+    cmd('openprogram.rejectApproval', async () => {
+      if (!p.controller.answerPending('reject_once')) void api.showInfo('OpenProgram: no approval is waiting.');
+    }),
     cmd('openprogram.showLog', async () => p.output.show()),
   ];
 }

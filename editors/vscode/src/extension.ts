@@ -1,6 +1,6 @@
 /** Entry point: builds the parts and wires them together; the logic lives in the modules. */
 import { AgentTree, affectsAgents } from './agents/tree';
-import { AgentClient } from './client';
+import { AgentClient, readSettings, type ServerState } from './client';
 import { BRANCH_SCHEME, BranchDiffContent } from './branches/diff';
 import { BranchTree } from './branches/tree';
 import { ChatController } from './chat/controller';
@@ -8,15 +8,24 @@ import { ChatViewProvider } from './chat/view';
 import { CheckpointContentProvider } from './checkpoints/content';
 import { CheckpointTree } from './checkpoints/tree';
 import { CHECKPOINT_SCHEME } from './checkpoints/uri';
+import { HunkLensProvider } from './checkpoints/hunks';
 import { registerCommands } from './commands';
+import { statusView } from './status';
 import { setLogChannel, traceInfo } from './log';
+import { pendingApprovals, type PanelSettings } from './webview/state';
 import * as api from './vscodeapi';
 
 let client: AgentClient | undefined;
 
 /** Settings whose change needs a new server process. */
-const RESTART_KEYS = ['openprogram.server', 'openprogram.model', 'openprogram.home', 'openprogram.mcpServers', 'openprogram.disabledTools',
+const RESTART_KEYS = ['openprogram.server', 'openprogram.home', 'openprogram.mcpServers', 'openprogram.disabledTools',
   'openprogram.openai', 'openprogram.anthropic'];
+
+/** What the panel's header shows from the settings. */
+function panelSettings(): PanelSettings {
+  const { settings } = readSettings();
+  return { model: settings.model, models: settings.models, permissionMode: settings.permissionMode };
+}
 
 export async function activate(context: api.ExtensionContext): Promise<void> {
   const output = api.createLogChannel('OpenProgram');
@@ -32,7 +41,22 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const content = new CheckpointContentProvider(client);
   const branchContent = new BranchDiffContent();
   const status = api.createStatusBarItem();
-  status.command = 'openprogram.showLog';
+  status.command = 'openprogram.focusChat';
+  status.name = 'OpenProgram';
+  let server: { state: ServerState; detail?: string } = { state: 'starting' };
+  const showStatus = (): void => {
+    const view = statusView(server.state, server.detail, controller.state);
+    status.text = view.text;
+    // stopped: one click restarts; else it opens the chat
+    status.command = server.state === 'stopped' ? 'openprogram.restartServer' : 'openprogram.focusChat';
+    status.tooltip = view.tooltip;
+    status.backgroundColor = view.alert ? new api.ThemeColor(server.state === 'stopped' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground') : undefined;
+    status.show();
+    chatView.setBadge(view.waiting);
+    void api.setContext('openprogram.pendingApproval', pendingApprovals(controller.state).length > 0);
+  };
+  showStatus();
+  controller.setSettings(panelSettings());
 
   context.subscriptions.push(
     output,
@@ -48,6 +72,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.createTreeView('openprogram.agents', agents),
     api.registerContentProvider(CHECKPOINT_SCHEME, content),
     api.registerContentProvider(BRANCH_SCHEME, branchContent),
+    api.registerCodeLens(CHECKPOINT_SCHEME, new HunkLensProvider(content)),
     ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, branchContent, memento: context.workspaceState, output }),
     controller.onTurnFinished(() => {
       checkpoints.refresh();
@@ -57,10 +82,10 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     client.onEvent((e) => {
       if (affectsAgents(e)) agents.refresh();
     }),
-    client.onState(({ state }) => {
-      status.text = state === 'running' ? '$(hubot) OpenProgram' : state === 'starting' ? '$(sync~spin) OpenProgram' : '$(error) OpenProgram';
-      status.tooltip = `OpenProgram server: ${state}`;
-      status.show();
+    controller.onDidChange(showStatus),
+    client.onState(({ state, detail }) => {
+      server = { state, detail };
+      showStatus();
       if (state === 'running') {
         checkpoints.refresh();
         branches.refresh();
@@ -68,6 +93,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       }
     }),
     api.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('openprogram')) controller.setSettings(panelSettings());
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) {
         traceInfo('settings changed; restarting the server');
         void client?.restart();

@@ -14,7 +14,7 @@ export type {
   McpResult, McpServerInfo, McpSource, PermissionOption, PermissionResolvedData,
   PermissionToolCall, PermissionWithdrawnData, RequestTypes, RestoreResult, RuleInfo,
   RulesResult, SessionInfo,
-  SubagentData, SubscribeResult, ToolCallRecord, ToolFinishedData, ToolStartedData, TurnError,
+  SubagentData, SubscribeResult, ToolCallRecord, ToolFinishedData, ToolOutputData, ToolStartedData, TurnError,
   TurnResult, TurnStartedData, Usage,
 } from './wire';
 import { EventTypes, Requests, ServerNotifications, ServerRequests } from './wire';

@@ -24,6 +24,8 @@ export interface Settings {
   switchCode: SwitchCode;
   /** Agent blame: code lenses, hovers and the restore-hunk code action. */
   blameEnabled: boolean;
+  /** Models the panel's model picker offers besides the current one and `offline`. */
+  models: string[];
 }
 
 /** One entry of `openprogram.rules`. */
@@ -73,6 +75,7 @@ export const DEFAULTS: Settings = {
   rules: [],
   switchCode: 'ask',
   blameEnabled: true,
+  models: [],
 };
 
 /** What the client needs to spawn the server. */
@@ -168,6 +171,13 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
   } else {
     problems.push('openprogram.blame.enabled must be true or false');
   }
+  const modelsRaw = get('models') ?? DEFAULTS.models;
+  let models = DEFAULTS.models;
+  if (Array.isArray(modelsRaw) && modelsRaw.every((a) => typeof a === 'string')) {
+    models = (modelsRaw as string[]).map((m) => m.trim()).filter(Boolean);
+  } else {
+    problems.push('openprogram.models must be a list of model ids');
+  }
   const settings: Settings = {
     serverCommand: str('server.command', DEFAULTS.serverCommand) || DEFAULTS.serverCommand,
     serverArgs,
@@ -182,6 +192,7 @@ export function parseSettings(get: (key: string) => unknown): { settings: Settin
     rules,
     switchCode,
     blameEnabled,
+    models,
   };
   return { settings, problems };
 }

@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 
 export {
   CancellationTokenSource,
+  CodeLens,
+  Range,
   EventEmitter,
   MarkdownString,
   ThemeColor,
@@ -13,11 +15,14 @@ export {
 } from 'vscode';
 export type {
   CancellationToken,
+  CodeLensProvider,
   Disposable,
   Event,
   ExtensionContext,
   LogOutputChannel,
   Memento,
+  QuickPickItem,
+  TextDocument,
   TextDocumentContentProvider,
   TreeDataProvider,
   Webview,
@@ -127,13 +132,27 @@ export function openChanges(title: string, resources: [vscode.Uri, vscode.Uri, v
   return vscode.commands.executeCommand('vscode.changes', title, resources);
 }
 
-/** Open a workspace file in an editor. */
+/**
+ * Open a workspace file in an editor, or reveal a folder in the Explorer. A path that leads
+ * outside the workspace (a model may name any) is refused.
+ */
 export async function openWorkspaceFile(relPath: string): Promise<void> {
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   if (!root) {
     return;
   }
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(root, relPath));
+  const uri = vscode.Uri.joinPath(root, relPath);
+  const inside = uri.path === root.path || uri.path.startsWith(root.path.endsWith('/') ? root.path : `${root.path}/`);
+  if (!inside) {
+    void vscode.window.showWarningMessage(`OpenProgram: ${relPath} is outside the workspace; not opened.`);
+    return;
+  }
+  const stat = await vscode.workspace.fs.stat(uri);
+  if (stat.type & vscode.FileType.Directory) {
+    await vscode.commands.executeCommand('revealInExplorer', uri);
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { preview: true });
 }
 
@@ -168,4 +187,50 @@ export function activeSelection(): import('./context/attachments').EditorSelecti
     code: typeof d.code === 'object' ? String(d.code.value) : d.code,
   }));
   return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri), range, text: doc.getText(sel), diagnostics };
+}
+
+/**
+ * An error notification that stays until `close` (handed to `onClose`) is called or the user
+ * dismisses it; unlike a plain message it can be taken back when it no longer holds.
+ */
+export function showNotice(message: string, onClose: (close: () => void) => void): void {
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: message, cancellable: true },
+    (_progress, token) =>
+      new Promise<void>((resolve) => {
+        token.onCancellationRequested(() => resolve());
+        onClose(resolve);
+      }),
+  );
+}
+
+/**
+ * Change a setting where it takes effect: the workspace (folder) level when it is set there,
+ * else the user's settings.
+ */
+export async function updateSetting(key: string, value: unknown): Promise<void> {
+  const dot = key.indexOf('.');
+  const cfg = vscode.workspace.getConfiguration(key.slice(0, dot));
+  const name = key.slice(dot + 1);
+  const where = cfg.inspect(name);
+  const target = where?.workspaceFolderValue !== undefined
+    ? vscode.ConfigurationTarget.WorkspaceFolder
+    : where?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await cfg.update(name, value, target);
+}
+
+/** Register a CodeLens provider for the documents of one URI scheme. */
+export function registerCodeLens(scheme: string, provider: vscode.CodeLensProvider): vscode.Disposable {
+  return vscode.languages.registerCodeLensProvider({ scheme }, provider);
+}
+
+/** The active editor's document and its cursor line (0-based), if there is one. */
+export function activeCursor(): { uri: vscode.Uri; line: number } | undefined {
+  const ed = vscode.window.activeTextEditor;
+  return ed ? { uri: ed.document.uri, line: ed.selection.active.line } : undefined;
+}
+
+/** A modal yes/no question; true when the user chose `action`. */
+export async function confirm(message: string, action: string): Promise<boolean> {
+  return (await vscode.window.showWarningMessage(message, { modal: true }, action)) === action;
 }

@@ -69,6 +69,7 @@ export const EventTypes = [
   'permission.requested',
   'permission.resolved',
   'rules.changed',
+  'tool.output',
 ] as const;
 
 export interface AcceptedResult {
@@ -902,6 +903,13 @@ export interface ToolFinishedData {
   cancelled?: boolean;
 }
 
+/** The next piece of a running command's output (`run_command`), as it comes. */
+export interface ToolOutputData {
+  toolCallId: string;
+  /** Batched (about 50 ms or 8 KiB); at most 64 KiB per call are streamed, then a note; tool.finished carries the whole output */
+  text: string;
+}
+
 /** A tool call is about to run (approval may still be asked). */
 export interface ToolStartedData {
   toolCallId: string;
@@ -1023,6 +1031,7 @@ export interface EventData {
   'text.delta': TextDeltaData;
   'tool.started': ToolStartedData;
   'tool.finished': ToolFinishedData;
+  'tool.output': ToolOutputData;
   'turn.finished': TurnResult;
   'context.compacted': ContextCompactedData;
   'context.usage': ContextUsageData;

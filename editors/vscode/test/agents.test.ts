@@ -112,6 +112,11 @@ test('the tree lists a subagent run; opening it checks out its branch', { skip: 
     await pause(50);
   }
   assert.ok(refreshed.length >= 2, 'subagent.started and subagent.ended refreshed the tree');
+  // The child streamed on the same session while the parent ran: none of it is in the parent's
+  // reply (mixed, the two "ok"s would read "okok"), and its report is labelled as one.
+  const said = controller.state.items.flatMap((i) => (i.kind === 'message' && i.role === 'assistant' ? [i.text] : []));
+  assert.ok(said.length === 2 && said.every((t) => t === 'ok'), `the parent's replies (its own and the one after the report): ${JSON.stringify(said)}`);
+  assert.ok(!controller.state.items.some((i) => i.kind === 'message' && i.role === 'user' && i.text.includes('[Agent')), 'no report shown as You');
 
   const nodes = await tree.getChildren();
   const kid = nodes.find((n) => n.agent.label === 'kid');
@@ -135,7 +140,7 @@ test('the tree lists a subagent run; opening it checks out its branch', { skip: 
   }
   assert.equal(controller.state.headId, kid.agent.headId);
   assert.ok(
-    controller.state.items.some((i) => i.kind === 'message' && i.role === 'user' && i.text.includes('help')),
+    controller.state.items.some((i) => i.kind === 'message' && i.role === 'report' && i.text.includes('help')),
     `the chat shows the subagent's branch: ${JSON.stringify(controller.state.items.map((i) => (i.kind === 'message' ? i.text : i.kind)))}`,
   );
   const { branches } = await agent.request<{ branches: { headId: string; active: boolean }[] }>(Requests.branches, { sessionId });

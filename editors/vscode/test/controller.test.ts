@@ -119,8 +119,15 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     assert.ok(card.permission?.choice, 'the card recorded the choice');
     assert.equal(card.diff?.oldText, ORIGINAL);
     assert.ok(s.items.some((i) => i.kind === 'message' && i.role === 'assistant' && i.text.includes('Done editing.')));
-    assert.ok(s.items.some((i) => i.kind === 'checkpoint' && i.files.some((f) => f.path === 'hello.py')));
+    assert.ok(s.items.some((i) => i.kind === 'checkpoint' && i.files?.some((f) => f.path === 'hello.py')));
     assert.ok(page.messages.some((m) => m.type === 'event' && m.event.type === 'text.delta'), 'the reply streamed');
+    const usage = s.items.find((i) => i.kind === 'message' && i.role === 'assistant' && i.usage);
+    assert.ok(usage, 'the reply shows the turn\'s token usage');
+    // Reloaded from history: the checkpoint card and the usage come back.
+    await controller.loadSession(s.sessionId!);
+    const again = controller.state;
+    assert.ok(again.items.some((i) => i.kind === 'checkpoint' && i.files?.some((f) => f.path === 'hello.py')), 'history keeps the checkpoint card');
+    assert.ok(again.items.some((i) => i.kind === 'message' && i.role === 'assistant' && i.usage), 'history keeps the usage');
   });
 
   await t.test('with the panel hidden, the notification answers the approval', async () => {

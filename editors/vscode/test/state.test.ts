@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { EventParams, TurnResult } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
-import { initialState, reduce, withdrawnReason, type ChatState, type MessageItem, type NoteItem, type ToolItem } from '../src/webview/state';
+import { initialState, orderSessions, reduce, withdrawnReason, type ChatState, type MessageItem, type NoteItem, type ToolItem } from '../src/webview/state';
 
 const S = 'sess1';
 
@@ -29,6 +29,13 @@ function result(extra: Partial<TurnResult> = {}): TurnResult {
     ...extra,
   };
 }
+
+/** A panel on session S whose own turn t1 has started. */
+const ourTurn = (): HostMessage[] => [
+  { type: 'reset', sessionId: S },
+  { type: 'userSent', text: 'go', predecessor: null, clientTurnId: 'turn-1' },
+  ev('turn.started', { clientTurnId: 'turn-1' }),
+];
 
 const messages = (s: ChatState): MessageItem[] => s.items.filter((i): i is MessageItem => i.kind === 'message');
 const tools = (s: ChatState): ToolItem[] => s.items.filter((i): i is ToolItem => i.kind === 'tool');
@@ -116,7 +123,7 @@ test('a tool call becomes a card; permission prompt attaches to it and settles o
 
 test('a permission request before tool.started creates a pending card that tool.started reuses', () => {
   const s = run([
-    { type: 'reset', sessionId: S },
+    ...ourTurn(),
     {
       type: 'permission',
       requestId: 'p1',
@@ -431,7 +438,7 @@ test('a live steer shows in the stream and the next text starts a new segment', 
 
 test('a call refused by a hook keeps the reason on its card, live and from history', () => {
   const s = run([
-    { type: 'reset', sessionId: S },
+    ...ourTurn(),
     ev('tool.started', { toolCallId: 'c9', name: 'run_command', kind: 'execute', title: 'Run `rm -rf /`', input: { command: 'rm -rf /' } }),
     ev('tool.finished', { toolCallId: 'c9', status: 'failed', output: 'Denied by a tool gate: no shell today', blockedReason: 'no shell today' }),
   ]);
@@ -457,7 +464,7 @@ test('an MCP tool card keeps the server and tool from tool.started and from the 
   const mcp = { server: 'github', tool: 'create_issue' };
   const input = { title: 'Bug', body: 'x'.repeat(5000) };
   const started = run([
-    { type: 'reset', sessionId: S },
+    ...ourTurn(),
     ev('tool.started', { toolCallId: 'c1', name: 'mcp__github__create_issue', kind: 'other', title: 'MCP github: create_issue', input, mcp }),
   ]);
   assert.deepEqual(tools(started)[0].mcp, mcp);
@@ -480,7 +487,7 @@ test("another editor's turn shows its message, its approval read-only, then the 
   let s = reduce(initialState(), { type: 'history', sessionId: 's1', headId: 'h0', nodes: [] });
   const ev = (type: string, data: Record<string, unknown>) =>
     ({ type: 'event', event: { type, sessionId: 's1', turnId: 't1', data } }) as const;
-  s = reduce(s, ev('turn.started', { source: 'user', text: 'write a.txt', clientTurnId: 'vscode-other', userNodeId: 'u1' }));
+  s = reduce(s, ev('turn.started', { source: 'user', text: 'write a.txt', clientTurnId: 'vscode-other', userNodeId: 'u1', predecessor: 'h0' }));
   const msg = s.items.find((it) => it.kind === 'message');
   assert.ok(msg && msg.kind === 'message' && msg.role === 'user' && msg.elsewhere && msg.text === 'write a.txt');
   assert.equal(s.busy, true);
@@ -574,4 +581,123 @@ test("another editor's question shows read-only with its answer; this editor's o
   const mine = q().filter((it) => it.kind === 'question' && it.questionId === 'q2');
   assert.equal(mine.length, 1);
   assert.ok(mine[0].kind === 'question' && !mine[0].readOnly && mine[0].requestId === 'r2');
+});
+
+test('a subagent streaming in the same session does not mix into the reply', () => {
+  const s = run([
+    { type: 'history', sessionId: S, headId: 'a0', nodes: [] },
+    { type: 'userSent', text: 'spawn a helper', predecessor: 'a0', clientTurnId: 'turn-1' },
+    ev('turn.started', { clientTurnId: 'turn-1', predecessor: 'a0', source: 'user' }, 'p1'),
+    ev('text.delta', { text: 'ok (scri' }, 'p1'),
+    ev('turn.started', { source: 'agent_spawn', predecessor: null, text: 'do it' }, 'sub1'),
+    ev('text.delta', { text: 'ok (script reply A)' }, 'sub1'),
+    ev('tool.started', { toolCallId: 'c9', name: 'read_file', kind: 'read', title: 'Read x', input: {} }, 'sub1'),
+    ev('text.delta', { text: 'pt reply B)' }, 'p1'),
+    ev('turn.finished', { ...result({ assistantNodeId: 'sub1', headId: 'sub1', text: 'ok (script reply A)' }) }, 'sub1'),
+  ]);
+  assert.deepEqual(messages(s).map((m) => [m.role, m.text]), [
+    ['user', 'spawn a helper'],
+    ['assistant', 'ok (script reply B)'],
+  ]);
+  assert.equal(tools(s).length, 0, "the subagent's tool call is not on the parent's stream");
+  assert.equal(s.busy, true, "the subagent's end does not end the parent's turn");
+});
+
+test("a subagent's report continuing the branch shows as a report, not as You", () => {
+  const report = '[Agent tests finished (done); its branch tip is s1:a9_reply]\n\nAll 12 tests pass.';
+  let s = run([
+    { type: 'history', sessionId: S, headId: 'a1', nodes: [] },
+    ev('turn.started', { source: 'follow_up', predecessor: 'a1', text: report, userNodeId: 'u2' }, 'u2_reply'),
+    ev('text.delta', { text: 'Good: the tests pass.' }, 'u2_reply'),
+    ev('turn.finished', { ...result({ userNodeId: 'u2', assistantNodeId: 'u2_reply', headId: 'u2_reply' }) }, 'u2_reply'),
+  ]);
+  assert.deepEqual(messages(s).map((m) => [m.role, m.text, m.from ?? null]), [
+    ['report', 'All 12 tests pass.', 'Report from tests (done)'],
+    ['assistant', 'Good: the tests pass.', null],
+  ]);
+  assert.equal(s.headId, 'u2_reply');
+  // and the same from history
+  s = reduce(s, {
+    type: 'history', sessionId: S, headId: 'u2_reply', nodes: [
+      { id: 'u2', role: 'user', text: report, predecessor: 'a1', createdAt: '', metadata: { source: 'follow_up' } },
+      { id: 'u2_reply', role: 'assistant', text: 'Good: the tests pass.', predecessor: 'u2', createdAt: '', metadata: {} },
+    ],
+  });
+  assert.deepEqual(messages(s).map((m) => [m.role, m.text]), [['report', 'All 12 tests pass.'], ['assistant', 'Good: the tests pass.']]);
+});
+
+test('a turn on another branch of the session is not shown', () => {
+  const s = run([
+    { type: 'history', sessionId: S, headId: 'a1', nodes: [] },
+    ev('turn.started', { source: 'send_message', predecessor: 'zz', text: 'hello' }, 'x1'),
+    ev('text.delta', { text: 'elsewhere' }, 'x1'),
+  ]);
+  assert.equal(s.items.length, 0);
+  assert.equal(s.busy, false);
+});
+
+test('the sessions list: this workspace first, newest first, filtered by every word', () => {
+  const mk = (id: string, title: string, workspace: string | undefined, updatedAt: string) => ({ id, title, workspace, updatedAt, status: 'idle' as const });
+  const list = [
+    mk('s1', 'fix the parser', '/home/me/proj', '2026-11-30T10:00:00Z'),
+    mk('s2', 'write docs', '/home/me/other', '2026-12-01T09:00:00Z'),
+    mk('s3', 'parser tests', '/home/me/proj/', '2026-12-01T08:00:00Z'),
+    mk('s4', 'old', undefined, '2026-01-01T00:00:00Z'),
+  ];
+  const all = orderSessions(list, '/home/me/proj');
+  assert.deepEqual(all.here.map((s) => s.id), ['s3', 's1']);
+  assert.deepEqual(all.elsewhere.map((s) => s.id), ['s2', 's4']);
+  const found = orderSessions(list, '/home/me/proj', 'PARSER fix');
+  assert.deepEqual([...found.here, ...found.elsewhere].map((s) => s.id), ['s1']);
+  assert.deepEqual(orderSessions(list, '/home/me/proj', 'other').elsewhere.map((s) => s.id), ['s2'], 'the folder is searched too');
+  assert.deepEqual(orderSessions(list, null).here, [], 'no workspace: everything is elsewhere');
+});
+
+test('reloaded history keeps approval labels, an interrupted turn, its call and the checkpoint card', () => {
+  let s = reduce(initialState(), {
+    type: 'history', sessionId: S, headId: 'a1', nodes: [
+      { id: 'u1', role: 'user', text: 'do it', predecessor: null, createdAt: '', metadata: {} },
+      {
+        id: 'a1', role: 'assistant', text: 'Writing.\n\n[interrupted]', predecessor: 'u1', status: 'interrupted', createdAt: '',
+        metadata: { steps: ['Writing.'], checkpointId: 'cp1', usage: { inputTokens: 1200, outputTokens: 7 } },
+        toolCalls: [
+          { id: 'c1', name: 'write_file', kind: 'edit', input: {}, status: 'completed', step: 0, approval: { by: 'user', option: 'allow_always', optionId: 'o2' } },
+          { id: 'c2', name: 'run_command', kind: 'execute', input: {}, status: 'failed', step: 0, output: 'The user rejected this tool call.' },
+          { id: 'c3', name: 'run_command', kind: 'execute', input: {}, status: 'in_progress', step: 0, title: 'Run `sleep 9`' },
+          { id: 'c4', name: 'read_file', kind: 'read', input: {}, status: 'completed', step: 0, approval: { by: 'mode', mode: 'ask' } },
+        ],
+      },
+    ],
+  });
+  const cards = tools(s);
+  assert.deepEqual(cards.map((c) => c.decided), ['Always allowed', 'Rejected', null, null]);
+  assert.equal(cards[2].status, 'failed');
+  assert.match(cards[2].output ?? '', /Interrupted/);
+  const [reply] = messages(s).filter((m) => m.role === 'assistant');
+  assert.equal(reply.text, 'Writing.', 'the [interrupted] marker is not shown as text');
+  assert.deepEqual(reply.usage, { inputTokens: 1200, outputTokens: 7 });
+  const notes = s.items.filter((i): i is NoteItem => i.kind === 'note');
+  assert.ok(notes.some((n) => n.level === 'warning' && /interrupted/.test(n.text)));
+  const card = s.items.find((i) => i.kind === 'checkpoint');
+  assert.ok(card && card.kind === 'checkpoint' && card.files === null, 'a placeholder until the files are known');
+  s = reduce(s, { type: 'checkpoints', checkpoints: [{ id: 'cp1', createdAt: '', message: '', kind: 'turn', files: [{ path: 'a.txt', status: 'added' }] }] });
+  const filled = s.items.find((i) => i.kind === 'checkpoint');
+  assert.ok(filled && filled.kind === 'checkpoint' && filled.files?.[0].path === 'a.txt');
+});
+
+test("a running command's output streams into its card; the finish replaces it", () => {
+  let s = run([
+    ...ourTurn(),
+    ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run make', input: { command: 'make' } }),
+    ev('tool.output', { toolCallId: 'c1', text: 'compiling a.c\n' }),
+    ev('tool.output', { toolCallId: 'c1', text: 'compiling b.c\n' }),
+    ev('tool.output', { toolCallId: 'c9', text: 'another call' }),
+    ev('tool.output', { toolCallId: 'c1', text: 'subagent' }, 'sub1'),
+  ]);
+  assert.equal(tools(s)[0].live, 'compiling a.c\ncompiling b.c\n');
+  s = reduce(s, ev('tool.output', { toolCallId: 'c1', text: 'x'.repeat(70 * 1024) }));
+  assert.equal(tools(s)[0].live?.length, 64 * 1024, 'the card keeps the tail');
+  s = reduce(s, ev('tool.finished', { toolCallId: 'c1', status: 'completed', output: 'exit code 0\ncompiling a.c\ncompiling b.c' }));
+  assert.equal(tools(s)[0].live, undefined);
+  assert.match(tools(s)[0].output ?? '', /^exit code 0/);
 });

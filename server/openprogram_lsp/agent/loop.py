@@ -59,6 +59,8 @@ class LoopHooks:
     """Callbacks the dispatcher uses to persist progress."""
 
     on_tool_finished: Callable[[ToolCallRecord], None] | None = None
+    # before a call runs (the reply so far and the running call survive a crash)
+    on_tool_started: Callable[[ToolCall, int], None] | None = None
     on_step_finished: Callable[[LoopState], None] | None = None
     # at wrap-up: a reason to keep going (a Stop hook refusing), or None to stop
     before_stop: Callable[[LoopState], Awaitable[str | None]] | None = None
@@ -181,6 +183,8 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     continue
             break
         for i, call in enumerate(calls):
+            if hooks.on_tool_started:
+                hooks.on_tool_started(call, step)
             try:
                 record, out = await _race(runner.run(call, step), control.cancel)
             except TurnCancelled:

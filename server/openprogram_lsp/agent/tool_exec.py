@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openprogram_lsp.agent import prompts
+from openprogram_lsp.agent.live_output import LiveOutput
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
@@ -131,7 +132,8 @@ class ToolRunner:
         if refusal is not None:
             out = ToolOutput(refusal, is_error=True)
             return self._finish(record, out), out
-        ctx = dataclasses.replace(self.ctx, grant=grant) if grant else self.ctx
+        live = LiveOutput(self._emit, call.id)
+        ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed)
         if tool.kind not in READ_KINDS and self.before_mutation is not None:
             try:
                 await self.before_mutation()
@@ -142,12 +144,14 @@ class ToolRunner:
         try:
             out = await tool.run(args, ctx)
         except asyncio.CancelledError:
+            live.close()
             raise
         except OpenProgramError as exc:
             out = ToolOutput(exc.message, is_error=True)
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        live.close()  # its last piece before tool.finished
         out.text = cap_text(out.text)  # whatever the tool, the model and the store get a cap
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1

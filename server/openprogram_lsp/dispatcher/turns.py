@@ -33,6 +33,7 @@ from openprogram_lsp.core.turn_context import (
 from openprogram_lsp.core.types import (
     Node,
     NodeStatus,
+    ToolCall,
     ToolCallRecord,
     TurnError,
     TurnRequest,
@@ -436,6 +437,21 @@ class Dispatcher:
                                         "steps": list(state.steps),
                                         "interjections": list(state.interjections)})
 
+        def persist_started(call: ToolCall, step: int) -> None:
+            # the reply so far and the call now running, so a crash leaves them on record
+            running = ToolCallRecord(id=call.id, name=call.name, input=call.arguments,
+                                     status="in_progress", step=step)
+            tool = tools.get(call.name)
+            if tool is not None:
+                running.kind = tool.kind
+                with contextlib.suppress(Exception):  # a title from bad arguments is no title
+                    running.title = tool.title(tool.parse(call.arguments))
+            store.update_node(turn.session_id, turn.turn_id, text=state.text,
+                              tool_calls=[*state.tool_calls, running],
+                              metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
+                                        "steps": list(state.steps),
+                                        "interjections": list(state.interjections)})
+
         before_stop = None
         if hooks is not None and (hooks.has("SubagentStop") if hooks.subagent
                                   else hooks.has("Stop")):
@@ -446,6 +462,7 @@ class Dispatcher:
 
         await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
                        state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
+                                                    on_tool_started=persist_started,
                                                     before_stop=before_stop))
         if not state.text and not state.tool_calls and not turn.control.cancelled:
             empty = "the model sent an empty reply (no text and no tool calls)"

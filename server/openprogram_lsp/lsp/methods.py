@@ -74,9 +74,10 @@ EVENT_TYPES: tuple[str, ...] = (
     "file.changed", "question.asked", "question.replied", "question.rejected",
     "branch.message_sent", "subagent.started", "subagent.ended", "permission.withdrawn",
     "permission.requested", "permission.resolved",
-    "rules.changed",
+    "rules.changed", "tool.output",
 )
-"""Event types clients handle: the contract's, plus ``permission.*`` and ``rules.changed``
+"""Event types clients handle: the contract's, plus ``permission.*``, ``rules.changed`` and
+``tool.output``
 (others, such as
 ``model.response_started``, may also arrive and can be ignored)."""
 

@@ -740,6 +740,14 @@ class ToolFinishedData(Result):
                                    "while it ran or waited for approval")
 
 
+class ToolOutputData(Result):
+    """The next piece of a running command's output (``run_command``), as it comes."""
+
+    tool_call_id: str
+    text: str = Field(description="Batched (about 50 ms or 8 KiB); at most 64 KiB per call are "
+                      "streamed, then a note; tool.finished carries the whole output")
+
+
 class FileChangedData(Result):
     """Files of a watched workspace folder changed (any process); ``sessionId`` is null."""
 
@@ -915,6 +923,7 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "text.delta": TextDeltaData,
     "tool.started": ToolStartedData,
     "tool.finished": ToolFinishedData,
+    "tool.output": ToolOutputData,
     "turn.finished": TurnResult,
     "context.compacted": ContextCompactedData,
     "context.usage": ContextUsageData,

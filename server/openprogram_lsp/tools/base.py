@@ -34,6 +34,12 @@ class ToolContext:
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # the LSP editor's open documents
     grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
+    on_output: Callable[[str], None] | None = None  # live output of this call, as it comes
+
+    def output(self, text: str) -> None:
+        """Report a piece of this call's output while it runs (shown live by editors)."""
+        if self.on_output is not None:
+            self.on_output(text)
 
     @property
     def site(self) -> CallSite:

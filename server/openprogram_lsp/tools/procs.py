@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from openprogram_lsp.core.secrets import is_secret_name
@@ -24,10 +27,36 @@ def kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when this process dies (Linux).
+
+    A child in its own session is out of reach of a kill of the server's process group, and a
+    server killed with SIGKILL cannot reap it: without this a ``sleep 600`` outlives it.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the server died between fork and prctl
+            os._exit(1)
+
+    return preexec
+
+
 async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
-    """``create_subprocess_exec`` in its own session; a cancel mid-start still kills it."""
+    """``create_subprocess_exec`` in its own session that dies with us; cancel-safe start."""
     start = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(*argv, start_new_session=True, **kwargs))
+        asyncio.create_subprocess_exec(*argv, start_new_session=True,
+                                       preexec_fn=die_with_parent(), **kwargs))
     try:
         return await asyncio.shield(start)
     except asyncio.CancelledError:

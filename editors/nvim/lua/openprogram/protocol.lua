@@ -76,6 +76,7 @@ M.events = {
   PERMISSION_REQUESTED = 'permission.requested',
   PERMISSION_RESOLVED = 'permission.resolved',
   RULES_CHANGED = 'rules.changed',
+  TOOL_OUTPUT = 'tool.output',
 }
 
 --- The experimental client capability that turns on the two custom server requests.
@@ -121,6 +122,7 @@ M.event_types = {
   ['text.delta'] = 'openprogram.TextDeltaData',
   ['tool.started'] = 'openprogram.ToolStartedData',
   ['tool.finished'] = 'openprogram.ToolFinishedData',
+  ['tool.output'] = 'openprogram.ToolOutputData',
   ['turn.finished'] = 'openprogram.TurnResult',
   ['context.compacted'] = 'openprogram.ContextCompactedData',
   ['context.usage'] = 'openprogram.ContextUsageData',
@@ -727,6 +729,10 @@ M.event_types = {
 ---@field output string
 ---@field blockedReason? string Why a tool gate (a hook, a policy), admission, the mode or a rule refused the call
 ---@field cancelled? boolean True: the turn's cancel cut the call while it ran or waited for approval
+
+---@class openprogram.ToolOutputData The next piece of a running command's output (`run_command`), as it comes.
+---@field toolCallId string
+---@field text string Batched (about 50 ms or 8 KiB); at most 64 KiB per call are streamed, then a note; tool.finished carries the whole output
 
 ---@class openprogram.ToolStartedData A tool call is about to run (approval may still be asked).
 ---@field toolCallId string

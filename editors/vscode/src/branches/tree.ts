@@ -1,4 +1,5 @@
 /** The sessions and branches tree: sessions → branches; clicking one shows it in the chat. */
+import { branchLabel } from './label';
 import { Requests, type BranchInfo, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
@@ -6,7 +7,7 @@ import { SessionTree } from '../sessionTree';
 
 export type BranchNode =
   | { kind: 'session'; session: SessionInfo }
-  | { kind: 'branch'; sessionId: string; branch: BranchInfo; index: number };
+  | { kind: 'branch'; sessionId: string; branch: BranchInfo; all: BranchInfo[] };
 
 /** Provides the `openprogram.branches` view. */
 export class BranchTree extends SessionTree<BranchNode> {
@@ -25,7 +26,7 @@ export class BranchTree extends SessionTree<BranchNode> {
       return item;
     }
     const b = node.branch;
-    const item = new api.TreeItem(b.name || `branch ${node.index + 1}`, api.TreeItemCollapsibleState.None);
+    const item = new api.TreeItem(branchLabel(b, node.all), api.TreeItemCollapsibleState.None);
     item.id = `b:${node.sessionId}:${b.headId}`;
     item.description = `${b.active ? '● ' : ''}${b.length} msgs${b.codeDiffers ? ' · ≠ code' : ''} · ${b.preview}`;
     item.tooltip = b.codeDiffers ? `${b.preview}\n(its code differs from the workspace)` : b.preview;
@@ -44,7 +45,7 @@ export class BranchTree extends SessionTree<BranchNode> {
       if (node.kind === 'session') {
         const sessionId = node.session.id;
         const { branches } = await this.client.request<{ branches: BranchInfo[] }>(Requests.branches, { sessionId });
-        return branches.map((branch, index) => ({ kind: 'branch', sessionId, branch, index }));
+        return branches.map((branch) => ({ kind: 'branch', sessionId, branch, all: branches }));
       }
     } catch (err) {
       traceError('branches tree:', err);

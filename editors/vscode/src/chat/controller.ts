@@ -5,6 +5,7 @@ import {
   Requests,
   type BranchInfo,
   type CheckoutResult,
+  type Checkpoint,
   type EventParams,
   type ForkParams,
   type HistoryResult,
@@ -12,11 +13,13 @@ import {
   type PermissionParams,
   type QuestionOutcome,
   type QuestionParams,
+  type SessionInfo,
   type TurnResult,
 } from '../protocol';
 import { traceError } from '../log';
 import type { HostMessage, PageMessage } from '../webview/messages';
-import { cardKey, initialState, reduce, withdrawnReason, type ChatState } from '../webview/state';
+import { cardKey, initialState, pendingApprovals, reduce, withdrawnReason, type ChatState, type PanelSettings } from '../webview/state';
+import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
@@ -67,6 +70,9 @@ export class ChatController {
   private readonly notified = new Map<string, string>();
   private readonly pending = new Map<string, (value: string | null) => void>();
   private readonly turnsFinished = new api.EventEmitter<string>();
+  private readonly changes = new api.EventEmitter<ChatState>();
+  /** Fires with the new state after every change (status bar, badge, context keys follow it). */
+  readonly onDidChange = this.changes.event;
   /** Fires with the session id after every turn and when a chat binds a new session (trees refresh). */
   readonly onTurnFinished = this.turnsFinished.event;
 
@@ -126,6 +132,31 @@ export class ChatController {
       case 'showCheckpoint':
         await api.executeCommand('openprogram.showCheckpointDiff', { checkpointId: msg.checkpointId });
         return;
+      case 'setMode':
+        await this.setMode(msg.mode);
+        return;
+      case 'listSessions':
+        return this.listSessions();
+      case 'openSession':
+        await this.loadSession(msg.sessionId);
+        this.turnsFinished.fire(msg.sessionId);
+        return;
+      case 'renameSession':
+        return this.renameSession(msg.sessionId);
+      case 'deleteSession':
+        return this.deleteSession(msg.sessionId);
+      case 'pickModel':
+        await api.executeCommand('openprogram.pickModel');
+        return;
+      case 'restartServer':
+        await api.executeCommand('openprogram.restartServer');
+        return;
+      case 'openSettings':
+        await api.executeCommand('workbench.action.openSettings', 'openprogram.server');
+        return;
+      case 'focus':
+        void api.setContext('openprogram.chatFocused', msg.focused);
+        return;
     }
   }
 
@@ -157,8 +188,12 @@ export class ChatController {
       }
       this.turnsFinished.fire(result.sessionId);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      traceError('turn failed:', message);
+      const raw = err instanceof Error ? err.message : String(err);
+      traceError('turn failed:', raw);
+      // The connection went with the server: say that, not the transport's words.
+      const message = /connection got disposed|connection is (closed|disposed)|client is not running/i.test(raw)
+        ? 'The server stopped during this turn. Restart it: the session shows what the turn did until then.'
+        : raw;
       this.post({ type: 'turnFailed', message });
     } finally {
       this.inflight = null;
@@ -198,7 +233,7 @@ export class ChatController {
     if (context.length > 0) this.post({ type: 'note', level: 'info', text: `Sent with ${queued.join(' ')}` });
     if (sessionId && typeof forkFrom === 'string') {
       return this.forkCode().then((restoreCode) => {
-        const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode };
+        const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam() };
         if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;
         return this.client.request<TurnResult & { codeRestore?: CheckoutResult }>(Requests.fork, params, token)
           .then((result) => {
@@ -207,7 +242,7 @@ export class ChatController {
           });
       });
     }
-    const params: Record<string, unknown> = { text, clientTurnId };
+    const params: Record<string, unknown> = { text, clientTurnId, ...this.modelParam() };
     if (context.length > 0) params.context = context;
     if (sessionId) {
       params.sessionId = sessionId;
@@ -225,6 +260,12 @@ export class ChatController {
     const labels = this.attachments.addSelection(sel);
     this.post({ type: 'note', level: 'info', text: `Attached ${labels.join(' ')}: it goes with your next message.` });
     return labels;
+  }
+
+  /** The model picked in the header rides on every turn (it wins over the server's default). */
+  private modelParam(): { model?: string } {
+    const model = this.state.settings.model.trim();
+    return model ? { model } : {};
   }
 
   /** Cancel the running turn. */
@@ -262,6 +303,7 @@ export class ChatController {
       const h = await this.client.request<HistoryResult>(Requests.history, params);
       this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes, hasMore: h.hasMore });
       await this.remember(h.sessionId);
+      await this.fillCheckpoints(h.sessionId);
       await this.refreshBranches();
     } catch (err) {
       traceError('loading session', sessionId, 'failed:', err);
@@ -293,7 +335,18 @@ export class ChatController {
   /** A turn already running in the session on screen (another editor's): show it as running. */
   watchTurn(sessionId: string, turnId: string): void {
     if (this.state.sessionId === sessionId && !this.state.busy) {
-      this.post({ type: 'event', event: { type: 'turn.started', sessionId, turnId, data: { source: 'watched' } } });
+      this.post({ type: 'follow', turnId });
+    }
+  }
+
+  /** Give the checkpoint cards history named their files (one request for the session). */
+  private async fillCheckpoints(sessionId: string): Promise<void> {
+    if (!this.state.items.some((it) => it.kind === 'checkpoint' && it.files === null)) return;
+    try {
+      const { checkpoints } = await this.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, { sessionId });
+      if (this.state.sessionId === sessionId) this.post({ type: 'checkpoints', checkpoints });
+    } catch (err) {
+      traceError('listing the checkpoints of', sessionId, 'failed:', err);
     }
   }
 
@@ -377,13 +430,86 @@ export class ChatController {
     return true;
   }
 
+  /**
+   * Answer the oldest open approval with its first option of `kind` (`allow_once`,
+   * `reject_once`); false when none is open or it has no such option.
+   */
+  answerPending(kind: 'allow_once' | 'reject_once'): boolean {
+    const open = pendingApprovals(this.state)[0];
+    const option = open?.permission?.options.find((o) => o.kind === kind);
+    const answer = open?.permission ? this.pending.get(open.permission.requestId) : undefined;
+    if (!open?.permission || !option || !answer) return false;
+    answer(option.optionId);
+    return true;
+  }
+
+  /** The model, models and permission mode from the settings (the header shows them). */
+  setSettings(settings: PanelSettings): void {
+    this.post({ type: 'settings', settings });
+  }
+
+  /** Fetch the sessions for the panel's list. */
+  async listSessions(): Promise<void> {
+    try {
+      const { sessions } = await this.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, {});
+      this.post({ type: 'sessions', sessions, workspace: api.workspaceFolderPath() ?? null });
+    } catch (err) {
+      this.post({ type: 'note', level: 'error', text: `Listing the sessions failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  /** Ask for a new title and set it. */
+  async renameSession(sessionId: string): Promise<void> {
+    const old = this.state.sessions?.list.find((s) => s.id === sessionId)?.title ?? '';
+    const title = (await api.showInputBox({ prompt: 'Session title', value: old, ignoreFocusOut: true }))?.trim();
+    if (!title) return;
+    await this.guard('Renaming the session', () => this.client.request(Requests.renameSession, { sessionId, title }));
+    await this.listSessions();
+    this.turnsFinished.fire(sessionId);
+  }
+
+  /** Delete a session after the user confirmed it; the panel leaves it if it showed it. */
+  async deleteSession(sessionId: string): Promise<void> {
+    const title = this.state.sessions?.list.find((s) => s.id === sessionId)?.title || sessionId;
+    const ok = await api.confirm(`Delete the session “${title}”? Its messages and branches are removed; the files its turns changed stay as they are.`, 'Delete');
+    if (!ok) return;
+    const done = await this.guard('Deleting the session', () => this.client.request(Requests.deleteSession, { sessionId }));
+    if (done && this.state.sessionId === sessionId) await this.newSession();
+    await this.listSessions();
+    this.turnsFinished.fire(sessionId);
+  }
+
+  /** Run a request; a failure becomes a note in the panel. True when it succeeded. */
+  private async guard(what: string, fn: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      this.post({ type: 'note', level: 'error', text: `${what} failed: ${err instanceof Error ? err.message : String(err)}` });
+      return false;
+    }
+  }
+
+  /** Switch the permission mode: the setting changes, and the running server follows it. */
+  async setMode(mode: string): Promise<void> {
+    if (!(PERMISSION_MODES as readonly string[]).includes(mode)) return;
+    await api.updateSetting('openprogram.permissionMode', mode);
+  }
+
+  /** Put the cursor in the panel's message box. */
+  focusInput(): void {
+    this.sink?.post({ type: 'focusInput' });
+  }
+
   dispose(): void {
     this.turnsFinished.dispose();
+    this.changes.dispose();
   }
 
   private post(msg: HostMessage): void {
     this.state = reduce(this.state, msg);
     this.sink?.post(msg);
+    this.changes.fire(this.state);
   }
 
   private async remember(sessionId: string | null): Promise<void> {

@@ -50,6 +50,7 @@ export class ChatViewProvider implements api.WebviewViewProvider {
 
   resolveWebviewView(view: api.WebviewView): void {
     this.view = view;
+    this.setBadge(this.badge);
     const media = api.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [media] };
     const script = view.webview.asWebviewUri(api.Uri.joinPath(media, 'webview.js')).toString();
@@ -82,6 +83,17 @@ export class ChatViewProvider implements api.WebviewViewProvider {
         return view.visible;
       },
     });
+  }
+
+  private badge = 0;
+
+  /** The count on the activity bar icon: cards waiting for an answer (0 hides it). */
+  setBadge(waiting: number): void {
+    this.badge = waiting;
+    if (this.view) {
+      // `undefined` does not clear a shown badge in every VS Code version; 0 does.
+      this.view.badge = waiting > 0 ? { value: waiting, tooltip: `${waiting} waiting for your answer` } : { value: 0, tooltip: '' };
+    }
   }
 
   /** Reveal the view (used before submitting a draft). */

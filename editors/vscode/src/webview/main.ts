@@ -1,9 +1,12 @@
 /** The chat page: renders the state and turns clicks and keys into page messages. */
+import { branchLabel } from '../branches/label';
 import { compact, lineDiff } from './diff';
 import { escapeHtml, renderMarkdown } from './markdown';
 import type { HostMessage, PageMessage } from './messages';
+import type { SessionInfo } from '../protocol';
 import {
   initialState,
+  orderSessions,
   reduce,
   withdrawnReason,
   type ChatItem,
@@ -53,12 +56,29 @@ function layout(): void {
   const app = document.getElementById('app')!;
   app.innerHTML = `
 <header class="bar">
+  <button id="sessions-toggle" class="icon" title="Sessions: open, search, rename, delete" aria-label="Sessions" aria-expanded="false">☰ Sessions</button>
   <select id="branch" title="Branch" aria-label="Branch"></select>
   <span class="spacer"></span>
   <button id="new" class="icon" title="New session" aria-label="New session">+ New</button>
 </header>
+<div class="bar controls">
+  <button id="model" class="chip" title="Model for the next turns (click to change)" aria-label="Model"></button>
+  <select id="mode" title="Permission mode: when the agent asks before acting" aria-label="Permission mode">
+    <option value="ask">Ask before edits and commands</option>
+    <option value="accept-edits">Accept edits, ask for commands</option>
+    <option value="plan">Plan (read-only)</option>
+    <option value="bypass">Bypass (never ask)</option>
+  </select>
+  <span class="spacer"></span>
+  <span id="context" class="context" hidden><span class="meter"><span class="fill"></span></span><span class="ctx-text"></span></span>
+</div>
 <div id="banner" class="banner" hidden></div>
+<section id="sessions" class="sessions" hidden aria-label="Sessions">
+  <input id="session-search" type="search" placeholder="Search sessions" aria-label="Search sessions">
+  <div id="session-list" role="list"></div>
+</section>
 <main id="log" aria-live="polite"></main>
+<button id="jump" class="jump" hidden title="Scroll to the latest message">↓ New activity below</button>
 <footer class="composer">
   <div id="fork" class="fork-chip" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask OpenProgram… (Enter to send, Shift+Enter for a new line)"></textarea>
@@ -78,10 +98,31 @@ function layout(): void {
     }
   });
   document.getElementById('send')!.addEventListener('click', submit);
+  const log = document.getElementById('log')!;
+  document.getElementById('jump')!.addEventListener('click', () => {
+    log.scrollTop = log.scrollHeight;
+    (document.getElementById('jump') as HTMLElement).hidden = true;
+  });
+  log.addEventListener('scroll', () => {
+    if (nearBottom(log)) (document.getElementById('jump') as HTMLElement).hidden = true;
+  });
+  // The host sets a context key from these, so the panel's keybindings apply only in it.
+  window.addEventListener('focus', () => post({ type: 'focus', focused: true }));
+  document.addEventListener('focusin', () => post({ type: 'focus', focused: true }));
+  window.addEventListener('blur', () => post({ type: 'focus', focused: false }));
   document.getElementById('cancel')!.addEventListener('click', () => post({ type: 'cancel' }));
   document.getElementById('new')!.addEventListener('click', () => {
     forkFrom = null;
     post({ type: 'newSession' });
+  });
+  document.getElementById('model')!.addEventListener('click', () => post({ type: 'pickModel' }));
+  document.getElementById('sessions-toggle')!.addEventListener('click', () => toggleSessions());
+  document.getElementById('session-search')!.addEventListener('input', () => renderSessions());
+  document.getElementById('session-search')!.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') toggleSessions(false);
+  });
+  document.getElementById('mode')!.addEventListener('change', (e) => {
+    post({ type: 'setMode', mode: (e.target as HTMLSelectElement).value });
   });
   document.getElementById('branch')!.addEventListener('change', (e) => {
     const headId = (e.target as HTMLSelectElement).value;
@@ -89,11 +130,67 @@ function layout(): void {
   });
 }
 
+let sessionsOpen = false;
+
+function toggleSessions(open = !sessionsOpen): void {
+  sessionsOpen = open;
+  const el = document.getElementById('sessions') as HTMLElement;
+  el.hidden = !open;
+  document.getElementById('sessions-toggle')!.setAttribute('aria-expanded', String(open));
+  if (open) {
+    post({ type: 'listSessions' });
+    (document.getElementById('session-search') as HTMLInputElement).focus();
+  }
+  renderSessions();
+}
+
+/** A time as the list shows it: today's as HH:MM, older ones as the date. */
+function when(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
+}
+
+function renderSessions(): void {
+  if (!sessionsOpen) return;
+  const list = document.getElementById('session-list') as HTMLElement;
+  const query = (document.getElementById('session-search') as HTMLInputElement).value;
+  list.replaceChildren();
+  if (!state.sessions) {
+    list.appendChild(h('div', 'session-empty', 'Loading…'));
+    return;
+  }
+  const { here, elsewhere } = orderSessions(state.sessions.list, state.sessions.workspace, query);
+  const row = (s: SessionInfo, other: boolean): HTMLElement => {
+    const el = h('div', `session-row${s.id === state.sessionId ? ' current' : ''}`);
+    el.setAttribute('role', 'listitem');
+    el.dataset.sessionId = s.id;
+    const open = button(s.title || s.id, 'link session-title', () => {
+      post({ type: 'openSession', sessionId: s.id });
+      toggleSessions(false);
+    }, `Open this session${other && s.workspace ? ` (works in ${s.workspace})` : ''}`);
+    el.appendChild(open);
+    const meta = [when(s.updatedAt), s.status === 'running' ? 'running' : '', other && s.workspace ? s.workspace.split('/').filter(Boolean).pop() ?? '' : '']
+      .filter(Boolean).join(' · ');
+    el.appendChild(h('span', 'session-meta', escapeHtml(meta)));
+    el.appendChild(button('✎', 'link session-rename', () => post({ type: 'renameSession', sessionId: s.id }), 'Rename'));
+    el.appendChild(button('🗑', 'link session-delete', () => post({ type: 'deleteSession', sessionId: s.id }), 'Delete'));
+    return el;
+  };
+  if (here.length) list.appendChild(h('div', 'session-group', 'This workspace'));
+  here.forEach((s) => list.appendChild(row(s, false)));
+  if (elsewhere.length) list.appendChild(h('div', 'session-group', here.length ? 'Other workspaces' : 'Sessions'));
+  elsewhere.forEach((s) => list.appendChild(row(s, true)));
+  if (!here.length && !elsewhere.length) list.appendChild(h('div', 'session-empty', query ? 'No session matches.' : 'No sessions yet.'));
+}
+
 function submit(): void {
   const input = document.getElementById('input') as HTMLTextAreaElement;
   const text = input.value.trim();
   if (!text) return;
   input.value = '';
+  scrollToEnd = true;
   if (forkFrom) {
     post({ type: 'send', text, forkFrom: forkFrom.nodeId });
     forkFrom = null;
@@ -113,12 +210,26 @@ function startFork(item: MessageItem): void {
   renderChrome();
 }
 
+/** A token count, short: 950, 12.3k, 1.2M. */
+function tokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
 function renderMessage(item: MessageItem): HTMLElement {
   const el = h('div', `msg role-${item.role}${item.streaming ? ' streaming' : ''}`);
   el.dataset.nodeId = item.nodeId ?? '';
-  const who = item.role === 'user' ? (item.elsewhere ? 'You · in another editor' : 'You') : item.role === 'assistant' ? 'OpenProgram' : item.role;
+  const who = item.role === 'user' ? (item.elsewhere ? 'You · in another editor' : 'You')
+    : item.role === 'assistant' ? 'OpenProgram'
+      : item.role === 'report' ? item.from ?? 'Report' : item.role;
   const head = h('div', 'msg-head', `<span class="who">${escapeHtml(who)}</span>`);
   const forkable = item.role === 'user' ? item.nodeId !== null : item.nodeId !== null && item.role === 'assistant';
+  if (item.usage) {
+    const u = item.usage;
+    head.appendChild(h('span', 'usage', escapeHtml(`${tokens(u.inputTokens)} in · ${tokens(u.outputTokens)} out`)));
+    (head.lastChild as HTMLElement).title = `This turn used ${u.inputTokens} input and ${u.outputTokens} output tokens.`;
+  }
   if (forkable && !state.busy) {
     head.appendChild(button('Fork', 'link fork', () => startFork(item), 'Start a new branch from this message'));
   }
@@ -222,8 +333,18 @@ function renderTool(item: ToolItem): HTMLElement {
           : `${CHOICE_LABEL[chosen.kind] ?? ''}: ${chosen.name}`;
     el.appendChild(h('div', 'approval-done', escapeHtml(said)));
   }
+  if (!p && item.decided) {
+    el.appendChild(h('div', 'approval-done', escapeHtml(item.decided)));
+  }
   if (item.blockedReason) {
     el.appendChild(h('div', 'tool-blocked', escapeHtml(`Blocked: ${item.blockedReason}`)));
+  }
+  if (item.live && !item.output) {
+    // shown while it runs, scrolled to its end
+    const live = h('pre', 'live-output', escapeHtml(item.live));
+    live.setAttribute('aria-live', 'polite');
+    requestAnimationFrame(() => { live.scrollTop = live.scrollHeight; });
+    el.appendChild(live);
   }
   if (item.output) {
     const det = h('details', 'tool-output');
@@ -279,6 +400,11 @@ function renderItem(item: ChatItem): HTMLElement {
       return el;
     }
     case 'checkpoint': {
+      if (!item.files || item.files.length === 0) {
+        const none = h('div', 'checkpoint-pending');
+        none.hidden = true;
+        return none;
+      }
       const el = h('div', 'checkpoint-card');
       el.dataset.checkpointId = item.checkpointId;
       const n = item.files.length;
@@ -314,17 +440,54 @@ function renderChrome(): void {
     sel.appendChild(new Option(state.sessionId ? 'main' : 'New session', ''));
     sel.disabled = true;
   } else {
-    state.branches.forEach((b, i) => {
-      const label = `${b.name || `branch ${i + 1}`} · ${b.length} msgs${b.preview ? ` · ${b.preview.slice(0, 30)}` : ''}`;
+    state.branches.forEach((b) => {
+      const label = `${branchLabel(b, state.branches)} · ${b.length} msgs${b.preview ? ` · ${b.preview.slice(0, 30)}` : ''}`;
       sel.appendChild(new Option(label, b.headId, false, b.active));
     });
     sel.disabled = busy || state.branches.length < 2;
   }
+  const model = document.getElementById('model') as HTMLButtonElement;
+  model.textContent = `⚙ ${state.settings.model || 'server default model'}`;
+  const mode = document.getElementById('mode') as HTMLSelectElement;
+  if (mode.value !== state.settings.permissionMode) mode.value = state.settings.permissionMode;
+  mode.dataset.mode = state.settings.permissionMode;
+  const ctx = document.getElementById('context') as HTMLElement;
+  ctx.hidden = state.context === null;
+  if (state.context) {
+    const { usedTokens, windowTokens } = state.context;
+    const pct = Math.min(100, Math.round((usedTokens / windowTokens) * 100));
+    (ctx.querySelector('.fill') as HTMLElement).style.width = `${pct}%`;
+    ctx.dataset.level = pct >= 90 ? 'high' : pct >= 70 ? 'mid' : 'low';
+    (ctx.querySelector('.ctx-text') as HTMLElement).textContent = `${pct}% of context`;
+    ctx.title = `Context: about ${usedTokens} of ${windowTokens} tokens used at the last step (compaction starts near the limit).`;
+  }
   const banner = document.getElementById('banner') as HTMLElement;
   banner.hidden = state.server === 'running';
-  banner.textContent = state.server === 'starting'
+  const bannerText = state.server === 'starting'
     ? 'Starting the OpenProgram server…'
     : `The OpenProgram server is not running${state.serverDetail ? `: ${state.serverDetail}` : ''}.`;
+  if (banner.dataset.text !== bannerText) {
+    banner.dataset.text = bannerText;
+    banner.replaceChildren(h('span', 'banner-text', escapeHtml(bannerText)));
+    if (state.server === 'stopped') {
+      banner.appendChild(button('Restart Server', 'primary', () => post({ type: 'restartServer' })));
+      banner.appendChild(button('Open Settings', 'secondary', () => post({ type: 'openSettings' })));
+    }
+  }
+}
+
+/** Set when the user sent something: the view follows to the end whatever the scroll was. */
+let scrollToEnd = false;
+/** Keys of the approval and question cards still waiting for an answer. */
+let openPrompts = new Set<string>();
+
+function nearBottom(log: HTMLElement): boolean {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+}
+
+function isOpenPrompt(item: ChatItem): boolean {
+  if (item.kind === 'tool') return item.permission !== null && item.permission.choice === undefined;
+  return item.kind === 'question' && item.answer === undefined;
 }
 
 function render(): void {
@@ -335,6 +498,8 @@ function render(): void {
   const oldHeight = log.scrollHeight;
   const oldTop = log.scrollTop;
   const oldFirst = log.firstChild;
+  const prompts = new Set<string>();
+  let newPrompt: HTMLElement | null = null;
   for (const item of state.items) {
     seen.add(item.key);
     const old = rendered.get(item.key);
@@ -349,7 +514,12 @@ function render(): void {
     const want: ChildNode | null = prev ? prev.nextSibling : log.firstChild;
     if (want !== el) log.insertBefore(el, want);
     prev = el;
+    if (isOpenPrompt(item)) {
+      prompts.add(item.key);
+      if (!openPrompts.has(item.key)) newPrompt = el;
+    }
   }
+  openPrompts = prompts;
   for (const [key, { el }] of rendered) {
     if (!seen.has(key)) {
       el.remove();
@@ -362,12 +532,21 @@ function render(): void {
     delete log.dataset.empty;
   }
   renderChrome();
-  if (atBottom) {
+  renderSessions();
+  const jump = document.getElementById('jump') as HTMLElement;
+  if (atBottom || scrollToEnd) {
     log.scrollTop = log.scrollHeight;
+    jump.hidden = true;
   } else if (oldFirst && log.firstChild !== oldFirst && oldFirst.parentNode === log) {
     // an older page went in above: keep the reader on the message they were looking at
     log.scrollTop = oldTop + (log.scrollHeight - oldHeight);
+  } else if (log.scrollHeight > oldHeight) {
+    jump.hidden = false; // something arrived below while the user reads further up
   }
+  scrollToEnd = false;
+  // A card that waits for the user is brought into view, wherever the user had scrolled.
+  newPrompt?.scrollIntoView({ block: 'nearest' });
+  if (newPrompt && nearBottom(log)) jump.hidden = true;
 }
 
 let olderAsked: string | null = null;
@@ -388,7 +567,12 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     submit();
     return;
   }
+  if (msg.type === 'focusInput') {
+    (document.getElementById('input') as HTMLTextAreaElement).focus();
+    return;
+  }
   const before = state.busy;
+  if (msg.type === 'userSent') scrollToEnd = true;
   state = reduce(state, msg);
   if (before !== state.busy) {
     // Fork buttons depend on busy; re-render messages.

@@ -1,4 +1,5 @@
-/** A small, safe markdown renderer: everything is escaped, then a known subset is marked up. */
+/** Markdown for the chat, rendered by markdown-it: raw HTML is escaped, links are web links only. */
+import MarkdownIt from 'markdown-it';
 
 /** Escape text for HTML element and attribute content. */
 export function escapeHtml(text: string): string {
@@ -10,106 +11,33 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
-function inline(text: string): string {
-  // Code spans first, so their content is not further marked up.
-  const parts = text.split(/(`[^`\n]+`)/g);
-  return parts
-    .map((part, i) => {
-      if (i % 2 === 1) {
-        return `<code>${escapeHtml(part.slice(1, -1))}</code>`;
-      }
-      let s = escapeHtml(part);
-      s = s.replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>');
-      s = s.replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1<em>$2</em>');
-      s = s.replace(/(^|[^_\w])_([^_\n]+)_(?!\w)/g, '$1<em>$2</em>');
-      s = s.replace(
-        /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g,
-        (_m, label: string, url: string) => `<a href="${url}">${label}</a>`,
-      );
-      return s;
-    })
-    .join('');
-}
+/** The link targets a reply may carry: anything else (javascript:, file:, command:) stays text. */
+const SAFE_LINK = /^(https?:|mailto:)/i;
 
-interface Block {
-  kind: 'code' | 'para' | 'heading' | 'ul' | 'ol' | 'quote';
-  lines: string[];
-  lang?: string;
-  level?: number;
-  open?: boolean;
-}
-
-function blocks(src: string): Block[] {
-  const out: Block[] = [];
-  let cur: Block | null = null;
-  const flush = (): void => {
-    if (cur) {
-      out.push(cur);
-      cur = null;
-    }
+function createRenderer(): MarkdownIt {
+  // `html: false` escapes every tag the model writes: the only markup is markdown-it's own.
+  const md = new MarkdownIt('default', { html: false, linkify: true, typographer: false, breaks: true });
+  md.validateLink = (url: string) => SAFE_LINK.test(url.trim());
+  // Images would load remote content (the page's CSP blocks them anyway): show their text.
+  md.disable('image');
+  md.renderer.rules.fence = (tokens, idx) => {
+    const t = tokens[idx];
+    const lang = t.info.trim().split(/\s+/)[0] ?? '';
+    const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
+    const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
+    const body = escapeHtml(t.content.replace(/\n$/, ''));
+    return `<div class="code-block">${label}<pre><code${cls}>${body}</code></pre></div>\n`;
   };
-  for (const line of src.replace(/\r\n/g, '\n').split('\n')) {
-    const c = cur as Block | null;
-    if (c && c.kind === 'code') {
-      if (/^\s*```\s*$/.test(line)) {
-        c.open = false;
-        flush();
-      } else {
-        c.lines.push(line);
-      }
-      continue;
-    }
-    const fence = /^\s*```\s*([\w+#.-]*)\s*$/.exec(line);
-    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
-    const ul = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const ol = /^\s*\d+[.)]\s+(.*)$/.exec(line);
-    const quote = /^\s*>\s?(.*)$/.exec(line);
-    if (fence) {
-      flush();
-      cur = { kind: 'code', lines: [], lang: fence[1], open: true };
-    } else if (heading) {
-      flush();
-      out.push({ kind: 'heading', lines: [heading[2]], level: heading[1].length });
-    } else if (ul) {
-      if (c?.kind !== 'ul') { flush(); cur = { kind: 'ul', lines: [] }; }
-      (cur as Block | null)?.lines.push(ul[1]);
-    } else if (ol) {
-      if (c?.kind !== 'ol') { flush(); cur = { kind: 'ol', lines: [] }; }
-      (cur as Block | null)?.lines.push(ol[1]);
-    } else if (quote) {
-      if (c?.kind !== 'quote') { flush(); cur = { kind: 'quote', lines: [] }; }
-      (cur as Block | null)?.lines.push(quote[1]);
-    } else if (line.trim() === '') {
-      flush();
-    } else {
-      if (c?.kind !== 'para') { flush(); cur = { kind: 'para', lines: [] }; }
-      (cur as Block | null)?.lines.push(line);
-    }
-  }
-  flush();
-  return out;
+  // Tables scroll sideways in a narrow panel instead of widening it.
+  md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';
+  md.renderer.rules.table_close = () => '</table></div>\n';
+  return md;
 }
+
+let renderer: MarkdownIt | undefined;
 
 /** Render markdown to HTML; an unterminated code fence (mid-stream) renders as a code block. */
 export function renderMarkdown(src: string): string {
-  return blocks(src)
-    .map((b) => {
-      switch (b.kind) {
-        case 'code': {
-          const cls = b.lang ? ` class="language-${escapeHtml(b.lang)}"` : '';
-          const label = b.lang ? `<span class="code-lang">${escapeHtml(b.lang)}</span>` : '';
-          return `<div class="code-block">${label}<pre><code${cls}>${escapeHtml(b.lines.join('\n'))}</code></pre></div>`;
-        }
-        case 'heading':
-          return `<h${b.level}>${inline(b.lines[0])}</h${b.level}>`;
-        case 'ul':
-        case 'ol':
-          return `<${b.kind}>${b.lines.map((l) => `<li>${inline(l)}</li>`).join('')}</${b.kind}>`;
-        case 'quote':
-          return `<blockquote>${inline(b.lines.join(' '))}</blockquote>`;
-        case 'para':
-          return `<p>${b.lines.map(inline).join('<br>')}</p>`;
-      }
-    })
-    .join('\n');
+  renderer ??= createRenderer();
+  return renderer.render(src);
 }

@@ -1,14 +1,16 @@
 /** Type-tagged messages between the extension host and the chat webview. */
 import type {
   BranchInfo,
+  Checkpoint,
   EventParams,
   Interjection,
   Node,
   PermissionOption,
   PermissionToolCall,
+  SessionInfo,
   TurnResult,
 } from '../protocol';
-import type { ChatState, NoteLevel } from './state';
+import type { ChatState, NoteLevel, PanelSettings } from './state';
 
 /** Host → page. */
 export type HostMessage =
@@ -18,6 +20,9 @@ export type HostMessage =
   /** The page of history before the oldest message shown, to draw above it. */
   | { type: 'olderHistory'; sessionId: string; headId: string | null; nodes: Node[]; hasMore: boolean }
   | { type: 'branches'; branches: BranchInfo[] }
+  | { type: 'checkpoints'; checkpoints: Checkpoint[] }
+  | { type: 'settings'; settings: PanelSettings }
+  | { type: 'sessions'; sessions: SessionInfo[]; workspace: string | null }
   | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null; clientTurnId?: string }
   | { type: 'event'; event: EventParams }
   | { type: 'turnResult'; result: TurnResult; clientTurnId?: string }
@@ -45,6 +50,8 @@ export type HostMessage =
   | { type: 'questionSettled'; requestId: string; answer: string | null }
   | { type: 'note'; level: NoteLevel; text: string }
   | { type: 'submit' }
+  | { type: 'follow'; turnId: string }
+  | { type: 'focusInput' }
   | { type: 'status'; server: 'starting' | 'running' | 'stopped'; detail?: string };
 
 /** Page → host. */
@@ -59,4 +66,13 @@ export type PageMessage =
   | { type: 'questionReply'; requestId: string; answer: string | null }
   | { type: 'checkout'; headId: string }
   | { type: 'openFile'; path: string }
-  | { type: 'showCheckpoint'; checkpointId: string };
+  | { type: 'showCheckpoint'; checkpointId: string }
+  | { type: 'focus'; focused: boolean }
+  | { type: 'restartServer' }
+  | { type: 'setMode'; mode: string }
+  | { type: 'pickModel' }
+  | { type: 'listSessions' }
+  | { type: 'openSession'; sessionId: string }
+  | { type: 'renameSession'; sessionId: string }
+  | { type: 'deleteSession'; sessionId: string }
+  | { type: 'openSettings' };

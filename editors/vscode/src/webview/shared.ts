@@ -59,26 +59,6 @@ export function onSharedEvent(state: ChatState, ev: EventParams): ChatState | un
   return undefined;
 }
 
-/** A turn another editor started in the session on screen: show its message, then stream. */
-export function otherEditorsTurn(state: ChatState, ev: EventParams): ChatState {
-  if (ev.data.source !== 'user' || (state.clientTurnId !== null && ev.data.clientTurnId === state.clientTurnId) || state.busy) {
-    return { ...state, busy: true };
-  }
-  const text = String(ev.data.text ?? '');
-  const item: ChatItem = {
-    kind: 'message',
-    key: `m${state.seq}`,
-    role: 'user',
-    text,
-    nodeId: typeof ev.data.userNodeId === 'string' ? ev.data.userNodeId : null,
-    predecessor: typeof ev.data.predecessor === 'string' ? ev.data.predecessor : null,
-    streaming: false,
-    turnId: ev.turnId ?? null,
-    elsewhere: true,
-  };
-  return { ...state, busy: true, seq: state.seq + 1, items: [...state.items, item] };
-}
-
 function readOnlyCard(state: ChatState, req: ReadOnlyRequest, turnId: string | null): ChatState {
   const tc = req.toolCall ?? {};
   const toolCallId = String(tc.toolCallId ?? '');

@@ -8,26 +8,35 @@ import {
   type Node,
   type PermissionOption,
   type ToolFinishedData,
+  type ToolOutputData,
   type ToolKind,
   type ToolStartedData,
   type ToolStatus,
   type ToolCallRecord,
   type TurnResult,
+  type Usage,
+  type Checkpoint,
+  type SessionInfo,
 } from '../protocol';
 import type { HostMessage } from './messages';
-import { onSharedEvent, otherEditorsTurn } from './shared';
+import { onSharedEvent } from './shared';
 
 export interface MessageItem {
   kind: 'message';
   key: string;
-  role: 'user' | 'assistant' | 'summary' | 'system';
+  /** `report`: a subagent's or another branch's reply delivered into this branch. */
+  role: 'user' | 'assistant' | 'summary' | 'system' | 'report';
   text: string;
+  /** For a report: whom it is from, as the card's heading. */
+  from?: string;
   nodeId: string | null;
   predecessor: string | null;
   streaming: boolean;
   turnId: string | null;
   /** A message sent from another editor on a shared session. */
   elsewhere?: boolean;
+  /** The turn's token usage, on its last reply segment once it ended. */
+  usage?: Usage;
 }
 
 export interface PermissionPrompt {
@@ -65,6 +74,17 @@ export interface ToolItem {
   parts?: string[] | null;
   /** The child agent that asked, when it was one. */
   label?: string | null;
+  /** From history: how the call's approval was decided (the prompt itself is gone). */
+  decided?: string | null;
+  /** A running command's output so far (`tool.output`), until it finishes. */
+  live?: string;
+}
+
+/** What a card keeps of live output: the last 64 KiB (the end is what a user watches). */
+export const LIVE_KEEP = 64 * 1024;
+
+function keepTail(text: string): string {
+  return text.length > LIVE_KEEP ? text.slice(text.length - LIVE_KEEP) : text;
 }
 
 /** The key of a tool card: turn id + tool call id (never the call id alone). */
@@ -95,7 +115,8 @@ export interface CheckpointItem {
   kind: 'checkpoint';
   key: string;
   checkpointId: string;
-  files: CheckpointFile[];
+  /** null until known (history names the checkpoint; its files come with `checkpoints`). */
+  files: CheckpointFile[] | null;
 }
 
 export interface NoteItem {
@@ -117,6 +138,13 @@ export interface InterjectionItem {
 
 export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem;
 
+export interface PanelSettings {
+  /** '' is the server's default. */
+  model: string;
+  models: string[];
+  permissionMode: string;
+}
+
 export interface ChatState {
   sessionId: string | null;
   headId: string | null;
@@ -124,6 +152,12 @@ export interface ChatState {
   busy: boolean;
   branches: BranchInfo[];
   server: 'starting' | 'running' | 'stopped';
+  /** The model and permission mode new turns use, and the models the picker offers. */
+  settings: PanelSettings;
+  /** The sessions list (null until asked for) and the workspace it was listed from. */
+  sessions: { list: SessionInfo[]; workspace: string | null } | null;
+  /** How full the model's context window was at the last prepare of a shown turn. */
+  context: { usedTokens: number; windowTokens: number } | null;
   serverDetail: string | null;
   seq: number;
   /** The `clientTurnId` of the turn this panel sent last; its `turn.started` binds a new session. */
@@ -132,6 +166,13 @@ export interface ChatState {
   hasMore?: boolean;
   /** The id of the oldest history node loaded: the next page ends before it. */
   oldestNodeId?: string | null;
+  /**
+   * The turns whose stream this panel shows: its own, and follow-ups that continue the branch
+   * it shows. Subagents and other branches of the same session stream too; they are not shown.
+   */
+  turns: string[];
+  /** The id of this panel's running turn, once its `turn.started` arrived. */
+  ownTurn: string | null;
 }
 
 /** The state of an empty chat. */
@@ -146,6 +187,11 @@ export function initialState(): ChatState {
     serverDetail: null,
     seq: 0,
     clientTurnId: null,
+    turns: [],
+    ownTurn: null,
+    settings: { model: '', models: [], permissionMode: 'ask' },
+    context: null,
+    sessions: null,
   };
 }
 
@@ -155,7 +201,7 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'snapshot':
       return msg.state;
     case 'reset':
-      return { ...initialState(), server: state.server, sessionId: msg.sessionId, seq: state.seq };
+      return { ...initialState(), server: state.server, settings: state.settings, sessions: state.sessions, sessionId: msg.sessionId, seq: state.seq };
     case 'history':
       return {
         ...fromHistory(state, msg.sessionId, msg.headId, msg.nodes),
@@ -166,6 +212,15 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
       return olderHistory(state, msg.sessionId, msg.headId, msg.nodes, msg.hasMore);
     case 'branches':
       return { ...state, branches: msg.branches };
+    case 'checkpoints':
+      return withCheckpoints(state, msg.checkpoints);
+    case 'settings':
+      return { ...state, settings: msg.settings };
+    case 'follow':
+      // a turn already running in the session on screen (a watched session): stream it here
+      return state.turns.includes(msg.turnId) ? state : { ...state, busy: true, turns: [...state.turns, msg.turnId] };
+    case 'sessions':
+      return { ...state, sessions: { list: msg.sessions, workspace: msg.workspace } };
     case 'userSent':
       return userSent(state, msg.text, msg.predecessor, msg.forkFrom, msg.clientTurnId ?? null);
     case 'event':
@@ -218,8 +273,19 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'note':
       return note(state, msg.level, msg.text);
     case 'submit':
+    case 'focusInput':
       return state;
   }
+}
+
+/** Fill the checkpoint cards history named with the files each checkpoint changed. */
+function withCheckpoints(state: ChatState, checkpoints: Checkpoint[]): ChatState {
+  const byId = new Map(checkpoints.map((c) => [c.id, c]));
+  return mapItems(state, (it) => {
+    if (it.kind !== 'checkpoint' || it.files !== null) return it;
+    const cp = byId.get(it.checkpointId);
+    return cp ? { ...it, files: cp.files } : it;
+  });
 }
 
 function push(state: ChatState, item: ChatItem): ChatState {
@@ -273,6 +339,7 @@ function toolItem(state: ChatState, call: ToolCallRecord, turnId: string | null)
     mcp: null,
     permission: null,
     turnId,
+    decided: decidedLabel(call),
   };
 }
 
@@ -292,6 +359,22 @@ function olderHistory(state: ChatState, sessionId: string, headId: string | null
   };
 }
 
+/** What a stored call's card says about its approval (prompts and rules; the mode is silent). */
+export function decidedLabel(call: ToolCallRecord): string | null {
+  // {by: user|rule|mode|bypass, option?, rule?: {tool, pattern}} (informational, so checked)
+  const a = (call.approval ?? {}) as { by?: unknown; option?: unknown; rule?: { tool?: unknown; pattern?: unknown } | null };
+  if (a.by === 'user') return a.option === 'allow_always' ? 'Always allowed' : 'Allowed once';
+  if (a.by === 'rule') {
+    const tool = typeof a.rule?.tool === 'string' ? a.rule.tool : '';
+    const pattern = typeof a.rule?.pattern === 'string' ? a.rule.pattern : '';
+    return `Allowed by a rule${tool ? ` (${tool}${pattern ? ` ${pattern}` : ''})` : ''}`;
+  }
+  const out = call.output ?? '';
+  if (out.startsWith('The user rejected')) return 'Rejected';
+  if (out.startsWith('The approval was withdrawn')) return 'Approval withdrawn: no answer in time or the turn was cancelled.';
+  return null;
+}
+
 function fromHistory(
   state: ChatState,
   sessionId: string,
@@ -303,10 +386,15 @@ function fromHistory(
     if (node.role === 'tool') {
       continue;
     }
+    if (node.role === 'user') {
+      next = push(next, userMessage(next, node.text, String(node.metadata?.source ?? 'user'), node.id, node.predecessor ?? null));
+      continue;
+    }
     if (node.role !== 'assistant') {
       next = push(next, message(next, node.role, node.text, { nodeId: node.id, predecessor: node.predecessor }));
       continue;
     }
+    const firstItem = next.items.length;
     // Interleave each model call's text with the tool calls it made, as they streamed, and the
     // messages fed into the turn (steering, follow-ups) before the step that first saw them.
     const calls = node.toolCalls ?? [];
@@ -344,8 +432,62 @@ function fromHistory(
     for (const x of late) {
       next = push(next, { kind: 'interjection', key: `i${next.seq}`, mode: x.kind, text: x.text });
     }
+    next = afterTurn(next, node, firstItem);
   }
   return next;
+}
+
+/** Markers the server appends to a stopped turn's text; the panel says it with a note instead. */
+const END_MARKER = /\n*\[(?:interrupted|cancelled|error: [^\]]*)\]\s*$/;
+
+/** What a stored turn ended with: its unfinished calls closed, usage, checkpoint and notes. */
+function afterTurn(state: ChatState, node: Node, from: number): ChatState {
+  const status = node.status ?? 'done';
+  const ended = status === 'interrupted' || status === 'cancelled' || status === 'error';
+  const meta = node.metadata ?? {};
+  const usage = usageOf(meta.usage);
+  const lastMsg = lastIndex(state.items, (it, i) => i >= from && it.kind === 'message' && it.role === 'assistant');
+  let next = mapItems(state, (it) => {
+    if (state.items.indexOf(it) < from) return it;
+    if (it.kind === 'message' && it.role === 'assistant') {
+      const text = it.text.replace(END_MARKER, '');
+      const withUsage = usage && state.items.indexOf(it) === lastMsg ? { usage } : {};
+      return text !== it.text || withUsage.usage ? { ...it, text, ...withUsage } : it;
+    }
+    if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
+      const why = status === 'interrupted' ? 'Interrupted: the server stopped while this ran.' : status === 'cancelled' ? 'Cancelled.' : 'The turn failed.';
+      return { ...it, status: 'failed', output: it.output ?? why };
+    }
+    return it;
+  });
+  next = { ...next, items: next.items.filter((it, i) => !(i >= from && it.kind === 'message' && it.role === 'assistant' && !it.text && it.nodeId === null)) };
+  const checkpointId = typeof meta.checkpointId === 'string' ? meta.checkpointId : null;
+  if (checkpointId) {
+    next = push(next, { kind: 'checkpoint', key: `c-${checkpointId}`, checkpointId, files: null });
+  }
+  if (status === 'interrupted') {
+    next = push(next, {
+      kind: 'note', key: `int-${node.id}`, level: 'warning',
+      text: 'This turn was interrupted: the server or the editor stopped before it finished. What it did until then is shown above.',
+    });
+  } else if (status === 'cancelled') {
+    next = push(next, { kind: 'note', key: `cancel-${node.id}`, level: 'info', text: 'Cancelled.' });
+  } else if (status === 'error') {
+    const err = meta.error as { message?: unknown } | undefined;
+    next = push(next, { kind: 'note', key: `err-${node.id}`, level: 'error', text: typeof err?.message === 'string' ? err.message : 'The turn failed.' });
+  }
+  (Array.isArray(meta.warnings) ? meta.warnings : []).forEach((text: unknown, i: number) => {
+    next = push(next, { kind: 'note', key: `warn-${node.id}-${i}`, level: 'warning', text: String(text) });
+  });
+  return next;
+}
+
+/** A turn's token usage, when the value is one. */
+export function usageOf(raw: unknown): Usage | undefined {
+  const u = raw as Partial<Usage> | null | undefined;
+  return u && typeof u.inputTokens === 'number' && typeof u.outputTokens === 'number'
+    ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens }
+    : undefined;
 }
 
 /** The well-formed entries of an assistant node's `metadata.interjections`, in order. */
@@ -377,9 +519,12 @@ function userSent(
     const at = forkFrom === null ? -1 : items.findIndex((it) => it.kind === 'message' && it.nodeId === forkFrom);
     items = at < 0 && forkFrom !== null ? items : items.slice(0, at + 1);
   }
-  const next: ChatState = { ...state, items, busy: true, clientTurnId };
+  const next: ChatState = { ...state, items, busy: true, clientTurnId, ownTurn: null };
   return push(next, message(next, 'user', text, { predecessor: forkFrom ?? predecessor }));
 }
+
+/** Events that belong to one turn's stream (and so to one branch). */
+const TURN_SCOPED = new Set(['text.delta', 'tool.started', 'tool.finished', 'tool.output', 'turn.finished', 'context.usage', 'permission.requested']);
 
 function onEvent(state: ChatState, ev: EventParams): ChatState {
   if (state.sessionId === null) {
@@ -391,11 +536,25 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
   } else if (ev.sessionId !== state.sessionId) {
     return state;
   }
-  const adopted: ChatState = state.sessionId === null ? { ...state, sessionId: ev.sessionId } : state;
+  let adopted: ChatState = state.sessionId === null ? { ...state, sessionId: ev.sessionId } : state;
   const turnId = ev.turnId ?? null;
+  if (ev.type === 'turn.started' && turnId) {
+    if (state.busy && state.ownTurn === null && startsOurTurn(state, ev)) {
+      return { ...adopted, busy: true, ownTurn: turnId, turns: [...adopted.turns, turnId] };
+    }
+    if (!state.busy && continuesShownBranch(state, ev)) {
+      return followUp(adopted, ev, turnId);
+    }
+    return adopted;
+  }
+  if (TURN_SCOPED.has(ev.type) && turnId && !adopted.turns.includes(turnId)) {
+    // A server that sends no turn.started: the first stream of our running turn is ours.
+    if (!(adopted.busy && adopted.ownTurn === null && ev.type !== 'turn.finished')) {
+      return adopted;
+    }
+    adopted = { ...adopted, ownTurn: turnId, turns: [...adopted.turns, turnId] };
+  }
   switch (ev.type) {
-    case 'turn.started':
-      return otherEditorsTurn(adopted, ev);
     case 'text.delta':
       return appendDelta(adopted, turnId, String(ev.data.text ?? ''));
     case 'tool.started':
@@ -404,12 +563,29 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       const d = ev.data as unknown as ToolFinishedData;
       return mapItems(adopted, (it) =>
         isCard(it, turnId, d.toolCallId)
-          ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null }
+          ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null, live: undefined }
           : it,
       );
     }
+    case 'tool.output': {
+      // A running command's output as it comes; tool.finished replaces it with the whole output.
+      const d = ev.data as unknown as ToolOutputData;
+      const text = String(d.text ?? '');
+      return text
+        ? mapItems(adopted, (it) => (isCard(it, turnId, String(d.toolCallId)) && it.status !== 'completed' && it.status !== 'failed'
+          ? { ...it, live: keepTail((it.live ?? '') + text) }
+          : it))
+        : adopted;
+    }
     case 'turn.finished':
       return onTurnResult(adopted, ev.data as unknown as TurnResult);
+    case 'context.usage': {
+      const used = Number(ev.data.usedTokens);
+      const window = Number(ev.data.windowTokens);
+      return Number.isFinite(used) && Number.isFinite(window) && window > 0
+        ? { ...adopted, context: { usedTokens: used, windowTokens: window } }
+        : adopted;
+    }
     case 'context.compacted':
       return note(adopted, 'info', 'Context compacted to fit the model window.');
     case 'subagent.started': {
@@ -450,12 +626,61 @@ function startsOurTurn(state: ChatState, ev: EventParams): boolean {
   return state.clientTurnId ? ev.data.clientTurnId === state.clientTurnId : ev.data.clientTurnId === undefined;
 }
 
+/**
+ * Whether a turn that someone else started (a subagent's report coming back, a message sent to
+ * this branch, another editor) continues the branch the panel shows. Subagents run on their
+ * own branches and are never shown here.
+ */
+function continuesShownBranch(state: ChatState, ev: EventParams): boolean {
+  return ev.data.source !== 'agent_spawn' && state.headId !== null && ev.data.predecessor === state.headId;
+}
+
+/** Show a turn that continues this branch: its message, then its stream. */
+function followUp(state: ChatState, ev: EventParams, turnId: string): ChatState {
+  const text = String(ev.data.text ?? '');
+  const source = String(ev.data.source ?? 'user');
+  const userNodeId = typeof ev.data.userNodeId === 'string' ? ev.data.userNodeId : null;
+  const next: ChatState = { ...state, busy: true, turns: [...state.turns, turnId] };
+  const item = userMessage(next, text, source, userNodeId, state.headId);
+  // Our own turns are matched by clientTurnId: a person's message here came from another editor.
+  return push(next, item.role === 'user' ? { ...item, elsewhere: true, turnId } : { ...item, turnId });
+}
+
+/** A user node as shown: a person's message, or a report that came back from a subagent or branch. */
+function userMessage(state: ChatState, text: string, source: string, nodeId: string | null, predecessor: string | null): MessageItem {
+  if (source === 'user' || source === 'cli') {
+    return message(state, 'user', text, { nodeId, predecessor });
+  }
+  if (source === 'agent_spawn') {
+    return message(state, 'report', text, { nodeId, predecessor, from: 'Task from the parent agent' });
+  }
+  const report = reportOf(text);
+  return message(state, 'report', report.body, { nodeId, predecessor, from: `Report from ${report.from}` });
+}
+
+/**
+ * Split a delivered report (`[Agent tests finished (done); its branch tip is s:n]\n\nbody`) into
+ * who it is from and its body; the bracketed header lines are for the model.
+ */
+export function reportOf(text: string): { from: string; body: string } {
+  const lines = text.split('\n');
+  let from = '';
+  let i = 0;
+  for (; i < lines.length && /^\[.*\]$/.test(lines[i].trim()); i++) {
+    const line = lines[i].trim();
+    const m = /^\[Agent (.+?) finished \(([\w-]+)\)/.exec(line) ?? /^\[Reply from (.+?) \(/.exec(line) ?? /^\[Message \S+ to (.+?) was not answered/.exec(line);
+    if (m && !from) from = m[2] ? `${m[1]} (${m[2]})` : m[1];
+  }
+  const body = lines.slice(i).join('\n').trim();
+  return { from: from || 'a subagent', body: body || (i > 0 ? lines.slice(0, i).join(' ').replace(/^\[|\]$/g, '') : text) };
+}
+
 function appendDelta(state: ChatState, turnId: string | null, text: string): ChatState {
   if (!text) {
     return state;
   }
   const last = state.items[state.items.length - 1];
-  if (last && last.kind === 'message' && last.role === 'assistant' && last.streaming) {
+  if (last && last.kind === 'message' && last.role === 'assistant' && last.streaming && last.turnId === turnId) {
     const items = state.items.slice(0, -1);
     return { ...state, busy: true, items: [...items, { ...last, text: last.text + text }] };
   }
@@ -541,17 +766,20 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   // The newest user message without a node id is the one this turn answered.
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i];
-    if (it.kind === 'message' && it.role === 'user') {
+    if (it.kind === 'message' && (it.role === 'user' || it.role === 'report')) {
       if (it.nodeId === null) {
         items[i] = { ...it, nodeId: r.userNodeId };
       }
       break;
     }
   }
-  let next: ChatState = { ...state, items, sessionId: r.sessionId, headId: r.headId, busy: false, clientTurnId: null };
+  let next: ChatState = {
+    ...state, items, sessionId: r.sessionId, headId: r.headId, busy: false, clientTurnId: null, ownTurn: null,
+    turns: state.turns.slice(-20),
+  };
   const hasAssistant = items.some((it) => it.kind === 'message' && it.nodeId === r.assistantNodeId);
   if (!hasAssistant) {
-    const lastUser = lastIndex(items, (it) => it.kind === 'message' && it.role === 'user');
+    const lastUser = lastIndex(items, (it) => it.kind === 'message' && (it.role === 'user' || it.role === 'report'));
     const seg = lastIndex(items, (it, i) => i > lastUser && it.kind === 'message' && it.role === 'assistant');
     if (seg >= 0) {
       items = [...items];
@@ -559,6 +787,15 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
       next = { ...next, items };
     } else if (r.text) {
       next = push(next, message(next, 'assistant', r.text, { nodeId: r.assistantNodeId }));
+    }
+  }
+  const usage = usageOf(r.usage);
+  if (usage) {
+    const at = lastIndex(next.items, (it) => it.kind === 'message' && it.nodeId === r.assistantNodeId);
+    if (at >= 0) {
+      const items = [...next.items];
+      items[at] = { ...(items[at] as MessageItem), usage };
+      next = { ...next, items };
     }
   }
   const cp = r.checkpoint;
@@ -594,4 +831,40 @@ export function withdrawnReason(reason: string): string {
   if (reason === 'timeout') return 'no answer in time';
   if (reason === 'cancelled') return 'the turn was cancelled';
   return reason || 'withdrawn by the server';
+}
+
+/** The tool cards whose approval is still open, oldest first. */
+export function pendingApprovals(state: ChatState): ToolItem[] {
+  return state.items.filter(
+    (it): it is ToolItem => it.kind === 'tool' && it.permission !== null && it.permission.choice === undefined && !it.permission.withdrawn,
+  );
+}
+
+/** How many cards wait for the user: open approvals and unanswered questions. */
+export function waitingCount(state: ChatState): number {
+  return pendingApprovals(state).length + state.items.filter((it) => it.kind === 'question' && it.answer === undefined).length;
+}
+
+/** Normalise a folder path for comparison (no trailing slash). */
+function folderKey(path: string | null | undefined): string {
+  return (path ?? '').replace(/\/+$/, '');
+}
+
+/**
+ * The sessions list as shown: this workspace's first, then the others (each group newest
+ * first), filtered by `query` (every word must occur in the title, id or folder).
+ */
+export function orderSessions(list: SessionInfo[], workspace: string | null, query = ''): { here: SessionInfo[]; elsewhere: SessionInfo[] } {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const match = (s: SessionInfo): boolean => {
+    const hay = `${s.title} ${s.id} ${s.workspace ?? ''}`.toLowerCase();
+    return words.every((w) => hay.includes(w));
+  };
+  const newest = (a: SessionInfo, b: SessionInfo): number => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0);
+  const ws = folderKey(workspace);
+  const shown = list.filter(match).sort(newest);
+  return {
+    here: shown.filter((s) => ws !== '' && folderKey(s.workspace) === ws),
+    elsewhere: shown.filter((s) => ws === '' || folderKey(s.workspace) !== ws),
+  };
 }

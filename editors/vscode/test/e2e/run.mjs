@@ -60,30 +60,36 @@ function prepare() {
     // The model's own call id, "call_1", comes again after every server restart (as the offline
     // model's did): the cards must still match approvals by the server's unique ids.
     { text: "I'll move the greeting into a function.", tool_calls: [{ id: 'call_1', name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
-    { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```' },
+    { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```\n\n| name | greeting |\n|---|---|\n| world | ~~hello~~ Hello |\n\nSee ' + 'src/'.repeat(40) + 'greeting.py' },
     { text: 'Hi again, from a new branch.' },
     { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
     { text: 'Blue it is.' },
     { text: 'Saving notes.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
     { text: 'Notes saved.' },
     { text: 'Waiting for the build.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }] },
-    { text: 'Writing a draft.', tool_calls: [{ name: 'write_file', arguments: { path: 'draft.txt', content: 'draft\n' } }] },
-    { text: 'Building.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 4' } }] },
+    { text: 'Writing a draft.', delay: 1.5, tool_calls: [{ name: 'write_file', arguments: { path: 'draft.txt', content: 'draft\n' } }] },
+    { text: 'Building.', tool_calls: [{ name: 'run_command', arguments: { command: 'echo compiling-step-one && sleep 4' } }] },
     { text: 'Built, with tabs.' },
     { text: 'Tidying the notes.', tool_calls: [{ name: 'mcp__notes__delete_note', arguments: { name: 'keep.txt' } }] },
     { text: 'Left the note alone.' },
+    { text: 'Looking around first.', tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'run_command', arguments: { command: 'sleep 117' } }] },
   ], null, 2));
   mkdirSync(notes, { recursive: true });
   writeFileSync(join(notes, 'keep.txt'), 'keep me\n');
+  writeSettings('/nonexistent/bin/openprogram-lsp');
+  writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
+}
+
+/** The workspace settings, with `command` as the server command. */
+function writeSettings(command) {
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
-    'openprogram.server.command': serverCommand,
+    'openprogram.server.command': command,
     'openprogram.model': `scripted:${script}`,
     'openprogram.home': home,
     'openprogram.trace.server': 'verbose',
     // a real MCP server (the tests' demo server on the SDK), for the MCP card step
     'openprogram.mcpServers': { notes: { command: python, args: [demoServer], env: { DEMO_DIR: notes } } },
   }, null, 2));
-  writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
 }
 
 const userSettingsFile = join(userData, 'User', 'settings.json');
@@ -145,6 +151,37 @@ async function palette(page, command) {
   await row.click();
 }
 
+/** A file's text, or null while it does not exist (a restore may replace it). */
+function readOr(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Pids of the processes whose argv and environment (`NAME=value` strings) match. */
+function processes(match) {
+  const out = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (argv.length && match(argv, env)) out.push(Number(pid));
+    } catch { /* gone, or not ours to read */ }
+  }
+  return out;
+}
+
+/** Whether a process is alive (a zombie is not). */
+function alive(pid) {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 async function waitFor(pred, what) {
   for (let i = 0; i < 240; i++) {
     if (await pred()) return;
@@ -203,7 +240,17 @@ async function main() {
       await page.mouse.up();
     }
     let frame = await chatFrame(page);
+
+    step = 'a wrong server command: the banner says so; fixing the setting alone brings it back';
+    await frame.locator('#banner:not([hidden])', { hasText: 'no such executable' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#banner button', { hasText: 'Restart Server' }).waitFor({ timeout: STEP_TIMEOUT });
+    await shot('00-no-server');
+    writeSettings(serverCommand);
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    // the failure's notification went with the failure
+    await waitFor(async () => (await page.locator('.notification-toast', { hasText: 'did not start' }).count()) === 0, 'the stale failure toast to close');
+    if (await page.locator('.notification-toast', { hasText: 'Client is not running' }).count()) throw new Error('a stale "Client is not running" toast');
+    await page.locator('.statusbar-item', { hasText: 'OpenProgram' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.pane-header', { hasText: 'Subagents' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('01-panel');
 
@@ -213,15 +260,31 @@ async function main() {
     const allow = frame.locator('button[data-option-kind="allow_once"]');
     await allow.waitFor({ timeout: STEP_TIMEOUT });
     if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the file was written before approval');
+    // the status bar counts the waiting card and the activity bar icon carries a badge
+    await page.locator('.statusbar-item', { hasText: 'OpenProgram 1' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.activitybar .action-item:has([aria-label^="OpenProgram"]) .badge-content', { hasText: '1' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('02-approval');
 
     step = 'click "Allow once" on the card';
     await allow.click();
     await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.checkpoint-card').waitFor({ timeout: STEP_TIMEOUT });
+    // markdown-it: a table with strikethrough; a long path wraps inside the panel
+    await frame.locator('.msg.role-assistant table td s', { hasText: 'hello' }).waitFor({ timeout: STEP_TIMEOUT });
+    const overflow = await frame.locator('#log').evaluate((el) => el.scrollWidth - el.clientWidth);
+    if (overflow > 2) throw new Error(`the reply overflows the panel by ${overflow}px`);
+    if (await page.locator('.activitybar .action-item:has([aria-label^="OpenProgram"]) .badge-content:visible').count()) {
+      const left = await page.locator('.activitybar .action-item:has([aria-label^="OpenProgram"]) .badge-content').first().textContent();
+      if (left && left.trim()) throw new Error(`the badge stays after the answer: ${left}`);
+    }
     const written = readFileSync(join(ws, 'hello.py'), 'utf8');
     if (written !== UPDATED) throw new Error(`unexpected file content ${JSON.stringify(written)}`);
     await frame.locator('.tool-card .approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
+    // the header: the model, the permission mode, the context meter; the reply's token usage
+    await frame.locator('#model', { hasText: 'scripted:' }).waitFor({ timeout: STEP_TIMEOUT });
+    if ((await frame.locator('#mode').inputValue()) !== 'ask') throw new Error('the mode picker does not show "ask"');
+    await frame.locator('#context:not([hidden])', { hasText: '% of context' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant .usage', { hasText: ' in · ' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('03-reply');
 
     step = 'open the checkpoint diff';
@@ -252,12 +315,24 @@ async function main() {
     await palette(page, 'OpenProgram: Restore Files to Before This Turn');
     await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
-    await waitFor(() => readFileSync(join(ws, 'hello.py'), 'utf8') === ORIGINAL, 'hello.py to be reverted by the restore');
+    await waitFor(() => readOr(join(ws, 'hello.py')) === ORIGINAL, 'hello.py to be reverted by the restore');
     await shot('05-restored');
 
     step = 'undo the restore';
     await palette(page, 'OpenProgram: Undo Restore');
-    await waitFor(() => readFileSync(join(ws, 'hello.py'), 'utf8') === UPDATED, 'the undo to bring back the edit');
+    await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the undo to bring back the edit');
+
+    step = 'restore one hunk from the lens in the checkpoint diff, then undo it';
+    await fileRow.click();
+    await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    // the cursor on a changed line of the right side, then the command (the lens shows only
+    // with diffEditor.codeLens on, which VS Code leaves off by default)
+    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'return f"Hello' }).first().click();
+    await shot('05b-hunk');
+    await palette(page, 'OpenProgram: Restore Hunk at Cursor');
+    await waitFor(() => readOr(join(ws, 'hello.py')) === ORIGINAL, 'the hunk to be restored');
+    await palette(page, 'OpenProgram: Undo Restore');
+    await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the undo to bring back the hunk');
 
     step = 'fork: edit the first message into a new branch';
     frame = await chatFrame(page);
@@ -355,8 +430,18 @@ async function main() {
     step = 'cancel while an approval is open: the card shows it withdrawn';
     await frame.locator('#input').fill('Write a draft');
     await frame.locator('#input').press('Enter');
+    // sending brings the view to the end; the user then scrolls up to read while the turn runs
+    await frame.locator('.msg.role-user', { hasText: 'Write a draft' }).waitFor({ timeout: STEP_TIMEOUT });
+    const inView = (sel) => frame.locator(sel).last().evaluate((el) => {
+      const log = document.getElementById('log').getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      return r.top >= log.top - 1 && r.top < log.bottom;
+    });
+    if (!(await inView('.msg.role-user'))) throw new Error('sending did not scroll to the message');
+    await frame.locator('#log').evaluate((el) => { el.scrollTop = 0; });
     const draftCard = frame.locator('.tool-card', { hasText: 'draft.txt' });
     await draftCard.locator('button[data-option-kind="allow_once"]').waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(() => inView('.tool-card:has(button[data-option-kind="allow_once"]:not([disabled]))'), 'the new approval card to be scrolled into view');
     await frame.locator('#cancel:not([hidden])').click();
     await draftCard.locator('.approval-withdrawn', { hasText: 'the turn was cancelled' }).waitFor({ timeout: STEP_TIMEOUT });
     if (!(await draftCard.locator('button[data-option-kind="allow_once"]').isDisabled())) throw new Error('a withdrawn card still has live buttons');
@@ -368,8 +453,15 @@ async function main() {
     await frame.locator('#input').fill('Build it');
     await frame.locator('#input').press('Enter');
     const buildCard = frame.locator('.tool-card', { hasText: 'sleep 4' });
-    await buildCard.locator('button[data-option-kind="allow_once"]').click({ timeout: STEP_TIMEOUT });
+    await buildCard.locator('button[data-option-kind="allow_once"]').waitFor({ timeout: STEP_TIMEOUT });
+    // allowed from the keyboard (OpenProgram: Allow the Pending Approval Once), focus in the message box
+    await frame.locator('#input').focus();
+    await page.keyboard.press('Control+Alt+Enter');
     await buildCard.locator('.approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
+    // its output streams into the card while it runs
+    await buildCard.locator('.live-output', { hasText: 'compiling-step-one' }).waitFor({ timeout: STEP_TIMEOUT });
+    if (!(await buildCard.evaluate((el) => el.classList.contains('status-in_progress')))) throw new Error('the live output came only at the end');
+    await shot('09d0-live-output');
     await frame.locator('#input').fill('use tabs');
     await frame.locator('#input').press('Enter');
     await frame.locator('.msg.interjection', { hasText: 'use tabs' }).waitFor({ timeout: STEP_TIMEOUT });
@@ -404,6 +496,35 @@ async function main() {
     if (!row.includes('ready')) throw new Error(`the MCP server is not listed as ready: ${row}`);
     await shot('09f-mcp-servers');
     await page.keyboard.press('Escape');
+
+    step = 'the server is killed mid-turn: its command dies too, the banner offers a restart';
+    await frame.locator('#input').fill('Look around, then run the long job');
+    await frame.locator('#input').press('Enter');
+    const longCard = frame.locator('.tool-card', { hasText: 'sleep 117' });
+    await longCard.locator('button[data-option-kind="allow_once"]').click({ timeout: STEP_TIMEOUT });
+    await frame.locator('.tool-card[data-kind="execute"].status-in_progress', { hasText: 'sleep 117' }).waitFor({ timeout: STEP_TIMEOUT });
+    let sleeper = [];
+    await waitFor(() => (sleeper = processes((argv) => argv.includes('sleep 117') || (argv[0]?.endsWith('sleep') && argv[1] === '117'))).length > 0, 'the command to run');
+    const servers = processes((argv, env) => env.includes(`OPENPROGRAM_HOME=${home}`) && argv.some((a) => a.endsWith('openprogram-lsp')) && argv.includes('serve'));
+    if (servers.length !== 1) throw new Error(`expected one server process, found ${servers.length}`);
+    process.kill(servers[0], 'SIGKILL');
+    await frame.locator('#banner:not([hidden])', { hasText: 'SIGKILL' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(() => sleeper.every((pid) => !alive(pid)), 'the command to die with the server');
+    await page.locator('.statusbar-item', { hasText: 'OpenProgram' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('09g-crashed');
+    await frame.locator('#banner button', { hasText: 'Restart Server' }).click();
+    await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    // the history keeps what the turn did until the crash, and says it was interrupted
+    await frame.locator('.note', { hasText: 'interrupted' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.msg.role-assistant', { hasText: 'Looking around first.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.tool-card.status-failed', { hasText: 'sleep 117' }).waitFor({ timeout: STEP_TIMEOUT });
+    await shot('09h-interrupted');
+
+    step = '"Open ." on a folder reveals it in the Explorer';
+    await frame.locator('.tool-card', { hasText: 'List' }).locator('button', { hasText: 'Open .' }).click();
+    await page.locator('.part.sidebar .title-label', { hasText: 'Explorer' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
+    frame = await chatFrame(page);
 
     step = 'reload VS Code; the session comes back';
     await page.reload();
@@ -489,6 +610,20 @@ async function main() {
     await palette(page, 'OpenProgram: Show Approval Rules');
     await page.locator('.notification-toast', { hasText: 'no approval rules' }).first().waitFor({ timeout: STEP_TIMEOUT });
 
+    step = 'switch the permission mode and the model from the panel';
+    await frame.locator('#mode').selectOption('plan');
+    await waitFor(() => /"openprogram.permissionMode": "plan"/.test(readFileSync(userSettingsFile, 'utf8')), 'the mode to reach the settings');
+    await frame.locator('#mode[data-mode="plan"]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await frame.locator('#mode').selectOption('ask');
+    await waitFor(() => /"openprogram.permissionMode": "ask"/.test(readFileSync(userSettingsFile, 'utf8')), 'the mode to go back');
+    await frame.locator('#model').click();
+    const offline = page.locator('.quick-input-list .monaco-list-row[aria-label^="offline"]').first();
+    await offline.waitFor({ timeout: STEP_TIMEOUT });
+    await offline.click();
+    await frame.locator('#model', { hasText: 'offline' }).waitFor({ timeout: STEP_TIMEOUT });
+    if (!/"openprogram.model": "offline"/.test(readFileSync(join(ws, '.vscode', 'settings.json'), 'utf8'))) throw new Error('the model did not reach the workspace setting');
+    if ((await frame.locator('#banner[hidden]').count()) !== 1) throw new Error('changing the model restarted the server');
+
     step = 'light and high-contrast themes';
     const themes = [
       ['Default Light Modern', 'vs', 'vscode-light', '11-light'],
@@ -505,8 +640,55 @@ async function main() {
       await page.locator(`.monaco-workbench.${workbenchClass}`).waitFor({ timeout: STEP_TIMEOUT });
       frame = await chatFrame(page);
       await frame.locator(`body.${bodyClass}`).waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+      const colours = await frame.locator('.msg-body p code').first().evaluate((el) => {
+        const bg = (e) => {
+          for (let x = e; x; x = x.parentElement) {
+            const c = getComputedStyle(x).backgroundColor;
+            if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c;
+          }
+          return getComputedStyle(document.body).backgroundColor;
+        };
+        return { fg: getComputedStyle(el).color, bg: bg(el) };
+      });
+      if (colours.fg === colours.bg) throw new Error(`inline code is invisible in ${theme}: ${JSON.stringify(colours)}`);
       await shot(name);
     }
+
+    step = 'Ctrl+Alt+N in the panel starts a new session (and opens no untitled file)';
+    await frame.locator('#input').click();
+    await page.keyboard.press('Control+Alt+N');
+    await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    if (await page.locator('.tab', { hasText: 'Untitled' }).count()) throw new Error('Ctrl+Alt+N opened an untitled file');
+
+    step = 'the sessions list: search, rename, delete';
+    await frame.locator('#sessions-toggle').click();
+    await frame.locator('.session-group', { hasText: 'This workspace' }).waitFor({ timeout: STEP_TIMEOUT });
+    // opened from the list, the session is back in the chat
+    await frame.locator('.session-row .session-title', { hasText: 'Put the greeting' }).click();
+    await frame.locator('.msg.role-assistant', { hasText: 'Left the note alone.' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#sessions-toggle').click();
+    const sessionRow = frame.locator('.session-row.current');
+    await sessionRow.waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#session-search').fill('no such words');
+    await frame.locator('.session-empty', { hasText: 'No session matches' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#session-search').fill('greeting');
+    await sessionRow.locator('.session-rename').click();
+    const titleBox = page.locator('.quick-input-widget input');
+    await titleBox.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await titleBox.fill('Greeting work');
+    await page.keyboard.press('Enter');
+    await frame.locator('#session-search').fill('');
+    await frame.locator('.session-row.current .session-title', { hasText: 'Greeting work' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-list-row', { hasText: 'Greeting work' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('13-sessions');
+    await frame.locator('.session-row.current .session-delete').click();
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Delete' }).first().click({ timeout: STEP_TIMEOUT });
+    await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    await frame.locator('#sessions-toggle').click();
+    await frame.locator('#sessions-toggle').click();
+    await frame.locator('.session-empty', { hasText: 'No sessions yet' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#sessions-toggle').click();
+
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       step = 'save the README screenshot';

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import time
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
@@ -65,7 +67,7 @@ class RunCommand(Tool):
                 env=env)
             out = HeadTail(MAX_OUTPUT_BYTES)
             try:
-                timed_out = await _collect(proc, out, timeout)
+                timed_out = await _collect(proc, out, timeout, ctx.output)
             except asyncio.CancelledError:
                 await reap(proc)
                 raise
@@ -105,9 +107,12 @@ def _result(code: int | None, output: str, timeout: float, how: Plan, *, timed_o
                       data=data)
 
 
-async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: float) -> bool:
-    """Stream the output into ``out`` until exit; True when the timeout killed it."""
+async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: float,
+                   live: Callable[[str], None]) -> bool:
+    """Stream the output into ``out`` (and ``live``) until exit; True when the timeout killed
+    it."""
     assert proc.stdout is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a split character waits
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
@@ -119,8 +124,10 @@ async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: flo
         except TimeoutError:
             continue
         if not chunk:
+            live(decoder.decode(b"", final=True))
             break
         out.feed(chunk)
+        live(decoder.decode(chunk))
     # stdout closed: the shell (or whatever kept it open) is done; reap it, bounded
     try:
         await asyncio.wait_for(proc.wait(), max(deadline - time.monotonic(), 0.1))

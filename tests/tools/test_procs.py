@@ -1,0 +1,52 @@
+"""Children of the tools die with the server, even when it is killed with SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from openprogram_lsp.tools.procs import die_with_parent
+
+SCRIPT = textwrap.dedent("""
+    import asyncio, sys
+    from openprogram_lsp.tools.procs import spawn
+
+    async def main():
+        proc = await spawn("/bin/sh", "-c", "sleep 30")
+        print(proc.pid, flush=True)
+        await asyncio.sleep(60)
+
+    asyncio.run(main())
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(die_with_parent() is None, reason="PR_SET_PDEATHSIG is Linux-only")
+def test_a_command_dies_when_the_server_is_killed() -> None:
+    server = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        child = int(server.stdout.readline())
+        assert _alive(child)
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(child), "the command outlived the server"
+    finally:
+        server.kill()
+        server.wait(10)
