@@ -106,6 +106,16 @@ function layout(): void {
   log.addEventListener('scroll', () => {
     if (nearBottom(log)) (document.getElementById('jump') as HTMLElement).hidden = true;
   });
+  // Ctrl/Cmd+Alt+N here is ours, never the workbench's "new untitled file": handled in the page,
+  // and not forwarded (a context key set from focus events would race the first key press).
+  document.addEventListener('keydown', (e) => {
+    if (e.altKey && (e.ctrlKey || e.metaKey) && !e.shiftKey && e.key.toLowerCase() === 'n') {
+      e.preventDefault();
+      e.stopPropagation();
+      forkFrom = null;
+      post({ type: 'newSession' });
+    }
+  });
   // The host sets a context key from these, so the panel's keybindings apply only in it.
   window.addEventListener('focus', () => post({ type: 'focus', focused: true }));
   document.addEventListener('focusin', () => post({ type: 'focus', focused: true }));
