@@ -123,3 +123,15 @@ def test_the_rules_behind_a_decision_are_the_ones_that_made_it() -> None:
     file_rule = edit_rule("file", "src/a.py")
     assert deciding([file_rule], edit("src/a.py")) == [file_rule]
     assert deciding([file_rule], edit("src/b.py")) == []
+
+
+def test_a_session_rule_covers_only_its_rules_scope_in_the_session() -> None:
+    root = command_rule("ls", scope="session", session_id="s1")
+    forked = command_rule("ls", scope="session", session_id="s1", branch="u-fork")
+    on_fork = CallFacts(tool="run_command", kind="execute", arguments={"command": "ls"},
+                        session_id="s1", parts=("ls",), rules_branch="u-fork")
+    assert decide([root], run("ls")) == "allow" and decide([root], on_fork) is None
+    assert decide([forked], on_fork) == "allow" and decide([forked], run("ls")) is None
+    assert not root.same_coverage(forked)
+    workspace = command_rule("ls", scope="workspace")
+    assert decide([workspace], on_fork) == "allow"  # workspace rules reach every branch

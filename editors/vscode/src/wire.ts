@@ -120,6 +120,28 @@ export interface AnswerParams {
   answer: string;
 }
 
+/** How one tool call of a session was let through, as its assistant node stores it. */
+export interface ApprovalRecordInfo {
+  by: 'user' | 'rule' | 'mode' | 'bypass';
+  decidedAt: string;
+  mode?: string;
+  /** The option the user chose (by: user) */
+  option?: string;
+  /** The rule that allowed it (by: rule) */
+  ruleId?: string;
+  /** Every rule (one per part of a compound command) */
+  ruleIds: string[];
+  toolCallId: string;
+  tool: string;
+  title?: string;
+  /** The assistant node of the call */
+  turnId: string;
+  /** A branch tip holding the turn */
+  branchHeadId?: string;
+  /** That branch's name, when named */
+  branch?: string;
+}
+
 /** `openprogram/askQuestion` params (also the `question.asked` event). */
 export interface AskQuestionParams {
   sessionId?: string;
@@ -255,6 +277,8 @@ export interface ChatParams {
   clientTurnId?: string | null;
   /** Attachments rendered before the message */
   context?: ContextItem[] | null;
+  /** With a node id in branchFrom: the fork's session rules (inherit: shared with the parent branch; reset: none; copy: a snapshot of them, its own from then on) */
+  rules?: 'inherit' | 'reset' | 'copy';
 }
 
 /** `openprogram/checkout`: move the session head. */
@@ -467,6 +491,8 @@ export interface ForkParams {
   restoreCode?: boolean;
   /** Attachments rendered before the message */
   context?: ContextItem[] | null;
+  /** The fork's session rules: inherit (shared with the parent branch), reset (none: its calls ask again), copy (a snapshot, its own from then on) */
+  rules?: 'inherit' | 'reset' | 'copy';
 }
 
 /** A node of `openprogram/history`: `predecessor` and `caller` always present. */
@@ -778,6 +804,8 @@ export interface RuleInfo {
   editScope?: 'file' | 'folder' | 'workspace';
   scope: 'session' | 'workspace';
   sessionId?: string;
+  /** A session rule made on a reset or copy fork: the fork's first node (its rules scope) */
+  branch?: string;
   origin: 'prompt' | 'settings' | 'legacy';
   createdAt: string;
   toolCallId?: string;
@@ -804,10 +832,20 @@ export interface RulesParams {
   sessionId?: string | null;
   /** Only this workspace folder (default: every one) */
   workspace?: string | null;
+  /** Also list the session's approval records, read from its store (needs sessionId) */
+  records?: boolean;
+  /** nextCursor of the previous page of records */
+  cursor?: string | null;
+  /** Records per page */
+  limit?: number;
 }
 
 export interface RulesResult {
   rules: RuleInfo[];
+  /** With records: the session's approval records, oldest first */
+  records?: ApprovalRecordInfo[];
+  /** More records: pass it as cursor */
+  nextCursor?: string;
 }
 
 export interface SessionInfo {

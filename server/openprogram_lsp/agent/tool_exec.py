@@ -69,6 +69,7 @@ class ToolRunner:
     cancelled: ToolCallRecord | None = None  # the last call a cancel cut short
     label: str | None = None  # a child's label: its prompts say whose they are
     rules_session: str | None = None  # whose session rules apply (default: this session)
+    rules_branch: str | None = None  # their scope in it: the nearest reset fork (Rule.branch)
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -181,7 +182,7 @@ class ToolRunner:
     def facts(self, call: ToolCall, kind: Any) -> CallFacts:
         """What rules look at in a call: its command parts, or its resolved path."""
         return call_facts(self.ctx.workspace, call.name, kind, call.arguments,
-                          self.rules_session or self.ctx.session_id)
+                          self.rules_session or self.ctx.session_id, self.rules_branch)
 
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Tool,
                       args: Any, record: ToolCallRecord) -> tuple[str | None, Grant | None]:

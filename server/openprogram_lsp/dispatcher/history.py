@@ -21,3 +21,15 @@ def resolve_history(store: SessionStore, sid: str,
     if node.caller is not None or node.role not in ("user", "assistant", "system"):
         raise InvalidParams(f"branchFrom: {branch_from!r} is not a conversation message")
     return node.id, store.get_branch(sid, node.id)
+
+
+RULES_CHOICES = ("inherit", "reset", "copy")
+
+
+def rules_branch(chain: list[Node]) -> str | None:
+    """The rules scope of a chain's tip: the nearest user node that started a fork with
+    ``rules: "reset"`` or ``"copy"`` (its id), else None (the session's own rules)."""
+    for node in reversed(chain):
+        if node.role == "user" and node.metadata.get("rules") in ("reset", "copy"):
+            return node.id
+    return None

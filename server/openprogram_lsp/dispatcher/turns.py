@@ -42,7 +42,7 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
 from openprogram_lsp.dispatcher.finalize import finalize_turn
-from openprogram_lsp.dispatcher.history import resolve_history
+from openprogram_lsp.dispatcher.history import resolve_history, rules_branch
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
@@ -58,7 +58,7 @@ from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
-from openprogram_lsp.tools.rulebook import with_client_rules
+from openprogram_lsp.tools.rulebook import RuleBook, with_client_rules
 
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0
@@ -336,6 +336,30 @@ class Dispatcher:
         if stale:
             store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
 
+    def _rules_scope(self, turn: ActiveTurn, history: list[Node], book: RuleBook,
+                     parent_sid: Any) -> str | None:
+        """The turn's session-rules scope (``Rule.branch``): the nearest reset or copy fork on
+        its chain (a delegated turn: on its sender's chain). A ``copy`` fork's first turn
+        copies the session rules it would have inherited into its own scope, once."""
+        chain = history
+        if isinstance(parent_sid, str):
+            anchor = turn.request.metadata.get("parentNodeId")
+            try:
+                chain = self.services.store.get_branch(parent_sid, anchor) \
+                    if isinstance(anchor, str) else []
+            except (NotFound, ValueError):
+                chain = []
+            return rules_branch(chain)
+        scope = rules_branch(chain)
+        user = history[-1] if history and history[-1].id == turn.user_node_id else None
+        if user is not None and scope == user.id and user.metadata.get("rules") == "copy":
+            above = rules_branch(history[:-1])
+            for rule in book.rules:
+                if rule.scope == "session" and rule.session_id == turn.session_id \
+                        and rule.branch == above and rule.origin == "prompt":
+                    book.add(rule.model_copy(update={"id": "", "branch": scope}))
+        return scope
+
     async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
                        last_turn_at: str | None) -> None:
         s = self.services
@@ -387,9 +411,11 @@ class Dispatcher:
         req = turn.request
         delegated = req.source in ("agent_spawn", "send_message")
         parent_sid = req.metadata.get("parentSessionId")
+        book = s.rules_for(turn.workspace)
+        scope = self._rules_scope(turn, history, book, parent_sid if delegated else None)
         runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus,
                             mode=req.permission_mode or s.permission_mode,
-                            rules=with_client_rules(s.rules_for(turn.workspace), req.rules),
+                            rules=with_client_rules(book, req.rules),
                             approver=s.approver,
                             before_mutation=before_mutation, hooks=hooks,
                             all_tools=every if definition is not None else None,
@@ -398,7 +424,8 @@ class Dispatcher:
                             label=(req.label or req.agent_id) if delegated else None,
                             # a delivered turn runs under its sender's session rules
                             rules_session=parent_sid if delegated and isinstance(
-                                parent_sid, str) else turn.session_id)
+                                parent_sid, str) else turn.session_id,
+                            rules_branch=scope)
         system = system_extra(s, turn, definition, tools)
         if is_compact_command(turn.request.text):  # manual compaction: no model reply
             turn.prep = await compact_command(

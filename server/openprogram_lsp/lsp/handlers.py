@@ -135,11 +135,16 @@ class Handlers:
             raise InvalidParams("branchFrom: a node id needs a sessionId")
         if isinstance(branch, str) and p.session_id is not None:
             self._node(p.session_id, branch, "branchFrom")
+        elif p.rules != "inherit":
+            raise InvalidParams("rules: applies to a fork (branchFrom a node id)")
+        meta = await self._turn_meta(p.client_turn_id, p.context)
+        if p.rules != "inherit":
+            meta["rules"] = p.rules
         return await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=branch,
             workspace=str(self.server.primary_workspace) if p.session_id is None else None,
             model=self._model(p.model), permission_mode=self.server.settings.permission_mode,
-            metadata=await self._turn_meta(p.client_turn_id, p.context)))
+            metadata=meta))
 
     async def _turn_meta(self, client_turn_id: str | None,
                          context: list[w.ContextItem] | None) -> dict[str, Any]:
@@ -155,6 +160,8 @@ class Handlers:
         if p.from_node_id is not None:
             self._node(p.session_id, p.from_node_id, "fromNodeId")
         meta = await self._turn_meta(p.client_turn_id, p.context)  # refused before any restore
+        if p.rules != "inherit":
+            meta["rules"] = p.rules  # the fork's rules scope (dispatcher.history.rules_branch)
         switched: dict[str, Any] | None = None
         if p.restore_code and p.from_node_id is not None:
             if self.dispatcher.user_turn(p.session_id) is not None:

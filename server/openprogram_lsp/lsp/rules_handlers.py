@@ -7,6 +7,7 @@ editor removes them by changing the setting, which takes effect at once).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from openprogram_lsp.core.errors import InvalidParams, NotFound
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.store.approval_records import approval_records
 from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable
 from openprogram_lsp.tools.rules import Rule
 
@@ -53,7 +55,24 @@ class RulesHandlers:
                  for folder in self._folders(p.workspace)
                  for r in self._book(folder).listed(p.session_id)]
         infos += [_info(r, None, revocable=False) for r in self.server.settings.rules()]
-        return w.RulesResult(rules=infos).wire()
+        if not p.records:
+            return w.RulesResult(rules=infos).wire()
+        if p.session_id is None:
+            raise InvalidParams("records: needs a sessionId")
+        store = self.server.dispatcher.services.store
+        if not store.exists(p.session_id):
+            raise NotFound(f"sessionId: unknown session id {p.session_id!r}")
+        start = 0
+        if p.cursor is not None:
+            if not p.cursor.isdigit():
+                raise InvalidParams("cursor: not a cursor this method returned")
+            start = int(p.cursor)
+        every = await asyncio.to_thread(approval_records, store, p.session_id)
+        page = every[start:start + p.limit]
+        more = start + p.limit < len(every)
+        return w.RulesResult(
+            rules=infos, records=[w.ApprovalRecordInfo.model_validate(r) for r in page],
+            next_cursor=str(start + p.limit) if more else None).wire()
 
     async def revoke_rule(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.REVOKE_RULE, w.RevokeRuleParams, raw)

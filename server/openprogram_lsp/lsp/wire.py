@@ -100,6 +100,10 @@ class ChatParams(Params):
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
     context: list[ContextItem] | None = Field(
         None, max_length=64, description="Attachments rendered before the message")
+    rules: Literal["inherit", "reset", "copy"] = Field(
+        "inherit", description="With a node id in branchFrom: the fork's session rules "
+                               "(inherit: shared with the parent branch; reset: none; copy: "
+                               "a snapshot of them, its own from then on)")
 
 
 class ForkParams(Params):
@@ -116,6 +120,10 @@ class ForkParams(Params):
         False, description="Start from the code state of fromNodeId (restored first, undoable)")
     context: list[ContextItem] | None = Field(
         None, max_length=64, description="Attachments rendered before the message")
+    rules: Literal["inherit", "reset", "copy"] = Field(
+        "inherit", description="The fork's session rules: inherit (shared with the parent "
+                               "branch), reset (none: its calls ask again), copy (a snapshot, "
+                               "its own from then on)")
 
 
 class SessionParams(Params):
@@ -243,6 +251,11 @@ class RulesParams(Params):
                                    description="Also list this session's rules (default: all)")
     workspace: str | None = Field(None, min_length=1, max_length=MAX_PATH,
                                   description="Only this workspace folder (default: every one)")
+    records: bool = Field(False, description="Also list the session's approval records, read "
+                                             "from its store (needs sessionId)")
+    cursor: str | None = Field(None, min_length=1, max_length=40,
+                               description="nextCursor of the previous page of records")
+    limit: int = Field(200, ge=1, le=1000, description="Records per page")
 
 
 class RevokeRuleParams(Params):
@@ -653,6 +666,8 @@ class RuleInfo(Result):
     edit_scope: Literal["file", "folder", "workspace"] | None = None
     scope: Literal["session", "workspace"]
     session_id: str | None = None
+    branch: str | None = Field(None, description="A session rule made on a reset or copy fork: "
+                                                 "the fork's first node (its rules scope)")
     origin: Literal["prompt", "settings", "legacy"]
     created_at: str = ""
     tool_call_id: str | None = None
@@ -663,8 +678,29 @@ class RuleInfo(Result):
                                                     "(null: a settings rule, every folder)")
 
 
+class ApprovalRecordInfo(Result):
+    """How one tool call of a session was let through, as its assistant node stores it."""
+
+    by: Literal["user", "rule", "mode", "bypass"]
+    decided_at: str = ""
+    mode: str | None = None
+    option: str | None = Field(None, description="The option the user chose (by: user)")
+    rule_id: str | None = Field(None, description="The rule that allowed it (by: rule)")
+    rule_ids: list[str] = Field(default_factory=list,
+                                description="Every rule (one per part of a compound command)")
+    tool_call_id: str
+    tool: str
+    title: str | None = None
+    turn_id: str = Field(description="The assistant node of the call")
+    branch_head_id: str | None = Field(None, description="A branch tip holding the turn")
+    branch: str | None = Field(None, description="That branch's name, when named")
+
+
 class RulesResult(Result):
     rules: list[RuleInfo]
+    records: list[ApprovalRecordInfo] | None = Field(
+        None, description="With records: the session's approval records, oldest first")
+    next_cursor: str | None = Field(None, description="More records: pass it as cursor")
 
 
 class RevokeRuleResult(Result):

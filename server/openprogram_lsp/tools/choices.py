@@ -52,6 +52,7 @@ def _rule(origin: Origin, facts: CallFacts, *, decision: Literal["allow", "deny"
     return Rule(id="", decision=decision, kind=kind, tool=facts.tool, value=value,
                 edit_scope=edit_scope, scope=scope,
                 session_id=origin.session_id if scope == "session" else None,
+                branch=facts.rules_branch if scope == "session" else None,
                 origin="prompt", tool_call_id=origin.tool_call_id, turn_id=origin.turn_id,
                 description=description)
 

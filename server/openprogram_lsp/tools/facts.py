@@ -12,7 +12,7 @@ from openprogram_lsp.tools.shell_split import split_command
 
 
 def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
-               session_id: str | None) -> CallFacts:
+               session_id: str | None, rules_branch: str | None = None) -> CallFacts:
     """The facts of one call (an edit's path resolved through links, workspace-relative)."""
     parts: tuple[str, ...] = ()
     path: str | None = None
@@ -26,7 +26,7 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
         except OpenProgramError:
             path = None  # the tool will refuse it; no rule covers it meanwhile
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
-                     parts=parts, path=path)
+                     parts=parts, path=path, rules_branch=rules_branch)
 
 
 def is_control_file(rel: str) -> bool:

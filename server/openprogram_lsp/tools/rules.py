@@ -41,22 +41,26 @@ class Rule(Wire):
     edit_scope: EditScope | None = None
     scope: RuleScope = "workspace"
     session_id: str | None = None
+    branch: str | None = None  # a session rule made on a reset fork: that fork's first node
     origin: RuleOrigin = "prompt"
     created_at: str = ""
     tool_call_id: str | None = None
     turn_id: str | None = None
     description: str = ""
 
-    def applies_in(self, session_id: str | None) -> bool:
-        """Whether the rule's scope includes a call of this session."""
+    def applies_in(self, session_id: str | None, branch: str | None = None) -> bool:
+        """Whether the rule's scope includes a call of this session, on a branch whose rules
+        scope is ``branch`` (the nearest reset fork above it; None: the session's own)."""
         return self.scope == "workspace" or (session_id is not None
-                                             and self.session_id == session_id)
+                                             and self.session_id == session_id
+                                             and self.branch == branch)
 
     def same_coverage(self, other: Rule) -> bool:
         """Whether two rules cover the same calls (a new one replaces the old)."""
         return (self.kind, self.tool, self.value, self.edit_scope, self.scope,
-                self.session_id) == (other.kind, other.tool, other.value, other.edit_scope,
-                                     other.scope, other.session_id)
+                self.session_id, self.branch) == (other.kind, other.tool, other.value,
+                                                  other.edit_scope, other.scope,
+                                                  other.session_id, other.branch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,7 @@ class CallFacts:
     session_id: str | None = None
     parts: tuple[str, ...] = ()  # simple commands, for execute calls
     path: str | None = None  # resolved workspace-relative path, for edits
+    rules_branch: str | None = None  # the call's rules scope in its session (Rule.branch)
 
     @property
     def command(self) -> str | None:
@@ -98,7 +103,7 @@ def _subject(facts: CallFacts) -> str | None:
 
 def covers(rule: Rule, facts: CallFacts, part: str | None = None) -> bool:
     """Whether a rule covers a call (for execute calls: one ``part`` of it)."""
-    if not rule.applies_in(facts.session_id):
+    if not rule.applies_in(facts.session_id, facts.rules_branch):
         return False
     if rule.kind == "command":
         if facts.kind != "execute" or rule.tool != facts.tool:

@@ -177,6 +177,20 @@ M.event_types = {
 ---@field questionId string
 ---@field answer string
 
+---@class openprogram.ApprovalRecordInfo How one tool call of a session was let through, as its assistant node stores it.
+---@field by 'user'|'rule'|'mode'|'bypass'
+---@field decidedAt string
+---@field mode? string
+---@field option? string The option the user chose (by: user)
+---@field ruleId? string The rule that allowed it (by: rule)
+---@field ruleIds string[] Every rule (one per part of a compound command)
+---@field toolCallId string
+---@field tool string
+---@field title? string
+---@field turnId string The assistant node of the call
+---@field branchHeadId? string A branch tip holding the turn
+---@field branch? string That branch's name, when named
+
 ---@class openprogram.AskQuestionParams `openprogram/askQuestion` params (also the `question.asked` event).
 ---@field sessionId? string
 ---@field turnId? string
@@ -269,6 +283,7 @@ M.event_types = {
 ---@field model? string|vim.NIL offline, scripted:FILE, openai:M, anthropic:M
 ---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
 ---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
+---@field rules? 'inherit'|'reset'|'copy' With a node id in branchFrom: the fork's session rules (inherit: shared with the parent branch; reset: none; copy: a snapshot of them, its own from then on)
 
 ---@class openprogram.CheckoutParams `openprogram/checkout`: move the session head.
 ---@field sessionId string
@@ -417,6 +432,7 @@ M.event_types = {
 ---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
 ---@field restoreCode? boolean Start from the code state of fromNodeId (restored first, undoable)
 ---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
+---@field rules? 'inherit'|'reset'|'copy' The fork's session rules: inherit (shared with the parent branch), reset (none: its calls ask again), copy (a snapshot, its own from then on)
 
 ---@class openprogram.HistoryNode A node of `openprogram/history`: `predecessor` and `caller` always present.
 ---@field id string
@@ -644,6 +660,7 @@ M.event_types = {
 ---@field editScope? 'file'|'folder'|'workspace'
 ---@field scope 'session'|'workspace'
 ---@field sessionId? string
+---@field branch? string A session rule made on a reset or copy fork: the fork's first node (its rules scope)
 ---@field origin 'prompt'|'settings'|'legacy'
 ---@field createdAt string
 ---@field toolCallId? string
@@ -661,9 +678,14 @@ M.event_types = {
 ---@class openprogram.RulesParams `openprogram/rules`: the standing rules of the workspace folders (and of one session).
 ---@field sessionId? string|vim.NIL Also list this session's rules (default: all)
 ---@field workspace? string|vim.NIL Only this workspace folder (default: every one)
+---@field records? boolean Also list the session's approval records, read from its store (needs sessionId)
+---@field cursor? string|vim.NIL nextCursor of the previous page of records
+---@field limit? integer Records per page
 
 ---@class openprogram.RulesResult
 ---@field rules openprogram.RuleInfo[]
+---@field records? openprogram.ApprovalRecordInfo[] With records: the session's approval records, oldest first
+---@field nextCursor? string More records: pass it as cursor
 
 ---@class openprogram.SessionInfo
 ---@field id string
