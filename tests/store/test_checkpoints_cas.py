@@ -98,9 +98,10 @@ def test_a_writer_racing_many_restores_keeps_its_last_edit(tmp_path: Path) -> No
 
     thread = threading.Thread(target=racer)
     thread.start()
+    conflicts = 0
     try:
         for n in range(20):
-            store.restore(a if n % 2 else b)
+            conflicts += len(store.restore(a if n % 2 else b).get("conflicts", []))
     finally:
         stop.set()
         thread.join(timeout=30)
@@ -111,5 +112,11 @@ def test_a_writer_racing_many_restores_keeps_its_last_edit(tmp_path: Path) -> No
     # the racer's last write is on disk, or a restore saw it (in a safety checkpoint) first
     seen = {f.get("after") for c in store.list() for f in store.diff(c.id)["files"]}
     assert final == last[-1] or last[-1] in seen
-    assert not [p for p in (ws / "src").iterdir() if "openprogram" in p.name or
-                p.name.endswith(".tmp")]
+    assert not [p for p in (ws / "src").iterdir() if p.name.endswith(".tmp")]
+    # when the racer recreated the file while a restore had it aside, both versions are
+    # kept (never lost): each such copy belongs to a reported conflict and holds a racer write
+    kept = [p for p in (ws / "src").iterdir() if "openprogram-conflict" in p.name]
+    assert len(kept) <= conflicts
+    assert all(p.read_text() in last for p in kept)
+    assert not [p for p in (ws / "src").iterdir()
+                if "openprogram" in p.name and p not in kept]

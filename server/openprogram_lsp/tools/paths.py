@@ -24,7 +24,10 @@ def is_protected(target: Path, workspace: Path) -> bool:
 
 def refuse_protected(target: Path, workspace: Path, shown: str) -> None:
     """Raise WorkspaceEscape when ``target`` is inside our own state."""
-    root = protected_dir_of(target, workspace)
+    try:
+        root = protected_dir_of(target, workspace)
+    except OSError as exc:  # a component replaced while it was being read: refuse, never guess
+        raise WorkspaceEscape(f"path {shown!r} could not be resolved: {exc.strerror}") from None
     if root is not None:
         raise WorkspaceEscape(f"path {shown!r} " + STATE_REFUSAL.format(root=root))
 

@@ -122,7 +122,7 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
     applied: list[tuple[str, str]] = []
     skipped: list[str] = []
     conflicts: list[str] = []
-    ours = [c.path for c in changes if protected_dir_of(workspace / c.path, workspace)]
+    ours = [c.path for c in changes if _ours(workspace, c.path)]
     skipped += ours  # restore never writes into our own state, whatever the workspace is
     changes = [c for c in changes if c.path not in set(ours)]
     for change in changes:
@@ -195,3 +195,12 @@ def write_restored(workspace: Path, rel: str, data: bytes) -> None:
         raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
     except OSError as exc:
         raise CheckpointError(f"could not restore {rel}: {exc}") from exc
+
+
+def _ours(workspace: Path, path: str) -> bool:
+    """Whether a restored path lies in our own state; one that cannot be resolved (a
+    component swapped while it was read) is skipped too, never written through."""
+    try:
+        return protected_dir_of(workspace / path, workspace) is not None
+    except OSError:
+        return True
