@@ -25,7 +25,8 @@ from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
-from openprogram_lsp.events.bus import EventBus, get_event_bus
+from openprogram_lsp.dispatcher.runtime import Runtime
+from openprogram_lsp.events.bus import EventBus
 from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.hooks.gate import install_gates
@@ -119,9 +120,13 @@ def _policies(settings: Settings) -> Policies:
 
 
 def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
-                     asker: Asker | None = None, bus: EventBus | None = None) -> Dispatcher:
-    """Build the services and the dispatcher for a configuration."""
+                     asker: Asker | None = None, bus: EventBus | None = None,
+                     runtime: Runtime | None = None) -> Dispatcher:
+    """Build the runtime (a fresh bus, questions and gates), the services and the dispatcher."""
     settings = config.settings
+    if runtime is None:
+        runtime = Runtime.create(settings, bus=bus)
+    install_gates(runtime.gates)
     store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
     rulebooks: dict[Path, RuleBook] = {}
 
@@ -131,7 +136,6 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
             rulebooks[key] = RuleBook.for_workspace(config.home, key)
         return rulebooks[key]
 
-    install_gates()
     per_workspace = WorkspaceSettings(config.settings_for) if config.settings_for else None
 
     def checkpoint_limits(workspace: Path) -> CheckpointConfig:
@@ -143,7 +147,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
 
     mcp, tools = settings.get(McpSection), settings.get(ToolsSection)
     services = Services(
-        store=store, workspace=config.workspace, bus=bus or get_event_bus(),
+        store=store, workspace=config.workspace, runtime=runtime,
         tools=ToolRegistry([*builtin_tools(), *collab_tools()]),
         default_model=config.model, permission_mode=config.permission_mode,
         approver=approver, asker=asker, question_timeout=config.question_timeout,

@@ -21,7 +21,7 @@ from tests.conftest import RecordingApprover
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event, EventBus
-from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -175,10 +175,10 @@ def test_gate_denies_a_tool_inside_a_bypass_child(
             return GateDecision("deny", ("writes are frozen",))
         return None
 
-    undo = register_tool_gate(gate, name="freeze-writes")
+    d, _ = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    undo = d.services.gates.register(gate, name="freeze-writes")
     try:
-        d, _ = build(home, workspace, bus, parent, child=child)
-        dispatchers.append(d)
         r = d.process_user_turn(TurnRequest(text="go"))
         assert d.agents.runner.wait_idle(60)
     finally:

@@ -23,7 +23,7 @@ from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.types import Node, TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event, EventBus
-from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -228,7 +228,7 @@ def test_gate_applies_to_send_message_called_directly(
     d, _ = build(home, workspace, bus, script([text("hello")]))
     dispatchers.append(d)
     r = d.process_user_turn(TurnRequest(text="hi", label="main"))
-    undo = register_tool_gate(
+    undo = d.services.gates.register(
         lambda e: GateDecision("deny", ("no messages",))
         if e.payload.get("name") == "send_message" else None, name="no-messages")
     try:

@@ -16,7 +16,7 @@ from openprogram_lsp.core.errors import NotFound, SessionBusy
 from openprogram_lsp.core.types import INHERIT, Node, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision
 
 WRITE = {"text": "Writing.", "tool_calls": [
     {"name": "write_file", "arguments": {"path": "out.txt", "content": "hello\n"}}]}
@@ -86,17 +86,17 @@ def test_gate_that_raises_allows_but_critical_denies(make_dispatcher: Make, scri
     def boom(e: Event) -> None:
         raise RuntimeError("gate bug")
 
-    undo = register_tool_gate(boom, name="soft-boom")
+    d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
+    undo = d.services.gates.register(boom, name="soft-boom")
     try:
-        d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
         assert d.process_user_turn(TurnRequest(text="w")).status == "done"
         assert (workspace / "out.txt").exists()
     finally:
         undo()
     (workspace / "out.txt").unlink()
-    undo = register_tool_gate(boom, name="hard-boom", critical=True)
+    d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
+    undo = d.services.gates.register(boom, name="hard-boom", critical=True)
     try:
-        d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
         r = d.process_user_turn(TurnRequest(text="w"))
     finally:
         undo()
@@ -107,19 +107,21 @@ def test_gate_that_raises_allows_but_critical_denies(make_dispatcher: Make, scri
 
 def test_gate_deny_applies_in_bypass_and_ask_goes_to_approver(
         make_dispatcher: Make, script: Callable, workspace: Path) -> None:
-    undo = register_tool_gate(lambda e: GateDecision("deny", ("no writes today",))
-                              if e.payload["name"] == "write_file" else None, name="nowrite")
+    d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
+    undo = d.services.gates.register(lambda e: GateDecision("deny", ("no writes today",))
+                                     if e.payload["name"] == "write_file" else None,
+                                     name="nowrite")
     try:
-        d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass")
         r = d.process_user_turn(TurnRequest(text="w"))
     finally:
         undo()
     call = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls[0]
     assert "no writes today" in (call.output or "")
     approver = RecordingApprover("allow_once")
-    undo = register_tool_gate(lambda e: GateDecision("ask", ("double-check",)), name="asker")
+    d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass", approver=approver)
+    undo = d.services.gates.register(lambda e: GateDecision("ask", ("double-check",)),
+                                     name="asker")
     try:
-        d = make_dispatcher(script([WRITE, DONE]), permission_mode="bypass", approver=approver)
         d.process_user_turn(TurnRequest(text="w"))
     finally:
         undo()

@@ -4,7 +4,7 @@ import logging
 import pytest
 
 from openprogram_lsp.core.turn_context import current_session_id, current_turn_id
-from openprogram_lsp.events.bus import Event, EventBus, emit_safe, get_event_bus, make_event
+from openprogram_lsp.events.bus import Event, EventBus, emit_safe, make_event
 
 
 def test_typed_and_all_subscribers_receive_matching_events() -> None:
@@ -93,15 +93,3 @@ def test_emit_safe_swallows_everything() -> None:
             raise RuntimeError("bus down")
 
     emit_safe("x", bus=Broken())  # must not raise
-
-
-def test_singleton_is_shared_across_threads() -> None:
-    import threading
-
-    seen: list[EventBus] = []
-    threads = [threading.Thread(target=lambda: seen.append(get_event_bus())) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len({id(b) for b in seen}) == 1

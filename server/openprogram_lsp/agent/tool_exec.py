@@ -23,7 +23,7 @@ from openprogram_lsp.core.types import (
     ToolCallRecord,
 )
 from openprogram_lsp.events.bus import EventBus, make_event
-from openprogram_lsp.events.tool_gate import GateDecision, decide_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
@@ -58,6 +58,7 @@ class ToolRunner:
     tools: ToolRegistry
     ctx: ToolContext
     bus: EventBus
+    gates: GateRegistry = field(default_factory=GateRegistry)  # the runtime's tool gates
     mode: PermissionMode = "ask"
     rules: RuleBook = field(default_factory=RuleBook)
     approver: Approver | None = None
@@ -171,7 +172,7 @@ class ToolRunner:
         def consult() -> GateDecision:
             token = current_hooks.set(hooks)
             try:
-                return decide_tool_gate(before)
+                return self.gates.decide(before)
             finally:
                 current_hooks.reset(token)
 

@@ -18,7 +18,6 @@ from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.ids import is_safe_id, new_id
 from openprogram_lsp.core.turn_context import current_session_id, current_turn_id
 from openprogram_lsp.events.bus import Event, make_event
-from openprogram_lsp.events.tool_gate import decide_tool_gate
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ def _gate(subagents: Hub, origin: Origin, message: str, to: str) -> None:
                            "kind": "other", "input": {"message": message, "to": to},
                            "mode": "api"})
     subagents.dispatcher.services.bus.emit(event)
-    decision = decide_tool_gate(event)
+    decision = subagents.dispatcher.services.gates.decide(event)
     if decision.verdict == "deny":
         raise ToolError("Denied by a tool gate: " + ("; ".join(decision.reasons) or
                                                      "no reason given"))

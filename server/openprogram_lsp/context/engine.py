@@ -40,7 +40,7 @@ from openprogram_lsp.context.types import (
     TurnPrep,
 )
 from openprogram_lsp.core.types import Node, ToolSpec, Usage
-from openprogram_lsp.events.bus import EventBus, get_event_bus, make_event
+from openprogram_lsp.events.bus import EventBus, make_event
 
 __all__ = ["ContextEngine", "Summarizer", "estimate_text"]
 
@@ -294,9 +294,10 @@ class ContextEngine:
             payload["summaryNodeId"] = prep.summary_node_id
         if prep.details.get("summarizerError"):
             payload["summarizerError"] = prep.details["summarizerError"]
-        target = bus or prep.bus or self.bus or get_event_bus()
-        target.emit(make_event("context.compacted", payload, session_id=prep.session_id,
-                               origin="context"))
+        target = bus or prep.bus or self.bus
+        if target is not None:
+            target.emit(make_event("context.compacted", payload,
+                                   session_id=prep.session_id, origin="context"))
 
     # -- after the turn -----------------------------------------------------------------------
 
@@ -318,9 +319,11 @@ class ContextEngine:
                                           "autoCompact": cfg.auto_compact_ratio,
                                           "target": cfg.target_ratio})
         if recommend:
-            target = prep.bus or self.bus or get_event_bus()
-            target.emit(make_event("context.compaction_recommended",
-                                   {"usageRatio": round(used / max(1, prep.context_window), 4),
-                                    "contextWindow": prep.context_window},
-                                   session_id=session_id, turn_id=turn_id, origin="context"))
+            target = prep.bus or self.bus
+            if target is not None:
+                target.emit(make_event(
+                    "context.compaction_recommended",
+                    {"usageRatio": round(used / max(1, prep.context_window), 4),
+                     "contextWindow": prep.context_window},
+                    session_id=session_id, turn_id=turn_id, origin="context"))
         return commit.wire()

@@ -11,8 +11,10 @@ from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, Collab, EditorHost
 from openprogram_lsp.core.types import ClientOptions, PermissionMode
-from openprogram_lsp.events.bus import EventBus, get_event_bus
-from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
+from openprogram_lsp.dispatcher.runtime import Runtime
+from openprogram_lsp.events.bus import EventBus
+from openprogram_lsp.events.questions import QuestionRegistry
+from openprogram_lsp.events.tool_gate import GateRegistry
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.factory import make_provider
@@ -29,8 +31,7 @@ class Services:
 
     store: SessionStore
     workspace: Path
-    bus: EventBus = field(default_factory=get_event_bus)
-    questions: QuestionRegistry = field(default_factory=get_question_registry)
+    runtime: Runtime = field(default_factory=Runtime.create)  # bus, questions, gates
     tools: ToolRegistry = field(default_factory=lambda: ToolRegistry(builtin_tools()))
     context: ContextEngine = field(default_factory=ContextEngine)
     default_model: str | None = None
@@ -66,3 +67,18 @@ class Services:
     def options_of(self, session_id: str) -> ClientOptions:
         """The driving editor's options for a session's turns (defaults without one)."""
         return self.client_options(session_id) or ClientOptions()
+
+    @property
+    def bus(self) -> EventBus:
+        """The runtime's event bus."""
+        return self.runtime.bus
+
+    @property
+    def questions(self) -> QuestionRegistry:
+        """The runtime's pending questions."""
+        return self.runtime.questions
+
+    @property
+    def gates(self) -> GateRegistry:
+        """The runtime's tool gates."""
+        return self.runtime.gates

@@ -1,4 +1,4 @@
-"""A process-wide, fire-and-forget event bus.
+"""A fire-and-forget event bus (one per runtime, built by ``app``).
 
 A handler that raises never reaches the emitter (it is logged); async handlers are scheduled on
 the running loop, or skipped when none runs.
@@ -124,24 +124,12 @@ class EventBus:
         return len(self._subs)
 
 
-_bus: EventBus | None = None
-_bus_lock = threading.Lock()
-
-
-def get_event_bus() -> EventBus:
-    """Return the process-wide bus (created once, double-checked locking)."""
-    global _bus
-    if _bus is None:
-        with _bus_lock:
-            if _bus is None:
-                _bus = EventBus()
-    return _bus
-
-
 def emit_safe(type: str, payload: dict[str, Any] | None = None, *,
-              bus: EventBus | None = None, **kwargs: Any) -> None:
-    """Build and emit an event, swallowing any failure: the event layer never breaks callers."""
+              bus: EventBus | None, **kwargs: Any) -> None:
+    """Build and emit an event on ``bus`` (none: nothing), swallowing any failure."""
+    if bus is None:
+        return
     try:
-        (bus or get_event_bus()).emit(make_event(type, payload, **kwargs))
+        bus.emit(make_event(type, payload, **kwargs))
     except Exception:
         log.exception("emit_safe(%s) failed", type)

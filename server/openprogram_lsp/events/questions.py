@@ -1,4 +1,4 @@
-"""The process-wide table of pending agent questions: thread-safe, first answer wins."""
+"""A runtime's table of pending agent questions: thread-safe, first answer wins."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from openprogram_lsp.core.errors import NotFound
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.types import Question
-from openprogram_lsp.events.bus import EventBus, get_event_bus, make_event
+from openprogram_lsp.events.bus import EventBus, make_event
 
 
 @dataclass(slots=True)
@@ -23,14 +23,14 @@ class _Pending:
 class QuestionRegistry:
     """Pending questions keyed by id; the first answer (or rejection) claims a question."""
 
-    def __init__(self, bus: EventBus | None = None) -> None:
+    def __init__(self, bus: EventBus) -> None:
         self._bus = bus
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
 
     @property
     def bus(self) -> EventBus:
-        return self._bus or get_event_bus()
+        return self._bus
 
     def new_question(self, question: str, *, options: list[str] | None = None,
                      session_id: str | None = None, turn_id: str | None = None,
@@ -117,17 +117,3 @@ class QuestionRegistry:
         """Withdraw every pending question of a turn; returns how many."""
         ids = [q.question_id for q in self.pending() if q.turn_id == turn_id]
         return sum(self.reject(qid, reason=reason) for qid in ids)
-
-
-_registry: QuestionRegistry | None = None
-_registry_lock = threading.Lock()
-
-
-def get_question_registry() -> QuestionRegistry:
-    """Return the process-wide question registry."""
-    global _registry
-    if _registry is None:
-        with _registry_lock:
-            if _registry is None:
-                _registry = QuestionRegistry()
-    return _registry

@@ -40,55 +40,60 @@ class _Registered:
     critical: bool
 
 
-_gates: tuple[_Registered, ...] = ()
-_lock = threading.Lock()
+class GateRegistry:
+    """The tool gates of one runtime, consulted in registration order."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gates: tuple[_Registered, ...] = ()
 
-def register_tool_gate(gate: Gate, *, name: str | None = None,
-                       critical: bool = False) -> Callable[[], None]:
-    """Register a gate (a duplicate name is refused); returns a function that unregisters it."""
-    global _gates
-    entry = _Registered(name or str(getattr(gate, "__qualname__", repr(gate))), gate, critical)
-    with _lock:
-        if any(g.name == entry.name for g in _gates):
-            raise ValueError(f"a tool gate named {entry.name!r} is already registered")
-        _gates = (*_gates, entry)
+    def register(self, gate: Gate, *, name: str | None = None,
+                 critical: bool = False) -> Callable[[], None]:
+        """Register a gate (a duplicate name is refused); returns a function that unregisters it."""
+        entry = _Registered(name or str(getattr(gate, "__qualname__", repr(gate))), gate, critical)
+        with self._lock:
+            if any(g.name == entry.name for g in self._gates):
+                raise ValueError(f"a tool gate named {entry.name!r} is already registered")
+            self._gates = (*self._gates, entry)
 
-    def unregister() -> None:
-        global _gates
-        with _lock:
-            _gates = tuple(g for g in _gates if g is not entry)
+        def unregister() -> None:
+            with self._lock:
+                self._gates = tuple(g for g in self._gates if g is not entry)
 
-    return unregister
+        return unregister
 
-
-def decide_tool_gate(event: Event) -> GateDecision:
-    """Consult every gate about a ``tool.before`` event and merge their verdicts."""
-    verdict: Verdict = "allow"
-    reasons: list[str] = []
-    for entry in _gates:
-        try:
-            result = entry.gate(event)
-        except Exception as exc:
-            if entry.critical:
-                log.error("critical tool gate %s raised; denying", entry.name, exc_info=True)
-                result = GateDecision("deny", (f"gate {entry.name} failed: {exc}",))
-            else:
-                log.warning("tool gate %s raised; counting as allow", entry.name, exc_info=True)
+    def decide(self, event: Event) -> GateDecision:
+        """Consult every gate about a ``tool.before`` event and merge their verdicts."""
+        verdict: Verdict = "allow"
+        reasons: list[str] = []
+        for entry in self._gates:  # tuple snapshot
+            decision = _consult(entry, event)
+            if decision is None:
                 continue
-        if result is None:
-            continue
-        decision = result if isinstance(result, GateDecision) else GateDecision(result)
-        if decision.verdict not in _RANK:  # a malformed verdict fails closed
-            decision = GateDecision("deny", (f"gate {entry.name} returned an unknown verdict "
-                                             f"{decision.verdict!r}",))
-        if _RANK[decision.verdict] > _RANK[verdict]:
-            verdict = decision.verdict
-        if decision.verdict != "allow":
-            reasons.extend(decision.reasons)
-    return GateDecision(verdict, tuple(reasons))
+            if _RANK[decision.verdict] > _RANK[verdict]:
+                verdict = decision.verdict
+            if decision.verdict != "allow":
+                reasons.extend(decision.reasons)
+        return GateDecision(verdict, tuple(reasons))
+
+    def names(self) -> list[str]:
+        """Names of the registered gates, in order."""
+        return [g.name for g in self._gates]
 
 
-def registered_gate_names() -> list[str]:
-    """Names of the registered gates, in order."""
-    return [g.name for g in _gates]
+def _consult(entry: _Registered, event: Event) -> GateDecision | None:
+    try:
+        result = entry.gate(event)
+    except Exception as exc:
+        if entry.critical:
+            log.error("critical tool gate %s raised; denying", entry.name, exc_info=True)
+            return GateDecision("deny", (f"gate {entry.name} failed: {exc}",))
+        log.warning("tool gate %s raised; counting as allow", entry.name, exc_info=True)
+        return None
+    if result is None:
+        return None
+    decision = result if isinstance(result, GateDecision) else GateDecision(result)
+    if decision.verdict not in _RANK:  # a malformed verdict fails closed
+        return GateDecision("deny", (f"gate {entry.name} returned an unknown verdict "
+                                     f"{decision.verdict!r}",))
+    return decision

@@ -294,7 +294,7 @@ class TurnHooks:
                                    cancelled=self._cancelled) for s in specs]
             return [f.result() for f in futures]
 
-    # -- the gate (synchronous, called from decide_tool_gate) -----------------------------
+    # -- the gate (synchronous, called from GateRegistry.decide) -----------------------------
 
     def pre_tool(self, payload: dict[str, Any], *, critical: bool
                  ) -> tuple[str, tuple[str, ...]] | None:

@@ -1,16 +1,14 @@
-"""The process-wide tool gates that hooks and the destructive-command policy answer through.
+"""The tool gates that hooks and the destructive-command policy answer through.
 
-Registered once per process with ``register_tool_gate``: each finds the running turn's hooks
+Registered once per runtime by ``install_gates``: each finds the running turn's hooks
 in ``current_hooks`` (a turn without hooks is not consulted). Critical hooks and the policy sit
 in the critical tier, so a crash of our own code there denies too.
 """
 
 from __future__ import annotations
 
-import threading
-
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.events.tool_gate import GateDecision, register_tool_gate
+from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import current_hooks
 from openprogram_lsp.hooks.policies import destructive
 from openprogram_lsp.tools.facts import call_facts
@@ -18,10 +16,6 @@ from openprogram_lsp.tools.facts import call_facts
 HOOKS_GATE = "hooks.PreToolUse"
 CRITICAL_HOOKS_GATE = "hooks.PreToolUse.critical"
 DESTRUCTIVE_GATE = "policy.destructive-commands"
-
-_installed = False
-_lock = threading.Lock()
-
 
 def _hooks(critical: bool) -> GateDecision | None:
     def gate(event: Event) -> GateDecision | None:
@@ -58,14 +52,11 @@ def destructive_gate(event: Event) -> GateDecision | None:
                                  "allowing this exact command lets it run",))
 
 
-def install_gates() -> None:
-    """Register the hook and policy gates (once per process)."""
-    global _installed
-    with _lock:
-        if _installed:
-            return
-        register_tool_gate(_hooks(False), name=HOOKS_GATE)  # type: ignore[arg-type]
-        register_tool_gate(_hooks(True), name=CRITICAL_HOOKS_GATE,  # type: ignore[arg-type]
-                           critical=True)
-        register_tool_gate(destructive_gate, name=DESTRUCTIVE_GATE, critical=True)
-        _installed = True
+def install_gates(gates: GateRegistry) -> None:
+    """Register the hook and policy gates on a runtime's registry (once: again is a no-op)."""
+    if HOOKS_GATE in gates.names():
+        return
+    gates.register(_hooks(False), name=HOOKS_GATE)  # type: ignore[arg-type]
+    gates.register(_hooks(True), name=CRITICAL_HOOKS_GATE,  # type: ignore[arg-type]
+                   critical=True)
+    gates.register(destructive_gate, name=DESTRUCTIVE_GATE, critical=True)

@@ -8,7 +8,7 @@ import contextlib
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.events.questions import QuestionRegistry, get_question_registry
+from openprogram_lsp.events.questions import QuestionRegistry
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 
 
@@ -32,7 +32,9 @@ class AskUser(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, AskUserInput)
-        registry = self._registry or ctx.questions or get_question_registry()
+        registry = self._registry or ctx.questions
+        if registry is None:
+            return ToolOutput("ask_user is unavailable: no question registry", is_error=True)
         q = registry.new_question(args.question, options=args.options,
                                   session_id=ctx.session_id, turn_id=ctx.turn_id)
         fut = registry.open(q)

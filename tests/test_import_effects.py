@@ -1,0 +1,47 @@
+"""Importing every server module changes no process state (umask, gc, env, cwd, signals, ...)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SCRIPT = r"""
+import gc, importlib, json, logging, os, pkgutil, signal, sys, threading, warnings
+
+os.umask(0o027)
+
+def state():
+    mask = os.umask(0o027)
+    os.umask(mask)
+    return {
+        "umask": mask, "gc": gc.isenabled(), "gc_threshold": list(gc.get_threshold()),
+        "env": dict(os.environ), "cwd": os.getcwd(),
+        "recursion": sys.getrecursionlimit(), "threads": threading.active_count(),
+        "signals": {s.name: repr(signal.getsignal(s)) for s in
+                    (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD)},
+        "root_handlers": len(logging.getLogger().handlers),
+        "root_level": logging.getLogger().level,
+        "warnings": len(warnings.filters),
+    }
+
+before = state()
+import openprogram_lsp
+names = []
+for mod in pkgutil.walk_packages(openprogram_lsp.__path__, "openprogram_lsp."):
+    if mod.name.rsplit(".", 1)[-1] == "__main__":
+        continue
+    importlib.import_module(mod.name)
+    names.append(mod.name)
+print(json.dumps({"before": before, "after": state(), "count": len(names)}))
+"""
+
+
+def test_importing_every_module_changes_no_process_state() -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["count"] > 100  # every module, not a handful
+    before, after = seen["before"], seen["after"]
+    assert {k: after[k] for k in before if after[k] != before[k]} == {}
