@@ -413,6 +413,8 @@ class Dispatcher:
         parent_sid = req.metadata.get("parentSessionId")
         book = s.rules_for(turn.workspace)
         scope = self._rules_scope(turn, history, book, parent_sid if delegated else None)
+        if hooks is not None:
+            hooks.rules_branch = scope  # the destructive-commands gate reads the same scope
         runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus, gates=s.gates,
                             mode=req.permission_mode or s.permission_mode,
                             rules=with_client_rules(book, req.rules),

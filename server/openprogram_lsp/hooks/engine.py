@@ -224,6 +224,7 @@ class TurnHooks:
     hooks: tuple[HookSpec, ...]
     policies: Any
     rules: Any = None
+    rules_branch: str | None = None  # the turn's session-rules scope (tools.rules.Rule.branch)
     subagent: bool = False
     agent_id: str | None = None
     cancel: asyncio.Event | None = None

@@ -46,7 +46,8 @@ def destructive_gate(event: Event) -> GateDecision | None:
     if not why:
         return None
     if turn is not None and turn.rules is not None and turn.rules.decide(call_facts(
-            turn.workspace, "run_command", "execute", arguments, event.session_id)) == "allow":
+            turn.workspace, "run_command", "execute", arguments, event.session_id,
+            turn.rules_branch)) == "allow":
         return None
     return GateDecision("deny", (f"{why} is refused by the destructive-commands policy; a rule "
                                  "allowing this exact command lets it run",))
