@@ -23,7 +23,8 @@ async def test_client_turn_id_is_echoed_in_turn_started(start: Starter, tmp_path
 
 async def test_empty_list_params_mean_no_params(start: Starter) -> None:
     client = await start()
-    assert await client.call("openprogram/sessions", []) == {"sessions": []}
+    assert await client.call("openprogram/sessions", []) == {"sessions": [], "total": 0,
+                                                             "hasMore": False}
 
 
 async def test_fork_from_null_starts_a_new_root(start: Starter, tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ BAD: list[tuple[str, Any, str]] = [
      "restoreCode"),
     ("openprogram/rules", {"sessionId": 5}, "sessionId"),
     ("openprogram/revokeRule", {}, "ruleId"),
+    ("openprogram/files", {"query": "x", "limit": 0}, "limit"),
+    ("openprogram/commands", "all", "params"),
 ]
 
 
