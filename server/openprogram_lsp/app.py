@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,6 +127,8 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     settings = config.settings
     if runtime is None:
         runtime = Runtime.create(settings, bus=bus)
+    elif runtime.settings is not settings:  # one holder of the settings the app was built from
+        runtime = dataclasses.replace(runtime, settings=settings)
     install_gates(runtime.gates)
     store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
     rulebooks: dict[Path, RuleBook] = {}
@@ -155,7 +158,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         checkpointer_for=checkpointer_factory(
             config.home, CheckpointConfig.from_config(settings.get(CheckpointSection)),
             config_for=checkpoint_limits if per_workspace is not None else None),
-        rules_for=rules_for, extra=dict(config.extra), settings=settings,
+        rules_for=rules_for, extra=dict(config.extra),
         mcp=McpHub(config.home, startup_timeout=mcp.startup_timeout,
                    call_timeout=mcp.tool_timeout),
         disabled_tools=list(tools.disabled), allowed_tools=tools.allowed,

@@ -54,7 +54,6 @@ class Services:
     disabled_tools: list[str] = field(default_factory=list)  # static admission (fnmatch)
     allowed_tools: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    settings: Settings | None = None  # the validated settings the app was built from
     # the settings of one workspace (its .openprogram/config.toml); None: ``settings``
     settings_for: Callable[[Path], Settings] | None = None
     # the options of the editor driving a session (per connection over TCP)
@@ -77,6 +76,11 @@ class Services:
     def questions(self) -> QuestionRegistry:
         """The runtime's pending questions."""
         return self.runtime.questions
+
+    @property
+    def settings(self) -> Settings | None:
+        """The validated settings the app was built from (the runtime's)."""
+        return self.runtime.settings
 
     @property
     def gates(self) -> GateRegistry:
