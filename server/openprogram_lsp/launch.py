@@ -7,6 +7,11 @@ import sys
 
 def main() -> int:
     """Run ``openprogram_lsp.cli.main``; an interrupt during start-up exits 130, one line."""
+    if sys.argv[1:] == ["--version"]:  # answered before the heavy imports (editors' health checks)
+        from openprogram_lsp import __version__
+
+        sys.stdout.write(f"openprogram-lsp {__version__}\n")
+        return 0
     try:
         from openprogram_lsp.cli import main as cli_main
 
