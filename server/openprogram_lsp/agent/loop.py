@@ -80,6 +80,9 @@ async def _race(aw: Awaitable[T], cancel: asyncio.Event) -> T:
     except asyncio.CancelledError:
         task.cancel()
         waiter.cancel()
+        # let the cut work unwind first (an approval withdraws its prompt), so nothing it
+        # emits can arrive after the turn's end
+        await asyncio.wait({task}, timeout=10)
         raise
     if task in done:
         waiter.cancel()
