@@ -9,9 +9,8 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 from openprogram_lsp.tools.procs import die_with_parent
+from tests.tooling import missing
 
 SCRIPT = textwrap.dedent("""
     import asyncio, sys
@@ -34,8 +33,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(die_with_parent() is None, reason="PR_SET_PDEATHSIG is Linux-only")
 def test_a_command_dies_when_the_server_is_killed() -> None:
+    if not sys.platform.startswith("linux"):
+        missing("PR_SET_PDEATHSIG and /proc are Linux-only")
+    assert die_with_parent() is not None, "prctl is not reachable through ctypes"
     server = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
