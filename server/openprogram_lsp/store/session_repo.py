@@ -23,6 +23,7 @@ from pathlib import Path
 from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
+from openprogram_lsp.store.gitobj.refs import read_ref
 from openprogram_lsp.store.gitobj.trees import Leaf, read_commit, update_tree, write_commit
 
 log = logging.getLogger(__name__)
@@ -110,19 +111,7 @@ class SessionRepo:
 
     def head(self) -> str | None:
         """The commit the session's branch points at."""
-        try:
-            value = (self.git_dir / BRANCH_REF).read_text().strip()
-            if value:
-                return value
-        except OSError:
-            pass
-        try:
-            for line in (self.git_dir / "packed-refs").read_text().splitlines():
-                if line.endswith(" " + BRANCH_REF):
-                    return line.split(" ", 1)[0]
-        except OSError:
-            pass
-        return None
+        return read_ref(self.git_dir, BRANCH_REF)
 
     def commit(self, message: str, *, everything: bool = False) -> str | None:
         """Commit the journaled paths (``everything``: every file) as one commit.

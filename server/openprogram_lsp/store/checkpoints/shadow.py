@@ -16,6 +16,7 @@ from openprogram_lsp.core.fsutil import atomic_write
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git, run_git_proc
 from openprogram_lsp.store.gitobj import ObjectDB
+from openprogram_lsp.store.gitobj.refs import read_ref
 from openprogram_lsp.store.owner import OwnerRecord
 
 log = logging.getLogger(__name__)
@@ -158,19 +159,7 @@ class ShadowRepo:
 
     def head(self) -> str | None:
         """The newest checkpoint commit, read straight from the ref file."""
-        try:
-            value = (self.git_dir / HEAD_REF).read_text().strip()
-            if value:
-                return value
-        except OSError:
-            pass
-        try:
-            for line in (self.git_dir / "packed-refs").read_text().splitlines():
-                if line.endswith(" " + HEAD_REF):
-                    return line.split(" ", 1)[0]
-        except OSError:
-            pass
-        return None
+        return read_ref(self.git_dir, HEAD_REF)
 
     def set_head(self, new: str, old: str | None) -> None:
         """Move the head ref (git's lock-file protocol); fails if it moved meanwhile.
