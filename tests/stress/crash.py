@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openprogram_lsp.store.session_store import SessionStore
+from tests.lsp.tcp_helpers import encode, read_frame
 
 PROGRAM = [sys.executable, "-m", "openprogram_lsp"]
 WAIT = 120.0  # seconds any one step may take on a loaded machine
@@ -79,28 +80,6 @@ class CrashFailure(AssertionError):
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise CrashFailure(message)
-
-
-def _frame(message: Any) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-async def _read_frame(reader: asyncio.StreamReader) -> dict[str, Any] | None:
-    length = None
-    while True:
-        line = await reader.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode().partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    if length is None:
-        return None
-    data: dict[str, Any] = json.loads(await reader.readexactly(length))
-    return data
 
 
 class Rig:
@@ -257,7 +236,7 @@ class Rig:
         state = {"seen": 0, "last": "start", "armed": False}
 
         def send(message: Any) -> None:
-            writer.write(_frame(message))
+            writer.write(encode(message))
 
         def on_event(event: dict[str, Any]) -> None:
             self._note(event, inputs)
@@ -269,7 +248,7 @@ class Rig:
                                 lambda: killing.done() or killing.set_result(None))
 
         async def pump() -> None:
-            while (msg := await _read_frame(reader)) is not None:
+            while (msg := await read_frame(reader)) is not None:
                 if "method" in msg and "id" in msg:  # a server request: nothing to approve
                     send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
                 elif msg.get("method") == "openprogram/event":
