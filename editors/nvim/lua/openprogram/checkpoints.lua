@@ -51,7 +51,7 @@ end
 ---@param text? string
 ---@param path string used for filetype detection
 ---@return integer buf
-local function side_buffer(name, text, path)
+function M.side_buffer(name, text, path)
   local existing = vim.fn.bufnr(name)
   if existing > 0 and vim.api.nvim_buf_is_valid(existing) then
     vim.api.nvim_buf_delete(existing, { force = true })
@@ -251,8 +251,8 @@ function M.open_diff(result)
       before_text = f.status ~= 'added' and '(binary file)' or ''
       after_text = f.status ~= 'deleted' and '(binary file)' or ''
     end
-    local before = side_buffer(('openprogram://%s/before/%s'):format(id, f.path), before_text, f.path)
-    local after = side_buffer(('openprogram://%s/after/%s'):format(id, f.path), after_text, f.path)
+    local before = M.side_buffer(('openprogram://%s/before/%s'):format(id, f.path), before_text, f.path)
+    local after = M.side_buffer(('openprogram://%s/after/%s'):format(id, f.path), after_text, f.path)
     local left = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(left, before)
     if vim.api.nvim_buf_is_valid(scratch) and scratch ~= before then

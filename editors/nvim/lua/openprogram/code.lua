@@ -194,31 +194,7 @@ function M.undo_switch(done)
   end)
 end
 
---- A read-only scratch buffer with one side of a branch diff.
----@param name string
----@param text? string
----@param path string
----@return integer
-local function side(name, text, path)
-  local old = vim.fn.bufnr(name)
-  if old > 0 and vim.api.nvim_buf_is_valid(old) then
-    vim.api.nvim_buf_delete(old, { force = true })
-  end
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = 'wipe'
-  local lines = (text and text ~= '') and vim.split(text, '\n', { plain = true }) or {}
-  if lines[#lines] == '' then
-    table.remove(lines)
-  end
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  pcall(vim.api.nvim_buf_set_name, buf, name)
-  local ft = vim.filetype.match({ filename = path, buf = buf })
-  if ft then
-    vim.bo[buf].filetype = ft
-  end
-  vim.bo[buf].modifiable = false
-  return buf
-end
+local side = require('openprogram.checkpoints').side_buffer
 
 --- One tab per differing file: the `from` branch's code left, the `to` branch's right.
 ---@param result table the branchDiff result
