@@ -17,10 +17,10 @@ from pathlib import Path
 
 BUILTINS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarise the conversation so far to free the context window", None),
-    "fork": ("Ask again from before your last message, on a new branch", "the new message"),
-    "undo": ("Undo the file changes of the last turn", None),
-    "model": ("Show or set the model of the next turns", "offline | openai:MODEL | ..."),
-    "mode": ("Show or set the permission mode", "ask | accept-edits | plan | bypass"),
+    "fork": ("Ask again from before your last message, on a new branch", "[branch name]"),
+    "undo": ("Undo the file changes of the last turn (again: the turn before)", None),
+    "model": ("Show or set the model of the next turns", "[offline | openai:MODEL | ...]"),
+    "mode": ("Show or set the permission mode", "[ask | accept-edits | plan | bypass]"),
     "new": ("Start a new session", None),
 }
 """Built-in commands: ``/compact`` runs in the server, the others in the editor."""
