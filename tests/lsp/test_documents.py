@@ -96,3 +96,27 @@ async def test_clean_buffer_writes_go_to_disk(start: Starter, tmp_path: Path,
     assert result["checkpoint"] is not None
     assert not editors[0].applied
     assert client.permission_requests[0]["toolCall"]["diff"].get("unsavedChanges") is not True
+
+
+async def test_grep_searches_the_dirty_buffer_like_read_file(start: Starter, tmp_path: Path,
+                                                             workspace: Path) -> None:
+    (workspace / "a.py").write_text("old_name = 1\n", "utf-8")
+    (workspace / "b.py").write_text("print(old_name)\n", "utf-8")
+    script = [{"tool_calls": [{"name": "grep", "arguments": {"pattern": "_name"}},
+                              {"name": "read_file", "arguments": {"path": "a.py"}}]},
+              {"text": "found"}]
+    editors: list[Editor] = []
+    client = await start(model=write_script(tmp_path / "s.json", script),
+                         setup=with_editor(editors))
+    ed = editors[0]
+    uri = ed.open(workspace / "a.py")
+    ed.edit(uri, (0, 0), (0, 3), "new")  # unsaved rename: new_name = 1
+    await client.call("openprogram/chat", {"text": "where is it used"})
+    names = {e["data"]["toolCallId"]: e["data"]["name"] for e in client.of_type("tool.started")}
+    out = {names[e["data"]["toolCallId"]]: e["data"]["output"]
+           for e in client.of_type("tool.finished")}
+    grep, read = out["grep"], out["read_file"]
+    head, *hits = grep.splitlines()
+    assert head.startswith("[unsaved changes in the editor: a.py searched as the editor's")
+    assert sorted(hits) == ["a.py:1: new_name = 1", "b.py:1: print(old_name)"]
+    assert read.splitlines()[1] == "new_name = 1"  # read_file agrees

@@ -145,3 +145,51 @@ async def test_cancel_stops_ripgrep(workspace: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not _rg_running(marker)
+
+
+class _Dirty:
+    """Open editor buffers with unsaved text (the LSP server's DocumentBuffers port)."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = {Path(os.path.realpath(p)): t for p, t in texts.items()}
+
+    def unsaved(self, session_id: str, path: Path) -> str | None:
+        return self.texts.get(Path(os.path.realpath(path)))
+
+    def unsaved_under(self, session_id: str, root: Path) -> dict[Path, str]:
+        base = Path(os.path.realpath(root))
+        return {p: t for p, t in self.texts.items() if p == base or base in p.parents}
+
+    async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
+        return "not here"
+
+
+async def test_dirty_buffers_are_searched_as_the_user_sees_them(workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("ignored/\n")
+    (workspace / "ignored").mkdir()
+    (workspace / "ignored" / "c.txt").write_text("old\n")
+    (workspace / "a.py").write_text("needle on disk\n")
+    (workspace / "b.py").write_text("needle\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "odd [*]{x}.py").write_text("old\n")
+    dirty = _Dirty({workspace / "a.py": "x = 1\nneedle = 2\n",
+                    workspace / "ignored" / "c.txt": "needle\n",
+                    workspace / "sub" / "odd [*]{x}.py": "needle\n",
+                    workspace / "new.py": "needle, not saved yet\n"})
+    tool = Grep()
+
+    async def run(path: str) -> list[str]:
+        ctx = ToolContext(workspace=workspace, buffers=dirty)
+        out = await tool.run(tool.parse({"pattern": "needle", "path": path}), ctx)
+        return out.text.splitlines()
+
+    head, *hits = await run(".")
+    assert head == ("[unsaved changes in the editor: a.py, new.py, sub/odd [*]{x}.py searched "
+                    "as the editor's buffer, which differs from the file on disk]")
+    assert sorted(hits) == ["a.py:2: needle = 2", "b.py:1: needle",
+                            "new.py:1: needle, not saved yet", "sub/odd [*]{x}.py:1: needle"]
+    head, *hits = await run("sub")
+    assert "sub/odd [*]{x}.py searched" in head and hits == ["sub/odd [*]{x}.py:1: needle"]
+    assert (await run("a.py"))[1:] == ["a.py:2: needle = 2"]
+    assert (await run("new.py"))[1:] == ["new.py:1: needle, not saved yet"]
+    assert await run("b.py") == ["b.py:1: needle"]  # clean: no note

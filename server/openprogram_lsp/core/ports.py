@@ -104,6 +104,11 @@ class Buffers(Protocol):
         """The buffer's text when the file is open with changes not on disk, else None."""
         ...
 
+    def unsaved_under(self, session_id: str, root: Path) -> dict[Path, str]:
+        """Every open buffer with changes not on disk whose file is ``root`` or below it
+        (resolved paths; the session's own editor wins a file open in several)."""
+        ...
+
     async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
         """Replace the buffer's ``old_text`` (its whole current text) by ``new_text`` in the
         editor, unsaved; returns "" when applied, else why not."""

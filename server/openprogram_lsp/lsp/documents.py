@@ -112,6 +112,23 @@ class DocumentBuffers:
         text = found[1].source
         return None if _disk_text(os.path.realpath(path)) == text else text
 
+    def unsaved_under(self, session_id: str, root: Path) -> dict[Path, str]:
+        """The dirty buffers of files at or below ``root`` (the session's editor first)."""
+        base = os.path.realpath(root)
+        inside = base.rstrip(os.sep) + os.sep
+        out: dict[Path, str] = {}
+        seen: set[str] = set()  # as find() does: the first editor that has it open decides
+        for conn in self._connections(session_id):
+            for uri, doc in list(conn.workspace.text_documents.items()):
+                path = doc_path(uri)
+                if path is None or path in seen or (path != base
+                                                    and not path.startswith(inside)):
+                    continue
+                seen.add(path)
+                if _disk_text(path) != doc.source:
+                    out[Path(path)] = doc.source
+        return out
+
     async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
         """Change the buffer from ``old_text`` to ``new_text`` with ``workspace/applyEdit``."""
         found = self.find(session_id, path)
