@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.config import Settings
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event, EventBus
@@ -85,8 +86,9 @@ def bus() -> EventBus:
 @pytest.fixture
 def make_dispatcher(home: Path, workspace: Path, bus: EventBus) -> Callable[..., Dispatcher]:
     def make(model: str | None = None, **kwargs: Any) -> Dispatcher:
+        settings = kwargs.pop("settings", None) or Settings.defaults()
         cfg = AppConfig(workspace=workspace, home=home, model=model,
-                        permission_mode=kwargs.pop("permission_mode", "ask"))
+                        permission_mode=kwargs.pop("permission_mode", "ask"), settings=settings)
         return build_dispatcher(cfg, bus=bus, **kwargs)
 
     return make

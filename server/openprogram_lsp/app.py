@@ -11,7 +11,7 @@ from typing import Any
 
 from openprogram_lsp.collab.subagents import Subagents
 from openprogram_lsp.collab.tools import collab_tools
-from openprogram_lsp.config import Settings, load_settings
+from openprogram_lsp.config import Settings
 from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.config.sections.core import CoreSettings
@@ -43,23 +43,22 @@ from openprogram_lsp.tools.rulebook import RuleBook
 log = logging.getLogger(__name__)
 
 
-def _env_settings() -> Settings:
-    return load_settings(user_file=False)
-
-
 @dataclass(slots=True)
 class AppConfig:
-    """What the composition root builds from: the workspace and the validated settings."""
+    """What the composition root builds from: the workspace and the validated settings.
 
-    workspace: Path = field(default_factory=Path.cwd)
-    home: Path = field(default_factory=state_root)
+    Built explicitly: ``from_settings`` (what the CLI and the server do) or by hand with the
+    defaults; nothing here reads the environment."""
+
+    workspace: Path
+    home: Path
     model: str | None = None
     permission_mode: PermissionMode = "ask"
     question_timeout: float | None = 600.0
     approval_timeout: float | None = 600.0
     max_iterations: int = 50
     extra: dict[str, Any] = field(default_factory=dict)
-    settings: Settings = field(default_factory=_env_settings)
+    settings: Settings = field(default_factory=Settings.defaults)
     # how to read another workspace's settings (an editor's folder); None: ``settings`` only
     settings_for: Callable[[Path], Settings] | None = None
 
@@ -92,19 +91,16 @@ def checkpointer_factory(home: Path, config: CheckpointConfig | None = None, *,
                          config_for: Callable[[Path], CheckpointConfig] | None = None) -> Any:
     """A function giving each workspace its checkpoint store (None when unavailable).
 
-    ``config_for`` gives a workspace its own limits (its config file), else ``config``."""
+    ``config_for`` gives a workspace its own limits (its config file), else ``config``; a bad
+    value there is its ConfigError (the same line the workspace's turns fail with), never the
+    defaults in its place."""
     try:
         from openprogram_lsp.store.checkpoints import CheckpointStore
     except ImportError:
         return None
 
     def make(workspace: Path) -> Checkpointer | None:
-        limits = config
-        if config_for is not None:
-            try:
-                limits = config_for(workspace)
-            except ConfigError as exc:
-                log.warning("%s; checkpoints of %s use the defaults", exc.message, workspace)
+        limits = config_for(workspace) if config_for is not None else config
         try:
             return CheckpointStore(workspace, home=home, config=limits)
         except Exception:

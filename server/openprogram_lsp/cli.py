@@ -530,7 +530,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     """Print whether ``run_command`` will be sandboxed here, and why not."""
     from openprogram_lsp.tools.sandbox import status
 
-    info = status()
+    info = status(_settings(args, Path.cwd()))
     print(json.dumps(info) if args.json else info["message"])
     return 0 if info["sandboxed"] or info["mode"] == "off" else 1
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.context.commit import ContextCommit, messages_digest, replay
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -75,10 +76,11 @@ def test_compact_with_nothing_to_compact(make_dispatcher: Make, script: Callable
 def test_small_window_override_compacts_turns_of_the_scripted_model(
         make_dispatcher: Make, script: Callable, events: list[Event],
         monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_WINDOW", "8000")
     long = "word " * 700  # ~875 tokens a reply
     d = make_dispatcher(script([{"text": long}] * 12 + [{"text": "the summary"}]
-                               + [{"text": "short"}] * 5))
+                               + [{"text": "short"}] * 5),
+                        settings=load_settings(env={"OPENPROGRAM_CONTEXT_WINDOW": "8000"},
+                                               user_file=False))
     sid = None
     for i in range(14):
         r = d.process_user_turn(TurnRequest(text=f"question {i} about pkg/m{i}.py",

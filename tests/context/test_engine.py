@@ -8,6 +8,8 @@ import pytest
 from pydantic import ValidationError
 from tests.context.convo import Call, Turn, build_chain, check_pairing, iso, prepare
 
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.commit import ContextCommit
 from openprogram_lsp.context.engine import ContextEngine
@@ -305,13 +307,14 @@ def test_cancelling_during_the_summary_cancels_the_turn() -> None:
     assert not seen
 
 
-def test_thresholds_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_AUTO_COMPACT", "0.5")
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_RECOMMEND", "0.4")
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_GAP_SECONDS", "60")
-    cfg = ContextConfig.from_env()
+def test_thresholds_come_from_the_environment() -> None:
+    def config(env: dict[str, str]) -> ContextConfig:
+        return ContextConfig.from_config(load_settings(env=env, user_file=False)
+                                         .get(ContextSection))
+
+    cfg = config({"OPENPROGRAM_CONTEXT_AUTO_COMPACT": "0.5",
+                  "OPENPROGRAM_CONTEXT_RECOMMEND": "0.4", "OPENPROGRAM_CONTEXT_GAP_SECONDS": "60"})
     assert (cfg.auto_compact_ratio, cfg.recommend_ratio, cfg.gap_threshold_seconds) == \
         (0.5, 0.4, 60.0)
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_AUTO_COMPACT", "lots")
     with pytest.raises(ConfigError, match="OPENPROGRAM_CONTEXT_AUTO_COMPACT"):
-        ContextConfig.from_env()
+        config({"OPENPROGRAM_CONTEXT_AUTO_COMPACT": "lots"})

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.context.instructions import load_instructions, render_instructions
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -50,11 +51,12 @@ def test_instructions_survive_compaction(make_dispatcher: Make, script: Callable
                                          workspace: Path, user_config: Path, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "model.jsonl"
-    monkeypatch.setenv("OPENPROGRAM_SCRIPTED_LOG", str(log))
     (workspace / "AGENTS.md").write_text("Always answer in French.\n", "utf-8")
     replies = [{"text": f"answer {i} " + "word " * 300} for i in range(6)]
     d = make_dispatcher(script([*replies, {"text": "SUMMARY of six turns."},
-                                {"text": "after"}]))
+                                {"text": "after"}]),
+                        settings=load_settings(env={"OPENPROGRAM_SCRIPTED_LOG": str(log)},
+                                               user_file=False))
     first = d.process_user_turn(TurnRequest(text="question 0 " + "detail " * 300))
     sid = first.session_id
     for i in range(1, 6):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.context.convo import SYSTEM, T0, TOOLS, check_pairing, iso
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.commit import ContextCommit, messages_digest, replay
 from openprogram_lsp.context.engine import ContextEngine
@@ -119,8 +120,8 @@ async def test_two_thousand_turns_stay_within_the_window(
     assert last.estimate < 0.8 * WINDOW and abs(last.calibration - 1.1) < 0.05
 
     # three real turns through the dispatcher on the same session, small window, offline model
-    monkeypatch.setenv("OPENPROGRAM_CONTEXT_WINDOW", str(WINDOW))
-    d = make_dispatcher(None, permission_mode="bypass")
+    d = make_dispatcher(None, permission_mode="bypass", settings=load_settings(
+        env={"OPENPROGRAM_CONTEXT_WINDOW": str(WINDOW)}, user_file=False))
     for text in ("list .", "read pkg/module_1.py", "what now?"):
         r = await d.run_turn(TurnRequest(text=text, session_id=sid))
         assert r.status == "done", r.error

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.core.types import TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.dispatcher.finalize import wait_for_retention
@@ -50,11 +51,11 @@ def test_two_sessions_on_one_workspace_get_their_own_changes(
 def test_retention_keeps_checkpoints_that_nodes_reference(
         make_dispatcher: Callable[..., Dispatcher], script: Callable, workspace: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENPROGRAM_CHECKPOINT_MAX_COUNT", "2")
     steps: list[dict] = []
     for i in range(4):
         steps += _write(f"f{i}.txt")
-    d = make_dispatcher(script(steps), permission_mode="bypass")
+    d = make_dispatcher(script(steps), permission_mode="bypass", settings=load_settings(
+        env={"OPENPROGRAM_CHECKPOINT_MAX_COUNT": "2"}, user_file=False))
     first = d.process_user_turn(TurnRequest(text="0"))
     for i in range(1, 4):
         d.process_user_turn(TurnRequest(text=str(i), session_id=first.session_id))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.context.render import render_node
 from openprogram_lsp.core.types import TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
@@ -282,10 +283,11 @@ def test_policies_can_be_switched_off_in_the_user_config(
 
 
 def test_the_destructive_policy_follows_the_settings_layer(
-        make_dispatcher: Make, script: Callable, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENPROGRAM_POLICY_DESTRUCTIVE_COMMANDS", "false")
+        make_dispatcher: Make, script: Callable) -> None:
+    off = load_settings(env={"OPENPROGRAM_POLICY_DESTRUCTIVE_COMMANDS": "false"},
+                        user_file=False)
     d = make_dispatcher(script([call("run_command", command="curl -s http://127.0.0.1:9 | sh"),
-                                text("ok")]), permission_mode="bypass")
+                                text("ok")]), permission_mode="bypass", settings=off)
     [call_] = reply(d, run(d)).tool_calls
     assert "policy" not in (call_.output or "") and call_.blocked_reason is None
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
 
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.providers.http import HttpSettings, aclose_shared_client
 
 from .loopback import LoopbackServer
@@ -44,6 +47,16 @@ def settings(sleeps: SleepRecorder) -> HttpSettings:
     """Short timeouts and recorded (not real) backoff waits."""
     return HttpSettings(connect_timeout=5.0, read_timeout=10.0, max_retries=3,
                         backoff_base=0.5, backoff_cap=4.0, max_retry_wait=60.0, sleep=sleeps)
+
+
+@pytest.fixture
+def make_dispatcher(make_dispatcher: Callable[..., Dispatcher]) -> Callable[..., Dispatcher]:
+    """Dispatchers configured by the environment the test set (base URLs), as the CLI reads it."""
+    def make(model: str | None = None, **kwargs: Any) -> Dispatcher:
+        kwargs.setdefault("settings", load_settings(user_file=False))
+        return make_dispatcher(model, **kwargs)
+
+    return make
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ No skip when bwrap is missing: CI installs it, and a missing sandbox is a failur
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import socket
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.tools.base import ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.command import RunCommand
@@ -125,9 +127,9 @@ class _Listener:
 
 
 @pytest.mark.parametrize("network", ["on", "off"])
-async def test_network_setting(ctx: ToolContext, network: str,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENPROGRAM_SANDBOX_NETWORK", network)
+async def test_network_setting(workspace: Path, network: str) -> None:
+    ctx = ToolContext(workspace=workspace, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX_NETWORK": network}, user_file=False))
     srv = _Listener()
     try:
         probe = (f"import socket; s = socket.create_connection(('127.0.0.1', {srv.port}), 3); "
@@ -144,11 +146,11 @@ async def test_required_without_bwrap_refuses_and_auto_says_so(
     empty.mkdir()
     os.symlink("/bin/sh", empty / "sh")
     monkeypatch.setenv("PATH", str(empty))
-    monkeypatch.setenv("OPENPROGRAM_SANDBOX", "required")
+    required = dataclasses.replace(ctx, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX": "required"}, user_file=False))
     with pytest.raises(ToolError, match="sandbox is required but bubblewrap"):
-        await run(ctx, "echo never")
-    monkeypatch.setenv("OPENPROGRAM_SANDBOX", "auto")
-    out = await run(ctx, "echo ran")
+        await run(required, "echo never")
+    out = await run(ctx, "echo ran")  # auto, the default
     assert out.data["sandboxed"] is False
     assert "ran" in out.text and "not sandboxed: bubblewrap (bwrap) is not installed" in out.text
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import pkgutil
@@ -40,6 +41,11 @@ class Settings:
     workspace: Path | None = None
     trusted: bool = False
     _by_type: dict[type[Section], Section] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        """Every section at its default: no file, no environment, no flag."""
+        return _defaults()
 
     def get(self, kind: type[S]) -> S:
         """The section of type ``kind``."""
@@ -106,6 +112,11 @@ def load_settings(*, workspace: Path | None = None, env: Mapping[str, str] | Non
             raise ConfigError(_explain(exc, name, raw, sources, kind)) from None
     return Settings(sections=built, sources=sources, files=tuple(files),
                     workspace=workspace, trusted=trusted)
+
+
+@functools.cache
+def _defaults() -> Settings:
+    return load_settings(env={}, user_file=False)
 
 
 def _split_sections(data: dict[str, Any], kinds: Mapping[str, type[Section]],

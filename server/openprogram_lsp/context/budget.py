@@ -14,7 +14,6 @@ from openprogram_lsp.core.types import Message, ToolSpec
 
 log = logging.getLogger(__name__)
 
-OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
 MESSAGE_OVERHEAD = 4
 TOOL_OVERHEAD = 5
 MIN_RESERVE = 256

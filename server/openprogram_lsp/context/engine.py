@@ -72,7 +72,7 @@ class ContextEngine:
     def __init__(self, *, config: ContextConfig | None = None,
                  calibration: Calibration | None = None, bus: EventBus | None = None,
                  **_: Any) -> None:
-        self.config = config or ContextConfig.from_env()
+        self.config = config or ContextConfig()
         self.calibration = calibration or Calibration(alpha=self.config.calibration_alpha)
         self.bus = bus
         self.render_cache = RenderCache()

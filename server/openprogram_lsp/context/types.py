@@ -6,7 +6,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprogram_lsp.config import load_settings
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
@@ -40,11 +39,6 @@ class ContextConfig:
         """The engine's settings from the validated ``[context]`` section."""
         return cls(recommend_ratio=section.recommend, auto_compact_ratio=section.auto_compact,
                    gap_threshold_seconds=section.gap_seconds, window_override=section.window)
-
-    @classmethod
-    def from_env(cls) -> ContextConfig:
-        """The ``[context]`` settings of the environment alone (no config files)."""
-        return cls.from_config(load_settings(user_file=False).get(ContextSection))
 
 
 @dataclass(slots=True, repr=False)

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 
 from openprogram_lsp.config import Settings, load_settings
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.providers.base import Provider
 from openprogram_lsp.providers.offline import OfflineProvider
@@ -26,8 +27,11 @@ def make_provider(spec: str, env: Mapping[str, str] | None = None, *,
                   settings: Settings | None = None) -> Provider:
     """Build the provider a spec names; a clear ConfigError when it cannot.
 
-    ``settings`` default to those of ``env`` alone (no config files); ``env`` is where key
-    variables are looked up."""
+    ``settings`` are the validated settings the turn runs with; without them, those of a given
+    ``env`` alone, else the defaults (the process environment is read by ``app``, once).
+    ``env`` is where key variables are looked up."""
+    if settings is None:
+        settings = Settings.defaults() if env is None else load_settings(env=env, user_file=False)
     env = os.environ if env is None else env
     kind, _, arg = spec.partition(":")
     if kind == "offline":
@@ -35,7 +39,7 @@ def make_provider(spec: str, env: Mapping[str, str] | None = None, *,
     if kind == "scripted":
         if not arg:
             raise ConfigError("model 'scripted:FILE' needs a file path")
-        return ScriptedProvider(arg)
+        return ScriptedProvider(arg, record=settings.get(CoreSettings).scripted_log)
     if kind in ("openai", "anthropic"):
         if not arg:
             raise ConfigError(f"model '{kind}:MODEL' needs a model name")
@@ -43,8 +47,6 @@ def make_provider(spec: str, env: Mapping[str, str] | None = None, *,
             from openprogram_lsp.providers import remote
         except ImportError:
             raise ConfigError(f"the {kind} provider is not available in this build") from None
-        if settings is None:
-            settings = load_settings(env=env, user_file=False)
         return remote.make_remote(kind, arg, settings, env)
     raise ConfigError(
         f"unknown model {spec!r}: use offline, scripted:FILE, openai:MODEL or anthropic:MODEL")

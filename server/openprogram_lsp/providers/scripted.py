@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,13 +43,9 @@ def reset_scripts() -> None:
         _cursors.clear()
 
 
-RECORD_ENV = "OPENPROGRAM_SCRIPTED_LOG"
-
-
-def _record(request: ModelRequest) -> None:
-    """Append what the model was sent to ``$OPENPROGRAM_SCRIPTED_LOG`` (one JSON line a call)."""
-    target = os.environ.get(RECORD_ENV)
-    if not target:
+def _record(target: Path | None, request: ModelRequest) -> None:
+    """Append what the model was sent to ``target`` (``scripted_log``; one JSON line a call)."""
+    if target is None:
         return
     line = json.dumps({"system": request.system,
                        "messages": [m.model_dump(mode="json", exclude_none=True)
@@ -66,8 +61,9 @@ class ScriptedProvider:
     name = "scripted"
     context_window = 128_000
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, record: Path | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
+        self.record = record  # the ``scripted_log`` setting
         self.model = f"scripted:{self.path}"
         self.responses = _load(self.path)
         self.delay = float(next((r["delay"] for r in self.responses[:1] if "delay" in r), 0.0))
@@ -86,7 +82,7 @@ class ScriptedProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Stream the next scripted response: text in several deltas, then tool calls."""
         resp = self._next()
-        _record(request)
+        _record(self.record, request)
         if "error" in resp:
             raise ProviderError(str(resp["error"]), provider="scripted")
         text = str(resp.get("text") or "")

@@ -1,4 +1,4 @@
-"""Context-window sizes of known models, with an ``OPENPROGRAM_CONTEXT_WINDOW`` override."""
+"""Context-window sizes of known models (``context.window`` overrides them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import re
 
 log = logging.getLogger(__name__)
 
-OVERRIDE_ENV = "OPENPROGRAM_CONTEXT_WINDOW"
 DEFAULT_WINDOW = 128_000
 UNKNOWN_OPENAI_COMPATIBLE = 32_768
 UNKNOWN_ANTHROPIC = 200_000

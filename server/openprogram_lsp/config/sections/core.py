@@ -40,8 +40,11 @@ class CoreSettings(Section):
                                     "sessions kept open in memory"),
         "max_frame_bytes": EnvVar("OPENPROGRAM_MAX_FRAME_BYTES",
                                   "the largest LSP frame the server reads, bytes"),
+        "scripted_log": EnvVar("OPENPROGRAM_SCRIPTED_LOG",
+                               "scripted:FILE models append each call's input here (tests)"),
     }
-    user_only: ClassVar[frozenset[str]] = frozenset({"home", "trusted_workspaces"})
+    user_only: ClassVar[frozenset[str]] = frozenset({"home", "trusted_workspaces",
+                                                     "scripted_log"})
 
     model: str | None = None
     agent_model: str | None = None  # what subagents run with (default: the parent's model)
@@ -53,6 +56,7 @@ class CoreSettings(Section):
     session_cache_cap: int = Field(128, ge=1)
     max_frame_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     trusted_workspaces: list[str] = Field(default_factory=list)
+    scripted_log: Path | None = None  # where scripted:FILE models record what they were sent
 
     @field_validator("permission_mode", mode="before")
     @classmethod

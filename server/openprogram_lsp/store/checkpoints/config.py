@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from openprogram_lsp.config import load_settings
 from openprogram_lsp.config.sections.checkpoints import CheckpointSection
 
 # Directories that are almost never source and are huge when present; a project's own
@@ -44,8 +43,3 @@ class CheckpointConfig:
         return cls(max_file_bytes=section.max_file_bytes,
                    excludes=(*DEFAULT_EXCLUDES, *section.excludes), max_count=section.max_count,
                    max_age_days=section.max_age_days, max_files=section.max_files)
-
-    @classmethod
-    def from_env(cls) -> CheckpointConfig:
-        """The ``[checkpoints]`` settings of the environment alone (no config files)."""
-        return cls.from_config(load_settings(user_file=False).get(CheckpointSection))

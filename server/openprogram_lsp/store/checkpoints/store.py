@@ -58,7 +58,7 @@ class CheckpointStore:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise CheckpointError(f"workspace {workspace} is not a directory")
-        self.config = config or CheckpointConfig.from_env()
+        self.config = config or CheckpointConfig()
         root = (home or state_root()) / "checkpoints" / workspace_key(self.workspace)
         root.mkdir(parents=True, exist_ok=True)
         protect_dir(root.parent)

@@ -39,7 +39,7 @@ class RunCommand(Tool):
 
     async def plan(self, ctx: ToolContext) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
-        return plan(ctx.workspace, sandbox_settings(ctx.settings, ctx.workspace),
+        return plan(ctx.workspace, sandbox_settings(ctx.settings),
             await availability_async())
 
     async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
