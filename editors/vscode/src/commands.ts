@@ -37,15 +37,16 @@ function isHunkRef(x: unknown): x is HunkRef {
   return !!r && typeof r.checkpointId === 'string' && typeof r.path === 'string' && Number.isInteger(r.hunk);
 }
 
-/** Run a command body, showing failures as an error notification. */
-function guarded<A extends unknown[]>(fn: (...args: A) => Promise<unknown>): (...args: A) => Promise<void> {
+/** Run a command body, showing failures as an error notification (the result then is undefined). */
+function guarded<A extends unknown[]>(fn: (...args: A) => Promise<unknown>): (...args: A) => Promise<unknown> {
   return async (...args: A) => {
     try {
-      await fn(...args);
+      return await fn(...args);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       traceError(message);
       void api.showError(`OpenProgram: ${message}`);
+      return undefined;
     }
   };
 }
@@ -296,6 +297,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
       // restore with one safety checkpoint (Undo Restore brings the turn's changes back).
       const res = await p.client.request<RestoreResult>(Requests.restore, { checkpointId: cp.id, undo: true });
       await remembered(res, `undid “${checkpointLabel(cp)}”`);
+      return res; // `/undo` in the chat says what it did
     }),
     cmd('openprogram.watchSession', async (arg?: unknown) => {
       const node = arg as BranchNode | undefined;

@@ -57,6 +57,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   };
   showStatus();
   controller.setSettings(panelSettings());
+  controller.setActiveFile(api.activeFile());
 
   context.subscriptions.push(
     output,
@@ -83,6 +84,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       if (affectsAgents(e)) agents.refresh();
     }),
     controller.onDidChange(showStatus),
+    // the active file is a chip of the next message (removable)
+    api.onDidChangeActiveEditor(() => controller.setActiveFile(api.activeFile())),
     client.onState(({ state, detail }) => {
       server = { state, detail };
       showStatus();

@@ -234,3 +234,15 @@ export function activeCursor(): { uri: vscode.Uri; line: number } | undefined {
 export async function confirm(message: string, action: string): Promise<boolean> {
   return (await vscode.window.showWarningMessage(message, { modal: true }, action)) === action;
 }
+
+/** The active text editor's file (a `file:` document of a workspace folder), as an attachment names it. */
+export function activeFile(): import('./context/attachments').FileRef | null {
+  const doc = vscode.window.activeTextEditor?.document;
+  if (!doc || doc.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(doc.uri)) return null;
+  return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri) };
+}
+
+/** Fire when the active text editor changes. */
+export function onDidChangeActiveEditor(fn: () => unknown): vscode.Disposable {
+  return vscode.window.onDidChangeActiveTextEditor(fn);
+}

@@ -30,7 +30,7 @@ test('queued attachments go with one message, and can be removed before', () => 
   q.addSelection(sel);
   q.addSelection({ ...sel, diagnostics: [], range: { start: { line: 0, character: 0 }, end: { line: 0, character: 9 } } });
   assert.deepEqual(q.labels(), ['[selection src/app.py:3-5]', '[diagnostics src/app.py:3-5 (1)]', '[selection src/app.py:1]']);
-  q.remove(1);
+  q.remove(q.chips()[1].id);
   const sent = q.take();
   assert.deepEqual(sent.map((i) => i.kind), ['selection', 'selection']);
   assert.deepEqual(q.take(), []);
@@ -40,4 +40,48 @@ test('the context meter reads like the Neovim winbar', async () => {
   const { meterText } = await import('../src/context/meter');
   assert.equal(meterText({ usedTokens: 54321, windowTokens: 128000, compactions: 0, path: 'none' }), 'context 42% · 54.3k/128k');
   assert.equal(meterText({ usedTokens: 900, windowTokens: 0, compactions: 2, path: 'compact' }), 'context 999% · 900/0 · compacted 2×');
+});
+
+test('the active file is a chip of every message until removed; another file brings it back', async () => {
+  const q = new Attachments();
+  q.setActive({ uri: 'file:///ws/src/app.py', path: 'src/app.py' });
+  q.addSelection({ ...sel, diagnostics: [] });
+  assert.deepEqual(q.chips().map((c) => [c.id, c.label, c.active === true]), [['active', 'src/app.py', true], ['a1', 'src/app.py:3-5', false]]);
+  const first = q.takeShown();
+  assert.deepEqual(first.items.map((i) => i.kind), ['file', 'selection']);
+  assert.deepEqual(first.items[0], { kind: 'file', uri: 'file:///ws/src/app.py' });
+  assert.deepEqual(first.shown.map((s) => s.label), ['src/app.py', 'src/app.py:3-5']);
+  assert.equal(first.shown[1].text, sel.text, 'the transcript keeps the selection text');
+  // the active file stays for the next message; removed, it stays off while it is active
+  assert.deepEqual(q.chips().map((c) => c.id), ['active']);
+  q.remove('active');
+  assert.deepEqual(q.chips(), []);
+  q.setActive({ uri: 'file:///ws/src/app.py', path: 'src/app.py' });
+  assert.deepEqual(q.take(), []);
+  q.setActive({ uri: 'file:///ws/README.md', path: 'README.md' });
+  assert.deepEqual(q.chips().map((c) => c.label), ['README.md']);
+  q.setActive(null);
+  assert.deepEqual(q.chips(), []);
+});
+
+test('an @-mentioned file is queued once, and not twice with the active file', () => {
+  const q = new Attachments();
+  q.setActive({ uri: 'file:///ws/a.py', path: 'a.py' });
+  assert.equal(q.addFile({ uri: 'file:///ws/a.py', path: 'a.py' }), '[file a.py]');
+  q.addFile({ uri: 'file:///ws/a.py', path: 'a.py' });
+  q.addFile({ uri: 'file:///ws/b/c.md', path: 'b/c.md' });
+  assert.deepEqual(q.chips().map((c) => [c.kind, c.label, c.active === true]), [['file', 'a.py', false], ['file', 'b/c.md', false]]);
+  const id = q.chips()[1].id;
+  q.remove(id);
+  assert.deepEqual(q.take().map((i) => i.uri), ['file:///ws/a.py']);
+});
+
+test('stored attachments show as the model got them (history: what the model saw)', async () => {
+  const { storedView } = await import('../src/context/attachments');
+  assert.deepEqual(storedView({ kind: 'selection', uri: 'file:///ws/a.py', path: 'a.py', range: sel.range, text: 'x = 1\n', unsaved: true }),
+    { kind: 'selection', label: 'a.py:3-5', text: 'x = 1\n', unsaved: true });
+  assert.deepEqual(storedView({ kind: 'diagnostics', uri: 'file:///ws/a.py', path: 'a.py', range: sel.range, diagnostics: sel.diagnostics.slice(0, 1) }),
+    { kind: 'diagnostics', label: 'a.py:3-5 (1)', text: "a.py:4:11: undefined name 'x'" });
+  assert.equal(storedView(null), null);
+  assert.equal(storedView({ path: 'x' }), null);
 });

@@ -1,11 +1,11 @@
 // The chat controller against a real openprogram-lsp over stdio: approvals on the card and by
 // notification, questions, checkpoints, forks and branch switches, as the panel drives them.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ChatController, type ChatSink } from '../src/chat/controller';
 import { Requests, type BranchInfo, type RestoreResult } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
@@ -69,12 +69,20 @@ let work = '';
 let ws = '';
 const page = new Page();
 let controller: ChatController;
+let modelLog = '';
+
+/** The last user message the scripted model was sent. */
+function lastModelInput(): string {
+  const calls = readFileSync(modelLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { messages: { role: string; content: unknown }[] });
+  const users = calls[calls.length - 1].messages.filter((m) => m.role === 'user');
+  const c = users[users.length - 1].content;
+  return typeof c === 'string' ? c : JSON.stringify(c);
+}
 
 before(async () => {
   if (!existsSync(server)) return;
   work = mkdtempSync(join(tmpdir(), 'op-vscode-'));
   ws = join(work, 'ws');
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(ws);
   writeFileSync(join(ws, 'hello.py'), ORIGINAL);
   const script = join(work, 'script.json');
@@ -88,7 +96,14 @@ before(async () => {
     { text: 'A fresh start.' },
     { text: 'Waiting.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }] },
     { text: 'Writing more.', tool_calls: [{ name: 'write_file', arguments: { path: 'more.txt', content: 'm\n' } }] },
+    { text: 'Explained.' },
+    { text: 'Seen what you attached.' },
+    { text: 'Forked reply.' },
   ]));
+  // a custom command (the server substitutes $ARGUMENTS), and the model's input recorded
+  mkdirSync(join(ws, '.openprogram', 'commands'), { recursive: true });
+  writeFileSync(join(ws, '.openprogram', 'commands', 'explain.md'), '---\ndescription: Explain a file\nargument-hint: PATH\n---\nExplain $ARGUMENTS briefly.\n');
+  process.env.OPENPROGRAM_SCRIPTED_LOG = modelLog = join(work, 'model.jsonl');
   running = await startAgent(server, ws, join(work, 'home'), `scripted:${script}`);
   // branch switches bring their code along (the question is settled: see switchCode.test.ts)
   controller = new ChatController(running.agent, new Memento() as never, {
@@ -193,6 +208,10 @@ test('host logic against the real server', { skip: !existsSync(server) && 'no .v
     }
     assert.equal(controller.state.busy, false);
     assert.ok(controller.state.items.some((i) => i.kind === 'note' && i.text === 'Cancelled.'));
+    const cut = () => tools().find((c) => c.name === 'run_command');
+    assert.equal(cut()?.cancelled, true, 'the card says the cancel cut the call');
+    await controller.loadSession(controller.state.sessionId!);
+    assert.equal(cut()?.cancelled, true, 'and so it does after a reload');
   });
 
   await t.test('cancelling with an approval open (notification shown) marks the card withdrawn', async () => {
@@ -242,4 +261,99 @@ test('history opens on its last page and scrolling up loads the pages before', {
   } finally {
     controller.historyPage = 200;
   }
+});
+
+test('slash commands, attachments and the context meter against the real server', { skip: !existsSync(server) && 'no .venv/bin/openprogram-lsp' }, async (t) => {
+  const notes = () => controller.state.items.filter((i) => i.kind === 'note').map((i) => (i.kind === 'note' ? i.text : ''));
+  const users = () => controller.state.items.flatMap((i) => (i.kind === 'message' && i.role === 'user' ? [i] : []));
+  const hello = pathToFileURL(join(ws, 'hello.py')).toString();
+
+  await t.test('an unknown command is not sent, and says so', async () => {
+    const before = users().length;
+    page.messages.length = 0;
+    await controller.submit('/nosuch thing');
+    assert.equal(users().length, before, 'no turn started');
+    assert.match(notes().at(-1) ?? '', /Unknown command \/nosuch: nothing was sent\. Commands here: .*\/explain/);
+    assert.ok(page.messages.some((m) => m.type === 'setInput' && m.text === '/nosuch thing'), 'the text goes back into the input');
+  });
+
+  await t.test('the / popup lists built-ins and the workspace command; @ lists files', async () => {
+    page.messages.length = 0;
+    await controller.onPageMessage({ type: 'complete', requestId: 7, kind: 'commands', query: 'ex' });
+    await controller.onPageMessage({ type: 'complete', requestId: 8, kind: 'files', query: 'helo' });
+    const got = page.messages.filter((m) => m.type === 'completions');
+    assert.deepEqual(got.map((m) => m.type === 'completions' && m.requestId), [7, 8]);
+    const [cmds, files] = got as Extract<HostMessage, { type: 'completions' }>[];
+    assert.equal(cmds.items[0].insert, '/explain ');
+    assert.equal(files.items[0].label, 'hello.py');
+    assert.equal(files.items[0].uri, hello);
+  });
+
+  await t.test('a custom command is sent as typed; the model gets its body with the arguments', async () => {
+    await controller.submit('/explain hello.py');
+    assert.equal(users().at(-1)?.text, '/explain hello.py');
+    assert.match(lastModelInput(), /Explain hello\.py briefly\./);
+    assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'Explained.'));
+  });
+
+  await t.test('the active file, a selection with its diagnostics and an @-file reach the model and history', async () => {
+    controller.setActiveFile({ uri: hello, path: 'hello.py' });
+    controller.attachments.addSelection({ uri: hello, path: 'hello.py', text: 'def greet():\n',
+      range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } },
+      diagnostics: [{ range: { start: { line: 0, character: 4 }, end: { line: 0, character: 9 } }, message: 'missing docstring', severity: 2, source: 'lint' }] });
+    await controller.onPageMessage({ type: 'attachFile', uri: pathToFileURL(join(ws, 'notes.txt')).toString(), path: 'notes.txt' });
+    assert.deepEqual(controller.state.attachments.map((c) => c.label), ['hello.py', 'hello.py:1', 'hello.py:1 (1)', 'notes.txt']);
+    await controller.onPageMessage({ type: 'removeAttachment', id: controller.state.attachments[3].id });
+    await controller.onPageMessage({ type: 'attachFile', uri: pathToFileURL(join(ws, 'notes.txt')).toString(), path: 'notes.txt' });
+    await controller.submit('look at these');
+    const input = lastModelInput();
+    assert.match(input, /<file path="hello\.py">\ndef greet\(\):/);
+    assert.match(input, /<selection path="hello\.py" lines="1">\ndef greet\(\):\n<\/selection>/);
+    assert.match(input, /hello\.py:1:5: warning: missing docstring \[lint\]/);
+    assert.match(input, /<file path="notes\.txt">\nn\n<\/file>/);
+    assert.match(input, /look at these$/);
+    assert.deepEqual(users().at(-1)?.context?.map((a) => a.label), ['hello.py', 'hello.py:1', 'hello.py:1 (1)', 'notes.txt']);
+    assert.deepEqual(controller.state.attachments.map((c) => c.id), ['active'], 'the queue went with it; the active file stays');
+    await controller.loadSession(controller.state.sessionId!);
+    const stored = users().at(-1)?.context;
+    assert.equal(stored?.[0].text, UPDATED, 'history shows what the model saw');
+    assert.deepEqual(stored?.map((a) => a.kind), ['file', 'selection', 'diagnostics', 'file']);
+    assert.ok(controller.state.context && controller.state.context.usedTokens > 0, 'the meter comes back from history');
+    controller.setActiveFile(null);
+  });
+
+  await t.test('/fork TEXT asks again from before the last message, on a new branch', async () => {
+    const last = users().at(-1)!;
+    const branches = controller.state.branches.length;
+    await controller.submit('/fork try it differently');
+    assert.equal(users().at(-1)?.text, 'try it differently');
+    assert.ok(!users().some((u) => u.text === 'look at these'), 'the new branch does not have the old message');
+    assert.equal(controller.state.branches.length, branches + 1);
+    const { nodes } = await running!.agent.request<{ nodes: { id: string; predecessor: string | null }[] }>(Requests.history, { sessionId: controller.state.sessionId });
+    const forked = nodes.find((n) => n.id === users().at(-1)?.nodeId);
+    assert.equal(forked?.predecessor, last.predecessor);
+    page.messages.length = 0;
+    await controller.submit('/fork');
+    assert.ok(page.messages.some((m) => m.type === 'startFork' && m.nodeId === users().at(-1)?.nodeId), 'without text: edit the last message');
+  });
+
+  await t.test('/mode, /model, /undo and /new are carried out by the editor', async () => {
+    const sent = users().length;
+    await controller.submit('/mode plan');
+    assert.equal(ui.settings.get('openprogram.permissionMode'), 'plan');
+    await controller.submit('/mode yolo');
+    assert.match(notes().at(-1) ?? '', /not a permission mode/);
+    await controller.submit('/model offline');
+    assert.equal(ui.settings.get('openprogram.model'), 'offline');
+    ui.executed.length = 0;
+    await controller.submit('/model');
+    await controller.submit('/mode');
+    ui.commandResults.set('openprogram.undoTurn', { restored: ['hello.py'], safetyCheckpointId: 'cp', conflicts: [] });
+    await controller.submit('/undo');
+    assert.deepEqual(ui.executed.map((e) => e.id), ['openprogram.pickModel', 'openprogram.pickMode', 'openprogram.undoTurn']);
+    assert.match(notes().at(-1) ?? '', /\/undo: the last turn's changes were undone \(1 file\)/);
+    assert.equal(users().length, sent, 'none of them was sent to the model');
+    await controller.submit('/new');
+    assert.equal(controller.state.sessionId, null);
+  });
 });

@@ -701,3 +701,55 @@ test("a running command's output streams into its card; the finish replaces it",
   assert.equal(tools(s)[0].live, undefined);
   assert.match(tools(s)[0].output ?? '', /^exit code 0/);
 });
+
+test('the context meter follows the shown branch: from history, cleared on a session without turns', () => {
+  const withTurn: HostMessage = { type: 'history', sessionId: S, headId: 'a2', nodes: [
+    { id: 'u1', role: 'user', text: 'hi', createdAt: '', metadata: {} },
+    { id: 'a1', role: 'assistant', text: 'one', createdAt: '', predecessor: 'u1', metadata: { context: { estimate: 900, contextWindow: 128000 } } },
+    { id: 's1', role: 'summary', text: 'summary', createdAt: '', predecessor: 'a1', metadata: {} },
+    { id: 'u2', role: 'user', text: 'more', createdAt: '', predecessor: 's1', metadata: {} },
+    { id: 'a2', role: 'assistant', text: 'two', createdAt: '', predecessor: 'u2', metadata: { context: { estimate: 64000, contextWindow: 128000 } } },
+  ] };
+  let s = run([withTurn]);
+  assert.deepEqual(s.context, { usedTokens: 64000, windowTokens: 128000, compactions: 1 });
+  const live = run([...ourTurn(), ev('context.usage', { usedTokens: 70000, windowTokens: 128000, compactions: 2, path: 'none' })], s);
+  assert.deepEqual(live.context, { usedTokens: 70000, windowTokens: 128000, compactions: 2 });
+  // another session: its own meter, or none (not the last session's)
+  s = run([{ type: 'history', sessionId: 'other', headId: 'u1', nodes: [{ id: 'u1', role: 'user', text: 'x', createdAt: '', metadata: {} }] }], s);
+  assert.equal(s.context, null);
+  s = run([withTurn, { type: 'reset', sessionId: null }], s);
+  assert.equal(s.context, null);
+});
+
+test('a call the cancel cut shows as cancelled, live and from history', () => {
+  let s = run([...ourTurn(), ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'sleep', input: {} }),
+    ev('tool.started', { toolCallId: 'c2', name: 'read_file', kind: 'read', title: 'read', input: {} }),
+    ev('tool.finished', { toolCallId: 'c1', status: 'failed', output: 'cut', cancelled: true })]);
+  const card = (st: ChatState, id: string) => st.items.find((i): i is ToolItem => i.kind === 'tool' && i.toolCallId === id)!;
+  assert.equal(card(s, 'c1').cancelled, true);
+  s = run([{ type: 'turnResult', result: result({ status: 'cancelled' }) }], s);
+  assert.equal(card(s, 'c2').cancelled, true, 'a call still running when the turn was cancelled');
+  const h = run([{ type: 'history', sessionId: S, headId: 'a1', nodes: [
+    { id: 'u1', role: 'user', text: 'go', createdAt: '', metadata: {} },
+    { id: 'a1', role: 'assistant', text: 'x', createdAt: '', predecessor: 'u1', status: 'cancelled', metadata: {}, toolCalls: [
+      { id: 'c1', name: 'run_command', kind: 'execute', input: {}, status: 'failed', step: 0, cancelled: true, output: 'cut' },
+      { id: 'c3', name: 'read_file', kind: 'read', input: {}, status: 'completed', step: 0, output: 'ok' },
+    ] },
+  ] }]);
+  const c1 = h.items.find((i): i is ToolItem => i.kind === 'tool' && i.toolCallId === 'c1');
+  const c3 = h.items.find((i): i is ToolItem => i.kind === 'tool' && i.toolCallId === 'c3');
+  assert.equal(c1?.cancelled, true);
+  assert.equal(c3?.cancelled, undefined);
+});
+
+test('a user message shows its attachments: as sent, and from history as the model saw them', () => {
+  let s = run([{ type: 'reset', sessionId: S },
+    { type: 'userSent', text: 'explain', predecessor: null, clientTurnId: 'turn-1', context: [{ kind: 'selection', label: 'a.py:3-5', text: 'x\n' }] }]);
+  assert.deepEqual(messages(s)[0].context, [{ kind: 'selection', label: 'a.py:3-5', text: 'x\n' }]);
+  s = run([{ type: 'history', sessionId: S, headId: 'u1', nodes: [{ id: 'u1', role: 'user', text: 'explain', createdAt: '', metadata: {
+    context: [{ kind: 'file', uri: 'file:///ws/a.py', path: 'a.py', text: 'unsaved text\n', unsaved: true }] } }] }]);
+  assert.deepEqual(messages(s)[0].context, [{ kind: 'file', label: 'a.py', text: 'unsaved text\n', unsaved: true }]);
+  // chips above the input survive a new session (they belong to the next message)
+  s = run([{ type: 'attachments', chips: [{ id: 'active', kind: 'file', label: 'a.py', active: true }] }, { type: 'reset', sessionId: null }], s);
+  assert.equal(s.attachments.length, 1);
+});

@@ -25,9 +25,10 @@ import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
-import { Attachments } from '../context/attachments';
-import { meterText } from '../context/meter';
-import type { ContextUsageData } from '../protocol';
+import { Attachments, type ContextItem, type FileRef } from '../context/attachments';
+import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
+import { classify, commandCompletions, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
+import type { CompletionKind } from '../webview/messages';
 
 const SESSION_KEY = 'openprogram.sessionId';
 
@@ -54,12 +55,10 @@ export interface ChatSink {
 /** State and actions of the chat, independent of whether the panel is open. */
 export class ChatController {
   state: ChatState = initialState();
-  /** Selections (and their diagnostics) queued for the next message. */
+  /** The active file, selections (and their diagnostics) and files queued for the next message. */
   readonly attachments = new Attachments();
-  /** The context meter of the shown session ('' before its first turn here). */
-  meter = '';
-  /** Told when the meter changes (the view shows it in its header). */
-  onMeter: ((text: string) => void) | undefined;
+  /** The server's slash commands, fetched when the input needs them (kept a few seconds). */
+  private commandList: { at: number; list: CommandInfo[] } | null = null;
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
   private loadingOlder = false;
@@ -112,7 +111,8 @@ export class ChatController {
         this.resync();
         return;
       case 'send':
-        return this.send(msg.text, msg.forkFrom);
+        // editing a message into a fork sends it as it is; the input's text may be a command
+        return msg.forkFrom === undefined ? this.submit(msg.text) : this.send(msg.text, msg.forkFrom);
       case 'cancel':
         return this.cancel();
       case 'newSession':
@@ -157,6 +157,129 @@ export class ChatController {
       case 'focus':
         void api.setContext('openprogram.chatFocused', msg.focused);
         return;
+      case 'removeAttachment':
+        this.attachments.remove(msg.id);
+        this.postChips();
+        return;
+      case 'attachFile':
+        this.attachments.addFile({ uri: msg.uri, path: msg.path });
+        this.postChips();
+        return;
+      case 'complete':
+        return this.complete(msg.requestId, msg.kind, msg.query);
+    }
+  }
+
+  /** Show the chips of what goes with the next message. */
+  private postChips(): void {
+    this.post({ type: 'attachments', chips: this.attachments.chips() });
+  }
+
+  /** The editor's active file changed: its chip follows (null: no file editor is active). */
+  setActiveFile(file: FileRef | null): void {
+    this.attachments.setActive(file);
+    this.postChips();
+  }
+
+  /** Answer the input's `@` (workspace files) or `/` (commands) popup. */
+  private async complete(requestId: number, kind: CompletionKind, query: string): Promise<void> {
+    try {
+      if (kind === 'files') {
+        const { files } = await this.client.request<FilesResult>(Requests.files, { query, limit: 30 });
+        this.post({ type: 'completions', requestId, kind, items: files.map((f) => ({ label: f.path, insert: `@${f.path} `, uri: f.uri })) });
+      } else {
+        this.post({ type: 'completions', requestId, kind, items: commandCompletions(await this.commands(), query) });
+      }
+    } catch (err) {
+      traceError(`completing ${kind} failed:`, err);
+      this.post({ type: 'completions', requestId, kind, items: [] });
+    }
+  }
+
+  /** The slash commands (built-ins and the workspace's and user's own), cached for 5 s. */
+  private async commands(fresh = false): Promise<CommandInfo[]> {
+    if (!fresh && this.commandList && Date.now() - this.commandList.at < 5000) return this.commandList.list;
+    const { commands } = await this.client.request<CommandsResult>(Requests.commands, {});
+    this.commandList = { at: Date.now(), list: commands };
+    return commands;
+  }
+
+  /**
+   * What the user typed: a built-in command runs here, an unknown one is refused with a note
+   * (the text goes back into the input), everything else is sent (see slash.ts).
+   */
+  async submit(text: string): Promise<void> {
+    const parsed = parseSlash(text);
+    let list: CommandInfo[] | null = null;
+    if (parsed && !text.trim().startsWith('//')) {
+      list = await this.commands(true).catch((err: unknown) => {
+        traceError('listing the commands failed:', err);
+        return null;
+      });
+    }
+    const action = classify(text, list);
+    if (action.kind === 'unknown') {
+      this.post({ type: 'note', level: 'error', text: unknownMessage(action.name, list) });
+      this.post({ type: 'setInput', text: text.trim() });
+      return;
+    }
+    if (action.kind === 'builtin') return this.runBuiltin(action.name, action.rest, text);
+    if (parsed && action.text === text.trim() && this.inflight) {
+      this.post({ type: 'note', level: 'warning', text: `/${parsed.name} waits for the running turn: send it when the turn has ended (or cancel the turn).` });
+      this.post({ type: 'setInput', text: text.trim() });
+      return;
+    }
+    return this.send(action.text);
+  }
+
+  /** `/fork`, `/undo`, `/model`, `/mode`, `/new`, as context/commands.py describes them. */
+  private async runBuiltin(name: EditorBuiltin, rest: string, typed: string): Promise<void> {
+    const refuse = (why: string): void => {
+      this.post({ type: 'note', level: 'warning', text: why });
+      this.post({ type: 'setInput', text: typed.trim() });
+    };
+    switch (name) {
+      case 'new':
+        return this.newSession();
+      case 'model':
+        if (!rest) {
+          await api.executeCommand('openprogram.pickModel');
+          return;
+        }
+        await api.updateSetting('openprogram.model', rest);
+        this.post({ type: 'note', level: 'info', text: `Model for the next turns: ${rest}.` });
+        return;
+      case 'mode': {
+        if (!rest) {
+          await api.executeCommand('openprogram.pickMode');
+          return;
+        }
+        const m = modeArgument(rest);
+        if ('error' in m) return refuse(m.error);
+        await this.setMode(m.mode);
+        this.post({ type: 'note', level: 'info', text: `Permission mode: ${m.mode}.` });
+        return;
+      }
+      case 'undo': {
+        if (this.inflight) return refuse('/undo waits for the running turn: undo when it has ended (or cancel it).');
+        const res = await api.executeCommand<RestoreResult | undefined>('openprogram.undoTurn');
+        if (res) {
+          const n = res.restored.length;
+          this.post({ type: 'note', level: 'info', text: `/undo: the last turn's changes were undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings them back.` });
+        }
+        return;
+      }
+      case 'fork': {
+        if (this.inflight) return refuse('/fork waits for the running turn: fork when it has ended (or cancel it).');
+        const last = [...this.state.items].reverse().find((it) => it.kind === 'message' && it.role === 'user' && it.nodeId !== null);
+        if (!last || last.kind !== 'message' || !this.state.sessionId) return refuse('/fork: there is no message to fork from yet.');
+        if (!rest) {
+          // as its Fork button does: the message back in the input, to edit into a new branch
+          this.post({ type: 'startFork', nodeId: last.nodeId! });
+          return;
+        }
+        return this.send(rest, last.predecessor);
+      }
     }
   }
 
@@ -178,10 +301,13 @@ export class ChatController {
     this.inflight = cts;
     void api.setContext('openprogram.busy', true);
     const clientTurnId = this.newRequestId('turn-');
-    this.post({ type: 'userSent', text: body, predecessor: this.state.headId, forkFrom, clientTurnId });
+    const { items: context, shown } = this.attachments.takeShown();
+    this.postChips();
+    this.post({ type: 'userSent', text: body, predecessor: this.state.headId, forkFrom, clientTurnId,
+      ...(shown.length ? { context: shown } : {}) });
     try {
       // The server reports the turn through $/progress, which the language client shows natively.
-      const result = await this.startTurn(body, sessionId, forkFrom, clientTurnId, cts.token);
+      const result = await this.startTurn(body, sessionId, forkFrom, clientTurnId, cts.token, context);
       this.post({ type: 'turnResult', result, clientTurnId });
       if (this.state.sessionId === result.sessionId) {
         await this.remember(result.sessionId);
@@ -227,10 +353,8 @@ export class ChatController {
     forkFrom: string | null | undefined,
     clientTurnId: string,
     token: api.CancellationToken,
+    context: ContextItem[],
   ): Promise<TurnResult> {
-    const queued = this.attachments.labels();
-    const context = this.attachments.take();
-    if (context.length > 0) this.post({ type: 'note', level: 'info', text: `Sent with ${queued.join(' ')}` });
     if (sessionId && typeof forkFrom === 'string') {
       return this.forkCode().then((restoreCode) => {
         const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam() };
@@ -258,7 +382,7 @@ export class ChatController {
     const sel = api.activeSelection();
     if (!sel) return [];
     const labels = this.attachments.addSelection(sel);
-    this.post({ type: 'note', level: 'info', text: `Attached ${labels.join(' ')}: it goes with your next message.` });
+    this.postChips();
     return labels;
   }
 
@@ -518,10 +642,6 @@ export class ChatController {
 
   private onEvent(e: EventParams): void {
     const unbound = this.state.sessionId === null;
-    if (e.type === 'context.usage' && e.sessionId !== null && e.sessionId === this.state.sessionId) {
-      this.meter = meterText(e.data as unknown as ContextUsageData);
-      this.onMeter?.(this.meter);
-    }
     if (e.type === PERMISSION_WITHDRAWN) {
       this.withdrawNotification(e);
     }

@@ -71,10 +71,6 @@ export class ChatViewProvider implements api.WebviewViewProvider {
         this.controller.attach(undefined);
       }
     });
-    view.description = this.controller.meter || undefined;
-    this.controller.onMeter = (text) => {
-      view.description = text || undefined;
-    };
     this.controller.attach({
       post: (msg: HostMessage) => {
         void view.webview.postMessage(msg);

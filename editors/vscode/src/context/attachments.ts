@@ -1,7 +1,8 @@
 /**
- * What the user points the agent at (context attachments, docs/protocol.md): the editor's
- * selection with its diagnostics, queued until the next message is sent. Pure logic: the
- * `vscode` side (active editor, `languages.getDiagnostics`) is in vscodeapi.ts.
+ * What the user points the agent at (context attachments, docs/protocol.md): the active file,
+ * selections with their diagnostics and `@`-mentioned files, queued until the next message is
+ * sent and shown as removable chips. Pure logic: the `vscode` side (active editor,
+ * `languages.getDiagnostics`) is in vscodeapi.ts.
  */
 
 export interface Position { line: number; character: number }
@@ -34,6 +35,19 @@ export interface EditorSelection {
   diagnostics: DiagnosticItem[];
 }
 
+/** A file of the workspace: its uri and the path shown. */
+export interface FileRef { uri: string; path: string }
+
+/** One chip above the input: what will go with the next message. */
+export interface Chip {
+  id: string;
+  kind: ContextItem['kind'];
+  /** `src/app.py:3-5`, `src/app.py:3-5 (1)` for diagnostics. */
+  label: string;
+  /** The active editor's file, attached while it is active (until removed). */
+  active?: boolean;
+}
+
 const overlaps = (a: Range, b: Range): boolean =>
   !(a.end.line < b.start.line || (a.end.line === b.start.line && a.end.character < b.start.character)
     || b.end.line < a.start.line || (b.end.line === a.start.line && b.end.character < a.start.character));
@@ -46,44 +60,132 @@ export function selectionItems(sel: EditorSelection): ContextItem[] {
   return out;
 }
 
-/** `[selection src/app.py:3-5]`, as the transcript shows an attachment. */
-export function label(item: ContextItem, path: string): string {
-  let where = '';
-  if (item.range && item.kind !== 'file') {
-    const first = item.range.start.line + 1;
-    let last = item.range.end.line + 1;
-    if (item.range.end.character === 0 && last > first) last -= 1;
-    where = first === last ? `:${first}` : `:${first}-${last}`;
-  }
-  const extra = item.kind === 'diagnostics' ? ` (${item.diagnostics?.length ?? 0})` : '';
-  return `[${item.kind} ${path}${where}${extra}]`;
+/** 1-based inclusive lines of a range (`3-5`, `4`); a range ending at column 0 ends a line before. */
+export function lines(range: Range): string {
+  const first = range.start.line + 1;
+  let last = range.end.line + 1;
+  if (range.end.character === 0 && last > first) last -= 1;
+  return first === last ? `${first}` : `${first}-${last}`;
 }
 
-/** Attachments waiting for the next message. */
+/** `src/app.py:3-5` (diagnostics add their count), as a chip shows an attachment. */
+export function where(item: Pick<ContextItem, 'kind' | 'range' | 'diagnostics'>, path: string): string {
+  const at = item.range && item.kind !== 'file' ? `:${lines(item.range)}` : '';
+  const extra = item.kind === 'diagnostics' ? ` (${item.diagnostics?.length ?? 0})` : '';
+  return `${path}${at}${extra}`;
+}
+
+/** `[selection src/app.py:3-5]`, as the transcript's notes name an attachment. */
+export function label(item: ContextItem, path: string): string {
+  return `[${item.kind} ${where(item, path)}]`;
+}
+
+/** Attachments waiting for the next message, and the active editor's file. */
 export class Attachments {
-  private items: { item: ContextItem; label: string }[] = [];
+  private items: { id: string; item: ContextItem; label: string; path: string }[] = [];
+  private next = 0;
+  private active: FileRef | null = null;
+  /** The active file the user removed: it stays off until another file becomes active. */
+  private dismissed: string | null = null;
 
   /** Queue a selection; returns the labels added. */
   addSelection(sel: EditorSelection): string[] {
-    const added = selectionItems(sel).map((item) => ({ item, label: label(item, sel.path) }));
+    const added = selectionItems(sel).map((item) => ({ id: `a${++this.next}`, item, label: label(item, sel.path), path: sel.path }));
     this.items.push(...added);
     return added.map((a) => a.label);
   }
 
-  /** Labels of what is queued. */
+  /** Queue a whole file (an `@`-mention); a file already queued is not queued twice. */
+  addFile(file: FileRef): string {
+    const item: ContextItem = { kind: 'file', uri: file.uri };
+    const text = label(item, file.path);
+    if (!this.items.some((a) => a.item.kind === 'file' && a.item.uri === file.uri)) {
+      this.items.push({ id: `a${++this.next}`, item, label: text, path: file.path });
+    }
+    return text;
+  }
+
+  /** The editor's active file changed (null: no file editor is active). */
+  setActive(file: FileRef | null): void {
+    if (file?.uri !== this.dismissed) this.dismissed = null;
+    this.active = file;
+  }
+
+  /** The file attached as the active one, if any (not removed, not queued already). */
+  private activeFile(): FileRef | null {
+    const a = this.active;
+    if (!a || a.uri === this.dismissed) return null;
+    return this.items.some((q) => q.item.kind === 'file' && q.item.uri === a.uri) ? null : a;
+  }
+
+  /** Labels of what goes with the next message (the active file first). */
   labels(): string[] {
-    return this.items.map((a) => a.label);
+    const a = this.activeFile();
+    return [...(a ? [label({ kind: 'file', uri: a.uri }, a.path)] : []), ...this.items.map((q) => q.label)];
   }
 
-  /** Drop one queued attachment by its position. */
-  remove(index: number): void {
-    this.items.splice(index, 1);
+  /** The chips the input shows, in the order they are sent. */
+  chips(): Chip[] {
+    const a = this.activeFile();
+    const activeChip: Chip[] = a ? [{ id: 'active', kind: 'file', label: a.path, active: true }] : [];
+    return [...activeChip, ...this.items.map((q) => ({ id: q.id, kind: q.item.kind, label: q.label.slice(q.item.kind.length + 2, -1) }))];
   }
 
-  /** The queued attachments for a message being sent (the queue is emptied). */
+  /** Drop one chip; the active file's stays off until another file becomes active. */
+  remove(id: string): void {
+    if (id === 'active') {
+      this.dismissed = this.active?.uri ?? null;
+      return;
+    }
+    this.items = this.items.filter((q) => q.id !== id);
+  }
+
+  /** The attachments of a message being sent: the queue is emptied, the active file stays. */
   take(): ContextItem[] {
-    const out = this.items.map((a) => a.item);
-    this.items = [];
-    return out;
+    return this.takeShown().items;
   }
+
+  /** Like take(), with each attachment as the transcript shows it. */
+  takeShown(): { items: ContextItem[]; shown: SentAttachment[] } {
+    const a = this.activeFile();
+    const all = [...(a ? [{ item: { kind: 'file', uri: a.uri } as ContextItem, path: a.path }] : []), ...this.items];
+    this.items = [];
+    return { items: all.map((q) => q.item), shown: all.map((q) => sentView(q.item, q.path)) };
+  }
+}
+
+/** An attachment of a sent message, as the transcript shows it ("what the model saw"). */
+export interface SentAttachment {
+  kind: string;
+  /** `src/app.py:3-5`. */
+  label: string;
+  /** The text the model was shown (history has it; a live message has a selection's). */
+  text?: string;
+  /** Read from an editor buffer with unsaved changes. */
+  unsaved?: boolean;
+}
+
+/** A queued attachment as the transcript shows it once sent. */
+export function sentView(item: ContextItem, path: string): SentAttachment {
+  return { kind: item.kind, label: where(item, path), ...(item.text !== undefined ? { text: item.text } : {}) };
+}
+
+/** A stored attachment (`metadata.context` of a user node) as the transcript shows it. */
+export function storedView(raw: unknown): SentAttachment | null {
+  const r = raw as { kind?: unknown; path?: unknown; uri?: unknown; range?: Range; text?: unknown; unsaved?: unknown;
+    diagnostics?: DiagnosticItem[] } | null;
+  if (!r || typeof r.kind !== 'string') return null;
+  const path = typeof r.path === 'string' ? r.path : typeof r.uri === 'string' ? r.uri : '';
+  const kind = r.kind as ContextItem['kind'];
+  const diags = Array.isArray(r.diagnostics) ? r.diagnostics : undefined;
+  let text = typeof r.text === 'string' ? r.text : undefined;
+  if (text === undefined && diags) {
+    text = diags.map((d) => `${path}:${(d.range?.start?.line ?? 0) + 1}:${(d.range?.start?.character ?? 0) + 1}: ${d.message}`).join('\n');
+  }
+  return {
+    kind,
+    label: where({ kind, range: r.range, diagnostics: diags }, path),
+    ...(text !== undefined ? { text } : {}),
+    ...(r.unsaved === true ? { unsaved: true } : {}),
+  };
 }

@@ -2,7 +2,9 @@
 import { branchLabel } from '../branches/label';
 import { compact, lineDiff } from './diff';
 import { escapeHtml, renderMarkdown } from './markdown';
-import type { HostMessage, PageMessage } from './messages';
+import type { Completion, HostMessage, PageMessage } from './messages';
+import { applyCompletion, tokenAt, type CompletionToken } from './complete';
+import { meterText } from '../context/meter';
 import type { SessionInfo } from '../protocol';
 import {
   initialState,
@@ -81,7 +83,10 @@ function layout(): void {
 <button id="jump" class="jump" hidden title="Scroll to the latest message">↓ New activity below</button>
 <footer class="composer">
   <div id="fork" class="fork-chip" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask OpenProgram… (Enter to send, Shift+Enter for a new line)"></textarea>
+  <div id="chips" class="chips" aria-label="Attached to the next message"></div>
+  <ul id="complete" class="complete" role="listbox" hidden></ul>
+  <textarea id="input" rows="3" placeholder="Ask OpenProgram… (@ a file, / a command; Enter to send, Shift+Enter for a new line)"
+    aria-autocomplete="list" aria-controls="complete"></textarea>
   <div class="actions">
     <span id="busy" class="busy" hidden>working…</span>
     <button id="cancel" class="secondary" hidden>Cancel</button>
@@ -89,7 +94,14 @@ function layout(): void {
   </div>
 </footer>`;
   const input = document.getElementById('input') as HTMLTextAreaElement;
+  input.addEventListener('input', () => updateCompletion());
+  input.addEventListener('click', () => updateCompletion());
+  input.addEventListener('blur', () => setTimeout(() => closeCompletion(), 150));
   input.addEventListener('keydown', (e) => {
+    if (completionKey(e)) {
+      e.preventDefault();
+      return;
+    }
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       submit();
@@ -195,10 +207,122 @@ function renderSessions(): void {
   if (!here.length && !elsewhere.length) list.appendChild(h('div', 'session-empty', query ? 'No session matches.' : 'No sessions yet.'));
 }
 
+/** The completion popup: its rows, the highlighted one, and the token it completes. */
+let popup: { token: CompletionToken; items: Completion[]; active: number } | null = null;
+let completeSeq = 0;
+let asked: { requestId: number; token: CompletionToken } | null = null;
+let completeTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Ask the host what the word at the cursor completes to (debounced a little for files). */
+function updateCompletion(): void {
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  const token = input.selectionStart === input.selectionEnd ? tokenAt(input.value, input.selectionStart) : null;
+  clearTimeout(completeTimer);
+  if (!token) {
+    closeCompletion();
+    return;
+  }
+  const ask = (): void => {
+    asked = { requestId: ++completeSeq, token };
+    post({ type: 'complete', requestId: asked.requestId, kind: token.kind, query: token.query });
+  };
+  if (token.kind === 'files') completeTimer = setTimeout(ask, 60);
+  else ask();
+}
+
+function closeCompletion(): void {
+  popup = null;
+  asked = null;
+  renderCompletion();
+}
+
+function renderCompletion(): void {
+  const list = document.getElementById('complete') as HTMLElement;
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  list.replaceChildren();
+  list.hidden = popup === null;
+  input.setAttribute('aria-expanded', String(popup !== null));
+  if (!popup) {
+    input.removeAttribute('aria-activedescendant');
+    return;
+  }
+  if (popup.items.length === 0) {
+    list.appendChild(h('li', 'complete-empty', popup.token.kind === 'files' ? 'No file matches.' : 'No command matches.'));
+    return;
+  }
+  popup.items.forEach((item, i) => {
+    const li = h('li', `complete-item${i === popup!.active ? ' active' : ''}`);
+    li.id = `complete-${i}`;
+    li.setAttribute('role', 'option');
+    li.setAttribute('aria-selected', String(i === popup!.active));
+    li.appendChild(h('span', 'complete-label', escapeHtml(item.label)));
+    if (item.detail) li.appendChild(h('span', 'complete-detail', escapeHtml(item.detail)));
+    li.addEventListener('mousedown', (e) => {
+      e.preventDefault(); // keep the focus in the input
+      accept(i);
+    });
+    list.appendChild(li);
+  });
+  input.setAttribute('aria-activedescendant', `complete-${popup.active}`);
+  document.getElementById(`complete-${popup.active}`)?.scrollIntoView({ block: 'nearest' });
+}
+
+/** Keys for the open popup: Up/Down move, Enter/Tab pick, Escape closes. True when used. */
+function completionKey(e: KeyboardEvent): boolean {
+  if (!popup || e.isComposing) return false;
+  const n = popup.items.length;
+  if (e.key === 'Escape') {
+    closeCompletion();
+    e.stopPropagation();
+    return true;
+  }
+  if (n === 0) return false;
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    popup.active = (popup.active + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
+    renderCompletion();
+    return true;
+  }
+  if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
+    accept(popup.active);
+    return true;
+  }
+  return false;
+}
+
+/** Put the picked row into the input; a file is attached (a chip). */
+function accept(i: number): void {
+  if (!popup) return;
+  const item = popup.items[i];
+  const input = document.getElementById('input') as HTMLTextAreaElement;
+  const done = applyCompletion(input.value, input.selectionStart, popup.token, item.insert);
+  input.value = done.text;
+  input.setSelectionRange(done.cursor, done.cursor);
+  input.focus();
+  if (item.uri) post({ type: 'attachFile', uri: item.uri, path: item.label });
+  closeCompletion();
+}
+
+function renderChips(): void {
+  const box = document.getElementById('chips') as HTMLElement;
+  box.replaceChildren();
+  box.hidden = state.attachments.length === 0;
+  for (const c of state.attachments) {
+    const kind = c.active ? 'current file' : c.kind;
+    const chip = h('span', `chip-attachment kind-${c.kind}${c.active ? ' active-file' : ''}`);
+    chip.dataset.id = c.id;
+    chip.title = `${kind}: ${c.label} (goes with your next message)`;
+    chip.appendChild(h('span', 'chip-kind', escapeHtml(kind)));
+    chip.appendChild(h('span', 'chip-label', escapeHtml(c.label)));
+    chip.appendChild(button('✕', 'link chip-remove', () => post({ type: 'removeAttachment', id: c.id }), `Remove ${c.label}`));
+    box.appendChild(chip);
+  }
+}
+
 function submit(): void {
   const input = document.getElementById('input') as HTMLTextAreaElement;
   const text = input.value.trim();
   if (!text) return;
+  closeCompletion();
   input.value = '';
   scrollToEnd = true;
   if (forkFrom) {
@@ -244,6 +368,21 @@ function renderMessage(item: MessageItem): HTMLElement {
     head.appendChild(button('Fork', 'link fork', () => startFork(item), 'Start a new branch from this message'));
   }
   el.appendChild(head);
+  if (item.context?.length) {
+    // what the model saw with this message: each attachment, its text on demand
+    const box = h('div', 'msg-context');
+    for (const a of item.context) {
+      const det = h('details', `sent-attachment kind-${a.kind}`);
+      const sum = h('summary', undefined);
+      sum.appendChild(h('span', 'chip-kind', escapeHtml(a.kind)));
+      sum.appendChild(h('span', 'chip-label', escapeHtml(a.label)));
+      if (a.unsaved) sum.appendChild(h('span', 'chip-unsaved', 'unsaved'));
+      det.appendChild(sum);
+      if (a.text !== undefined) det.appendChild(h('pre', 'sent-text', escapeHtml(a.text)));
+      box.appendChild(det);
+    }
+    el.appendChild(box);
+  }
   el.appendChild(h('div', 'msg-body', renderMarkdown(item.text)));
   return el;
 }
@@ -279,7 +418,10 @@ function renderTool(item: ToolItem): HTMLElement {
   const head = h('div', 'tool-head');
   head.appendChild(h('span', 'tool-kind', escapeHtml(item.toolKind)));
   head.appendChild(h('span', 'tool-title', escapeHtml(item.title)));
-  head.appendChild(h('span', `tool-status badge-${item.status}`, escapeHtml(item.status.replace('_', ' '))));
+  // a call the turn's cancel cut says so (live and from history), not just "failed"
+  const status = item.cancelled ? 'cancelled' : item.status;
+  if (item.cancelled) el.classList.add('status-cancelled');
+  head.appendChild(h('span', `tool-status badge-${status}`, escapeHtml(status.replace('_', ' '))));
   el.appendChild(head);
   const path = typeof item.input.path === 'string' ? item.input.path : null;
   if (item.diff) {
@@ -464,13 +606,15 @@ function renderChrome(): void {
   const ctx = document.getElementById('context') as HTMLElement;
   ctx.hidden = state.context === null;
   if (state.context) {
-    const { usedTokens, windowTokens } = state.context;
+    const { usedTokens, windowTokens, compactions } = state.context;
     const pct = Math.min(100, Math.round((usedTokens / windowTokens) * 100));
     (ctx.querySelector('.fill') as HTMLElement).style.width = `${pct}%`;
     ctx.dataset.level = pct >= 90 ? 'high' : pct >= 70 ? 'mid' : 'low';
-    (ctx.querySelector('.ctx-text') as HTMLElement).textContent = `${pct}% of context`;
-    ctx.title = `Context: about ${usedTokens} of ${windowTokens} tokens used at the last step (compaction starts near the limit).`;
+    (ctx.querySelector('.ctx-text') as HTMLElement).textContent = meterText({ usedTokens, windowTokens, compactions, path: '' });
+    ctx.title = `Context: about ${usedTokens} of ${windowTokens} tokens used at the last step`
+      + `${compactions ? `; compacted ${compactions} time${compactions === 1 ? '' : 's'} on this branch` : ''} (compaction starts near the limit).`;
   }
+  renderChips();
   const banner = document.getElementById('banner') as HTMLElement;
   banner.hidden = state.server === 'running';
   const bannerText = state.server === 'starting'
@@ -579,6 +723,24 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   }
   if (msg.type === 'focusInput') {
     (document.getElementById('input') as HTMLTextAreaElement).focus();
+    return;
+  }
+  if (msg.type === 'completions') {
+    if (asked && msg.requestId === asked.requestId) {
+      popup = { token: asked.token, items: msg.items, active: 0 };
+      renderCompletion();
+    }
+    return;
+  }
+  if (msg.type === 'setInput') {
+    const input = document.getElementById('input') as HTMLTextAreaElement;
+    if (!input.value.trim()) input.value = msg.text;
+    input.focus();
+    return;
+  }
+  if (msg.type === 'startFork') {
+    const item = state.items.find((it): it is MessageItem => it.kind === 'message' && it.nodeId === msg.nodeId);
+    if (item) startFork(item);
     return;
   }
   const before = state.busy;

@@ -10,7 +10,21 @@ import type {
   SessionInfo,
   TurnResult,
 } from '../protocol';
-import type { ChatState, NoteLevel, PanelSettings } from './state';
+import type { Chip } from '../context/attachments';
+import type { ChatState, NoteLevel, PanelSettings, SentAttachment } from './state';
+
+/** What the input's `@` (files) or `/` (commands) popup offers. */
+export type CompletionKind = 'files' | 'commands';
+
+/** One row of the completion popup. */
+export interface Completion {
+  label: string;
+  detail?: string;
+  /** What replaces the typed `@query` or `/query`. */
+  insert: string;
+  /** A file's uri: picking it attaches the file. */
+  uri?: string;
+}
 
 /** Host → page. */
 export type HostMessage =
@@ -23,7 +37,17 @@ export type HostMessage =
   | { type: 'checkpoints'; checkpoints: Checkpoint[] }
   | { type: 'settings'; settings: PanelSettings }
   | { type: 'sessions'; sessions: SessionInfo[]; workspace: string | null }
-  | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null; clientTurnId?: string }
+  | { type: 'userSent'; text: string; predecessor: string | null; forkFrom?: string | null; clientTurnId?: string;
+      /** The attachments sent with it, as the transcript shows them. */
+      context?: SentAttachment[] }
+  /** The chips above the input: what goes with the next message. */
+  | { type: 'attachments'; chips: Chip[] }
+  /** The answer to the page's `complete` (stale ones are dropped by requestId). */
+  | { type: 'completions'; requestId: number; kind: CompletionKind; items: Completion[] }
+  /** `/fork` without text: edit this user message into a new branch (as its Fork button does). */
+  | { type: 'startFork'; nodeId: string }
+  /** Put text back into the input (a command that could not run keeps what was typed). */
+  | { type: 'setInput'; text: string }
   | { type: 'event'; event: EventParams }
   | { type: 'turnResult'; result: TurnResult; clientTurnId?: string }
   | { type: 'interjection'; mode: Interjection['kind']; text: string }
@@ -75,4 +99,10 @@ export type PageMessage =
   | { type: 'openSession'; sessionId: string }
   | { type: 'renameSession'; sessionId: string }
   | { type: 'deleteSession'; sessionId: string }
-  | { type: 'openSettings' };
+  | { type: 'openSettings' }
+  /** Remove one chip (attachment) before sending. */
+  | { type: 'removeAttachment'; id: string }
+  /** The user typed `@query` or `/query`: what matches? */
+  | { type: 'complete'; requestId: number; kind: CompletionKind; query: string }
+  /** A file picked from the `@` popup: attach it. */
+  | { type: 'attachFile'; uri: string; path: string };

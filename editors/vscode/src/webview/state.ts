@@ -19,6 +19,9 @@ import {
   type SessionInfo,
 } from '../protocol';
 import type { HostMessage } from './messages';
+import { storedView, type Chip, type SentAttachment } from '../context/attachments';
+
+export type { SentAttachment } from '../context/attachments';
 import { onSharedEvent } from './shared';
 
 export interface MessageItem {
@@ -37,6 +40,8 @@ export interface MessageItem {
   elsewhere?: boolean;
   /** The turn's token usage, on its last reply segment once it ended. */
   usage?: Usage;
+  /** A user message's attachments (file, selection, diagnostics), as the model got them. */
+  context?: SentAttachment[];
 }
 
 export interface PermissionPrompt {
@@ -78,6 +83,8 @@ export interface ToolItem {
   decided?: string | null;
   /** A running command's output so far (`tool.output`), until it finishes. */
   live?: string;
+  /** The turn's cancel cut the call (while it ran or waited for approval). */
+  cancelled?: boolean;
 }
 
 /** What a card keeps of live output: the last 64 KiB (the end is what a user watches). */
@@ -145,6 +152,14 @@ export interface PanelSettings {
   permissionMode: string;
 }
 
+/** The context meter: tokens of the last prepare against the model's window. */
+export interface ContextMeter {
+  usedTokens: number;
+  windowTokens: number;
+  /** Compactions (summaries) on the branch so far. */
+  compactions: number;
+}
+
 export interface ChatState {
   sessionId: string | null;
   headId: string | null;
@@ -156,8 +171,10 @@ export interface ChatState {
   settings: PanelSettings;
   /** The sessions list (null until asked for) and the workspace it was listed from. */
   sessions: { list: SessionInfo[]; workspace: string | null } | null;
-  /** How full the model's context window was at the last prepare of a shown turn. */
-  context: { usedTokens: number; windowTokens: number } | null;
+  /** How full the model's context window was at the last prepare of the shown branch. */
+  context: ContextMeter | null;
+  /** The chips above the input: what goes with the next message. */
+  attachments: Chip[];
   serverDetail: string | null;
   seq: number;
   /** The `clientTurnId` of the turn this panel sent last; its `turn.started` binds a new session. */
@@ -192,6 +209,7 @@ export function initialState(): ChatState {
     settings: { model: '', models: [], permissionMode: 'ask' },
     context: null,
     sessions: null,
+    attachments: [],
   };
 }
 
@@ -201,13 +219,22 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'snapshot':
       return msg.state;
     case 'reset':
-      return { ...initialState(), server: state.server, settings: state.settings, sessions: state.sessions, sessionId: msg.sessionId, seq: state.seq };
+      return { ...initialState(), server: state.server, settings: state.settings, sessions: state.sessions, sessionId: msg.sessionId, seq: state.seq,
+        attachments: state.attachments };
     case 'history':
       return {
         ...fromHistory(state, msg.sessionId, msg.headId, msg.nodes),
         hasMore: msg.hasMore === true && msg.nodes.length > 0,
         oldestNodeId: msg.nodes[0]?.id ?? null,
+        // the meter is the shown branch's: its last turn's, none before a first turn
+        context: meterOf(msg.nodes),
       };
+    case 'attachments':
+      return { ...state, attachments: msg.chips };
+    case 'completions':
+    case 'startFork':
+    case 'setInput':
+      return state;
     case 'olderHistory':
       return olderHistory(state, msg.sessionId, msg.headId, msg.nodes, msg.hasMore);
     case 'branches':
@@ -222,7 +249,7 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'sessions':
       return { ...state, sessions: { list: msg.sessions, workspace: msg.workspace } };
     case 'userSent':
-      return userSent(state, msg.text, msg.predecessor, msg.forkFrom, msg.clientTurnId ?? null);
+      return userSent(state, msg.text, msg.predecessor, msg.forkFrom, msg.clientTurnId ?? null, msg.context);
     case 'event':
       return onEvent(state, msg.event);
     case 'turnResult':
@@ -340,6 +367,7 @@ function toolItem(state: ChatState, call: ToolCallRecord, turnId: string | null)
     permission: null,
     turnId,
     decided: decidedLabel(call),
+    ...(call.cancelled === true ? { cancelled: true } : {}),
   };
 }
 
@@ -387,7 +415,10 @@ function fromHistory(
       continue;
     }
     if (node.role === 'user') {
-      next = push(next, userMessage(next, node.text, String(node.metadata?.source ?? 'user'), node.id, node.predecessor ?? null));
+      const shown = userMessage(next, node.text, String(node.metadata?.source ?? 'user'), node.id, node.predecessor ?? null);
+      const context = Array.isArray(node.metadata?.context)
+        ? node.metadata.context.map(storedView).filter((a): a is SentAttachment => a !== null) : [];
+      next = push(next, context.length ? { ...shown, context } : shown);
       continue;
     }
     if (node.role !== 'assistant') {
@@ -456,7 +487,7 @@ function afterTurn(state: ChatState, node: Node, from: number): ChatState {
     }
     if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
       const why = status === 'interrupted' ? 'Interrupted: the server stopped while this ran.' : status === 'cancelled' ? 'Cancelled.' : 'The turn failed.';
-      return { ...it, status: 'failed', output: it.output ?? why };
+      return { ...it, status: 'failed', output: it.output ?? why, ...(status === 'cancelled' ? { cancelled: true } : {}) };
     }
     return it;
   });
@@ -480,6 +511,22 @@ function afterTurn(state: ChatState, node: Node, from: number): ChatState {
     next = push(next, { kind: 'note', key: `warn-${node.id}-${i}`, level: 'warning', text: String(text) });
   });
   return next;
+}
+
+/**
+ * The meter of a branch from its history: the newest turn's ContextCommit digest
+ * (`metadata.context`: the estimate its model call started with, and the window), and the
+ * summaries on the branch. null when no turn recorded one.
+ */
+export function meterOf(nodes: Node[]): ContextMeter | null {
+  const compactions = nodes.filter((n) => n.role === 'summary').length;
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const d = nodes[i].role === 'assistant' ? nodes[i].metadata?.context as { estimate?: unknown; contextWindow?: unknown } | undefined : undefined;
+    if (d && typeof d.estimate === 'number' && typeof d.contextWindow === 'number' && d.contextWindow > 0) {
+      return { usedTokens: d.estimate, windowTokens: d.contextWindow, compactions };
+    }
+  }
+  return null;
 }
 
 /** A turn's token usage, when the value is one. */
@@ -512,6 +559,7 @@ function userSent(
   predecessor: string | null,
   forkFrom: string | null | undefined,
   clientTurnId: string | null,
+  context?: SentAttachment[],
 ): ChatState {
   let items = state.items;
   if (forkFrom !== undefined) {
@@ -520,7 +568,7 @@ function userSent(
     items = at < 0 && forkFrom !== null ? items : items.slice(0, at + 1);
   }
   const next: ChatState = { ...state, items, busy: true, clientTurnId, ownTurn: null };
-  return push(next, message(next, 'user', text, { predecessor: forkFrom ?? predecessor }));
+  return push(next, message(next, 'user', text, { predecessor: forkFrom ?? predecessor, ...(context?.length ? { context } : {}) }));
 }
 
 /** Events that belong to one turn's stream (and so to one branch). */
@@ -563,7 +611,8 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       const d = ev.data as unknown as ToolFinishedData;
       return mapItems(adopted, (it) =>
         isCard(it, turnId, d.toolCallId)
-          ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null, live: undefined }
+          ? { ...it, status: d.status, output: d.output ?? null, blockedReason: d.blockedReason ?? null, live: undefined,
+            ...(d.cancelled === true ? { cancelled: true } : {}) }
           : it,
       );
     }
@@ -582,8 +631,9 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     case 'context.usage': {
       const used = Number(ev.data.usedTokens);
       const window = Number(ev.data.windowTokens);
+      const compactions = Number(ev.data.compactions);
       return Number.isFinite(used) && Number.isFinite(window) && window > 0
-        ? { ...adopted, context: { usedTokens: used, windowTokens: window } }
+        ? { ...adopted, context: { usedTokens: used, windowTokens: window, compactions: Number.isFinite(compactions) ? compactions : 0 } }
         : adopted;
     }
     case 'context.compacted':
@@ -759,7 +809,8 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
     if (it.kind === 'message' && it.streaming) return { ...it, streaming: false };
     // A cancelled or failed turn leaves no tool running.
     if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
-      return { ...it, status: 'failed', output: it.output ?? (r.status === 'cancelled' ? 'Cancelled.' : 'The turn failed.') };
+      return { ...it, status: 'failed', output: it.output ?? (r.status === 'cancelled' ? 'Cancelled.' : 'The turn failed.'),
+        ...(r.status === 'cancelled' ? { cancelled: true } : {}) };
     }
     return it;
   });

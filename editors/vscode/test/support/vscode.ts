@@ -52,6 +52,7 @@ export const Uri = {
   joinPath: (base: { path: string }, ...parts: string[]) => ({ ...base, path: [base.path, ...parts].join('/') }),
 };
 export const ProgressLocation = { Window: 10 };
+export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 };
 export const StatusBarAlignment = { Left: 1, Right: 2 };
 
 /** What the user does with a notification: the test decides. */
@@ -60,6 +61,12 @@ export const ui = {
     Promise.resolve(undefined),
   shown: [] as { kind: string; message: string; items: string[] }[],
   contexts: new Map<string, unknown>(),
+  /** Commands run through executeCommand (besides setContext), with their arguments. */
+  executed: [] as { id: string; args: unknown[] }[],
+  /** What a command returns when run (the test plays the extension's handlers). */
+  commandResults: new Map<string, unknown>(),
+  /** Settings written with update(): `section.name` → value. */
+  settings: new Map<string, unknown>(),
 };
 
 function notify(kind: 'info' | 'warning' | 'error') {
@@ -82,12 +89,20 @@ export const commands = {
   registerCommand: () => ({ dispose() {} }),
   executeCommand: (id: string, ...args: unknown[]) => {
     if (id === 'setContext') ui.contexts.set(String(args[0]), args[1]);
-    return Promise.resolve(undefined);
+    else ui.executed.push({ id, args });
+    return Promise.resolve(ui.commandResults.get(id));
   },
 };
 
 export const workspace = {
   workspaceFolders: undefined,
-  getConfiguration: () => ({ get: () => undefined }),
+  getConfiguration: (section = '') => ({
+    get: () => undefined,
+    inspect: () => undefined,
+    update: (name: string, value: unknown) => {
+      ui.settings.set(section ? `${section}.${name}` : name, value);
+      return Promise.resolve();
+    },
+  }),
   onDidChangeConfiguration: () => ({ dispose() {} }),
 };
