@@ -322,19 +322,22 @@ test('slash commands, attachments and the context meter against the real server'
     controller.setActiveFile(null);
   });
 
-  await t.test('/fork TEXT asks again from before the last message, on a new branch', async () => {
+  await t.test('/fork NAME puts the last message back; sending it replaces it on a named branch', async () => {
     const last = users().at(-1)!;
     const branches = controller.state.branches.length;
-    await controller.submit('/fork try it differently');
-    assert.equal(users().at(-1)?.text, 'try it differently');
+    page.messages.length = 0;
+    await controller.submit('/fork second try');
+    const asked = page.messages.find((m) => m.type === 'startFork');
+    assert.deepEqual(asked, { type: 'startFork', nodeId: last.nodeId, name: 'second try' });
+    assert.equal(users().at(-1)?.text, 'look at these', 'nothing was sent yet');
+    // the page sends the edited message as the fork (see main.ts startFork/submit)
+    await controller.onPageMessage({ type: 'send', text: 'look at these, differently', forkFrom: last.predecessor, forkName: 'second try' });
+    assert.equal(users().at(-1)?.text, 'look at these, differently');
     assert.ok(!users().some((u) => u.text === 'look at these'), 'the new branch does not have the old message');
     assert.equal(controller.state.branches.length, branches + 1);
+    assert.ok(controller.state.branches.some((b) => b.active && b.name === 'second try'), 'the branch has the name');
     const { nodes } = await running!.agent.request<{ nodes: { id: string; predecessor: string | null }[] }>(Requests.history, { sessionId: controller.state.sessionId });
-    const forked = nodes.find((n) => n.id === users().at(-1)?.nodeId);
-    assert.equal(forked?.predecessor, last.predecessor);
-    page.messages.length = 0;
-    await controller.submit('/fork');
-    assert.ok(page.messages.some((m) => m.type === 'startFork' && m.nodeId === users().at(-1)?.nodeId), 'without text: edit the last message');
+    assert.equal(nodes.find((n) => n.id === users().at(-1)?.nodeId)?.predecessor, last.predecessor);
   });
 
   await t.test('/mode, /model, /undo and /new are carried out by the editor', async () => {
@@ -350,8 +353,13 @@ test('slash commands, attachments and the context meter against the real server'
     await controller.submit('/mode');
     ui.commandResults.set('openprogram.undoTurn', { restored: ['hello.py'], safetyCheckpointId: 'cp', conflicts: [] });
     await controller.submit('/undo');
-    assert.deepEqual(ui.executed.map((e) => e.id), ['openprogram.pickModel', 'openprogram.pickMode', 'openprogram.undoTurn']);
-    assert.match(notes().at(-1) ?? '', /\/undo: the last turn's changes were undone \(1 file\)/);
+    await controller.submit('/undo');
+    assert.deepEqual(ui.executed.map((e) => e.id), ['openprogram.pickModel', 'openprogram.pickMode', 'openprogram.undoTurn', 'openprogram.undoTurn']);
+    // the newest turn with file changes, then the one before it (Undo This Turn on each)
+    const { checkpoints } = await running!.agent.request<{ checkpoints: { id: string; kind: string; files: unknown[] }[] }>(Requests.checkpoints, { sessionId: controller.state.sessionId });
+    const turns = checkpoints.filter((c) => c.kind === 'turn' && c.files.length > 0).map((c) => c.id);
+    assert.deepEqual(ui.executed.slice(2).map((e) => (e.args[0] as { checkpointId: string }).checkpointId), turns.slice(0, 2));
+    assert.match(notes().at(-1) ?? '', /\/undo: “.*” undone \(1 file\); Undo Restore brings it back/);
     assert.equal(users().length, sent, 'none of them was sent to the model');
     await controller.submit('/new');
     assert.equal(controller.state.sessionId, null);

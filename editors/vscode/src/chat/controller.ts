@@ -31,6 +31,8 @@ import { classify, commandCompletions, modeArgument, parseSlash, unknownMessage,
 import type { CompletionKind } from '../webview/messages';
 
 const SESSION_KEY = 'openprogram.sessionId';
+/** The turn checkpoints `/undo` undid, per session (the next `/undo` goes further back). */
+const UNDONE_KEY = 'openprogram.undoneTurns';
 
 /** How branch switches treat the code: the setting and the once-asked question. */
 export interface CodeSwitching {
@@ -112,7 +114,7 @@ export class ChatController {
         return;
       case 'send':
         // editing a message into a fork sends it as it is; the input's text may be a command
-        return msg.forkFrom === undefined ? this.submit(msg.text) : this.send(msg.text, msg.forkFrom);
+        return msg.forkFrom === undefined ? this.submit(msg.text) : this.send(msg.text, msg.forkFrom, msg.forkName);
       case 'cancel':
         return this.cancel();
       case 'newSession':
@@ -232,6 +234,32 @@ export class ChatController {
     return this.send(action.text);
   }
 
+  /**
+   * `/undo`: the file changes of the session's newest turn this editor has not undone yet, by
+   * the checkpoint view's *Undo This Turn* (so *Undo Restore* takes it back); again, the turn
+   * before.
+   */
+  private async undoLast(): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) {
+      this.post({ type: 'note', level: 'warning', text: '/undo: this conversation has no turn to undo yet.' });
+      return;
+    }
+    const undone = this.memento.get<Record<string, string[]>>(UNDONE_KEY) ?? {};
+    const done = new Set(undone[sessionId] ?? []);
+    const { checkpoints } = await this.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, { sessionId });
+    const cp = checkpoints.find((c) => c.kind === 'turn' && c.files.length > 0 && !done.has(c.id));
+    if (!cp) {
+      this.post({ type: 'note', level: 'warning', text: `/undo: no ${done.size ? 'older ' : ''}turn of this session changed files; nothing to undo.` });
+      return;
+    }
+    const res = await api.executeCommand<RestoreResult | undefined>('openprogram.undoTurn', { checkpointId: cp.id });
+    if (!res) return; // the command said why
+    await this.memento.update(UNDONE_KEY, { ...undone, [sessionId]: [...done, cp.id].slice(-200) });
+    const n = res.restored.length;
+    this.post({ type: 'note', level: 'info', text: `/undo: “${cp.message || 'the last turn'}” undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings it back, /undo again goes one turn further back.` });
+  }
+
   /** `/fork`, `/undo`, `/model`, `/mode`, `/new`, as context/commands.py describes them. */
   private async runBuiltin(name: EditorBuiltin, rest: string, typed: string): Promise<void> {
     const refuse = (why: string): void => {
@@ -240,7 +268,7 @@ export class ChatController {
     };
     switch (name) {
       case 'new':
-        return this.newSession();
+        return this.newSession(false);
       case 'model':
         if (!rest) {
           await api.executeCommand('openprogram.pickModel');
@@ -260,31 +288,26 @@ export class ChatController {
         this.post({ type: 'note', level: 'info', text: `Permission mode: ${m.mode}.` });
         return;
       }
-      case 'undo': {
+      case 'undo':
         if (this.inflight) return refuse('/undo waits for the running turn: undo when it has ended (or cancel it).');
-        const res = await api.executeCommand<RestoreResult | undefined>('openprogram.undoTurn');
-        if (res) {
-          const n = res.restored.length;
-          this.post({ type: 'note', level: 'info', text: `/undo: the last turn's changes were undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings them back.` });
-        }
-        return;
-      }
+        return this.undoLast();
       case 'fork': {
         if (this.inflight) return refuse('/fork waits for the running turn: fork when it has ended (or cancel it).');
         const last = [...this.state.items].reverse().find((it) => it.kind === 'message' && it.role === 'user' && it.nodeId !== null);
         if (!last || last.kind !== 'message' || !this.state.sessionId) return refuse('/fork: there is no message to fork from yet.');
-        if (!rest) {
-          // as its Fork button does: the message back in the input, to edit into a new branch
-          this.post({ type: 'startFork', nodeId: last.nodeId! });
-          return;
-        }
-        return this.send(rest, last.predecessor);
+        // as its Fork button does: the last message back in the input; sending it (edited or
+        // not) replaces it on a new branch, named by the argument
+        this.post({ type: 'startFork', nodeId: last.nodeId!, ...(rest ? { name: rest } : {}) });
+        return;
       }
     }
   }
 
-  /** Send a message; while a turn runs, it steers that turn instead. */
-  async send(text: string, forkFrom?: string | null): Promise<void> {
+  /**
+   * Send a message; while a turn runs, it steers that turn instead. `forkFrom` (a node id, or
+   * null for a new root) sends it on a new branch, named `forkName` when given.
+   */
+  async send(text: string, forkFrom?: string | null, forkName?: string): Promise<void> {
     const body = text.trim();
     if (!body) {
       return;
@@ -307,9 +330,9 @@ export class ChatController {
       ...(shown.length ? { context: shown } : {}) });
     try {
       // The server reports the turn through $/progress, which the language client shows natively.
-      const result = await this.startTurn(body, sessionId, forkFrom, clientTurnId, cts.token, context);
-      this.post({ type: 'turnResult', result, clientTurnId });
-      if (this.state.sessionId === result.sessionId) {
+      const result = await this.startTurn(body, sessionId, forkFrom, clientTurnId, cts.token, context, forkName);
+      if (this.inflight === cts) this.post({ type: 'turnResult', result, clientTurnId });
+      if (this.inflight === cts && this.state.sessionId === result.sessionId) {
         await this.remember(result.sessionId);
       }
       this.turnsFinished.fire(result.sessionId);
@@ -320,12 +343,17 @@ export class ChatController {
       const message = /connection got disposed|connection is (closed|disposed)|client is not running/i.test(raw)
         ? 'The server stopped during this turn. Restart it: the session shows what the turn did until then.'
         : raw;
-      this.post({ type: 'turnFailed', message });
+      if (this.inflight === cts) this.post({ type: 'turnFailed', message });
     } finally {
-      this.inflight = null;
-      this.notified.clear();
+      // a turn the panel left (`/new` while it ran) went on in the background: it owns nothing here
+      const attached = this.inflight === cts;
+      if (attached) {
+        this.inflight = null;
+        this.notified.clear();
+        void api.setContext('openprogram.busy', false);
+      }
       cts.dispose();
-      void api.setContext('openprogram.busy', false);
+      if (!attached) return;
     }
     await this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
   }
@@ -354,10 +382,12 @@ export class ChatController {
     clientTurnId: string,
     token: api.CancellationToken,
     context: ContextItem[],
+    forkName?: string,
   ): Promise<TurnResult> {
-    if (sessionId && typeof forkFrom === 'string') {
+    if (sessionId && (typeof forkFrom === 'string' || (forkFrom === null && forkName))) {
       return this.forkCode().then((restoreCode) => {
-        const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam() };
+        const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam(),
+          ...(forkName ? { name: forkName } : {}) };
         if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;
         return this.client.request<TurnResult & { codeRestore?: CheckoutResult }>(Requests.fork, params, token)
           .then((result) => {
@@ -409,10 +439,16 @@ export class ChatController {
     this.inflight.cancel();
   }
 
-  /** Start a fresh conversation. */
-  async newSession(): Promise<void> {
-    if (this.inflight) {
+  /**
+   * Start a fresh conversation. A running turn is cancelled, or with `cancel` false (`/new`)
+   * left to finish in the background (its approvals then come as notifications).
+   */
+  async newSession(cancel = true): Promise<void> {
+    if (this.inflight && cancel) {
       await this.cancel();
+    } else if (this.inflight) {
+      this.inflight = null;
+      void api.setContext('openprogram.busy', false);
     }
     await this.remember(null);
     this.post({ type: 'reset', sessionId: null });
@@ -678,12 +714,20 @@ export class ChatController {
     return `${prefix}${this.nextRequest}`;
   }
 
+  /** Whether a prompt of `sessionId` belongs on the panel (else a notification asks). */
+  private onScreen(sessionId: string | undefined): boolean {
+    const shown = this.state.sessionId;
+    // a new chat's own turn, before the panel is bound to its session
+    return sessionId === undefined || sessionId === shown || (shown === null && this.inflight !== null);
+  }
+
   private async askPermission(p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> {
     const requestId = this.newRequestId('p');
-    this.post({ type: 'permission', requestId, turnId: p.turnId, toolCall: p.toolCall, options: p.options, label: p.label ?? null });
+    const shown = this.onScreen(p.sessionId);
+    if (shown) this.post({ type: 'permission', requestId, turnId: p.turnId, toolCall: p.toolCall, options: p.options, label: p.label ?? null });
     const title = p.toolCall.title || p.toolCall.name;
     const toolCallId = cardKey(p.turnId, p.toolCall.toolCallId);
-    const native = this.sink?.visible
+    const native = this.sink?.visible && shown
       ? undefined
       : async (): Promise<string | null> => {
           const names = p.options.map((o) => o.name);
@@ -705,8 +749,9 @@ export class ChatController {
   private async askQuestion(p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> {
     const requestId = this.newRequestId('q');
     const options = p.options ?? [];
-    this.post({ type: 'question', requestId, questionId: p.questionId, question: p.question, options, allowFreeText: p.allowFreeText });
-    const native = this.sink?.visible
+    const shown = this.onScreen(p.sessionId);
+    if (shown) this.post({ type: 'question', requestId, questionId: p.questionId, question: p.question, options, allowFreeText: p.allowFreeText });
+    const native = this.sink?.visible && shown
       ? undefined
       : async (): Promise<string | null> => {
           const items = p.allowFreeText ? [...options, 'Answer…'] : options;

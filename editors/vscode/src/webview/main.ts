@@ -27,7 +27,7 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 let state: ChatState = (vscode.getState() as ChatState | undefined) ?? initialState();
-let forkFrom: { nodeId: string | null; label: string } | null = null;
+let forkFrom: { nodeId: string | null; label: string; name?: string } | null = null;
 const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
 
 const CHOICE_LABEL: Record<string, string> = {
@@ -326,7 +326,7 @@ function submit(): void {
   input.value = '';
   scrollToEnd = true;
   if (forkFrom) {
-    post({ type: 'send', text, forkFrom: forkFrom.nodeId });
+    post({ type: 'send', text, forkFrom: forkFrom.nodeId, ...(forkFrom.name ? { forkName: forkFrom.name } : {}) });
     forkFrom = null;
   } else {
     post({ type: 'send', text });
@@ -334,10 +334,11 @@ function submit(): void {
   renderChrome();
 }
 
-function startFork(item: MessageItem): void {
+function startFork(item: MessageItem, name?: string): void {
   const nodeId = item.role === 'user' ? item.predecessor : item.nodeId;
   const preview = item.text.length > 40 ? `${item.text.slice(0, 40)}…` : item.text;
-  forkFrom = { nodeId, label: item.role === 'user' ? `editing “${preview}”` : `after “${preview}”` };
+  const named = name ? `named “${name}”${item.role === 'user' ? ',' : ''} ` : '';
+  forkFrom = { nodeId, label: `${named}${item.role === 'user' ? 'editing' : 'after'} “${preview}”`, ...(name ? { name } : {}) };
   const input = document.getElementById('input') as HTMLTextAreaElement;
   if (item.role === 'user') input.value = item.text;
   input.focus();
@@ -740,7 +741,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   }
   if (msg.type === 'startFork') {
     const item = state.items.find((it): it is MessageItem => it.kind === 'message' && it.nodeId === msg.nodeId);
-    if (item) startFork(item);
+    if (item) startFork(item, msg.name);
     return;
   }
   const before = state.busy;

@@ -44,8 +44,8 @@ export type HostMessage =
   | { type: 'attachments'; chips: Chip[] }
   /** The answer to the page's `complete` (stale ones are dropped by requestId). */
   | { type: 'completions'; requestId: number; kind: CompletionKind; items: Completion[] }
-  /** `/fork` without text: edit this user message into a new branch (as its Fork button does). */
-  | { type: 'startFork'; nodeId: string }
+  /** `/fork [name]`: edit this user message into a new branch (as its Fork button does). */
+  | { type: 'startFork'; nodeId: string; name?: string }
   /** Put text back into the input (a command that could not run keeps what was typed). */
   | { type: 'setInput'; text: string }
   | { type: 'event'; event: EventParams }
@@ -81,7 +81,7 @@ export type HostMessage =
 /** Page → host. */
 export type PageMessage =
   | { type: 'ready' }
-  | { type: 'send'; text: string; forkFrom?: string | null }
+  | { type: 'send'; text: string; forkFrom?: string | null; forkName?: string }
   | { type: 'cancel' }
   | { type: 'newSession' }
   /** The user scrolled to the top and older messages remain on the server. */
