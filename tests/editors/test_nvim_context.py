@@ -55,3 +55,52 @@ def test_code_action_in_neovim_without_the_plugin(tmp_path: Path) -> None:
     assert out["disk"] == "def add(a, b):\n    return a - b\n"
     assert any(str(n).startswith("shown: OpenProgram:") and "add now adds." in str(n)
                for n in out["notes"])
+
+
+def test_slash_commands_in_the_input(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "app.py").write_text(APP, "utf-8")
+    (ws / ".openprogram" / "commands").mkdir(parents=True)
+    (ws / ".openprogram" / "commands" / "explain.md").write_text(
+        "---\ndescription: Explain a file\n---\nExplain $ARGUMENTS briefly.\n", "utf-8")
+    log = tmp_path / "model.jsonl"
+    model = runner.write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                             "content": "one\n"}}]},
+        {"text": "Created."},
+        {"text": "It prints x."},
+        {"text": "First answer."},
+        {"text": "Second answer."},
+        {"text": "Odd indeed."},
+        {"text": "Install it."},
+    ])
+    out = runner.run_scenario("slash_commands", ws, model=model, home=home,
+                              extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
+    assert out["created"] == "one\n"
+    assert "undid turn" in out["undo_note"] and "notes.txt" in out["undo_note"]
+    assert "no turn left to undo" in out["undo_again"]
+    assert out["turns_after_undo"] == 1  # /undo never started a turn
+    last = [json.loads(line)["messages"][-1] for line in log.read_text("utf-8").splitlines()]
+    users = [m["content"] for m in last if m["role"] == "user"]
+    assert users[1] == "Explain app.py briefly."
+    assert out["fork_input"] == ["first question"]
+    assert "/usr/bin is missing" in users and "/etc/hosts is odd" in users
+    assert not any(u.startswith(("/undo", "/fork", "/model", "/mode", "/nosuch", "/new"))
+                   for u in users)
+    assert out["model"].startswith("scripted:")
+    assert out["mode"] == "plan"
+    assert "not a permission mode" in out["bad_mode"]
+    assert out["unknown"].startswith("openprogram: unknown command /nosuch")
+    assert out["turns_after_unknown"] == 4
+    assert any(line.startswith(("Nothing to compact yet", "Context compacted"))
+               for line in out["compact_lines"]), out["compact_lines"][-6:]
+    assert out["new_session"] is False
+    # the fork: a branch named alt whose message replaced "first question" (its sibling)
+    texts = [n["text"] for n in out["history"]["nodes"] if n["role"] == "user"]
+    assert texts == ["create notes.txt", "/explain app.py", "second question"]
+    alt = [b for b in out["branches"]["branches"] if b.get("name") == "alt"]
+    assert len(alt) == 1 and alt[0]["headId"] == out["history"]["headId"]
+    assert len(out["branches"]["branches"]) == 2
+    assert "Second answer." in "\n".join(out["fork_lines"])

@@ -35,7 +35,7 @@ function M.open(text)
   local panel = require('openprogram.panel')
   if text and vim.trim(text) ~= '' then
     panel.open(true)
-    require('openprogram.chat').send(text)
+    require('openprogram.slash').submit(text) -- `:OpenProgram /undo` runs the command
   else
     panel.open(true)
     if not require('openprogram.client').ensure() then

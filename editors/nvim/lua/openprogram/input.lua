@@ -32,7 +32,7 @@ function M.clear(buf)
   vim.bo[buf].modified = false
 end
 
---- Send what was typed; keeps insert mode where it was.
+--- Send what was typed (slash commands run: see openprogram.slash); keeps insert mode.
 ---@param buf integer
 function M.submit(buf)
   local text = M.text(buf)
@@ -40,7 +40,7 @@ function M.submit(buf)
     return
   end
   M.clear(buf)
-  require('openprogram.chat').send(text)
+  require('openprogram.slash').submit(text) -- a command, a pending /fork, or the message
 end
 
 ---@param keys string|string[]|false|nil

@@ -65,12 +65,12 @@ function M.set_model(model)
   require('openprogram.panel').update_winbar()
 end
 
---- Pick a permission mode (or set `mode` directly).
+--- Pick a permission mode (or set `mode` directly: false when it is not a mode).
 ---@param mode? string
+---@return boolean?
 function M.pick_mode(mode)
   if mode and mode ~= '' then
-    M.set_mode(mode)
-    return
+    return M.set_mode(mode)
   end
   local current = M.mode()
   require('openprogram.choose').select(M.MODES, {
