@@ -1,13 +1,22 @@
-"""Checkpoints on a 20,000-file workspace, one file changed per turn.
+"""Checkpoints on a 20,000-file workspace, one file changed per turn; and the first
+checkpoint of a 100,000-file tree.
 
 Figures (same run, same tree): checkpoint commit median (target <= 30 ms) beside
 ``git add -A && git commit`` with a shadow ``--git-dir`` (target >= 3x faster); restore of one
 file (target <= 30 ms); the baseline checkpoint; a full-scan commit (after ``run_command``).
+
+``first``: the first checkpoint of a ``BENCH_FIRST_FILES`` (100,000) file tree in a fresh store,
+interleaved with a plain ``git add -A`` on a fresh index and a fresh repository, median of
+``BENCH_PAIRS`` (7) pairs; target <= 1.0x. The tree is made once in a temp dir (about 400 MB on
+ext4 at 100,000 files) and removed afterwards.
+
+    python bench/bench_checkpoints.py [turns] [first]    # both when no section is named
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -60,7 +69,68 @@ def timed(fn) -> float:  # type: ignore[no-untyped-def]
     return time.perf_counter() - t0
 
 
+def disk_usage(path: Path) -> int:
+    """Bytes the files under a path take on disk (``du``)."""
+    out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0]) * 1024
+
+
+def first_checkpoint() -> None:
+    """The first checkpoint of a big tree vs a plain ``git add -A`` on a fresh index."""
+    files = int(os.environ.get("BENCH_FIRST_FILES", "100000"))
+    pairs = max(7, int(os.environ.get("BENCH_PAIRS", "7")))
+    global FILES
+    FILES = files
+    with tempfile.TemporaryDirectory(prefix="bench-first-") as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        t0 = time.perf_counter()
+        make_tree(ws)
+        print(f"tree of {files} files made in {time.perf_counter() - t0:.1f} s, "
+              f"{disk_usage(ws) / 1e6:.0f} MB on disk", flush=True)
+        ours: list[float] = []
+        theirs: list[float] = []
+        sizes: dict[str, int] = {}
+        for n in range(pairs + 1):  # the first pair warms the page cache for both
+            home = root / f"home{n}"
+            store = CheckpointStore(ws, home=home, config=CheckpointConfig())
+            t0 = time.perf_counter()
+            cp = store.ensure_baseline("bench")
+            took = time.perf_counter() - t0
+            assert cp is not None
+            plain = root / f"plain{n}.git"
+            env = git_env({"GIT_DIR": str(plain), "GIT_WORK_TREE": str(ws),
+                           "GIT_INDEX_FILE": str(root / f"plain{n}.index")})
+            subprocess.run(["git", "init", "-q", "--bare", str(plain)], check=True, env=git_env())
+            t0 = time.perf_counter()
+            subprocess.run(["git", "add", "-A"], check=True, env=env)
+            plain_took = time.perf_counter() - t0
+            if n:
+                ours.append(took)
+                theirs.append(plain_took)
+            print(f"  pair {n}: checkpoint {took:.2f} s, git add -A {plain_took:.2f} s"
+                  + (" (warm-up)" if not n else ""), flush=True)
+            sizes = {"store": disk_usage(home), "plain": disk_usage(plain)}
+            shutil.rmtree(home)
+            shutil.rmtree(plain)
+            os.unlink(root / f"plain{n}.index")
+        report(f"first checkpoint of {files} files (median)", statistics.median(ours),
+               statistics.median(theirs), unit="s",
+               target="<= 1.0x; baseline = plain git add -A on a fresh index")
+        print(f"  on disk: checkpoint store {sizes['store'] / 1e6:.1f} MB, plain repository "
+              f"{sizes['plain'] / 1e6:.1f} MB", flush=True)
+
+
 def main() -> None:
+    sections = set(sys.argv[1:]) or {"turns", "first"}
+    if "turns" in sections:
+        turns()
+    if "first" in sections:
+        first_checkpoint()
+
+
+def turns() -> None:
+    """The per-turn figures on a ``BENCH_FILES`` tree."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ws = root / "ws"

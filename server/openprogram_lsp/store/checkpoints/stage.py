@@ -16,7 +16,8 @@ from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, ZERO_SHA, TreeChange, diff_trees
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
-# A full scan with more changed paths than this hands the walk to one ``git add -A``.
+# A full scan with more changed paths than this is hashed in process into one pack
+# (``bulk.bulk_stage``) instead of one loose object per file.
 BULK_ADD = 2000
 
 
@@ -33,11 +34,12 @@ class TooManyFiles(CheckpointError):
 
 
 @dataclass(slots=True)
-class _Plan:
+class Plan:
     files: list[str] = field(default_factory=list)    # to hash (exist, regular or symlink)
     missing: list[str] = field(default_factory=list)  # gone from disk: drop from the index
     drop: list[str] = field(default_factory=list)     # on disk but not to be recorded
     dirs: list[str] = field(default_factory=list)     # to walk with git status
+    sizes: dict[str, int] = field(default_factory=dict)  # of ``files``, as lstat saw them
     state_changed: bool = False
 
 
@@ -73,11 +75,19 @@ class Stager:
         self.repo.git(["update-index", "-z", "--index-info"], input=_nul(lines))
         self.pending.clear()
 
+    def refresh(self) -> None:
+        """Flush, then let git fill in the stat data of entries written without it (so the
+        next walk does not hash those files again)."""
+        self.flush()
+        rc, _out, err = self.repo.git_rc(["update-index", "-q", "--ignore-missing", "--refresh"])
+        if rc not in (0, 1):
+            raise CheckpointError(f"git update-index --refresh failed ({rc}): {err.strip()}")
+
     # -- scans ------------------------------------------------------------------------------
 
-    def scan(self) -> list[str] | None:
-        """Walk the tree with ``git status``; returns the changed paths, or None when there
-        were so many that one ``git add -A`` has staged them already."""
+    def scan(self) -> list[str]:
+        """Walk the tree with ``git status``; returns the paths that differ from the head (more
+        than ``BULK_ADD`` of them go to ``bulk.bulk_stage``)."""
         self.flush()
         self._recheck_state()
         self.repo.write_excludes()
@@ -87,15 +97,7 @@ class Stager:
                 f"{len(todo)} files to record in {self.repo.workspace} (limit "
                 f"{self.repo.config.max_files}); exclude build output or vendored trees with "
                 "OPENPROGRAM_CHECKPOINT_EXCLUDES or .gitignore")
-        if len(todo) <= BULK_ADD:
-            return todo
-        plan = self._plan(todo, scanned=True)
-        self._commit_state(plan)
-        # Big files and nested repos are excluded by now. A threshold of 1 byte streams every
-        # blob into one pack instead of thousands of loose files (several times faster).
-        self.repo.git(["-c", "core.bigFileThreshold=1", "add", "-A"])
-        self.tracked = None
-        return None
+        return todo
 
     def paths(self, paths: Iterable[str], *, scanned: bool = False) -> None:
         """Stage only the given workspace-relative paths (files or directories).
@@ -104,8 +106,8 @@ class Stager:
         that became a directory, so its old entry is removed rather than walked again.
         """
         self.flush()
-        plan = self._plan(paths, scanned=scanned)
-        self._commit_state(plan)
+        plan = self.plan(paths, scanned=scanned)
+        self.commit_state(plan)
         tracked = self._tracked()
 
         def under(path: str) -> set[str]:
@@ -137,8 +139,9 @@ class Stager:
 
     # -- pieces ----------------------------------------------------------------------------
 
-    def _plan(self, paths: Iterable[str], *, scanned: bool) -> _Plan:
-        plan = _Plan()
+    def plan(self, paths: Iterable[str], *, scanned: bool) -> Plan:
+        """Sort paths into files to hash, missing ones, ones to drop and directories."""
+        plan = Plan()
         limit = self.repo.config.max_file_bytes
         for path in sorted(set(paths)):
             if self.in_nested(path) or (not scanned and self.beyond_symlink(path)):
@@ -164,6 +167,7 @@ class Stager:
                 plan.drop.append(path)
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 plan.files.append(path)
+                plan.sizes[path] = st.st_size
         return plan
 
     def beyond_symlink(self, path: str) -> bool:
@@ -184,7 +188,8 @@ class Stager:
                 return ancestor
         return None
 
-    def _commit_state(self, plan: _Plan) -> None:
+    def commit_state(self, plan: Plan) -> None:
+        """Persist what a plan found out (nested repositories, big files)."""
         if plan.state_changed:
             self.repo.save_state()
             self.repo.write_excludes()

@@ -15,6 +15,8 @@ from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import protect_dir, state_root
 from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints import stage as stage_mod
+from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.fast import fast_stage
@@ -78,6 +80,8 @@ class CheckpointStore:
         self._seen_head: str | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._disabled: str | None = None
+        self.progress: Progress | None = None
+        """Called with (files done, files in all) while a big walk hashes files into a pack."""
 
     @property
     def root(self) -> Path:
@@ -379,7 +383,7 @@ class CheckpointStore:
             self._scan_all = False
         try:
             parent_tree = self._tree_of_head(head)
-            tree, changes = self._stage(parent_tree, noted, walk)
+            tree, changes, read_modes = self._stage(parent_tree, noted, walk)
         except BaseException as exc:
             with self._noted_lock:
                 self._noted |= noted
@@ -391,8 +395,11 @@ class CheckpointStore:
         self._seen_head = head
         self._stamp = self.repo.index_stamp()
         parent_modes = self._modes_of(head)
-        modes = update_modes(str(self.workspace), parent_modes,
-                             self._files_of(tree) if walk else noted | {c.path for c in changes})
+        if read_modes is not None:
+            modes = read_modes
+        else:
+            modes = update_modes(str(self.workspace), parent_modes, self._files_of(tree) if walk
+                                 else noted | {c.path for c in changes})
         mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
                            if modes.get(p) != parent_modes.get(p)
                            and p not in {c.path for c in changes})
@@ -417,29 +424,34 @@ class CheckpointStore:
         return checkpoint
 
     def _stage(self, parent_tree: str | None, noted: set[str],
-               walk: bool) -> tuple[str, Changes]:
-        """Stage the noted paths (or walk) and return the new tree and its changes."""
+               walk: bool) -> tuple[str, Changes, dict[str, int] | None]:
+        """Stage the noted paths (or walk); the new tree, its changes, and the mode table when
+        the staging read every file's mode already (a bulk first checkpoint)."""
         if not walk and parent_tree is not None:
             if not noted:  # the index (with deferred entries) still equals the head tree
-                return parent_tree, []
+                return parent_tree, [], None
             try:
                 quick = fast_stage(self.stager, parent_tree, noted)
                 if quick is not None:
-                    return quick
+                    return *quick, None
                 self.stager.paths(noted)
-                return self.stager.write_tree(parent_tree)
+                return *self.stager.write_tree(parent_tree), None
             except (CheckpointError, OSError):  # a path changed under our feet: walk instead
                 self.stager.forget()
         scanned = self.stager.scan()
-        if parent_tree is not None and scanned is not None:
-            if not scanned:
-                return parent_tree, []
+        if parent_tree is not None and not scanned:
+            return parent_tree, [], None
+        if len(scanned) > stage_mod.BULK_ADD:
+            bulk = bulk_stage(self.stager, parent_tree, scanned, self.progress)
+            if bulk is not None:
+                return bulk.tree, bulk.changes, bulk.modes
+        elif parent_tree is not None:
             quick = fast_stage(self.stager, parent_tree, set(scanned), scanned=True)
             if quick is not None:
-                return quick
+                return *quick, None
         if scanned:
             self.stager.paths(scanned, scanned=True)
-        return self.stager.write_tree(parent_tree)
+        return *self.stager.write_tree(parent_tree), None
 
     def _modes_of(self, commit: str | None) -> dict[str, int]:
         """The mode table recorded with a checkpoint commit (cached for the head)."""

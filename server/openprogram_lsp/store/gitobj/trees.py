@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from openprogram_lsp.store.gitobj.odb import ObjectDB
 
@@ -16,6 +16,14 @@ _CACHE_MAX = 8192
 
 Entries = dict[str, tuple[str, str]]
 Leaf = tuple[str, str] | None  # (mode, sha) to set, or None to delete
+
+
+class ObjectStore(Protocol):
+    """Where trees are read from and written to: an ``ObjectDB`` or a ``PackWriter``."""
+
+    def read(self, sha: str) -> tuple[str, bytes]: ...
+
+    def write(self, kind: str, body: bytes) -> str: ...
 
 
 class TreeConflict(Exception):
@@ -51,19 +59,16 @@ def parse_tree(body: bytes) -> Entries:
     return out
 
 
-def _key(name: str, mode: str) -> bytes:
-    raw = name.encode("utf-8", "surrogateescape")
-    return raw + b"/" if mode == TREE_MODE else raw
-
-
 def format_tree(entries: Entries) -> bytes:
     """The body of a tree object, entries in git's order (directories sort as ``name/``)."""
-    return b"".join(
-        f"{mode} ".encode() + name.encode("utf-8", "surrogateescape") + b"\0" + bytes.fromhex(sha)
-        for name, (mode, sha) in sorted(entries.items(), key=lambda kv: _key(kv[0], kv[1][0])))
+    rows = [(name.encode("utf-8", "surrogateescape"), mode, sha)
+            for name, (mode, sha) in entries.items()]
+    rows.sort(key=lambda r: r[0] + b"/" if r[1] == TREE_MODE else r[0])
+    return b"".join(b"%s %s\0%s" % (mode.encode(), raw, bytes.fromhex(sha))
+                    for raw, mode, sha in rows)
 
 
-def read_tree(odb: ObjectDB, sha: str) -> Entries:
+def read_tree(odb: ObjectStore, sha: str) -> Entries:
     """The entries of a tree (trees are immutable, so they are cached by id)."""
     cached = _trees.get(sha)
     if cached is not None:
@@ -79,7 +84,7 @@ def read_tree(odb: ObjectDB, sha: str) -> Entries:
     return entries
 
 
-def write_tree(odb: ObjectDB, entries: Entries) -> str:
+def write_tree(odb: ObjectStore, entries: Entries) -> str:
     """Store a tree and return its id."""
     sha = odb.write("tree", format_tree(entries))
     with _trees_lock:
@@ -88,7 +93,7 @@ def write_tree(odb: ObjectDB, entries: Entries) -> str:
     return sha
 
 
-def update_tree(odb: ObjectDB, base: str | None, changes: dict[str, Leaf]) -> str:
+def update_tree(odb: ObjectStore, base: str | None, changes: dict[str, Leaf]) -> str:
     """A new tree: ``base`` with each path set to its leaf (None removes it).
 
     Only the trees on the changed paths are read and written, so the cost follows the change,
@@ -110,7 +115,7 @@ def update_tree(odb: ObjectDB, base: str | None, changes: dict[str, Leaf]) -> st
     return _rebuild(odb, base, trie) or write_tree(odb, {})
 
 
-def _rebuild(odb: ObjectDB, tree: str | None, trie: dict[str, Any]) -> str | None:
+def _rebuild(odb: ObjectStore, tree: str | None, trie: dict[str, Any]) -> str | None:
     entries = dict(read_tree(odb, tree)) if tree else {}
     for name, sub in trie.items():
         current = entries.get(name)
