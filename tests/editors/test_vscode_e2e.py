@@ -1,9 +1,10 @@
 """The VS Code extension: its TypeScript unit tests, and the end-to-end run in a real VS Code.
 
-The end-to-end run installs code-server and Chromium (``editors/vscode/scripts/install-e2e.sh``),
-packages the ``.vsix``, and drives the chat panel in headless Chromium with the scripted model:
-approve an edit on its card, review the checkpoint diff, restore and undo, fork and switch branch.
-Screenshots land in ``artifacts/vscode-e2e/``.
+The end-to-end runs install code-server and Chromium (``editors/vscode/scripts/install-e2e.sh``),
+package the ``.vsix``, and drive the chat panel in headless Chromium with the scripted model:
+approve an edit on its card, review the checkpoint diff, restore and undo, fork and switch branch;
+point the agent at code (selection, unsaved buffer, @-files, slash commands).
+Screenshots land in ``artifacts/vscode-e2e*/``.
 """
 
 from __future__ import annotations
@@ -101,3 +102,14 @@ def test_vscode_watches_a_session_another_editor_drives(packaged: Path) -> None:
     e2e = _run(["node", "test/e2e/shared.mjs", "--out", str(out)], EXT, timeout=500)
     assert e2e.returncode == 0, f"{_tail(e2e, 60)}\n(screenshots in {out})"
     assert (out / "shared-02-outcome.png").exists()
+
+
+@pytest.mark.timeout(600)
+def test_vscode_editor_is_the_context(packaged: Path) -> None:
+    """An unsaved edit, a selection (Add Selection to Chat), @-completed files and removable
+    chips reach the model and the transcript; the agent reads the buffer; / completion, a custom
+    command expanded by the server, an unknown command refused, /mode, the context meter."""
+    out = REPO / "artifacts" / "vscode-e2e-context"
+    e2e = _run(["node", "test/e2e/context.mjs", "--out", str(out)], EXT, timeout=500)
+    assert e2e.returncode == 0, f"{_tail(e2e, 60)}\n(screenshots in {out})"
+    assert (out / "context-02-sent.png").exists()

@@ -70,6 +70,7 @@ let ws = '';
 const page = new Page();
 let controller: ChatController;
 let modelLog = '';
+let sessionOf: string | null = null;
 
 /** The last user message the scripted model was sent. */
 function lastModelInput(): string {
@@ -99,6 +100,8 @@ before(async () => {
     { text: 'Explained.' },
     { text: 'Seen what you attached.' },
     { text: 'Forked reply.' },
+    { text: 'In the background.', tool_calls: [{ name: 'write_file', arguments: { path: 'bg.txt', content: 'bg\n' } }] },
+    { text: 'Background done.' },
   ]));
   // a custom command (the server substitutes $ARGUMENTS), and the model's input recorded
   mkdirSync(join(ws, '.openprogram', 'commands'), { recursive: true });
@@ -361,7 +364,36 @@ test('slash commands, attachments and the context meter against the real server'
     assert.deepEqual(ui.executed.slice(2).map((e) => (e.args[0] as { checkpointId: string }).checkpointId), turns.slice(0, 2));
     assert.match(notes().at(-1) ?? '', /\/undo: “.*” undone \(1 file\); Undo Restore brings it back/);
     assert.equal(users().length, sent, 'none of them was sent to the model');
+    sessionOf = controller.state.sessionId;
     await controller.submit('/new');
     assert.equal(controller.state.sessionId, null);
+  });
+
+  await t.test('/new while a turn runs leaves it running in the background; its approval comes by notification', async () => {
+    await controller.loadSession(sessionOf!);
+    let left = false;
+    const hook = page.post.bind(page);
+    page.post = (msg: HostMessage) => {
+      hook(msg);
+      if (!left && msg.type === 'event' && msg.event.type === 'turn.started') {
+        left = true;
+        void controller.submit('/new');
+      }
+    };
+    ui.shown.length = 0;
+    ui.responder = (kind, _message, items) => Promise.resolve(kind === 'warning' ? items.find((i) => /allow once/i.test(i)) : undefined);
+    try {
+      await controller.submit('write in the background');
+    } finally {
+      page.post = hook;
+    }
+    assert.ok(left);
+    assert.equal(controller.state.sessionId, null, 'the panel stayed on the new conversation');
+    assert.equal(controller.state.busy, false);
+    assert.equal(controller.state.items.length, 0, 'nothing of the old turn was drawn here');
+    assert.ok(ui.shown.some((n) => n.kind === 'warning' && /bg\.txt/.test(n.message)), 'asked by notification');
+    assert.equal(readFileSync(join(ws, 'bg.txt'), 'utf8'), 'bg\n', 'the turn went on and finished');
+    const { nodes } = await running!.agent.request<{ nodes: { role: string; text: string }[] }>(Requests.history, { sessionId: sessionOf });
+    assert.ok(nodes.some((n) => n.role === 'assistant' && n.text.includes('Background done.')));
   });
 });

@@ -27,7 +27,7 @@ import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef } from '../context/attachments';
 import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
-import { classify, commandCompletions, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
+import { classify, commandCompletions, EDITOR_BUILTINS, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
 import type { CompletionKind } from '../webview/messages';
 
 const SESSION_KEY = 'openprogram.sessionId';
@@ -213,7 +213,8 @@ export class ChatController {
   async submit(text: string): Promise<void> {
     const parsed = parseSlash(text);
     let list: CommandInfo[] | null = null;
-    if (parsed && !text.trim().startsWith('//')) {
+    // the editor's own built-ins need no list; anything else is checked against the server's
+    if (parsed && !text.trim().startsWith('//') && !(EDITOR_BUILTINS as readonly string[]).includes(parsed.name)) {
       list = await this.commands(true).catch((err: unknown) => {
         traceError('listing the commands failed:', err);
         return null;

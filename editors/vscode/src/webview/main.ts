@@ -283,7 +283,10 @@ function completionKey(e: KeyboardEvent): boolean {
     return true;
   }
   if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
+    // Enter on a command that takes no arguments (/new, /undo) runs it; Tab only completes
+    const run = e.key === 'Enter' && popup.token.kind === 'commands' && !popup.items[popup.active].insert.endsWith(' ');
     accept(popup.active);
+    if (run) submit();
     return true;
   }
   return false;

@@ -283,7 +283,7 @@ async function main() {
     // the header: the model, the permission mode, the context meter; the reply's token usage
     await frame.locator('#model', { hasText: 'scripted:' }).waitFor({ timeout: STEP_TIMEOUT });
     if ((await frame.locator('#mode').inputValue()) !== 'ask') throw new Error('the mode picker does not show "ask"');
-    await frame.locator('#context:not([hidden])', { hasText: '% of context' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('#context:not([hidden])', { hasText: /context \d+% · / }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-assistant .usage', { hasText: ' in · ' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('03-reply');
 

@@ -1,0 +1,328 @@
+// End-to-end: the editor is the context, in a real VS Code (code-server + headless Chromium).
+// Open a file and edit it without saving, select lines, Add Selection to Chat, @-mention a file,
+// remove a chip, send: the transcript shows the attachments, the scripted model's recorded input
+// holds them, and the agent's read_file gets the unsaved buffer. Then the / popup and a custom
+// command (the server substitutes $ARGUMENTS), an unknown command, /mode, the context meter
+// (cleared by /new, back when the session is opened again).
+// Usage: node test/e2e/context.mjs [--vsix PATH] [--out DIR]; exits non-zero on failure.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ext = resolve(here, '..', '..');
+const repo = resolve(ext, '..', '..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const vsix = resolve(arg('--vsix', join(ext, 'dist', 'openprogram.vsix')));
+const out = resolve(arg('--out', join(repo, 'artifacts', 'vscode-e2e-context')));
+const codeServer = join(process.env.OPENPROGRAM_TOOLS_DIR ?? join(repo, '.tools'), 'code-server', 'node_modules', '.bin', 'code-server');
+const serverCommand = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const T = 60_000;
+const work = join(out, 'work');
+const ws = join(work, 'workspace');
+const home = join(work, 'home');
+const userData = join(work, 'user-data');
+const extDir = join(work, 'extensions');
+const script = join(work, 'script.json');
+const modelLog = join(work, 'model.jsonl');
+const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
+const MARK = '# edited, not saved';
+let step = 'setup';
+const log = (...a) => console.log(`[e2e-context] ${a.join(' ')}`);
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+    srv.on('error', rej);
+  });
+}
+
+async function waitFor(pred, what) {
+  for (let i = 0; i < 240; i++) {
+    if (await pred()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function waitHttp(url, proc) {
+  for (let i = 0; i < 120; i++) {
+    if (proc.exitCode !== null) throw new Error(`code-server exited with ${proc.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+async function chatFrame(page) {
+  for (let i = 0; i < 120; i++) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.locator('#input').isVisible()) return f;
+      } catch { /* detached */ }
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error('the chat webview did not appear');
+}
+
+async function palette(page, command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: T });
+  await input.fill(`>${command}`);
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
+  await row.waitFor({ timeout: T });
+  await row.click();
+}
+
+/** The user messages the scripted model was sent, one per model call (newest last). */
+function modelInputs() {
+  if (!existsSync(modelLog)) return [];
+  return readFileSync(modelLog, 'utf8').trim().split('\n').filter(Boolean).map((line) => {
+    const users = JSON.parse(line).messages.filter((m) => m.role === 'user');
+    const c = users[users.length - 1]?.content;
+    return typeof c === 'string' ? c : JSON.stringify(c);
+  });
+}
+
+function prepare() {
+  for (const p of [codeServer, vsix, serverCommand, chromiumPath]) if (!existsSync(p)) throw new Error(`missing ${p}`);
+  rmSync(work, { recursive: true, force: true });
+  for (const d of [ws, home, userData, extDir, join(ws, '.vscode'), join(ws, 'src'), join(ws, 'build'),
+    join(ws, '.openprogram', 'commands'), join(userData, 'User')]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(ws, 'src', 'app.py'), APP);
+  writeFileSync(join(ws, 'README.md'), '# scratch\n');
+  writeFileSync(join(ws, 'NOTES.md'), 'notes\n');
+  writeFileSync(join(ws, '.gitignore'), 'build/\n');
+  execFileSync('git', ['init', '-q', ws]); // .gitignore applies in a repository (ripgrep's rule)
+  writeFileSync(join(ws, 'build', 'README.generated.md'), 'ignored\n');
+  writeFileSync(join(ws, '.openprogram', 'commands', 'explain.md'), '---\ndescription: Explain a file\nargument-hint: PATH\n---\nExplain $ARGUMENTS in one line.\n');
+  writeFileSync(script, JSON.stringify([
+    { text: 'Reading it first.', tool_calls: [{ name: 'read_file', arguments: { path: 'src/app.py' } }] },
+    { text: 'Lines 4-5 define `main`, which returns the working directory.' },
+    { text: 'It prints the working directory.' },
+  ]));
+  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
+    'openprogram.server.command': serverCommand,
+    'openprogram.model': `scripted:${script}`,
+    'openprogram.home': home,
+  }, null, 2));
+  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'window.commandCenter': false,
+    'chat.commandCenter.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'git.openRepositoryInParentFolders': 'never',
+    'editor.autoIndent': 'none',
+    'editor.autoClosingBrackets': 'never',
+    'files.autoSave': 'off',
+  }, null, 2));
+}
+
+async function main() {
+  mkdirSync(out, { recursive: true });
+  prepare();
+  step = 'install the .vsix';
+  log(execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' }).trim().split('\n').pop());
+  const port = await freePort();
+  step = 'start code-server';
+  const proc = spawn(codeServer, [
+    '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir, ws,
+  ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENPROGRAM_HOME: home, OPENPROGRAM_SCRIPTED_LOG: modelLog } });
+  const chunks = [];
+  proc.stdout.on('data', (d) => chunks.push(d));
+  proc.stderr.on('data', (d) => chunks.push(d));
+  let browser;
+  let page;
+  const shot = async (name) => {
+    const file = join(out, `${name}.png`);
+    await page.screenshot({ path: file });
+    log(`screenshot ${file}`);
+  };
+  try {
+    await waitHttp(`http://127.0.0.1:${port}/healthz`, proc);
+    step = 'launch chromium';
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: T });
+
+    step = 'open the OpenProgram panel';
+    await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
+    const frame = await chatFrame(page);
+    await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: T });
+
+    step = 'open src/app.py: it is the active file chip';
+    await page.keyboard.press('F1');
+    const quick = page.locator('.quick-input-widget input');
+    await quick.waitFor({ state: 'visible', timeout: T });
+    await quick.fill('src/app.py');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'app.py' }).first().waitFor({ timeout: T });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab', { hasText: 'app.py' }).first().waitFor({ timeout: T });
+    await frame.locator('.chip-attachment.active-file', { hasText: 'src/app.py' }).waitFor({ timeout: T });
+
+    step = 'edit the file without saving, select lines 4-5, Add Selection to Chat';
+    const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(MARK);
+    await page.locator('.tab.dirty', { hasText: 'app.py' }).first().waitFor({ timeout: T });
+    await page.keyboard.press('Control+Home');
+    for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await palette(page, 'OpenProgram: Add Selection to Chat');
+    await frame.locator('.chip-attachment.kind-selection', { hasText: 'src/app.py:4-5' }).waitFor({ timeout: T });
+
+    step = '@ in the input completes workspace files (not .gitignored ones); the pick is a chip';
+    const input = frame.locator('#input');
+    await input.click();
+    await input.pressSequentially('Explain this, see @READ');
+    const rows = frame.locator('#complete:not([hidden]) .complete-item');
+    await rows.first().waitFor({ timeout: T });
+    const offered = await rows.locator('.complete-label').allTextContents();
+    if (!offered.includes('README.md')) throw new Error(`README.md not offered: ${offered}`);
+    if (offered.some((p) => p.startsWith('build/'))) throw new Error(`an ignored file was offered: ${offered}`);
+    await frame.locator('.complete-item.active', { hasText: 'README.md' }).waitFor({ timeout: T });
+    await input.press('Enter'); // picks, does not send
+    await frame.locator('#complete[hidden]').waitFor({ state: 'attached', timeout: T });
+    if ((await input.inputValue()) !== 'Explain this, see @README.md ') throw new Error(`input is ${JSON.stringify(await input.inputValue())}`);
+    await frame.locator('.chip-attachment.kind-file:not(.active-file)', { hasText: 'README.md' }).waitFor({ timeout: T });
+    // a second mention, chosen with the arrow keys, then removed with its ✕
+    await input.pressSequentially('and @NOT');
+    await frame.locator('.complete-item.active', { hasText: 'NOTES.md' }).waitFor({ timeout: T });
+    await input.press('ArrowDown');
+    await input.press('ArrowUp');
+    await input.press('Tab');
+    const notesChip = frame.locator('.chip-attachment', { hasText: 'NOTES.md' });
+    await notesChip.waitFor({ timeout: T });
+    await shot('context-01-chips');
+    await notesChip.locator('.chip-remove').click();
+    await notesChip.waitFor({ state: 'detached', timeout: T });
+
+    step = 'send: the transcript shows the attachments; the model got them; read_file got the buffer';
+    await input.press('Enter');
+    const sent = frame.locator('.msg.role-user', { hasText: 'Explain this' });
+    await sent.waitFor({ timeout: T });
+    const labels = await sent.locator('.sent-attachment .chip-label').allTextContents();
+    for (const want of ['src/app.py', 'src/app.py:4-5', 'README.md']) {
+      if (!labels.includes(want)) throw new Error(`the sent message lacks ${want}: ${labels}`);
+    }
+    if (labels.includes('NOTES.md')) throw new Error('a removed chip was sent');
+    await frame.locator('.msg.role-assistant', { hasText: 'Lines 4-5 define' }).waitFor({ timeout: T });
+    await frame.locator('#busy[hidden]').waitFor({ state: 'attached', timeout: T });
+    await sent.locator('.sent-attachment.kind-selection summary').click();
+    await sent.locator('.sent-attachment.kind-selection .sent-text', { hasText: 'def main():' }).waitFor({ timeout: T });
+    const first = modelInputs()[0] ?? '';
+    if (!/<selection path="src\/app\.py" lines="4-5"[^>]*>\ndef main\(\):\n {4}return os\.getcwd\(\)\n<\/selection>/.test(first)) throw new Error(`the model did not get the selection:\n${first}`);
+    if (!first.includes(`<file path="src/app.py" unsaved="true">`) || !first.includes(MARK)) throw new Error(`the model did not get the unsaved file:\n${first}`);
+    if (!first.includes('<file path="README.md">\n# scratch\n</file>')) throw new Error(`the model did not get README.md:\n${first}`);
+    if (first.includes('<file path="NOTES.md"')) throw new Error('the removed NOTES.md reached the model');
+    const card = frame.locator('.tool-card[data-kind="read"]');
+    await card.locator('summary', { hasText: 'Output' }).click();
+    await card.locator('.tool-output pre', { hasText: MARK }).waitFor({ timeout: T });
+    if (readFileSync(join(ws, 'src', 'app.py'), 'utf8') !== APP) throw new Error('the file on disk changed');
+    // the queue went with the message; the active file stays for the next one
+    if (await frame.locator('.chip-attachment:not(.active-file)').count()) throw new Error('chips stayed after sending');
+    await frame.locator('.chip-attachment.active-file', { hasText: 'src/app.py' }).waitFor({ timeout: T });
+
+    step = 'the context meter shows the usage';
+    await frame.locator('#context:not([hidden]) .ctx-text', { hasText: /^context \d+% · / }).waitFor({ timeout: T });
+    await shot('context-02-sent');
+
+    step = '/ completes commands; a custom command is sent and the server fills in $ARGUMENTS';
+    await frame.locator('.chip-attachment.active-file .chip-remove').click(); // not this time
+    await frame.locator('.chip-attachment.active-file').waitFor({ state: 'detached', timeout: T });
+    await input.pressSequentially('/ex');
+    await frame.locator('.complete-item.active', { hasText: '/explain PATH' }).waitFor({ timeout: T });
+    await input.press('Enter');
+    if ((await input.inputValue()) !== '/explain ') throw new Error(`input is ${JSON.stringify(await input.inputValue())}`);
+    await input.pressSequentially('src/app.py');
+    await input.press('Enter');
+    await frame.locator('.msg.role-assistant', { hasText: 'It prints the working directory.' }).waitFor({ timeout: T });
+    await frame.locator('.msg.role-user', { hasText: '/explain src/app.py' }).waitFor({ timeout: T });
+    const last = modelInputs().at(-1) ?? '';
+    if (!last.endsWith('Explain src/app.py in one line.')) throw new Error(`the model got: ${last}`);
+    if (last.includes('<file')) throw new Error('the removed active file was sent');
+
+    step = 'an unknown command is not sent; /mode sets the mode';
+    await input.pressSequentially('/nosuch thing');
+    await input.press('Enter');
+    await frame.locator('.note', { hasText: 'Unknown command /nosuch' }).waitFor({ timeout: T });
+    if ((await input.inputValue()) !== '/nosuch thing') throw new Error('the typed text was lost');
+    await input.fill('');
+    await input.pressSequentially('/mode plan');
+    await input.press('Enter');
+    await frame.locator('#mode[data-mode="plan"]').waitFor({ state: 'attached', timeout: T });
+    await input.pressSequentially('/mode ask');
+    await input.press('Enter');
+    await frame.locator('#mode[data-mode="ask"]').waitFor({ state: 'attached', timeout: T });
+    if (modelInputs().length !== 3) throw new Error(`${modelInputs().length} model calls; commands reached the model`);
+
+    step = '/new clears the meter; opening the session again brings it back';
+    await input.pressSequentially('/new');
+    await input.press('Enter');
+    await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: T });
+    await frame.locator('#context[hidden]').waitFor({ state: 'attached', timeout: T });
+    await frame.locator('#sessions-toggle').click();
+    await frame.locator('.session-row .session-title').first().click();
+    await frame.locator('.msg.role-user', { hasText: 'Explain this' }).waitFor({ timeout: T });
+    await frame.locator('#context:not([hidden]) .ctx-text', { hasText: /^context \d+% · / }).waitFor({ timeout: T });
+    // history shows what the model saw, unsaved text included
+    const again = frame.locator('.msg.role-user', { hasText: 'Explain this' });
+    await again.locator('.sent-attachment.kind-file', { hasText: 'unsaved' }).first().waitFor({ timeout: T });
+    await shot('context-03-history');
+    log('PASS');
+  } catch (err) {
+    if (page) await shot('failure').catch(() => undefined);
+    console.error(`[e2e-context] FAILED at step "${step}": ${err instanceof Error ? err.stack : err}`);
+    process.exitCode = 1;
+  } finally {
+    await browser?.close().catch(() => undefined);
+    const exited = new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
+    try {
+      process.kill(-proc.pid, 'SIGTERM');
+    } catch { /* already gone */ }
+    const killer = setTimeout(() => {
+      try {
+        process.kill(-proc.pid, 'SIGKILL');
+      } catch { /* already gone */ }
+    }, 10_000);
+    await exited;
+    clearTimeout(killer);
+    try {
+      process.kill(-proc.pid, 'SIGKILL');
+    } catch { /* none left */ }
+    writeFileSync(join(out, 'code-server.log'), Buffer.concat(chunks));
+  }
+}
+
+await main();
