@@ -200,7 +200,7 @@ def turns() -> None:
             t0 = time.perf_counter()
             out = store.restore(cp.parent_id, [path])
             restores.append(time.perf_counter() - t0)
-            assert out["restored"] == [path], out
+            assert out.restored == [path], out
         naive = []
         for n in range(TURNS // 2):
             rel = store.get(ids[n]).files[0].path

@@ -13,6 +13,7 @@ from tests.store._cp_helpers import files_of, make_workspace, open_store, sh
 
 from openprogram_lsp.core.ports import Checkpointer
 from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.checkpoints.results import FileDiff, Hunk
 
 
 @pytest.fixture(params=["git", "plain"])
@@ -97,9 +98,9 @@ def test_binary_files_are_recorded_and_marked(ws: Path, home: Path) -> None:
     cp = store.commit_turn("s", "t1", "bin")
     assert cp is not None
     diff = store.diff(cp.id)
-    (entry,) = diff["files"]
-    assert entry["path"] == "img.bin" and entry["binary"] is True and "after" not in entry
-    assert "Binary files" in diff["diff"]
+    (entry,) = diff.files
+    assert entry.path == "img.bin" and entry.binary is True and entry.after is None
+    assert "Binary files" in diff.diff
 
 
 def test_ignored_files_are_never_recorded(ws: Path, home: Path) -> None:
@@ -213,20 +214,20 @@ def test_diff_has_unified_diff_and_texts(ws: Path, home: Path) -> None:
     cp = store.commit_turn("s", "t", "m")
     assert cp is not None
     diff = store.diff(cp.id)
-    assert diff["checkpointId"] == cp.id
-    assert "-print('hello')" in diff["diff"] and "+print('bye')" in diff["diff"]
-    files = {f["path"]: f for f in diff["files"]}
-    assert files["src/main.py"] == {"path": "src/main.py", "status": "modified",
-                                    "before": "print('hello')\n", "after": "print('bye')\n",
-                                    "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 1,
-                                               "newLines": 1}]}
-    assert files["docs/readme.md"] == {"path": "docs/readme.md", "status": "deleted",
-                                       "before": "# Project\n",
-                                       "hunks": [{"oldStart": 1, "oldLines": 1, "newStart": 0,
-                                                  "newLines": 0}]}
+    assert diff.checkpoint_id == cp.id
+    assert "-print('hello')" in diff.diff and "+print('bye')" in diff.diff
+    files = {f.path: f for f in diff.files}
+    assert files["src/main.py"] == FileDiff(path="src/main.py", status="modified",
+                                            before="print('hello')\n", after="print('bye')\n",
+                                            hunks=[Hunk(old_start=1, old_lines=1, new_start=1,
+                                                        new_lines=1)])
+    assert files["docs/readme.md"] == FileDiff(path="docs/readme.md", status="deleted",
+                                               before="# Project\n",
+                                               hunks=[Hunk(old_start=1, old_lines=1,
+                                                           new_start=0, new_lines=0)])
     only = store.diff(cp.id, "src/main.py")
-    assert [f["path"] for f in only["files"]] == ["src/main.py"]
-    assert "readme" not in only["diff"]
+    assert [f.path for f in only.files] == ["src/main.py"]
+    assert "readme" not in only.diff
 
 
 def test_crash_between_write_and_checkpoint_is_recovered(ws: Path, home: Path) -> None:
@@ -274,7 +275,7 @@ def test_user_repository_is_never_touched(tmp_path: Path) -> None:
         cp = store.commit_turn("s", f"t{i}", "m")
         assert cp is not None
         ids.append(cp.id)
-    undo = store.restore(ids[2])["safetyCheckpointId"]
+    undo = store.restore(ids[2]).safety_checkpoint_id
     store.restore(undo)
     store.restore(ids[0], ["src/util.py"])
     store.restore(undo)
@@ -390,7 +391,7 @@ def test_unique_id_prefixes_are_accepted(ws: Path, home: Path) -> None:
     cp = store.commit_turn("s", "t", "m")
     assert cp is not None
     assert store.get(cp.id[:12]).id == cp.id
-    assert store.diff(cp.id[:12])["checkpointId"] == cp.id
+    assert store.diff(cp.id[:12]).checkpoint_id == cp.id
     store.restore(base.id[:14])
     assert not (ws / "a.txt").exists()
     with pytest.raises(NotFound):

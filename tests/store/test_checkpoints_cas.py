@@ -42,16 +42,16 @@ def test_files_changed_after_the_safety_checkpoint_are_kept(tmp_path: Path) -> N
     store._commit = racing  # type: ignore[method-assign]
     out = store.restore(first)
     store._commit = commit  # type: ignore[method-assign]
-    assert sorted(out["conflicts"]) == ["src/main.py"]
+    assert sorted(out.conflicts) == ["src/main.py"]
     assert (ws / "src" / "main.py").read_text() == "racer\n"
     # util.py was deleted by the racer and the restore wants it back: nothing is lost by
     # writing it, so it is restored
     assert (ws / "src" / "util.py").read_text() == "def f():\n    return 1\n"
     assert not [p for p in (ws / "src").iterdir() if "openprogram" in p.name]
     # the racer's edit is recorded by the restore's own checkpoint
-    assert out["checkpointId"]
-    diff = store.diff(out["checkpointId"], "src/main.py")
-    assert diff["files"][0]["after"] == "racer\n"
+    assert out.checkpoint_id
+    diff = store.diff(out.checkpoint_id, "src/main.py")
+    assert diff.files[0].after == "racer\n"
 
 
 def test_swap_refuses_a_changed_file_and_a_created_one(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_a_writer_racing_many_restores_keeps_its_last_edit(tmp_path: Path) -> No
     conflicts = 0
     try:
         for n in range(20):
-            conflicts += len(store.restore(a if n % 2 else b).get("conflicts", []))
+            conflicts += len(store.restore(a if n % 2 else b).conflicts or [])
     finally:
         stop.set()
         thread.join(timeout=30)
@@ -110,7 +110,7 @@ def test_a_writer_racing_many_restores_keeps_its_last_edit(tmp_path: Path) -> No
     store.note_paths(["src/main.py"])
     store.commit_turn("s", "end", "end")
     # the racer's last write is on disk, or a restore saw it (in a safety checkpoint) first
-    seen = {f.get("after") for c in store.list() for f in store.diff(c.id)["files"]}
+    seen = {f.after for c in store.list() for f in store.diff(c.id).files}
     assert final == last[-1] or last[-1] in seen
     assert not [p for p in (ws / "src").iterdir() if p.name.endswith(".tmp")]
     # when the racer recreated the file while a restore had it aside, both versions are

@@ -55,7 +55,7 @@ def test_each_tool_edit_lands_in_its_turn(make_dispatcher: Callable[..., Dispatc
     assert kinds == ["turn", "turn", "turn", "baseline"]
     out = checkpointer.restore(one.checkpoint.id)  # type: ignore[union-attr]
     assert tree_hash(workspace) == state_after_one
-    checkpointer.restore(out["safetyCheckpointId"])  # type: ignore[union-attr]
+    checkpointer.restore(out.safety_checkpoint_id)  # type: ignore[union-attr]
     assert (workspace / "made.txt").exists() and not (workspace / "notes.txt").exists()
     assert (sh("git status --porcelain", workspace).replace("?? made.txt\n", "")
             .replace(" M main.py\n", "")) == user_git[0]

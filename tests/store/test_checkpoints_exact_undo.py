@@ -30,7 +30,7 @@ def test_restore_and_undo_keep_a_private_files_mode(tmp_path: Path) -> None:
     assert turn is not None and _perm(secret) == 0o600
     out = store.restore(base.id)
     assert secret.read_text() == "KEY=one\n" and _perm(secret) == 0o600
-    store.restore(out["safetyCheckpointId"])  # undo
+    store.restore(out.safety_checkpoint_id)  # undo
     assert secret.read_text() == "KEY=two\n" and _perm(secret) == 0o600
 
 
@@ -92,6 +92,6 @@ def test_undo_outlives_retention(tmp_path: Path) -> None:
         referenced.add(cp.id)
         store.prune_if_due(keep_ids=referenced)
     kinds = {c.id: c.kind for c in store.list()}
-    assert out["checkpointId"] in kinds and out["safetyCheckpointId"] in kinds
-    store.restore(out["safetyCheckpointId"])  # the undo still works
+    assert out.checkpoint_id in kinds and out.safety_checkpoint_id in kinds
+    store.restore(out.safety_checkpoint_id)  # the undo still works
     assert notes.read_text() == "my own edit before the restore\n"

@@ -109,8 +109,8 @@ def test_random_turns_and_restores(tmp_path: Path, seed: int,
             assert {p: h for p, h in now.items() if not p.endswith(".log")} == expect
             assert {p: h for p, h in now.items() if p.endswith(".log")} == logs
             assert _disk(ws) == _recorded(store, target)  # modes and links too
-            if out.get("checkpointId"):
-                states[out["checkpointId"]] = now
+            if out.checkpoint_id:
+                states[out.checkpoint_id] = now
         if rng.random() < 0.08:
             keep = set(rng.sample(sorted(states), k=min(2, len(states))))
             for gone in store.prune(max_count=rng.randint(1, 5), max_age_days=None,

@@ -52,22 +52,22 @@ def test_restore_and_its_undo_round_trip(ws: Path, home: Path) -> None:
     out = store.restore(first)
     assert tree_hash(ws) == state1
     assert not (ws / "b").exists()  # directories emptied by the restore are removed
-    assert set(out["restored"]) == {"a.txt", "b/c/d.txt", "docs/readme.md", "img.bin", "link",
-                                    "run.sh", "shell.txt"}
-    changes = {c["path"]: c["change"] for c in out["changes"]}
+    assert set(out.restored) == {"a.txt", "b/c/d.txt", "docs/readme.md", "img.bin", "link",
+                                 "run.sh", "shell.txt"}
+    changes = {c.path: c.change for c in out.changes}
     assert changes["docs/readme.md"] == "added" and changes["a.txt"] == "modified"
     assert changes["shell.txt"] == "deleted"
-    safety = store.get(out["safetyCheckpointId"])
+    safety = store.get(out.safety_checkpoint_id)
     assert safety.kind == "safety" and ("shell.txt", "added") in files_of(safety)
-    restored = store.get(out["checkpointId"])
+    restored = store.get(out.checkpoint_id)
     assert restored.kind == "restore"
 
-    undo = store.restore(out["safetyCheckpointId"])
+    undo = store.restore(out.safety_checkpoint_id)
     assert tree_hash(ws) == state2
     assert os.readlink(ws / "link") == "src/main.py"
     assert os.access(ws / "run.sh", os.X_OK)
     # undoing the undo goes back again
-    store.restore(undo["safetyCheckpointId"])
+    store.restore(undo.safety_checkpoint_id)
     assert tree_hash(ws) == state1
 
 
@@ -81,7 +81,7 @@ def test_restore_writes_only_differing_files(ws: Path, home: Path) -> None:
     for path in keep:
         os.utime(path, (old, old))
     out = store.restore(first)
-    assert sorted(out["restored"]) == ["a.txt", "new.txt"]
+    assert sorted(out.restored) == ["a.txt", "new.txt"]
     assert all(p.stat().st_mtime == old for p in keep)
     assert (ws / "a.txt").read_text() == "one\n" and not (ws / "new.txt").exists()
 
@@ -92,11 +92,11 @@ def test_restore_some_paths_only(ws: Path, home: Path) -> None:
     first = _turn(store, ws, "t1", {"a.txt": b"one\n", "d/x.txt": b"x1\n"})
     _turn(store, ws, "t2", {"a.txt": b"two\n", "d/x.txt": b"x2\n", "d/y.txt": b"y\n"})
     out = store.restore(first, ["d"])
-    assert sorted(out["restored"]) == ["d/x.txt", "d/y.txt"]
+    assert sorted(out.restored) == ["d/x.txt", "d/y.txt"]
     assert (ws / "a.txt").read_text() == "two\n"
     assert (ws / "d" / "x.txt").read_text() == "x1\n" and not (ws / "d" / "y.txt").exists()
     out = store.restore(first, [str(ws / "a.txt")])  # absolute paths inside are fine
-    assert out["restored"] == ["a.txt"]
+    assert out.restored == ["a.txt"]
 
 
 @pytest.mark.parametrize("bad", ["../outside.txt", "/etc/passwd", "a/../../x", ".git/config"])
@@ -131,7 +131,7 @@ def test_restore_does_not_overwrite_an_unrecorded_file(ws: Path, home: Path) -> 
     store.note_all()
     store.commit_turn("s", "t2", "grew")
     out = store.restore(with_small)
-    assert out["skipped"] == ["data.bin"]
+    assert out.skipped == ["data.bin"]
     assert (ws / "data.bin").read_bytes() == b"B" * 5000
 
 
@@ -157,7 +157,7 @@ def test_file_and_directory_swap(ws: Path, home: Path) -> None:
     state2 = tree_hash(ws)
     out = store.restore(first)
     assert tree_hash(ws) == state1
-    store.restore(out["safetyCheckpointId"])
+    store.restore(out.safety_checkpoint_id)
     assert tree_hash(ws) == state2
 
 
@@ -166,8 +166,8 @@ def test_restore_of_the_current_state_changes_nothing(ws: Path, home: Path) -> N
     store.ensure_baseline("s")
     cp = _turn(store, ws, "t1", {"a.txt": b"a\n"})
     out = store.restore(cp)
-    assert out["restored"] == [] and out["safetyCheckpointId"] == cp
-    assert "checkpointId" not in out
+    assert out.restored == [] and out.safety_checkpoint_id == cp
+    assert out.checkpoint_id is None
 
 
 def test_safety_checkpoint_rereads_paths_the_restore_overwrites(ws: Path, home: Path) -> None:
@@ -178,7 +178,7 @@ def test_safety_checkpoint_rereads_paths_the_restore_overwrites(ws: Path, home: 
     (ws / "a.txt").write_text("edited and never reported\n")
     out = store.restore(first)
     assert (ws / "a.txt").read_text() == "one\n"
-    store.restore(out["safetyCheckpointId"])
+    store.restore(out.safety_checkpoint_id)
     assert (ws / "a.txt").read_text() == "edited and never reported\n"
 
 
@@ -188,7 +188,7 @@ def test_first_restore_after_a_restart_walks_the_tree(ws: Path, home: Path) -> N
     first = _turn(store, ws, "t1", {"a.txt": b"one\n"})
     (ws / "while_down.txt").write_text("made while the server was not running\n")
     out = open_store(ws, home).restore(first)
-    assert ("while_down.txt", "added") in files_of(store.get(out["safetyCheckpointId"]))
+    assert ("while_down.txt", "added") in files_of(store.get(out.safety_checkpoint_id))
     assert not (ws / "while_down.txt").exists()
 
 
@@ -206,6 +206,6 @@ def test_restore_never_writes_into_the_state_root(tmp_path: Path) -> None:
     (state / "rules" / "allow-all.json").unlink()
     protect_dir(state)  # from now on our stores live there
     result = store.restore(first.id, None, full_scan=True)
-    assert "state-root/rules/allow-all.json" not in result["restored"]
-    assert "state-root/rules/allow-all.json" in result.get("skipped", [])
+    assert "state-root/rules/allow-all.json" not in result.restored
+    assert "state-root/rules/allow-all.json" in (result.skipped or [])
     assert not (state / "rules" / "allow-all.json").exists()

@@ -86,7 +86,7 @@ def test_packed_baseline_reads_restores_and_prunes(tmp_path: Path,
     edit = store.commit_turn("s", "edit", "m")
     assert edit is not None
     diff = store.diff(edit.id)
-    assert diff["files"][0]["before"] == "print('hello')\n"
+    assert diff.files[0].before == "print('hello')\n"
     store.prune(max_count=2, keep_ids={base.id})  # repacks: every object is packed afterwards
     assert [c.id for c in store.list()] == [edit.id, ids[2], base.id]
     fresh = open_store(ws, tmp_path / "home")

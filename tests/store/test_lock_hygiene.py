@@ -95,7 +95,7 @@ def test_a_stale_checkpoint_ref_lock_is_removed(tmp_path: Path, content: str,
     assert not lock.exists() and "stale" in caplog.text
     lock.write_bytes(b"")
     out = store.restore(base.id)  # restore (and so undo) works after a crash too
-    assert out["restored"] == ["a.txt"] and not (ws / "a.txt").exists()
+    assert out.restored == ["a.txt"] and not (ws / "a.txt").exists()
 
 
 def test_a_checkpoint_ref_lock_of_a_live_owner_is_refused(tmp_path: Path) -> None:

@@ -50,4 +50,4 @@ def test_restore_is_refused_while_another_process_runs_a_turn(tmp_path: Path) ->
         other.kill()
         other.wait()
     out = store.restore(base.id)  # the turn is over (its process died): restore works
-    assert out["safetyCheckpointId"]
+    assert out.safety_checkpoint_id

@@ -131,7 +131,7 @@ class Commands:
             raise InvalidParams("/diff: give a checkpoint id")
         out = await asyncio.to_thread(self._checkpointer(workspace).diff, args[0],
                                       args[1] if len(args) > 1 else None)
-        text = str(out.get("diff") or "")
+        text = out.diff
         return f"```diff\n{text}\n```" if text else "No changes in that checkpoint."
 
     async def restore(self, sid: str, workspace: Path, args: list[str]) -> str:
@@ -143,8 +143,7 @@ class Commands:
             raise SessionBusy("a turn is running in this workspace; cancel it before /restore")
         out = await asyncio.to_thread(self._checkpointer(workspace).restore, args[0],
                                       args[1:] or None, session_id=sid)
-        restored = out.get("restored") or []
-        safety = out.get("safetyCheckpointId")
+        restored, safety = out.restored, out.safety_checkpoint_id
         undo = f" Undo with `/restore {safety}`." if safety else ""
         return f"Restored {len(restored)} file(s).{undo}"
 

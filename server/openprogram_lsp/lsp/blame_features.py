@@ -13,7 +13,7 @@ from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
 from openprogram_lsp.core.errors import CheckpointError, InvalidParams, OpenProgramError
-from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store.blame.agent import AgentBlame, Hunk
 from openprogram_lsp.store.checkpoints import CheckpointStore
@@ -209,10 +209,9 @@ class BlameFeatures:
         if not isinstance(cp, CheckpointStore):
             raise CheckpointError("checkpoints are not available for this workspace")
         self.h._refuse_during_turn()
-        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore_hunk, args[1], args[0],
-                                                           args[2]))
+        out = await asyncio.to_thread(cp.restore_hunk, args[1], args[0], args[2])
         self.h._changed(out)
-        return out
+        return dumps.restore(out)
 
     async def blame_request(self, raw: Any) -> dict[str, Any]:
         """``openprogram/blame {uri}``: every run of lines with who changed it."""
@@ -235,12 +234,12 @@ def _diff_hunk(store: CheckpointStore, hunk: Hunk, rel: str) -> int | None:
         diff = store.diff(str(hunk.info["checkpointId"]), rel)
     except OpenProgramError:
         return None
-    files = [f for f in diff.get("files", []) if f.get("path") == rel]
+    files = [f for f in diff.files if f.path == rel]
     if not files:
         return None
     line = hunk.orig_start + 1
-    for n, h in enumerate(files[0].get("hunks") or []):
-        if h["newStart"] <= line < h["newStart"] + h["newLines"]:
+    for n, h in enumerate(files[0].hunks or []):
+        if h.new_start <= line < h.new_start + h.new_lines:
             return n
     return None
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import CheckpointError, SessionBusy
-from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store import branch_code
 from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.checkpoints.results import RestoreOutcome
 from openprogram_lsp.store.session_store import SessionStore
 
 if TYPE_CHECKING:
@@ -54,12 +55,12 @@ class CodeHandlers:
                                            rows)
         return w.BranchesResult(branches=[w.BranchInfo.model_validate(r) for r in rows]).wire()
 
-    async def restore_code(self, sid: str, node_id: str) -> dict[str, Any]:
+    async def restore_code(self, sid: str, node_id: str) -> RestoreOutcome:
         """Bring the workspace to the code state of the chain ending at ``node_id``."""
         store = self._require_store(sid)
         self.h._refuse_during_turn()
-        out: dict[str, Any] = await asyncio.to_thread(
-            branch_code.switch_code, self.sessions, store, sid, node_id)
+        out = await asyncio.to_thread(branch_code.switch_code, self.sessions, store, sid,
+                                      node_id)
         self.h._changed(out)
         return out
 
@@ -71,9 +72,7 @@ class CodeHandlers:
         previous = self.sessions.head(sid)
         result: dict[str, Any] = {}
         if p.restore_code:
-            out = await self.restore_code(sid, p.head_id)
-            result = {k: out[k] for k in ("codeCheckpointId", "restored", "safetyCheckpointId",
-                                           "conflicts", "skipped") if out.get(k) is not None}
+            result = dumps.code_restore(await self.restore_code(sid, p.head_id))
         self.sessions.set_head(sid, p.head_id)
         return w.CheckoutResult.model_validate(
             {"headId": p.head_id, "previousHeadId": previous, **result}).wire()
@@ -86,5 +85,5 @@ class CodeHandlers:
         store = self._require_store(sid)
         out = await asyncio.to_thread(branch_code.branch_diff, self.sessions, store, sid,
                                       p.from_head_id, p.to_head_id, p.path)
-        return w.BranchDiffResult.model_validate(out).wire()
+        return dumps.dump(w.BranchDiffResult, out)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -24,7 +25,7 @@ from openprogram_lsp.core.errors import (
 from openprogram_lsp.core.types import INHERIT, Checkpoint, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
-from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.lsp.agent_actions import AgentActions
 from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
@@ -33,6 +34,7 @@ from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.context_handlers import ContextHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
+from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.view import ConnectionView
@@ -162,7 +164,7 @@ class Handlers:
         meta = await self._turn_meta(p.client_turn_id, p.context)  # refused before any restore
         if p.rules != "inherit":
             meta["rules"] = p.rules  # the fork's rules scope (dispatcher.history.rules_branch)
-        switched: dict[str, Any] | None = None
+        switched: RestoreOutcome | None = None
         if p.restore_code and p.from_node_id is not None:
             if self.dispatcher.user_turn(p.session_id) is not None:
                 raise SessionBusy(f"session {p.session_id} is running a turn; cancel it "
@@ -173,9 +175,7 @@ class Handlers:
             branch_name=p.name, model=self._model(None),
             permission_mode=self.server.settings.permission_mode, metadata=meta))
         if switched is not None:
-            result["codeRestore"] = {k: switched[k] for k in (
-                "codeCheckpointId", "restored", "safetyCheckpointId", "conflicts", "skipped")
-                if switched.get(k) is not None}
+            result["codeRestore"] = dumps.code_restore(switched)
         return result
 
     async def cancel(self, raw: Any) -> dict[str, Any]:
@@ -323,11 +323,7 @@ class Handlers:
     async def checkpoint_diff(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.CHECKPOINT_DIFF, w.CheckpointDiffParams, raw)
         cp = self._checkpointer()
-        out: dict[str, Any] = dict(await asyncio.to_thread(cp.diff, p.checkpoint_id, p.path))
-        out.setdefault("checkpointId", p.checkpoint_id)
-        out.setdefault("files", [])
-        out.setdefault("diff", "")
-        return out
+        return dumps.diff(await asyncio.to_thread(cp.diff, p.checkpoint_id, p.path))
 
     def _refuse_during_turn(self) -> None:
         root_ws = Path(self.server.primary_workspace).resolve()
@@ -336,19 +332,17 @@ class Handlers:
             raise SessionBusy(f"a turn is running in this workspace (session "
                               f"{busy[0].session_id}); cancel it or wait before restoring")
 
-    def _changed(self, out: dict[str, Any]) -> None:
-        """Tell editors which files a restore wrote; normalise the result's lists."""
+    def _changed(self, out: RestoreOutcome) -> None:
+        """Tell editors which files a restore wrote."""
         root = Path(self.server.primary_workspace)
-        restored = [str(x) for x in out.get("restored") or []]
-        if restored:
-            changes = out.get("changes") or [
-                {"path": path, "change": "modified" if (root / path).exists() else "deleted"}
-                for path in restored]
+        if out.restored:
+            changes = out.changes or [
+                FileChange(path, "modified" if (root / path).exists() else "deleted")
+                for path in out.restored]
             self.dispatcher.services.bus.emit(make_event(
-                "file.changed", {"changes": changes, "root": str(root)}, session_id=None,
-                turn_id=None, origin="restore"))
-        out.setdefault("safetyCheckpointId", None)
-        out["restored"] = restored
+                "file.changed", {"changes": [dataclasses.asdict(c) for c in changes],
+                                 "root": str(root)},
+                session_id=None, turn_id=None, origin="restore"))
 
     async def restore(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
@@ -356,20 +350,20 @@ class Handlers:
         self._refuse_during_turn()
         if p.undo and p.paths:
             raise InvalidParams("paths: not allowed with undo (an undo covers the turn's files)")
-        out: dict[str, Any] = dict(
+        out: RestoreOutcome = (
             await asyncio.to_thread(cp.undo, p.checkpoint_id) if p.undo else
             await asyncio.to_thread(cp.restore, p.checkpoint_id, p.paths or None))
         self._changed(out)
-        return out
+        return dumps.restore(out)
 
     async def restore_hunk(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.RESTORE_HUNK, w.RestoreHunkParams, raw)
         cp = self._checkpointer()
         self._refuse_during_turn()
-        out: dict[str, Any] = dict(await asyncio.to_thread(cp.restore_hunk, p.checkpoint_id,
-                                                           p.path, p.hunk))
+        out: RestoreOutcome = await asyncio.to_thread(cp.restore_hunk, p.checkpoint_id,
+                                                      p.path, p.hunk)
         self._changed(out)
-        return out
+        return dumps.restore(out)
 
     def table(self) -> dict[str, Handler]:
         """Method name -> guarded handler."""

@@ -11,6 +11,7 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.lsp.host import ServerHost
 from openprogram_lsp.lsp.link import Link
 from openprogram_lsp.lsp.turns import TurnRunner
+from openprogram_lsp.store.checkpoints.results import RestoreOutcome
 
 
 class ConnectionView(Link, Protocol):
@@ -54,4 +55,4 @@ class HandlersView(Protocol):
 
     def _refuse_during_turn(self) -> None: ...
 
-    def _changed(self, out: dict[str, Any]) -> None: ...
+    def _changed(self, out: RestoreOutcome) -> None: ...

@@ -37,8 +37,11 @@ class Result(Wire):
     """Base of results and event payloads."""
 
     def wire(self) -> dict[str, Any]:
-        """Dump as camelCase JSON-ready dict (None fields left out)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """Dump as camelCase JSON-ready dict (None fields left out, but ``WIRE_KEEPS_NULL``)."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key in self.WIRE_KEEPS_NULL:
+            out.setdefault(key, None)
+        return out
 
 
 # -- client -> server params -------------------------------------------------------------------

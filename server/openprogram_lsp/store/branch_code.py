@@ -13,6 +13,7 @@ from typing import Any
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound
 from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.checkpoints.results import NOTHING_RESTORED, FileDiff, RestoreOutcome
 from openprogram_lsp.store.session_store import SessionStore
 
 
@@ -66,27 +67,38 @@ def require_state(sessions: SessionStore, store: CheckpointStore, sid: str, head
 
 
 def switch_code(sessions: SessionStore, store: CheckpointStore, sid: str, head_id: str,
-                *, wait: float = 0.0) -> dict[str, Any]:
-    """Restore the workspace to a branch's code state; the restore's result plus
-    ``codeCheckpointId`` (absent, and nothing written, when the branch has no state)."""
+                *, wait: float = 0.0) -> RestoreOutcome:
+    """Restore the workspace to a branch's code state; the restore's outcome with
+    ``code_checkpoint_id`` (None, and nothing written, when the branch has no state)."""
     state = code_state(sessions, store, sid, head_id)
     if state is None:
-        return {"restored": [], "safetyCheckpointId": None, "changes": []}
+        return NOTHING_RESTORED
     out = store.restore(state.checkpoint_id, session_id=sid, wait=wait)
-    out["codeCheckpointId"] = state.checkpoint_id
-    return out
+    return out.but(code_checkpoint_id=state.checkpoint_id)
+
+
+@dataclass(frozen=True, slots=True)
+class BranchDiff:
+    """What the ``to`` branch's code has that the ``from`` branch's has not."""
+
+    session_id: str
+    from_head_id: str
+    to_head_id: str
+    from_checkpoint_id: str
+    to_checkpoint_id: str
+    diff: str
+    files: list[FileDiff]
 
 
 def branch_diff(sessions: SessionStore, store: CheckpointStore, sid: str, from_head: str,
-                to_head: str, path: str | None = None) -> dict[str, Any]:
-    """``{sessionId, fromHeadId, toHeadId, fromCheckpointId, toCheckpointId, diff, files}``:
-    what the ``to`` branch's code has that the ``from`` branch's has not."""
+                to_head: str, path: str | None = None) -> BranchDiff:
+    """The diff from one branch's code state to another's."""
     old = require_state(sessions, store, sid, from_head, "fromHeadId")
     new = require_state(sessions, store, sid, to_head, "toHeadId")
     try:
         out = store.compare(old.checkpoint_id, new.checkpoint_id, path)
     except NotFound as exc:  # pruned between the lookup and the diff
         raise CheckpointError(exc.message) from None
-    return {"sessionId": sid, "fromHeadId": from_head, "toHeadId": to_head,
-            "fromCheckpointId": old.checkpoint_id, "toCheckpointId": new.checkpoint_id,
-            "diff": out["diff"], "files": out["files"]}
+    return BranchDiff(session_id=sid, from_head_id=from_head, to_head_id=to_head,
+                      from_checkpoint_id=old.checkpoint_id, to_checkpoint_id=new.checkpoint_id,
+                      diff=out.diff, files=out.files)

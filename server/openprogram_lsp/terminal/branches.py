@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from typing import Any
 
+from openprogram_lsp.lsp import dumps
+from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store import branch_code
 from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.checkpoints.results import RestoreOutcome
 from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.terminal.errors import CliError
 
@@ -55,19 +57,19 @@ def checkout(sessions: SessionStore, store: CheckpointStore | None, sid: str, re
     """Move the session head; with ``code`` also restore the branch's code (undoable)."""
     head = resolve_head(sessions, sid, ref)
     previous = sessions.head(sid)
-    out: dict[str, Any] = {}
+    out: RestoreOutcome | None = None
     if code:
         if store is None:
             raise CliError("checkpoints are not available for this session's workspace")
         out = branch_code.switch_code(sessions, store, sid, head)
     sessions.set_head(sid, head)
     print(f"head {head}")
-    if code:
-        for path in out.get("restored") or []:
+    if out is not None:
+        for path in out.restored:
             print(f"  restored {path}")
-        for path in out.get("conflicts") or []:
+        for path in out.conflicts or []:
             print(f"  kept {path} (changed by another process during the switch)")
-        safety = out.get("safetyCheckpointId")
+        safety = out.safety_checkpoint_id
         if safety:
             back = f"openprogram-lsp restore {safety[:12]}"
             if previous:
@@ -84,7 +86,7 @@ def branch_diff(sessions: SessionStore, store: CheckpointStore | None, sid: str,
     out = branch_code.branch_diff(sessions, store, sid, resolve_head(sessions, sid, old),
                                   resolve_head(sessions, sid, new), path)
     if as_json:
-        print(json.dumps(out))
+        print(json.dumps(dumps.dump(w.BranchDiffResult, out)))  # the branchDiff result's shape
     else:
-        sys.stdout.write(out["diff"])
+        sys.stdout.write(out.diff)
     return 0

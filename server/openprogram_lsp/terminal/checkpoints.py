@@ -102,7 +102,7 @@ def list_checkpoints(store: Any, workspace: Path, session: str | None, as_json: 
 
 def show_diff(store: Any, checkpoint_id: str, path: str | None) -> int:
     """Print a checkpoint's diff against the one before it."""
-    print(store.diff(checkpoint_id, path)["diff"], end="")
+    print(store.diff(checkpoint_id, path).diff, end="")
     return 0
 
 
@@ -110,7 +110,7 @@ def restore(store: Any, workspace: Path, checkpoint_id: str, paths: list[str]) -
     """Restore a checkpoint's files and print how to undo that."""
     target = store.get(checkpoint_id)
     res = store.restore(checkpoint_id, paths or None)
-    restored = res["restored"]
+    restored = res.restored
     if not restored:
         print(f"restored 0 files: the workspace already matches checkpoint {target.id[:12]}")
         if target.kind == "turn":
@@ -118,7 +118,7 @@ def restore(store: Any, workspace: Path, checkpoint_id: str, paths: list[str]) -
                   f"  openprogram-lsp undo {target.id[:12]} --workspace {_q(workspace)}")
         return 0
     print(f"restored {len(restored)} file(s): {_names(restored)}")
-    print(f"undo with: openprogram-lsp restore {res['safetyCheckpointId'][:12]} "
+    print(f"undo with: openprogram-lsp restore {res.safety_checkpoint_id[:12]} "
           f"--workspace {_q(workspace)}")
     return 0
 
@@ -142,10 +142,10 @@ def find_turn(store: Any, turn: str | None, session: str | None) -> Any:
 def undo(store: Any, workspace: Path, checkpoint: Any) -> int:
     """Put the files a turn changed back as they were before it (undoable)."""
     res = store.undo(checkpoint.id)
-    restored = res["restored"]
+    restored = res.restored
     print(f"undid turn {checkpoint.turn_id} (checkpoint {checkpoint.id[:12]}): "
           f"{len(restored)} file(s) back as before it: {_names(restored)}")
-    print(f"redo with: openprogram-lsp restore {res['safetyCheckpointId'][:12]} "
+    print(f"redo with: openprogram-lsp restore {res.safety_checkpoint_id[:12]} "
           f"--workspace {_q(workspace)}")
     return 0
 

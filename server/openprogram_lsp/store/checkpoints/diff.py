@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from openprogram_lsp.store.checkpoints.hunks import hunks
 from openprogram_lsp.store.checkpoints.meta import STATUS
 from openprogram_lsp.store.checkpoints.objects import commit_tree, diff_trees, read_blobs
+from openprogram_lsp.store.checkpoints.results import Change, CheckpointDiff, FileDiff
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 # Text bodies past these limits are left out (``truncated: true``) to keep responses small.
@@ -26,10 +27,10 @@ def is_binary(data: bytes) -> bool:
 
 
 def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: str | None,
-                    path: str | None) -> dict[str, Any]:
-    """The wire dict of ``openprogram/checkpointDiff``; a root checkpoint has no changes."""
+                    path: str | None) -> CheckpointDiff:
+    """A checkpoint's changes against ``parent``; a root checkpoint has none."""
     if parent is None:
-        return {"checkpointId": checkpoint_id, "diff": "", "files": []}
+        return CheckpointDiff(checkpoint_id=checkpoint_id, diff="", files=[])
     changes = diff_trees(repo, commit_tree(repo, parent), commit_tree(repo, commit),
                          wanted=(path,) if path else None)
     entries = [(c.status, c.path, c.old_sha, c.new_sha) for c in changes]
@@ -41,28 +42,27 @@ def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: s
     zero = "0" * 40
     wanted = [sha for _, _, a, b in entries[:MAX_TEXT_FILES] for sha in (a, b) if sha != zero]
     blobs = read_blobs(repo, wanted)
-    files: list[dict[str, Any]] = []
+    files: list[FileDiff] = []
     for n, (status, file_path, old, new) in enumerate(entries):
-        item: dict[str, Any] = {"path": file_path, "status": STATUS.get(status, "modified")}
+        item = FileDiff(path=file_path, status=cast(Change, STATUS.get(status, "modified")))
+        files.append(item)
         if n >= MAX_TEXT_FILES:
-            item["truncated"] = True
-            files.append(item)
+            item.truncated = True
             continue
+        texts: dict[str, str] = {}
         for key, sha in (("before", old), ("after", new)):
             if sha == zero:
                 continue
             data = blobs[sha]
             if is_binary(data):
-                item["binary"] = True
+                item.binary = True
             elif len(data) > MAX_TEXT_BYTES:
-                item["truncated"] = True
+                item.truncated = True
             else:
-                item[key] = data.decode("utf-8")
-        if item.get("binary"):
-            item.pop("before", None)
-            item.pop("after", None)
-        elif not item.get("truncated"):
-            item["hunks"] = [h.wire() for h in hunks(item.get("before", ""),
-                                                      item.get("after", ""))]
-        files.append(item)
-    return {"checkpointId": checkpoint_id, "diff": diff, "files": files}
+                texts[key] = data.decode("utf-8")
+        if item.binary:
+            continue
+        item.before, item.after = texts.get("before"), texts.get("after")
+        if not item.truncated:
+            item.hunks = hunks(item.before or "", item.after or "")
+    return CheckpointDiff(checkpoint_id=checkpoint_id, diff=diff, files=files)

@@ -9,8 +9,7 @@ file as it is now, with a safety checkpoint first like every restore.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import (
@@ -21,29 +20,12 @@ from openprogram_lsp.core.errors import (
     WorkspaceEscape,
 )
 from openprogram_lsp.core.fsutil import current_umask
+from openprogram_lsp.store.checkpoints.results import FileChange, Hunk, RestoreOutcome
 
 _MAX_HUNK_FILE = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
-
-
-@dataclass(frozen=True)
-class Hunk:
-    """Lines ``old_start .. old_start + old_lines`` (before) became ``new_start ..`` (after).
-
-    Starts are 1-based like a unified diff's; a pure insertion has ``old_lines == 0`` and
-    ``old_start`` the line it follows (0 at the top), a pure deletion likewise on the new side.
-    """
-
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-
-    def wire(self) -> dict[str, int]:
-        return {"oldStart": self.old_start, "oldLines": self.old_lines,
-                "newStart": self.new_start, "newLines": self.new_lines}
 
 
 def split_lines(text: str) -> list[str]:
@@ -94,19 +76,19 @@ def revert_hunk(current: str, before: str, after: str, index: int) -> str:
 
 
 def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
-                 session_id: str | None = None) -> dict[str, Any]:
-    """Undo one hunk of a checkpoint's change to ``path``; returns the restore wire result."""
+                 session_id: str | None = None) -> RestoreOutcome:
+    """Undo one hunk of a checkpoint's change to ``path``; what was written, how to undo it."""
     with store.lock:
         store._open()
         entry = store._entry(checkpoint_id)
         full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
         rel = store._checked_relative(path)
         diff = store.diff(full_id, rel)
-        files = [f for f in diff.get("files", []) if f.get("path") == rel]
+        files = [f for f in diff.files if f.path == rel]
         if not files:
             raise NotFound(f"path: checkpoint {full_id} did not change {rel!r}")
         item = files[0]
-        if item.get("binary") or item.get("truncated"):
+        if item.binary or item.truncated:
             raise CheckpointError(f"path: {rel} is binary or too large to restore by hunk")
         target = store.workspace / rel
         try:  # walked from the workspace's descriptor; a FIFO or a swapped link is refused
@@ -119,7 +101,7 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
             raise CheckpointError(f"path: {rel} is no longer UTF-8 text") from exc
         except (WorkspaceEscape, ToolError) as exc:
             raise CheckpointError(f"path: {exc.message}") from exc
-        text = revert_hunk(current, item.get("before") or "", item.get("after") or "", index)
+        text = revert_hunk(current, item.before or "", item.after or "", index)
         store.note_paths([rel])
         safety = store._commit("safety", session_id, None,
                                f"Before restoring hunk {index} of {rel} from {full_id}")
@@ -131,13 +113,10 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
         restored = store._commit("restore", session_id, None,
                                  f"Restored hunk {index} of {rel} from checkpoint {full_id}",
                                  restored_from=full_id)
-        result: dict[str, Any] = {
-            "restored": [rel], "safetyCheckpointId": safety_id,
-            "changes": [{"path": rel, "change": "modified" if existed else "added"}],
-        }
-        if restored is not None:
-            result["checkpointId"] = restored.id
-        return result
+        return RestoreOutcome(
+            restored=[rel], safety_checkpoint_id=safety_id,
+            changes=[FileChange(rel, "modified" if existed else "added")],
+            checkpoint_id=restored.id if restored is not None else None)
 
 
 def _swap_text(store: StoreView, rel: str, before: bytes, existed: bool,

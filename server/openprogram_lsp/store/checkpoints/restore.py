@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
@@ -20,6 +20,7 @@ from openprogram_lsp.store.checkpoints.objects import (
     lookup,
     read_blobs,
 )
+from openprogram_lsp.store.checkpoints.results import Change, FileChange, RestoreOutcome
 
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
-                       full_scan: bool = False) -> dict[str, Any]:
-    """Restore a checkpoint's files (all, or under ``paths``); returns the wire result."""
+                       full_scan: bool = False) -> RestoreOutcome:
+    """Restore a checkpoint's files (all, or under ``paths``); what was written, how to undo."""
     with store.lock:
         store._open()
         target = store._entry(checkpoint_id)
@@ -71,25 +72,18 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
             restored = store._commit("restore", session_id, None,
                                      f"Restored checkpoint {checkpoint_id}",
                                      restored_from=checkpoint_id, undo=safety_id)
-        result: dict[str, Any] = {
-            "restored": [p for p, _ in applied],
-            "safetyCheckpointId": safety_id,
-            "changes": [{"path": p, "change": c} for p, c in applied],
-        }
-        if restored is not None:
-            result["checkpointId"] = restored.id
-        if skipped:
-            result["skipped"] = skipped
-        if conflicts:
-            result["conflicts"] = conflicts
-        return result
+        return RestoreOutcome(
+            restored=[p for p, _ in applied], safety_checkpoint_id=safety_id,
+            changes=[FileChange(p, c) for p, c in applied],
+            checkpoint_id=restored.id if restored is not None else None,
+            skipped=skipped or None, conflicts=conflicts or None)
 
 
 def _fix_modes(store: StoreView, tree: str, perms: dict[str, int],
                current: dict[str, int], only: tuple[str, ...] | None,
-               written: set[str]) -> list[tuple[str, str]]:
+               written: set[str]) -> list[tuple[str, Change]]:
     """chmod files whose content matches the checkpoint but whose exact mode does not."""
-    fixed: list[tuple[str, str]] = []
+    fixed: list[tuple[str, Change]] = []
     for path in sorted(perms.keys() | current.keys()):
         if path in written or (only and not any(path == w or path.startswith(w + "/")
                                                 for w in only)):
@@ -111,7 +105,7 @@ def _fix_modes(store: StoreView, tree: str, perms: dict[str, int],
 
 
 def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
-           perms: dict[str, int]) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+           perms: dict[str, int]) -> tuple[list[tuple[str, Change]], list[str], list[str]]:
     """Delete, then write; returns ([(path, added|modified|deleted)], [skipped], [conflicts]).
 
     Every path is walked from the workspace's descriptor (``core.fdfs``): a directory swapped
@@ -119,7 +113,7 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
     swapped only while it still holds what the safety checkpoint recorded (``cas``): a file
     another process changed meanwhile is left as it is and reported as a conflict.
     """
-    applied: list[tuple[str, str]] = []
+    applied: list[tuple[str, Change]] = []
     skipped: list[str] = []
     conflicts: list[str] = []
     ours = [c.path for c in changes if _ours(workspace, c.path)]

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import protect_dir, state_root
@@ -34,6 +33,7 @@ from openprogram_lsp.store.checkpoints.objects import (
     read_object,
     write_commit,
 )
+from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
 from openprogram_lsp.store.gitobj.trees import EMPTY_TREE
@@ -179,8 +179,8 @@ class CheckpointStore:
         assert checkpoint is not None
         return checkpoint
 
-    def diff(self, checkpoint_id: str, path: str | None = None) -> dict[str, Any]:
-        """``{checkpointId, diff, files}``: a checkpoint against its parent (wire-ready)."""
+    def diff(self, checkpoint_id: str, path: str | None = None) -> CheckpointDiff:
+        """A checkpoint against its parent: the unified diff and each file's change."""
         from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
 
         with self.lock:
@@ -189,8 +189,8 @@ class CheckpointStore:
             full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
             return checkpoint_diff(self.repo, full_id, entry.commit, entry.parent, rel)
 
-    def compare(self, from_id: str, to_id: str, path: str | None = None) -> dict[str, Any]:
-        """``{diff, files}`` from one checkpoint's files to another's (any two of the chain)."""
+    def compare(self, from_id: str, to_id: str, path: str | None = None) -> CheckpointDiff:
+        """From one checkpoint's files to another's (any two of the chain)."""
         from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
 
         with self.lock:
@@ -213,15 +213,14 @@ class CheckpointStore:
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
                 *, session_id: str | None = None, full_scan: bool = False,
-                wait: float = 0.0) -> dict[str, Any]:
-        """Put files back as a checkpoint had them; undo by restoring ``safetyCheckpointId``.
+                wait: float = 0.0) -> RestoreOutcome:
+        """Put files back as a checkpoint had them; undo by restoring ``safety_checkpoint_id``.
 
         Holds the workspace's turn guard (this process's turns and every other process's), so
         it never reverts a running turn's edits: SessionBusy when a turn still holds it after
         ``wait`` seconds.
 
-        Returns ``{restored, safetyCheckpointId, changes, checkpointId?, skipped?}``; ``changes``
-        (``[{path, change}]``) is ready for a ``file.changed`` event.
+        ``changes`` (each file written and how) is ready for a ``file.changed`` event.
         """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
@@ -236,12 +235,12 @@ class CheckpointStore:
         finally:
             self.guard.release()
 
-    def undo(self, checkpoint_id: str, *, session_id: str | None = None) -> dict[str, Any]:
+    def undo(self, checkpoint_id: str, *, session_id: str | None = None) -> RestoreOutcome:
         """Put the files a turn's checkpoint changed back as they were before that turn.
 
         One restore (so one safety checkpoint: undoable) of the checkpoint before it, limited
-        to the turn's files; later changes to other files stay. Returns the restore's result
-        plus ``undoneCheckpointId`` and ``restoredFromCheckpointId``.
+        to the turn's files; later changes to other files stay. Returns the restore's outcome
+        with ``undone_checkpoint_id`` and ``restored_from_checkpoint_id``.
         """
         from openprogram_lsp.store.checkpoints.objects import diff_trees
 
@@ -260,12 +259,10 @@ class CheckpointStore:
         if not paths:
             raise CheckpointError(f"turn checkpoint {cp.id} changed no files; nothing to undo")
         out = self.restore(cp.parent_id, paths, session_id=session_id)
-        out["undoneCheckpointId"] = cp.id
-        out["restoredFromCheckpointId"] = cp.parent_id
-        return out
+        return out.but(undone_checkpoint_id=cp.id, restored_from_checkpoint_id=cp.parent_id)
 
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
-                     *, session_id: str | None = None) -> dict[str, Any]:
+                     *, session_id: str | None = None) -> RestoreOutcome:
         """Undo one hunk (``files[].hunks[hunk]`` of the diff) in the file as it is now."""
         from openprogram_lsp.store.checkpoints.hunks import restore_hunk
 

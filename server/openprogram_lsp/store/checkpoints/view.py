@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints.chain import Entry
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
+from openprogram_lsp.store.checkpoints.results import CheckpointDiff
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 
@@ -22,7 +23,7 @@ class StoreView(Protocol):
     def note_paths(self, paths: Iterable[str]) -> None:
         """Record paths that may have changed."""
 
-    def diff(self, checkpoint_id: str, path: str | None = None) -> dict[str, Any]:
+    def diff(self, checkpoint_id: str, path: str | None = None) -> CheckpointDiff:
         """A checkpoint against its parent."""
 
     def _open(self) -> None: ...
