@@ -239,10 +239,14 @@ export async function confirm(message: string, action: string): Promise<boolean>
 export function activeFile(): import('./context/attachments').FileRef | null {
   const doc = vscode.window.activeTextEditor?.document;
   if (!doc || doc.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(doc.uri)) return null;
-  return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri) };
+  return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri), version: doc.version };
 }
 
-/** Fire when the active text editor changes. */
+/** Fire when the active text editor changes, or its document's text. */
 export function onDidChangeActiveEditor(fn: () => unknown): vscode.Disposable {
-  return vscode.window.onDidChangeActiveTextEditor(fn);
+  const editors = vscode.window.onDidChangeActiveTextEditor(fn);
+  const edits = vscode.workspace.onDidChangeTextDocument((e) => {
+    if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) fn();
+  });
+  return { dispose: () => { editors.dispose(); edits.dispose(); } };
 }

@@ -42,9 +42,10 @@ test('the context meter reads like the Neovim winbar', async () => {
   assert.equal(meterText({ usedTokens: 900, windowTokens: 0, compactions: 2, path: 'compact' }), 'context 999% · 900/0 · compacted 2×');
 });
 
-test('the active file is a chip of every message until removed; another file brings it back', async () => {
+test('the active file is a chip until sent; it comes back when its text changes; removed, it stays off', () => {
   const q = new Attachments();
-  q.setActive({ uri: 'file:///ws/src/app.py', path: 'src/app.py' });
+  const app = { uri: 'file:///ws/src/app.py', path: 'src/app.py', version: 1 };
+  q.setActive(app);
   q.addSelection({ ...sel, diagnostics: [] });
   assert.deepEqual(q.chips().map((c) => [c.id, c.label, c.active === true]), [['active', 'src/app.py', true], ['a1', 'src/app.py:3-5', false]]);
   const first = q.takeShown();
@@ -52,14 +53,19 @@ test('the active file is a chip of every message until removed; another file bri
   assert.deepEqual(first.items[0], { kind: 'file', uri: 'file:///ws/src/app.py' });
   assert.deepEqual(first.shown.map((s) => s.label), ['src/app.py', 'src/app.py:3-5']);
   assert.equal(first.shown[1].text, sel.text, 'the transcript keeps the selection text');
-  // the active file stays for the next message; removed, it stays off while it is active
+  // the same text is not sent with every message; an edit (a new version) brings it back
+  assert.deepEqual(q.chips(), []);
+  q.setActive({ ...app, version: 2 });
   assert.deepEqual(q.chips().map((c) => c.id), ['active']);
   q.remove('active');
   assert.deepEqual(q.chips(), []);
-  q.setActive({ uri: 'file:///ws/src/app.py', path: 'src/app.py' });
-  assert.deepEqual(q.take(), []);
-  q.setActive({ uri: 'file:///ws/README.md', path: 'README.md' });
+  q.setActive({ ...app, version: 3 });
+  assert.deepEqual(q.take(), [], 'removed, it stays off while it is the active file');
+  q.setActive({ uri: 'file:///ws/README.md', path: 'README.md', version: 1 });
   assert.deepEqual(q.chips().map((c) => c.label), ['README.md']);
+  q.take();
+  q.newConversation();
+  assert.deepEqual(q.chips().map((c) => c.label), ['README.md'], 'a new conversation gets it again');
   q.setActive(null);
   assert.deepEqual(q.chips(), []);
 });

@@ -316,7 +316,9 @@ test('slash commands, attachments and the context meter against the real server'
     assert.match(input, /<file path="notes\.txt">\nn\n<\/file>/);
     assert.match(input, /look at these$/);
     assert.deepEqual(users().at(-1)?.context?.map((a) => a.label), ['hello.py', 'hello.py:1', 'hello.py:1 (1)', 'notes.txt']);
-    assert.deepEqual(controller.state.attachments.map((c) => c.id), ['active'], 'the queue went with it; the active file stays');
+    assert.equal(controller.state.attachments.length, 0, 'the queue went with it; the unchanged active file is not sent again');
+    controller.setActiveFile({ uri: hello, path: 'hello.py', version: 2 });
+    assert.deepEqual(controller.state.attachments.map((c) => c.id), ['active'], 'an edit brings it back');
     await controller.loadSession(controller.state.sessionId!);
     const stored = users().at(-1)?.context;
     assert.equal(stored?.[0].text, UPDATED, 'history shows what the model saw');

@@ -172,9 +172,15 @@ export class ChatController {
     }
   }
 
-  /** Show the chips of what goes with the next message. */
+  private shownChips = '';
+
+  /** Show the chips of what goes with the next message (when they changed). */
   private postChips(): void {
-    this.post({ type: 'attachments', chips: this.attachments.chips() });
+    const chips = this.attachments.chips();
+    const key = JSON.stringify(chips);
+    if (key === this.shownChips) return;
+    this.shownChips = key;
+    this.post({ type: 'attachments', chips });
   }
 
   /** The editor's active file changed: its chip follows (null: no file editor is active). */
@@ -453,10 +459,16 @@ export class ChatController {
     }
     await this.remember(null);
     this.post({ type: 'reset', sessionId: null });
+    this.attachments.newConversation();
+    this.postChips();
   }
 
   /** Show a stored session (its active branch, or the given head). */
   async loadSession(sessionId: string, headId?: string): Promise<void> {
+    if (sessionId !== this.state.sessionId) {
+      this.attachments.newConversation(); // that conversation has not seen the active file
+      this.postChips();
+    }
     try {
       const params = { sessionId, limit: this.historyPage, ...(headId ? { headId } : {}) };
       // Shown here, its turns from other editors (a shared `serve --tcp`) reach us too.

@@ -35,8 +35,8 @@ export interface EditorSelection {
   diagnostics: DiagnosticItem[];
 }
 
-/** A file of the workspace: its uri and the path shown. */
-export interface FileRef { uri: string; path: string }
+/** A file of the workspace: its uri and the path shown (and, for an editor's, its version). */
+export interface FileRef { uri: string; path: string; version?: number }
 
 /** One chip above the input: what will go with the next message. */
 export interface Chip {
@@ -44,7 +44,7 @@ export interface Chip {
   kind: ContextItem['kind'];
   /** `src/app.py:3-5`, `src/app.py:3-5 (1)` for diagnostics. */
   label: string;
-  /** The active editor's file, attached while it is active (until removed). */
+  /** The active editor's file: attached when the conversation has not seen this text of it. */
   active?: boolean;
 }
 
@@ -87,6 +87,8 @@ export class Attachments {
   private active: FileRef | null = null;
   /** The active file the user removed: it stays off until another file becomes active. */
   private dismissed: string | null = null;
+  /** The active file's text the conversation got last (`uri@version`): not sent again. */
+  private sent: string | null = null;
 
   /** Queue a selection; returns the labels added. */
   addSelection(sel: EditorSelection): string[] {
@@ -111,10 +113,18 @@ export class Attachments {
     this.active = file;
   }
 
-  /** The file attached as the active one, if any (not removed, not queued already). */
+  /** A new conversation has seen no file: the active one goes with its first message. */
+  newConversation(): void {
+    this.sent = null;
+  }
+
+  /**
+   * The file attached as the active one, if any: not removed, not queued already, and not the
+   * very text the last message carried (an unchanged file is not sent with every message).
+   */
   private activeFile(): FileRef | null {
     const a = this.active;
-    if (!a || a.uri === this.dismissed) return null;
+    if (!a || a.uri === this.dismissed || this.sent === `${a.uri}@${a.version ?? ''}`) return null;
     return this.items.some((q) => q.item.kind === 'file' && q.item.uri === a.uri) ? null : a;
   }
 
@@ -140,7 +150,8 @@ export class Attachments {
     this.items = this.items.filter((q) => q.id !== id);
   }
 
-  /** The attachments of a message being sent: the queue is emptied, the active file stays. */
+  /** The attachments of a message being sent: the queue is emptied; the active file comes
+   *  back when its text changes or another file becomes active. */
   take(): ContextItem[] {
     return this.takeShown().items;
   }
@@ -148,6 +159,7 @@ export class Attachments {
   /** Like take(), with each attachment as the transcript shows it. */
   takeShown(): { items: ContextItem[]; shown: SentAttachment[] } {
     const a = this.activeFile();
+    if (a) this.sent = `${a.uri}@${a.version ?? ''}`;
     const all = [...(a ? [{ item: { kind: 'file', uri: a.uri } as ContextItem, path: a.path }] : []), ...this.items];
     this.items = [];
     return { items: all.map((q) => q.item), shown: all.map((q) => sentView(q.item, q.path)) };

@@ -250,17 +250,22 @@ async function main() {
     await card.locator('summary', { hasText: 'Output' }).click();
     await card.locator('.tool-output pre', { hasText: MARK }).waitFor({ timeout: T });
     if (readFileSync(join(ws, 'src', 'app.py'), 'utf8') !== APP) throw new Error('the file on disk changed');
-    // the queue went with the message; the active file stays for the next one
-    if (await frame.locator('.chip-attachment:not(.active-file)').count()) throw new Error('chips stayed after sending');
-    await frame.locator('.chip-attachment.active-file', { hasText: 'src/app.py' }).waitFor({ timeout: T });
+    // the queue went with the message, and the active file's text with it: not sent again unchanged
+    if (await frame.locator('.chip-attachment').count()) throw new Error('chips stayed after sending');
 
     step = 'the context meter shows the usage';
     await frame.locator('#context:not([hidden]) .ctx-text', { hasText: /^context \d+% · / }).waitFor({ timeout: T });
     await shot('context-02-sent');
 
     step = '/ completes commands; a custom command is sent and the server fills in $ARGUMENTS';
-    await frame.locator('.chip-attachment.active-file .chip-remove').click(); // not this time
+    // an edit brings the active file back; removed, it stays off
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(' again');
+    await frame.locator('.chip-attachment.active-file', { hasText: 'src/app.py' }).waitFor({ timeout: T });
+    await frame.locator('.chip-attachment.active-file .chip-remove').click();
     await frame.locator('.chip-attachment.active-file').waitFor({ state: 'detached', timeout: T });
+    await input.click();
     await input.pressSequentially('/ex');
     await frame.locator('.complete-item.active', { hasText: '/explain PATH' }).waitFor({ timeout: T });
     await input.press('Enter');
