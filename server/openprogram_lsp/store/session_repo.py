@@ -29,6 +29,8 @@ from openprogram_lsp.store.gitobj.trees import Leaf, read_commit, update_tree, w
 log = logging.getLogger(__name__)
 
 JOURNAL = "openprogram-journal"
+LEGACY_INDEX = "index"
+"""The git index ``git add -A`` kept in sessions written before in-process commits."""
 BRANCH_REF = "refs/heads/main"
 PACK_THRESHOLD = 1000
 """Loose objects past which a commit starts a background pack."""
@@ -118,45 +120,63 @@ class SessionRepo:
 
         Returns the short commit id, or None when nothing changed. The caller holds the
         session's commit lock; writers of this and other processes wait on the journal.
+
+        A session written before in-process commits (its git index, left by ``git add -A``, is
+        the sign) is upgraded here, once: every file is committed, as that ``git add -A`` would
+        have, the stale index is removed and its loose objects are repacked in the background
+        (``docs/decisions/session-migration.md``).
         """
+        legacy = (self.git_dir / LEGACY_INDEX).exists()
         with self._journal(fcntl.LOCK_EX) as fd:
-            os.lseek(fd, 0, os.SEEK_SET)
-            chunks = []
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-            paths = {p.decode("utf-8", "surrogateescape")
-                     for p in b"".join(chunks).split(b"\n") if p}
-            head = self.head()
-            base = None
-            if head is not None:
-                try:
-                    base = read_commit(self.odb, head).tree
-                except (MissingObject, ValueError) as exc:
-                    raise GitError(["commit"], 1, f"session head unreadable: {exc}") from None
-            if everything or base is None:
-                paths |= set(self._files())
-            leaves: dict[str, Leaf] = {}
-            for rel in sorted(paths):
-                try:
-                    data = (self.root / rel).read_bytes()
-                except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                    leaves[rel] = None
-                    continue
-                leaves[rel] = ("100644", self.odb.write("blob", data))
-            tree = update_tree(self.odb, base, leaves)
-            if tree == base:
-                os.ftruncate(fd, 0)
-                return None
-            sha = write_commit(self.odb, tree, [head] if head else [], message.rstrip("\n")
-                               + "\n", int(time.time()))
-            self._set_head(sha)
-            os.ftruncate(fd, 0)
+            sha = self._commit_journaled(fd, message, everything=everything or legacy)
+        if legacy:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.git_dir / LEGACY_INDEX)
+            self._loose = None
+            self.maintain_later(full=True)
+            return sha[:7] if sha else None
+        if sha is None:
+            return None
         written = self.odb.take_written()
         self._loose = self.loose_count() if self._loose is None else self._loose + written
         if self._loose >= PACK_THRESHOLD:
             self._loose = None
             self.maintain_later()
         return sha[:7]
+
+    def _commit_journaled(self, fd: int, message: str, *, everything: bool) -> str | None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        paths = {p.decode("utf-8", "surrogateescape")
+                 for p in b"".join(chunks).split(b"\n") if p}
+        head = self.head()
+        base = None
+        if head is not None:
+            try:
+                base = read_commit(self.odb, head).tree
+            except (MissingObject, ValueError) as exc:
+                raise GitError(["commit"], 1, f"session head unreadable: {exc}") from None
+        if everything or base is None:
+            paths |= set(self._files())
+        leaves: dict[str, Leaf] = {}
+        for rel in sorted(paths):
+            try:
+                data = (self.root / rel).read_bytes()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                leaves[rel] = None
+                continue
+            leaves[rel] = ("100644", self.odb.write("blob", data))
+        tree = update_tree(self.odb, base, leaves)
+        if tree == base:
+            os.ftruncate(fd, 0)
+            return None
+        sha = write_commit(self.odb, tree, [head] if head else [], message.rstrip("\n")
+                           + "\n", int(time.time()))
+        self._set_head(sha)
+        os.ftruncate(fd, 0)
+        return sha
 
     def _files(self) -> Iterator[str]:
         """Every file of the working tree that belongs to the session (temp files left out)."""
@@ -215,8 +235,9 @@ class SessionRepo:
         """How many loose objects the repository holds (a walk of the fan-out directories)."""
         return sum(1 for _ in self.odb.loose_ids())
 
-    def maintain(self) -> int:
-        """Pack the loose objects; merge the packs (``git repack``) when there are many.
+    def maintain(self, *, full: bool = False) -> int:
+        """Pack the loose objects; merge the packs (``git repack``) when there are many, or
+        always when ``full`` (an upgraded session's loose objects, deltified once).
 
         Runs off the turn's path; one at a time per repository across processes. Returns how
         many loose objects were packed.
@@ -233,16 +254,17 @@ class SessionRepo:
                 return 0
             moved = self.odb.pack_loose()
             packs = list((self.git_dir / "objects" / "pack").glob("pack-*.pack"))
-            if len(packs) > MAX_PACKS:
+            if full or len(packs) > MAX_PACKS:
                 # gitdb writes no deltas; git's repack merges the packs with them
-                run_git(["repack", "-a", "-d", "-q"], env={"GIT_DIR": str(self.git_dir)},
+                run_git(["repack", "-a", "-d", "-q", "--keep-unreachable"],
+                        env={"GIT_DIR": str(self.git_dir)},
                         timeout=600)
                 self.odb.refresh()
             return moved
         finally:
             os.close(fd)
 
-    def maintain_later(self) -> None:
+    def maintain_later(self, *, full: bool = False) -> None:
         """Start ``maintain`` in a background thread (at most one per repository)."""
         key = str(self.git_dir)
         with _maintaining_lock:
@@ -252,7 +274,7 @@ class SessionRepo:
 
         def run() -> None:
             try:
-                self.maintain()
+                self.maintain(full=full)
             except (OSError, GitError, subprocess.SubprocessError, ValueError):
                 log.exception("background packing of %s failed", self.root)
             finally:

@@ -5,7 +5,7 @@ atomically, sharded so no directory grows with the session), the turn's ContextC
 its assistant node (``<seq>-<id>.context.json``), ``meta.json`` (title, head, branch names,
 status). Git is the source of truth: ``commit_turn`` makes exactly one commit per turn, in
 process (``session_repo``). Sessions written before sharding keep their flat ``nodes/`` and
-``context/`` files; they are read as they are.
+``context/`` files; they are read as they are (``docs/decisions/session-migration.md``).
 """
 
 from __future__ import annotations
