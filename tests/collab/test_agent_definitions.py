@@ -47,9 +47,9 @@ def test_a_definition_disallowing_run_command_refuses_the_childs_call_by_admissi
     assert d.agents.runner.wait_idle(60)
     assert [q.tool_call.name for q in approver.requests] == ["trust_workspace_definitions"]
     assert not (workspace / "child-ran").exists()
-    [agent] = [a for a in d.list_agents(r.session_id) if a["kind"] == "agent"]
+    [agent] = [a for a in d.list_agents(r.session_id) if a.kind == "agent"]
     store = d.services.store
-    user, reply = store.get_branch(r.session_id, agent["headId"])
+    user, reply = store.get_branch(r.session_id, agent.head_id)
     assert user.metadata["agentType"] == "reviewer"
     refused, read = reply.tool_calls or []
     assert refused.status == "failed"
@@ -86,8 +86,8 @@ def test_a_definitions_permission_mode_and_model_apply_to_the_child(
     dispatchers.append(d)
     r = d.process_user_turn(TurnRequest(text="plan"))
     assert d.agents.runner.wait_idle(60)
-    [agent] = [a for a in d.list_agents(r.session_id) if a["kind"] == "agent"]
-    _, reply = d.services.store.get_branch(r.session_id, agent["headId"])
+    [agent] = [a for a in d.list_agents(r.session_id) if a.kind == "agent"]
+    _, reply = d.services.store.get_branch(r.session_id, agent.head_id)
     [write] = reply.tool_calls or []
     assert write.status == "failed"
     assert write.blocked_reason == "permission mode 'plan' is read-only"

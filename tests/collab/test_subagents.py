@@ -63,10 +63,10 @@ def test_child_edits_file_on_named_branch_and_reports_back(
 
     # the child's edit landed, on its own branch, named by its label
     assert (workspace / "notes.txt").read_text() == "from the child\n"
-    [agent] = [a for a in d.list_agents(sid) if a["kind"] == "agent"]
-    assert agent["label"] == "writer" and agent["status"] == "done"
-    assert agent["sessionId"] == sid
-    tip = agent["headId"]
+    [agent] = [a for a in d.list_agents(sid) if a.kind == "agent"]
+    assert agent.label == "writer" and agent.status == "done"
+    assert agent.session_id == sid
+    tip = agent.head_id
     assert store.find_branch(sid, "writer") == tip
     named = {b.get("name"): b for b in store.list_branches(sid)}
     assert named["writer"]["headId"] == tip and not named["writer"]["active"]
@@ -77,7 +77,7 @@ def test_child_edits_file_on_named_branch_and_reports_back(
 
     # checkpointed and attributed to the child's turn
     ckpt_id = child_reply.metadata.get("checkpointId")
-    assert ckpt_id and agent["id"] == d.agents.runner.jobs()[0].id
+    assert ckpt_id and agent.id == d.agents.runner.jobs()[0].id
     ckpt = d.checkpointer(workspace).get(ckpt_id)  # type: ignore[union-attr]
     assert ckpt.turn_id == tip and ckpt.session_id == sid
     assert [f.path for f in ckpt.files] == ["notes.txt"]
@@ -92,7 +92,7 @@ def test_child_edits_file_on_named_branch_and_reports_back(
     # the outcome came back: an attach pointer and a follow-up turn on the parent's branch
     [att] = attach_nodes(d, sid)
     assert att.caller == r.assistant_node_id and att.metadata["targetNodeId"] == tip
-    assert att.metadata["sourceId"] == agent["id"]
+    assert att.metadata["sourceId"] == agent.id
     roles = [(n.role, n.metadata.get("source")) for n in main_chain]
     assert roles == [("user", "user"), ("assistant", "user"),
                      ("user", "follow_up"), ("assistant", "follow_up")]
@@ -188,7 +188,7 @@ def test_gate_denies_a_tool_inside_a_bypass_child(
     [denied] = tool_nodes(d, r.session_id, "write_file")
     assert denied.status == "error" and "writes are frozen" in denied.text
     [agent] = d.list_agents(r.session_id)
-    assert agent["status"] == "done"
+    assert agent.status == "done"
 
 
 def test_cancelling_the_parent_cancels_its_children(
@@ -206,20 +206,20 @@ def test_cancelling_the_parent_cancels_its_children(
         TurnRequest(text="start"), cancel_event=cancel)))
     worker.start()
     assert hold.entered("parent") and hold.entered("child")
-    assert {a["status"] for a in d.list_agents()} == {"running"}
+    assert {a.status for a in d.list_agents()} == {"running"}
     cancel.set()
     worker.join(60)
     assert d.agents.runner.wait_idle(60)
     [r] = out
     assert r.status == "cancelled"  # type: ignore[attr-defined]
     agents = d.list_agents(r.session_id)  # type: ignore[attr-defined]
-    assert sorted(a["label"] for a in agents) == ["slow", "slower"]
-    assert {a["status"] for a in agents} == {"cancelled"}
+    assert sorted(a.label for a in agents) == ["slow", "slower"]
+    assert {a.status for a in agents} == {"cancelled"}
     store = d.services.store
     sid = r.session_id  # type: ignore[attr-defined]
     for a in agents:
-        if a["headId"] is not None:
-            assert store.get_node(sid, a["headId"]).status == "cancelled"
+        if a.head_id is not None:
+            assert store.get_node(sid, a.head_id).status == "cancelled"
     # nothing was reported back to a parent the user cancelled
     assert attach_nodes(d, sid) == []
     assert all(n.metadata.get("source") != "follow_up" for n in store.nodes(sid))
@@ -236,10 +236,10 @@ def test_cancelling_one_child_tells_the_parent(
     r = d.process_user_turn(TurnRequest(text="start"))
     assert hold.entered("child")
     [agent] = d.list_agents(r.session_id)
-    assert d.agents.cancel_agent(agent["id"])
+    assert d.agents.cancel_agent(agent.id)
     assert d.agents.runner.wait_idle(60)
     [agent] = d.list_agents(r.session_id)
-    assert agent["status"] == "cancelled"
+    assert agent.status == "cancelled"
     head = d.services.store.head(r.session_id)
     assert head is not None
     texts = chain_texts(d, r.session_id, head)
@@ -280,10 +280,10 @@ def test_children_are_listed_from_the_dag_after_a_restart(
     d2, _ = build(home, workspace, bus, parent, child=child)  # a fresh process, same state
     dispatchers.append(d2)
     [after] = d2.list_agents(r.session_id)
-    for key in ("id", "sessionId", "headId", "label", "status", "kind"):
-        assert after[key] == before[key], key
-    assert after["status"] == "done" and after["label"] == "helper"
-    assert after["parentSessionId"] == r.session_id
+    for key in ("id", "session_id", "head_id", "label", "status", "kind"):
+        assert getattr(after, key) == getattr(before, key), key
+    assert after.status == "done" and after.label == "helper"
+    assert after.parent_session_id == r.session_id
 
 
 def test_children_inherit_the_count_and_the_budget_stops_them(
@@ -305,7 +305,7 @@ def test_children_inherit_the_count_and_the_budget_stops_them(
     assert "message 2 of a chain limited to 1" in refused.text
     [msg] = tool_nodes(d, sid, "send_message")
     assert msg.status == "error" and "message budget exhausted" in msg.text
-    assert [a["label"] for a in d.list_agents(sid)] == ["kid"]
+    assert [a.label for a in d.list_agents(sid)] == ["kid"]
     kid_tip = d.services.store.find_branch(sid, "kid")
     assert kid_tip is not None
     assert d.services.store.get_node(sid, kid_tip).text.endswith("stopped")

@@ -77,7 +77,7 @@ def test_child_messages_a_sibling_by_name_and_the_reply_flows_back(
     assert sent[0]["kind"] == "message" and sent[0]["toLabel"] == "reviewer"
     assert sent[0]["from"] == f"{sid}:{first_writer_turn}"
     assert sent[1]["kind"] == "reply" and sent[1]["to"] == f"{sid}:{first_writer_turn}"
-    kinds = {(a["kind"], a.get("label"), a["status"]) for a in d.list_agents(sid)}
+    kinds = {(a.kind, a.label, a.status) for a in d.list_agents(sid)}
     # the reviewer ran through run_agent_turn directly: listed from the DAG, not from a job
     assert kinds == {("agent", "reviewer", "done"), ("agent", "writer", "done"),
                      ("message", "reviewer", "done")}
@@ -117,7 +117,7 @@ def test_message_to_another_session_waits_for_its_busy_turn_and_replies(
     assert xchain[2].text.endswith("y answers") and xchain[3].text == "x got the answer"
     sent = next(e for e in events if e.type == "branch.message_sent")
     assert sent.session_id == rx.session_id and sent.payload["queued"] is True
-    assert [a["kind"] for a in d.list_agents(rx.session_id)] == ["message"]
+    assert [a.kind for a in d.list_agents(rx.session_id)] == ["message"]
     assert len(store.list_sessions()) == 2
 
 
@@ -204,8 +204,8 @@ def test_a_busy_targets_inbox_is_delivered_in_order(
     assert hold.entered("b")
     receipts = [d.agents.send_message(f"m{i}", "b", session_id=sid) for i in (1, 2, 3)]
     assert [("queued behind" in x) for x in receipts] == [True, True, True]
-    queued = [a for a in d.list_agents(sid) if a["kind"] == "message"]
-    assert [a["status"] for a in queued] == ["running"] * 3
+    queued = [a for a in d.list_agents(sid) if a.kind == "message"]
+    assert [a.status for a in queued] == ["running"] * 3
     hold.release("b")
     assert d.agents.runner.wait_idle(60)
 
@@ -219,7 +219,7 @@ def test_a_busy_targets_inbox_is_delivered_in_order(
     mchain = chain_texts(d, sid, head)
     assert [t for _, t in mchain[1::2]] == ["hello", "got 1", "got 2", "got 3"]
     assert [t.rsplit("\n", 1)[-1] for _, t in mchain[2::2]] == ["r1", "r2", "r3"]
-    assert {a["status"] for a in d.list_agents(sid)} == {"done"}
+    assert {a.status for a in d.list_agents(sid)} == {"done"}
 
 
 def test_gate_applies_to_send_message_called_directly(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, cast
 
 from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult
+from openprogram_lsp.core.ports import AgentRun
 
 if TYPE_CHECKING:
     from openprogram_lsp.collab.hub import Hub
 
+RunStatus = Literal["running", "done", "error", "cancelled"]
 _STORED_STATUS = {"done": "done", "error": "error", "cancelled": "cancelled",
                   "interrupted": "error"}
 
@@ -28,27 +30,19 @@ def _job_tip(sub: Hub, job: Job) -> str | None:
     return job.head_id
 
 
-def _job_entry(sub: Hub, job: Job) -> dict[str, Any]:
+def _job_entry(sub: Hub, job: Job) -> AgentRun:
     status: str = "running" if job.status == "pending" else job.status
     if job.status == "done" and isinstance(job.result, AgentTurnResult):
         status = job.result.status
-    entry: dict[str, Any] = {"id": job.id, "sessionId": job.session_id,
-                             "headId": _job_tip(sub, job), "status": status,
-                             "kind": job.kind, "createdAt": job.created_at}
-    if job.label:
-        entry["label"] = job.label
-    if job.status == "pending":
-        entry["queued"] = True
-    if job.origin_session_id:
-        entry["parentSessionId"] = job.origin_session_id
-    if job.parent_turn_id:
-        entry["parentTurnId"] = job.parent_turn_id
-    if job.error:
-        entry["error"] = job.error
-    return entry
+    return AgentRun(id=job.id, session_id=job.session_id, head_id=_job_tip(sub, job),
+                    status=cast(RunStatus, status), kind=job.kind,
+                    created_at=job.created_at, label=job.label or None,
+                    queued=True if job.status == "pending" else None,
+                    parent_session_id=job.origin_session_id or None,
+                    parent_turn_id=job.parent_turn_id or None, error=job.error or None)
 
 
-def _stored(sub: Hub, sid: str, known: set[str]) -> list[dict[str, Any]]:
+def _stored(sub: Hub, sid: str, known: set[str]) -> list[AgentRun]:
     """Children recorded in a session's DAG that this process did not run (before a restart)."""
     store = sub.dispatcher.services.store
     if not store.exists(sid):
@@ -67,24 +61,22 @@ def _stored(sub: Hub, sid: str, known: set[str]) -> list[dict[str, Any]]:
         status = "running" if turn_id in active else _STORED_STATUS.get(turn.status or "",
                                                                           "error")
         label = node.metadata.get("label")
-        tip = store.find_branch(sid, label) if isinstance(label, str) and label else None
-        entry: dict[str, Any] = {"id": rid, "sessionId": sid, "headId": tip or turn_id,
-                                 "status": status, "kind": kind, "createdAt": node.created_at}
-        if isinstance(label, str) and label:
-            entry["label"] = label
+        label = label if isinstance(label, str) and label else None
+        tip = store.find_branch(sid, label) if label else None
         parent = node.metadata.get("parentSessionId")
-        if isinstance(parent, str):
-            entry["parentSessionId"] = parent
-        out.append(entry)
+        out.append(AgentRun(id=rid, session_id=sid, head_id=tip or turn_id,
+                            status=cast(RunStatus, status), kind=kind,
+                            created_at=node.created_at, label=label,
+                            parent_session_id=parent if isinstance(parent, str) else None))
     return out
 
 
-def list_agents(sub: Hub, session_id: str | None = None) -> list[dict[str, Any]]:
-    """Children and deliveries: id, sessionId, headId, label?, status, kind, createdAt."""
+def list_agents(sub: Hub, session_id: str | None = None) -> list[AgentRun]:
+    """Children and deliveries of a session (of every session when None), oldest first."""
     out = [_job_entry(sub, job) for job in sub.runner.jobs()
            if job.kind != "reply" and (session_id is None or session_id in (
                job.session_id, job.origin_session_id))]
     if session_id is not None:
-        out.extend(_stored(sub, session_id, {e["id"] for e in out}))
-        out.sort(key=lambda e: str(e.get("createdAt") or ""))
+        out.extend(_stored(sub, session_id, {e.id for e in out}))
+        out.sort(key=lambda e: e.created_at or "")
     return out

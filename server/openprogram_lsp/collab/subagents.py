@@ -21,7 +21,7 @@ from openprogram_lsp.collab.lanes import Lane
 from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult, Origin
-from openprogram_lsp.core.ports import CallSite
+from openprogram_lsp.core.ports import AgentRun, CallSite
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.hooks.agent_defs import AgentDef
 
@@ -83,8 +83,8 @@ class Subagents(Hub):
         """Cancel one child or delivery by id; its origin is told."""
         return self.runner.cancel(agent_id)
 
-    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Children and deliveries: id, sessionId, headId, label?, status, kind."""
+    def list_agents(self, session_id: str | None = None) -> list[AgentRun]:
+        """Children and deliveries of a session (of every session when None)."""
         return list_agents.list_agents(self, session_id)
 
     def close(self, timeout: float = 10.0) -> None:
@@ -120,7 +120,7 @@ class Subagents(Hub):
         """The ``send_message`` tool."""
         return send_message(self, message, to, session_id=site.session_id, via_tool=True)
 
-    def agents_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+    def agents_for_tool(self, site: CallSite) -> list[AgentRun]:
         """The ``list_agents`` tool."""
         return self.list_agents(site.session_id)
 

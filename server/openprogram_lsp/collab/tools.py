@@ -6,6 +6,7 @@ reaches through ``ctx.collab`` (the ``core.ports.Collab`` port).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from pydantic import BaseModel, Field
@@ -99,7 +100,8 @@ class ListAgentsTool(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         service = _service(ctx)
-        agents = service.agents_for_tool(ctx.site)
+        agents = [{k: v for k, v in dataclasses.asdict(a).items() if v is not None}
+                  for a in service.agents_for_tool(ctx.site)]
         definitions = service.definitions_for_tool(ctx.site)
         lines = ([json.dumps(a, sort_keys=True) for a in agents] if agents
                  else ["No agents in this session yet."])

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from openprogram_lsp.core.types import (
     Checkpoint,
@@ -124,6 +124,23 @@ class CallSite:
     workspace: Path
 
 
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """One subagent run or send_message delivery (a job of this process or a stored child)."""
+
+    id: str
+    session_id: str
+    head_id: str | None  # the child's branch tip now
+    status: Literal["running", "done", "error", "cancelled"]
+    kind: Literal["agent", "message", "reply"]
+    created_at: str
+    label: str | None = None
+    queued: bool | None = None  # True: waiting behind other work on its branch
+    error: str | None = None
+    parent_session_id: str | None = None  # the session that started it
+    parent_turn_id: str | None = None  # the turn that started it
+
+
 @runtime_checkable
 class Collab(Protocol):
     """Subagents and send_message as the collaboration tools see them (``collab/`` implements
@@ -139,7 +156,7 @@ class Collab(Protocol):
         """Deliver a message to another branch; returns the receipt for the model."""
         ...
 
-    def agents_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+    def agents_for_tool(self, site: CallSite) -> list[AgentRun]:
         """The subagent runs and deliveries of the caller's session."""
         ...
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import Protocol
 
+from openprogram_lsp.core.ports import AgentRun
 from openprogram_lsp.dispatcher.active import ActiveTurn
 
 
@@ -20,7 +21,7 @@ class Collaboration(Protocol):
     def cancel_all(self) -> int:
         """Cancel every job (shutdown)."""
 
-    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
+    def list_agents(self, session_id: str | None = None) -> list[AgentRun]:
         """Children and deliveries of a session (or of every session)."""
 
     def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -53,7 +54,7 @@ class NoCollaboration:
         """No jobs."""
         return 0
 
-    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
+    def list_agents(self, session_id: str | None = None) -> list[AgentRun]:
         """No children."""
         return []
 

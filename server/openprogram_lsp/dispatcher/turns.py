@@ -23,7 +23,7 @@ from openprogram_lsp.core.errors import (
     TurnCancelled,
 )
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.core.ports import Checkpointer
+from openprogram_lsp.core.ports import AgentRun, Checkpointer
 from openprogram_lsp.core.turn_context import (
     current_agent_id,
     current_message_depth,
@@ -117,8 +117,8 @@ class Dispatcher:
         turn.control.steer(text)
         return True
 
-    def list_agents(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Subagent runs and deliveries (id, sessionId, headId, label?, status, kind)."""
+    def list_agents(self, session_id: str | None = None) -> list[AgentRun]:
+        """Subagent runs and deliveries of a session (of every session when None)."""
         return self.agents.list_agents(session_id)
 
     def checkpointer(self, workspace: Path) -> Checkpointer | None:

@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.config.sections.core import CoreSettings
@@ -262,13 +261,8 @@ class Handlers:
         engine = self.dispatcher.services.hooks
         definitions = [w.AgentDefinitionInfo.model_validate(d) for d in engine.agent_listing(
             self._workspace())] if engine is not None else []
-        try:
-            return w.AgentsResult(agents=[w.AgentInfo.model_validate(r) for r in rows],
-                                  definitions=definitions).wire()
-        except ValidationError:  # a newer agent record: pass it through rather than fail
-            log.warning("agent records do not match the wire schema; sent as they are")
-            return {"agents": [dict(r) for r in rows],
-                    "definitions": [d.wire() for d in definitions]}
+        return w.AgentsResult(agents=[dumps.model(w.AgentInfo, r) for r in rows],
+                              definitions=definitions).wire()
 
     # -- hooks and trust ---------------------------------------------------------------------
 
