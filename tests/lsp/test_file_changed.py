@@ -54,3 +54,27 @@ async def test_external_write_arrives_as_file_changed(start: Starter, workspace:
     await client.wait_event("file.changed", lambda e: {"path": "src/real.py",
                                                        "change": "deleted"} in
                             e["data"]["changes"])
+
+
+async def test_files_list_follows_the_watcher(start: Starter, workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("build/\n")
+    (workspace / "old_module.py").write_text("")
+    client = await start(model="offline")
+    await _watching(client, workspace)
+
+    async def files(query: str) -> list[str]:
+        found = await client.call("openprogram/files", {"query": query})
+        return [f["path"] for f in found["files"]]
+
+    assert await files("oldmod") == ["old_module.py"]  # the list is built now
+    (workspace / "build").mkdir()
+    (workspace / "build" / "new_module.py").write_text("")  # ignored: never listed
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "new_module.py").write_text("")
+    (workspace / "old_module.py").unlink()
+    await client.wait_event("file.changed", lambda e: any(
+        c["path"] == "old_module.py" for c in e["data"]["changes"]))
+    await client.wait_event("file.changed", lambda e: any(
+        c["path"] == "pkg/new_module.py" for c in e["data"]["changes"]))
+    assert await files("newmod") == ["pkg/new_module.py"]
+    assert await files("oldmod") == []
