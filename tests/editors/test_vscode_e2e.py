@@ -106,9 +106,10 @@ def test_vscode_watches_a_session_another_editor_drives(packaged: Path) -> None:
 
 @pytest.mark.timeout(600)
 def test_vscode_editor_is_the_context(packaged: Path) -> None:
-    """An unsaved edit, a selection (Add Selection to Chat), @-completed files and removable
-    chips reach the model and the transcript; the agent reads the buffer; / completion, a custom
-    command expanded by the server, an unknown command refused, /mode, the context meter."""
+    """An unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON
+    server reports, @-completed files and removable chips reach the model and the transcript;
+    the agent reads the buffer; / completion, a custom command expanded by the server, an
+    unknown command refused, /mode, the context meter."""
     out = REPO / "artifacts" / "vscode-e2e-context"
     e2e = _run(["node", "test/e2e/context.mjs", "--out", str(out)], EXT, timeout=500)
     assert e2e.returncode == 0, f"{_tail(e2e, 60)}\n(screenshots in {out})"

@@ -1,5 +1,6 @@
 // End-to-end: the editor is the context, in a real VS Code (code-server + headless Chromium).
-// Open a file and edit it without saving, select lines, Add Selection to Chat, @-mention a file,
+// Select lines with a diagnostic, open a file and edit it without saving, select lines, Add
+// Selection to Chat, @-mention a file,
 // remove a chip, send: the transcript shows the attachments, the scripted model's recorded input
 // holds them, and the agent's read_file gets the unsaved buffer. Then the / popup and a custom
 // command (the server substitutes $ARGUMENTS), an unknown command, /mode, the context meter
@@ -107,6 +108,7 @@ function prepare() {
   writeFileSync(join(ws, 'src', 'app.py'), APP);
   writeFileSync(join(ws, 'README.md'), '# scratch\n');
   writeFileSync(join(ws, 'NOTES.md'), 'notes\n');
+  writeFileSync(join(ws, 'conf.json'), '{\n  "name": "demo",\n  "port": ,\n  "debug": true\n}\n');
   writeFileSync(join(ws, '.gitignore'), 'build/\n');
   execFileSync('git', ['init', '-q', ws]); // .gitignore applies in a repository (ripgrep's rule)
   writeFileSync(join(ws, 'build', 'README.generated.md'), 'ignored\n');
@@ -178,18 +180,35 @@ async function main() {
     const frame = await chatFrame(page);
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: T });
 
+    const quickOpen = async (path, tab) => {
+      await page.keyboard.press('F1');
+      const quick = page.locator('.quick-input-widget input');
+      await quick.waitFor({ state: 'visible', timeout: T });
+      await quick.fill(path);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: tab }).first().waitFor({ timeout: T });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab', { hasText: tab }).first().waitFor({ timeout: T });
+    };
+    const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+
+    step = "a selection's diagnostics go with it (VS Code's JSON language server reports them)";
+    await quickOpen('conf.json', 'conf.json');
+    await page.locator('.squiggly-error').first().waitFor({ timeout: T });
+    await editor.click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('ArrowDown'); // line 2, column 0 (Home would go to the indent)
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await palette(page, 'OpenProgram: Add Selection to Chat');
+    await frame.locator('.chip-attachment.kind-selection', { hasText: 'conf.json:2-3' }).waitFor({ timeout: T });
+    await frame.locator('.chip-attachment.kind-diagnostics', { hasText: /conf\.json:2-3 \(\d+\)/ }).waitFor({ timeout: T });
+
     step = 'open src/app.py: it is the active file chip';
-    await page.keyboard.press('F1');
-    const quick = page.locator('.quick-input-widget input');
-    await quick.waitFor({ state: 'visible', timeout: T });
-    await quick.fill('src/app.py');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'app.py' }).first().waitFor({ timeout: T });
-    await page.keyboard.press('Enter');
-    await page.locator('.tab', { hasText: 'app.py' }).first().waitFor({ timeout: T });
+    await quickOpen('src/app.py', 'app.py');
     await frame.locator('.chip-attachment.active-file', { hasText: 'src/app.py' }).waitFor({ timeout: T });
+    if (await frame.locator('.chip-attachment.active-file', { hasText: 'conf.json' }).count()) throw new Error('the previous file is still the active chip');
 
     step = 'edit the file without saving, select lines 4-5, Add Selection to Chat';
-    const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
     await editor.click();
     await page.keyboard.press('Control+End');
     await page.keyboard.type(MARK);
@@ -233,18 +252,20 @@ async function main() {
     const sent = frame.locator('.msg.role-user', { hasText: 'Explain this' });
     await sent.waitFor({ timeout: T });
     const labels = await sent.locator('.sent-attachment .chip-label').allTextContents();
-    for (const want of ['src/app.py', 'src/app.py:4-5', 'README.md']) {
+    for (const want of ['src/app.py', 'conf.json:2-3', 'src/app.py:4-5', 'README.md']) {
       if (!labels.includes(want)) throw new Error(`the sent message lacks ${want}: ${labels}`);
     }
     if (labels.includes('NOTES.md')) throw new Error('a removed chip was sent');
     await frame.locator('.msg.role-assistant', { hasText: 'Lines 4-5 define' }).waitFor({ timeout: T });
     await frame.locator('#busy[hidden]').waitFor({ state: 'attached', timeout: T });
-    await sent.locator('.sent-attachment.kind-selection summary').click();
-    await sent.locator('.sent-attachment.kind-selection .sent-text', { hasText: 'def main():' }).waitFor({ timeout: T });
+    const appSel = sent.locator('.sent-attachment.kind-selection', { hasText: 'src/app.py:4-5' });
+    await appSel.locator('summary').click();
+    await appSel.locator('.sent-text', { hasText: 'def main():' }).waitFor({ timeout: T });
     const first = modelInputs()[0] ?? '';
     if (!/<selection path="src\/app\.py" lines="4-5"[^>]*>\ndef main\(\):\n {4}return os\.getcwd\(\)\n<\/selection>/.test(first)) throw new Error(`the model did not get the selection:\n${first}`);
     if (!first.includes(`<file path="src/app.py" unsaved="true">`) || !first.includes(MARK)) throw new Error(`the model did not get the unsaved file:\n${first}`);
     if (!first.includes('<file path="README.md">\n# scratch\n</file>')) throw new Error(`the model did not get README.md:\n${first}`);
+    if (!/<diagnostics path="conf\.json" lines="2-3">\nconf\.json:3:\d+: error: /.test(first)) throw new Error(`the model did not get the diagnostics:\n${first}`);
     if (first.includes('<file path="NOTES.md"')) throw new Error('the removed NOTES.md reached the model');
     const card = frame.locator('.tool-card[data-kind="read"]');
     await card.locator('summary', { hasText: 'Output' }).click();
