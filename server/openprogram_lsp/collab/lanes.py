@@ -50,7 +50,7 @@ def newest_descendant(store: SessionStore, sid: str, node_id: str) -> str:
         if cur in seen:
             continue
         seen.add(cur)
-        kids = [k for k in idx.children.get(cur, ()) if idx.is_chain_node(idx.nodes[k])]
+        kids = [k for k in idx.children.get(cur, ()) if idx.is_chain_id(k)]
         if kids:
             stack.extend(kids)
         else:

@@ -78,8 +78,8 @@ def _resolve_ref(subagents: Hub, sid: str, ref: str, *, to: str) -> Target:
         node = store.get_node(sid, ref)
         if node.caller is not None or node.role not in ("user", "assistant", "system"):
             raise ToolError(f"{to!r} names a {node.role} node, not a conversation message")
-        is_tip = not any(store.index(sid).is_chain_node(store.get_node(sid, k))
-                         for k in store.index(sid).children.get(ref, ()))
+        idx = store.index(sid)
+        is_tip = not any(idx.is_chain_id(k) for k in idx.children.get(ref, ()))
         return Target(sid, ref, subagents.lane_key_of(sid, ref, None) if is_tip
                       else ("node", ref), follow=is_tip)
     names = ", ".join(_branch_names(subagents, sid)) or "none"

@@ -230,8 +230,8 @@ class Handlers:
             if node.get("role") == "user" and (node.get("metadata") or {}).get("context"):
                 node["context"] = node["metadata"]["context"]  # what the model was shown
             # replies from subagents and other branches hang off a chain node by caller
-            attached = [c.wire() for c in store.callees(sid, node["id"])
-                        if c.role == "system" and c.metadata.get("kind") == "attach"]
+            attached = [c.wire() for c in store.callees(sid, node["id"], role="system")
+                        if c.metadata.get("kind") == "attach"]
             if attached:
                 node["attachments"] = attached
         return out

@@ -1,20 +1,36 @@
-"""The in-memory index of one session, rebuilt losslessly from its node files."""
+"""The in-memory index of one session: its structure always, node bodies only when asked for.
+
+Opening a session reads its compact node log (``node_log``: seq, id, role, predecessor,
+caller, running) and the newest shard, never every node file; a node's body is read from its
+file the first time it is asked for and then kept (up to ``BODY_CACHE`` per session).
+``SessionIndex.scan`` rebuilds the same structure from the node files alone.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.errors import BrokenChain, NotFound
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store import node_log
+from openprogram_lsp.store.node_log import Row
+
+log = logging.getLogger(__name__)
 
 CHAIN_ROLES = frozenset({"user", "assistant", "system"})
 SHARD = 100
 """Nodes per leaf directory, and leaf directories per group: no tree grows with the session."""
 CONTEXT_SUFFIX = ".context.json"
+BODY_CACHE = 50_000
+"""Node bodies one session keeps in memory at most (the oldest read are dropped first)."""
+LOG_SLACK = 1024
+"""Lines past twice the node count after which the node log is rewritten."""
 
 
 def node_path(seq: int, node_id: str) -> str:
@@ -22,11 +38,22 @@ def node_path(seq: int, node_id: str) -> str:
     return f"{seq // (SHARD * SHARD):03d}/{seq // SHARD:05d}/{seq:07d}-{node_id}.json"
 
 
+def _leaf(seq: int) -> str:
+    return f"{seq // (SHARD * SHARD):03d}/{seq // SHARD:05d}"
+
+
 def _node_name(name: str) -> int | None:
     if name.startswith(".") or not name.endswith(".json") or name.endswith(CONTEXT_SUFFIX):
         return None
     head = name.split("-", 1)[0]
     return int(head) if head.isdigit() and "-" in name else None
+
+
+def _listing(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def node_files(nodes_dir: Path) -> list[tuple[int, str]]:
@@ -44,90 +71,378 @@ def node_files(nodes_dir: Path) -> list[tuple[int, str]]:
 
 def top_seq(nodes_dir: Path) -> int:
     """The highest sequence number on disk, reading only the newest shard (and flat files)."""
-    def listing(path: Path) -> list[str]:
-        try:
-            return os.listdir(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-
-    top = 0
-    names = listing(nodes_dir)
+    names = _listing(nodes_dir)
     top = max((s for s in map(_node_name, names) if s is not None), default=0)
     groups = sorted((n for n in names if n.isdigit()), reverse=True)
     for group in groups:
-        leaves = sorted((n for n in listing(nodes_dir / group) if n.isdigit()), reverse=True)
+        leaves = sorted((n for n in _listing(nodes_dir / group) if n.isdigit()), reverse=True)
         for leaf in leaves:
-            seqs = [s for s in map(_node_name, listing(nodes_dir / group / leaf)) if s is not None]
+            seqs = [s for s in map(_node_name, _listing(nodes_dir / group / leaf))
+                    if s is not None]
             if seqs:
                 return max(top, *seqs)
     return top
 
 
-@dataclass(slots=True)
+def read_body(path: Path) -> Node:
+    """Parse one node file."""
+    return Node.model_validate_json(path.read_bytes())
+
+
+class NodeInfo:
+    """What the index keeps of a node: its place in the DAG, never its body."""
+
+    __slots__ = ("caller", "file", "id", "predecessor", "role", "seq")
+
+    def __init__(self, seq: int, nid: str, role: str, predecessor: str | None,
+                 caller: str | None, file: str | None) -> None:
+        self.seq = seq
+        self.id = nid
+        self.role = role
+        self.predecessor = predecessor
+        self.caller = caller
+        self.file = file  # None: the sharded ``node_path(seq, id)``
+
+    @property
+    def name(self) -> str:
+        """The node's file under ``nodes/``."""
+        return self.file if self.file is not None else node_path(self.seq, self.id)
+
+
+class NodeBodies(Mapping[str, Node]):
+    """Node bodies by id: read from the node's file on first use, then kept.
+
+    Membership, iteration and length come from the structure and read nothing.
+    """
+
+    __slots__ = ("_cache", "_index", "cap", "reads")
+
+    def __init__(self, index: SessionIndex, cap: int = BODY_CACHE) -> None:
+        self._index = index
+        self._cache: dict[str, Node] = {}
+        self.cap = cap
+        self.reads = 0  # node files read so far
+
+    def __getitem__(self, nid: str) -> Node:
+        node = self._cache.get(nid)
+        return node if node is not None else self._read(nid)
+
+    def __contains__(self, nid: object) -> bool:
+        return nid in self._index.info
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index.info)
+
+    def __len__(self) -> int:
+        return len(self._index.info)
+
+    def many(self, ids: list[str]) -> list[Node]:
+        """The bodies of ``ids`` in order (reading only those not in memory)."""
+        cache = self._cache
+        out = [cache.get(i) for i in ids]
+        if None in out:
+            out = [n if n is not None else self._read(i) for n, i in zip(out, ids, strict=True)]
+        return out  # type: ignore[return-value]
+
+    def cached(self) -> int:
+        """How many bodies are in memory."""
+        return len(self._cache)
+
+    def _read(self, nid: str) -> Node:
+        info = self._index.info[nid]
+        root = self._index.root
+        if root is None:
+            raise KeyError(nid)
+        try:
+            node = read_body(root / "nodes" / info.name)
+        except FileNotFoundError:
+            raise BrokenChain(f"node {nid!r}: its file is missing") from None
+        except ValueError as exc:
+            raise BrokenChain(f"node {nid!r}: its file is unreadable ({exc})") from None
+        if node.id != nid:
+            raise BrokenChain(f"node file {info.name!r} holds {node.id!r}, not {nid!r}")
+        self.reads += 1
+        self.put(node)
+        return node
+
+    def put(self, node: Node) -> None:
+        """Keep a body (a node just written or read)."""
+        cache = self._cache
+        cache[node.id] = node
+        if len(cache) > self.cap and self._index.root is not None:
+            for old in list(islice(cache, len(cache) - self.cap * 3 // 4)):
+                del cache[old]
+
+    def drop(self, nid: str) -> None:
+        """Forget a body (another process rewrote the node)."""
+        self._cache.pop(nid, None)
+
+
+class _Seqs(Mapping[str, int]):
+    """Each node's seq, read from the structure."""
+
+    __slots__ = ("_info",)
+
+    def __init__(self, info: dict[str, NodeInfo]) -> None:
+        self._info = info
+
+    def __getitem__(self, nid: str) -> int:
+        return self._info[nid].seq
+
+    def __contains__(self, nid: object) -> bool:
+        return nid in self._info
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._info)
+
+    def __len__(self) -> int:
+        return len(self._info)
+
+
+class _Files(Mapping[str, str]):
+    """Each node's file under ``nodes/``, read from the structure."""
+
+    __slots__ = ("_info",)
+
+    def __init__(self, info: dict[str, NodeInfo]) -> None:
+        self._info = info
+
+    def __getitem__(self, nid: str) -> str:
+        return self._info[nid].name
+
+    def __contains__(self, nid: object) -> bool:
+        return nid in self._info
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._info)
+
+    def __len__(self) -> int:
+        return len(self._info)
+
+
 class SessionIndex:
     """Nodes by id and seq, children by predecessor and caller, and the session meta."""
 
-    nodes: dict[str, Node] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
-    seq: dict[str, int] = field(default_factory=dict)
-    children: dict[str, list[str]] = field(default_factory=dict)
-    callees: dict[str, list[str]] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-    next_seq: int = 1
-    running: set[str] = field(default_factory=set)  # ids of nodes whose status is "running"
-    summaries: set[str] = field(default_factory=set)  # summary nodes hanging off a caller
-    # the last chain walked (ids root first) and each id's place in it: predecessors never
-    # change, so a later head that continues it walks only its own new part
-    _chain_ids: list[str] = field(default_factory=list, compare=False, repr=False)
-    _chain_pos: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    __slots__ = ("_chain_ids", "_chain_pos", "_first", "_log_ident", "_log_offset", "_log_rows",
+                 "callees", "children", "files", "info", "meta", "next_seq", "nodes", "root",
+                 "running", "seq", "summaries")
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root  # the session directory; None: an index kept in memory only
+        self.info: dict[str, NodeInfo] = {}
+        self.nodes = NodeBodies(self)
+        self.seq: Mapping[str, int] = _Seqs(self.info)
+        self.files: Mapping[str, str] = _Files(self.info)
+        self.children: dict[str, list[str]] = {}
+        self.callees: dict[str, list[str]] = {}
+        self.meta: dict[str, Any] = {}
+        self.next_seq = 1
+        self._first = 1
+        # ids that may be running: every running node is in it (a node's line is written
+        # after its file, and a new node's file is found in the newest shard)
+        self.running: set[str] = set()
+        self.summaries: set[str] = set()  # summary nodes hanging off a caller
+        # the last chain walked (ids root first) and each id's place in it: predecessors never
+        # change, so a later head that continues it walks only its own new part
+        self._chain_ids: list[str] = []
+        self._chain_pos: dict[str, int] = {}
+        self._log_ident: tuple[int, int] | None = None
+        self._log_offset = 0
+        self._log_rows = 0
+
+    # -- building -----------------------------------------------------------------------------
 
     @classmethod
     def load(cls, root: Path) -> SessionIndex:
-        """Rebuild the index from ``nodes/`` and ``meta.json`` under a session directory."""
-        idx = cls()
-        meta_path = root / "meta.json"
-        if meta_path.exists():
-            idx.meta = json.loads(meta_path.read_bytes())
-        nodes_dir = root / "nodes"
-        for seq, rel in sorted(node_files(nodes_dir)):
-            node = Node.model_validate_json((nodes_dir / rel).read_bytes())
-            idx.add(node, rel, seq)
+        """The index of a session directory: its node log, then what the log lacks."""
+        idx = cls(root)
+        idx._read_meta()
+        read = node_log.read(idx._log_path)
+        if read is None or read.damaged:
+            idx._scan()
+            idx.rewrite_log()
+            return idx
+        idx._apply(read.rows, fresh=True)
+        idx._log_ident, idx._log_offset, idx._log_rows = read.ident, read.offset, len(read.rows)
+        idx._fill_gaps()
         return idx
 
-    def add(self, node: Node, filename: str, seq: int) -> None:
-        """Insert a new node or replace an existing one (same id, same file)."""
-        old = self.nodes.get(node.id)
-        self.nodes[node.id] = node
-        self.files[node.id] = filename
-        self.seq[node.id] = seq
-        self.next_seq = max(self.next_seq, seq + 1)
-        if node.status == "running":
-            self.running.add(node.id)
+    @classmethod
+    def scan(cls, root: Path) -> SessionIndex:
+        """The index rebuilt from the node files alone (every file parsed, no body kept)."""
+        idx = cls(root)
+        idx._read_meta()
+        idx._scan()
+        return idx
+
+    def refresh(self) -> bool:
+        """Catch up with what other processes wrote: the meta, the log lines added since the
+        last read, new files in the newest shard. False when the log was replaced (reload)."""
+        if self.root is None:
+            return False
+        read = node_log.read(self._log_path, self._log_offset)
+        if read is None or read.damaged or read.ident != self._log_ident:
+            return False
+        self._read_meta()
+        self._apply(read.rows, fresh=False)
+        self._log_offset = read.offset
+        self._log_rows += len(read.rows)
+        self._fill_gaps()
+        return True
+
+    @property
+    def _log_path(self) -> Path:
+        assert self.root is not None
+        return self.root / ".git" / node_log.NODE_LOG
+
+    def _read_meta(self) -> None:
+        assert self.root is not None
+        try:
+            self.meta = json.loads((self.root / "meta.json").read_bytes())
+        except FileNotFoundError:
+            self.meta = {}
+
+    def _scan(self) -> None:
+        assert self.root is not None
+        nodes_dir = self.root / "nodes"
+        for seq, rel in sorted(node_files(nodes_dir)):
+            node = read_body(nodes_dir / rel)
+            self._register((seq, node.id, node.role, node.predecessor, node.caller,
+                            node.status == "running", rel))
+
+    def _apply(self, rows: list[Row], *, fresh: bool) -> None:
+        drop = self.nodes.drop
+        for row in rows:
+            if not self._register(row) and not fresh:
+                drop(row[1])  # rewritten elsewhere: read it again when asked
+
+    def _fill_gaps(self) -> None:
+        """Add nodes whose files exist but whose log lines are missing (a writer died between
+        the two): past the log's last seq in the newest shard, or holes below it."""
+        assert self.root is not None
+        nodes_dir = self.root / "nodes"
+        last = self.next_seq - 1
+        top = top_seq(nodes_dir)
+        if top <= last and len(self.info) == last - self._first + 1:
+            return
+        have = {i.seq for i in self.info.values()}
+        missing = set(range(min(self._first, 1), max(top, last) + 1)) - have
+        if not missing:
+            return
+        names: dict[int, str] = {}
+        leaves = {_leaf(s) for s in missing}
+        for leaf in sorted(leaves):
+            for name in _listing(nodes_dir / leaf):
+                seq = _node_name(name)
+                if seq in missing:
+                    names[seq] = f"{leaf}/{name}"
+        if any(i.file is not None and "/" not in i.file for i in self.info.values()):
+            for name in _listing(nodes_dir):  # a session from before sharding
+                seq = _node_name(name)
+                if seq in missing and seq not in names:
+                    names[seq] = name
+        repaired: list[Row] = []
+        for seq in sorted(names):
+            node = read_body(nodes_dir / names[seq])
+            row: Row = (seq, node.id, node.role, node.predecessor, node.caller,
+                        node.status == "running", names[seq])
+            self._register(row)
+            repaired.append(self._row(node.id))
+        if repaired:
+            log.info("session %s: %d node line(s) restored to its log", self.root.name,
+                     len(repaired))
+            self.append_log(repaired)
+
+    def _register(self, row: Row) -> bool:
+        """Insert or update one node's structure; True when the node is new."""
+        seq, nid, role, pred, caller, running, name = row
+        if name is not None and name == node_path(seq, nid):
+            name = None
+        info = self.info
+        old = info.get(nid)
+        if pred is not None:
+            known = info.get(pred)
+            pred = known.id if known is not None else pred  # one string per id
+        info[nid] = NodeInfo(seq, nid, role, pred, caller, name)
+        if seq >= self.next_seq:
+            self.next_seq = seq + 1
+        if seq < self._first or len(info) == 1:
+            self._first = seq
+        if running:
+            self.running.add(nid)
         else:
-            self.running.discard(node.id)
-        if node.role == "summary" and node.caller is not None:
-            self.summaries.add(node.id)
-        if old is None:
-            if node.predecessor is not None:
-                self.children.setdefault(node.predecessor, []).append(node.id)
-            if node.caller is not None:
-                self.callees.setdefault(node.caller, []).append(node.id)
+            self.running.discard(nid)
+        if role == "summary" and caller is not None:
+            self.summaries.add(nid)
+        if old is not None:
+            return False
+        if pred is not None:
+            self.children.setdefault(pred, []).append(nid)
+        if caller is not None:
+            self.callees.setdefault(caller, []).append(nid)
+        return True
+
+    def add(self, node: Node, filename: str, seq: int) -> None:
+        """Insert a new node or replace an existing one (same id, same file); keeps its body."""
+        self._register((seq, node.id, node.role, node.predecessor, node.caller,
+                        node.status == "running", filename))
+        self.nodes.put(node)
+
+    # -- the log ------------------------------------------------------------------------------
+
+    def _row(self, nid: str) -> Row:
+        i = self.info[nid]
+        return i.seq, i.id, i.role, i.predecessor, i.caller, nid in self.running, i.file
+
+    def log_node(self, nid: str) -> None:
+        """Append a node's line to the log (after its file was written)."""
+        self.append_log([self._row(nid)])
+
+    def append_log(self, rows: list[Row]) -> None:
+        """Append lines; the read offset follows when no other process wrote meanwhile."""
+        if self.root is None:
+            return
+        size, written = node_log.append(self._log_path, rows)
+        self._log_rows += len(rows)
+        if self._log_ident is None:
+            st = os.stat(self._log_path)
+            self._log_ident = (st.st_dev, st.st_ino)
+        if size == self._log_offset + written:
+            self._log_offset = size
+
+    def rewrite_log(self) -> None:
+        """Replace the log by one line per node (a new log, or a compaction)."""
+        if self.root is None:
+            return
+        rows = [self._row(nid) for nid in sorted(self.info, key=lambda n: self.info[n].seq)]
+        try:
+            node_log.rewrite(self._log_path, rows)
+            st = os.stat(self._log_path)
+        except OSError:
+            log.warning("could not write the node log of %s", self.root, exc_info=True)
+            return
+        self._log_ident, self._log_offset, self._log_rows = (st.st_dev, st.st_ino), \
+            st.st_size, len(rows)
+
+    def log_is_long(self) -> bool:
+        """Whether the log holds many more lines than nodes (time to rewrite it)."""
+        return self._log_rows > 2 * len(self.info) + LOG_SLACK
+
+    # -- reading ------------------------------------------------------------------------------
 
     def get(self, node_id: str) -> Node:
         """Return a node or raise NotFound."""
-        try:
-            return self.nodes[node_id]
-        except KeyError:
-            raise NotFound(f"unknown node id {node_id!r}") from None
+        if node_id not in self.info:
+            raise NotFound(f"unknown node id {node_id!r}")
+        return self.nodes[node_id]
 
     def chain(self, head: str) -> list[Node]:
         """Walk ``predecessor`` from head to the root; root first. Refuses a broken chain.
 
         Only the part not already known from the previous walk is walked: a turn's chain costs
-        what the turn added, plus one list of the nodes.
+        what the turn added, plus one list of the nodes (bodies read once, then kept).
         """
-        nodes = self.nodes
-        return [nodes[i] for i in self.chain_ids(head)]
+        return self.nodes.many(self.chain_ids(head))
 
     def position(self, head: str, node_id: str) -> int | None:
         """Where ``node_id`` sits on the chain ending at ``head`` (0: the root), or None."""
@@ -139,13 +454,13 @@ class SessionIndex:
 
     def chain_ids(self, head: str) -> list[str]:
         """The ids of ``chain(head)`` (do not modify the list)."""
-        nodes = self.nodes
+        info = self.info
         pos = self._chain_pos
         walked: list[str] = []
         seen: set[str] = set()
         cur: str | None = head
         while cur is not None and cur not in pos:
-            node = nodes.get(cur)
+            node = info.get(cur)
             if node is None:
                 if not walked:
                     raise NotFound(f"unknown node id {cur!r}")
@@ -170,29 +485,32 @@ class SessionIndex:
             self._chain_pos[nid] = n
         return ids
 
-    def is_chain_node(self, node: Node) -> bool:
+    def is_chain_node(self, node: Node | NodeInfo) -> bool:
         """Whether a node is part of a conversation chain (not a tool or summary node)."""
         return node.role in CHAIN_ROLES and node.caller is None
+
+    def is_chain_id(self, nid: str) -> bool:
+        """``is_chain_node`` by id, from the structure (reads no body)."""
+        info = self.info.get(nid)
+        return info is not None and self.is_chain_node(info)
 
     def tips(self) -> list[str]:
         """Chain nodes with no chain child, in creation order."""
         out = []
-        for nid, node in self.nodes.items():
+        for nid, node in self.info.items():
             if not self.is_chain_node(node):
                 continue
-            kids = self.children.get(nid, ())
-            if not any(self.is_chain_node(self.nodes[k]) for k in kids):
+            if not any(self.is_chain_id(k) for k in self.children.get(nid, ())):
                 out.append(nid)
-        out.sort(key=lambda n: self.seq[n])
+        out.sort(key=lambda n: self.info[n].seq)
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        """A comparable picture of the whole index (for tests and consistency checks)."""
+        """A comparable picture of the whole index, bodies read (tests, consistency checks)."""
         return {
-            "nodes": {k: v.model_dump() for k, v in self.nodes.items()},
+            "nodes": {k: self.nodes[k].model_dump() for k in self.info},
             "seq": dict(self.seq),
             "children": {k: list(v) for k, v in self.children.items()},
             "callees": {k: list(v) for k, v in self.callees.items()},
             "meta": self.meta,
         }
-

@@ -30,6 +30,7 @@ from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
+from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
 from openprogram_lsp.store.owner import (
     current_record,
@@ -69,6 +70,8 @@ def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
     foreign: list[object] = []
     for nid in sorted(idx.running, key=idx.seq.__getitem__):
         node = idx.nodes[nid]
+        if node.status != "running":
+            continue  # its line said running; its file says it finished
         owner = node.metadata.get("owner")
         if record_is_self(owner):
             continue  # this process's own turns: the dispatcher knows which are live
@@ -196,6 +199,7 @@ class SessionStore:
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
         (root / ".git" / CHECKPOINT_REFS).touch()
+        (root / ".git" / NODE_LOG).touch()
         repo.write("meta.json", json.dumps(data, indent=1))
         return sid
 
@@ -346,11 +350,18 @@ class SessionStore:
                     self._open.popitem(last=False)
         with entry.lock:
             if entry.fingerprint != fp:  # first open, or another process wrote
-                entry.index = SessionIndex.load(root)
-                entry.fingerprint = self._fingerprint(root)
+                self._reload(entry)
                 if not entry.recovering:
                     self._recover(sid, entry)
         return entry
+
+    def _reload(self, entry: _Open) -> None:
+        """Bring the index up to what is on disk: the lines other processes added to the node
+        log (the whole log when it was replaced, or on first open)."""
+        fp = self._fingerprint(entry.root)
+        if not entry.index.refresh():
+            entry.index = SessionIndex.load(entry.root)
+        entry.fingerprint = fp
 
     def _recover(self, sid: str, entry: _Open) -> None:
         """Mark turns left ``running`` by a dead process as interrupted, and commit that.
@@ -377,8 +388,7 @@ class SessionStore:
     def _recover_locked(self, sid: str, entry: _Open) -> None:
         entry.recovering = True
         try:
-            entry.index = SessionIndex.load(entry.root)  # what is on disk now
-            self._refresh_fp(entry)
+            self._reload(entry)  # what is on disk now
             stale, entry.foreign = _running(entry.index)
             meta = entry.index.meta
             running = {k: v for k, v in (meta.get("running") or {}).items() if record_alive(v)}
@@ -399,8 +409,9 @@ class SessionStore:
         return self._get(sid).index
 
     def rebuild_index(self, sid: str) -> SessionIndex:
-        """A fresh index read from disk, independent of the cached one."""
-        return SessionIndex.load(self.session_dir(sid))
+        """A fresh index rebuilt from the node files alone, independent of the cached one and
+        of the node log."""
+        return SessionIndex.scan(self.session_dir(sid))
 
     @contextmanager
     def locked(self, sid: str) -> Iterator[_Open]:
@@ -511,8 +522,7 @@ class SessionStore:
         entry = self._get(sid)
         with entry.lock:
             if top_seq(entry.root / "nodes") >= entry.index.next_seq:
-                entry.index = SessionIndex.load(entry.root)
-                entry.fingerprint = self._fingerprint(entry.root)
+                self._reload(entry)
 
     def _append(self, sid: str, node: Node, *, advance_head: bool) -> Node:
         with self.locked(sid) as entry:
@@ -530,6 +540,9 @@ class SessionStore:
             node, payload = storable(node)
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, seq)
+            idx.log_node(node.id)
+            if idx.log_is_long():
+                idx.rewrite_log()  # under the session's lock: no other process appends
             _note_checkpoint(entry.root, node)
             branches = idx.meta.get("branches") or {}
             moved = node.predecessor in branches and idx.is_chain_node(node)
@@ -558,8 +571,12 @@ class SessionStore:
             old = idx.get(node_id)
             node, payload = storable(old.model_copy(update=changes))
             name = idx.files[node_id]
+            if node.status == "running" and node_id not in idx.running:
+                idx.running.add(node_id)  # said before the file: the log never misses a
+                idx.log_node(node_id)     # running node
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, idx.seq[node_id])
+            idx.log_node(node_id)  # after the file: a reader that sees it reads the new body
             if node.metadata.get("checkpointId") != old.metadata.get("checkpointId"):
                 _note_checkpoint(entry.root, node)
             self._refresh_fp(entry)
@@ -586,47 +603,60 @@ class SessionStore:
                 raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch of {head!r}")
             end = at
         start = max(0, end - limit)
-        return [idx.nodes[i] for i in ids[start:end]], start > 0
+        return idx.nodes.many(ids[start:end]), start > 0
+
+    def chain_ids(self, sid: str, head: str | None = None) -> list[str]:
+        """The ids of ``get_branch`` (reads no node body; do not modify the list)."""
+        idx = self._get(sid).index
+        head = head or idx.meta.get("headId")
+        return idx.chain_ids(head) if head else []
 
     def nodes(self, sid: str) -> list[Node]:
-        """Every node of a session in creation order."""
+        """Every node of a session in creation order (reads every body)."""
         idx = self._get(sid).index
-        return sorted(idx.nodes.values(), key=lambda n: idx.seq[n.id])
+        return idx.nodes.many(sorted(idx.info, key=idx.seq.__getitem__))
 
-    def callees(self, sid: str, node_id: str) -> list[Node]:
-        """Nodes whose ``caller`` is the given node."""
+    def callees(self, sid: str, node_id: str, *, role: str | None = None) -> list[Node]:
+        """Nodes whose ``caller`` is the given node (only those of ``role``: the others'
+        bodies are not read)."""
         idx = self._get(sid).index
-        return [idx.nodes[c] for c in idx.callees.get(node_id, ())]
+        ids = idx.callees.get(node_id, ())
+        if role is not None:
+            ids = [c for c in ids if idx.info[c].role == role]
+        return idx.nodes.many(list(ids))
 
     # -- branches -----------------------------------------------------------------------------
 
     def list_branches(self, sid: str) -> list[dict[str, Any]]:
-        """Every branch tip: head id, name, whether active, chain length and a preview."""
+        """Every branch tip: head id, name, whether active, chain length and a preview (reads
+        the bodies of the previewed nodes only)."""
         idx = self._get(sid).index
+        info = idx.info
         head = idx.meta.get("headId")
         names = idx.meta.get("branches") or {}
         out = []
-        roots = sorted((n for n in idx.nodes.values()
+        roots = sorted((n for n in info.values()
                         if n.predecessor is None and idx.is_chain_node(n)),
-                       key=lambda n: idx.seq[n.id])
+                       key=lambda n: n.seq)
 
         def first_child(pid: str) -> str | None:
-            kids = [k for k in idx.children.get(pid, ()) if idx.is_chain_node(idx.nodes[k])]
-            return min(kids, key=lambda k: idx.seq[k]) if kids else None
+            kids = [k for k in idx.children.get(pid, ()) if idx.is_chain_id(k)]
+            return min(kids, key=lambda k: info[k].seq) if kids else None
 
         for tip in idx.tips():
-            chain = idx.chain(tip)
+            chain = idx.chain_ids(tip)
             # Where the branch left the older line: the deepest node that is not the first
             # chain child of its predecessor (or a later root). Later forks only add younger
             # children, so this stays put as the conversation grows: a stable identity.
             fork = None
-            for n in chain:
-                first = (roots[0].id if roots else n.id) if n.predecessor is None \
-                    else first_child(n.predecessor)
-                if first != n.id:
-                    fork = n
-            last_user = next((n for n in reversed(chain) if n.role == "user"), None)
-            preview = (last_user or chain[-1]).text.strip().splitlines()
+            for nid in reversed(chain):
+                pred = info[nid].predecessor
+                first = (roots[0].id if roots else nid) if pred is None else first_child(pred)
+                if first != nid:
+                    fork = idx.nodes[nid]
+                    break
+            last_user = next((n for n in reversed(chain) if info[n].role == "user"), chain[-1])
+            preview = idx.nodes[last_user].text.strip().splitlines()
             entry: dict[str, Any] = {
                 "headId": tip,
                 "active": tip == head,
@@ -682,8 +712,8 @@ class SessionStore:
             if any(p and (entry.root / p).exists() for p in (beside, legacy)):
                 raise ValueError(f"context commit for {turn_id!r} already written")
             stored = dict(record)
-            if turn_id in entry.index.nodes:
-                pos = {n.id: i for i, n in enumerate(entry.index.chain(turn_id))}
+            if turn_id in entry.index.info:
+                pos = {n: i for i, n in enumerate(entry.index.chain_ids(turn_id))}
                 for key in _ID_LISTS:
                     ids = stored.get(key)
                     if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
@@ -703,7 +733,7 @@ class SessionStore:
             except FileNotFoundError:
                 continue
             if any(key + "Ranges" in data for key in _ID_LISTS):
-                chain = [n.id for n in self.get_branch(sid, turn_id)]
+                chain = self.chain_ids(sid, turn_id)
                 for key in _ID_LISTS:
                     if key + "Ranges" in data:
                         data[key] = decode_ranges(data.pop(key + "Ranges"), chain)
