@@ -45,3 +45,33 @@ def test_importing_every_module_changes_no_process_state() -> None:
     assert seen["count"] > 100  # every module, not a handful
     before, after = seen["before"], seen["after"]
     assert {k: after[k] for k in before if after[k] != before[k]} == {}
+
+
+LAZY = r"""
+import json, sys
+import openprogram_lsp.cli
+cli = sorted(sys.modules)
+import openprogram_lsp.app, openprogram_lsp.lsp.serve  # all that `serve` starts with
+print(json.dumps({"cli": cli, "serve": sorted(sys.modules)}))
+"""
+SDKS = {"mcp", "mcp_types", "acp", "httpx", "httpx2"}
+
+
+def _loaded(names: list[str], wanted: set[str]) -> set[str]:
+    return {w for w in wanted if any(n == w or n.startswith(w + ".") for n in names)}
+
+
+def test_commands_import_only_what_they_run() -> None:
+    out = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    # --help, argument errors and light commands start without the agent, its stores or SDKs
+    heavy = {"openprogram_lsp.app", "openprogram_lsp.dispatcher", "openprogram_lsp.store",
+             "openprogram_lsp.lsp", "openprogram_lsp.acp", "pydantic", "gitdb", "asyncio",
+             "pygls", "lsprotocol", "watchfiles", *SDKS}
+    assert _loaded(seen["cli"], heavy) == set()
+    # the language server loads the MCP and ACP SDKs and the HTTP providers' client when used
+    assert _loaded(seen["serve"], {"pygls", "openprogram_lsp.dispatcher"}) == {
+        "pygls", "openprogram_lsp.dispatcher"}
+    assert _loaded(seen["serve"], SDKS) == set()

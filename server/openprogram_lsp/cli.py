@@ -15,19 +15,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from openprogram_lsp import __version__
-from openprogram_lsp.app import AppConfig, build_dispatcher
-from openprogram_lsp.config import Settings, load_settings, user_config_path
-from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import NotFound
-from openprogram_lsp.core.fsutil import state_root
 from openprogram_lsp.core.secrets import conceal_from_proc
-from openprogram_lsp.dispatcher import Dispatcher
-from openprogram_lsp.terminal import branches as br
-from openprogram_lsp.terminal import checkpoints as cps
-from openprogram_lsp.terminal.chat import run_chat, turn_request
 from openprogram_lsp.terminal.errors import (
     EXIT_INTERRUPTED,
     PROG,
@@ -36,13 +28,17 @@ from openprogram_lsp.terminal.errors import (
     explain,
     report,
 )
-from openprogram_lsp.terminal.prompts import NoTerminalAsker, TerminalApprover, TerminalAsker
 from openprogram_lsp.terminal.workspaces import (
     choose_workspace,
     existing_workspace,
     require_git,
     session_workspace,
 )
+
+if TYPE_CHECKING:  # the commands import what they run (``--help`` needs none of it)
+    from openprogram_lsp.app import AppConfig
+    from openprogram_lsp.config import Settings
+    from openprogram_lsp.dispatcher import Dispatcher
 
 NOT_A_TERMINAL_SERVER = (
     "this starts the language server, which editors run for you over stdio; to try it from "
@@ -236,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace, workspace: Path | None) -> Settings:
     """Config files, environment and this command's flags, validated together."""
+    from openprogram_lsp.config import load_settings
+
     home = getattr(args, "home", None)
     flags = {"model": (getattr(args, "model", None), "flag --model"),
              "permission_mode": (getattr(args, "permission_mode", None),
@@ -246,14 +244,21 @@ def _settings(args: argparse.Namespace, workspace: Path | None) -> Settings:
 
 def _home(args: argparse.Namespace) -> Path:
     """The state root (never from a workspace file, so it is known before the workspace)."""
+    from openprogram_lsp.config.sections.core import CoreSettings
+    from openprogram_lsp.core.fsutil import state_root
+
     return _settings(args, None).get(CoreSettings).home or state_root()
 
 
 def _app(args: argparse.Namespace, workspace: Path) -> AppConfig:
+    from openprogram_lsp.app import AppConfig
+
     return AppConfig.from_settings(_settings(args, workspace), workspace)
 
 
 def _dispatcher(args: argparse.Namespace, workspace: Path, **kw: Any) -> Dispatcher:
+    from openprogram_lsp.app import build_dispatcher
+
     require_git()
     return build_dispatcher(_app(args, workspace), **kw)
 
@@ -267,6 +272,14 @@ def _explicit(args: argparse.Namespace) -> Path | None:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
+    from openprogram_lsp.app import build_dispatcher
+    from openprogram_lsp.terminal.chat import run_chat, turn_request
+    from openprogram_lsp.terminal.prompts import (
+        NoTerminalAsker,
+        TerminalApprover,
+        TerminalAsker,
+    )
+
     home = _home(args)
     workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session,
                                  force=args.force_workspace)
@@ -330,6 +343,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_branches(args: argparse.Namespace) -> int:
     """branches, checkout and branch-diff: a session's branches with their code."""
     from openprogram_lsp.store.checkpoints import CheckpointStore
+    from openprogram_lsp.terminal import branches as br
 
     home = _home(args)
     workspace = args.workspace or session_workspace(home, args.session) or Path.cwd()
@@ -361,6 +375,8 @@ def _store_opener(args: argparse.Namespace) -> Callable[[Path], Any]:
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     """List a workspace's checkpoints."""
+    from openprogram_lsp.terminal import checkpoints as cps
+
     home = _home(args)
     workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session)
     if not cps.has_store(home, workspace):
@@ -371,6 +387,8 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 def cmd_diff_restore(args: argparse.Namespace) -> int:
     """Diff or restore a checkpoint, found in whichever workspace holds it."""
+    from openprogram_lsp.terminal import checkpoints as cps
+
     home = _home(args)
     workspace, store = cps.locate(args.checkpoint, explicit=_explicit(args), preferred=None,
                                   home=home, open_store=_store_opener(args))
@@ -381,6 +399,8 @@ def cmd_diff_restore(args: argparse.Namespace) -> int:
 
 def cmd_undo(args: argparse.Namespace) -> int:
     """Undo a turn's file changes."""
+    from openprogram_lsp.terminal import checkpoints as cps
+
     home = _home(args)
     open_store = _store_opener(args)
     explicit = _explicit(args)
@@ -405,6 +425,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the language server."""
+    from openprogram_lsp.app import build_dispatcher
     from openprogram_lsp.lsp.serve import serve
 
     workspace = _explicit(args) or Path.cwd()
@@ -423,6 +444,7 @@ def cmd_acp(args: argparse.Namespace) -> int:
 
     frames = claim_stdout()  # before anything else can write to stdout
     from openprogram_lsp.acp.server import serve
+    from openprogram_lsp.app import build_dispatcher
     from openprogram_lsp.tools.mcp.sources import McpToolSources
 
     workspace = _explicit(args) or Path.cwd()
@@ -444,6 +466,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_config(args: argparse.Namespace) -> int:
     """Print the effective settings and where each came from."""
+    from openprogram_lsp.config import user_config_path
+
     settings = _settings(args, _explicit(args) or Path.cwd().resolve())
     rows = settings.rows()
     if args.json:

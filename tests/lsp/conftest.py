@@ -155,6 +155,12 @@ async def close_client(client: OpClient, timeout: float = TEARDOWN_TIMEOUT) -> s
     """Shut a server down within ``timeout`` (else kill it); what went wrong, or ""."""
     if client.stopped:
         return ""
+    proc = client._server
+    if client.capabilities is None:  # never initialised (its setup failed): nothing to shut down
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+        await asyncio.wait_for(client.stop(), timeout)
+        return ""
     problem = ""
     try:
         await asyncio.wait_for(client.shutdown_session(), timeout)
@@ -163,7 +169,6 @@ async def close_client(client: OpClient, timeout: float = TEARDOWN_TIMEOUT) -> s
     try:
         await asyncio.wait_for(client.stop(), timeout)
     except TimeoutError:
-        proc = client._server
         if proc is not None and proc.returncode is None:
             proc.kill()
             await asyncio.wait_for(proc.wait(), timeout)

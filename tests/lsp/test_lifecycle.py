@@ -6,9 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
-from tests.lsp.conftest import OpClient, Starter, write_script
+from tests.lsp.conftest import OpClient, Starter, close_client, write_script
 
 WRITE = [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}}]},
@@ -87,3 +88,17 @@ async def test_empty_configuration_keeps_initialization_options(start: Starter,
     assert result["status"] == "done"
     assert client.permission_requests == []
     assert (workspace / "c.txt").exists()
+
+
+async def test_a_server_whose_test_setup_failed_is_stopped_not_waited_for(start: Starter) -> None:
+    started: list[OpClient] = []
+
+    def broken(client: OpClient) -> None:  # a test's setup callback that raises
+        started.append(client)
+        raise RuntimeError("setup failed")
+
+    with pytest.raises(RuntimeError, match="setup failed"):
+        await start(setup=broken)
+    (client,) = started
+    assert await close_client(client) == ""  # not "did not exit within 30 s; killed"
+    assert client._server is not None and client._server.returncode is not None
