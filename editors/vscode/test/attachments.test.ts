@@ -29,7 +29,7 @@ test('queued attachments go with one message, and can be removed before', () => 
   const q = new Attachments();
   q.addSelection(sel);
   q.addSelection({ ...sel, diagnostics: [], range: { start: { line: 0, character: 0 }, end: { line: 0, character: 9 } } });
-  assert.deepEqual(q.labels(), ['[selection src/app.py:3-5]', '[diagnostics src/app.py:3-5 (1)]', '[selection src/app.py:1]']);
+  assert.deepEqual(q.chips().map((c) => `${c.kind} ${c.label}`), ['selection src/app.py:3-5', 'diagnostics src/app.py:3-5 (1)', 'selection src/app.py:1']);
   q.remove(q.chips()[1].id);
   const sent = q.take();
   assert.deepEqual(sent.map((i) => i.kind), ['selection', 'selection']);

@@ -128,12 +128,6 @@ export class Attachments {
     return this.items.some((q) => q.item.kind === 'file' && q.item.uri === a.uri) ? null : a;
   }
 
-  /** Labels of what goes with the next message (the active file first). */
-  labels(): string[] {
-    const a = this.activeFile();
-    return [...(a ? [label({ kind: 'file', uri: a.uri }, a.path)] : []), ...this.items.map((q) => q.label)];
-  }
-
   /** The chips the input shows, in the order they are sent. */
   chips(): Chip[] {
     const a = this.activeFile();
