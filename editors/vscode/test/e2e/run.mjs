@@ -425,6 +425,8 @@ async function main() {
     await frame.locator('#cancel:not([hidden])').click();
     await frame.locator('.note', { hasText: 'Cancelled.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    // the call the cancel cut says so (the wire's `cancelled`), not just "failed"
+    await frame.locator('.tool-card.status-cancelled', { hasText: 'sleep 60' }).locator('.badge-cancelled').waitFor({ timeout: STEP_TIMEOUT });
     await shot('09b-cancelled');
 
     step = 'cancel while an approval is open: the card shows it withdrawn';
@@ -536,6 +538,7 @@ async function main() {
     });
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-user', { hasText: 'Run the slow build' }).waitFor({ timeout: STEP_TIMEOUT });
+    await frame.locator('.tool-card.status-cancelled', { hasText: 'sleep 60' }).waitFor({ timeout: STEP_TIMEOUT }); // from history too
     // The steering message comes back from history where the model saw it: after the tool, before the reply.
     await frame.locator('.msg.interjection', { hasText: 'use tabs' }).waitFor({ timeout: STEP_TIMEOUT });
     // The page first shows its saved state, then the server's history replaces it: wait for it.
