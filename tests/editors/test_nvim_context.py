@@ -104,3 +104,24 @@ def test_slash_commands_in_the_input(tmp_path: Path) -> None:
     assert len(alt) == 1 and alt[0]["headId"] == out["history"]["headId"]
     assert len(out["branches"]["branches"]) == 2
     assert "Second answer." in "\n".join(out["fork_lines"])
+
+
+def test_agent_reads_and_edits_a_dirty_buffer_with_the_plugin(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n", "utf-8")
+    log = tmp_path / "model.jsonl"
+    model = runner.write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}]},
+        {"text": "add now adds."}])
+    out = runner.run_scenario("dirty_buffer", ws, model=model, home=home,
+                              extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
+    calls = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    read = calls[1]["messages"][-1]["content"]  # the read_file result the model got
+    assert "unsaved changes in the editor" in read and "# mine, unsaved" in read
+    assert out["buffer"] == ["def add(a, b):", "    return a + b", "# mine, unsaved"]
+    assert out["modified"] is True
+    assert out["disk"] == "def add(a, b):\n    return a - b\n"

@@ -1,10 +1,12 @@
 --[[
 Agent blame in file buffers: once the openprogram server runs for the workspace, its file
-buffers are attached to it, so the server's code lenses ("edited by the agent in turn 3 ·
+buffers are attached to it (those already open as soon as it starts), so the server sees
+their unsaved text (document sync: the agent reads what you see and never writes under your
+unsaved edits) and its code lenses ("edited by the agent in turn 3 ·
 branch `retry` · approved"), hovers (`K`) and code actions ("Restore this hunk to before the
 agent's edit", `vim.lsp.buf.code_action()`) work there. Lenses refresh on entering and writing a
-buffer and after each turn. Off with `setup({ blame = { attach = false } })` (the server side
-with `blame = { enabled = false }`).
+buffer and after each turn. `setup({ blame = { enabled = false } })` turns the lenses off
+(buffers stay attached); `blame = { attach = false }` does not attach buffers at all.
 ]]
 
 local M = {}
@@ -21,7 +23,7 @@ end
 ---@param buf integer
 function M.attach(buf)
   local cfg = require('openprogram.config').options.blame or {}
-  if cfg.enabled == false or cfg.attach == false or not is_file(buf) then
+  if cfg.attach == false or not is_file(buf) then
     return
   end
   local client = require('openprogram.client')
@@ -37,7 +39,9 @@ function M.attach(buf)
   if not vim.lsp.buf_is_attached(buf, c.id) then
     vim.lsp.buf_attach_client(buf, c.id)
   end
-  pcall(vim.lsp.codelens.refresh, { bufnr = buf })
+  if cfg.enabled ~= false then
+    pcall(vim.lsp.codelens.refresh, { bufnr = buf })
+  end
 end
 
 --- Refresh the lenses of every attached file buffer (after a turn or a restore).

@@ -128,7 +128,9 @@ end
 function M.ensure()
   local root = M.root()
   local client = M.find(root)
+  local started = false
   if not client then
+    started = true
     local cfg = M.lsp_config()
     cfg.root_dir = root
     cfg.root_markers = nil
@@ -159,6 +161,10 @@ function M.ensure()
   if not client.initialized then
     vim.notify('openprogram: the server did not finish initialize', vim.log.levels.ERROR)
     return nil
+  end
+  if started then
+    -- the workspace's open buffers, before any request: the server sees their unsaved text
+    require('openprogram.blame').refresh_all()
   end
   return client
 end
