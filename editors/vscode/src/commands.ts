@@ -184,11 +184,12 @@ export function registerCommands(p: Parts): api.Disposable[] {
       p.chatView.reveal();
     }),
     cmd('openprogram.send', async (text?: unknown) => {
-      if (typeof text === 'string') return p.controller.send(text);
+      // a slash command typed here runs as it does in the panel's input
+      if (typeof text === 'string') return p.controller.submit(text);
       if (p.controller.submitDraft()) return;
       const typed = await api.showInputBox({ prompt: 'Message OpenProgram', ignoreFocusOut: true });
       // The panel is not forced open: the reply streams there, and approvals come as notifications.
-      if (typed) await p.controller.send(typed);
+      if (typed) await p.controller.submit(typed);
     }),
     cmd('openprogram.cancel', () => p.controller.cancel()),
     cmd('openprogram.forkFromMessage', async (nodeId?: unknown) => {
