@@ -63,6 +63,12 @@ class Editor:
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
 
+    def close(self, uri: str) -> None:
+        """``didClose``: the editor drops the buffer (and whatever it held unsaved)."""
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        del self.text[uri]
+
     def handle_apply_edit(self, params: types.ApplyWorkspaceEditParams
                           ) -> types.ApplyWorkspaceEditResult:
         """``workspace/applyEdit``: apply each edit (version checked) and sync it back."""

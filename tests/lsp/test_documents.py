@@ -20,6 +20,8 @@ async def test_read_serves_the_dirty_buffer(start: Starter, tmp_path: Path,
     script = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]},
               {"text": "read"},
               {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]},
+              {"text": "read"},
+              {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]},
               {"text": "read"}]
     editors: list[Editor] = []
     client = await start(model=write_script(tmp_path / "s.json", script),
@@ -35,6 +37,11 @@ async def test_read_serves_the_dirty_buffer(start: Starter, tmp_path: Path,
     await client.call("openprogram/chat", {"text": "again"})
     out = _tool_output(client)
     assert out == "x = 42\n"
+    ed.edit(uri, (0, 4), (0, 6), "7")  # dirty again, then closed without saving
+    ed.close(uri)
+    client.events.clear()
+    await client.call("openprogram/chat", {"text": "after close"})
+    assert _tool_output(client) == "x = 42\n"  # the disk: a closed buffer is not consulted
 
 
 async def test_edit_under_a_dirty_buffer_goes_into_the_buffer(start: Starter, tmp_path: Path,
