@@ -20,7 +20,9 @@ def test_range_command_attaches_lines_and_diagnostics(tmp_path: Path) -> None:
     home.mkdir()
     (ws / "app.py").write_text(APP, "utf-8")
     log = tmp_path / "model.jsonl"
-    model = runner.write_script(tmp_path / "script.json", [{"text": "x is not defined."}])
+    (ws / "other.py").write_text("y = 2\n", "utf-8")
+    model = runner.write_script(tmp_path / "script.json", [{"text": "x is not defined."},
+                                                           {"text": "They differ."}])
     out = runner.run_scenario("range_attach", ws, model=model, home=home,
                               extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
     sent = json.loads(log.read_text("utf-8").splitlines()[0])["messages"][-1]["content"]
@@ -35,6 +37,9 @@ def test_range_command_attaches_lines_and_diagnostics(tmp_path: Path) -> None:
     assert "@app.py" in out["files"]
     assert "/compact" in out["commands"]
     assert out["buffer"] == ["#buffer"]
+    second = json.loads(log.read_text("utf-8").splitlines()[1])["messages"][-1]["content"]
+    assert '<file path="app.py"' in second and "return 1  # unsaved" in second
+    assert '<file path="other.py">\ny = 2\n</file>' in second
 
 
 def test_code_action_in_neovim_without_the_plugin(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 -- :'<,'>OpenProgram with text: the lines (unsaved edits included) and their diagnostics go with
 -- the message; the transcript names the attachment, while streaming and after the redraw from
--- history. Then completion in the input: @file, /command, #buffer.
+-- history. Then completion in the input: @file, /command, #buffer; then #buffer and @file in a
+-- message attach the buffer and the file.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
@@ -28,4 +29,7 @@ H.run(function()
   H.out.files = words(attach.complete(0, '@apy'))
   H.out.commands = words(attach.complete(0, '/com'))
   H.out.buffer = words(attach.complete(0, '#bu'))
+  -- #buffer (the buffer as shown) and @path (a workspace file) in a message
+  vim.cmd('wincmd p')
+  H.turn('OpenProgram compare #buffer with @other.py', 2)
 end)
