@@ -243,7 +243,11 @@ def test_after_turn_calibrates_and_returns_a_frozen_commit() -> None:
                             first_call_input_tokens=int(prep.raw_input * 1.5))
     commit = ContextCommit.model_validate(record)
     assert commit.turn_id == "t1" and commit.context_window == 8000
-    assert commit.kept == [n.id for n in chain] and commit.path == "none"
+    # the id lists come as ranges of chain positions, read back against the chain
+    assert record["keptRanges"] == [[0, len(chain) - 1]] and "kept" not in record
+    assert commit.chain_head == chain[-1].id and commit.count("kept") == len(chain)
+    assert commit.expanded([n.id for n in chain]).kept == [n.id for n in chain]
+    assert commit.path == "none"
     assert abs((commit.calibrated_after or 0) - 1.5) < 0.01
     assert len(commit.messages_digest) == 64 and commit.messages == len(prep.messages)
     with pytest.raises(ValidationError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -14,9 +14,11 @@ from openprogram_lsp.context.microcompact import PLACEHOLDER
 from openprogram_lsp.context.render import render_one
 from openprogram_lsp.context.snip import note_segment
 from openprogram_lsp.context.types import TurnPrep
+from openprogram_lsp.core.ranges import Ranges, count_ranges, decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Message, Node, Usage, Wire
 
 COMMIT_VERSION = 1
+ID_LISTS = ("kept", "snipped", "summarised")
 
 
 class ContextCommit(Wire):
@@ -27,6 +29,11 @@ class ContextCommit(Wire):
     summary stood in for, ``replaced`` the tool results (``nodeId:toolCallId``) shown as
     placeholders by microcompact, ``protected`` the results kept because later text refers to
     them. ``messagesDigest`` is a SHA-256 of the exact messages sent, for replay checks.
+
+    As the engine writes it, ``kept``, ``snipped`` and ``summarised`` come as
+    ``keptRanges``... instead: runs of positions on the chain ending at ``chainHead`` (the
+    turn's user node), so building and storing it costs the same on every turn; ``expanded``
+    (or the store's reader) turns them back into ids.
     """
 
     model_config = ConfigDict(frozen=True, populate_by_name=True,
@@ -63,14 +70,42 @@ class ContextCommit(Wire):
     status: str | None = None
     created_at: str | None = None
     instructions: list[dict[str, Any]] = Field(default_factory=list)  # files in the system prompt
+    kept_ranges: Ranges | None = None
+    snipped_ranges: Ranges | None = None
+    summarised_ranges: Ranges | None = None
+    chain_head: str | None = None  # the last chain node the ranges' positions are on
+
+    def count(self, key: str) -> int:
+        """How many ids ``kept``, ``snipped`` or ``summarised`` holds (ranges or list)."""
+        ranges = getattr(self, f"{key}_ranges")
+        return len(getattr(self, key)) if ranges is None else count_ranges(ranges)
+
+    def expanded(self, chain: Sequence[str]) -> ContextCommit:
+        """The commit with its ranges read back into id lists against ``chain`` (ids root
+        first, the chain through ``chain_head``)."""
+        update: dict[str, Any] = {}
+        for key in ID_LISTS:
+            ranges = getattr(self, f"{key}_ranges")
+            if ranges is not None:
+                update[key] = decode_ranges(ranges, chain)
+                update[f"{key}_ranges"] = None
+        return self.model_copy(update=update) if update else self
+
+    def wire(self) -> dict[str, Any]:
+        """The record as stored: an id list given as ranges is not written twice."""
+        out = super().wire()
+        for key in ID_LISTS:
+            if f"{key}Ranges" in out:
+                out.pop(key, None)
+        return out
 
     def digest_view(self) -> dict[str, Any]:
         """A small summary for node metadata and history listings."""
         out: dict[str, Any] = {
             "path": self.path, "contextWindow": self.context_window, "estimate": self.estimate,
             "usageRatio": round(self.usage_ratio, 4), "inputTokens": self.usage.input_tokens,
-            "kept": len(self.kept), "snipped": len(self.snipped),
-            "summarised": len(self.summarised), "replaced": len(self.replaced),
+            "kept": self.count("kept"), "snipped": self.count("snipped"),
+            "summarised": self.count("summarised"), "replaced": len(self.replaced),
         }
         if self.summary_node_id:
             out["summaryNodeId"] = self.summary_node_id
@@ -93,6 +128,22 @@ def kept_ids(prep: TurnPrep) -> list[str]:
     return [s.node_id for s in prep.segments if not s.node_id.endswith("__snip_note")]
 
 
+def _id_lists(prep: TurnPrep) -> dict[str, Any]:
+    """``kept``, ``snipped`` and ``summarised`` as ranges of chain positions (what the turn
+    rendered is looked up; the summarised prefix is one range), or as lists without a chain."""
+    kept = kept_ids(prep)
+    if prep.args is None or not prep.args.history:
+        return {"kept": kept, "snipped": list(prep.snipped),
+                "summarised": list(prep.summarised)}
+    history = prep.args.history
+    start = prep.start
+    pos = {history[i].id: i for i in range(start, len(history))}
+    return {"kept_ranges": encode_ranges(kept, pos),
+            "snipped_ranges": encode_ranges(prep.snipped, pos),
+            "summarised_ranges": [[0, start - 1]] if start > 0 else [],
+            "chain_head": history[-1].id}
+
+
 def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
                  first_call_input_tokens: int | None, calibrated_after: float | None,
                  thresholds: dict[str, float], recommend: bool) -> ContextCommit:
@@ -108,8 +159,7 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
         summarizer_usage=prep.summarizer_usage,
         usage_ratio=prep.usage_ratio, recommend_compaction=recommend, path=prep.path,
         actions=list(prep.actions), tokens_before=prep.tokens_before,
-        summary_node_id=prep.summary_node_id, kept=kept_ids(prep), snipped=list(prep.snipped),
-        summarised=list(prep.summarised), replaced=list(prep.replaced),
+        summary_node_id=prep.summary_node_id, **_id_lists(prep), replaced=list(prep.replaced),
         protected=list(prep.protected), messages=len(prep.messages),
         messages_digest=messages_digest(prep.messages), thresholds=thresholds,
         instructions=list(prep.instructions))
@@ -127,6 +177,9 @@ def replay(commit: ContextCommit, nodes: Mapping[str, Node]) -> list[Message]:
     the snip note where the snipped turns were and placeholders for the replaced results,
     gives back what the model saw; compare ``messages_digest`` to check it.
     """
+    if commit.chain_head is not None and any(
+            getattr(commit, f"{k}_ranges") is not None for k in ID_LISTS):
+        commit = commit.expanded(_chain_of(commit.chain_head, nodes))
     replaced = set(commit.replaced)
     kept = [i for i in commit.kept if i in nodes]
     pos = _positions(kept, nodes)
@@ -144,6 +197,17 @@ def replay(commit: ContextCommit, nodes: Mapping[str, Node]) -> list[Message]:
                     tokens=estimate_text(m.content))})
             out.append(m)
     return out + note
+
+
+def _chain_of(head: str, nodes: Mapping[str, Node]) -> list[str]:
+    """The ids of the chain ending at ``head``, root first."""
+    chain: list[str] = []
+    cur: str | None = head
+    while cur is not None and cur in nodes:
+        chain.append(cur)
+        cur = nodes[cur].predecessor
+    chain.reverse()
+    return chain
 
 
 def _positions(kept: list[str], nodes: Mapping[str, Node]) -> dict[str, int]:

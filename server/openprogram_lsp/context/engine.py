@@ -49,21 +49,25 @@ _FLOOR_CAP = 1024
 
 
 def pick_summary(history: list[Node], summaries: list[Node]) -> tuple[Node | None, int]:
-    """The summary covering the longest prefix of the chain, and where the rest starts."""
+    """The summary covering the longest prefix of the chain, and where the rest starts.
+
+    The chain is searched from its end and the search stops at the first node a summary runs
+    through: it costs what the kept tail costs to render, not what the session holds.
+    """
     if not summaries or not history:
         return None, 0
-    pos = {n.id: i for i, n in enumerate(history)}
-    last = len(history) - 1
-    best: Node | None = None
-    best_pos = -1
-    for s in summaries:
+    by_through: dict[str, Node] = {}
+    for s in summaries:  # ties: the first in ``summaries`` order
         through = s.metadata.get("through") or s.caller
-        p = pos.get(through) if isinstance(through, str) else None
-        if p is None or (p >= last and history[last].role == "user"):
-            continue
-        if p > best_pos:
-            best, best_pos = s, p
-    return best, best_pos + 1
+        if isinstance(through, str):
+            by_through.setdefault(through, s)
+    last = len(history) - 1
+    stop = last - 1 if history[last].role == "user" else last  # a summary must leave a turn
+    for p in range(stop, -1, -1):
+        best = by_through.get(history[p].id)
+        if best is not None:
+            return best, p + 1
+    return None, 0
 
 
 class ContextEngine:
@@ -121,7 +125,7 @@ class ContextEngine:
         prep.instructions = [i.listing() for i in args.instructions]
         if summary is not None:
             prep.summary_node_id = summary.id
-            prep.summarised = [n.id for n in args.history[:start]]
+            prep.start = start
         now = args.now if args.now is not None else time.time()
         gaps, current = gap_points(segments, threshold=self.config.gap_threshold_seconds,
                                    last_turn_at=args.last_turn_at, now=now)

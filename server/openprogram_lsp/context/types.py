@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
@@ -90,6 +90,52 @@ class PrepareArgs:
     instructions: list[Any] = field(default_factory=list)  # context.instructions.Instruction
 
 
+class ChainIds(Sequence[str]):
+    """The ids of ``nodes[:stop]`` without a list of them (what a summary stands in for):
+    a prep's bookkeeping costs nothing per node of the session's older part."""
+
+    __slots__ = ("_nodes", "_stop")
+
+    def __init__(self, nodes: Sequence[Node] = (), stop: int = 0) -> None:
+        self._nodes = nodes
+        self._stop = max(0, min(stop, len(nodes)))
+
+    def __len__(self) -> int:
+        return self._stop
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self._nodes[k].id for k in range(*i.indices(self._stop))]
+        if i < 0:
+            i += self._stop
+        if not 0 <= i < self._stop:
+            raise IndexError(i)
+        return self._nodes[i].id
+
+    def __iter__(self) -> Iterator[str]:
+        nodes = self._nodes
+        return (nodes[k].id for k in range(self._stop))
+
+    def __contains__(self, value: object) -> bool:
+        return any(nid == value for nid in self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChainIds | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other,
+                                                                         strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ChainIds({self._stop} ids)"
+
+
 @dataclass(slots=True, repr=False)
 class TurnPrep:
     """Messages for the model plus the budget arithmetic behind them."""
@@ -104,7 +150,7 @@ class TurnPrep:
     estimate: int = 0  # calibrated: system + history + tool schemas + output reserve
     node_ids: list[str] = field(default_factory=list)
     snipped: list[str] = field(default_factory=list)
-    summarised: list[str] = field(default_factory=list)
+    start: int = 0  # where the rendered chain begins: a summary stands for ``history[:start]``
     replaced: list[str] = field(default_factory=list)
     path: str = "none"
     details: dict[str, Any] = field(default_factory=dict)
@@ -126,6 +172,11 @@ class TurnPrep:
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "
                 f"messages={len(self.messages)}, estimate={self.estimate}, "
                 f"window={self.context_window}, path={self.path!r})")
+
+    @property
+    def summarised(self) -> ChainIds:
+        """The chain nodes the summary stands in for (``history[:start]``)."""
+        return ChainIds(self.args.history if self.args is not None else (), self.start)
 
     @property
     def usage_ratio(self) -> float:

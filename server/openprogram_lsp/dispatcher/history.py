@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import INHERIT, Node
 from openprogram_lsp.store.session_store import SessionStore
@@ -26,10 +29,44 @@ def resolve_history(store: SessionStore, sid: str,
 RULES_CHOICES = ("inherit", "reset", "copy")
 
 
-def rules_branch(chain: list[Node]) -> str | None:
+def rules_branch(chain: list[Node], stop: int = 0) -> str | None:
     """The rules scope of a chain's tip: the nearest user node that started a fork with
-    ``rules: "reset"`` or ``"copy"`` (its id), else None (the session's own rules)."""
-    for node in reversed(chain):
+    ``rules: "reset"`` or ``"copy"`` (its id), else None (the session's own rules).
+    Only ``chain[stop:]`` is looked at."""
+    for i in range(len(chain) - 1, stop - 1, -1):
+        node = chain[i]
         if node.role == "user" and node.metadata.get("rules") in ("reset", "copy"):
             return node.id
     return None
+
+
+class RulesScopes:
+    """``rules_branch`` per session, remembered with the chain it was found on, so a later
+    turn on the same line looks only at the nodes added since (a turn's cost, not the
+    session's). A chain position's node determines every node before it (predecessors never
+    change) and a fork's ``rules`` is fixed when its user node is written, so the remembered
+    answer holds for every chain that runs through the remembered node."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self._seen: OrderedDict[str, tuple[int, str, str | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def scope(self, sid: str, chain: list[Node]) -> str | None:
+        """``rules_branch(chain)`` of a chain of session ``sid``."""
+        if not chain:
+            return None
+        with self._lock:
+            seen = self._seen.get(sid)
+        stop, known = 0, None
+        if seen is not None:
+            at, node_id, found = seen
+            if at < len(chain) and chain[at].id == node_id:
+                stop, known = at + 1, found
+        found = rules_branch(chain, stop) or known
+        with self._lock:
+            self._seen[sid] = (len(chain) - 1, chain[-1].id, found)
+            self._seen.move_to_end(sid)
+            while len(self._seen) > self.capacity:
+                self._seen.popitem(last=False)
+        return found

@@ -42,7 +42,7 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
 from openprogram_lsp.dispatcher.finalize import finalize_turn
-from openprogram_lsp.dispatcher.history import resolve_history, rules_branch
+from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history, rules_branch
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
@@ -78,6 +78,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
         self._checkpointers: dict[Path, Checkpointer | None] = {}
+        self._scopes = RulesScopes()
         self.agents: Collaboration = (collaboration(self) if collaboration is not None
                                       else NoCollaboration())
 
@@ -349,8 +350,8 @@ class Dispatcher:
                     if isinstance(anchor, str) else []
             except (NotFound, ValueError):
                 chain = []
-            return rules_branch(chain)
-        scope = rules_branch(chain)
+            return self._scopes.scope(parent_sid, chain)
+        scope = self._scopes.scope(turn.session_id, chain)
         user = history[-1] if history and history[-1].id == turn.user_node_id else None
         if user is not None and scope == user.id and user.metadata.get("rules") == "copy":
             above = rules_branch(history[:-1])

@@ -140,7 +140,8 @@ class SessionRepo:
         written = self.odb.take_written()
         self._loose = self.loose_count() if self._loose is None else self._loose + written
         if self._loose >= PACK_THRESHOLD:
-            self._loose = None
+            # counted again (one walk) only once a pack this instance started has finished;
+            # while another one runs the count just goes on, not walked on every turn
             self.maintain_later()
         return sha[:7]
 
@@ -264,12 +265,13 @@ class SessionRepo:
         finally:
             os.close(fd)
 
-    def maintain_later(self, *, full: bool = False) -> None:
-        """Start ``maintain`` in a background thread (at most one per repository)."""
+    def maintain_later(self, *, full: bool = False) -> bool:
+        """Start ``maintain`` in a background thread (at most one per repository); False
+        when one runs already."""
         key = str(self.git_dir)
         with _maintaining_lock:
             if key in _maintaining:
-                return
+                return False
             _maintaining.add(key)
 
         def run() -> None:
@@ -278,6 +280,7 @@ class SessionRepo:
             except (OSError, GitError, subprocess.SubprocessError, ValueError):
                 log.exception("background packing of %s failed", self.root)
             finally:
+                self._loose = None  # what was written meanwhile is counted at the next commit
                 with _maintaining_lock:
                     _maintaining.discard(key)
 
@@ -287,6 +290,7 @@ class SessionRepo:
             _threads[:] = [t for t in _threads if t.is_alive()]
             _threads.append(thread)
         thread.start()
+        return True
 
 
 def wait_for_maintenance(timeout: float = 30.0) -> None:

@@ -28,6 +28,7 @@ from pydantic_core import PydanticSerializationError
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
+from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
 from openprogram_lsp.store.node_log import NODE_LOG
@@ -116,32 +117,6 @@ def _note_checkpoint(root: Path, node: Node) -> None:
     if isinstance(cid, str) and cid.isprintable() and cid.strip() == cid and cid:
         with suppress(OSError), open(root / ".git" / CHECKPOINT_REFS, "a") as fh:
             fh.write(cid + "\n")
-
-
-def encode_ranges(ids: list[str], pos: dict[str, int]) -> list[str | list[int]]:
-    """Ids as runs of consecutive chain positions (``[first, last]``); others stay ids."""
-    out: list[str | list[int]] = []
-    for nid in ids:
-        at = pos.get(nid)
-        last = out[-1] if out else None
-        if at is None:
-            out.append(nid)
-        elif isinstance(last, list) and last[1] + 1 == at:
-            last[1] = at
-        else:
-            out.append([at, at])
-    return out
-
-
-def decode_ranges(items: list[Any], chain: list[str]) -> list[str]:
-    """The ids ``encode_ranges`` stored, read back against the same chain."""
-    out: list[str] = []
-    for item in items:
-        if isinstance(item, str):
-            out.append(item)
-        else:
-            out.extend(chain[item[0]:item[1] + 1])
-    return out
 
 
 def _dead_entries(meta: dict[str, Any]) -> bool:
@@ -705,6 +680,8 @@ class SessionStore:
 
         Its node id lists (``kept``, ``snipped``, ``summarised``) are stored as ranges of
         positions on the turn's chain, so the record's size does not grow with the session.
+        A record that brings them as ranges already (``keptRanges``..., what the context
+        engine writes) is stored as it is, without walking the chain.
         """
         beside, legacy = self._context_paths(sid, turn_id)
         rel = beside or legacy
@@ -712,13 +689,12 @@ class SessionStore:
             if any(p and (entry.root / p).exists() for p in (beside, legacy)):
                 raise ValueError(f"context commit for {turn_id!r} already written")
             stored = dict(record)
-            if turn_id in entry.index.info:
-                pos = {n: i for i, n in enumerate(entry.index.chain_ids(turn_id))}
-                for key in _ID_LISTS:
-                    ids = stored.get(key)
-                    if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
-                        stored[key + "Ranges"] = encode_ranges(ids, pos)
-                        del stored[key]
+            lists = [k for k in _ID_LISTS if isinstance(stored.get(k), list)
+                     and all(isinstance(i, str) for i in stored[k])]
+            if lists and turn_id in entry.index.info:
+                pos = {nid: i for i, nid in enumerate(entry.index.chain_ids(turn_id))}
+                for key in lists:
+                    stored[key + "Ranges"] = encode_ranges(stored.pop(key), pos)
             entry.repo.write(rel, json.dumps(stored, separators=(",", ":")))
             self._refresh_fp(entry)
 
