@@ -9,13 +9,14 @@ from pathlib import Path
 from openprogram_lsp.tools.filelist import FileList, _score, fold
 
 
-def _tree(root: Path) -> None:
+def _tree(root: Path, *, git: bool = True) -> None:
     for rel in ("src/app/main.py", "src/app/models.py", "docs/main.md", "README.md",
                 "build/out.js", ".github/workflows/ci.yml", "odd name ü.txt"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x\n", "utf-8")
     (root / ".gitignore").write_text("build/\n", "utf-8")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
 
 
 def test_fuzzy_ranking_and_gitignore(tmp_path: Path) -> None:
@@ -30,6 +31,13 @@ def test_fuzzy_ranking_and_gitignore(tmp_path: Path) -> None:
     assert files.query("ü")[0][0].path == "odd name ü.txt"
     assert not any(m.path.startswith(".git/") for m in files.query("", limit=500)[0])
     assert files.query("(.*")[1] == 0  # query characters are literal
+
+
+def test_gitignore_applies_outside_a_git_repository(tmp_path: Path) -> None:
+    _tree(tmp_path, git=False)
+    files = FileList(tmp_path)
+    assert files.query("out.js")[1] == 0
+    assert files.query("main")[1] == 2
 
 
 def test_changes_update_the_list(tmp_path: Path) -> None:

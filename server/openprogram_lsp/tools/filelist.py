@@ -47,9 +47,9 @@ def _list(root: Path) -> list[str]:
     rg = rg_binary()
     if rg is None:
         return _walk(root)
-    proc = subprocess.run([rg, "--no-config", "--files", "--hidden", "--glob", "!.git",
-                           "--null"], cwd=root, capture_output=True, timeout=LIST_TIMEOUT,
-                          check=False)
+    argv = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob", "!.git",
+            "--null"]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, timeout=LIST_TIMEOUT, check=False)
     if proc.returncode not in (0, 1):  # 1: no files
         return _walk(root)
     names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
