@@ -3,7 +3,8 @@
 Figures: a loose read through gitdb's stream reader vs one ``zlib.decompress`` of the file (the
 fast path kept); a loose write through ``gitdb.LooseObjectDB`` vs the hand-written writer; a
 packed delta read in process vs one ``git cat-file`` (what the old code started for deltas);
-pack writing vs ``git repack``.
+pack writing vs ``git repack``; many new blobs into one pack with ``PackWriter`` (right-sized
+zlib windows, one index write) vs gitdb's ``PackEntity.create``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from gitdb import IStream, LooseObjectDB
+from gitdb import IStream, LooseObjectDB, OStream
+from gitdb.pack import PackEntity
 
 from _util import interleaved, report
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.gitobj import ObjectDB
+from openprogram_lsp.store.gitobj.odb import object_id
+from openprogram_lsp.store.gitobj.packwrite import PackWriter
 
 
 def _git(repo: Path, *args: str) -> bytes:
@@ -129,6 +133,27 @@ def main() -> None:
         a, b = interleaved(pack_here, repack_git, pairs=7)
         report("write 500 objects and pack them in process", a, b,
                target="baseline = the same writes and one git repack -d")
+
+        # the first checkpoint's path: many new small blobs straight into one pack
+        bodies = [f"# module {i}\n".encode() + b"def f(x):\n    return x + 1\n" * 6
+                  for i in range(20_000)]
+
+        def pack_writer() -> None:
+            pack = PackWriter(ObjectDB(work / f"w{next(n)}"))
+            for body in bodies:
+                pack.write("blob", body)
+            pack.finish()
+
+        def gitdb_pack() -> None:
+            pack_dir = work / f"g{next(n)}" / "objects" / "pack"
+            pack_dir.mkdir(parents=True)
+            streams = (OStream(bytes.fromhex(object_id("blob", body)), b"blob", len(body),
+                               io.BytesIO(body)) for body in bodies)
+            PackEntity.create(streams, str(pack_dir), object_count=len(bodies))
+
+        a, b = interleaved(pack_writer, gitdb_pack, pairs=7)
+        report("pack 20,000 new small blobs: PackWriter", a, b,
+               target="baseline = gitdb PackEntity.create of the same blobs")
 
 
 if __name__ == "__main__":

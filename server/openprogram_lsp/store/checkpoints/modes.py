@@ -30,12 +30,22 @@ def perm_on_disk(full: str) -> tuple[str, int] | None:
 
 
 def update_modes(workspace: str, table: dict[str, int], paths: Iterable[str]) -> dict[str, int]:
-    """``table`` with the given workspace paths re-read from disk."""
+    """``table`` with the given workspace paths re-read from disk (one ``lstat`` each: a walk
+    re-reads every file, so this loop is kept lean)."""
     out = dict(table)
+    prefix = workspace if workspace.endswith("/") else workspace + "/"
+    umask = current_umask()
+    exec_default, plain_default = 0o777 & ~umask, 0o666 & ~umask
+    lstat, is_reg = os.lstat, stat.S_ISREG
     for path in paths:
-        found = perm_on_disk(os.path.join(workspace, path))
-        if found is not None and found[1] != default_perm(found[0]):
-            out[path] = found[1]
+        try:
+            mode = lstat(prefix + path).st_mode
+        except OSError:
+            out.pop(path, None)
+            continue
+        perm = mode & 0o7777
+        if is_reg(mode) and perm != (exec_default if mode & 0o100 else plain_default):
+            out[path] = perm
         else:
             out.pop(path, None)
     return out

@@ -80,6 +80,7 @@ class CheckpointStore:
         self._seen_head: str | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._disabled: str | None = None
+        self._files: tuple[str, Ids] | None = None  # (tree, its file paths)
         self.progress: Progress | None = None
         """Called with (files done, files in all) while a big walk hashes files into a pack."""
 
@@ -395,7 +396,8 @@ class CheckpointStore:
         if read_modes is not None:
             modes = read_modes
         else:
-            modes = update_modes(str(self.workspace), parent_modes, self._files_of(tree) if walk
+            modes = update_modes(str(self.workspace), parent_modes,
+                                 self._files_of(tree, parent_tree, changes) if walk
                                  else noted | {c.path for c in changes})
         mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
                            if modes.get(p) != parent_modes.get(p)
@@ -462,11 +464,24 @@ class CheckpointStore:
         self._head_modes = (commit, modes)
         return modes
 
-    def _files_of(self, tree: str) -> Ids:
-        """Every file path of a tree (after a walk, to re-read all modes)."""
+    def _files_of(self, tree: str, parent: str | None = None,
+                  changes: Changes | None = None) -> Ids:
+        """Every file path of a tree (after a walk, to re-read all modes); kept for the last
+        tree and carried forward by a commit's changes, so a walk lists no trees again."""
         from openprogram_lsp.store.checkpoints.objects import diff_trees
 
-        return [c.path for c in diff_trees(self.repo, None, tree)]
+        cached = self._files
+        if cached is not None and cached[0] == tree:
+            return cached[1]
+        if cached is not None and parent is not None and changes is not None \
+                and cached[0] == parent:
+            gone = {c.path for c in changes if c.status == "D"}
+            files = [p for p in cached[1] if p not in gone] if gone else list(cached[1])
+            files += [c.path for c in changes if c.status == "A"]
+        else:
+            files = [c.path for c in diff_trees(self.repo, None, tree)]
+        self._files = (tree, files)
+        return files
 
     def _tree_of_head(self, head: str | None) -> str | None:
         if head is None:
