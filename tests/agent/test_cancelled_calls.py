@@ -67,7 +67,7 @@ def test_a_call_cut_while_running_and_the_next_one_are_kept_as_cancelled(
     assert c2.status == "failed" and c2.output == prompts.NOT_RUN_CANCELLED
     assert "later.txt" in (c2.title or "")
     [finished] = [e for e in seen if e.type == "tool.finished"]
-    assert finished.payload["toolCallId"] == c1.id and finished.payload["cancelled"] is True
+    assert finished.payload["tool_call_id"] == c1.id and finished.payload["cancelled"] is True
     wire = {c["id"]: c for c in node.wire()["toolCalls"]}
     assert [(wire[c.id]["status"], wire[c.id]["cancelled"]) for c in (c1, c2)] == [
         ("failed", True), ("failed", True)]
@@ -85,5 +85,5 @@ def test_a_call_cut_while_its_approval_waits_is_kept_and_reported(
     assert (c1.status, c2.status) == ("failed", "failed")
     assert "sleep 30" in (c1.title or "") and "later.txt" in (c2.title or "")
     finished = [e.payload for e in seen if e.type == "tool.finished"]
-    assert finished == [{"toolCallId": c1.id, "status": "failed",
+    assert finished == [{"tool_call_id": c1.id, "status": "failed",
                          "output": prompts.CANCELLED_CALL, "cancelled": True}]

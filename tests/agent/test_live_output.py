@@ -25,8 +25,8 @@ def test_command_output_streams_in_order_before_the_call_ends(
     assert len(outs) >= 2, "the first line came before the command slept"
     assert "".join(str(e.payload["text"]) for e in outs) == "first\nsécond\n"
     assert outs[0].payload["text"] == "first\n"
-    call_id = next(e.payload["toolCallId"] for e in events if e.type == "tool.started")
-    assert {e.payload["toolCallId"] for e in outs} == {call_id}
+    call_id = next(e.payload["tool_call_id"] for e in events if e.type == "tool.started")
+    assert {e.payload["tool_call_id"] for e in outs} == {call_id}
     assert all(e.turn_id == r.assistant_node_id for e in outs)
     assert types.index("tool.output") > types.index("tool.started")
     assert max(i for i, t in enumerate(types) if t == "tool.output") < types.index("tool.finished")

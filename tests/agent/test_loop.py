@@ -138,5 +138,5 @@ async def test_call_ids_are_the_servers_own_and_never_repeat(tmp_path: Path,
                              runner=runner(workspace, bus), bus=bus, control=TurnControl())
     ids = [c.id for c in state.tool_calls]
     assert len(set(ids)) == 2 and "c1" not in ids
-    started = [e.payload["toolCallId"] for e in seen if e.type == "tool.started"]
+    started = [e.payload["tool_call_id"] for e in seen if e.type == "tool.started"]
     assert started == ids

@@ -106,11 +106,11 @@ def test_child_edits_file_on_named_branch_and_reports_back(
     started = [e for e in events if e.type == "subagent.started"]
     ended = [e for e in events if e.type == "subagent.ended"]
     assert [e.session_id for e in started] == [sid] and [e.session_id for e in ended] == [sid]
-    assert ended[0].payload["headId"] == tip and ended[0].payload["status"] == "done"
+    assert ended[0].payload["head_id"] == tip and ended[0].payload["status"] == "done"
     assert ended[0].payload["label"] == "writer"
     replies = [e for e in events if e.type == "branch.message_sent"]
     assert replies and replies[0].payload["kind"] == "reply"
-    assert replies[0].payload["inTurn"] is False
+    assert replies[0].payload["in_turn"] is False
 
 
 @pytest.mark.parametrize(("pick", "written", "asked"), [
@@ -145,7 +145,7 @@ def test_child_outcome_is_absorbed_by_a_running_parent(
     dispatchers.append(d)
 
     def release(ev: Event) -> None:
-        if ev.type == "branch.message_sent" and ev.payload.get("inTurn"):
+        if ev.type == "branch.message_sent" and ev.payload.get("in_turn"):
             hold.release("parent")
 
     bus.subscribe(release)

@@ -74,7 +74,7 @@ def test_child_messages_a_sibling_by_name_and_the_reply_flows_back(
     assert att.caller == first_writer_turn and att.metadata["targetNodeId"] == rev_tip
 
     sent = [e.payload for e in events if e.type == "branch.message_sent"]
-    assert sent[0]["kind"] == "message" and sent[0]["toLabel"] == "reviewer"
+    assert sent[0]["kind"] == "message" and sent[0]["to_label"] == "reviewer"
     assert sent[0]["from"] == f"{sid}:{first_writer_turn}"
     assert sent[1]["kind"] == "reply" and sent[1]["to"] == f"{sid}:{first_writer_turn}"
     kinds = {(a.kind, a.label, a.status) for a in d.list_agents(sid)}

@@ -49,7 +49,7 @@ def test_compact_command_summarises_without_a_reply(make_dispatcher: Make, scrip
     assert all(after[k] == v for k, v in before.items())
     ev = [e for e in events if e.type == "context.compacted"]
     assert len(ev) == 1 and ev[0].payload["path"] == "manual"
-    assert ev[0].payload["summaryNodeId"] == summaries[0].id
+    assert ev[0].payload["summary_node_id"] == summaries[0].id
     # the next turn's model sees the summary instead of the first two exchanges
     r4 = d.process_user_turn(TurnRequest(text="third question", session_id=sid))
     assert r4.status == "done" and r4.text == "Third answer."
@@ -92,8 +92,8 @@ def test_small_window_override_compacts_turns_of_the_scripted_model(
     compacted = [e for e in events if e.type == "context.compacted"]
     assert compacted, "a small window must trigger compaction"
     for e in compacted:
-        assert e.payload["tokensAfter"] < e.payload["tokensBefore"]
-        assert e.payload["contextWindow"] == 8000
+        assert e.payload["tokens_after"] < e.payload["tokens_before"]
+        assert e.payload["context_window"] == 8000
     commits = [store.read_context_commit(sid, n.id) for n in store.get_branch(sid)
                if n.role == "assistant"]
     assert all(c and c["contextWindow"] == 8000 for c in commits)

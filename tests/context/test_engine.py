@@ -84,8 +84,8 @@ def test_snip_drops_oldest_whole_turns_and_is_announced() -> None:
     check_pairing(new.messages)
     ev = [e for e in seen if e.type == "context.compacted"]
     assert len(ev) == 1 and ev[0].payload["path"] == "snip"
-    assert ev[0].payload["tokensBefore"] == prep.estimate
-    assert ev[0].payload["tokensAfter"] == new.estimate
+    assert ev[0].payload["tokens_before"] == prep.estimate
+    assert ev[0].payload["tokens_after"] == new.estimate
 
 
 def test_snip_hides_at_most_a_quarter_window_then_compaction_runs() -> None:
@@ -133,8 +133,8 @@ def test_compact_when_snip_cannot_fit_then_prepare_again_uses_the_summary() -> N
     assert new.messages[-1].content == chain[-1].text
     check_pairing(new.messages)
     ev = [e for e in seen if e.type == "context.compacted"][-1]
-    assert ev.payload["path"] == "compact" and ev.payload["summaryNodeId"] == node.id
-    assert ev.payload["tokensAfter"] < ev.payload["tokensBefore"]
+    assert ev.payload["path"] == "compact" and ev.payload["summary_node_id"] == node.id
+    assert ev.payload["tokens_after"] < ev.payload["tokens_before"]
     # the summariser saw a transcript, not provider tool messages
     assert all(m.role == "user" for r in summ.requests for m in r.messages)
     # next turn: prepare replaces the covered range with the stored summary
@@ -153,7 +153,7 @@ def test_failing_summariser_gives_a_structural_summary() -> None:
     assert "Structural summary" in written[0].text and "core.py" in written[0].text
     assert "look at core.py again" in written[0].text  # the user's own words survive
     ev = [e for e in seen if e.type == "context.compacted"][-1]
-    assert ev.payload["path"] == "structural" and "model down" in ev.payload["summarizerError"]
+    assert ev.payload["path"] == "structural" and "model down" in ev.payload["summarizer_error"]
 
 
 def test_a_second_compaction_folds_in_the_first() -> None:
@@ -217,7 +217,7 @@ def test_microcompact_after_an_idle_gap_clears_old_unreferenced_results() -> Non
     assert sorted(fresh.replaced) == ["u1_reply:c1_0_0", "u2_reply:c2_0_0", "u3_reply:c3_0_0"]
     ev = [e for e in seen if e.type == "context.compacted"]
     assert ev and ev[0].payload["path"] == "microcompact"
-    assert ev[0].payload["tokensAfter"] < ev[0].payload["tokensBefore"]
+    assert ev[0].payload["tokens_after"] < ev[0].payload["tokens_before"]
     # no gap: nothing is cleared
     assert not prepare(eng, chain, last_turn_at=iso(10**9)).replaced
 

@@ -47,7 +47,7 @@ def test_exit_2_blocks_a_command_in_bypass_and_the_reason_reaches_the_model(
     [hook] = d.services.hooks.listing(workspace)  # type: ignore[union-attr]
     assert hook["lastResult"]["exitCode"] == 2 and hook["lastResult"]["outcome"] == "deny"
     [finished] = [e.payload for e in events if e.type == "tool.finished"]
-    assert finished["blockedReason"] == "no shell today" and finished["status"] == "failed"
+    assert finished["blocked_reason"] == "no shell today" and finished["status"] == "failed"
 
 
 def test_a_hook_for_another_tool_lets_the_call_run(make_dispatcher: Make, script: Callable,

@@ -14,6 +14,7 @@ from openprogram_lsp.acp.updates import (
     SessionUpdate,
     ToolContent,
     diff_content,
+    ext_event,
     location,
     output_content,
     preview,
@@ -52,7 +53,7 @@ class TurnStream:
         if ev.session_id != self.session_id:
             return
         if ev.type in EXT_TYPES:
-            self.ext(_jsonable(ev.wire()))
+            self.ext(_jsonable(ext_event(ev)))
             return
         if self.turn_id is None or ev.turn_id != self.turn_id:
             return  # subagent turns of the session reach the client as ext events only
@@ -68,7 +69,7 @@ class TurnStream:
             self._finished(data)
 
     def _started(self, data: dict[str, Any]) -> None:
-        call_id = str(data.get("toolCallId"))
+        call_id = str(data.get("tool_call_id"))
         kind = str(data.get("kind") or "other")
         name = str(data.get("name") or "")
         given = data.get("input")
@@ -105,7 +106,7 @@ class TurnStream:
         self.send(helpers.update_tool_call(call_id, content=content))
 
     def _finished(self, data: dict[str, Any]) -> None:
-        call_id = str(data.get("toolCallId"))
+        call_id = str(data.get("tool_call_id"))
         if call_id not in self.open_calls:
             return
         del self.open_calls[call_id]

@@ -12,9 +12,11 @@ from acp.schema import (
     TerminalToolCallContent,
     ToolCallLocation,
 )
+from pydantic.alias_generators import to_camel
 
 from acp import helpers
 from openprogram_lsp.core.types import DiffPreview, Node, ToolCallRecord
+from openprogram_lsp.events.bus import Event
 from openprogram_lsp.tools.base import ToolContext
 from openprogram_lsp.tools.paths import resolve_in_workspace
 from openprogram_lsp.tools.registry import ToolRegistry
@@ -32,6 +34,17 @@ EXT_TYPES = frozenset({"checkpoint.created", "context.compacted", "subagent.star
 """Bus events forwarded through the extension notification."""
 
 MAX_SHOWN_OUTPUT = 20_000
+
+
+def ext_event(event: Event) -> dict[str, Any]:
+    """An ``EXT_TYPES`` bus event as the extension's params: ``openprogram/event``'s shape
+    (type, sessionId, turnId?, data), its payload's keys in camelCase (their values are flat)."""
+    out: dict[str, Any] = {"type": event.type, "sessionId": event.session_id,
+                           "data": {to_camel(k) if "_" in k else k: v
+                                    for k, v in event.payload.items()}}
+    if event.turn_id is not None:
+        out["turnId"] = event.turn_id
+    return out
 
 
 def location(workspace: Path, raw_input: dict[str, Any]) -> list[ToolCallLocation] | None:

@@ -56,7 +56,7 @@ class LiveOutput:
             self.noted = True
             text += "\n[live output stops here; the full output comes when the command ends]\n"
         if text:
-            self.emit("tool.output", {"toolCallId": self.tool_call_id, "text": text})
+            self.emit("tool.output", {"tool_call_id": self.tool_call_id, "text": text})
 
     def close(self) -> None:
         """Flush the rest; called before ``tool.finished``."""

@@ -165,7 +165,7 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
 
         await _race(consume(), control.cancel)
         emit("model.response_completed", {"model": provider.model, "step": step,
-                                          "toolCalls": len(calls)})
+                                          "tool_calls": len(calls)})
         messages.append(Message(role="assistant", content=state.steps[step], tool_calls=calls))
         if hooks.on_step_finished:
             hooks.on_step_finished(state)

@@ -115,14 +115,14 @@ class ToolRunner:
         record.status, record.cancelled = "failed", True
         record.output = prompts.CANCELLED_CALL
         self.cancelled = record
-        self._emit("tool.finished", {"toolCallId": record.id, "status": "failed",
+        self._emit("tool.finished", {"tool_call_id": record.id, "status": "failed",
                                      "output": record.output, "cancelled": True})
 
     async def _started(self, call: ToolCall, tool: Any, args: Any, record: ToolCallRecord,
                        key: str) -> tuple[ToolCallRecord, ToolOutput]:
         """The part of ``run`` after the call was announced (a cancel may cut it anywhere)."""
         source = tool.source()
-        self._emit("tool.started", {"toolCallId": call.id, "name": call.name,
+        self._emit("tool.started", {"tool_call_id": call.id, "name": call.name,
                                     "kind": tool.kind, "title": record.title,
                                     "input": call.arguments,
                                     **({"mcp": source} if source else {})})
@@ -188,7 +188,7 @@ class ToolRunner:
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Tool,
                       args: Any, record: ToolCallRecord) -> tuple[str | None, Grant | None]:
         """Gate, mode, rules and approval: (a refusal message or None to run, a grant)."""
-        before = make_event("tool.before", {"toolCallId": call.id, "name": call.name,
+        before = make_event("tool.before", {"tool_call_id": call.id, "name": call.name,
                                             "kind": kind, "input": call.arguments,
                                             "mode": self.mode},
                             session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
@@ -257,8 +257,8 @@ class ToolRunner:
         choice = self._chosen(choices, outcome)
         if outcome.outcome == "selected" and choice is not None and choice.rules:
             added = [self.rules.add(r) for r in choice.rules]
-            self._emit("rules.changed", {"action": "added", "ruleIds": [r.id for r in added],
-                                         "toolCallId": call.id})
+            self._emit("rules.changed", {"action": "added", "rule_ids": [r.id for r in added],
+                                         "tool_call_id": call.id})
         if outcome.allowed:
             record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
                                "optionId": outcome.option_id, "option": outcome.kind}
@@ -287,14 +287,14 @@ class ToolRunner:
         if isinstance(attachments, list) and attachments:
             record.attachments = attachments
         if not started:
-            self._emit("tool.started", {"toolCallId": record.id, "name": record.name,
+            self._emit("tool.started", {"tool_call_id": record.id, "name": record.name,
                                         "kind": record.kind, "title": record.title,
                                         "input": record.input})
-        self._emit("tool.after", {"toolCallId": record.id, "name": record.name,
-                                  "isError": out.is_error})
-        finished: dict[str, Any] = {"toolCallId": record.id, "status": record.status,
+        self._emit("tool.after", {"tool_call_id": record.id, "name": record.name,
+                                  "is_error": out.is_error})
+        finished: dict[str, Any] = {"tool_call_id": record.id, "status": record.status,
                                      "output": out.text}
         if record.blocked_reason:
-            finished["blockedReason"] = record.blocked_reason
+            finished["blocked_reason"] = record.blocked_reason
         self._emit("tool.finished", finished)
         return record

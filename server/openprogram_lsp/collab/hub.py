@@ -154,10 +154,10 @@ class Hub:
                           advance_head=advance_head, agent_id=agent_id, label=label,
                           message_depth=message_depth, metadata=meta,
                           rules=list(parent.rules) if parent is not None else [])
-        base = {"agentId": agent_id, "kind": kind, "label": label, "permissionMode": mode,
-                "parentSessionId": parent.session_id if parent else None,
-                "parentTurnId": parent.turn_id if parent else None,
-                "branchFrom": branch_from if isinstance(branch_from, str) else None}
+        base = {"agent_id": agent_id, "kind": kind, "label": label, "permission_mode": mode,
+                "parent_session_id": parent.session_id if parent else None,
+                "parent_turn_id": parent.turn_id if parent else None,
+                "branch_from": branch_from if isinstance(branch_from, str) else None}
         self.emit("subagent.started", base, session_id=sid)
         try:
             res = await self.turn(req, job)
@@ -172,8 +172,8 @@ class Hub:
                               error=res.error.message if res.error else None)
         if job is not None:
             job.result = out
-        self.emit("subagent.ended", {**base, "status": out.status, "headId": out.head_id,
-                                     "checkpointId": out.checkpoint_id, "error": out.error},
+        self.emit("subagent.ended", {**base, "status": out.status, "head_id": out.head_id,
+                                     "checkpoint_id": out.checkpoint_id, "error": out.error},
                   session_id=sid, turn_id=out.head_id)
         return out
 

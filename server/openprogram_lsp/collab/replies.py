@@ -43,13 +43,13 @@ def deliver_reply(sub: Hub, origin: Origin, text: str, depth: int, *, kind: str,
     """Bring an outcome back to its origin: into the running turn, else a follow-up turn."""
     attach(sub, origin, text, {"sourceKind": kind, "sourceId": source_id, **meta})
     data = {"from": sender, "to": f"{origin.session_id}:{origin.anchor}", "kind": "reply",
-            "deliveryId": source_id}
+            "delivery_id": source_id}
     turn = next((t for t in sub.dispatcher.active_turns(origin.session_id)
                  if t.turn_id == origin.turn_id), None) if origin.turn_id else None
     in_turn = turn is not None and absorb(sub, turn, text, depth)
     if not in_turn:
         queue_follow_up(sub, origin, text, depth)
-    sub.emit("branch.message_sent", {**data, "inTurn": in_turn},
+    sub.emit("branch.message_sent", {**data, "in_turn": in_turn},
              session_id=origin.session_id, turn_id=origin.anchor)
 
 

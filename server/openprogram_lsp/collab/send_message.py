@@ -134,7 +134,7 @@ def _gate(subagents: Hub, origin: Origin, message: str, to: str) -> None:
     """Consult the tool gate for calls that did not come through the tool runner."""
     event = Event(type="tool.before", session_id=origin.session_id, turn_id=origin.turn_id,
                   origin="send_message",
-                  payload={"toolCallId": new_id("call_"), "name": "send_message",
+                  payload={"tool_call_id": new_id("call_"), "name": "send_message",
                            "kind": "other", "input": {"message": message, "to": to},
                            "mode": "api"})
     subagents.dispatcher.services.bus.emit(event)
@@ -176,7 +176,7 @@ def send_message(subagents: Hub, message: str, to: str, agent_id: str = "", *,
     subagents.dispatcher.services.bus.emit(make_event(
         "branch.message_sent",
         {"from": sender, "to": f"{target.session_id}:{target.tip or lane.display}",
-         "toLabel": lane.display, "deliveryId": delivery_id, "kind": "message",
+         "to_label": lane.display, "delivery_id": delivery_id, "kind": "message",
          "queued": bool(queued), "preview": message[:200]},
         session_id=origin.session_id, turn_id=origin.turn_id or origin.anchor,
         origin="send_message"))

@@ -42,12 +42,12 @@ class Command:
     body: str = ""
 
     def listing(self) -> dict[str, object]:
-        """The command as ``openprogram/commands`` lists it."""
+        """The command as ``openprogram/commands`` lists it (snake_case keys)."""
         out: dict[str, object] = {"name": self.name, "description": self.description,
                                   "source": self.source,
                                   "kind": "builtin" if self.source == "builtin" else "custom"}
         if self.argument_hint:
-            out["argumentHint"] = self.argument_hint
+            out["argument_hint"] = self.argument_hint
         if self.path:
             out["path"] = self.path
         return out

@@ -290,14 +290,14 @@ class ContextEngine:
     def _emit(self, prep: TurnPrep, before: int, path: str,
               bus: EventBus | None = None) -> None:
         payload: dict[str, Any] = {
-            "tokensBefore": before, "tokensAfter": prep.estimate, "path": path,
-            "contextWindow": prep.context_window, "snipped": len(prep.snipped),
+            "tokens_before": before, "tokens_after": prep.estimate, "path": path,
+            "context_window": prep.context_window, "snipped": len(prep.snipped),
             "summarised": len(prep.summarised), "replaced": len(prep.replaced),
         }
         if path in ("compact", "structural", "manual") and prep.summary_node_id:
-            payload["summaryNodeId"] = prep.summary_node_id
+            payload["summary_node_id"] = prep.summary_node_id
         if prep.details.get("summarizerError"):
-            payload["summarizerError"] = prep.details["summarizerError"]
+            payload["summarizer_error"] = prep.details["summarizerError"]
         target = bus or prep.bus or self.bus
         if target is not None:
             target.emit(make_event("context.compacted", payload,
@@ -327,7 +327,7 @@ class ContextEngine:
             if target is not None:
                 target.emit(make_event(
                     "context.compaction_recommended",
-                    {"usageRatio": round(used / max(1, prep.context_window), 4),
-                     "contextWindow": prep.context_window},
+                    {"usage_ratio": round(used / max(1, prep.context_window), 4),
+                     "context_window": prep.context_window},
                     session_id=session_id, turn_id=turn_id, origin="context"))
         return commit.wire()

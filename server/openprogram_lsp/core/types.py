@@ -80,6 +80,15 @@ class Wire(BaseModel):
         """Dump as the JSON-ready camelCase dict sent to clients."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
+    def payload(self) -> dict[str, Any]:
+        """The JSON-ready dict of its snake_case fields a bus event carries (None left out but
+        for ``WIRE_KEEPS_NULL``); the transports spell it their way."""
+        out = self.model_dump(mode="json", exclude_none=True)
+        for name, info in type(self).model_fields.items():
+            if (info.alias or name) in self.WIRE_KEEPS_NULL:
+                out.setdefault(name, None)
+        return out
+
 
 class ToolCallRecord(Wire):
     """One tool call as recorded on an assistant node."""

@@ -84,7 +84,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
             log.exception("checkpoint of turn %s failed", tid)
             warnings.append(f"checkpoint failed: {exc}")
         if checkpoint is not None:
-            emit(make_event("checkpoint.created", checkpoint.wire(), session_id=sid,
+            emit(make_event("checkpoint.created", checkpoint.payload(), session_id=sid,
                                 turn_id=tid, origin="dispatcher"))
     text = state.text
     if status == "cancelled":
@@ -137,6 +137,6 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
                                                  else "error"),
         text=text, usage=state.usage, checkpoint=checkpoint, error=error,
         warnings=warnings or None)
-    emit(make_event("turn.finished", result.wire(), session_id=sid, turn_id=tid,
+    emit(make_event("turn.finished", result.payload(), session_id=sid, turn_id=tid,
                         origin="dispatcher"))
     return result

@@ -97,7 +97,7 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
         if used:
             prep.summarizer_usage = _total(used)
     services.bus.emit(make_event("context.usage", {
-        "usedTokens": prep.estimate, "windowTokens": prep.context_window,
+        "used_tokens": prep.estimate, "window_tokens": prep.context_window,
         "compactions": len(chain_summaries(services.store, session_id, history)),
         "path": prep.path}, session_id=session_id, origin="context"))
     return prep

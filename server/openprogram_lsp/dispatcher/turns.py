@@ -233,7 +233,7 @@ class Dispatcher:
         turn = ActiveTurn(sid, user_id, turn_id, req, control, workspace)
         with self._lock:
             self._active[turn_id] = turn
-        s.bus.emit(make_event("user.prompt_submitted", {"nodeId": user_id, "text": req.text,
+        s.bus.emit(make_event("user.prompt_submitted", {"node_id": user_id, "text": req.text,
                                                         "source": req.source},
                               session_id=sid, turn_id=turn_id, origin="dispatcher"))
         # 4. turn ContextVars and the assistant placeholder
@@ -254,11 +254,11 @@ class Dispatcher:
             store.begin_turn(sid, turn_id)
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
-            started: dict[str, Any] = {"userNodeId": user_id, "assistantNodeId": turn_id,
+            started: dict[str, Any] = {"user_node_id": user_id, "assistant_node_id": turn_id,
                                        "text": req.text, "source": req.source,
                                        "predecessor": pred}
-            if req.metadata.get("clientTurnId"):
-                started["clientTurnId"] = req.metadata["clientTurnId"]
+            if req.metadata.get("clientTurnId"):  # node metadata (stored): the editor's id
+                started["client_turn_id"] = req.metadata["clientTurnId"]
             s.bus.emit(make_event("turn.started", started, session_id=sid, turn_id=turn_id,
                                   origin="dispatcher"))
             if on_started is not None:

@@ -25,7 +25,8 @@ Handler = Callable[["Event"], None] | Callable[["Event"], Awaitable[None]]
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One event: id, type, time, origin, session, turn and payload."""
+    """One event: id, type, time, origin, session, turn and payload (snake_case keys; the
+    transports spell them their way)."""
 
     type: str
     payload: dict[str, Any] = field(default_factory=dict)
@@ -34,14 +35,6 @@ class Event:
     origin: str = "system"
     id: str = field(default_factory=lambda: new_id("e"))
     time: float = field(default_factory=time.time)
-
-    def wire(self) -> dict[str, Any]:
-        """The ``openprogram/event`` payload: type, sessionId, turnId, data."""
-        out: dict[str, Any] = {"type": self.type, "sessionId": self.session_id,
-                               "data": self.payload}
-        if self.turn_id is not None:
-            out["turnId"] = self.turn_id
-        return out
 
 
 def make_event(type: str, payload: dict[str, Any] | None = None, *,

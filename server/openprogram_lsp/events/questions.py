@@ -51,7 +51,7 @@ class QuestionRegistry:
         fut: asyncio.Future[str | None] = loop.create_future()
         with self._lock:
             self._pending[question.question_id] = _Pending(question, loop, fut)
-        self.bus.emit(make_event("question.asked", question.wire(),
+        self.bus.emit(make_event("question.asked", question.payload(),
                                  session_id=question.session_id, turn_id=question.turn_id))
         return fut
 
@@ -91,7 +91,7 @@ class QuestionRegistry:
                 pending.future.set_result(value)
 
         pending.loop.call_soon_threadsafe(_resolve)
-        self.bus.emit(make_event(event_type, {"questionId": question_id, **extra},
+        self.bus.emit(make_event(event_type, {"question_id": question_id, **extra},
                                  session_id=q.session_id, turn_id=q.turn_id))
         return True
 

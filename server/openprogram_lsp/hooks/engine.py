@@ -306,7 +306,7 @@ class TurnHooks:
             return None
         arguments = payload.get("input") or {}
         runs = self.run_all(specs, lambda s: self.payload(
-            s, tool_name=name, tool_input=arguments, tool_use_id=payload.get("toolCallId")))
+            s, tool_name=name, tool_input=arguments, tool_use_id=payload.get("tool_call_id")))
         rank = {"allow": 0, "ask": 1, "deny": 2}
         verdict, reasons = "allow", []
         for run in runs:

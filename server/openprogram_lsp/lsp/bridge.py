@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.lsp.dumps import notification
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class EventBridge:
 
     def _send(self, event: Event) -> None:
         try:
-            self._deliver(event, _jsonable(event.wire()))
+            self._deliver(event, _jsonable(notification(event)))
         except Exception:
             log.exception("could not forward %s", event.type)
         for listener in list(self.listeners):

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
+
+from openprogram_lsp.events.bus import Event
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
+
+log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=w.Result)
 
@@ -44,3 +52,36 @@ def code_restore(value: RestoreOutcome) -> dict[str, Any]:
            "safetyCheckpointId": value.safety_checkpoint_id, "conflicts": value.conflicts,
            "skipped": value.skipped}
     return {k: v for k, v in out.items() if v is not None}
+
+
+def camel_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """The top-level keys of ``data`` in camelCase (the values as they are)."""
+    return {to_camel(k) if "_" in k else k: v for k, v in data.items()}
+
+
+def event_data(type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A bus event's snake_case payload as the wire's ``data``: through its ``EVENT_DATA``
+    model (nested models too, only the keys the payload has), else its keys camelCased."""
+    kind = w.EVENT_DATA.get(type)
+    if kind is None:
+        return camel_keys(data)
+    try:
+        out = kind.model_validate(data).model_dump(mode="json", by_alias=True,
+                                                   exclude_unset=True)
+    except (ValidationError, PydanticSerializationError) as exc:
+        log.warning("%s payload does not match its wire model (%s); keys camelCased",
+                    type, str(exc).splitlines()[:2])
+        return camel_keys(data)
+    known = {name for name, f in kind.model_fields.items()} | {
+        f.alias for f in kind.model_fields.values() if f.alias}
+    out.update(camel_keys({k: v for k, v in data.items() if k not in known}))
+    return out
+
+
+def notification(event: Event) -> dict[str, Any]:
+    """The ``openprogram/event`` params of a bus event: type, sessionId, turnId?, data."""
+    out: dict[str, Any] = {"type": event.type, "sessionId": event.session_id,
+                           "data": event_data(event.type, event.payload)}
+    if event.turn_id is not None:
+        out["turnId"] = event.turn_id
+    return out

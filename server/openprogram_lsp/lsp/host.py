@@ -27,6 +27,7 @@ from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.documents import DocumentBuffers
+from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
@@ -158,7 +159,7 @@ class ServerHost:
         """A read-only prompt card for the other connections watching a session."""
         event = Event(type=type, payload=data, session_id=session_id, turn_id=turn_id,
                       origin="lsp")
-        self.publish(event, event.wire(), exclude=owner)
+        self.publish(event, notification(event), exclude=owner)
 
     # -- watchers ---------------------------------------------------------------------------
 
@@ -229,7 +230,8 @@ class RoutingApprover:
         if owner is None:
             return PermissionOutcome(outcome="cancelled", reason=NO_EDITOR)
         self.host.card(owner, request.session_id, request.turn_id, "permission.requested",
-                       {**request.wire(), "readOnly": True})
+                       {**request.model_dump(mode="json", exclude_none=True),
+                        "read_only": True})
         outcome = PermissionOutcome(outcome="cancelled", reason="cancelled")
         try:
             outcome = await owner.approver.request_permission(request)
@@ -237,8 +239,8 @@ class RoutingApprover:
         finally:
             self.host.dispatcher.services.bus.emit(make_event(
                 "permission.resolved",
-                {"toolCallId": request.tool_call.tool_call_id, "outcome": outcome.outcome,
-                 "optionId": outcome.option_id, "kind": outcome.kind, "reason": outcome.reason},
+                {"tool_call_id": request.tool_call.tool_call_id, "outcome": outcome.outcome,
+                 "option_id": outcome.option_id, "kind": outcome.kind, "reason": outcome.reason},
                 session_id=request.session_id, turn_id=request.turn_id, origin="lsp"))
 
 

@@ -125,7 +125,7 @@ def _describe(request: PermissionRequest) -> str:
 
 def _withdrawn_event(request: PermissionRequest, reason: str, bus: EventBus | None) -> None:
     """Tell every client a prompt is gone (clients cannot match $/cancelRequest ids)."""
-    emit_safe("permission.withdrawn", {"toolCallId": request.tool_call.tool_call_id,
+    emit_safe("permission.withdrawn", {"tool_call_id": request.tool_call.tool_call_id,
                                        "reason": reason},
               bus=bus, session_id=request.session_id, turn_id=request.turn_id, origin="lsp")
 

@@ -85,7 +85,7 @@ class RulesHandlers:
             except NotFound:
                 continue
             self.server.dispatcher.services.bus.emit(make_event(
-                "rules.changed", {"action": "revoked", "ruleIds": [rule.id],
+                "rules.changed", {"action": "revoked", "rule_ids": [rule.id],
                                   "workspace": str(folder)},
                 session_id=None, turn_id=None, origin="lsp"))
             return w.RevokeRuleResult(revoked=_info(rule, folder, revocable=True)).wire()

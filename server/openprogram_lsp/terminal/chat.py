@@ -12,6 +12,7 @@ from openprogram_lsp.agent.prompts import NO_APPROVER
 from openprogram_lsp.core.types import INHERIT, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
+from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.terminal.errors import EXIT_INTERRUPTED, CliError, report
 
 
@@ -28,7 +29,7 @@ class Printer:
                 NO_APPROVER[:40]):
             self.unapproved += 1
         if self.as_json:
-            self.out.write(json.dumps(ev.wire(), default=str) + "\n")
+            self.out.write(json.dumps(notification(ev), default=str) + "\n")
             self.out.flush()
             return
         err = sys.stderr

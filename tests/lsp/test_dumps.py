@@ -1,0 +1,47 @@
+"""The domain's snake_case values become the wire's camelCase only here (lsp/dumps.py)."""
+
+from __future__ import annotations
+
+from openprogram_lsp.core.types import Checkpoint, TurnResult, Usage
+from openprogram_lsp.events.bus import Event
+from openprogram_lsp.lsp.dumps import event_data, notification
+
+
+def test_a_flat_payload_is_dumped_through_its_wire_model_keeping_nulls_and_extra_keys() -> None:
+    data = {"agent_id": "a1", "kind": "agent", "label": None, "permission_mode": "ask",
+            "parent_session_id": None, "parent_turn_id": None, "branch_from": None}
+    assert event_data("subagent.started", data) == {
+        "agentId": "a1", "kind": "agent", "label": None, "parentSessionId": None,
+        "parentTurnId": None, "branchFrom": None, "permissionMode": "ask"}
+
+
+def test_tool_input_is_data_and_keeps_its_keys() -> None:
+    data = {"tool_call_id": "c1", "name": "write_file", "kind": "edit", "title": "Write a",
+            "input": {"file_path": "a", "oldText": "x"}, "mcp": {"server": "s", "tool": "t"}}
+    out = event_data("tool.started", data)
+    assert out == {"toolCallId": "c1", "name": "write_file", "kind": "edit", "title": "Write a",
+                   "input": {"file_path": "a", "oldText": "x"},
+                   "mcp": {"server": "s", "tool": "t"}}
+
+
+def test_a_model_payload_is_the_same_json_as_its_wire_dump() -> None:
+    cp = Checkpoint(id="c", session_id="s", turn_id="t", kind="turn", created_at="now",
+                    message="m", files=[])
+    result = TurnResult(session_id="s", user_node_id="u", assistant_node_id="u_reply",
+                        head_id="u_reply", status="done", text="hi", usage=Usage(input_tokens=3),
+                        checkpoint=cp)
+    assert event_data("turn.finished", result.payload()) == result.wire()
+    bare = result.model_copy(update={"checkpoint": None})
+    assert event_data("turn.finished", bare.payload()) == bare.wire()
+    assert bare.wire()["checkpoint"] is None
+    assert event_data("checkpoint.created", cp.payload()) == cp.wire()
+
+
+def test_an_event_without_a_wire_model_has_its_keys_camelcased() -> None:
+    ev = Event(type="model.response_completed", payload={"model": "m", "tool_calls": 2},
+               session_id="s", turn_id="t")
+    assert notification(ev) == {"type": "model.response_completed", "sessionId": "s",
+                                "turnId": "t", "data": {"model": "m", "toolCalls": 2}}
+    workspace = Event(type="file.changed", payload={"changes": [], "root": "/w"})
+    assert notification(workspace) == {"type": "file.changed", "sessionId": None,
+                                       "data": {"changes": [], "root": "/w"}}
