@@ -179,6 +179,8 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     assert "Neovim 0.1" in report
     assert "sandbox on: bubblewrap at " in report  # CI installs bwrap: scripts/install-sandbox
     assert "ERROR" not in report
+    bad = _text(out["bad_setting"])
+    assert "sandbox` failed: openprogram-lsp: error: OPENPROGRAM_SANDBOX_NETWORK='maybe'" in bad
 
 
 def test_mcp_approval_shows_server_tool_and_arguments_and_health_lists_it(

@@ -31,5 +31,6 @@ def test_status_on_missing_required_and_off(tmp_path: Path) -> None:
     off = _sandbox(tmp_path, OPENPROGRAM_SANDBOX="off")
     assert off.returncode == 0 and json.loads(off.stdout)["sandboxed"] is False
     bad = _sandbox(tmp_path, OPENPROGRAM_SANDBOX_NETWORK="maybe")
-    assert bad.returncode == 1
-    assert "OPENPROGRAM_SANDBOX_NETWORK" in json.loads(bad.stdout)["message"]
+    # A bad setting is the CLI's one-line error (as for every OPENPROGRAM_* value), not a status.
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1 and "OPENPROGRAM_SANDBOX_NETWORK='maybe'" in bad.stderr

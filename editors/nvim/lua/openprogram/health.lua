@@ -54,7 +54,10 @@ function M.check()
       return vim.system({ exe, 'sandbox', '--json' }, { text = true }):wait(10000)
     end)
     local info = ok and res and res.stdout and pcall(vim.json.decode, res.stdout) and vim.json.decode(res.stdout) or nil
-    if type(info) ~= 'table' then
+    local err = ok and res and vim.trim(res.stderr or '') or ''
+    if type(info) ~= 'table' and err ~= '' then
+      health.error('`' .. exe .. ' sandbox` failed: ' .. err)  -- e.g. a bad OPENPROGRAM_SANDBOX_* value
+    elseif type(info) ~= 'table' then
       health.warn('`' .. exe .. ' sandbox` gave no answer; commands may run unsandboxed')
     elseif info.sandboxed then
       health.ok(info.message)
