@@ -68,8 +68,8 @@ def test_child_edits_file_on_named_branch_and_reports_back(
     assert agent.session_id == sid
     tip = agent.head_id
     assert store.find_branch(sid, "writer") == tip
-    named = {b.get("name"): b for b in store.list_branches(sid)}
-    assert named["writer"]["headId"] == tip and not named["writer"]["active"]
+    named = {b.name: b for b in store.list_branches(sid)}
+    assert named["writer"].head_id == tip and not named["writer"].active
     child_user, child_reply = store.get_branch(sid, tip)
     assert child_user.predecessor is None and child_user.metadata["source"] == "agent_spawn"
     assert child_user.metadata["parentNodeId"] == r.assistant_node_id

@@ -287,7 +287,7 @@ def test_an_oversized_last_message_goes_through_without_a_false_event() -> None:
     assert eng.should_auto_compact(prep)
     new = run(eng.auto_compact(prep, history=chain, summarize=Summariser()))
     assert new.messages[-1].content == chain[-1].text  # never dropped
-    assert new.details.get("overBudget") and not seen
+    assert new.details.get("over_budget") and not seen
 
 
 def test_a_slow_summariser_times_out_into_a_structural_summary() -> None:
@@ -299,7 +299,7 @@ def test_a_slow_summariser_times_out_into_a_structural_summary() -> None:
         return "too late"
 
     new = run(eng.auto_compact(prepare(eng, chain, window=8000), history=chain, summarize=slow))
-    assert new.path == "structural" and "TimeoutError" in new.details["summarizerError"]
+    assert new.path == "structural" and "TimeoutError" in new.details["summarizer_error"]
 
 
 def test_cancelling_during_the_summary_cancels_the_turn() -> None:

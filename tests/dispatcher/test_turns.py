@@ -179,7 +179,7 @@ def test_sibling_fork_and_root_fork(make_dispatcher: Make, script: Callable) -> 
     root = d.process_user_turn(TurnRequest(text="fresh", session_id=a.session_id,
                                            branch_from=None))
     assert [n.text for n in store.get_branch(a.session_id)] == ["fresh", "r4"]
-    tips = {t["headId"] for t in store.list_branches(a.session_id)}
+    tips = {t.head_id for t in store.list_branches(a.session_id)}
     assert tips == {b.head_id, fork.head_id, root.head_id}
     assert store.rebuild_index(a.session_id).snapshot() == store.index(a.session_id).snapshot()
 

@@ -45,7 +45,7 @@ def test_exit_2_blocks_a_command_in_bypass_and_the_reason_reaches_the_model(
     assert record.output == "Denied by a tool gate: no shell today"
     assert record.blocked_reason == "no shell today"
     [hook] = d.services.hooks.listing(workspace)  # type: ignore[union-attr]
-    assert hook["lastResult"]["exitCode"] == 2 and hook["lastResult"]["outcome"] == "deny"
+    assert hook["last_result"]["exit_code"] == 2 and hook["last_result"]["outcome"] == "deny"
     [finished] = [e.payload for e in events if e.type == "tool.finished"]
     assert finished["blocked_reason"] == "no shell today" and finished["status"] == "failed"
 

@@ -36,10 +36,10 @@ def test_fork_lists_two_tips_and_names_follow_growth(tmp_path: Path) -> None:
     a = _chain(store, sid, 3)
     b = store.append(sid, Node(id="fork", role="user", text="other", predecessor=a[0]))
     store.name_branch(sid, "fork", "experiment")
-    tips = {t["headId"]: t for t in store.list_branches(sid)}
+    tips = {t.head_id: t for t in store.list_branches(sid)}
     assert set(tips) == {a[-1], "fork"}
-    assert tips[a[-1]]["active"] and not tips["fork"]["active"]
-    assert tips["fork"]["name"] == "experiment" and tips["fork"]["length"] == 2
+    assert tips[a[-1]].active and not tips["fork"].active
+    assert tips["fork"].name == "experiment" and tips["fork"].length == 2
     grown = store.append(sid, Node(id="fork2", role="assistant", text="x", predecessor=b.id))
     assert store.find_branch(sid, "experiment") == grown.id
     store.set_head(sid, "fork2")
@@ -52,7 +52,7 @@ def test_tool_and_summary_nodes_are_not_tips(tmp_path: Path) -> None:
     a = _chain(store, sid, 2)
     store.append(sid, Node(id="tool1", role="tool", text="out", caller=a[1]))
     store.append(sid, Node(id="sum1", role="summary", text="s"))
-    assert [t["headId"] for t in store.list_branches(sid)] == [a[1]]
+    assert [t.head_id for t in store.list_branches(sid)] == [a[1]]
     assert [n.id for n in store.callees(sid, a[1])] == ["tool1"]
     with pytest.raises(InvalidParams):
         store.set_head(sid, "sum1")

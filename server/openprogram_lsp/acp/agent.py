@@ -37,7 +37,7 @@ from openprogram_lsp.acp.outbox import Outbox
 from openprogram_lsp.acp.session import AcpSession, modes
 from openprogram_lsp.acp.stream import TurnStream
 from openprogram_lsp.acp.toolsources import NoToolSources, ToolSources
-from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, replay
+from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, camel_keys, replay
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES, Node, PermissionMode, TurnRequest
@@ -52,7 +52,7 @@ STOP_REASONS = {"done": "end_turn", "cancelled": "cancelled"}
 
 
 def _rpc(exc: OpenProgramError) -> RequestError:
-    return RequestError(exc.code, exc.message, exc.data)
+    return RequestError(exc.code, exc.message, camel_keys(exc.data))
 
 
 def _absolute_dir(cwd: str) -> Path:

@@ -93,8 +93,8 @@ class Commands:
         rows = self.dispatcher.services.store.list_branches(sid)
         if not rows:
             return "No branches yet."
-        lines = [f"{'*' if r['active'] else ' '} {r.get('name') or r['headId']}  "
-                 f"({r['length']} messages) {r['preview']}" for r in rows]
+        lines = [f"{'*' if r.active else ' '} {r.name or r.head_id}  "
+                 f"({r.length} messages) {r.preview}" for r in rows]
         return "Branches (* is active):\n```\n" + "\n".join(lines) + "\n```"
 
     def checkout(self, sid: str, target: str) -> str:

@@ -36,12 +36,18 @@ EXT_TYPES = frozenset({"checkpoint.created", "context.compacted", "subagent.star
 MAX_SHOWN_OUTPUT = 20_000
 
 
+def camel_keys(data: Any) -> Any:
+    """A dict's top-level keys in camelCase, as ACP spells its JSON (other values as they are)."""
+    if not isinstance(data, dict):
+        return data
+    return {to_camel(k) if "_" in k else k: v for k, v in data.items()}
+
+
 def ext_event(event: Event) -> dict[str, Any]:
     """An ``EXT_TYPES`` bus event as the extension's params: ``openprogram/event``'s shape
     (type, sessionId, turnId?, data), its payload's keys in camelCase (their values are flat)."""
     out: dict[str, Any] = {"type": event.type, "sessionId": event.session_id,
-                           "data": {to_camel(k) if "_" in k else k: v
-                                    for k, v in event.payload.items()}}
+                           "data": camel_keys(event.payload)}
     if event.turn_id is not None:
         out["turnId"] = event.turn_id
     return out

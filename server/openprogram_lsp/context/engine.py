@@ -212,7 +212,7 @@ class ContextEngine:
                     new.path = "snip"
                 changed = True
             if self.should_auto_compact(new):
-                new.details["overBudget"] = True
+                new.details["over_budget"] = True
                 log.warning("session %s is still at %.0f%% of its window after compaction",
                             sid, 100 * new.usage_ratio)
         if not changed:  # nothing could be removed: no event, the turn goes on as it is
@@ -244,7 +244,7 @@ class ContextEngine:
                         tail_budget=int(window * cfg.compact_tail_ratio), manual=manual)
         covered = plan.covered(segments)
         if not any(s.node.role in ("user", "assistant") for s in covered) or prep.args is None:
-            prep.details["nothingToCompact"] = True
+            prep.details["nothing_to_compact"] = True
             return prep
         summary_tokens = max(128, min(cfg.summary_max_tokens,
                                       int(window * cfg.summary_window_ratio)))
@@ -265,7 +265,7 @@ class ContextEngine:
         new.path = "manual" if manual else path
         new.summary_node_id = node.id
         if error:
-            new.details["summarizerError"] = error
+            new.details["summarizer_error"] = error
         return new
 
     def _derive(self, prep: TurnPrep, segments: list[Segment]) -> TurnPrep:
@@ -296,8 +296,8 @@ class ContextEngine:
         }
         if path in ("compact", "structural", "manual") and prep.summary_node_id:
             payload["summary_node_id"] = prep.summary_node_id
-        if prep.details.get("summarizerError"):
-            payload["summarizer_error"] = prep.details["summarizerError"]
+        if prep.details.get("summarizer_error"):
+            payload["summarizer_error"] = prep.details["summarizer_error"]
         target = bus or prep.bus or self.bus
         if target is not None:
             target.emit(make_event("context.compacted", payload,

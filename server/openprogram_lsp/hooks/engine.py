@@ -158,7 +158,7 @@ class HookEngine:
             item["trust"] = state
             item["active"] = state == "trusted"
             if h.id in self.last:
-                item["lastResult"] = self.last[h.id]
+                item["last_result"] = self.last[h.id]
             out.append(item)
         return out
 

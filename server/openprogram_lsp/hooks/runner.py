@@ -55,10 +55,10 @@ class HookRun:
         return data if isinstance(data, dict) else None
 
     def summary(self) -> dict[str, Any]:
-        """The run as shown by ``openprogram/hooks`` (``lastResult``)."""
-        out: dict[str, Any] = {"exitCode": self.exit_code, "durationMs": round(self.duration
-                                                                               * 1000, 1),
-                               "timedOut": self.timed_out, "at": time.time()}
+        """The run as shown by ``openprogram/hooks`` (a hook's ``last_result``)."""
+        out: dict[str, Any] = {"exit_code": self.exit_code,
+                               "duration_ms": round(self.duration * 1000, 1),
+                               "timed_out": self.timed_out, "at": time.time()}
         if self.error:
             out["error"] = self.error
         if self.stderr.strip():

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError
 
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.lsp import dumps
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.lsp.attachments import resolve
 
@@ -174,6 +175,6 @@ def register(server: Any, actions: AgentActions) -> None:
                     return await actions.execute(command, list(args))
                 except OpenProgramError as exc:
                     raise JsonRpcException(message=exc.message, code=exc.code,
-                                           data=exc.data) from None
+                                           data=dumps.error_data(exc.data)) from None
             return run
         server.command(name)(make(name))

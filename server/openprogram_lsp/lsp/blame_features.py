@@ -67,20 +67,20 @@ def hover_text(hunk: Hunk) -> str | None:
         return None
     if hunk.kind == "user":
         return (f"**Changed outside the agent** · recorded in checkpoint "
-                f"`{str(info.get('checkpointId', '?'))[:12]}` at {info.get('createdAt', '?')}")
+                f"`{str(info.get('checkpoint_id', '?'))[:12]}` at {info.get('created_at', '?')}")
     lines = [f"**{lens_title(hunk)}**", ""]
     if info.get("prompt"):
         lines.append(f"> {info['prompt']}")
         lines.append("")
-    call = info.get("toolCall")
+    call = info.get("tool_call")
     if call:
         lines.append(f"- tool call: `{call.get('name')}` {call.get('title') or ''}".rstrip())
     approval = info.get("approval")
     if isinstance(approval, dict):
         lines.append(f"- {approval_text(approval)} at {approval.get('decidedAt', '?')}")
-    lines.append(f"- session `{info.get('sessionId', '?')}`, turn `{info.get('turnId', '?')}`")
-    lines.append(f"- checkpoint `{str(info.get('checkpointId', '?'))[:12]}` at "
-                 f"{info.get('createdAt', '?')}")
+    lines.append(f"- session `{info.get('session_id', '?')}`, turn `{info.get('turn_id', '?')}`")
+    lines.append(f"- checkpoint `{str(info.get('checkpoint_id', '?'))[:12]}` at "
+                 f"{info.get('created_at', '?')}")
     return "\n".join(lines)
 
 
@@ -179,13 +179,13 @@ class BlameFeatures:
             return None
         store, rel, hunks = found
         hunk = _at(hunks, params.range.start.line)
-        if hunk is None or hunk.kind != "agent" or not hunk.info.get("checkpointId"):
+        if hunk is None or hunk.kind != "agent" or not hunk.info.get("checkpoint_id"):
             return None
         index = await asyncio.to_thread(_diff_hunk, store, hunk, rel)
         if index is None:
             return None
         title = "Restore this hunk to before the agent's edit"
-        args = [rel, hunk.info["checkpointId"], index, str(store.workspace)]
+        args = [rel, hunk.info["checkpoint_id"], index, str(store.workspace)]
         return [t.CodeAction(title=title, kind=t.CodeActionKind.RefactorRewrite,
                              command=t.Command(title=title, command=RESTORE_COMMAND,
                                                arguments=args))]
@@ -221,7 +221,13 @@ class BlameFeatures:
             return w.BlameResult(uri=p.uri, hunks=[]).wire()
         _store, rel, hunks = found
         return w.BlameResult.model_validate(
-            {"uri": p.uri, "path": rel, "hunks": [h.wire() for h in hunks]}).wire()
+            {"uri": p.uri, "path": rel, "hunks": [_hunk(h) for h in hunks]}).wire()
+
+
+def _hunk(hunk: Hunk) -> w.BlameHunk:
+    """A blame run as the wire's hunk (its info keys are the model's snake_case fields)."""
+    return w.BlameHunk.model_validate({"start_line": hunk.start, "line_count": hunk.count,
+                                       "kind": hunk.kind, **hunk.info})
 
 
 def _at(hunks: list[Hunk], line: int) -> Hunk | None:
@@ -231,7 +237,7 @@ def _at(hunks: list[Hunk], line: int) -> Hunk | None:
 def _diff_hunk(store: CheckpointStore, hunk: Hunk, rel: str) -> int | None:
     """The index in the checkpoint's diff of the hunk that wrote these lines."""
     try:
-        diff = store.diff(str(hunk.info["checkpointId"]), rel)
+        diff = store.diff(str(hunk.info["checkpoint_id"]), rel)
     except OpenProgramError:
         return None
     files = [f for f in diff.files if f.path == rel]
@@ -285,6 +291,6 @@ def register(server: Any, features: BlameFeatures,
                         command=command, arguments=list(args)))
                 except OpenProgramError as exc:
                     raise JsonRpcException(message=exc.message, code=exc.code,
-                                           data=exc.data) from None
+                                           data=dumps.error_data(exc.data)) from None
             return run
         server.command(name)(make(name))

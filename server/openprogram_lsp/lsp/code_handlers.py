@@ -53,7 +53,7 @@ class CodeHandlers:
         if store is not None:
             rows = await asyncio.to_thread(branch_code.branch_code, self.sessions, store, sid,
                                            rows)
-        return w.BranchesResult(branches=[w.BranchInfo.model_validate(r) for r in rows]).wire()
+        return w.BranchesResult(branches=[dumps.model(w.BranchInfo, r) for r in rows]).wire()
 
     async def restore_code(self, sid: str, node_id: str) -> RestoreOutcome:
         """Bring the workspace to the code state of the chain ending at ``node_id``."""

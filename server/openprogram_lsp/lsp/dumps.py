@@ -59,6 +59,11 @@ def camel_keys(data: dict[str, Any]) -> dict[str, Any]:
     return {to_camel(k) if "_" in k else k: v for k, v in data.items()}
 
 
+def error_data(data: Any) -> Any:
+    """An error's ``data`` as the wire sends it (a dict's keys in camelCase)."""
+    return camel_keys(data) if isinstance(data, dict) else data
+
+
 def event_data(type: str, data: dict[str, Any]) -> dict[str, Any]:
     """A bus event's snake_case payload as the wire's ``data``: through its ``EVENT_DATA``
     model (nested models too, only the keys the payload has), else its keys camelCased."""

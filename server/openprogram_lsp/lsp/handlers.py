@@ -44,7 +44,7 @@ Handler = Callable[[Any], Awaitable[dict[str, Any]]]
 
 
 def _rpc_error(exc: OpenProgramError) -> JsonRpcException:
-    return JsonRpcException(message=exc.message, code=exc.code, data=exc.data)
+    return JsonRpcException(message=exc.message, code=exc.code, data=dumps.error_data(exc.data))
 
 
 def _guard(method: str, fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:

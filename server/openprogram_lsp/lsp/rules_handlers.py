@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import InvalidParams, NotFound
 from openprogram_lsp.events.bus import make_event
-from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store.approval_records import approval_records
 from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable
@@ -71,7 +71,7 @@ class RulesHandlers:
         page = every[start:start + p.limit]
         more = start + p.limit < len(every)
         return w.RulesResult(
-            rules=infos, records=[w.ApprovalRecordInfo.model_validate(r) for r in page],
+            rules=infos, records=[dumps.model(w.ApprovalRecordInfo, r) for r in page],
             next_cursor=str(start + p.limit) if more else None).wire()
 
     async def revoke_rule(self, raw: Any) -> dict[str, Any]:

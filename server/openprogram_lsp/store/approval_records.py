@@ -3,18 +3,36 @@ nodes in its store (who decided, when, by which rule, for which call, on which b
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 from openprogram_lsp.store.session_store import SessionStore
 
 
-def approval_records(sessions: SessionStore, sid: str) -> list[dict[str, Any]]:
-    """Every recorded approval of a session, oldest node first (wire field names)."""
+@dataclass(frozen=True, slots=True)
+class ApprovalRecord:
+    """How one tool call was let through, as its assistant node stores it."""
+
+    by: str | None  # user, rule, mode or bypass
+    decided_at: str
+    mode: str | None
+    option: str | None  # the option the user chose (by: user)
+    rule_id: str | None  # the rule that allowed it (by: rule)
+    tool_call_id: str
+    tool: str
+    title: str | None
+    turn_id: str  # the assistant node of the call
+    branch_head_id: str | None  # a branch tip holding the turn
+    branch: str | None  # that branch's name, when named
+    rule_ids: list[str] = field(default_factory=list)  # one per part of a compound command
+
+
+def approval_records(sessions: SessionStore, sid: str) -> list[ApprovalRecord]:
+    """Every recorded approval of a session, oldest node first."""
     idx = sessions.index(sid)
     names = idx.meta.get("branches") or {}
     active = idx.meta.get("headId")
     chains = [(tip, set(idx.chain_ids(tip))) for tip in idx.tips()]
-    out: list[dict[str, Any]] = []
+    out: list[ApprovalRecord] = []
     for node in sessions.nodes(sid):
         calls = [c for c in node.tool_calls or [] if c.approval]
         if not calls:
@@ -28,11 +46,11 @@ def approval_records(sessions: SessionStore, sid: str) -> list[dict[str, Any]]:
             a = call.approval or {}
             rules = [r for r in a.get("rules") or [] if isinstance(r, dict)]
             rule = a.get("rule") if isinstance(a.get("rule"), dict) else None
-            out.append({
-                "by": a.get("by"), "decidedAt": a.get("decidedAt") or "",
-                "mode": a.get("mode"), "option": a.get("option"),
-                "ruleId": rule.get("id") if rule else None,
-                "ruleIds": [r["id"] for r in rules if isinstance(r.get("id"), str)],
-                "toolCallId": call.id, "tool": call.name, "title": call.title,
-                "turnId": node.id, "branchHeadId": tip, "branch": name})
+            out.append(ApprovalRecord(
+                by=a.get("by"), decided_at=a.get("decidedAt") or "",  # the stored field
+                mode=a.get("mode"), option=a.get("option"),
+                rule_id=rule.get("id") if rule else None,
+                rule_ids=[r["id"] for r in rules if isinstance(r.get("id"), str)],
+                tool_call_id=call.id, tool=call.name, title=call.title,
+                turn_id=node.id, branch_head_id=tip, branch=name))
     return out

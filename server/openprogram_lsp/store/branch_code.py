@@ -8,10 +8,11 @@ that checkpoint (a safety checkpoint first, so it is undone like any restore).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound
+from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.checkpoints.results import NOTHING_RESTORED, FileDiff, RestoreOutcome
 from openprogram_lsp.store.session_store import SessionStore
@@ -40,18 +41,18 @@ def code_state(sessions: SessionStore, store: CheckpointStore, sid: str,
 
 
 def branch_code(sessions: SessionStore, store: CheckpointStore, sid: str,
-                rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Branch rows with ``codeCheckpointId`` and ``codeDiffers`` (the state differs from the
-    workspace as its newest checkpoint recorded it)."""
+                rows: list[BranchRow]) -> list[BranchRow]:
+    """Branch rows with ``code_checkpoint_id`` and ``code_differs`` (the state differs from
+    the workspace as its newest checkpoint recorded it)."""
     current = store.head_tree()
     out = []
     for row in rows:
-        row = dict(row)
-        state = code_state(sessions, store, sid, str(row["headId"]))
+        state = code_state(sessions, store, sid, row.head_id)
         if state is not None:
-            row["codeCheckpointId"] = state.checkpoint_id
-            row["codeDiffers"] = current is not None and store.tree_of(
-                state.checkpoint_id) != current
+            row = dataclasses.replace(
+                row, code_checkpoint_id=state.checkpoint_id,
+                code_differs=current is not None and store.tree_of(
+                    state.checkpoint_id) != current)
         out.append(row)
     return out
 

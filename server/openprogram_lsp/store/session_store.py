@@ -10,6 +10,7 @@ process (``session_repo``). Sessions written before sharding keep their flat ``n
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
@@ -485,7 +487,7 @@ class SessionStore:
         except LockHeld as exc:
             who = exc.holder.describe() if exc.holder else "an unknown process"
             raise SessionBusy(f"session is busy in another process ({who}); session {sid}",
-                              data={"sessionId": sid}) from None
+                              data={"session_id": sid}) from None
         try:
             if fresh:
                 self._resync(sid)
@@ -602,7 +604,7 @@ class SessionStore:
 
     # -- branches -----------------------------------------------------------------------------
 
-    def list_branches(self, sid: str) -> list[dict[str, Any]]:
+    def list_branches(self, sid: str) -> list[BranchRow]:
         """Every branch tip: head id, name, whether active, chain length and a preview (reads
         the bodies of the previewed nodes only)."""
         idx = self._get(sid).index
@@ -632,19 +634,14 @@ class SessionStore:
                     break
             last_user = next((n for n in reversed(chain) if info[n].role == "user"), chain[-1])
             preview = idx.nodes[last_user].text.strip().splitlines()
-            entry: dict[str, Any] = {
-                "headId": tip,
-                "active": tip == head,
-                "length": len(chain),
-                "preview": preview[0][:80] if preview else "",
-            }
+            entry = BranchRow(head_id=tip, active=tip == head, length=len(chain),
+                              preview=preview[0][:80] if preview else "",
+                              name=(names.get(tip) or {}).get("name") or None)
             if fork is not None:
                 lines = fork.text.strip().splitlines()
-                entry.update(forkId=fork.id, forkedFrom=fork.predecessor,
-                             startedAt=fork.created_at, startPreview=lines[0][:80] if lines else "")
-            name = (names.get(tip) or {}).get("name")
-            if name:
-                entry["name"] = name
+                entry = dataclasses.replace(
+                    entry, fork_id=fork.id, forked_from=fork.predecessor,
+                    started_at=fork.created_at, start_preview=lines[0][:80] if lines else "")
             out.append(entry)
         return out
 

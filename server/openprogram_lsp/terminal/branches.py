@@ -24,7 +24,7 @@ def resolve_head(sessions: SessionStore, sid: str, ref: str) -> str:
     named = sessions.find_branch(sid, ref)
     if named is not None:
         return named
-    tips = [b["headId"] for b in sessions.list_branches(sid)]
+    tips = [b.head_id for b in sessions.list_branches(sid)]
     hits = [t for t in tips if len(ref) >= 6 and str(t).startswith(ref)]
     if len(hits) == 1:
         return str(hits[0])
@@ -41,14 +41,13 @@ def list_branches(sessions: SessionStore, store: CheckpointStore | None, sid: st
     if store is not None:
         rows = branch_code.branch_code(sessions, store, sid, rows)
     if as_json:
-        print(json.dumps(rows))
+        print(json.dumps([dumps.dump(w.BranchInfo, r) for r in rows]))
         return 0
     for row in rows:
-        mark = "*" if row.get("active") else " "
-        code = "  code differs" if row.get("codeDiffers") else ""
-        name = f" [{row['name']}]" if row.get("name") else ""
-        print(f"{mark} {row['headId']}{name} ({row['length']} messages){code}  "
-              f"{row.get('preview', '')}")
+        mark = "*" if row.active else " "
+        code = "  code differs" if row.code_differs else ""
+        name = f" [{row.name}]" if row.name else ""
+        print(f"{mark} {row.head_id}{name} ({row.length} messages){code}  {row.preview}")
     return 0
 
 

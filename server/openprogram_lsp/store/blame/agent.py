@@ -29,11 +29,9 @@ class Hunk:
     kind: Kind
     commit: str | None = None
     orig_start: int = 0  # the first line's number in the file as that checkpoint has it
+    # who changed them (snake_case keys): checkpoint_id, created_at, checkpoint_kind,
+    # session_id, turn_id, turn, prompt, branch_head_id, branch, tool_call, approval
     info: dict[str, Any] = field(default_factory=dict)
-
-    def wire(self) -> dict[str, Any]:
-        return {"startLine": self.start, "lineCount": self.count, "kind": self.kind,
-                **self.info}
 
 
 def _runs(owners: list[Owner]) -> list[Hunk]:
@@ -93,13 +91,13 @@ class AgentBlame:
         meta = metas.get(hunk.commit, (None, None))[0]
         if meta is None:
             return {}
-        info: dict[str, Any] = {"checkpointId": meta.id, "createdAt": meta.created_at,
-                                "checkpointKind": meta.kind}
+        info: dict[str, Any] = {"checkpoint_id": meta.id, "created_at": meta.created_at,
+                                "checkpoint_kind": meta.kind}
         if meta.session_id:
-            info["sessionId"] = meta.session_id
+            info["session_id"] = meta.session_id
         if hunk.kind != "agent" or not meta.session_id or not meta.turn_id:
             return info
-        info["turnId"] = meta.turn_id
+        info["turn_id"] = meta.turn_id
         info.update(self._turn(meta.session_id, meta.turn_id, path, tips))
         return info
 
@@ -118,7 +116,7 @@ class AgentBlame:
         out.update(self._branch(sid, turn_id, tips))
         call = _edit_call(node, path)
         if call is not None:
-            out["toolCall"] = {"id": call.id, "name": call.name, "title": call.title}
+            out["tool_call"] = {"id": call.id, "name": call.name, "title": call.title}
             if call.approval:
                 out["approval"] = dict(call.approval)
         return out
@@ -137,7 +135,7 @@ class AgentBlame:
             return {}
         named = [t for t in holding if (names.get(t) or {}).get("name")]
         tip = active if active in holding else (named[0] if named else holding[0])
-        out: dict[str, Any] = {"branchHeadId": tip}
+        out: dict[str, Any] = {"branch_head_id": tip}
         name = (names.get(tip) or {}).get("name")
         if name:
             out["branch"] = name

@@ -407,7 +407,7 @@ class McpHub:
                 "transport": "stdio" if d.raw.get("type", "stdio") == "stdio"
                 and "url" not in d.raw else "http",
                 "target": d.describe(), "status": state, "trust": trust,
-                "lastError": error, "restarts": conn.restarts if conn else 0,
+                "last_error": error, "restarts": conn.restarts if conn else 0,
                 "tools": [], "prompts": [], "resources": []}
             if conn is not None and conn.state == "ready":
                 row["tools"] = [{"name": full_name(name, t.name), "tool": t.name,
@@ -417,7 +417,7 @@ class McpHub:
                                    "description": p.description[:300],
                                    "arguments": [a.name for a in p.arguments]}
                                   for p in conn.offer.prompts]
-                row["resources"] = [{"uri": r.uri, "name": r.name, "mimeType": r.mime_type,
+                row["resources"] = [{"uri": r.uri, "name": r.name, "mime_type": r.mime_type,
                                      "reference": f"@{name}:{r.uri}"}
                                     for r in conn.offer.resources]
             if conn is not None and conn.stderr_tail:
