@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "it, in one step; prints how to redo.")
     undo.add_argument("turn", nargs="?", metavar="TURN",
                       help="the turn's checkpoint id, or its node id from 'history' "
-                           "(default: the newest turn that changed files)")
+                           "(default: the newest turn that changed files and is not "
+                           "undone yet)")
     undo.add_argument("--session", default=None, metavar="SID",
                       help="the newest turn of this session (and its workspace)")
     _add_common(undo, workspace=found_in)

@@ -84,6 +84,11 @@ def test_slash_commands_in_the_input(tmp_path: Path) -> None:
     out = runner.run_scenario("slash_commands", ws, model=model, home=home,
                               extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
     assert out["created"] == "one\n"
+    # undone by the CLI: Neovim's /undo asks the server, and finds nothing left
+    assert out["cli_undo"]["code"] == 0 and out["cli_undo"].get("file") is None, out["cli_undo"]
+    assert "no turn left to undo" in out["undo_after_cli"]
+    # the CLI's redo brings the turn back; /undo undoes it again
+    assert out["cli_redo"]["code"] == 0 and out["cli_redo"].get("file") == "one\n", out["cli_redo"]
     assert "undid turn" in out["undo_note"] and "notes.txt" in out["undo_note"]
     assert "no turn left to undo" in out["undo_again"]
     assert out["turns_after_undo"] == 1  # /undo never started a turn

@@ -111,7 +111,8 @@ async def test_restore_with_undo_returns_a_turns_files_in_one_undoable_step(
     client = await start(model=write_script(tmp_path / "s.json", TWO_FILES),
                          args=["--permission-mode", "bypass"])
     first = await client.call("openprogram/chat", {"text": "edit two files"})
-    await client.call("openprogram/chat", {"text": "one more", "sessionId": first["sessionId"]})
+    later = await client.call("openprogram/chat", {"text": "one more",
+                                                   "sessionId": first["sessionId"]})
     cp = first["checkpoint"]["id"]
     out = await client.call("openprogram/restore", {"checkpointId": cp, "undo": True})
     assert sorted(out["restored"]) == ["new.txt", "notes.txt"]
@@ -122,9 +123,20 @@ async def test_restore_with_undo_returns_a_turns_files_in_one_undoable_step(
     assert (workspace / "later.txt").exists()  # a later turn's file stays
     await client.wait_event("file.changed", lambda e: {"path": "new.txt", "change": "deleted"}
                             in e["data"]["changes"])
+
+    async def undone_by() -> dict[str, str | None]:
+        listed = (await client.call("openprogram/checkpoints",
+                                    {"sessionId": first["sessionId"]}))["checkpoints"]
+        return {c["id"]: c.get("undoneBy") for c in listed if c["kind"] == "turn"}
+
+    # the server knows the turn is undone (whoever undid it), the later one is not
+    assert out["checkpointId"]
+    assert await undone_by() == {cp: out["checkpointId"], later["checkpoint"]["id"]: None}
     redo = await client.call("openprogram/restore", {"checkpointId": out["safetyCheckpointId"]})
     assert sorted(redo["restored"]) == ["new.txt", "notes.txt"]
     assert (workspace / "notes.txt").read_text() == "second\n"
+    # the undo taken back: the turn is not undone any more
+    assert await undone_by() == {cp: None, later["checkpoint"]["id"]: None}
 
     with pytest.raises(JsonRpcException) as info:
         await client.call("openprogram/restore", {"checkpointId": cp, "undo": True,

@@ -209,3 +209,31 @@ def test_restore_never_writes_into_the_state_root(tmp_path: Path) -> None:
     assert "state-root/rules/allow-all.json" not in result.restored
     assert "state-root/rules/allow-all.json" in (result.skipped or [])
     assert not (state / "rules" / "allow-all.json").exists()
+
+
+def test_an_undo_is_recorded_on_the_turn_until_it_is_restored_away(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    home = tmp_path / "home"
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    t1 = _turn(store, ws, "t1", {"a.txt": b"one\n"})
+    t2 = _turn(store, ws, "t2", {"b.txt": b"two\n"})
+
+    def undone() -> dict[str, str | None]:
+        # read back from git by a fresh store, as another process (editor, CLI) sees it
+        return {c.id: c.undone_by for c in open_store(ws, home).list() if c.kind == "turn"}
+
+    assert undone() == {t1: None, t2: None}
+    u2 = store.undo(t2)
+    assert u2.checkpoint_id and undone() == {t1: None, t2: u2.checkpoint_id}
+    u1 = store.undo(t1)
+    assert undone() == {t1: u1.checkpoint_id, t2: u2.checkpoint_id}
+    # Undo Restore of the newest undo brings t1 back; t2 stays undone
+    assert u1.safety_checkpoint_id is not None
+    store.restore(u1.safety_checkpoint_id, u1.restored)
+    assert (ws / "a.txt").read_bytes() == b"one\n"
+    assert undone() == {t1: None, t2: u2.checkpoint_id}
+    # undoing t2 once more writes nothing (b.txt is gone already) and is still recorded
+    again = store.undo(t2)
+    assert again.restored == [] and again.checkpoint_id not in (None, u2.checkpoint_id)
+    assert undone() == {t1: None, t2: again.checkpoint_id}

@@ -89,6 +89,14 @@ def test_undo_returns_a_turns_files_and_can_be_redone(tmp_path: Path) -> None:
                ).returncode == 0
     assert (ws / "b.txt").read_text() == "new\n"
     base = run(["checkpoints", "--workspace", str(ws), "--json"], tmp_path)
-    baseline = next(c["id"] for c in json.loads(base.stdout) if c["kind"] == "baseline")
+    listed = json.loads(base.stdout)
+    baseline = next(c["id"] for c in listed if c["kind"] == "baseline")
+    # the undo of the second turn stands, the third's was redone
+    undone = {c["turnId"]: "undoneBy" in c for c in listed if c["kind"] == "turn"}
+    assert list(undone.values()) == [False, True, False], undone
+    assert run(["undo", "--workspace", str(ws)], tmp_path).returncode == 0  # the third again
+    r = run(["undo", "--workspace", str(ws)], tmp_path)  # skips the undone second: the first
+    assert r.returncode == 0 and first["checkpoint"]["id"][:12] in r.stdout, r.stdout
+    assert not (ws / "a.txt").exists()
     assert "not a turn's" in one_error_line(run(["undo", baseline], tmp_path))
     assert third["checkpoint"]["id"]

@@ -12,6 +12,7 @@ import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './che
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type BranchDiffResult, type BranchInfo, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { hunkUnderCursor, type HunkRef } from './checkpoints/hunks';
+import { nextToUndo } from './checkpoints/undo';
 import { traceError } from './log';
 import { listRules, removeSettingsRule, revokeRule, ruleItems } from './rules';
 import { PERMISSION_MODES } from './settings';
@@ -134,12 +135,12 @@ export function registerCommands(p: Parts): api.Disposable[] {
     return pick?.id;
   };
 
-  /** The newest checkpoint of a turn in the panel's session (what Undo This Turn undoes). */
+  /** The newest turn of the panel's session not undone yet (what Undo This Turn undoes). */
   const newestTurn = async (): Promise<Checkpoint | undefined> => {
     const sessionId = p.controller.state.sessionId;
     const { checkpoints } = await p.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, sessionId ? { sessionId } : {});
-    const cp = checkpoints.find((c) => c.kind === 'turn' && c.files.length > 0);
-    if (!cp) void api.showInfo('OpenProgram: there is no turn with file changes to undo.');
+    const cp = nextToUndo(checkpoints);
+    if (!cp) void api.showInfo('OpenProgram: there is no turn with file changes left to undo.');
     return cp;
   };
 

@@ -315,6 +315,8 @@ export interface Checkpoint {
   files: CheckpointFile[];
   kind: 'baseline' | 'turn' | 'safety' | 'restore';
   skipped?: string[];
+  /** A turn undone (openprogram/restore with undo): the restore checkpoint that did it; absent once that undo is itself restored away */
+  undoneBy?: string;
 }
 
 /** `openprogram/checkpointDiff`: a checkpoint's diff, optionally for one path. */

@@ -356,15 +356,27 @@ test('slash commands, attachments and the context meter against the real server'
     ui.executed.length = 0;
     await controller.submit('/model');
     await controller.submit('/mode');
-    ui.commandResults.set('openprogram.undoTurn', { restored: ['hello.py'], safetyCheckpointId: 'cp', conflicts: [] });
+    // Undo This Turn as the extension carries it out: one undo restore on the real server
+    const agent = running!.agent;
+    ui.commandHandlers.set('openprogram.undoTurn', (arg: { checkpointId: string }) =>
+      agent.request<RestoreResult>(Requests.restore, { checkpointId: arg.checkpointId, undo: true }));
+    const listTurns = async (): Promise<{ id: string; undoneBy?: string }[]> => {
+      const { checkpoints } = await agent.request<{ checkpoints: { id: string; kind: string; files: unknown[]; undoneBy?: string }[] }>(
+        Requests.checkpoints, { sessionId: controller.state.sessionId });
+      return checkpoints.filter((c) => c.kind === 'turn' && c.files.length > 0);
+    };
+    const turns = (await listTurns()).map((c) => c.id);
+    assert.equal(turns.length, 2, 'two turns changed files');
+    // another editor (or the CLI) undid the newest turn: the server says so, /undo skips it
+    await agent.request<RestoreResult>(Requests.restore, { checkpointId: turns[0], undo: true });
     await controller.submit('/undo');
+    assert.match(notes().at(-1) ?? '', /\/undo: “.*” undone \(\d+ files?\); Undo Restore brings it back/);
     await controller.submit('/undo');
-    assert.deepEqual(ui.executed.map((e) => e.id), ['openprogram.pickModel', 'openprogram.pickMode', 'openprogram.undoTurn', 'openprogram.undoTurn']);
-    // the newest turn with file changes, then the one before it (Undo This Turn on each)
-    const { checkpoints } = await running!.agent.request<{ checkpoints: { id: string; kind: string; files: unknown[] }[] }>(Requests.checkpoints, { sessionId: controller.state.sessionId });
-    const turns = checkpoints.filter((c) => c.kind === 'turn' && c.files.length > 0).map((c) => c.id);
-    assert.deepEqual(ui.executed.slice(2).map((e) => (e.args[0] as { checkpointId: string }).checkpointId), turns.slice(0, 2));
-    assert.match(notes().at(-1) ?? '', /\/undo: “.*” undone \(1 file\); Undo Restore brings it back/);
+    assert.match(notes().at(-1) ?? '', /\/undo: every turn of this session that changed files is undone already/);
+    assert.deepEqual(ui.executed.map((e) => e.id), ['openprogram.pickModel', 'openprogram.pickMode', 'openprogram.undoTurn']);
+    // the newest turn not undone yet (Undo This Turn on it), not the one undone elsewhere
+    assert.deepEqual(ui.executed.slice(2).map((e) => (e.args[0] as { checkpointId: string }).checkpointId), [turns[1]]);
+    assert.deepEqual((await listTurns()).map((c) => Boolean(c.undoneBy)), [true, true], 'the server knows both are undone');
     assert.equal(users().length, sent, 'none of them was sent to the model');
     sessionOf = controller.state.sessionId;
     await controller.submit('/new');

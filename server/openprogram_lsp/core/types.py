@@ -189,6 +189,9 @@ class Checkpoint(Wire):
     files: list[CheckpointFile] = Field(default_factory=list)
     kind: Literal["baseline", "turn", "safety", "restore"] = "turn"
     skipped: list[str] | None = None
+    undone_by: str | None = Field(
+        None, description="A turn undone (openprogram/restore with undo): the restore "
+                          "checkpoint that did it; absent once that undo is itself restored away")
 
 
 class TurnError(Wire):

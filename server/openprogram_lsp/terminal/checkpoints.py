@@ -96,7 +96,8 @@ def list_checkpoints(store: Any, workspace: Path, session: str | None, as_json: 
     for c in items:
         files = ", ".join(f"{f.status[0].upper()} {f.path}" for f in c.files[:6])
         first = c.message.splitlines()[0][:50] if c.message else ""
-        print(f"{c.id[:12]}  {c.created_at}  {c.kind:<8} {first}  {files}")
+        undone = f"  (undone by {c.undone_by[:12]})" if c.undone_by else ""
+        print(f"{c.id[:12]}  {c.created_at}  {c.kind:<8} {first}  {files}{undone}")
     return 0
 
 
@@ -125,14 +126,20 @@ def restore(store: Any, workspace: Path, checkpoint_id: str, paths: list[str]) -
 
 def find_turn(store: Any, turn: str | None, session: str | None) -> Any:
     """The turn checkpoint ``turn`` names (a checkpoint id or prefix, a turn id or its user
-    message's node id), or the newest turn checkpoint (of ``session`` when given)."""
+    message's node id), or the newest turn checkpoint not undone yet (of ``session`` when
+    given), as the editors' ``/undo`` picks it."""
     items = store.list(session_id=session)
     turns = [c for c in items if c.kind == "turn"]
     if turn is None:
         if not turns:
             raise CliError("no turn in this workspace changed any file",
                            "'openprogram-lsp checkpoints' lists what there is")
-        return turns[0]
+        left = [c for c in turns if not c.undone_by]
+        if not left:
+            raise CliError("every turn that changed files here is undone already",
+                           "'openprogram-lsp checkpoints' shows each undo; restoring one "
+                           "brings its turn back")
+        return left[0]
     for c in turns:
         if c.turn_id in (turn, f"{turn}_reply"):
             return c

@@ -358,9 +358,27 @@ function M.restore(checkpoint_id, paths, done)
   end, done)
 end
 
+--- The newest turn checkpoint of a session (all sessions when nil) that changed files and is
+--- not undone yet according to the server (no `undoneBy`, whoever undid it).
+---@param session_id? string
+---@param done fun(cp: table?, err: string?)
+function M.next_to_undo(session_id, done)
+  client.request(protocol.methods.CHECKPOINTS, { sessionId = session_id }, function(err, result)
+    if err then
+      return done(nil, 'listing the checkpoints failed: ' .. (err.message or '?'))
+    end
+    for _, cp in ipairs((result and result.checkpoints) or {}) do
+      if cp.kind == 'turn' and #(cp.files or {}) > 0 and not cp.undoneBy then
+        return done(cp)
+      end
+    end
+    done(nil)
+  end)
+end
+
 --- Undo a turn: the files its checkpoint changed go back to how they were before it, in one
 --- restore (`openprogram/restore {undo = true}`) that is itself undoable (`U`, or the id shown).
---- Without an id: the newest turn checkpoint of the panel's session.
+--- Without an id: the newest turn of the panel's session not undone yet (`next_to_undo`).
 ---@param checkpoint_id? string
 ---@param done? fun(result: table?)
 function M.undo_turn(checkpoint_id, done)
@@ -376,13 +394,12 @@ function M.undo_turn(checkpoint_id, done)
     return undo(checkpoint_id)
   end
   local sid = require('openprogram.panel').state.session_id
-  client.request(protocol.methods.CHECKPOINTS, { sessionId = sid }, function(err, result)
-    for _, cp in ipairs((not err and result and result.checkpoints) or {}) do
-      if cp.kind == 'turn' then
-        return undo(cp.id)
-      end
+  M.next_to_undo(sid, function(cp, err)
+    if cp then
+      return undo(cp.id)
     end
-    vim.notify('openprogram: no turn to undo' .. (sid and ' in this session' or ''), vim.log.levels.INFO)
+    vim.notify('openprogram: ' .. (err or ('no turn left to undo' .. (sid and ' in this session' or ''))),
+      err and vim.log.levels.ERROR or vim.log.levels.INFO)
     if done then
       done(nil)
     end

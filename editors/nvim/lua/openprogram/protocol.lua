@@ -309,6 +309,7 @@ M.event_types = {
 ---@field files openprogram.CheckpointFile[]
 ---@field kind 'baseline'|'turn'|'safety'|'restore'
 ---@field skipped? string[]
+---@field undoneBy? string A turn undone (openprogram/restore with undo): the restore checkpoint that did it; absent once that undo is itself restored away
 
 ---@class openprogram.CheckpointDiffParams `openprogram/checkpointDiff`: a checkpoint's diff, optionally for one path.
 ---@field checkpointId string

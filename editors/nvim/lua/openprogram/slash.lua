@@ -19,10 +19,6 @@ M.EDITOR = { fork = true, undo = true, model = true, mode = true, new = true }
 ---@type openprogram.PendingFork?
 M.pending_fork = nil
 
---- Turns of the panel's sessions this editor undid with `/undo` (checkpoint id -> true).
----@type table<string, boolean>
-M.undone = {}
-
 local WORD = '[%w][%w_%.%-]*'
 
 --- `/name rest` as (name, rest); nil when the text is not a command (the server's rule:
@@ -107,7 +103,8 @@ local function fork(name)
     :format(name ~= '' and (' "' .. name .. '"') or ''))
 end
 
---- `/undo`: the newest turn of the session not undone here yet.
+--- `/undo`: the newest turn of the session not undone yet according to the server
+--- (`undoneBy`: whichever editor or the CLI undid it).
 local function undo()
   local S = require('openprogram.panel').state
   local sid = S.session_id
@@ -115,20 +112,12 @@ local function undo()
     say('/undo: no session in the panel', vim.log.levels.WARN)
     return
   end
-  local client = require('openprogram.client')
-  local protocol = require('openprogram.protocol')
-  client.request(protocol.methods.CHECKPOINTS, { sessionId = sid }, function(err, result)
-    for _, cp in ipairs((not err and result and result.checkpoints) or {}) do
-      if cp.kind == 'turn' and not M.undone[cp.id] then
-        require('openprogram.checkpoints').undo_turn(cp.id, function(res)
-          if res then
-            M.undone[cp.id] = true
-          end
-        end)
-        return
-      end
+  local checkpoints = require('openprogram.checkpoints')
+  checkpoints.next_to_undo(sid, function(cp, err)
+    if cp then
+      return checkpoints.undo_turn(cp.id)
     end
-    say('/undo: no turn left to undo in this session')
+    say('/undo: ' .. (err or 'no turn left to undo in this session'), err and vim.log.levels.ERROR or nil)
   end)
 end
 

@@ -23,6 +23,7 @@ import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
+import { nextToUndo } from '../checkpoints/undo';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef } from '../context/attachments';
@@ -32,7 +33,6 @@ import type { CompletionKind } from '../webview/messages';
 
 const SESSION_KEY = 'openprogram.sessionId';
 /** The turn checkpoints `/undo` undid, per session (the next `/undo` goes further back). */
-const UNDONE_KEY = 'openprogram.undoneTurns';
 
 /** How branch switches treat the code: the setting and the once-asked question. */
 export interface CodeSwitching {
@@ -242,9 +242,9 @@ export class ChatController {
   }
 
   /**
-   * `/undo`: the file changes of the session's newest turn this editor has not undone yet, by
-   * the checkpoint view's *Undo This Turn* (so *Undo Restore* takes it back); again, the turn
-   * before.
+   * `/undo`: the file changes of the session's newest turn not undone yet according to the
+   * server (`undoneBy`, whichever editor or the CLI undid it), by the checkpoint view's *Undo
+   * This Turn* (so *Undo Restore* takes it back); again, the turn before.
    */
   private async undoLast(): Promise<void> {
     const sessionId = this.state.sessionId;
@@ -252,17 +252,16 @@ export class ChatController {
       this.post({ type: 'note', level: 'warning', text: '/undo: this conversation has no turn to undo yet.' });
       return;
     }
-    const undone = this.memento.get<Record<string, string[]>>(UNDONE_KEY) ?? {};
-    const done = new Set(undone[sessionId] ?? []);
     const { checkpoints } = await this.client.request<{ checkpoints: Checkpoint[] }>(Requests.checkpoints, { sessionId });
-    const cp = checkpoints.find((c) => c.kind === 'turn' && c.files.length > 0 && !done.has(c.id));
+    const cp = nextToUndo(checkpoints);
     if (!cp) {
-      this.post({ type: 'note', level: 'warning', text: `/undo: no ${done.size ? 'older ' : ''}turn of this session changed files; nothing to undo.` });
+      const undone = checkpoints.some((c) => c.kind === 'turn' && c.undoneBy);
+      const why = undone ? 'every turn of this session that changed files is undone already' : 'no turn of this session changed files';
+      this.post({ type: 'note', level: 'warning', text: `/undo: ${why}; nothing to undo.` });
       return;
     }
     const res = await api.executeCommand<RestoreResult | undefined>('openprogram.undoTurn', { checkpointId: cp.id });
     if (!res) return; // the command said why
-    await this.memento.update(UNDONE_KEY, { ...undone, [sessionId]: [...done, cp.id].slice(-200) });
     const n = res.restored.length;
     this.post({ type: 'note', level: 'info', text: `/undo: “${cp.message || 'the last turn'}” undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings it back, /undo again goes one turn further back.` });
   }

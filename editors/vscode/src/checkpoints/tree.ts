@@ -39,7 +39,7 @@ export class CheckpointTree extends SessionTree<CheckpointNode> {
         const item = new api.TreeItem(checkpointLabel(cp), api.TreeItemCollapsibleState.Collapsed);
         item.id = `c:${cp.id}`;
         const n = cp.files.length;
-        item.description = `${n} file${n === 1 ? '' : 's'}${cp.kind === 'safety' ? ' · before restore' : ''}`;
+        item.description = `${n} file${n === 1 ? '' : 's'}${cp.kind === 'safety' ? ' · before restore' : ''}${cp.undoneBy ? ' · undone' : ''}`;
         item.tooltip = `${cp.message}\n${cp.createdAt}\ncheckpoint ${cp.id}`;
         item.iconPath = new api.ThemeIcon(cp.kind === 'safety' ? 'shield' : 'history');
         item.contextValue = 'checkpoint';

@@ -65,6 +65,10 @@ export const ui = {
   executed: [] as { id: string; args: unknown[] }[],
   /** What a command returns when run (the test plays the extension's handlers). */
   commandResults: new Map<string, unknown>(),
+  /** Command ids registered with registerCommand, in order. */
+  registered: [] as string[],
+  /** Commands carried out when run (as the extension's handler would), with what they return. */
+  commandHandlers: new Map<string, (...args: any[]) => unknown>(),
   /** Settings written with update(): `section.name` → value. */
   settings: new Map<string, unknown>(),
 };
@@ -86,11 +90,15 @@ export const window = {
 };
 
 export const commands = {
-  registerCommand: () => ({ dispose() {} }),
+  registerCommand: (id: string) => {
+    ui.registered.push(id);
+    return { dispose() {} };
+  },
   executeCommand: (id: string, ...args: unknown[]) => {
     if (id === 'setContext') ui.contexts.set(String(args[0]), args[1]);
     else ui.executed.push({ id, args });
-    return Promise.resolve(ui.commandResults.get(id));
+    const handler = ui.commandHandlers.get(id);
+    return Promise.resolve(handler ? handler(...args) : ui.commandResults.get(id));
   },
 };
 

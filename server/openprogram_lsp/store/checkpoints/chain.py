@@ -46,3 +46,33 @@ def load_chain(repo: ShadowRepo) -> list[Entry]:
             checkpoint = to_checkpoint(meta, ids.get(parent) if parent else None, changes)
         entries.append(Entry(commit, parent, meta, checkpoint))
     return entries
+
+
+def undone_turns(entries: list[Entry]) -> dict[str, str]:
+    """Turn checkpoint id -> the restore checkpoint that undid it, for undos still standing.
+
+    An undo's restore checkpoint names the turn (``undoes``) and the safety checkpoint taken
+    before it (``undo``); a later restore of that safety checkpoint (Undo Restore, the CLI's
+    "redo with") takes the undo back, and the turn counts as not undone again.
+    """
+    undone: dict[str, str] = {}
+    by_safety: dict[str, list[tuple[str, str]]] = {}
+    for entry in reversed(entries):  # oldest first
+        meta = entry.meta
+        if meta is None or meta.kind != "restore":
+            continue
+        if meta.restored_from is not None:
+            for turn, undo_id in by_safety.pop(meta.restored_from, []):
+                if undone.get(turn) == undo_id:
+                    del undone[turn]
+        if meta.undoes:
+            undone[meta.undoes] = meta.id
+            if meta.undo:
+                by_safety.setdefault(meta.undo, []).append((meta.undoes, meta.id))
+    return undone
+
+
+def marked(checkpoint: Checkpoint, undone: dict[str, str]) -> Checkpoint:
+    """``checkpoint`` with ``undone_by`` set when ``undone`` names it."""
+    by = undone.get(checkpoint.id)
+    return checkpoint if by is None else checkpoint.model_copy(update={"undone_by": by})

@@ -25,6 +25,7 @@ class CommitMeta:
     skipped: list[str] = field(default_factory=list)
     restored_from: str | None = None
     undo: str | None = None  # a restore's safety checkpoint: kept while the restore is
+    undoes: str | None = None  # an undo's restore: the turn checkpoint it undid
     # permission bits of files whose mode is not git's default under the umask (0600, 0640...)
     modes: dict[str, int] = field(default_factory=dict)
 
@@ -52,6 +53,8 @@ def build_message(meta: CommitMeta) -> str:
         trailers.append(f"{PREFIX}Restored-From: {meta.restored_from}")
     if meta.undo:
         trailers.append(f"{PREFIX}Undo: {meta.undo}")
+    if meta.undoes:
+        trailers.append(f"{PREFIX}Undoes: {meta.undoes}")
     # the path is JSON (ASCII, surrogate-escaped bytes kept), so any name fits on one line
     trailers += [f"{PREFIX}Mode: {mode:04o} {json.dumps(path)}"
                  for path, mode in sorted(meta.modes.items())]
@@ -92,7 +95,8 @@ def parse_message(body: str) -> CommitMeta | None:
         id=first("Checkpoint") or "", kind=first("Kind") or "turn",
         created_at=first("Created") or "", session_id=first("Session"),
         turn_id=first("Turn"), message=text, skipped=values.get("Skipped", []),
-        restored_from=first("Restored-From"), undo=first("Undo"), modes=modes,
+        restored_from=first("Restored-From"), undo=first("Undo"), undoes=first("Undoes"),
+        modes=modes,
     )
 
 

@@ -30,8 +30,12 @@ if TYPE_CHECKING:
 
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
-                       full_scan: bool = False) -> RestoreOutcome:
-    """Restore a checkpoint's files (all, or under ``paths``); what was written, how to undo."""
+                       full_scan: bool = False, undoes: str | None = None) -> RestoreOutcome:
+    """Restore a checkpoint's files (all, or under ``paths``); what was written, how to undo.
+
+    ``undoes``: the restore undoes that turn checkpoint; its restore checkpoint says so (made
+    even when no file needed writing), so every client sees the turn as undone.
+    """
     with store.lock:
         store._open()
         target = store._entry(checkpoint_id)
@@ -67,11 +71,13 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         restored = None
         if conflicts:  # what another process wrote meanwhile is recorded, never lost
             store.note_paths(conflicts)
-        if applied or conflicts:
+        if applied or conflicts or undoes:
             store.note_paths([p for p, _ in applied])
-            restored = store._commit("restore", session_id, None,
-                                     f"Restored checkpoint {checkpoint_id}",
-                                     restored_from=checkpoint_id, undo=safety_id)
+            what = f"Undid turn checkpoint {undoes}" if undoes else (
+                f"Restored checkpoint {checkpoint_id}")
+            restored = store._commit("restore", session_id, None, what,
+                                     allow_empty=undoes is not None,
+                                     restored_from=checkpoint_id, undo=safety_id, undoes=undoes)
         return RestoreOutcome(
             restored=[p for p, _ in applied], safety_checkpoint_id=safety_id,
             changes=[FileChange(p, c) for p, c in applied],

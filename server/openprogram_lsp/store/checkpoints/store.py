@@ -16,7 +16,7 @@ from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints import stage as stage_mod
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
-from openprogram_lsp.store.checkpoints.chain import Entry, load_chain
+from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
@@ -168,10 +168,13 @@ class CheckpointStore:
     # -- review --------------------------------------------------------------------------
 
     def list(self, session_id: str | None = None) -> Checkpoints:
-        """Checkpoints newest first, optionally only one session's."""
+        """Checkpoints newest first, optionally only one session's; a turn whose undo stands
+        carries ``undone_by``."""
         with self.lock:
             self._open()
-            return [e.checkpoint for e in self._entries() if e.checkpoint is not None
+            entries = self._entries()
+            undone = undone_turns(entries)
+            return [marked(e.checkpoint, undone) for e in entries if e.checkpoint is not None
                     and (session_id is None or e.checkpoint.session_id == session_id)]
 
     def get(self, checkpoint_id: str) -> Checkpoint:
@@ -214,7 +217,7 @@ class CheckpointStore:
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
                 *, session_id: str | None = None, full_scan: bool = False,
-                wait: float = 0.0) -> RestoreOutcome:
+                wait: float = 0.0, undoes: str | None = None) -> RestoreOutcome:
         """Put files back as a checkpoint had them; undo by restoring ``safety_checkpoint_id``.
 
         Holds the workspace's turn guard (this process's turns and every other process's), so
@@ -232,7 +235,7 @@ class CheckpointStore:
                               "cancel it or wait for it before restoring") from None
         try:
             return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
-                                      full_scan=full_scan)
+                                      full_scan=full_scan, undoes=undoes)
         finally:
             self.guard.release()
 
@@ -241,7 +244,8 @@ class CheckpointStore:
 
         One restore (so one safety checkpoint: undoable) of the checkpoint before it, limited
         to the turn's files; later changes to other files stay. Returns the restore's outcome
-        with ``undone_checkpoint_id`` and ``restored_from_checkpoint_id``.
+        with ``undone_checkpoint_id`` and ``restored_from_checkpoint_id``; the turn is listed
+        with ``undone_by`` until that restore is itself undone (see ``undone_turns``).
         """
         from openprogram_lsp.store.checkpoints.objects import diff_trees
 
@@ -259,7 +263,7 @@ class CheckpointStore:
                                                 commit_tree(self.repo, entry.commit))]
         if not paths:
             raise CheckpointError(f"turn checkpoint {cp.id} changed no files; nothing to undo")
-        out = self.restore(cp.parent_id, paths, session_id=session_id)
+        out = self.restore(cp.parent_id, paths, session_id=session_id, undoes=cp.id)
         return out.but(undone_checkpoint_id=cp.id, restored_from_checkpoint_id=cp.parent_id)
 
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
@@ -365,7 +369,8 @@ class CheckpointStore:
 
     def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
                 *, full: bool = False, allow_empty: bool = False,
-                restored_from: str | None = None, undo: str | None = None) -> Checkpoint | None:
+                restored_from: str | None = None, undo: str | None = None,
+                undoes: str | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
         if self._disabled is not None:
             raise CheckpointError(self._disabled)
@@ -407,7 +412,7 @@ class CheckpointStore:
         created = now_iso()
         meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
                           turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
-                          restored_from=restored_from, undo=undo, modes=modes)
+                          restored_from=restored_from, undo=undo, undoes=undoes, modes=modes)
         sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)

@@ -38,5 +38,6 @@ class StoreView(Protocol):
 
     def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
                 *, full: bool = False, allow_empty: bool = False,
-                restored_from: str | None = None, undo: str | None = None
+                restored_from: str | None = None, undo: str | None = None,
+                undoes: str | None = None
                 ) -> Checkpoint | None: ...

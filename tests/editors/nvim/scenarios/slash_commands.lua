@@ -29,8 +29,23 @@ H.run(function()
 
   sent(1, 'create notes.txt')
   H.out.created = H.read('notes.txt')
-  -- /undo: the turn's file goes (it created it); a second /undo has nothing left
+  -- The CLI (another process) undoes the turn: /undo here knows it from the server
+  local cli = vim.list_slice(H.server_cmd, 1, #H.server_cmd - 1) -- without `serve`
+  local function run_cli(args)
+    local res = vim.system(vim.list_extend(vim.deepcopy(cli), args), { text = true }):wait(60000)
+    return (res.stdout or '') .. (res.stderr or ''), res.code
+  end
+  local undid, code = run_cli({ 'undo', '--workspace', vim.fn.getcwd() })
+  H.out.cli_undo = { text = undid, code = code, file = H.read('notes.txt') }
   local n = #H.notes
+  type_and_send('/undo')
+  H.out.undo_after_cli = note_after(n, 'the /undo message after the CLI undo')
+  -- the CLI's redo takes its undo back: /undo undoes the turn again
+  local redo = undid:match('redo with: (.-)\n')
+  local redone, redo_code = run_cli(vim.list_slice(vim.split(redo or '', ' ', { trimempty = true }), 2))
+  H.out.cli_redo = { text = redone, code = redo_code, file = H.read('notes.txt') }
+  -- /undo: the turn's file goes (it created it); a second /undo has nothing left
+  n = #H.notes
   type_and_send('/undo')
   H.wait(function()
     return H.read('notes.txt') == nil
