@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { watchCommandNotFound } from './toasts.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -199,17 +200,20 @@ async function main() {
   const csLog = join(out, 'code-server.log');
   const proc = spawn(codeServer, [
     '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir, ws,
+    '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir,
+    ...(process.env.E2E_LOG_LEVEL ? ['--log', process.env.E2E_LOG_LEVEL] : []), ws,
   ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENPROGRAM_HOME: home } });
   const chunks = [];
   proc.stdout.on('data', (d) => chunks.push(d));
   proc.stderr.on('data', (d) => chunks.push(d));
   let browser;
   let page;
+  let checkToasts = () => undefined;
   const shot = async (name) => {
     const file = join(out, `${name}.png`);
     await page.screenshot({ path: file });
     log(`screenshot ${file}`);
+    checkToasts(); // fails the step that showed one
     return file;
   };
   try {
@@ -222,6 +226,7 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    checkToasts = await watchCommandNotFound(page);
     page.on('framenavigated', (f) => { if (f === page.mainFrame()) log(`navigated ${f.url()}`); });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
@@ -698,6 +703,7 @@ async function main() {
       // the extension's README shows it, on GitHub and on the .vsix page (it ships in media/)
       copyFileSync(readmeShot, join(ext, 'media', 'vscode-panel.png'));
     }
+    checkToasts();
     log('PASS');
   } catch (err) {
     if (page) await shot('failure').catch(() => undefined);
