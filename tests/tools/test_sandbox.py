@@ -19,6 +19,7 @@ import pytest
 
 from openprogram_lsp.config import load_settings
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.base import ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.command import RunCommand
 from openprogram_lsp.tools.sandbox import availability
@@ -98,6 +99,17 @@ async def test_state_and_home_secrets_are_not_mounted(workspace: Path, tmp_path:
     for leaked in ("PRIVATE KEY", "cfg-secret", "netrc-secret", "state-secret"):
         assert leaked not in out.text, out.text
     assert (state / "rules.json").read_text() == "state-secret\n"
+
+
+async def test_a_state_root_set_in_the_settings_is_hidden_too(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = workspace / ".configured-state"  # `home = ...` in config.toml, not the variable
+    SessionStore(state)  # what app builds from the settings: it registers its directories
+    (state / "secret.txt").write_text("configured-secret\n")
+    monkeypatch.setenv("OPENPROGRAM_HOME", str(tmp_path / "elsewhere"))
+    out = await run(ToolContext(workspace=workspace), "cat .configured-state/secret.txt 2>&1")
+    assert out.data["sandboxed"] is True
+    assert "configured-secret" not in out.text, out.text
 
 
 class _Listener:

@@ -20,7 +20,7 @@ from typing import Literal
 from openprogram_lsp.config import Settings
 from openprogram_lsp.config.sections.sandbox import SandboxSection
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.fsutil import state_root
+from openprogram_lsp.core.fsutil import protected_dirs
 from openprogram_lsp.tools.procs import scrubbed_env
 
 SandboxMode = Literal["auto", "required", "off"]
@@ -116,10 +116,11 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def hidden_paths() -> list[Path]:
-    """Everything the sandbox never mounts: our state, the user's secrets, agent sockets."""
+    """Everything the sandbox never mounts: our state (the state root and every store's
+    directory, wherever the settings put them), the user's secrets, agent sockets."""
     home = Path.home()
     xdg_config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    out = [state_root(), xdg_config / "openprogram-lsp", *(home / p for p in HOME_SECRETS),
+    out = [*protected_dirs(), xdg_config / "openprogram-lsp", *(home / p for p in HOME_SECRETS),
            *(Path(p) for p in HIDDEN_SOCKETS)]
     seen: list[Path] = []
     for p in out:
