@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from openprogram_lsp.core.types import Checkpoint, TurnResult, Usage
+from collections.abc import Callable
+from typing import Any
+
+from openprogram_lsp.core.types import Checkpoint, TurnRequest, TurnResult, Usage
+from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.lsp.dumps import event_data, notification
+from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.dumps import camel_keys, event_data, notification
 
 
 def test_a_flat_payload_is_dumped_through_its_wire_model_keeping_nulls_and_extra_keys() -> None:
@@ -45,3 +50,22 @@ def test_an_event_without_a_wire_model_has_its_keys_camelcased() -> None:
     workspace = Event(type="file.changed", payload={"changes": [], "root": "/w"})
     assert notification(workspace) == {"type": "file.changed", "sessionId": None,
                                        "data": {"changes": [], "root": "/w"}}
+
+
+def test_every_payload_of_a_real_turn_fits_its_wire_model(
+        make_dispatcher: Callable[..., Dispatcher], script: Callable[[list[dict[str, Any]]], str],
+        events: list[Event]) -> None:
+    d = make_dispatcher(script([
+        {"text": "Writing.", "tool_calls": [{"id": "c1", "name": "write_file", "arguments": {
+            "path": "a.txt", "content": "one\n"}}]},
+        {"text": "Done."}]), permission_mode="bypass")
+    assert d.process_user_turn(TurnRequest(text="write a.txt")).status == "done"
+    seen = {e.type for e in events}
+    assert {"turn.started", "tool.started", "tool.finished", "checkpoint.created",
+            "turn.finished", "context.usage"} <= seen
+    for ev in events:
+        kind = w.EVENT_DATA.get(ev.type)
+        if kind is None:
+            continue
+        kind.model_validate(ev.payload)  # no fallback: the model takes the payload as it is
+        assert set(event_data(ev.type, ev.payload)) == set(camel_keys(ev.payload)), ev.type

@@ -74,7 +74,7 @@ def event_data(type: str, data: dict[str, Any]) -> dict[str, Any]:
         out = kind.model_validate(data).model_dump(mode="json", by_alias=True,
                                                    exclude_unset=True)
     except (ValidationError, PydanticSerializationError) as exc:
-        log.warning("%s payload does not match its wire model (%s); keys camelCased",
+        log.debug("%s payload does not match its wire model (%s); keys camelCased",
                     type, str(exc).splitlines()[:2])
         return camel_keys(data)
     known = {name for name, f in kind.model_fields.items()} | {
