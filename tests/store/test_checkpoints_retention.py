@@ -106,3 +106,43 @@ def test_prune_if_due_uses_the_configured_limits(tmp_path: Path) -> None:
     dropped = store.prune_if_due(keep_ids={base.id})
     assert dropped == [ids[0]]
     assert [c.id for c in store.list()] == [*reversed(more), ids[2], ids[1], base.id]
+
+
+def test_checkpoints_made_during_a_background_prune_land_on_top(tmp_path: Path) -> None:
+    """The prune holds the lock only to read the chain and to move the head: a turn that
+    checkpoints meanwhile (here: while the referenced ids are collected) is re-committed on
+    top of the rewritten chain, with its files and diff intact."""
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home", max_count=4)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    ids = _turns(store, ws, 5)
+    during: list[str] = []
+
+    def keep() -> set[str]:
+        (ws / "during.txt").write_text("written while pruning\n")
+        store.note_paths(["during.txt"])
+        cp = store.commit_turn("s", "td", "during")
+        assert cp is not None
+        during.append(cp.id)
+        return {base.id}
+
+    dropped = store.prune_if_due(keep_ids=keep)
+    assert dropped == [ids[0]]  # decided on the chain as it was when the prune began
+    listed = [c.id for c in store.list()]
+    assert listed == [during[0], *reversed(ids[1:]), base.id]
+    fresh = open_store(ws, tmp_path / "home", max_count=4)
+    assert [c.id for c in fresh.list()] == listed
+    top = fresh.get(during[0])
+    assert [f.path for f in top.files] == ["during.txt"] and top.parent_id == ids[4]
+    assert "+written while pruning" in fresh.diff(during[0]).diff
+    (ws / "after.txt").write_text("after\n")
+    store.note_paths(["after.txt"])
+    after = store.commit_turn("s", "ta", "after")
+    assert after is not None and after.parent_id == during[0]
+    files = tree_hash(ws)
+    restored = store.restore(ids[2])
+    assert restored.restored and not (ws / "during.txt").exists()
+    assert restored.safety_checkpoint_id is not None
+    store.restore(restored.safety_checkpoint_id)
+    assert tree_hash(ws) == files

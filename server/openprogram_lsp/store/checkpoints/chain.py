@@ -19,12 +19,13 @@ class Entry:
     checkpoint: Checkpoint | None
 
 
-def load_chain(repo: ShadowRepo) -> list[Entry]:
-    """Every commit reachable from the head, newest first, with its checkpoint."""
-    if repo.head() is None:
+def load_chain(repo: ShadowRepo, start: str | None = None) -> list[Entry]:
+    """Every commit reachable from the head (or ``start``), newest first, with its
+    checkpoint."""
+    if start is None and repo.head() is None:
         return []
     out = repo.git(["-c", "log.showRoot=false", "log", "-z", "--first-parent", "--no-renames",
-                    "--name-status", "--format=%x1e%H%x1f%P%x1f%B%x1f", HEAD_REF])
+                    "--name-status", "--format=%x1e%H%x1f%P%x1f%B%x1f", start or HEAD_REF])
     raw: list[tuple[str, str | None, CommitMeta | None, list[tuple[str, str]]]] = []
     for chunk in out.split(b"\x1e")[1:]:
         commit_b, parents, body, rest = chunk.split(b"\x1f", 3)

@@ -74,13 +74,9 @@ def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry) -> s
                         int(datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()))
 
 
-def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,
-                max_age_days: float | None, keep_ids: set[str], *, force: bool = False,
-                gc: bool = True) -> list[str]:
-    """Rewrite the chain without the dropped checkpoints; returns their ids."""
-    drops = choose_drops(entries, max_count, max_age_days, keep_ids, force=force)
-    if not drops:
-        return []
+def rewrite_chain(repo: ShadowRepo, entries: list[Entry], drops: set[str]) -> str:
+    """Write the chain without the dropped commits (new objects only, no ref moves); returns
+    its new head. Needs no lock: objects are immutable and the head moves elsewhere."""
     oldest_first = list(reversed(entries))
     new_of: dict[str, str] = {}
     prev: str | None = None
@@ -102,11 +98,49 @@ def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,
         new = entry.commit if want == entry.parent else _recommit(repo, entry.commit, want)
         new_of[entry.commit] = new
         prev = new
+    assert prev is not None, "the newest checkpoint is never dropped"
+    return prev
+
+
+def replay(repo: ShadowRepo, commits: list[str], onto: str) -> str:
+    """Re-commit ``commits`` (oldest first) on top of ``onto``; the new top."""
+    for commit in commits:
+        onto = _recommit(repo, commit, onto)
+    return onto
+
+
+def commits_since(repo: ShadowRepo, head: str, base: str, limit: int = 1000) -> list[str] | None:
+    """The first-parent commits from ``base`` (excluded) up to ``head``, oldest first; None
+    when ``base`` is not among the first ``limit`` ancestors (the chain was rewritten)."""
+    out: list[str] = []
+    cur: str | None = head
+    while cur is not None and cur != base and len(out) < limit:
+        out.append(cur)
+        _kind, body = read_object(repo, cur)
+        parents = [ln[7:].decode() for ln in body.partition(b"\n\n")[0].split(b"\n")
+                   if ln.startswith(b"parent ")]
+        cur = parents[0] if parents else None
+    return list(reversed(out)) if cur == base else None
+
+
+def prune_chain(repo: ShadowRepo, entries: list[Entry], max_count: int | None,
+                max_age_days: float | None, keep_ids: set[str], *, force: bool = False,
+                gc: bool = True) -> list[str]:
+    """Rewrite the chain without the dropped checkpoints; returns their ids."""
+    drops = choose_drops(entries, max_count, max_age_days, keep_ids, force=force)
+    if not drops:
+        return []
+    prev = rewrite_chain(repo, entries, drops)
     old_head = entries[0].commit
-    if prev is not None and prev != old_head:
+    if prev != old_head:
         repo.set_head(prev, old_head)
     if gc:  # loose leftovers go at once; packs (the baseline's) are rewritten without them
         repo.git(["prune", "--expire=now"])
         if any((repo.git_dir / "objects" / "pack").glob("*.pack")):
             repo.git(["repack", "-a", "-d", "-q"])
+    return dropped_ids(entries, drops)
+
+
+def dropped_ids(entries: list[Entry], drops: set[str]) -> list[str]:
+    """The checkpoint ids of the dropped commits."""
     return [e.checkpoint.id for e in entries if e.commit in drops and e.checkpoint is not None]

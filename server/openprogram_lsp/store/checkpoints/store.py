@@ -294,34 +294,63 @@ class CheckpointStore:
     def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()) -> Ids:
         """``prune()`` with the configured limits once a margin (a tenth of the count) of
         checkpoints can go, down to the limits: the chain is rewritten once per many turns,
-        not on every one. Leftover loose objects are removed afterwards without the store's lock.
+        not on every one.
+
+        Meant for a background thread: the store's lock is held only to read the chain and to
+        move the head. The rewritten chain (and its listing) is built without it; checkpoints
+        committed meanwhile are re-committed on top before the head moves. Leftover loose
+        objects are removed afterwards, also without the lock.
 
         ``keep_ids`` may be a function, called only when something is due (collecting the ids
         that sessions reference can be costly).
         """
-        from openprogram_lsp.store.checkpoints.retention import choose_drops
+        from openprogram_lsp.store.checkpoints.retention import (
+            choose_drops,
+            commits_since,
+            dropped_ids,
+            replay,
+            rewrite_chain,
+        )
 
         count, age = self.config.max_count, self.config.max_age_days
         margin = 1 if count is None else max(1, count // 10)
 
-        def due(keep: set[str]) -> bool:
-            entries = self._entries()
-            return (len(choose_drops(entries, count, age, keep, force=False)) >= margin
-                    or bool(choose_drops(entries, None, age, keep, force=False)))
+        def drops_due(entries: Entries, keep: set[str]) -> set[str]:
+            drops = choose_drops(entries, count, age, keep, force=False)
+            if len(drops) >= margin or choose_drops(entries, None, age, keep, force=False):
+                return drops
+            return set()
 
         with self.lock:
             self._open()
-            if not due(set()):
+            entries = list(self._entries())
+            if not entries or not drops_due(entries, set()):
                 return []
-            keep = set(keep_ids() if callable(keep_ids) else keep_ids)
-            if not due(keep):
+        drops = drops_due(entries, set(keep_ids() if callable(keep_ids) else keep_ids))
+        if not drops:
+            return []
+        old_head = entries[0].commit
+        new_head = rewrite_chain(self.repo, entries, drops)
+        chain = load_chain(self.repo, new_head)
+        with self.lock:
+            head = self.repo.head()
+            if head is None:
                 return []
-            dropped = self.prune(keep_ids=keep, gc=False)
-        if dropped:
-            # unreachable loose objects older than an hour: never one a running checkpoint
-            # is about to reference (writes freshen an object they find), so no lock is needed
-            self.repo.git_rc(["prune", "--expire=1.hour.ago"])
-        return dropped
+            if head != old_head:  # checkpoints committed meanwhile go on top
+                added = commits_since(self.repo, head, old_head)
+                if added is None:  # another process rewrote the chain: leave it be
+                    return []
+                new_head = replay(self.repo, added, new_head)
+            self.repo.set_head(new_head, head)
+            ours = self._seen_head == head
+            self._chain, self._chain_head = (chain, new_head) if head == old_head else (None, None)
+            self._head_id = None
+            if ours:  # the rewrite is ours: nothing is stale
+                self._seen_head = new_head
+        # unreachable loose objects older than an hour: never one a running checkpoint is
+        # about to reference (writes freshen an object they find), so no lock is needed
+        self.repo.git_rc(["prune", "--expire=1.hour.ago"])
+        return dropped_ids(entries, drops)
 
     # -- internals used by restore / retention ------------------------------------------
 
