@@ -14,6 +14,8 @@ from openprogram_lsp.store.checkpoints.objects import (
     write_object,
 )
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
+from openprogram_lsp.store.gitobj import trees as _trees
+from openprogram_lsp.store.gitobj.trees import ObjectStore
 
 
 def _created(value: str) -> datetime | None:
@@ -54,29 +56,38 @@ def choose_drops(entries: list[Entry], max_count: int | None, max_age_days: floa
     return drops
 
 
-def _recommit(repo: ShadowRepo, commit: str, parent: str | None) -> str:
-    """The same tree, message and dates as ``commit``, on a new parent (written in process)."""
+def _recommit(repo: ShadowRepo, commit: str, parent: str | None,
+              sink: ObjectStore | None = None) -> str:
+    """The same tree, message and dates as ``commit``, on a new parent (written in process,
+    loose or into ``sink``)."""
     _kind, body = read_object(repo, commit)
     header, _, message = body.partition(b"\n\n")
     lines = [ln for ln in header.split(b"\n") if not ln.startswith(b"parent ")]
     if parent:
         lines.insert(1, b"parent " + parent.encode())
-    return write_object(repo, "commit", b"\n".join(lines) + b"\n\n" + message)
+    body = b"\n".join(lines) + b"\n\n" + message
+    return sink.write("commit", body) if sink is not None else write_object(repo, "commit", body)
 
 
-def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry) -> str:
+def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry,
+          sink: ObjectStore | None = None) -> str:
     """A hidden commit holding a dropped parent's tree, so a kept child's diff stays exact."""
     child_id = child.meta.id if child.meta else child.commit
     created = now_iso()
     meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=created,
                       message=f"Parent state of checkpoint {child_id}")
-    return write_commit(repo, commit_tree(repo, dropped), parent, build_message(meta),
-                        int(datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()))
+    epoch = int(datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp())
+    if sink is not None:
+        return _trees.write_commit(sink, commit_tree(repo, dropped), [parent] if parent else [],
+                                   build_message(meta), epoch)
+    return write_commit(repo, commit_tree(repo, dropped), parent, build_message(meta), epoch)
 
 
-def rewrite_chain(repo: ShadowRepo, entries: list[Entry], drops: set[str]) -> str:
-    """Write the chain without the dropped commits (new objects only, no ref moves); returns
-    its new head. Needs no lock: objects are immutable and the head moves elsewhere."""
+def rewrite_chain(repo: ShadowRepo, entries: list[Entry], drops: set[str],
+                  sink: ObjectStore | None = None) -> str:
+    """Write the chain without the dropped commits (new objects only, loose or into ``sink``,
+    no ref moves); returns its new head. Needs no lock: objects are immutable and the head
+    moves elsewhere."""
     oldest_first = list(reversed(entries))
     new_of: dict[str, str] = {}
     prev: str | None = None
@@ -92,10 +103,10 @@ def rewrite_chain(repo: ShadowRepo, entries: list[Entry], drops: set[str]) -> st
         elif entry.parent in new_of:
             want = new_of[entry.parent]
         elif entry.checkpoint is not None:
-            want = _base(repo, entry.parent, prev, entry)
+            want = _base(repo, entry.parent, prev, entry, sink)
         else:
             want = prev
-        new = entry.commit if want == entry.parent else _recommit(repo, entry.commit, want)
+        new = entry.commit if want == entry.parent else _recommit(repo, entry.commit, want, sink)
         new_of[entry.commit] = new
         prev = new
     assert prev is not None, "the newest checkpoint is never dropped"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
@@ -36,6 +37,7 @@ from openprogram_lsp.store.checkpoints.objects import (
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
+from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.trees import EMPTY_TREE
 
 Entries = list[Entry]
@@ -45,6 +47,10 @@ Changes = list[TreeChange]
 
 # Past this many noted paths one status walk is cheaper than naming them all.
 MAX_NOTED_PATHS = 5000
+GC_INTERVAL = 600.0
+"""Seconds between the garbage collections that follow background prunes."""
+MAX_PACKS = 16
+"""Packs (one per background prune, one per big walk) past which they are merged."""
 
 
 def epoch(iso: str) -> int:
@@ -81,6 +87,7 @@ class CheckpointStore:
         self._stamp: tuple[int, int, int] | None = None
         self._disabled: str | None = None
         self._files: tuple[str, Ids] | None = None  # (tree, its file paths)
+        self._last_gc: float | None = None
         self.progress: Progress | None = None
         """Called with (files done, files in all) while a big walk hashes files into a pack."""
 
@@ -330,7 +337,13 @@ class CheckpointStore:
         if not drops:
             return []
         old_head = entries[0].commit
-        new_head = rewrite_chain(self.repo, entries, drops)
+        pack = PackWriter(self.repo.odb)  # one pack instead of a loose file per re-commit
+        try:
+            new_head = rewrite_chain(self.repo, entries, drops, pack)
+            pack.finish()
+        except BaseException:
+            pack.abort()
+            raise
         chain = load_chain(self.repo, new_head)
         with self.lock:
             head = self.repo.head()
@@ -347,10 +360,22 @@ class CheckpointStore:
             self._head_id = None
             if ours:  # the rewrite is ours: nothing is stale
                 self._seen_head = new_head
-        # unreachable loose objects older than an hour: never one a running checkpoint is
-        # about to reference (writes freshen an object they find), so no lock is needed
-        self.repo.git_rc(["prune", "--expire=1.hour.ago"])
+        self._collect_garbage()
         return dropped_ids(entries, drops)
+
+    def _collect_garbage(self) -> None:
+        """After a background prune, at most every ``GC_INTERVAL`` seconds: remove unreachable
+        loose objects older than an hour (never one a running checkpoint is about to
+        reference: writes freshen an object they find, so no lock is needed) and merge the
+        packs once there are many (loose objects a checkpoint is writing stay loose)."""
+        now = time.monotonic()
+        if self._last_gc is not None and now - self._last_gc < GC_INTERVAL:
+            return
+        self._last_gc = now
+        self.repo.git_rc(["prune", "--expire=1.hour.ago"])
+        if len(list((self.repo.git_dir / "objects" / "pack").glob("pack-*.pack"))) > MAX_PACKS:
+            self.repo.git_rc(["repack", "-a", "-d", "-q", "--keep-unreachable"])
+            self.repo.odb.refresh()
 
     # -- internals used by restore / retention ------------------------------------------
 

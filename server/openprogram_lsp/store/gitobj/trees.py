@@ -239,7 +239,7 @@ def commit_body(tree: str, parents: list[str], message: str, epoch: int,
     return "\n".join(lines).encode("utf-8", "replace")
 
 
-def write_commit(odb: ObjectDB, tree: str, parents: list[str], message: str,
+def write_commit(odb: ObjectStore, tree: str, parents: list[str], message: str,
                  epoch: int) -> str:
     """Store a commit object and return its id."""
     return odb.write("commit", commit_body(tree, parents, message, epoch))
