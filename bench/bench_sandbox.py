@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -18,14 +17,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import report
+from openprogram_lsp.config import load_settings
 from openprogram_lsp.tools.base import ToolContext
 from openprogram_lsp.tools.builtin.command import RunCommand
 from openprogram_lsp.tools.procs import scrubbed_env
 from openprogram_lsp.tools.sandbox import availability, bwrap_argv
 
 
-async def _tool_round(tool: RunCommand, ctx: ToolContext, mode: str) -> float:
-    os.environ["OPENPROGRAM_SANDBOX"] = mode
+async def _tool_round(tool: RunCommand, ws: Path, mode: str) -> float:
+    ctx = ToolContext(workspace=ws, settings=load_settings(env={"OPENPROGRAM_SANDBOX": mode},
+                                                           user_file=False))
     t0 = time.perf_counter()
     out = await tool.run(tool.parse({"command": "true"}), ctx)
     elapsed = time.perf_counter() - t0
@@ -46,12 +47,12 @@ async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        ctx, tool = ToolContext(workspace=ws), RunCommand()
+        tool = RunCommand()
         prefix = bwrap_argv(found.path, ws, network=True)
         sandboxed, plain, bare_bwrap, bare_sh = [], [], [], []
         for i in range(rounds + 3):  # interleaved A B A B, so both see the same load
-            a = await _tool_round(tool, ctx, "required")
-            b = await _tool_round(tool, ctx, "off")
+            a = await _tool_round(tool, ws, "required")
+            b = await _tool_round(tool, ws, "off")
             c = _bare_round([*prefix, "/bin/sh", "-c", "true"], ws)
             d = _bare_round(["/bin/sh", "-c", "true"], ws)
             if i >= 3:  # warm-up rounds dropped
