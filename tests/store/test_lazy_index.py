@@ -167,8 +167,9 @@ def test_the_log_is_rewritten_when_updates_pile_up(tmp_path: Path,
         store.update_node(sid, "a", text=f"x{n}")
     store.append(sid, Node(id="b", role="assistant", predecessor="a", status="running"))
     log = tmp_path / "sessions" / sid / ".git" / NODE_LOG
-    read = node_log.read(log)
-    assert read is not None and [(r[1], r[5]) for r in read.rows] == [("a", False), ("b", True)]
+    rows: list[node_log.Row] = []
+    assert node_log.read(log, rows.append) is not None
+    assert [(r[1], r[5]) for r in rows] == [("a", False), ("b", True)]
     assert SessionStore(tmp_path).get_node(sid, "a").text == "x7"
 
 
@@ -181,3 +182,20 @@ def test_bodies_past_the_cap_are_dropped_oldest_first(
     store.get_branch(sid)
     assert bodies.cached() <= 8
     assert [n.id for n in store.get_branch(sid)] == _walk(store, sid, "n39")
+
+
+def test_log_lines_carry_any_id(tmp_path: Path) -> None:
+    odd = ['a\tb', 'new\nline', '"quoted', 'é-ü', 'lone\udcff', 'back\\slash', 'x' * 300]
+    rows: list[node_log.Row] = [
+        (n + 1, nid, "user", odd[n - 1] if n else None, None, n % 2 == 0,
+         f"old/{nid}.json" if n == 3 else None) for n, nid in enumerate(odd)]
+    path = tmp_path / NODE_LOG
+    node_log.rewrite(path, rows[:3])
+    node_log.append(path, rows[3:])
+    with open(path, "ab") as fh:
+        fh.write(b"9\tpartial")  # a line still being written is left for later
+    got: list[node_log.Row] = []
+    read = node_log.read(path, got.append)
+    assert read is not None and not read.damaged and got == rows
+    more: list[node_log.Row] = []
+    assert node_log.read(path, more.append, read.offset, read.ident) is not None and more == []

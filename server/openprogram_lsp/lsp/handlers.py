@@ -224,13 +224,14 @@ class Handlers:
         if p.before_node_id and not head:
             raise InvalidParams(f"beforeNodeId: {p.before_node_id!r} is not on the branch")
         out = w.HistoryResult(session_id=sid, head_id=head, nodes=nodes, has_more=more).wire()
+        # replies from subagents and other branches hang off a chain node by caller
+        replies = store.callees_of(sid, [n.id for n in nodes], role="system")
         for node in out["nodes"]:  # listed contract fields are always present
             node.setdefault("predecessor", None)
             node.setdefault("caller", None)
             if node.get("role") == "user" and (node.get("metadata") or {}).get("context"):
                 node["context"] = node["metadata"]["context"]  # what the model was shown
-            # replies from subagents and other branches hang off a chain node by caller
-            attached = [c.wire() for c in store.callees(sid, node["id"], role="system")
+            attached = [c.wire() for c in replies.get(node["id"], ())
                         if c.metadata.get("kind") == "attach"]
             if attached:
                 node["attachments"] = attached

@@ -89,26 +89,6 @@ def read_body(path: Path) -> Node:
     return Node.model_validate_json(path.read_bytes())
 
 
-class NodeInfo:
-    """What the index keeps of a node: its place in the DAG, never its body."""
-
-    __slots__ = ("caller", "file", "id", "predecessor", "role", "seq")
-
-    def __init__(self, seq: int, nid: str, role: str, predecessor: str | None,
-                 caller: str | None, file: str | None) -> None:
-        self.seq = seq
-        self.id = nid
-        self.role = role
-        self.predecessor = predecessor
-        self.caller = caller
-        self.file = file  # None: the sharded ``node_path(seq, id)``
-
-    @property
-    def name(self) -> str:
-        """The node's file under ``nodes/``."""
-        return self.file if self.file is not None else node_path(self.seq, self.id)
-
-
 class NodeBodies(Mapping[str, Node]):
     """Node bodies by id: read from the node's file on first use, then kept.
 
@@ -128,13 +108,13 @@ class NodeBodies(Mapping[str, Node]):
         return node if node is not None else self._read(nid)
 
     def __contains__(self, nid: object) -> bool:
-        return nid in self._index.info
+        return nid in self._index.seq
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index.info)
+        return iter(self._index.seq)
 
     def __len__(self) -> int:
-        return len(self._index.info)
+        return len(self._index.seq)
 
     def many(self, ids: list[str]) -> list[Node]:
         """The bodies of ``ids`` in order (reading only those not in memory)."""
@@ -149,18 +129,18 @@ class NodeBodies(Mapping[str, Node]):
         return len(self._cache)
 
     def _read(self, nid: str) -> Node:
-        info = self._index.info[nid]
-        root = self._index.root
-        if root is None:
+        idx = self._index
+        name = idx.files[nid]
+        if idx.root is None:
             raise KeyError(nid)
         try:
-            node = read_body(root / "nodes" / info.name)
+            node = read_body(idx.root / "nodes" / name)
         except FileNotFoundError:
             raise BrokenChain(f"node {nid!r}: its file is missing") from None
         except ValueError as exc:
             raise BrokenChain(f"node {nid!r}: its file is unreadable ({exc})") from None
         if node.id != nid:
-            raise BrokenChain(f"node file {info.name!r} holds {node.id!r}, not {nid!r}")
+            raise BrokenChain(f"node file {name!r} holds {node.id!r}, not {nid!r}")
         self.reads += 1
         self.put(node)
         return node
@@ -178,63 +158,89 @@ class NodeBodies(Mapping[str, Node]):
         self._cache.pop(nid, None)
 
 
-class _Seqs(Mapping[str, int]):
-    """Each node's seq, read from the structure."""
-
-    __slots__ = ("_info",)
-
-    def __init__(self, info: dict[str, NodeInfo]) -> None:
-        self._info = info
-
-    def __getitem__(self, nid: str) -> int:
-        return self._info[nid].seq
-
-    def __contains__(self, nid: object) -> bool:
-        return nid in self._info
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._info)
-
-    def __len__(self) -> int:
-        return len(self._info)
-
-
 class _Files(Mapping[str, str]):
-    """Each node's file under ``nodes/``, read from the structure."""
+    """Each node's file under ``nodes/`` (the sharded name unless an old session's)."""
 
-    __slots__ = ("_info",)
+    __slots__ = ("_index",)
 
-    def __init__(self, info: dict[str, NodeInfo]) -> None:
-        self._info = info
+    def __init__(self, index: SessionIndex) -> None:
+        self._index = index
 
     def __getitem__(self, nid: str) -> str:
-        return self._info[nid].name
+        idx = self._index
+        name = idx._file.get(nid)
+        return name if name is not None else node_path(idx.seq[nid], nid)
 
     def __contains__(self, nid: object) -> bool:
-        return nid in self._info
+        return nid in self._index.seq
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._info)
+        return iter(self._index.seq)
 
     def __len__(self) -> int:
-        return len(self._info)
+        return len(self._index.seq)
+
+
+class _Links(Mapping[str, list[str]]):
+    """Children of a node (by predecessor or by caller): the only one in a flat dict of
+    strings, several in a list; so the structure holds few containers for the collector."""
+
+    __slots__ = ("_many", "_one")
+
+    def __init__(self) -> None:
+        self._one: dict[str, str] = {}
+        self._many: dict[str, list[str]] = {}
+
+    def add(self, parent: str, child: str) -> None:
+        many = self._many.get(parent)
+        if many is not None:
+            many.append(child)
+            return
+        first = self._one.pop(parent, None)
+        if first is None:
+            self._one[parent] = child
+        else:
+            self._many[parent] = [first, child]
+
+    def __getitem__(self, parent: str) -> list[str]:
+        one = self._one.get(parent)
+        if one is not None:
+            return [one]
+        return self._many[parent]
+
+    def __contains__(self, parent: object) -> bool:
+        return parent in self._one or parent in self._many
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._one
+        yield from self._many
+
+    def __len__(self) -> int:
+        return len(self._one) + len(self._many)
 
 
 class SessionIndex:
-    """Nodes by id and seq, children by predecessor and caller, and the session meta."""
+    """Nodes by id and seq, children by predecessor and caller, and the session meta.
 
-    __slots__ = ("_chain_ids", "_chain_pos", "_first", "_log_ident", "_log_offset", "_log_rows",
-                 "callees", "children", "files", "info", "meta", "next_seq", "nodes", "root",
-                 "running", "seq", "summaries")
+    The structure is kept in flat dicts of strings and ints (seq, predecessor, role, caller):
+    small, and nothing the garbage collector has to walk.
+    """
+
+    __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_file", "_first", "_log_ident",
+                 "_log_offset", "_log_rows", "_pred", "_role", "callees", "children", "files",
+                 "meta", "next_seq", "nodes", "root", "running", "seq", "summaries")
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root  # the session directory; None: an index kept in memory only
-        self.info: dict[str, NodeInfo] = {}
+        self.seq: dict[str, int] = {}
+        self._pred: dict[str, str | None] = {}
+        self._role: dict[str, str] = {}
+        self._caller: dict[str, str] = {}  # only nodes that have one
+        self._file: dict[str, str] = {}  # only files not at ``node_path`` (older sessions)
         self.nodes = NodeBodies(self)
-        self.seq: Mapping[str, int] = _Seqs(self.info)
-        self.files: Mapping[str, str] = _Files(self.info)
-        self.children: dict[str, list[str]] = {}
-        self.callees: dict[str, list[str]] = {}
+        self.files: Mapping[str, str] = _Files(self)
+        self.children = _Links()
+        self.callees = _Links()
         self.meta: dict[str, Any] = {}
         self.next_seq = 1
         self._first = 1
@@ -257,13 +263,14 @@ class SessionIndex:
         """The index of a session directory: its node log, then what the log lacks."""
         idx = cls(root)
         idx._read_meta()
-        read = node_log.read(idx._log_path)
+        read = node_log.read(idx._log_path, idx._register)
         if read is None or read.damaged:
+            idx = cls(root)
+            idx._read_meta()
             idx._scan()
             idx.rewrite_log()
             return idx
-        idx._apply(read.rows, fresh=True)
-        idx._log_ident, idx._log_offset, idx._log_rows = read.ident, read.offset, len(read.rows)
+        idx._log_ident, idx._log_offset, idx._log_rows = read.ident, read.offset, read.rows
         idx._fill_gaps()
         return idx
 
@@ -280,13 +287,14 @@ class SessionIndex:
         last read, new files in the newest shard. False when the log was replaced (reload)."""
         if self.root is None:
             return False
-        read = node_log.read(self._log_path, self._log_offset)
-        if read is None or read.damaged or read.ident != self._log_ident:
+        if self._log_ident is None:
+            return False
+        read = node_log.read(self._log_path, self._catch_up, self._log_offset, self._log_ident)
+        if read is None or read.damaged:
             return False
         self._read_meta()
-        self._apply(read.rows, fresh=False)
         self._log_offset = read.offset
-        self._log_rows += len(read.rows)
+        self._log_rows += read.rows
         self._fill_gaps()
         return True
 
@@ -310,11 +318,9 @@ class SessionIndex:
             self._register((seq, node.id, node.role, node.predecessor, node.caller,
                             node.status == "running", rel))
 
-    def _apply(self, rows: list[Row], *, fresh: bool) -> None:
-        drop = self.nodes.drop
-        for row in rows:
-            if not self._register(row) and not fresh:
-                drop(row[1])  # rewritten elsewhere: read it again when asked
+    def _catch_up(self, row: Row) -> None:
+        if not self._register(row):
+            self.nodes.drop(row[1])  # rewritten elsewhere: read it again when asked
 
     def _fill_gaps(self) -> None:
         """Add nodes whose files exist but whose log lines are missing (a writer died between
@@ -323,20 +329,18 @@ class SessionIndex:
         nodes_dir = self.root / "nodes"
         last = self.next_seq - 1
         top = top_seq(nodes_dir)
-        if top <= last and len(self.info) == last - self._first + 1:
+        if top <= last and len(self.seq) == last - self._first + 1:
             return
-        have = {i.seq for i in self.info.values()}
-        missing = set(range(min(self._first, 1), max(top, last) + 1)) - have
+        missing = set(range(min(self._first, 1), max(top, last) + 1)) - set(self.seq.values())
         if not missing:
             return
         names: dict[int, str] = {}
-        leaves = {_leaf(s) for s in missing}
-        for leaf in sorted(leaves):
+        for leaf in sorted({_leaf(s) for s in missing}):
             for name in _listing(nodes_dir / leaf):
                 seq = _node_name(name)
                 if seq in missing:
                     names[seq] = f"{leaf}/{name}"
-        if any(i.file is not None and "/" not in i.file for i in self.info.values()):
+        if any("/" not in f for f in self._file.values()):
             for name in _listing(nodes_dir):  # a session from before sharding
                 seq = _node_name(name)
                 if seq in missing and seq not in names:
@@ -344,9 +348,8 @@ class SessionIndex:
         repaired: list[Row] = []
         for seq in sorted(names):
             node = read_body(nodes_dir / names[seq])
-            row: Row = (seq, node.id, node.role, node.predecessor, node.caller,
-                        node.status == "running", names[seq])
-            self._register(row)
+            self._register((seq, node.id, node.role, node.predecessor, node.caller,
+                            node.status == "running", names[seq]))
             repaired.append(self._row(node.id))
         if repaired:
             log.info("session %s: %d node line(s) restored to its log", self.root.name,
@@ -356,30 +359,30 @@ class SessionIndex:
     def _register(self, row: Row) -> bool:
         """Insert or update one node's structure; True when the node is new."""
         seq, nid, role, pred, caller, running, name = row
-        if name is not None and name == node_path(seq, nid):
-            name = None
-        info = self.info
-        old = info.get(nid)
-        if pred is not None:
-            known = info.get(pred)
-            pred = known.id if known is not None else pred  # one string per id
-        info[nid] = NodeInfo(seq, nid, role, pred, caller, name)
+        seqs = self.seq
+        new = nid not in seqs
+        seqs[nid] = seq
+        self._role[nid] = role
+        if name is not None and name != node_path(seq, nid):
+            self._file[nid] = name
         if seq >= self.next_seq:
             self.next_seq = seq + 1
-        if seq < self._first or len(info) == 1:
+        if seq < self._first or len(seqs) == 1:
             self._first = seq
         if running:
             self.running.add(nid)
-        else:
+        elif self.running:
             self.running.discard(nid)
-        if role == "summary" and caller is not None:
-            self.summaries.add(nid)
-        if old is not None:
+        if not new:
             return False
         if pred is not None:
-            self.children.setdefault(pred, []).append(nid)
+            self.children.add(pred, nid)
+        self._pred[nid] = pred
         if caller is not None:
-            self.callees.setdefault(caller, []).append(nid)
+            self._caller[nid] = caller
+            self.callees.add(caller, nid)
+            if role == "summary":
+                self.summaries.add(nid)
         return True
 
     def add(self, node: Node, filename: str, seq: int) -> None:
@@ -391,8 +394,8 @@ class SessionIndex:
     # -- the log ------------------------------------------------------------------------------
 
     def _row(self, nid: str) -> Row:
-        i = self.info[nid]
-        return i.seq, i.id, i.role, i.predecessor, i.caller, nid in self.running, i.file
+        return (self.seq[nid], nid, self._role[nid], self._pred[nid], self._caller.get(nid),
+                nid in self.running, self._file.get(nid))
 
     def log_node(self, nid: str) -> None:
         """Append a node's line to the log (after its file was written)."""
@@ -414,7 +417,7 @@ class SessionIndex:
         """Replace the log by one line per node (a new log, or a compaction)."""
         if self.root is None:
             return
-        rows = [self._row(nid) for nid in sorted(self.info, key=lambda n: self.info[n].seq)]
+        rows = [self._row(nid) for nid in sorted(self.seq, key=self.seq.__getitem__)]
         try:
             node_log.rewrite(self._log_path, rows)
             st = os.stat(self._log_path)
@@ -426,13 +429,25 @@ class SessionIndex:
 
     def log_is_long(self) -> bool:
         """Whether the log holds many more lines than nodes (time to rewrite it)."""
-        return self._log_rows > 2 * len(self.info) + LOG_SLACK
+        return self._log_rows > 2 * len(self.seq) + LOG_SLACK
 
     # -- reading ------------------------------------------------------------------------------
 
+    def role_of(self, nid: str) -> str:
+        """A node's role (from the structure)."""
+        return self._role[nid]
+
+    def predecessor_of(self, nid: str) -> str | None:
+        """A node's predecessor (from the structure)."""
+        return self._pred[nid]
+
+    def caller_of(self, nid: str) -> str | None:
+        """A node's caller (from the structure)."""
+        return self._caller.get(nid)
+
     def get(self, node_id: str) -> Node:
         """Return a node or raise NotFound."""
-        if node_id not in self.info:
+        if node_id not in self.seq:
             raise NotFound(f"unknown node id {node_id!r}")
         return self.nodes[node_id]
 
@@ -454,14 +469,13 @@ class SessionIndex:
 
     def chain_ids(self, head: str) -> list[str]:
         """The ids of ``chain(head)`` (do not modify the list)."""
-        info = self.info
+        preds = self._pred
         pos = self._chain_pos
         walked: list[str] = []
         seen: set[str] = set()
         cur: str | None = head
         while cur is not None and cur not in pos:
-            node = info.get(cur)
-            if node is None:
+            if cur not in preds:
                 if not walked:
                     raise NotFound(f"unknown node id {cur!r}")
                 raise BrokenChain(f"node {walked[-1]!r} points at missing predecessor {cur!r}")
@@ -469,7 +483,7 @@ class SessionIndex:
                 raise BrokenChain(f"predecessor cycle at {cur!r}")
             seen.add(cur)
             walked.append(cur)
-            cur = node.predecessor
+            cur = preds[cur]
         walked.reverse()
         known = self._chain_ids
         if cur is not None and pos[cur] == len(known) - 1:
@@ -485,30 +499,27 @@ class SessionIndex:
             self._chain_pos[nid] = n
         return ids
 
-    def is_chain_node(self, node: Node | NodeInfo) -> bool:
+    def is_chain_node(self, node: Node) -> bool:
         """Whether a node is part of a conversation chain (not a tool or summary node)."""
         return node.role in CHAIN_ROLES and node.caller is None
 
     def is_chain_id(self, nid: str) -> bool:
         """``is_chain_node`` by id, from the structure (reads no body)."""
-        info = self.info.get(nid)
-        return info is not None and self.is_chain_node(info)
+        return self._role.get(nid) in CHAIN_ROLES and nid not in self._caller
 
     def tips(self) -> list[str]:
         """Chain nodes with no chain child, in creation order."""
-        out = []
-        for nid, node in self.info.items():
-            if not self.is_chain_node(node):
-                continue
-            if not any(self.is_chain_id(k) for k in self.children.get(nid, ())):
-                out.append(nid)
-        out.sort(key=lambda n: self.info[n].seq)
+        is_chain = self.is_chain_id
+        kids = self.children
+        out = [nid for nid in self.seq
+               if is_chain(nid) and not (nid in kids and any(is_chain(k) for k in kids[nid]))]
+        out.sort(key=self.seq.__getitem__)
         return out
 
     def snapshot(self) -> dict[str, Any]:
         """A comparable picture of the whole index, bodies read (tests, consistency checks)."""
         return {
-            "nodes": {k: self.nodes[k].model_dump() for k in self.info},
+            "nodes": {k: self.nodes[k].model_dump() for k in self.seq},
             "seq": dict(self.seq),
             "children": {k: list(v) for k, v in self.children.items()},
             "callees": {k: list(v) for k, v in self.callees.items()},

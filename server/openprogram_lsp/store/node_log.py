@@ -1,17 +1,19 @@
 """A session's compact node index on disk: one line per node write, bodies left out.
 
-``.git/openprogram-nodes`` (derived, never committed) holds one JSON array a line,
-``[seq, id, role, predecessor, caller, running]`` (plus the file name when it is not the sharded
-one of ``node_path``). A node's line is appended each time the node is written, so another
-process reads only the lines added since it last looked; the last line of an id wins. Opening
-a session reads this file instead of every node file; ``SessionIndex`` checks it against the
-newest shard and repairs lines a crashed writer never wrote.
+``.git/openprogram-nodes`` (derived, never committed) holds one tab-separated line per write,
+``seq id role predecessor caller running`` (plus the file name when it is not the sharded one
+of ``node_path``); an empty field is None, a value with odd characters a JSON string. A node's
+line is appended each time the node is written, so another process reads only the lines added
+since it last looked; the last line of an id wins. Opening a session reads this file instead of
+every node file; ``SessionIndex`` checks it against the newest shard and repairs lines a
+crashed writer never wrote.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,70 +27,83 @@ Row = tuple[int, str, str, str | None, str | None, bool, str | None]
 
 @dataclass(slots=True)
 class LogRead:
-    """Rows read from the log, where reading stopped, and the file's identity."""
+    """How many rows were read, where reading stopped, and the file's identity."""
 
-    rows: list[Row]
+    rows: int
     offset: int
     ident: tuple[int, int]  # (st_dev, st_ino)
     damaged: bool = False
 
 
+def _field(value: str | None) -> str:
+    if value is None:
+        return ""
+    if value and value.isascii() and value.isprintable() and value[0] != '"':
+        return value
+    return json.dumps(value)  # ASCII, no tab or newline; a node id is never empty
+
+
+def _value(field: str) -> str | None:
+    if not field:
+        return None
+    if field[0] == '"':
+        value = json.loads(field)
+        if type(value) is not str:
+            raise ValueError("not a string")
+        return value
+    return field
+
+
 def encode(row: Row) -> bytes:
-    """One line of the log."""
+    """One line of the log: tab-separated, odd values as JSON strings."""
     seq, nid, role, pred, caller, running, name = row
-    fields: list[object] = [seq, nid, role, pred, caller, 1 if running else 0]
+    fields = [str(seq), _field(nid), _field(role), _field(pred), _field(caller),
+              "1" if running else "0"]
     if name is not None:
-        fields.append(name)
-    return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
+        fields.append(_field(name))
+    return ("\t".join(fields) + "\n").encode("ascii")
 
 
-def _row(item: object) -> Row | None:
-    if not isinstance(item, list) or len(item) not in (6, 7):
-        return None
-    seq, nid, role, pred, caller, running = item[:6]
-    name = item[6] if len(item) == 7 else None
-    if not (isinstance(seq, int) and isinstance(nid, str) and nid and isinstance(role, str)
-            and (pred is None or isinstance(pred, str))
-            and (caller is None or isinstance(caller, str))
-            and running in (0, 1) and (name is None or isinstance(name, str))):
-        return None
-    return seq, nid, role, pred, caller, bool(running), name
+def read(path: Path, sink: Callable[[Row], object], offset: int = 0,
+         expect: tuple[int, int] | None = None) -> LogRead | None:
+    """Hand each complete line from ``offset`` on to ``sink`` (a line still being written is
+    left for later). None when there is no log; ``damaged`` when a line is not a row, or the
+    file is not ``expect`` (replaced) or shorter than ``offset``: then read it all again.
 
-
-def read(path: Path, offset: int = 0) -> LogRead | None:
-    """The complete lines from ``offset`` on (a line still being written is left for later);
-    None when there is no log."""
+    Lines are parsed one at a time, so no row outlives its ``sink`` call: opening a big
+    session allocates nothing the garbage collector has to walk again and again.
+    """
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if st.st_size < offset:  # cut short in place: the caller reads it all again
-                return LogRead([], 0, (st.st_dev, st.st_ino), damaged=True)
+            ident = (st.st_dev, st.st_ino)
+            if st.st_size < offset or (expect is not None and ident != expect):
+                return LogRead(0, 0, ident, damaged=True)
             fh.seek(offset)
             data = fh.read()
     except FileNotFoundError:
         return None
-    ident = (st.st_dev, st.st_ino)
     end = data.rfind(b"\n") + 1
-    body = data[:end]
-    out = LogRead([], offset + end, ident)
-    if not body:
+    out = LogRead(0, offset + end, ident)
+    if not end:
         return out
-    try:
-        # JSON escapes newlines inside strings: every raw newline ends a line
-        items = json.loads(b"[" + body[:-1].replace(b"\n", b",") + b"]")
-    except ValueError:
-        items = []
-        for line in body.splitlines():
-            try:
-                items.append(json.loads(line))
-            except ValueError:
-                out.damaged = True
-    for item in items:
-        row = _row(item)
-        if row is None:
+    count = 0
+    for line in data[:end - 1].decode("ascii", "replace").split("\n"):
+        f = line.split("\t")
+        try:
+            if not 6 <= len(f) <= 7 or f[5] not in ("0", "1") or not f[0].isdigit():
+                raise ValueError(line)
+            nid, role = _value(f[1]), _value(f[2])
+            if nid is None or role is None:
+                raise ValueError(line)
+            row = (int(f[0]), nid, role, _value(f[3]), _value(f[4]), f[5] == "1",
+                   _value(f[6]) if len(f) == 7 else None)
+        except ValueError:
             out.damaged = True
-        else:
-            out.rows.append(row)
+            continue
+        sink(row)
+        count += 1
+    out.rows = count
     return out
 
 

@@ -41,6 +41,7 @@ from openprogram_lsp.store.owner import (
     record_alive,
     record_is_self,
 )
+from openprogram_lsp.store.session_listing import SessionListing
 from openprogram_lsp.store.session_repo import SessionRepo, init_repository
 
 log = logging.getLogger(__name__)
@@ -140,8 +141,9 @@ class SessionStore:
         # write locks outlive cache entries: an evicted session reopened while its old entry
         # is still in use must share the lock, or two writers could take the same seq
         self._write_locks: dict[str, threading.RLock] = {}
-        # the session listing: meta by session id, with the stat it was read at
-        self._listing: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+        self._listing = SessionListing(self.root)
+        self._listing_lock = threading.Lock()
+        self._sorted: tuple[int, list[dict[str, Any]]] = (-1, [])  # (listing version, rows)
         self._real: dict[str, str] = {}
 
     # -- sessions -----------------------------------------------------------------------------
@@ -177,25 +179,22 @@ class SessionStore:
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
         (root / ".git" / CHECKPOINT_REFS).touch()
         (root / ".git" / NODE_LOG).touch()
-        repo.write("meta.json", json.dumps(data, indent=1))
+        self._write_meta(repo, data)
         return sid
 
     def list_sessions(self, *, workspace: str | None = None, offset: int = 0,
                       limit: int | None = None) -> list[dict[str, Any]]:
         """Sessions' meta, most recently updated first; optionally only one workspace's (its
-        real path) and one page. Metas are read once and then only ``stat``-ed."""
+        real path) and one page, served from the listing (``session_listing``)."""
         return self.session_page(workspace=workspace, offset=offset, limit=limit)[0]
 
     def session_page(self, *, workspace: str | None = None, offset: int = 0,
                      limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
         """(one page of ``list_sessions``, how many sessions match in all)."""
         want = os.path.realpath(workspace) if workspace else None
-        rows = []
-        for meta in self._metas():
-            if want is not None and self._workspace_of(meta) != want:
-                continue
-            rows.append(meta)
-        rows.sort(key=lambda m: m.get("updatedAt", ""), reverse=True)
+        rows = self._metas()
+        if want is not None:
+            rows = [m for m in rows if self._workspace_of(m) == want]
         page = rows[offset:] if limit is None else rows[offset:offset + limit]
         out = []
         for meta in page:
@@ -244,33 +243,22 @@ class SessionStore:
         return cached
 
     def _metas(self) -> list[dict[str, Any]]:
-        """Every session's meta, from the cache when its file is unchanged (one stat each)."""
-        out = []
-        seen = set()
-        for entry in os.scandir(self.root):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            path = os.path.join(entry.path, "meta.json")
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
-            seen.add(entry.name)
-            cached = self._listing.get(entry.name)
-            if cached is None or cached[0] != key:
-                try:
-                    with open(path, "rb") as fh:
-                        meta = json.loads(fh.read())
-                except (OSError, ValueError):
-                    continue
-                if not isinstance(meta, dict):
-                    continue
-                cached = self._listing[entry.name] = (key, meta)
-            out.append(cached[1])
-        for gone in self._listing.keys() - seen:
-            del self._listing[gone]
-        return out
+        """Every session's listed meta, most recently updated first (re-sorted only when the
+        listing changed)."""
+        with self._listing_lock:
+            rows = self._listing.current()
+            version = self._listing.version
+            if self._sorted[0] != version:
+                ordered = sorted(rows.values(), reverse=True, key=lambda m: (
+                    str(m.get("updatedAt") or ""), str(m.get("createdAt") or ""), m["id"]))
+                self._sorted = (version, ordered)
+            return self._sorted[1]
+
+    def _write_meta(self, repo: SessionRepo, meta: dict[str, Any]) -> None:
+        """Write a session's ``meta.json``, then its line in the listing."""
+        repo.write("meta.json", json.dumps(meta, indent=1))
+        with self._listing_lock:
+            self._listing.record(meta)
 
     def delete_session(self, sid: str) -> None:
         """Delete a session and its repository; SessionBusy while any process runs a turn."""
@@ -283,6 +271,8 @@ class SessionStore:
             # move aside first so a reader never sees half a session, then remove
             trash = self.root / f".deleted-{sid}-{os.getpid()}"
             os.replace(root, trash)
+            with self._listing_lock:
+                self._listing.forget(sid)
             shutil.rmtree(trash, ignore_errors=True)
 
     # -- open / index -------------------------------------------------------------------------
@@ -412,7 +402,7 @@ class SessionStore:
             meta = dict(entry.index.meta)
             meta.update(changes)
             meta["updatedAt"] = now_iso()
-            entry.repo.write("meta.json", json.dumps(meta, indent=1))
+            self._write_meta(entry.repo, meta)
             entry.index.meta = meta
             self._refresh_fp(entry)
             return dict(meta)
@@ -451,7 +441,7 @@ class SessionStore:
             meta.pop("running", None)
         meta["status"] = "running" if running else "idle"
         meta["updatedAt"] = now_iso()
-        entry.repo.write("meta.json", json.dumps(meta, indent=1))
+        self._write_meta(entry.repo, meta)
         entry.index.meta = meta
         self._refresh_fp(entry)
 
@@ -533,7 +523,7 @@ class SessionStore:
                 if advance_head:
                     meta["headId"] = node.id
                 meta["updatedAt"] = now_iso()
-                entry.repo.write("meta.json", json.dumps(meta, indent=1))
+                self._write_meta(entry.repo, meta)
                 idx.meta = meta
             self._refresh_fp(entry)
             return node
@@ -591,7 +581,7 @@ class SessionStore:
     def nodes(self, sid: str) -> list[Node]:
         """Every node of a session in creation order (reads every body)."""
         idx = self._get(sid).index
-        return idx.nodes.many(sorted(idx.info, key=idx.seq.__getitem__))
+        return idx.nodes.many(sorted(idx.seq, key=idx.seq.__getitem__))
 
     def callees(self, sid: str, node_id: str, *, role: str | None = None) -> list[Node]:
         """Nodes whose ``caller`` is the given node (only those of ``role``: the others'
@@ -599,8 +589,20 @@ class SessionStore:
         idx = self._get(sid).index
         ids = idx.callees.get(node_id, ())
         if role is not None:
-            ids = [c for c in ids if idx.info[c].role == role]
+            ids = [c for c in ids if idx.role_of(c) == role]
         return idx.nodes.many(list(ids))
+
+    def callees_of(self, sid: str, ids: list[str], *, role: str) -> dict[str, list[Node]]:
+        """``callees(..., role=role)`` of many nodes at once (nodes without any left out)."""
+        idx = self._get(sid).index
+        out: dict[str, list[Node]] = {}
+        links = idx.callees
+        for nid in ids:
+            if nid in links:
+                kids = [c for c in links[nid] if idx.role_of(c) == role]
+                if kids:
+                    out[nid] = idx.nodes.many(kids)
+        return out
 
     # -- branches -----------------------------------------------------------------------------
 
@@ -608,17 +610,16 @@ class SessionStore:
         """Every branch tip: head id, name, whether active, chain length and a preview (reads
         the bodies of the previewed nodes only)."""
         idx = self._get(sid).index
-        info = idx.info
+        seqs = idx.seq
         head = idx.meta.get("headId")
         names = idx.meta.get("branches") or {}
         out = []
-        roots = sorted((n for n in info.values()
-                        if n.predecessor is None and idx.is_chain_node(n)),
-                       key=lambda n: n.seq)
+        roots = sorted((n for n in seqs if idx.predecessor_of(n) is None and idx.is_chain_id(n)),
+                       key=seqs.__getitem__)
 
         def first_child(pid: str) -> str | None:
             kids = [k for k in idx.children.get(pid, ()) if idx.is_chain_id(k)]
-            return min(kids, key=lambda k: info[k].seq) if kids else None
+            return min(kids, key=seqs.__getitem__) if kids else None
 
         for tip in idx.tips():
             chain = idx.chain_ids(tip)
@@ -627,12 +628,12 @@ class SessionStore:
             # children, so this stays put as the conversation grows: a stable identity.
             fork = None
             for nid in reversed(chain):
-                pred = info[nid].predecessor
-                first = (roots[0].id if roots else nid) if pred is None else first_child(pred)
+                pred = idx.predecessor_of(nid)
+                first = (roots[0] if roots else nid) if pred is None else first_child(pred)
                 if first != nid:
                     fork = idx.nodes[nid]
                     break
-            last_user = next((n for n in reversed(chain) if info[n].role == "user"), chain[-1])
+            last_user = next((n for n in reversed(chain) if idx.role_of(n) == "user"), chain[-1])
             preview = idx.nodes[last_user].text.strip().splitlines()
             entry = BranchRow(head_id=tip, active=tip == head, length=len(chain),
                               preview=preview[0][:80] if preview else "",
@@ -688,7 +689,7 @@ class SessionStore:
             stored = dict(record)
             lists = [k for k in _ID_LISTS if isinstance(stored.get(k), list)
                      and all(isinstance(i, str) for i in stored[k])]
-            if lists and turn_id in entry.index.info:
+            if lists and turn_id in entry.index.seq:
                 pos = {nid: i for i, nid in enumerate(entry.index.chain_ids(turn_id))}
                 for key in lists:
                     stored[key + "Ranges"] = encode_ranges(stored.pop(key), pos)

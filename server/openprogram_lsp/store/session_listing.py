@@ -1,0 +1,172 @@
+"""The small index sessions are listed from: ``sessions/.listing``, one line per meta write.
+
+Each line is the listed part of one session's meta (``LISTED``) as JSON, or a tombstone
+``{"id": ..., "deleted": true}``; the last line of an id wins. A listing reads only the lines
+added since its last read, and looks at the sessions directory itself (one ``scandir``, no
+``stat`` per session) only when its mtime says a session directory came or went: sessions it
+does not know (written before the listing, or by a writer killed between its meta and its line)
+are read from their ``meta.json`` once and added. Appenders hold a shared ``flock`` of
+``.listing-writers``; the rewrite that drops superseded lines holds it exclusively.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from openprogram_lsp.core.fsutil import atomic_write
+
+LISTING = ".listing"
+LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running")
+SLACK = 256
+"""Lines past twice the session count after which the listing is rewritten."""
+
+
+def listed(meta: dict[str, Any]) -> dict[str, Any]:
+    """The part of a meta the listing keeps."""
+    return {k: meta[k] for k in LISTED if k in meta}
+
+
+class SessionListing:
+    """Listed metas by session id, kept up to date from ``sessions/.listing``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / LISTING
+        self.lock_path = root / (LISTING + "-writers")  # a flock; no ".lock": git owns those
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.version = 0  # moves whenever ``rows`` changes
+        self._ident: tuple[int, int] | None = None
+        self._offset = 0
+        self._lines = 0  # lines in the file, as far as this process knows
+        self._dir_mtime: int | None = None
+        self._pending: set[str] = set()  # directories seen without a meta yet
+
+    # -- writing ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, kind: int) -> Iterator[None]:
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, kind)
+            yield
+        finally:
+            os.close(fd)
+
+    def _append(self, items: list[dict[str, Any]]) -> None:
+        data = b"".join(json.dumps(i, separators=(",", ":")).encode() + b"\n" for i in items)
+        with self._locked(fcntl.LOCK_SH):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        self._catch_up()  # reads these lines back (and any another process added)
+
+    def record(self, meta: dict[str, Any]) -> None:
+        """Note a session's new meta (after its ``meta.json`` was written)."""
+        self._append([listed(meta)])
+        if self._lines > 2 * len(self.rows) + SLACK:
+            self._rewrite()
+
+    def forget(self, sid: str) -> None:
+        """Note that a session is gone."""
+        self._append([{"id": sid, "deleted": True}])
+
+    def _set(self, item: dict[str, Any]) -> None:
+        sid = item.get("id")
+        if not isinstance(sid, str):
+            return
+        if item.get("deleted"):
+            if self.rows.pop(sid, None) is not None:
+                self.version += 1
+        elif self.rows.get(sid) != item:
+            self.rows[sid] = item
+            self.version += 1
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def current(self) -> dict[str, dict[str, Any]]:
+        """Every listed session by id, after reading what changed since the last call."""
+        self._catch_up()
+        self._reconcile()
+        if self._lines > 2 * len(self.rows) + SLACK:
+            self._rewrite()
+        return self.rows
+
+    def _catch_up(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                ident = (st.st_dev, st.st_ino)
+                if ident != self._ident or st.st_size < self._offset:
+                    self.rows, self._offset, self._lines = {}, 0, 0
+                    self._ident = ident
+                    self.version += 1
+                if st.st_size == self._offset:
+                    return
+                fh.seek(self._offset)
+                data = fh.read()
+        except FileNotFoundError:
+            if self._ident is not None:
+                self.rows, self._offset, self._lines, self._ident = {}, 0, 0, None
+                self.version += 1
+                self._dir_mtime = None
+            return
+        end = data.rfind(b"\n") + 1
+        self._offset += end
+        for line in data[:end].splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            self._lines += 1
+            if isinstance(item, dict):
+                self._set(item)
+
+    def _reconcile(self) -> None:
+        """Add sessions the listing lacks and drop those whose directory is gone."""
+        try:
+            mtime = os.stat(self.root).st_mtime_ns
+        except FileNotFoundError:
+            return
+        if mtime == self._dir_mtime and not self._pending:
+            return
+        if mtime != self._dir_mtime:
+            self._dir_mtime = mtime
+            names = {e.name for e in os.scandir(self.root)
+                     if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)}
+            gone = [sid for sid in self.rows if sid not in names]
+            if gone:
+                self._append([{"id": sid, "deleted": True} for sid in gone])
+            self._pending = {n for n in names if n not in self.rows}
+        found = []
+        for name in sorted(self._pending):
+            try:
+                meta = json.loads((self.root / name / "meta.json").read_bytes())
+            except FileNotFoundError:
+                continue  # being created: its writer records it
+            except (OSError, ValueError):
+                self._pending.discard(name)
+                continue
+            self._pending.discard(name)
+            if isinstance(meta, dict) and meta.get("id") == name:
+                found.append(listed(meta))
+        if found:
+            self._append(found)
+
+    def _rewrite(self) -> None:
+        """Replace the listing by one line per live session."""
+        with self._locked(fcntl.LOCK_EX):
+            self._catch_up()
+            data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n"
+                            for r in self.rows.values())
+            atomic_write(self.path, data)
+            st = os.stat(self.path)
+            self._ident, self._offset, self._lines = (st.st_dev, st.st_ino), st.st_size, \
+                len(self.rows)

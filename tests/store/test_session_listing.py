@@ -1,0 +1,85 @@
+"""Sessions are listed from ``sessions/.listing``: no meta file is read once it is current,
+other processes' writes and deletes show, and sessions it lacks are found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from openprogram_lsp.core.types import Node
+from openprogram_lsp.store import session_listing
+from openprogram_lsp.store.session_listing import LISTING
+from openprogram_lsp.store.session_store import SessionStore
+
+
+@pytest.fixture
+def meta_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ``meta.json`` the listing reads."""
+    seen: list[str] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        if self.name == "meta.json":
+            seen.append(self.parent.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    return seen
+
+
+def _ids(store: SessionStore, **kw: object) -> list[str]:
+    return [m["id"] for m in store.list_sessions(**kw)]  # type: ignore[arg-type]
+
+
+def test_a_listing_reads_no_meta_and_follows_other_processes(tmp_path: Path,
+                                                             meta_reads: list[str]) -> None:
+    a = SessionStore(tmp_path)
+    made = [a.create_session(title=f"s{n}", workspace=str(tmp_path)) for n in range(4)]
+    b = SessionStore(tmp_path)  # another process
+    meta_reads.clear()
+    assert sorted(_ids(b)) == sorted(made)
+    a.update_meta(made[0], title="renamed")
+    a.delete_session(made[2])
+    meta_reads.clear()  # a read the metas of the sessions it opened; b opens none
+    rows = b.list_sessions()
+    listed = {m["id"]: m for m in rows}
+    assert sorted(listed) == sorted([made[0], made[1], made[3]])
+    assert listed[made[0]]["title"] == "renamed"
+    stamps = [m["updatedAt"] for m in rows]
+    assert stamps == sorted(stamps, reverse=True)
+    assert meta_reads == []
+    page = _ids(b, workspace=str(tmp_path), offset=1, limit=1)
+    assert page == [m["id"] for m in rows][1:2]
+    assert _ids(b, workspace=str(tmp_path / "elsewhere")) == []
+
+
+def test_sessions_the_listing_lacks_are_found_and_vanished_ones_dropped(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    made = [store.create_session(title=f"s{n}") for n in range(3)]
+    listing = tmp_path / "sessions" / LISTING
+    listing.unlink()  # a home from before the listing
+    assert sorted(_ids(SessionStore(tmp_path))) == sorted(made)
+    assert listing.exists()
+    lines = listing.read_bytes().splitlines()
+    listing.write_bytes(b"".join(ln + b"\n" for ln in lines[:-1]) + b"{broken\n")
+    shutil.rmtree(tmp_path / "sessions" / made[1])  # gone without a tombstone
+    assert sorted(_ids(SessionStore(tmp_path))) == sorted([made[0], made[2]])
+
+
+def test_superseded_lines_are_rewritten_away(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_listing, "SLACK", 3)
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    other = store.create_session()
+    for n in range(12):
+        store.append(sid, Node(id=f"n{n}", role="user", predecessor=f"n{n - 1}" if n else None),
+                     advance_head=True)
+    lines = (tmp_path / "sessions" / LISTING).read_bytes().splitlines()
+    assert len(lines) <= 2 * 2 + 3 + 1
+    rows = {json.loads(ln)["id"]: json.loads(ln) for ln in lines}
+    assert rows[sid]["headId"] == "n11" and other in rows
+    assert SessionStore(tmp_path).list_sessions()[0]["headId"] == "n11"
