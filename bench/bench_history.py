@@ -9,7 +9,8 @@
    (target <= 15 MB).
 
 The session is built with the store directly (10,000 nodes, one commit); the bare server is a
-pygls ``LanguageServer`` answering a custom request with a payload captured from ours.
+pygls ``LanguageServer`` answering the same methods, with the same params, with the payloads
+captured from ours (same method names: the client decodes both answers the same way).
 Run: ``.venv/bin/python bench/bench_history.py [--nodes N] [--sessions N] [--pairs N]``.
 """
 
@@ -40,11 +41,12 @@ BARE = textwrap.dedent("""
     payloads = json.load(open(sys.argv[1]))
     server = LanguageServer("bare", "0")
 
-    @server.feature("bench/history")
+    # the same method names as ours, so the client decodes both answers alike
+    @server.feature("openprogram/history")
     def history(ls, params):
         return payloads["history"]
 
-    @server.feature("bench/sessions")
+    @server.feature("openprogram/sessions")
     def sessions(ls, params):
         return payloads["sessions"]
 
@@ -82,11 +84,11 @@ async def _pairs(ours: Any, bare: Any, method: str, params: dict[str, Any], bare
         return time.perf_counter() - t
 
     await one(ours, method, params)
-    await one(bare, bare_method, {})
+    await one(bare, bare_method, params)
     a, b = [], []
     for _ in range(max(7, pairs)):
         a.append(await one(ours, method, params))
-        b.append(await one(bare, bare_method, {}))
+        b.append(await one(bare, bare_method, params))
     return statistics.median(a), statistics.median(b)
 
 
@@ -115,9 +117,9 @@ async def _cold_pairs(cmd: list[str], env: dict[str, str], ws: Path, bare_cmd: l
             await _stop(ours)
         bare = await _start(bare_cmd, dict(os.environ))
         try:
-            await bare.protocol.send_request_async("bench/sessions", {})
+            await bare.protocol.send_request_async("openprogram/sessions", {"limit": 1})
             t = time.perf_counter()
-            await bare.protocol.send_request_async("bench/history", {})
+            await bare.protocol.send_request_async("openprogram/history", {"sessionId": sid})
             b.append(time.perf_counter() - t)
         finally:
             await _stop(bare)
@@ -147,11 +149,11 @@ async def main(nodes: int, sessions: int, pairs: int) -> None:
         shown = len(_plain(page)["nodes"])
         try:
             a, b = await _pairs(ours, bare, "openprogram/history", {"sessionId": sid},
-                                "bench/history", pairs)
+                                "openprogram/history", pairs)
             report(f"history first page ({shown} nodes), warm", a, b,
                    target="<= 20 ms, <= 1.5x; baseline = bare pygls, same page")
             a, b = await _pairs(ours, bare, "openprogram/sessions", {"limit": 50},
-                                "bench/sessions", pairs)
+                                "openprogram/sessions", pairs)
             report(f"sessions first page (50 of {sessions})", a, b,
                    target="baseline = bare pygls, same payload")
         finally:

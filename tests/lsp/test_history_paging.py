@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from openprogram_lsp.lsp import wire
 from tests.lsp.conftest import Starter
 
 
@@ -18,6 +19,11 @@ async def test_history_pages_back_to_the_root(start: Starter) -> None:
         await client.call("openprogram/chat", {"text": f"turn {n}", "sessionId": sid})
     whole = await client.call("openprogram/history", {"sessionId": sid})
     assert len(whole["nodes"]) == 8 and whole["hasMore"] is False
+    declared = wire.HistoryResult.model_validate(whole).wire()  # the declared shape
+    for node in declared["nodes"]:
+        node.setdefault("predecessor", None)
+        node.setdefault("caller", None)
+    assert declared == whole
     pages, before = [], None
     for _ in range(5):
         params = {"sessionId": sid, "limit": 3, **({"beforeNodeId": before} if before else {})}

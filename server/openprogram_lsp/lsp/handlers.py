@@ -223,7 +223,10 @@ class Handlers:
                        if head else ([], False))
         if p.before_node_id and not head:
             raise InvalidParams(f"beforeNodeId: {p.before_node_id!r} is not on the branch")
-        out = w.HistoryResult(session_id=sid, head_id=head, nodes=nodes, has_more=more).wire()
+        # what HistoryResult(...).wire() gives, without validating every node again (the
+        # store's nodes are valid; that pass cost 16 ms a 200-node page)
+        out: dict[str, Any] = {"sessionId": sid, "headId": head,
+                               "nodes": [n.wire() for n in nodes], "hasMore": more}
         # replies from subagents and other branches hang off a chain node by caller
         replies = store.callees_of(sid, [n.id for n in nodes], role="system")
         for node in out["nodes"]:  # listed contract fields are always present
