@@ -8,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.forkserver import run_command
+
 
 def run(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "OPENPROGRAM_HOME": str(home), **env}
     full_env.pop("OPENPROGRAM_MODEL", None)
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd,
-                          env=full_env, capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    return run_command([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd,
+                       env=full_env, timeout=60)
 
 
 def test_offline_model_writes_a_file_and_history_shows_it(tmp_path: Path) -> None:

@@ -8,15 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.forkserver import run_command
+
 
 def run(args: list[str], tmp: Path, cwd: Path | None = None,
         **env: str) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "OPENPROGRAM_HOME": str(tmp / "home"),
             "XDG_CONFIG_HOME": str(tmp / "xdg"), **env}
     full.pop("OPENPROGRAM_MODEL", None)
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd or tmp,
-                          env=full, capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    return run_command([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd or tmp,
+                       env=full, timeout=60)
 
 
 def _user_file(tmp: Path, text: str) -> Path:

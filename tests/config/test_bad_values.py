@@ -13,6 +13,7 @@ from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.config import Settings, load_sections, load_settings
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import ConfigError
+from tests.forkserver import run_command
 
 BAD: dict[str, str] = {
     "OPENPROGRAM_MODEL": "gpt-4o",
@@ -97,8 +98,8 @@ def test_a_bad_checkpoint_limit_in_a_workspace_file_is_its_error_not_the_default
 def _run(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")},
             "OPENPROGRAM_HOME": str(tmp / "home"), "XDG_CONFIG_HOME": str(tmp / "xdg"), **env}
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp", *args], cwd=tmp, env=full,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return run_command([sys.executable, "-m", "openprogram_lsp", *args], cwd=tmp, env=full,
+                       timeout=60)
 
 
 @pytest.mark.parametrize("args", [["serve"], ["sessions"]])

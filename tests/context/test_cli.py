@@ -9,14 +9,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.forkserver import run_command
+
 WINDOW = "8000"
 
 
 def cli(args: list[str], *, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENPROGRAM_HOME": str(home), "OPENPROGRAM_CONTEXT_WINDOW": WINDOW}
     env.pop("OPENPROGRAM_MODEL", None)
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp.cli", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    return run_command([sys.executable, "-m", "openprogram_lsp.cli", *args], cwd=cwd,
+                       env=env, timeout=120)
 
 
 def events(out: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,12 +14,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.io_ import run_async
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import forward_stderr, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from openprogram_lsp.lsp.protocol import RawNotification, RawRequest, RawResponse
+from tests import forkserver
 
 SERVER = [sys.executable, "-m", "openprogram_lsp", "serve"]
 RAW_RESULTS = frozenset({"textDocument/codeAction"})
@@ -53,6 +56,24 @@ class OpClient(LanguageClient):
         @self.feature("openprogram/event")
         def _on_event(params: Any) -> None:
             self.events.append(params)
+
+    async def start_io(self, cmd: str, *args: str, **kwargs: Any) -> None:
+        """Start the server, forked from the worker's fork server (tests/forkserver.py)."""
+        forked = forkserver.forkable([cmd, *args])
+        if forked is None:
+            await super().start_io(cmd, *args, **kwargs)
+            return
+        server = await forkserver.start_async(forked, env=kwargs.get("env"),
+                                              cwd=kwargs.get("cwd"))
+        self.protocol.set_writer(server.stdin)  # what pygls' start_io does with a process
+        self._async_tasks.append(asyncio.create_task(run_async(
+            stop_event=self._stop_event, reader=server.stdout, protocol=self.protocol,
+            logger=logging.getLogger("pygls.client"),
+            error_handler=self.report_server_error)))
+        self._server = server  # type: ignore[assignment]
+        self._async_tasks.append(asyncio.create_task(self._server_exit()))
+        self._stderr_forwarder = asyncio.create_task(
+            forward_stderr(server))  # type: ignore[arg-type]
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """Events of one type received so far."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import forkserver
+
 SERVE = [sys.executable, "-m", "openprogram_lsp", "serve"]
 LISTENING = re.compile(r"listening on 127\.0\.0\.1:(\d+); token (\S+); run file (\S+)")
 
@@ -39,9 +41,15 @@ async def start_tcp_server(home: Path, *args: str, env: dict[str, str] | None = 
     base = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     base["OPENPROGRAM_HOME"] = str(home)
     base.update(env or {})
-    proc = await asyncio.create_subprocess_exec(
-        *SERVE, "--tcp", "0", *args, env=base, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    command = [*SERVE, "--tcp", "0", *args]
+    forked = forkserver.forkable(command)
+    proc: Any = await (
+        asyncio.create_subprocess_exec(
+            *command, env=base, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        if forked is None else forkserver.start_async(
+            forked, env=base, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL))
     assert proc.stderr is not None
     lines: list[str] = []
     while True:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from openprogram_lsp.lsp import methods, wire
 from openprogram_lsp.lsp.schema import protocol_json_schema
+from tests.forkserver import run_command
 
 
 def test_schema_command_prints_every_method_and_event() -> None:
-    out = subprocess.run([sys.executable, "-m", "openprogram_lsp", "schema"], check=True,
-                         capture_output=True, text=True).stdout
+    done = run_command([sys.executable, "-m", "openprogram_lsp", "schema"])
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     schema = json.loads(out)
     assert set(schema["requests"]) == set(methods.CLIENT_REQUESTS)
     assert set(schema["serverRequests"]) == set(methods.SERVER_REQUESTS)

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.forkserver import run_command
 from tests.store._cp_helpers import make_workspace, open_store
 
 from openprogram_lsp.core.errors import SessionBusy
@@ -42,8 +43,8 @@ def test_restore_is_refused_while_another_process_runs_a_turn(tmp_path: Path) ->
         with pytest.raises(SessionBusy, match=f"pid {other.pid}"):
             store.restore(base.id)
         env = {**os.environ, "OPENPROGRAM_HOME": str(home)}
-        cli = subprocess.run([sys.executable, "-m", "openprogram_lsp", "restore", base.id],
-                             cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+        cli = run_command([sys.executable, "-m", "openprogram_lsp", "restore", base.id],
+                          cwd=ws, env=env, timeout=60)
         assert cli.returncode == 2 and "is running in this workspace" in cli.stderr
         assert (ws / "turn.txt").read_text() == "the turn's write\n"
     finally:

@@ -1,4 +1,5 @@
-"""Running the real ``openprogram-lsp`` command in a subprocess, isolated from the user."""
+"""Running the real ``openprogram-lsp`` command in a process of its own, isolated from the user
+(forked from tests/forkserver.py; tests about the process itself start it with subprocess)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tests.forkserver import run_command
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -19,9 +22,8 @@ def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 def run(args: list[str], tmp: Path, cwd: Path | None = None, *, stdin: Any = subprocess.DEVNULL,
         timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd or tmp,
-                          env=cli_env(tmp, **extra), capture_output=True, text=True,
-                          timeout=timeout, stdin=stdin)
+    return run_command([sys.executable, "-m", "openprogram_lsp", *args], cwd=cwd or tmp,
+                       env=cli_env(tmp, **extra), timeout=timeout, stdin=stdin)
 
 
 def one_error_line(r: subprocess.CompletedProcess[str]) -> str:

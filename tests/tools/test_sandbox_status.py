@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.forkserver import run_command
+
 
 def _sandbox(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "home"), **env}
-    return subprocess.run([sys.executable, "-m", "openprogram_lsp", "sandbox", "--json"],
-                          env=full, capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    return run_command([sys.executable, "-m", "openprogram_lsp", "sandbox", "--json"],
+                       env=full, timeout=60)
 
 
 def test_status_on_missing_required_and_off(tmp_path: Path) -> None:
