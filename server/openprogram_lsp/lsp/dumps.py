@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
@@ -64,21 +65,44 @@ def error_data(data: Any) -> Any:
     return camel_keys(data) if isinstance(data, dict) else data
 
 
+@functools.cache
+def _renames_inside(kind: type[BaseModel]) -> bool:
+    """Whether a model holds another whose fields the wire spells differently (so a payload
+    needs the model to be spelled, not only its top-level keys)."""
+    def renames(model: type[BaseModel], seen: frozenset[type[BaseModel]]) -> bool:
+        for info in model.model_fields.values():
+            for sub in _models_in(info.annotation):
+                if sub in seen:
+                    continue
+                if any((f.alias or n) != n for n, f in sub.model_fields.items()) \
+                        or renames(sub, seen | {sub}):
+                    return True
+        return False
+
+    return renames(kind, frozenset({kind}))
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
 def event_data(type: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A bus event's snake_case payload as the wire's ``data``: through its ``EVENT_DATA``
-    model (nested models too, only the keys the payload has), else its keys camelCased."""
+    """A bus event's snake_case payload as the wire's ``data``: a flat one with its keys
+    camelCased, one holding nested models through its ``EVENT_DATA`` model (only the keys the
+    payload has, nulls kept)."""
     kind = w.EVENT_DATA.get(type)
-    if kind is None:
+    if kind is None or not _renames_inside(kind):
         return camel_keys(data)
     try:
         out = kind.model_validate(data).model_dump(mode="json", by_alias=True,
                                                    exclude_unset=True)
     except (ValidationError, PydanticSerializationError) as exc:
         log.debug("%s payload does not match its wire model (%s); keys camelCased",
-                    type, str(exc).splitlines()[:2])
+                  type, str(exc).splitlines()[:2])
         return camel_keys(data)
-    known = {name for name, f in kind.model_fields.items()} | {
-        f.alias for f in kind.model_fields.values() if f.alias}
+    known = set(kind.model_fields) | {f.alias for f in kind.model_fields.values() if f.alias}
     out.update(camel_keys({k: v for k, v in data.items() if k not in known}))
     return out
 
