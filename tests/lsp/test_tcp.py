@@ -234,12 +234,15 @@ STAYS_OPEN = {"invalid json", "a batch", "not an object", "no jsonrpc", "lowerca
 
 
 async def _try_frame(tcp: TcpServer, name: str, data: bytes) -> bytes:
-    """Send one bad frame; what came back before the answer or the close (within 1 s)."""
+    """Send one bad frame; what came back before the answer or the close.
+
+    A frame the server mishandles leaves the connection waiting forever; the 10 s bound is 10x
+    what an idle machine needs (a loaded one took just over 1 s)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", tcp.port)
     writer.write(data)
     got = b""
     try:
-        async with asyncio.timeout(1.0):
+        async with asyncio.timeout(10.0):
             while True:
                 chunk = await reader.read(65536)
                 if not chunk:
@@ -248,14 +251,14 @@ async def _try_frame(tcp: TcpServer, name: str, data: bytes) -> bytes:
                 if b"}}" in got and name in STAYS_OPEN:
                     break  # answered; the framing is intact, so the link stays
     except TimeoutError:
-        raise AssertionError(f"{name}: neither answered nor closed in 1 s (got {got!r})") \
+        raise AssertionError(f"{name}: neither answered nor closed in 10 s (got {got!r})") \
             from None
     finally:
         writer.close()
     return got
 
 
-async def test_malformed_frames_are_answered_or_closed_within_a_second(
+async def test_malformed_frames_are_answered_or_closed_never_left_waiting(
         tcp: TcpServer, workspace: Path) -> None:
     for name, data in FRAMES:
         got = await _try_frame(tcp, name, data)

@@ -66,7 +66,9 @@ async def test_hostile_files_and_patterns_answer_fast(start: Starter, tmp_path: 
     durations = await _tool_durations(client, len(HOSTILE) - 1)
     result = await asyncio.wait_for(chat, 20)
     assert result["status"] == "done", result
-    assert max(durations) < 1.0, durations
+    # a frozen tool never finishes (a FIFO blocks its reader forever, a backtracking engine
+    # would not end on that pattern): 10 s is 10x an idle machine's worst, not a speed target
+    assert max(durations) < 10.0, durations
     finished = {e["data"]["toolCallId"]: e["data"]["output"]
                 for e in client.of_type("tool.finished")}
     outputs = [finished[e["data"]["toolCallId"]] for e in client.of_type("tool.started")]
