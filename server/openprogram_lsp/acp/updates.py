@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,14 @@ EXT_TYPES = frozenset({"checkpoint.created", "context.compacted", "subagent.star
 MAX_SHOWN_OUTPUT = 20_000
 
 
+_camel = functools.lru_cache(maxsize=4096)(to_camel)  # payload keys are a small, fixed set
+
+
 def camel_keys(data: Any) -> Any:
     """A dict's top-level keys in camelCase, as ACP spells its JSON (other values as they are)."""
     if not isinstance(data, dict):
         return data
-    return {to_camel(k) if "_" in k else k: v for k, v in data.items()}
+    return {_camel(k) if "_" in k else k: v for k, v in data.items()}
 
 
 def ext_event(event: Event) -> dict[str, Any]:

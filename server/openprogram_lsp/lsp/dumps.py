@@ -55,9 +55,12 @@ def code_restore(value: RestoreOutcome) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+_camel = functools.lru_cache(maxsize=4096)(to_camel)  # payload keys are a small, fixed set
+
+
 def camel_keys(data: dict[str, Any]) -> dict[str, Any]:
     """The top-level keys of ``data`` in camelCase (the values as they are)."""
-    return {to_camel(k) if "_" in k else k: v for k, v in data.items()}
+    return {_camel(k) if "_" in k else k: v for k, v in data.items()}
 
 
 def error_data(data: Any) -> Any:
