@@ -14,6 +14,7 @@ from openprogram_lsp.context.microcompact import PLACEHOLDER
 from openprogram_lsp.context.render import render_one
 from openprogram_lsp.context.snip import note_segment
 from openprogram_lsp.context.types import TurnPrep
+from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.ranges import Ranges, count_ranges, decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Message, Node, Usage, Wire
 
@@ -137,11 +138,11 @@ def _id_lists(prep: TurnPrep) -> dict[str, Any]:
                 "summarised": list(prep.summarised)}
     history = prep.args.history
     start = prep.start
-    pos = {history[i].id: i for i in range(start, len(history))}
+    pos = {id_at(history, i): i for i in range(start, len(history))}
     return {"kept_ranges": encode_ranges(kept, pos),
             "snipped_ranges": encode_ranges(prep.snipped, pos),
             "summarised_ranges": [[0, start - 1]] if start > 0 else [],
-            "chain_head": history[-1].id}
+            "chain_head": id_at(history, -1)}
 
 
 def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,

@@ -14,6 +14,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +40,7 @@ from openprogram_lsp.context.types import (
     SummaryWriter,
     TurnPrep,
 )
+from openprogram_lsp.core.chain import NodeChain, id_at
 from openprogram_lsp.core.types import Node, ToolSpec, Usage
 from openprogram_lsp.events.bus import EventBus, make_event
 
@@ -48,7 +50,7 @@ log = logging.getLogger(__name__)
 _FLOOR_CAP = 1024
 
 
-def pick_summary(history: list[Node], summaries: list[Node]) -> tuple[Node | None, int]:
+def pick_summary(history: Sequence[Node], summaries: list[Node]) -> tuple[Node | None, int]:
     """The summary covering the longest prefix of the chain, and where the rest starts.
 
     The chain is searched from its end and the search stops at the first node a summary runs
@@ -64,7 +66,7 @@ def pick_summary(history: list[Node], summaries: list[Node]) -> tuple[Node | Non
     last = len(history) - 1
     stop = last - 1 if history[last].role == "user" else last  # a summary must leave a turn
     for p in range(stop, -1, -1):
-        best = by_through.get(history[p].id)
+        best = by_through.get(id_at(history, p))
         if best is not None:
             return best, p + 1
     return None, 0
@@ -91,7 +93,7 @@ class ContextEngine:
 
     # -- prepare ------------------------------------------------------------------------------
 
-    def prepare(self, *, session_id: str, history: list[Node], system: str,
+    def prepare(self, *, session_id: str, history: Sequence[Node], system: str,
                 tools: list[ToolSpec], model: str, context_window: int,
                 max_output_tokens: int = 4096, last_turn_at: str | None = None,
                 summaries: list[Node] | None = None, bus: EventBus | None = None,
@@ -100,8 +102,9 @@ class ContextEngine:
         """Render the chain into messages, microcompact after an idle gap, count the budget.
 
         ``instructions`` (project instruction files) join the system prompt, which no
-        compaction touches."""
-        args = PrepareArgs(session_id=session_id, history=list(history), system=system,
+        compaction touches. ``history`` may be a ``NodeChain``: only the bodies of what is
+        rendered (the tail after a summary) are read."""
+        args = PrepareArgs(session_id=session_id, history=NodeChain.of(history), system=system,
                            tools=list(tools), model=model, context_window=context_window,
                            max_output_tokens=max_output_tokens, last_turn_at=last_turn_at,
                            summaries=list(summaries or []), now=now,
@@ -175,7 +178,7 @@ class ContextEngine:
 
     # -- compaction ---------------------------------------------------------------------------
 
-    async def auto_compact(self, prep: TurnPrep, *, history: list[Node] | None = None,
+    async def auto_compact(self, prep: TurnPrep, *, history: Sequence[Node] | None = None,
                            summarize: Summarizer | None, persist: SummaryWriter | None = None,
                            bus: EventBus | None = None) -> TurnPrep:
         """Snip; when that is not enough compact (then prepare again); emit context.compacted."""

@@ -6,6 +6,7 @@ import gc
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from openprogram_lsp.context.attachments import with_context
@@ -206,7 +207,7 @@ class RenderCache:
         return msgs, tokens
 
 
-def render_segments(chain: list[Node], summary: Node | None = None, start: int = 0,
+def render_segments(chain: Sequence[Node], summary: Node | None = None, start: int = 0,
                     cache: RenderCache | None = None) -> list[Segment]:
     """Segments for ``chain[start:]``, preceded by the summary that replaces ``chain[:start]``."""
     # Rendering a long chain allocates tens of thousands of small objects, none of them
@@ -221,7 +222,7 @@ def render_segments(chain: list[Node], summary: Node | None = None, start: int =
             gc.enable()
 
 
-def _segments(chain: list[Node], summary: Node | None, start: int,
+def _segments(chain: Sequence[Node], summary: Node | None, start: int,
               cache: RenderCache | None) -> list[Segment]:
     out: list[Segment] = []
     added: list[Segment] = []

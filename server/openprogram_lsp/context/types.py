@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
 GAP_THRESHOLD_SECONDS = 3600.0
@@ -78,7 +79,7 @@ class PrepareArgs:
     """The inputs of a prepare call, kept so compaction can prepare again."""
 
     session_id: str
-    history: list[Node]
+    history: Sequence[Node]  # a NodeChain when prepared by the engine
     system: str
     tools: list[ToolSpec]
     model: str
@@ -96,7 +97,7 @@ class ChainIds(Sequence[str]):
 
     __slots__ = ("_nodes", "_stop")
 
-    def __init__(self, nodes: Sequence[Node] = (), stop: int = 0) -> None:
+    def __init__(self, nodes: Sequence[Node] = (), stop: int = 0) -> None:  # NodeChain too
         self._nodes = nodes
         self._stop = max(0, min(stop, len(nodes)))
 
@@ -109,16 +110,16 @@ class ChainIds(Sequence[str]):
     def __getitem__(self, i: slice) -> list[str]: ...
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
-            return [self._nodes[k].id for k in range(*i.indices(self._stop))]
+            return [id_at(self._nodes, k) for k in range(*i.indices(self._stop))]
         if i < 0:
             i += self._stop
         if not 0 <= i < self._stop:
             raise IndexError(i)
-        return self._nodes[i].id
+        return id_at(self._nodes, i)
 
     def __iter__(self) -> Iterator[str]:
         nodes = self._nodes
-        return (nodes[k].id for k in range(self._stop))
+        return (id_at(nodes, k) for k in range(self._stop))
 
     def __contains__(self, value: object) -> bool:
         return any(nid == value for nid in self)

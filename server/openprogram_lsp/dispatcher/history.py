@@ -4,37 +4,38 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
+from openprogram_lsp.core.chain import NodeChain, id_at
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import INHERIT, Node
 from openprogram_lsp.store.session_store import SessionStore
 
 
 def resolve_history(store: SessionStore, sid: str,
-                    branch_from: object) -> tuple[str | None, list[Node]]:
-    """Return (predecessor of the new user node, history up to it)."""
+                    branch_from: object) -> tuple[str | None, NodeChain]:
+    """Return (predecessor of the new user node, history up to it: bodies read on demand)."""
     if branch_from is INHERIT:
         head = store.head(sid)
-        return (head, store.get_branch(sid, head)) if head else (None, [])
+        return (head, store.chain_view(sid, head)) if head else (None, NodeChain.of([]))
     if branch_from is None:
-        return None, []
+        return None, NodeChain.of([])
     if not isinstance(branch_from, str):
         raise InvalidParams("branchFrom: must be \"inherit\", null or a node id")
     node = store.get_node(sid, branch_from)
     if node.caller is not None or node.role not in ("user", "assistant", "system"):
         raise InvalidParams(f"branchFrom: {branch_from!r} is not a conversation message")
-    return node.id, store.get_branch(sid, node.id)
+    return node.id, store.chain_view(sid, node.id)
 
 
 RULES_CHOICES = ("inherit", "reset", "copy")
 
 
-def rules_branch(chain: list[Node], stop: int = 0) -> str | None:
+def rules_branch(chain: Sequence[Node], stop: int = 0) -> str | None:
     """The rules scope of a chain's tip: the nearest user node that started a fork with
     ``rules: "reset"`` or ``"copy"`` (its id), else None (the session's own rules).
     Only ``chain[stop:]`` is looked at."""
-    for i in range(len(chain) - 1, stop - 1, -1):
-        node = chain[i]
+    for node in reversed(chain[stop:]):
         if node.role == "user" and node.metadata.get("rules") in ("reset", "copy"):
             return node.id
     return None
@@ -52,7 +53,7 @@ class RulesScopes:
         self._seen: OrderedDict[str, tuple[int, str, str | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def scope(self, sid: str, chain: list[Node]) -> str | None:
+    def scope(self, sid: str, chain: Sequence[Node]) -> str | None:
         """``rules_branch(chain)`` of a chain of session ``sid``."""
         if not chain:
             return None
@@ -61,11 +62,11 @@ class RulesScopes:
         stop, known = 0, None
         if seen is not None:
             at, node_id, found = seen
-            if at < len(chain) and chain[at].id == node_id:
+            if at < len(chain) and id_at(chain, at) == node_id:
                 stop, known = at + 1, found
         found = rules_branch(chain, stop) or known
         with self._lock:
-            self._seen[sid] = (len(chain) - 1, chain[-1].id, found)
+            self._seen[sid] = (len(chain) - 1, id_at(chain, -1), found)
             self._seen.move_to_end(sid)
             while len(self._seen) > self.capacity:
                 self._seen.popitem(last=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, agent_loop
@@ -10,6 +11,7 @@ from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.instructions import load_instructions
 from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
+from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
@@ -49,24 +51,24 @@ def _total(used: list[Usage]) -> Usage:
     return total
 
 
-def chain_summaries(store: SessionStore, session_id: str, history: list[Node]) -> list[Node]:
+def chain_summaries(store: SessionStore, session_id: str, history: Sequence[Node]) -> list[Node]:
     """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
     in chain order; found from the index's few summaries, not by visiting every node."""
     idx = store.index(session_id)
     if not idx.summaries or not history:
         return []
-    head = history[-1].id
+    head = id_at(history, -1)
     found: list[tuple[int, int, Node]] = []
     for sid in idx.summaries:
         node = idx.nodes[sid]
         at = idx.position(head, node.caller) if node.caller is not None else None
-        if at is not None and at < len(history) and history[at].id == node.caller:
+        if at is not None and at < len(history) and id_at(history, at) == node.caller:
             found.append((at, idx.callees[node.caller].index(sid), node))
     found.sort(key=lambda f: (f[0], f[1]))
     return [node for _, _, node in found]
 
 
-def _prepare(services: Services, *, session_id: str, history: list[Node], provider: Provider,
+def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,
              runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     system = system_prompt(str(runner.ctx.workspace))
     if system_extra:
@@ -79,7 +81,7 @@ def _prepare(services: Services, *, session_id: str, history: list[Node], provid
         bus=services.bus, instructions=load_instructions(runner.ctx.workspace))
 
 
-async def prepare_context(services: Services, *, session_id: str, history: list[Node],
+async def prepare_context(services: Services, *, session_id: str, history: Sequence[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
                           last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     """Render history for the model and compact it when it is over budget."""
@@ -103,7 +105,7 @@ async def prepare_context(services: Services, *, session_id: str, history: list[
     return prep
 
 
-async def compact_command(services: Services, *, session_id: str, history: list[Node],
+async def compact_command(services: Services, *, session_id: str, history: Sequence[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
                           last_turn_at: str | None, state: LoopState,
                           system_extra: str = "") -> TurnPrep:

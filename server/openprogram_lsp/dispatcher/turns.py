@@ -14,6 +14,7 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.render import is_compact_command
+from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.errors import (
     CheckpointError,
     HookBlocked,
@@ -229,7 +230,7 @@ class Dispatcher:
         meta.update(command)
         user = store.append(sid, Node(id=user_id, role="user", text=req.text, predecessor=pred,
                                       metadata=meta), advance_head=req.advance_head)
-        history = [*history, user]
+        history = history.plus(user)
         turn = ActiveTurn(sid, user_id, turn_id, req, control, workspace)
         with self._lock:
             self._active[turn_id] = turn
@@ -337,7 +338,7 @@ class Dispatcher:
         if stale:
             store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
 
-    def _rules_scope(self, turn: ActiveTurn, history: list[Node], book: RuleBook,
+    def _rules_scope(self, turn: ActiveTurn, history: NodeChain, book: RuleBook,
                      parent_sid: Any) -> str | None:
         """The turn's session-rules scope (``Rule.branch``): the nearest reset or copy fork on
         its chain (a delegated turn: on its sender's chain). A ``copy`` fork's first turn
@@ -346,13 +347,13 @@ class Dispatcher:
         if isinstance(parent_sid, str):
             anchor = turn.request.metadata.get("parentNodeId")
             try:
-                chain = self.services.store.get_branch(parent_sid, anchor) \
-                    if isinstance(anchor, str) else []
+                chain = self.services.store.chain_view(parent_sid, anchor) \
+                    if isinstance(anchor, str) else NodeChain.of([])
             except (NotFound, ValueError):
-                chain = []
+                chain = NodeChain.of([])
             return self._scopes.scope(parent_sid, chain)
         scope = self._scopes.scope(turn.session_id, chain)
-        user = history[-1] if history and history[-1].id == turn.user_node_id else None
+        user = history[-1] if history and history.id_at(-1) == turn.user_node_id else None
         if user is not None and scope == user.id and user.metadata.get("rules") == "copy":
             above = rules_branch(history[:-1])
             for rule in book.rules:
@@ -361,7 +362,7 @@ class Dispatcher:
                     book.add(rule.model_copy(update={"id": "", "branch": scope}))
         return scope
 
-    async def _execute(self, turn: ActiveTurn, history: list[Node], state: LoopState,
+    async def _execute(self, turn: ActiveTurn, history: NodeChain, state: LoopState,
                        last_turn_at: str | None) -> None:
         s = self.services
         options = s.options_of(turn.session_id)
@@ -405,10 +406,10 @@ class Dispatcher:
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
                                  turn_id=turn.turn_id, options=options)
         tools = admitted_tools(every, definition)
-        if history and history[-1].id == turn.user_node_id \
+        if history and history.id_at(-1) == turn.user_node_id \
                 and not is_compact_command(turn.request.text):
-            history = [*history[:-1], await expand_user_message(
-                s, turn.workspace, turn.session_id, history[-1])]
+            history = history.with_last(await expand_user_message(
+                s, turn.workspace, turn.session_id, history[-1]))
         req = turn.request
         delegated = req.source in ("agent_spawn", "send_message")
         parent_sid = req.metadata.get("parentSessionId")

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
+from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
@@ -571,6 +572,14 @@ class SessionStore:
             end = at
         start = max(0, end - limit)
         return idx.nodes.many(ids[start:end]), start > 0
+
+    def chain_view(self, sid: str, head: str | None = None) -> NodeChain:
+        """``get_branch`` as a ``NodeChain``: the ids now, each body when it is looked at (a
+        turn reads the few it renders, not the whole session)."""
+        idx = self._get(sid).index
+        head = head or idx.meta.get("headId")
+        ids = idx.chain_ids(head) if head else []
+        return NodeChain(ids, lambda want: self._get(sid).index.nodes.many(want), len(ids))
 
     def chain_ids(self, sid: str, head: str | None = None) -> list[str]:
         """The ids of ``get_branch`` (reads no node body; do not modify the list)."""

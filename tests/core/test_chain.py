@@ -1,0 +1,38 @@
+"""NodeChain: the ids up front, bodies read only when looked at."""
+
+from __future__ import annotations
+
+import pytest
+
+from openprogram_lsp.core.chain import NodeChain, id_at
+from openprogram_lsp.core.types import Node
+
+
+def test_a_chain_reads_only_the_bodies_it_is_asked_for() -> None:
+    bodies = {f"n{i}": Node(id=f"n{i}", role="user", text=str(i)) for i in range(10)}
+    reads: list[str] = []
+
+    def fetch(ids: list[str]) -> list[Node]:
+        reads.extend(ids)
+        return [bodies[i] for i in ids]
+
+    ids = [f"n{i}" for i in range(8)]
+    chain = NodeChain(ids, fetch, 6)  # the owner's list may grow: only 6 are this chain
+    ids.append("n8")
+    assert len(chain) == 6 and chain.id_at(-1) == "n5" and chain.ids(4) == ["n4", "n5"]
+    assert not reads
+    assert [n.id for n in chain[4:]] == ["n4", "n5"] and reads == ["n4", "n5"]
+    longer = chain.plus(bodies["n9"])
+    assert len(longer) == 7 and longer.id_at(-1) == "n9" and longer[-1] is bodies["n9"]
+    edited = longer.with_last(Node(id="n9", role="user", text="expanded"))
+    assert edited[-1].text == "expanded" and longer[-1].text == "9"
+    assert chain.with_last(bodies["n9"]).ids() == ["n0", "n1", "n2", "n3", "n4", "n9"]
+    assert [n.id for n in edited] == [*ids[:6], "n9"] and edited.ids(5, 7) == ["n5", "n9"]
+    assert [n.id for n in edited[::3]] == ["n0", "n3", "n9"]
+    with pytest.raises(IndexError):
+        edited.id_at(7)
+    plain = list(bodies.values())[:3]
+    assert NodeChain.of(plain).ids() == ["n0", "n1", "n2"] and id_at(plain, -1) == "n2"
+    assert NodeChain.of(edited) is edited
+    with pytest.raises(IndexError):
+        NodeChain.of([]).with_last(bodies["n0"])
