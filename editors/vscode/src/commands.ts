@@ -8,7 +8,7 @@ import type { ChatController } from './chat/controller';
 import type { ChatViewProvider } from './chat/view';
 import { changes, type BranchDiffContent } from './branches/diff';
 import { checkpointUri, type CheckpointContentProvider } from './checkpoints/content';
-import { checkpointLabel, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
+import { checkpointLabel, diffTitle, type CheckpointNode, type CheckpointTree } from './checkpoints/tree';
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type BranchDiffResult, type BranchInfo, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { hunkUnderCursor, type HunkRef } from './checkpoints/hunks';
@@ -31,6 +31,25 @@ export interface Parts {
   branchContent: BranchDiffContent;
   memento: api.Memento;
   output: api.LogOutputChannel;
+  /** The tree views, whose selection says which row a click chose. */
+  views: { branches: api.TreeView<BranchNode>; agents: api.TreeView<AgentNode> };
+}
+
+/** How long a click waits for its row while the tree refreshes under it. */
+const CLICK_WAIT_MS = 3000;
+
+/**
+ * The row a click chose: the view's selection. A row's command carries no arguments (the
+ * extension host keeps those only until the tree's next refresh, so a click landing during one
+ * failed with "Actual command not found"); while a refresh is re-fetching the rows the
+ * selection is empty for a moment, so it is waited for, a bounded time.
+ */
+export async function clicked<T>(view: api.TreeView<T>, waitMs = CLICK_WAIT_MS): Promise<T | undefined> {
+  const deadline = Date.now() + waitMs;
+  while (view.selection.length === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return view.selection[0];
 }
 
 function isHunkRef(x: unknown): x is HunkRef {
@@ -107,7 +126,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
       [checkpointUri({ checkpointId: cp.id, path, side: 'before' }), checkpointUri({ checkpointId: cp.id, path, side: 'after' })] as const;
     if (files.length === 1) {
       const [before, after] = sides(files[0].path);
-      await api.openDiff(before, after, `${files[0].path} (${checkpointLabel(cp)})`);
+      await api.openDiff(before, after, diffTitle(cp, files[0].path));
       return;
     }
     const picked = await api.showQuickPick(
@@ -116,7 +135,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
     );
     if (picked) {
       const [before, after] = sides(picked.label);
-      await api.openDiff(before, after, `${picked.label} (${checkpointLabel(cp)})`);
+      await api.openDiff(before, after, diffTitle(cp, picked.label));
     }
   };
 
@@ -142,6 +161,49 @@ export function registerCommands(p: Parts): api.Disposable[] {
     const cp = nextToUndo(checkpoints);
     if (!cp) void api.showInfo('OpenProgram: there is no turn with file changes left to undo.');
     return cp;
+  };
+
+  /** Switch to a branch: the tree's row, else a pick among the panel session's branches. */
+  const switchBranch = async (node?: BranchNode): Promise<void> => {
+    if (node && node.kind === 'branch') {
+      if (node.sessionId !== p.controller.state.sessionId) await p.controller.loadSession(node.sessionId);
+      await p.controller.checkout(node.branch.headId, node.sessionId);
+    } else {
+      const branches = await p.controller.refreshBranches();
+      if (branches.length === 0) {
+        void api.showInfo('OpenProgram: this session has no branches yet.');
+        return;
+      }
+      const pick = await api.showQuickPick(
+        branches.map((b) => ({
+          label: `${b.active ? '$(check) ' : ''}${branchLabel(b, branches)}`,
+          description: `${b.length} msgs · ${b.preview}`,
+          headId: b.headId,
+        })),
+        { placeHolder: 'Switch to branch' },
+      );
+      if (pick) await p.controller.checkout(pick.headId);
+    }
+    p.branches.refresh();
+    p.chatView.reveal();
+  };
+
+  /** Show a session in the chat: the tree's row, else a pick. */
+  const openSession = async (node?: BranchNode): Promise<void> => {
+    const id = node && node.kind === 'session' ? node.session.id : await pickSession();
+    if (!id) return;
+    await p.controller.loadSession(id);
+    refreshTrees();
+    p.chatView.reveal();
+  };
+
+  /** Check out a subagent's branch: the chat then shows it, and the next message continues it. */
+  const openAgent = async (node?: AgentNode): Promise<void> => {
+    const headId = node?.agent.headId;
+    if (!node || !headId) return;
+    await p.controller.checkout(headId, node.agent.sessionId, false); // viewing it moves no files
+    refreshTrees();
+    p.chatView.reveal();
   };
 
   const cmd = (id: string, fn: (...args: any[]) => Promise<unknown>): api.Disposable =>
@@ -206,29 +268,11 @@ export function registerCommands(p: Parts): api.Disposable[] {
       const text = await api.showInputBox({ prompt: 'First message of the new branch', ignoreFocusOut: true });
       if (text) await p.controller.send(text, from);
     }),
-    cmd('openprogram.switchBranch', async (arg?: unknown) => {
-      const node = arg as BranchNode | undefined;
-      if (node && node.kind === 'branch') {
-        if (node.sessionId !== p.controller.state.sessionId) await p.controller.loadSession(node.sessionId);
-        await p.controller.checkout(node.branch.headId, node.sessionId);
-      } else {
-        const branches = await p.controller.refreshBranches();
-        if (branches.length === 0) {
-          void api.showInfo('OpenProgram: this session has no branches yet.');
-          return;
-        }
-        const pick = await api.showQuickPick(
-          branches.map((b) => ({
-            label: `${b.active ? '$(check) ' : ''}${branchLabel(b, branches)}`,
-            description: `${b.length} msgs · ${b.preview}`,
-            headId: b.headId,
-          })),
-          { placeHolder: 'Switch to branch' },
-        );
-        if (pick) await p.controller.checkout(pick.headId);
-      }
-      p.branches.refresh();
-      p.chatView.reveal();
+    cmd('openprogram.switchBranch', (arg?: unknown) => switchBranch(arg as BranchNode | undefined)),
+    cmd('openprogram.openSelectedBranch', async () => {
+      const node = await clicked(p.views.branches);
+      if (node?.kind === 'session') await openSession(node);
+      else if (node?.kind === 'branch') await switchBranch(node);
     }),
     cmd('openprogram.branchDiff', async (arg?: unknown) => {
       const node = arg as BranchNode | undefined;
@@ -267,14 +311,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
       if (!(await p.controller.undoSwitch())) void api.showInfo('OpenProgram: no branch switch to undo.');
       refreshTrees();
     }),
-    cmd('openprogram.openSession', async (arg?: unknown) => {
-      const node = arg as BranchNode | undefined;
-      const id = node && node.kind === 'session' ? node.session.id : await pickSession();
-      if (!id) return;
-      await p.controller.loadSession(id);
-      refreshTrees();
-      p.chatView.reveal();
-    }),
+    cmd('openprogram.openSession', (arg?: unknown) => openSession(arg as BranchNode | undefined)),
     cmd('openprogram.nameBranch', async (arg?: unknown) => {
       const node = arg as BranchNode | undefined;
       if (!node || node.kind !== 'branch') return;
@@ -345,15 +382,8 @@ export function registerCommands(p: Parts): api.Disposable[] {
     cmd('openprogram.refreshCheckpoints', async () => p.checkpoints.refresh()),
     cmd('openprogram.refreshBranches', async () => p.branches.refresh()),
     cmd('openprogram.refreshAgents', async () => p.agents.refresh()),
-    cmd('openprogram.openAgent', async (arg?: unknown) => {
-      const node = arg as AgentNode | undefined;
-      const headId = node?.agent.headId;
-      if (!node || !headId) return;
-      // The chat then shows the subagent's branch, and the next message continues it.
-      await p.controller.checkout(headId, node.agent.sessionId, false); // viewing it moves no files
-      refreshTrees();
-      p.chatView.reveal();
-    }),
+    cmd('openprogram.openAgent', (arg?: unknown) => openAgent(arg as AgentNode | undefined)),
+    cmd('openprogram.openSelectedAgent', async () => openAgent(await clicked(p.views.agents))),
     cmd('openprogram.showRules', async () => {
       const rules = await listRules(p.client, p.controller.state.sessionId);
       if (rules.length === 0) {

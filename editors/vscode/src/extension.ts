@@ -40,6 +40,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const agents = new AgentTree(client, current);
   const content = new CheckpointContentProvider(client);
   const branchContent = new BranchDiffContent();
+  const views = { branches: api.createTreeView('openprogram.branches', branches), agents: api.createTreeView('openprogram.agents', agents) };
   const status = api.createStatusBarItem();
   status.command = 'openprogram.focusChat';
   status.name = 'OpenProgram';
@@ -69,12 +70,12 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     agents,
     api.registerWebviewViewProvider(ChatViewProvider.viewType, chatView),
     api.createTreeView('openprogram.checkpoints', checkpoints),
-    api.createTreeView('openprogram.branches', branches),
-    api.createTreeView('openprogram.agents', agents),
+    views.branches,
+    views.agents,
     api.registerContentProvider(CHECKPOINT_SCHEME, content),
     api.registerContentProvider(BRANCH_SCHEME, branchContent),
     api.registerCodeLens(CHECKPOINT_SCHEME, new HunkLensProvider(content)),
-    ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, branchContent, memento: context.workspaceState, output }),
+    ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, branchContent, memento: context.workspaceState, output, views }),
     controller.onTurnFinished(() => {
       checkpoints.refresh();
       branches.refresh();

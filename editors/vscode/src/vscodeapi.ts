@@ -25,6 +25,7 @@ export type {
   TextDocument,
   TextDocumentContentProvider,
   TreeDataProvider,
+  TreeView,
   Webview,
   WebviewView,
   WebviewViewProvider,

@@ -125,7 +125,8 @@ test('the tree lists a subagent run; opening it checks out its branch', { skip: 
   const item = tree.getTreeItem(kid);
   assert.equal(item.label, 'kid');
   assert.equal(item.description, 'done');
-  assert.equal(item.command?.command, 'openprogram.openAgent');
+  assert.equal(item.command?.command, 'openprogram.openSelectedAgent');
+  assert.equal(item.command?.arguments, undefined, 'the row command reads the selection');
   assert.ok(kid.agent.headId);
 
   // What openprogram.openAgent does with the clicked node (a late follow-up turn refuses it: retry).

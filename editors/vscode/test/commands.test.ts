@@ -1,12 +1,17 @@
 // Every command id the extension hands to VS Code (tree items, code lenses, the status item,
 // executeCommand, package.json menus and keybindings) is registered in activate and
-// contributed in package.json: else VS Code shows "command '…' not found" when it is run.
+// contributed in package.json: else VS Code shows "command '…' not found" when it is run; and a
+// tree row's command takes no arguments of ours along (the extension host caches those per
+// refresh: a click during one showed "Actual command not found, wanted to execute …").
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { registerCommands, type Parts } from '../src/commands';
+import { AgentTree } from '../src/agents/tree';
+import { BranchTree } from '../src/branches/tree';
+import { CheckpointTree } from '../src/checkpoints/tree';
+import { clicked, registerCommands, type Parts } from '../src/commands';
 import { ui } from './support/vscode';
 
 const root = fileURLToPath(new URL('../..', import.meta.url)); // out/test -> the extension
@@ -71,4 +76,36 @@ test('every command id used in the code, the menus and the keybindings is regist
   const keys = pkg.contributes.keybindings.map((k) => ({ menu: 'keybindings', id: k.command }));
   const unknown = [...menus, ...keys].filter((m) => !registered.has(m.id)).map((m) => `${m.id} (${m.menu})`);
   assert.deepEqual(unknown, [], 'in package.json menus or keybindings but never registered');
+});
+
+test("a tree row's command carries no arguments of ours (the extension host drops them at the next refresh)", () => {
+  const client = {} as never;
+  const current = (): string | null => 's1';
+  const session = { id: 's1', title: 'One', status: 'idle', updatedAt: 'now' };
+  const branch = { headId: 'h1', active: true, length: 2, preview: 'hi' };
+  const cp = { id: 'c1', parentId: 'c0', createdAt: 'now', message: 'turn t1: edit', files: [{ path: 'a.py', status: 'modified' as const }], kind: 'turn' as const };
+  const agent = { id: 'a1', sessionId: 's1', headId: 'h2', label: 'kid', status: 'done' as const, kind: 'agent' as const, createdAt: 'now' };
+  const items = [
+    ...[{ kind: 'session' as const, session }, { kind: 'turn' as const, checkpoint: cp }, { kind: 'file' as const, checkpoint: cp, file: cp.files[0] }]
+      .map((n) => new CheckpointTree(client, current).getTreeItem(n)),
+    ...[{ kind: 'session' as const, session }, { kind: 'branch' as const, sessionId: 's1', branch, all: [branch] }]
+      .map((n) => new BranchTree(client, current).getTreeItem(n)),
+    new AgentTree(client, current).getTreeItem({ kind: 'agent', agent }),
+  ];
+  const commands = items.map((i) => i.command).filter((c) => c !== undefined);
+  assert.ok(commands.length >= 4, 'the rows have commands');
+  for (const c of commands) {
+    if (c.command.startsWith('openprogram.')) assert.equal(c.arguments, undefined, `${c.command} has arguments`);
+    else assert.match(c.command, /^vscode\./, 'only VS Code API commands take arguments along');
+  }
+});
+
+test('a row command waits, a bounded time, for the selection a refresh briefly empties', async () => {
+  const view = { selection: [] as string[] };
+  setTimeout(() => view.selection.push('row'), 60); // the refreshed rows come back
+  assert.equal(await clicked(view as never, 2000), 'row');
+  const empty = { selection: [] as string[] };
+  const started = Date.now();
+  assert.equal(await clicked(empty as never, 80), undefined, 'no row: nothing is done');
+  assert.ok(Date.now() - started < 2000);
 });

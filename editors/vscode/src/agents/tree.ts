@@ -44,7 +44,8 @@ export class AgentTree extends SessionTree<AgentNode> {
     item.iconPath = new api.ThemeIcon(a.kind === 'message' && a.status !== 'running' ? 'mail' : STATUS_ICON[a.status] ?? 'circle-outline');
     item.contextValue = 'agent';
     if (a.headId) {
-      item.command = { command: 'openprogram.openAgent', title: 'Check Out Subagent Branch', arguments: [node] };
+      // no arguments: the command reads the view's selection (see commands.ts `clicked`)
+      item.command = { command: 'openprogram.openSelectedAgent', title: 'Check Out Subagent Branch' };
     }
     return item;
   }

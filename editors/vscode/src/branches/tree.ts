@@ -9,7 +9,10 @@ export type BranchNode =
   | { kind: 'session'; session: SessionInfo }
   | { kind: 'branch'; sessionId: string; branch: BranchInfo; all: BranchInfo[] };
 
-/** Provides the `openprogram.branches` view. */
+/**
+ * Provides the `openprogram.branches` view. A click runs `openprogram.openSelectedBranch`
+ * without arguments, which reads the view's selection (see commands.ts `clicked`).
+ */
 export class BranchTree extends SessionTree<BranchNode> {
   getTreeItem(node: BranchNode): api.TreeItem {
     if (node.kind === 'session') {
@@ -22,7 +25,7 @@ export class BranchTree extends SessionTree<BranchNode> {
       item.description = current ? 'current' : node.session.status;
       item.iconPath = new api.ThemeIcon(current ? 'comment-discussion' : 'comment');
       item.contextValue = 'session';
-      item.command = { command: 'openprogram.openSession', title: 'Open Session', arguments: [node] };
+      item.command = { command: 'openprogram.openSelectedBranch', title: 'Open Session' };
       return item;
     }
     const b = node.branch;
@@ -32,7 +35,7 @@ export class BranchTree extends SessionTree<BranchNode> {
     item.tooltip = b.codeDiffers ? `${b.preview}\n(its code differs from the workspace)` : b.preview;
     item.iconPath = new api.ThemeIcon(b.active ? 'git-branch' : 'git-commit');
     item.contextValue = 'branch';
-    item.command = { command: 'openprogram.switchBranch', title: 'Switch Branch', arguments: [node] };
+    item.command = { command: 'openprogram.openSelectedBranch', title: 'Switch Branch' };
     return item;
   }
 

@@ -3,6 +3,7 @@ import { Requests, type Checkpoint, type CheckpointFile, type SessionInfo } from
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
 import { SessionTree } from '../sessionTree';
+import { checkpointUri } from './content';
 
 export type CheckpointNode =
   | { kind: 'session'; session: SessionInfo }
@@ -16,6 +17,11 @@ export function checkpointLabel(cp: Checkpoint): string {
   // Turn checkpoints read "turn <id>: <user message>"; the message is what a person recognises.
   const first = (cp.message || '').split('\n')[0].trim().replace(/^turn \S+:\s*/, '');
   return first || cp.createdAt || cp.id.slice(0, 8);
+}
+
+/** The diff editor's title for one file of a checkpoint. */
+export function diffTitle(cp: Checkpoint, path: string): string {
+  return `${path} (${checkpointLabel(cp)})`;
 }
 
 /** Provides the `openprogram.checkpoints` view. */
@@ -52,10 +58,19 @@ export class CheckpointTree extends SessionTree<CheckpointNode> {
         item.description = file.status;
         item.iconPath = new api.ThemeIcon(FILE_ICON[file.status] ?? 'file');
         item.contextValue = 'checkpointFile';
+        // VS Code's own diff command: its arguments (URIs, a title) go with the row as they are.
+        // An extension command with arguments would be cached per refresh by the extension
+        // host, and a click landing while the tree refreshes found it gone ("Actual command
+        // not found").
         item.command = {
-          command: 'openprogram.showCheckpointDiff',
+          command: 'vscode.diff',
           title: 'Show Diff',
-          arguments: [node],
+          arguments: [
+            checkpointUri({ checkpointId: cp.id, path: file.path, side: 'before' }),
+            checkpointUri({ checkpointId: cp.id, path: file.path, side: 'after' }),
+            diffTitle(cp, file.path),
+            { preview: true },
+          ],
         };
         return item;
       }

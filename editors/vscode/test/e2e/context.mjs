@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { watchCommandNotFound } from './toasts.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -172,6 +173,7 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const checkToasts = await watchCommandNotFound(page, join(userData, 'logs'));
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: T });
 
@@ -326,6 +328,7 @@ async function main() {
     const again = frame.locator('.msg.role-user', { hasText: 'Explain this' });
     await again.locator('.sent-attachment.kind-file', { hasText: 'unsaved' }).first().waitFor({ timeout: T });
     await shot('context-03-history');
+    checkToasts();
     log('PASS');
   } catch (err) {
     if (page) await shot('failure').catch(() => undefined);

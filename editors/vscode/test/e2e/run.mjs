@@ -226,7 +226,7 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    checkToasts = await watchCommandNotFound(page);
+    checkToasts = await watchCommandNotFound(page, join(userData, 'logs'));
     page.on('framenavigated', (f) => { if (f === page.mainFrame()) log(`navigated ${f.url()}`); });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
@@ -312,6 +312,20 @@ async function main() {
     await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04b-tree-diff');
+
+    step = 'a click on a checkpoint row while the tree refreshes still opens its diff';
+    // Each refresh re-creates the rows; a row command whose arguments the extension host cached
+    // per refresh failed here with "Actual command not found, wanted to execute openprogram…".
+    const refreshCheckpoints = page.locator('.pane-header', { hasText: 'Checkpoints' }).locator('.action-label[aria-label="Refresh Checkpoints"]');
+    for (let i = 0; i < 6; i++) {
+      await palette(page, 'View: Close All Editors');
+      await page.locator('.pane-header', { hasText: 'Checkpoints' }).hover();
+      await refreshCheckpoints.click();
+      await fileRow.click();
+      await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    }
+    await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    checkToasts();
     const readmeShot = join(out, 'readme.png');
     await page.mouse.move(900, 500);
     await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 1400, height: 820 } });

@@ -8,6 +8,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { watchCommandNotFound } from './toasts.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -162,6 +163,7 @@ async function main() {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 'code-server');
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const checkToasts = await watchCommandNotFound(page, join(userData, 'logs'));
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: T });
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
@@ -225,6 +227,7 @@ async function main() {
     await waitFor(() => !existsSync(join(ws, 'notes.md')), 'notes.md to be undone');
     await palette(page, 'OpenProgram: Undo Restore');
     await waitFor(() => existsSync(join(ws, 'notes.md')) && readFileSync(join(ws, 'notes.md'), 'utf8').startsWith('from afar'), 'the undo to be undone');
+    checkToasts();
     log('PASS');
   } catch (err) {
     if (page) await page.screenshot({ path: join(out, 'shared-failure.png') }).catch(() => undefined);
