@@ -182,6 +182,22 @@ def test_safety_checkpoint_rereads_paths_the_restore_overwrites(ws: Path, home: 
     assert (ws / "a.txt").read_text() == "edited and never reported\n"
 
 
+def test_restoring_the_newest_checkpoint_undoes_edits_not_reported_yet(ws: Path,
+                                                                       home: Path) -> None:
+    """The watcher reports an outside edit late: a restore right after it still sees it."""
+    store = open_store(ws, home)
+    store.ensure_baseline("s")
+    cp = _turn(store, ws, "t1", {"a.txt": b"a\n", "b.txt": b"b\n"})
+    (ws / "a.txt").write_text("edited, not reported\n")
+    (ws / "b.txt").unlink()
+    out = store.restore(cp)
+    assert sorted(out.restored) == ["a.txt", "b.txt"]
+    assert (ws / "a.txt").read_bytes() == b"a\n" and (ws / "b.txt").read_bytes() == b"b\n"
+    store.restore(out.safety_checkpoint_id)  # the edit is in the safety checkpoint
+    assert (ws / "a.txt").read_text() == "edited, not reported\n"
+    assert not (ws / "b.txt").exists()
+
+
 def test_first_restore_after_a_restart_walks_the_tree(ws: Path, home: Path) -> None:
     store = open_store(ws, home)
     store.ensure_baseline("s")

@@ -55,6 +55,11 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
                 store.repo, commit_tree(store.repo, head), target_tree, wanted=only)]
             if touched:
                 store.note_paths(touched)
+        # A recorded file edited or deleted a moment ago, before the watcher said so, is read
+        # too: else restoring the newest checkpoint would see nothing to undo.
+        stale = store.modified_on_disk(only)
+        if stale:
+            store.note_paths(stale)
         safety = store._commit("safety", session_id, None,
                                f"Before restoring checkpoint {checkpoint_id}", full=full_scan)
         head = store.repo.head()

@@ -85,6 +85,17 @@ class Stager:
 
     # -- scans ------------------------------------------------------------------------------
 
+    def modified(self, pathspecs: Iterable[str] | None = None) -> list[str]:
+        """Recorded files that differ on disk from the index (edited or deleted), by stat data
+        and, where that is unsure, content: what the watcher may not have reported yet."""
+        self.refresh()
+        args = ["diff-files", "--name-only", "-z", "--ignore-submodules=all"]
+        specs = list(pathspecs or ())
+        if specs:
+            args += ["--", *specs]
+        return [_decode(p) for p in self.repo.git(args).split(b"\0") if p]
+
+
     def scan(self) -> list[str]:
         """Walk the tree with ``git status``; returns the paths that differ from the head (more
         than ``BULK_ADD`` of them go to ``bulk.bulk_stage``)."""

@@ -123,6 +123,12 @@ class CheckpointStore:
                 self._scan_all = True
                 self._noted.clear()
 
+    def modified_on_disk(self, paths: tuple[str, ...] | None) -> list[str]:
+        """Recorded files (under ``paths``) that differ on disk from what the store last read."""
+        if self.repo.head() != self._seen_head or self.repo.index_stamp() != self._stamp:
+            return []  # another process moved on: the commit that follows walks the tree
+        return self.stager.modified(paths)
+
     def note_all(self) -> None:
         """Make the next checkpoint walk the whole tree (after shell commands)."""
         self.note_paths(())
