@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import importlib
 import logging
 import os
 import threading
@@ -74,6 +75,11 @@ class _StderrPump:
                     self.tail.append(line[:500])
                     stderr_log.info("[mcp %s] %s", self.name, line[:2000])
 
+    def drain(self, timeout: float) -> None:
+        """Wait (bounded) until every line the server wrote is in the tail (its exit closes
+        the pipe)."""
+        self._thread.join(timeout)
+
     def close_writer(self) -> None:
         """Drop our copy of the write end (the child keeps its own until it exits)."""
         if not self.writer.closed:
@@ -103,6 +109,7 @@ class Connection:
         self._stopping = False
         self._restart_requested = False
         self._closed: asyncio.Event | None = None
+        self._pump: _StderrPump | None = None  # the running stdio server's stderr
 
     @property
     def name(self) -> str:
@@ -199,6 +206,9 @@ class Connection:
         The SDK's handshake has no deadline of its own, and a cancel scope around it would
         wrap the task groups the client leaves open; cancelling the whole session task
         unwinds the transport in the task that entered it, which ends the server process."""
+        # the SDK's first import takes about a second of CPU: in a thread, before the clock
+        # starts, so it neither stalls the event loop nor counts against the server's handshake
+        await asyncio.to_thread(importlib.import_module, "mcp")
         up = asyncio.Event()
         session = asyncio.ensure_future(self._session(up))
         ready = asyncio.ensure_future(up.wait())
@@ -278,7 +288,7 @@ class Connection:
         cwd = self.workspace / config.cwd if config.cwd else self.workspace
         params = StdioServerParameters(command=config.command, args=list(config.args),
                                        env=server_env(config.env), cwd=str(cwd))
-        pump = _StderrPump(self.name, self.stderr_tail)
+        pump = self._pump = _StderrPump(self.name, self.stderr_tail)
         try:
             async with stdio_client(params, errlog=pump.writer) as (read, write):
                 pump.close_writer()
@@ -333,7 +343,7 @@ class Connection:
         from mcp import MCPError
 
         client = await self._ready_client(timeout)
-        closed = self._closed
+        closed, pump = self._closed, self._pump
         try:
             with _fail_after(timeout, ""):
                 result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
@@ -343,6 +353,8 @@ class Connection:
                                f"{timeout:g}s; the call was cancelled") from None
         except MCPError as exc:
             if closed is not None and closed.is_set():
+                if pump is not None:  # its last words (why it died) may still be in the pipe
+                    await asyncio.to_thread(pump.drain, 2.0)
                 raise McpCallError(f"MCP server {self.name!r} exited during the call "
                                    f"({_tail(self.stderr_tail) or exc.message}); it is being "
                                    "restarted") from None
