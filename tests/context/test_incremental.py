@@ -47,3 +47,39 @@ def test_chain_ids_is_the_id_list_of_a_prefix() -> None:
     assert list(ids) == ["n0", "n1", "n2"] == ids and len(ids) == 3
     assert ids[-1] == "n2" and ids[1:] == ["n1", "n2"] and "n2" in ids and "n3" not in ids
     assert ChainIds(nodes, 9) == [n.id for n in nodes] and not ChainIds()
+
+
+def test_the_carried_rendering_is_redone_from_the_first_changed_node() -> None:
+    from tests.context.convo import Turn, build_chain
+
+    from openprogram_lsp.context.prefix import PrefixCache
+    from openprogram_lsp.context.render import RenderCache, render_segments
+    from openprogram_lsp.core.chain import NodeChain
+
+    def check(prefixes: PrefixCache, chain: list[Node], summary: Node | None = None,
+              start: int = 0) -> None:
+        got = prefixes.render("s", NodeChain.of(chain), summary, start, RenderCache(), 600.0)
+        want = render_segments(chain, summary, start)
+        assert [(s.node.id, s.turn, s.tokens) for s in got.segments] == \
+            [(s.node.id, s.turn, s.tokens) for s in want]
+        assert got.messages == [m for s in want for m in s.messages]
+        assert got.tokens == sum(s.tokens for s in want)
+        assert got.kept == [s.node.id for s in want]
+
+    prefixes = PrefixCache()
+    chain = build_chain([Turn(user=f"q{i}") for i in range(6)])
+    check(prefixes, chain[:5])
+    before = prefixes.reused
+    check(prefixes, chain)  # extended: the first five carried over
+    assert prefixes.reused == before + 5
+    edited = [*chain[:3], chain[3].model_copy(update={"text": "rewritten"}), *chain[4:]]
+    check(prefixes, edited)  # an edit of history: redone from that node on
+    other = build_chain([Turn(user="q0"), Turn(user="another line")])
+    check(prefixes, other)  # another branch: the chain no longer runs through the last node
+    restarted = [n.model_copy() for n in chain]
+    check(prefixes, restarted)  # new objects (a reloaded session): nothing carried
+    summary = Node(id="sum", role="summary", text="earlier", caller=chain[3].id,
+                   metadata={"through": chain[3].id})
+    check(prefixes, chain, summary, 4)  # compaction: another start and summary
+    check(prefixes, chain, summary, 4)
+    check(prefixes, chain[:4])  # shorter than what is carried: done again

@@ -108,6 +108,7 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
                                metadata={"steps": [f"reading {t}", f"done {t}"] if calls
                                          else [f"done {t}"], "finishedAt": iso(clock)}))
         record = eng.after_turn(session_id=sid, turn_id=aid, prep=prep, usage=Usage())
+        assert record["messagesDigest"] == messages_digest(prep.messages)
         store.write_context_commit(sid, aid, record)
         stored = ContextCommit.model_validate(store.read_context_commit(sid, aid))
         assert stored.kept == kept_ids(prep) and stored.snipped == prep.snipped
@@ -121,3 +122,4 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
         head, last_at = aid, iso(clock)
         tips = store.index(sid).tips()
     assert {"snip", "compact", "microcompact", "fork", "tools"} <= seen, seen
+    assert eng.prefixes.reused > 0  # the carried-over renderings were used, and checked

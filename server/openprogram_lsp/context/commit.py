@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -115,12 +115,17 @@ class ContextCommit(Wire):
         return out
 
 
-def messages_digest(messages: list[Message]) -> str:
-    """SHA-256 of the messages as JSON (stable key order)."""
-    h = hashlib.sha256()
+def digest_update(h: Any, messages: Iterable[Message]) -> None:
+    """Feed messages to a SHA-256 as ``messages_digest`` does (so a prefix's state can go on)."""
     for m in messages:
         h.update(json.dumps(m.wire(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
         h.update(b"\n")
+
+
+def messages_digest(messages: list[Message]) -> str:
+    """SHA-256 of the messages as JSON (stable key order)."""
+    h = hashlib.sha256()
+    digest_update(h, messages)
     return h.hexdigest()
 
 
@@ -130,19 +135,34 @@ def kept_ids(prep: TurnPrep) -> list[str]:
 
 
 def _id_lists(prep: TurnPrep) -> dict[str, Any]:
-    """``kept``, ``snipped`` and ``summarised`` as ranges of chain positions (what the turn
-    rendered is looked up; the summarised prefix is one range), or as lists without a chain."""
-    kept = kept_ids(prep)
+    """``kept``, ``snipped`` and ``summarised`` as ranges of chain positions (the carried-over
+    rendering's ranges, else what the turn rendered looked up; the summarised prefix is one
+    range), or as lists without a chain."""
     if prep.args is None or not prep.args.history:
-        return {"kept": kept, "snipped": list(prep.snipped),
+        return {"kept": kept_ids(prep), "snipped": list(prep.snipped),
                 "summarised": list(prep.summarised)}
     history = prep.args.history
     start = prep.start
-    pos = {id_at(history, i): i for i in range(start, len(history))}
-    return {"kept_ranges": encode_ranges(kept, pos),
+    base = prep.base
+    pos: dict[str, int] = {}
+    if base is not None and prep.segments is base.segments:
+        kept_ranges: Ranges = list(base.ranges)
+    else:
+        pos = {id_at(history, i): i for i in range(start, len(history))}
+        kept_ranges = encode_ranges(kept_ids(prep), pos)
+    if prep.snipped and not pos:
+        pos = {id_at(history, i): i for i in range(start, len(history))}
+    return {"kept_ranges": kept_ranges,
             "snipped_ranges": encode_ranges(prep.snipped, pos),
             "summarised_ranges": [[0, start - 1]] if start > 0 else [],
             "chain_head": id_at(history, -1)}
+
+
+def _digest(prep: TurnPrep) -> str:
+    base = prep.base
+    if base is not None and prep.messages is base.messages:
+        return str(base.digest)
+    return messages_digest(prep.messages)
 
 
 def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
@@ -162,7 +182,7 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
         actions=list(prep.actions), tokens_before=prep.tokens_before,
         summary_node_id=prep.summary_node_id, **_id_lists(prep), replaced=list(prep.replaced),
         protected=list(prep.protected), messages=len(prep.messages),
-        messages_digest=messages_digest(prep.messages), thresholds=thresholds,
+        messages_digest=_digest(prep), thresholds=thresholds,
         instructions=list(prep.instructions))
 
 

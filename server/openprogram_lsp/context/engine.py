@@ -29,8 +29,9 @@ from openprogram_lsp.context.commit import build_commit, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
 from openprogram_lsp.context.instructions import Instruction, render_instructions
 from openprogram_lsp.context.microcompact import gap_points, microcompact
+from openprogram_lsp.context.prefix import PrefixCache
 from openprogram_lsp.context.references import TermCache, protected_nodes, scan_references
-from openprogram_lsp.context.render import RenderCache, flatten, render_segments
+from openprogram_lsp.context.render import RenderCache, flatten
 from openprogram_lsp.context.snip import snip
 from openprogram_lsp.context.types import (
     ContextConfig,
@@ -82,6 +83,7 @@ class ContextEngine:
         self.calibration = calibration or Calibration(alpha=self.config.calibration_alpha)
         self.bus = bus
         self.render_cache = RenderCache()
+        self.prefixes = PrefixCache()
         self.term_cache = TermCache()
         self._floors: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
@@ -114,7 +116,10 @@ class ContextEngine:
     def _prepare(self, args: PrepareArgs, bus: EventBus | None, *, announce: bool) -> TurnPrep:
         window = resolve_window(args.context_window, self.config.window_override)
         summary, start = pick_summary(args.history, args.summaries)
-        segments = render_segments(args.history, summary, start, self.render_cache)
+        threshold = self.config.gap_threshold_seconds
+        base = self.prefixes.render(args.session_id, NodeChain.of(args.history), summary, start,
+                                    self.render_cache, threshold)
+        segments = base.segments
         system = args.system
         if args.instructions:
             system = f"{system.rstrip()}\n\n{render_instructions(args.instructions)}\n"
@@ -125,13 +130,14 @@ class ContextEngine:
                         fixed_tokens=estimate_text(system) + estimate_tools(args.tools),
                         calibration=self.calibration.ratio(args.model), args=args, bus=bus)
         prep.full_segments = segments
+        prep.base = base
         prep.instructions = [i.listing() for i in args.instructions]
         if summary is not None:
             prep.summary_node_id = summary.id
             prep.start = start
         now = args.now if args.now is not None else time.time()
-        gaps, current = gap_points(segments, threshold=self.config.gap_threshold_seconds,
-                                   last_turn_at=args.last_turn_at, now=now)
+        gaps, current = gap_points(segments, threshold=threshold,
+                                   last_turn_at=args.last_turn_at, now=now, scanned=base.gaps)
         if gaps:
             refs = scan_references(segments, self.term_cache)
             before = self._estimate_of(prep, segments)
@@ -156,9 +162,14 @@ class ContextEngine:
         return math.ceil(raw * prep.calibration) + prep.max_output_tokens
 
     def _account(self, prep: TurnPrep) -> None:
-        prep.messages = flatten(prep.segments)
-        prep.history_tokens = sum(s.tokens for s in prep.segments)
-        prep.node_ids = kept_ids(prep)
+        base = prep.base
+        if base is not None and prep.segments is base.segments:  # carried over, not recounted
+            prep.messages, prep.history_tokens, prep.node_ids = \
+                base.messages, base.tokens, base.kept
+        else:
+            prep.messages = flatten(prep.segments)
+            prep.history_tokens = sum(s.tokens for s in prep.segments)
+            prep.node_ids = kept_ids(prep)
         prep.estimate = self._estimate_of(prep, prep.segments)
 
     def _history_budget(self, prep: TurnPrep, ratio: float) -> int:

@@ -58,18 +58,16 @@ def _same_hour(a: str, b: str, threshold: float) -> bool:
         and a[:13] == b[:13]
 
 
-def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str | None,
-               now: float) -> tuple[list[int], bool]:
-    """Segment indexes that start after an idle gap, and whether the current turn is one."""
-    points: list[int] = []
-    prev: Node | None = None
-    last_user = next((i for i in range(len(segments) - 1, -1, -1)
-                      if segments[i].node.role == "user"), -1)
-    for i, seg in enumerate(segments):
-        node = seg.node
+def scan_gaps(segments: list[Segment], begin: int, prev: Node | None, threshold: float,
+              points: list[int]) -> Node | None:
+    """Append to ``points`` the indexes from ``begin`` on of user segments that start more
+    than ``threshold`` after the previous reply (``prev``: the last user or assistant node
+    before ``begin``); returns the last such node, to continue from later."""
+    for i in range(begin, len(segments)):
+        node = segments[i].node
         role = node.role
         if role == "user":
-            if prev is not None and i != last_user:
+            if prev is not None:
                 at, end = node.created_at, _finished_text(prev)
                 if not _same_hour(at, end, threshold):
                     start, stop = parse_time(at), parse_time(end)
@@ -78,6 +76,20 @@ def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str |
             prev = node
         elif role == "assistant":
             prev = node
+    return prev
+
+
+def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str | None,
+               now: float, scanned: list[int] | None = None) -> tuple[list[int], bool]:
+    """Segment indexes that start after an idle gap, and whether the current turn is one.
+
+    ``scanned``: what ``scan_gaps`` found over all of ``segments`` (kept by the caller)."""
+    last_user = next((i for i in range(len(segments) - 1, -1, -1)
+                      if segments[i].node.role == "user"), -1)
+    if scanned is None:
+        scanned = []
+        scan_gaps(segments, 0, None, threshold, scanned)
+    points = scanned[:-1] if scanned and scanned[-1] == last_user else list(scanned)
     current = False
     last_at = parse_time(last_turn_at)
     if last_user >= 0 and last_at is not None and now - last_at > threshold:

@@ -168,6 +168,7 @@ class TurnPrep:
     bus: Any = None
     summarizer_usage: Usage | None = None  # tokens the summariser spent this turn
     instructions: list[dict[str, Any]] = field(default_factory=list)  # files in the prompt
+    base: Any = None  # context.prefix.Rendered: the carried-over rendering segments came from
 
     def __repr__(self) -> str:  # short: a prep can hold thousands of messages
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "
