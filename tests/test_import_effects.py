@@ -1,10 +1,13 @@
-"""Importing every server module changes no process state (umask, gc, env, cwd, signals, ...)."""
+"""Importing every server module changes no process state (umask, gc, env, cwd, signals, ...);
+below the settings loader nothing reads a setting from the environment."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = r"""
 import gc, importlib, json, logging, os, pkgutil, signal, sys, threading, warnings
@@ -75,3 +78,62 @@ def test_commands_import_only_what_they_run() -> None:
     assert _loaded(seen["serve"], {"pygls", "openprogram_lsp.dispatcher"}) == {
         "pygls", "openprogram_lsp.dispatcher"}
     assert _loaded(seen["serve"], SDKS) == set()
+
+
+SETTINGS_READS = r"""
+import json, os, sys, tempfile
+from pathlib import Path
+
+read = []
+
+class Watched(type(os.environ)):
+    def __getitem__(self, key):
+        read.append(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        read.append(key)
+        return super().__contains__(key)
+
+old = os.environ
+os.environ = Watched(old._data, old.encodekey, old.decodekey, old.encodevalue, old.decodevalue)
+os.environ["OPENPROGRAM_HOME"] = sys.argv[1] + "/from-env"
+
+def settings_reads():
+    found = sorted({k for k in read if k.startswith("OPENPROGRAM_") or k == "XDG_DATA_HOME"})
+    read.clear()
+    return found
+
+import openprogram_lsp.app as app
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.core.fsutil import protected_dirs
+from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.tools.paths import resolve_in_workspace
+
+root = Path(sys.argv[1])
+ws, home = root / "ws", root / "home"
+ws.mkdir()
+SessionStore(home)
+CheckpointStore(ws, home=home)
+app.build_dispatcher(app.AppConfig(workspace=ws, home=home))
+resolve_in_workspace(ws, "a.txt")
+domain = settings_reads()
+dirs = [str(p) for p in protected_dirs()]
+entry_home = str(load_settings(workspace=ws).home)  # the entry: reads the environment, once
+print(json.dumps({"domain": domain, "dirs": dirs, "entry": settings_reads(),
+                  "entry_home": entry_home}))
+"""
+
+
+def test_the_domain_reads_no_setting_from_the_environment(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", SETTINGS_READS, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["domain"] == []  # stores, app and the confinement check are handed the root
+    home = os.path.realpath(tmp_path / "home")
+    assert home in seen["dirs"]  # the state root the app was handed is protected
+    assert not any("from-env" in d for d in seen["dirs"])  # not the one the variable names
+    assert "OPENPROGRAM_HOME" in seen["entry"]  # the settings loader is where it is read
+    assert seen["entry_home"] == str(tmp_path / "from-env")

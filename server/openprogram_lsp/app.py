@@ -22,7 +22,7 @@ from openprogram_lsp.context.budget import Calibration
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig
 from openprogram_lsp.core.errors import ConfigError
-from openprogram_lsp.core.fsutil import state_root
+from openprogram_lsp.core.fsutil import protect_dir
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
@@ -70,7 +70,7 @@ class AppConfig:
     def from_settings(cls, settings: Settings, workspace: Path) -> AppConfig:
         """Every field from the settings (config files, environment, flags)."""
         core = settings.get(CoreSettings)
-        return cls(workspace=workspace, home=core.home or state_root(), model=core.model,
+        return cls(workspace=workspace, home=settings.home, model=core.model,
                    permission_mode=core.permission_mode,
                    question_timeout=core.question_timeout,
                    approval_timeout=core.approval_timeout, max_iterations=core.max_iterations,
@@ -126,6 +126,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     elif runtime.settings is not settings:  # one holder of the settings the app was built from
         runtime = dataclasses.replace(runtime, settings=settings)
     install_gates(runtime.gates)
+    protect_dir(config.home)  # the whole state root: trust files, rules, run files, stores
     store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
     rulebooks: dict[Path, RuleBook] = {}
 
@@ -135,7 +136,8 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
             rulebooks[key] = RuleBook.for_workspace(config.home, key)
         return rulebooks[key]
 
-    per_workspace = WorkspaceSettings(config.settings_for) if config.settings_for else None
+    per_workspace = (WorkspaceSettings(config.settings_for, config.settings.user_path)
+                     if config.settings_for else None)
 
     def checkpoint_limits(workspace: Path) -> CheckpointConfig:
         assert per_workspace is not None

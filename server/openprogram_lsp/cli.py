@@ -231,6 +231,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- settings and workspaces ----------------------------------------------------------------
 
+def _environment(args: argparse.Namespace) -> dict[str, str]:
+    """The process environment, read once per command: every later settings load (each editor
+    folder's, each ACP session's) reuses this copy."""
+    env: dict[str, str] | None = getattr(args, "settings_env", None)
+    if env is None:
+        env = dict(os.environ)
+        args.settings_env = env
+    return env
+
+
 def _settings(args: argparse.Namespace, workspace: Path | None) -> Settings:
     """Config files, environment and this command's flags, validated together."""
     from openprogram_lsp.config import load_settings
@@ -240,15 +250,12 @@ def _settings(args: argparse.Namespace, workspace: Path | None) -> Settings:
              "permission_mode": (getattr(args, "permission_mode", None),
                                  "flag --permission-mode"),
              "home": (home.expanduser().resolve() if home else None, "flag --home")}
-    return load_settings(workspace=workspace, flags=flags)
+    return load_settings(workspace=workspace, env=_environment(args), flags=flags)
 
 
 def _home(args: argparse.Namespace) -> Path:
     """The state root (never from a workspace file, so it is known before the workspace)."""
-    from openprogram_lsp.config.sections.core import CoreSettings
-    from openprogram_lsp.core.fsutil import state_root
-
-    return _settings(args, None).get(CoreSettings).home or state_root()
+    return _settings(args, None).home
 
 
 def _app(args: argparse.Namespace, workspace: Path) -> AppConfig:
@@ -467,8 +474,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_config(args: argparse.Namespace) -> int:
     """Print the effective settings and where each came from."""
-    from openprogram_lsp.config import user_config_path
-
     settings = _settings(args, _explicit(args) or Path.cwd().resolve())
     rows = settings.rows()
     if args.json:
@@ -477,7 +482,7 @@ def cmd_config(args: argparse.Namespace) -> int:
                           "settings": [{"key": k, "value": v, "source": s}
                                        for k, v, s in rows]}))
         return 0
-    user = user_config_path(os.environ)
+    user = settings.user_path
     ws_file = settings.workspace / ".openprogram" / "config.toml" if settings.workspace else None
     print(f"# user config:      {user}{'' if user in settings.files else ' (not present)'}")
     if ws_file is not None:

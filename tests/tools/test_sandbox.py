@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.config import load_settings
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.store.session_store import SessionStore
@@ -80,6 +81,9 @@ async def test_state_and_home_secrets_are_not_mounted(workspace: Path, tmp_path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("OPENPROGRAM_HOME", str(state))
+    # the settings name the state root and the app registers it (nothing below reads the
+    # environment): build what `serve` builds
+    build_dispatcher(AppConfig.from_settings(load_settings(workspace=workspace), workspace))
     # the home lives under /tmp here, so bind it in to see that each secret is masked
     from openprogram_lsp.tools import sandbox
 

@@ -19,6 +19,12 @@ def user_config_path(env: Mapping[str, str]) -> Path:
     return Path(base).expanduser() / "openprogram-lsp" / "config.toml"
 
 
+def default_state_root(env: Mapping[str, str]) -> Path:
+    """``${XDG_DATA_HOME:-~/.local/share}/openprogram-lsp``: the state root when none is set."""
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "openprogram-lsp"
+
+
 def workspace_config_path(workspace: Path) -> Path:
     """The optional ``.openprogram/config.toml`` of a workspace."""
     return workspace / WORKSPACE_FILE

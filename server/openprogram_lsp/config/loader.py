@@ -15,7 +15,12 @@ from typing import Any, TypeVar, get_args
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from openprogram_lsp.config import sections as _sections_pkg
-from openprogram_lsp.config.files import read_toml, user_config_path, workspace_config_path
+from openprogram_lsp.config.files import (
+    default_state_root,
+    read_toml,
+    user_config_path,
+    workspace_config_path,
+)
 from openprogram_lsp.config.section import SECTIONS, Section
 from openprogram_lsp.core.errors import ConfigError
 
@@ -40,6 +45,7 @@ class Settings:
     files: tuple[Path, ...] = ()  # the config files that were read
     workspace: Path | None = None
     trusted: bool = False
+    user_path: Path | None = None  # the user config file consulted (present or not)
     _by_type: dict[type[Section], Section] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -54,6 +60,13 @@ class Settings:
             raise KeyError(f"no config section {kind.name!r}")
         return found
 
+    @property
+    def home(self) -> Path:
+        """The state root (sessions, checkpoints, rules): ``home``, which loading always sets."""
+        found = self.sections.get("")
+        home = getattr(found, "home", None)
+        return home if isinstance(home, Path) else default_state_root({})
+
     def with_section(self, section: Section, source: str) -> Settings:
         """A copy with ``section`` replaced; its set keys are credited to ``source``."""
         name = type(section).name
@@ -61,7 +74,8 @@ class Settings:
                    for key, _ in _flatten(section.model_dump(exclude_unset=True))}
         return Settings(sections={**self.sections, name: section},
                         sources={**self.sources, **changed}, files=self.files,
-                        workspace=self.workspace, trusted=self.trusted)
+                        workspace=self.workspace, trusted=self.trusted,
+                        user_path=self.user_path)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(key, value, source) for every setting, secrets masked, in a stable order."""
@@ -83,8 +97,9 @@ def load_settings(*, workspace: Path | None = None, env: Mapping[str, str] | Non
     sources: dict[str, str] = {}
     files: list[Path] = []
     trusted = False
-    if user_file:
-        path = user_config_path(env)
+    user_path = user_config_path(env) if user_file else None
+    if user_path is not None:
+        path = user_path
         data = read_toml(path)
         if data is not None:
             files.append(path)
@@ -103,6 +118,9 @@ def load_settings(*, workspace: Path | None = None, env: Mapping[str, str] | Non
         if value is not None:
             _set(tree, _split_key(dotted, kinds), value)
             sources[dotted] = label
+    core = tree.setdefault("", {})
+    if not core.get("home"):  # the default state root, from this same environment
+        core["home"] = default_state_root(env)
     built: dict[str, Section] = {}
     for name, kind in kinds.items():
         raw = tree.get(name, {})
@@ -111,7 +129,7 @@ def load_settings(*, workspace: Path | None = None, env: Mapping[str, str] | Non
         except ValidationError as exc:
             raise ConfigError(_explain(exc, name, raw, sources, kind)) from None
     return Settings(sections=built, sources=sources, files=tuple(files),
-                    workspace=workspace, trusted=trusted)
+                    workspace=workspace, trusted=trusted, user_path=user_path)
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""Small filesystem helpers: atomic writes, the state root and the directories tools never touch."""
+"""Small filesystem helpers: atomic writes and the directories tools never touch."""
 
 from __future__ import annotations
 
@@ -9,34 +9,24 @@ import tempfile
 import threading
 from pathlib import Path
 
-
-def state_root() -> Path:
-    """Return ``$OPENPROGRAM_HOME`` or ``${XDG_DATA_HOME:-~/.local/share}/openprogram-lsp``."""
-    explicit = os.environ.get("OPENPROGRAM_HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "openprogram-lsp"
-
-
 _protected: set[Path] = set()
 _protected_lock = threading.Lock()
 
 
 def protect_dir(path: Path) -> None:
-    """Register a directory our own stores live in: tools refuse it, restore never writes it."""
+    """Register a directory our own stores live in: tools refuse it, restore never writes it.
+
+    The state root comes from the settings (``Settings.home``) and is registered by whoever
+    is handed it (``app``, each store); nothing here reads the environment."""
     real = Path(os.path.realpath(path))
     with _protected_lock:
         _protected.add(real)
 
 
 def protected_dirs() -> list[Path]:
-    """Every protected directory: the state root (as the environment names it now) and each
-    directory a store registered."""
+    """Every protected directory: each state root and store directory registered so far."""
     with _protected_lock:
-        found = set(_protected)
-    found.add(Path(os.path.realpath(state_root())))
-    return sorted(found)
+        return sorted(_protected)
 
 
 def protected_dir_of(target: Path, workspace: Path | None = None) -> Path | None:

@@ -28,7 +28,7 @@ from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import atomic_write, protect_dir, state_root
+from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
@@ -130,8 +130,8 @@ def _dead_entries(meta: dict[str, Any]) -> bool:
 class SessionStore:
     """All sessions under ``<home>/sessions``."""
 
-    def __init__(self, home: Path | None = None, *, capacity: int | None = None) -> None:
-        self.home = (home or state_root())
+    def __init__(self, home: Path, *, capacity: int | None = None) -> None:
+        self.home = home
         self.root = self.home / "sessions"
         self.root.mkdir(parents=True, exist_ok=True)
         protect_dir(self.home)

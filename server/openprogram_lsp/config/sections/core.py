@@ -52,7 +52,7 @@ class CoreSettings(Section):
     max_iterations: int = Field(50, ge=1)
     approval_timeout: float = Field(600.0, gt=0)
     question_timeout: float = Field(600.0, gt=0)
-    home: Path | None = None
+    home: Path | None = None  # loading sets the default (``config.default_state_root``)
     session_cache_cap: int = Field(128, ge=1)
     max_frame_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     trusted_workspaces: list[str] = Field(default_factory=list)
@@ -64,6 +64,11 @@ class CoreSettings(Section):
         if v not in PERMISSION_MODES:
             raise ValueError(f"unknown permission mode; use one of {', '.join(PERMISSION_MODES)}")
         return v
+
+    @field_validator("home")
+    @classmethod
+    def _home(cls, v: Path | None) -> Path | None:
+        return v.expanduser() if v is not None else None
 
     @field_validator("model", "agent_model")
     @classmethod

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import protect_dir, state_root
+from openprogram_lsp.core.fsutil import protect_dir
 from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints import stage as stage_mod
@@ -61,13 +61,13 @@ def epoch(iso: str) -> int:
 class CheckpointStore:
     """All checkpoints of one workspace; thread-safe, and safe across processes."""
 
-    def __init__(self, workspace: Path, *, home: Path | None = None,
+    def __init__(self, workspace: Path, *, home: Path,
                  config: CheckpointConfig | None = None) -> None:
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise CheckpointError(f"workspace {workspace} is not a directory")
         self.config = config or CheckpointConfig()
-        root = (home or state_root()) / "checkpoints" / workspace_key(self.workspace)
+        root = home / "checkpoints" / workspace_key(self.workspace)
         root.mkdir(parents=True, exist_ok=True)
         protect_dir(root.parent)
         self.repo = ShadowRepo(self.workspace, root, self.config)
@@ -93,7 +93,7 @@ class CheckpointStore:
 
     @property
     def root(self) -> Path:
-        """The store's directory under ``$OPENPROGRAM_HOME/checkpoints``."""
+        """The store's directory under ``<home>/checkpoints``."""
         return self.repo.root
 
     # -- Checkpointer port ---------------------------------------------------------------
