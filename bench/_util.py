@@ -7,18 +7,6 @@ import time
 from collections.abc import Callable
 
 
-def median_time(fn: Callable[[], object], *, repeat: int = 7, number: int = 1) -> float:
-    """Median seconds per call over ``repeat`` rounds of ``number`` calls."""
-    fn()  # warm up
-    rounds = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        rounds.append((time.perf_counter() - t0) / number)
-    return statistics.median(rounds)
-
-
 def report(name: str, figure: float, baseline: float | None = None, *, unit: str = "ms",
            target: str = "") -> None:
     """Print one line: figure, baseline and their ratio."""

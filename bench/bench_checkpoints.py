@@ -159,40 +159,51 @@ def turns() -> None:
                statistics.median(theirs), target="<= 30 ms and >= 3x faster; "
                "baseline = shadow add -A && commit")
 
-        created = []
+        created, theirs_new = [], []
         for turn in range(TURNS):
             rel = f"pkg{turn % 200:03d}/new_{turn}.py"
             (ws / rel).write_text(f"# created in turn {turn}\n")
             store.note_paths([rel])
             created.append(timed(lambda t=turn: store.commit_turn("bench", f"n{t}", "new")))
+            theirs_new.append(timed(lambda t=turn: shadow.commit(f"new {t}")))
         report("checkpoint commit, one new file (+ check-ignore)", statistics.median(created),
-               statistics.median(theirs), target="reported; baseline = shadow add -A && commit")
+               statistics.median(theirs_new),
+               target="reported; baseline = shadow add -A && commit")
 
-        # Ablation, same tree: the general path (update-index --add + write-tree), no Python trees.
+        # Ablation, same tree, A B A B: the general path (update-index --add + write-tree, no
+        # Python trees) beside the fast path.
         import openprogram_lsp.store.checkpoints.store as store_mod
         fast = store_mod.fast_stage
-        store_mod.fast_stage = lambda *a, **k: None  # type: ignore[assignment]
-        general = []
+        general, fast_again = [], []
         for turn in range(TURNS):
-            rel = paths[(turn * 6151 + 11) % len(paths)]
-            with open(ws / rel, "a") as fh:
-                fh.write(f"# general {turn}\n")
-            store.note_paths([rel])
-            general.append(timed(lambda t=turn: store.commit_turn("bench", f"g{t}", "general")))
-        store_mod.fast_stage = fast
+            for path_kind, out in (("general", general), ("fast", fast_again)):
+                rel = paths[(turn * 6151 + (11 if path_kind == "general" else 29)) % len(paths)]
+                with open(ws / rel, "a") as fh:
+                    fh.write(f"# {path_kind} {turn}\n")
+                store.note_paths([rel])
+                if path_kind == "general":
+                    store_mod.fast_stage = lambda *a, **k: None  # type: ignore[assignment]
+                try:
+                    out.append(timed(lambda t=turn, k=path_kind: store.commit_turn(
+                        "bench", f"{k[0]}{t}", k)))
+                finally:
+                    store_mod.fast_stage = fast
         report("  ablation: general path (update-index + write-tree)", statistics.median(general),
-               statistics.median(ours), target="reported; baseline = fast path")
+               statistics.median(fast_again), target="reported; baseline = fast path")
 
+        theirs_full = []
         for turn in range(TURNS // 3):
             rel = paths[(turn * 104729) % len(paths)]
             with open(ws / rel, "a") as fh:
                 fh.write(f"# shell turn {turn}\n")
             store.note_all()  # what run_command reports
             full.append(timed(lambda t=turn: store.commit_turn("bench", f"s{t}", "shell")))
+            theirs_full.append(timed(lambda t=turn: shadow.commit(f"shell {t}")))
         report("checkpoint commit after run_command (full scan)", statistics.median(full),
-               statistics.median(theirs), target="reported")
+               statistics.median(theirs_full), target="reported; baseline = shadow add -A && "
+               "commit")
 
-        restores = []
+        restores, naive = [], []
         for n in range(TURNS // 2):
             cp = store.get(ids[n])  # put back the version from before that turn's edit
             path = cp.files[0].path
@@ -201,10 +212,7 @@ def turns() -> None:
             out = store.restore(cp.parent_id, [path])
             restores.append(time.perf_counter() - t0)
             assert out.restored == [path], out
-        naive = []
-        for n in range(TURNS // 2):
-            rel = store.get(ids[n]).files[0].path
-            naive.append(timed(lambda r=rel: subprocess.run(
+            naive.append(timed(lambda r=path: subprocess.run(
                 ["git", "checkout", "-q", "HEAD~20", "--", r], env=shadow.env, check=True)))
         report("restore of one file (median, incl. safety checkpoint)",
                statistics.median(restores), statistics.median(naive),

@@ -1,6 +1,7 @@
 """Benchmark: ContextEngine.prepare on sessions of 1k, 5k and 10k messages.
 
-Target: 10,000 messages in at most 50 ms, growing linearly. Baseline in the same run:
+Target: 10,000 messages in at most 50 ms, growing linearly. Baseline in the same run, timed in
+turn with the figures (median of 9 rounds):
 ``json.dumps`` of the same rendered messages (what any provider encoder must at least do).
 Run: ``.venv/bin/python bench/bench_context.py``.
 """
@@ -51,26 +52,31 @@ def session(messages: int) -> list[Node]:
     return nodes
 
 
-def best_ms(fn: Callable[[], object], runs: int = 9) -> float:
-    """Best CPU time of several runs (CPU time, so other processes on the box do not count).
+def rounds_ms(fns: dict[str, Callable[[], object]], rounds: int = 9) -> dict[str, float]:
+    """Median CPU ms of each function, timed in turn A B C D A B C D ... (one warm-up round).
 
-    A run's result is released after the clock stops (for every figure, the baseline too):
-    freeing the messages a turn was given is not part of preparing them.
+    CPU time, so other processes on the box do not count; a run's result is released after
+    the clock stops (for every figure, the baseline too): freeing the messages a turn was
+    given is not part of preparing them.
     """
-    times = []
-    for _ in range(runs):
-        start = time.process_time()
-        result = fn()
-        times.append((time.process_time() - start) * 1000)
-        del result
-    return min(times)
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for n in range(max(7, rounds) + 1):
+        for key, fn in fns.items():
+            start = time.process_time()
+            result = fn()
+            took = (time.process_time() - start) * 1000
+            del result
+            if n:
+                times[key].append(took)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main() -> int:
     print("prepare = ContextEngine.prepare (render, budget, idle-gap check); warm = the same "
           "engine again (rendered nodes cached by identity, as in the server), cold = a new "
-          "engine; baseline = json.dumps of the same messages. Best CPU ms of several runs, "
-          "each result released after the clock stops.")
+          "engine; baseline = json.dumps of the same messages. Median CPU ms of 9 rounds "
+          "timed in turn (idle, warm, cold, baseline), each result released after the clock "
+          "stops.")
     print("idle = warm prepare after a 2-hour gap (reference scan + microcompact run).")
     print(f"{'messages':>9} {'warm ms':>8} {'us/msg':>7} {'idle ms':>8} {'cold ms':>8} "
           f"{'us/msg':>7} {'json.dumps ms':>14}")
@@ -106,13 +112,12 @@ def main() -> int:
         msgs = prep().messages
         assert len(msgs) == n + 1, len(msgs)
         assert idle().replaced
-        gap[n] = best_ms(idle, 9)
-        warm[n] = best_ms(prep, 15)
-        cold[n] = best_ms(fresh, 9)
+
         def dumps(msgs: list[Message] = msgs) -> str:
             return json.dumps([m.wire() for m in msgs])
 
-        base = best_ms(dumps, 5)
+        med = rounds_ms({"idle": idle, "warm": prep, "cold": fresh, "base": dumps})
+        gap[n], warm[n], cold[n], base = med["idle"], med["warm"], med["cold"], med["base"]
         print(f"{n:>9} {warm[n]:>8.2f} {1000 * warm[n] / n:>7.2f} {gap[n]:>8.2f} {cold[n]:>8.2f} "
               f"{1000 * cold[n] / n:>7.2f} {base:>14.2f}")
     for label, res in (("warm", warm), ("idle", gap), ("cold", cold)):

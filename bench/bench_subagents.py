@@ -23,7 +23,7 @@ def paired(fn: Callable[[], object], base: Callable[[], object],
     fn()
     base()
     a, b = [], []
-    for _ in range(repeat):
+    for _ in range(max(7, repeat)):
         t0 = time.perf_counter()
         fn()
         a.append(time.perf_counter() - t0)
@@ -77,7 +77,7 @@ def main() -> None:
                 plain_turn()
 
         report("10 queued messages delivered in order + replies",
-               *paired(inbox_of_ten, twenty_turns, 3),
+               *paired(inbox_of_ten, twenty_turns, 7),
                target="ratio <= 1.5; baseline = twenty plain offline turns")
         d.agents.close()
 
