@@ -511,17 +511,18 @@ def cmd_hooks(args: argparse.Namespace) -> int:
             return 0
     hooks, agents = engine.listing(ws), engine.agent_listing(ws)
     if args.json:
-        print(json.dumps({"hooks": hooks, "agents": agents,
-                          "warnings": engine.config(ws).warnings}))
+        from openprogram_lsp.lsp import dumps
+
+        listed = dumps.hooks(hooks, engine.config(ws).warnings)
+        print(json.dumps({"hooks": listed["hooks"], "agents": dumps.agent_definitions(agents),
+                          "warnings": listed["warnings"]}))
         return 0
     for h in hooks:
-        matcher = f"({h['matcher']})" if h["matcher"] else ""
-        flags = " critical" if h["critical"] else ""
-        print(f"{h['id']}  {h['trust']:<8} {h['event']}{matcher}{flags}  {h['command']}  "
-              f"[{h['source']}]")
+        matcher = f"({h.matcher})" if h.matcher else ""
+        flags = " critical" if h.critical else ""
+        print(f"{h.id}  {h.trust:<8} {h.event}{matcher}{flags}  {h.command}  [{h.source}]")
     for a in agents:
-        print(f"{a['id']}  {a['trust']:<8} agent {a['name']}: {a['description']}  "
-              f"[{a['source']}]")
+        print(f"{a.id}  {a.trust:<8} agent {a.name}: {a.description}  [{a.source}]")
     for w in engine.config(ws).warnings:
         print(f"warning: {w}", file=sys.stderr)
     if not hooks and not agents:

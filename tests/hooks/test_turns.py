@@ -45,7 +45,8 @@ def test_exit_2_blocks_a_command_in_bypass_and_the_reason_reaches_the_model(
     assert record.output == "Denied by a tool gate: no shell today"
     assert record.blocked_reason == "no shell today"
     [hook] = d.services.hooks.listing(workspace)  # type: ignore[union-attr]
-    assert hook["last_result"]["exit_code"] == 2 and hook["last_result"]["outcome"] == "deny"
+    assert hook.last_result is not None
+    assert hook.last_result.exit_code == 2 and hook.last_result.outcome == "deny"
     [finished] = [e.payload for e in events if e.type == "tool.finished"]
     assert finished["blocked_reason"] == "no shell today" and finished["status"] == "failed"
 
@@ -224,7 +225,7 @@ def test_untrusted_workspace_hooks_do_not_run_before_approval(
     d = make_dispatcher(model, approver=rejecting)
     run(d)
     assert not (workspace / "hook-ran").exists()
-    assert [h["trust"] for h in d.services.hooks.listing(workspace)] == ["rejected"]  # type: ignore[union-attr]
+    assert [h.trust for h in d.services.hooks.listing(workspace)] == ["rejected"]  # type: ignore[union-attr]
     run(d)
     assert len(rejecting.requests) == 1  # a refusal is remembered, not asked again
 

@@ -69,3 +69,46 @@ def test_every_payload_of_a_real_turn_fits_its_wire_model(
             continue
         kind.model_validate(ev.payload)  # no fallback: the model takes the payload as it is
         assert set(event_data(ev.type, ev.payload)) == set(camel_keys(ev.payload)), ev.type
+
+
+def test_blame_runs_are_typed_and_camelcased_only_on_the_wire() -> None:
+    from openprogram_lsp.lsp.dumps import blame
+    from openprogram_lsp.store.blame.agent import BlameInfo, EditCall, Hunk
+
+    info = BlameInfo(checkpoint_id="c1", created_at="now", checkpoint_kind="turn",
+                     session_id="s", turn_id="t", turn=2, prompt="go", branch_head_id="h",
+                     branch="retry", tool_call=EditCall("k", "write_file"),
+                     approval={"by": "rule", "decidedAt": "then"})
+    out = blame("file:///f", "f", [Hunk(0, 2, "agent", "abc", 0, info),
+                                   Hunk(2, 1, "unrecorded")])
+    assert out == {"uri": "file:///f", "path": "f", "hunks": [
+        {"startLine": 0, "lineCount": 2, "kind": "agent", "checkpointId": "c1",
+         "checkpointKind": "turn", "createdAt": "now", "sessionId": "s", "turnId": "t",
+         "turn": 2, "prompt": "go", "branch": "retry", "branchHeadId": "h",
+         "toolCall": {"id": "k", "name": "write_file"},
+         "approval": {"by": "rule", "decidedAt": "then"}},
+        {"startLine": 2, "lineCount": 1, "kind": "unrecorded"}]}
+
+
+def test_hook_and_agent_definition_listings_are_typed_and_camelcased_only_on_the_wire() -> None:
+    from openprogram_lsp.core.ports import AgentDefinitionRow
+    from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
+    from openprogram_lsp.lsp.dumps import agent_definitions, hooks
+
+    ran = HookRunSummary(exit_code=2, duration_ms=1.5, timed_out=False, at=7.0,
+                         outcome="deny", stderr="no")
+    listed = [HookListing(id="h1", event="PreToolUse", matcher="Write", command="exit 2",
+                          timeout=5.0, critical=False, source="s.json", scope="workspace",
+                          trust="trusted", active=True, last_result=ran)]
+    assert hooks(listed, ["w"]) == {"hooks": [
+        {"id": "h1", "event": "PreToolUse", "matcher": "Write", "command": "exit 2",
+         "timeout": 5.0, "critical": False, "source": "s.json", "scope": "workspace",
+         "trust": "trusted", "active": True,
+         "lastResult": {"exitCode": 2, "durationMs": 1.5, "timedOut": False, "at": 7.0,
+                        "outcome": "deny", "stderr": "no"}}], "warnings": ["w"]}
+    row = AgentDefinitionRow(id="a1", name="reader", description="", source="r.md",
+                             scope="user", tools=None, disallowed_tools=("run_command",),
+                             trust="trusted", permission_mode="plan")
+    assert agent_definitions([row]) == [
+        {"id": "a1", "name": "reader", "description": "", "source": "r.md", "scope": "user",
+         "disallowedTools": ["run_command"], "permissionMode": "plan", "trust": "trusted"}]

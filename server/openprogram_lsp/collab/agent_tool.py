@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openprogram_lsp.collab import jobs
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.ports import CallSite
+from openprogram_lsp.core.ports import AgentDefinitionRow, CallSite
 from openprogram_lsp.hooks.agent_defs import AgentDef
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def fork_point(sub: Hub, turn: ActiveTurn, branch_from: str | None) -> str | Non
     return node_id
 
 
-def definitions(sub: Hub, workspace: Path) -> list[dict[str, Any]]:
+def definitions(sub: Hub, workspace: Path) -> list[AgentDefinitionRow]:
     """The agent definitions of a workspace, with their trust state."""
     engine = sub.dispatcher.services.hooks
     return engine.agent_listing(workspace) if engine is not None else []

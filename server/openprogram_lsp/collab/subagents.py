@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from openprogram_lsp.collab import agent_tool, jobs, list_agents, replies
 from openprogram_lsp.collab.hub import Hub
@@ -21,7 +20,7 @@ from openprogram_lsp.collab.lanes import Lane
 from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult, Origin
-from openprogram_lsp.core.ports import AgentRun, CallSite
+from openprogram_lsp.core.ports import AgentDefinitionRow, AgentRun, CallSite
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.hooks.agent_defs import AgentDef
 
@@ -124,6 +123,6 @@ class Subagents(Hub):
         """The ``list_agents`` tool."""
         return self.list_agents(site.session_id)
 
-    def definitions_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+    def definitions_for_tool(self, site: CallSite) -> list[AgentDefinitionRow]:
         """The ``list_agents`` tool: agent definitions of the caller's workspace."""
         return agent_tool.definitions(self, site.workspace)

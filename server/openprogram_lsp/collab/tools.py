@@ -102,7 +102,9 @@ class ListAgentsTool(Tool):
         service = _service(ctx)
         agents = [{k: v for k, v in dataclasses.asdict(a).items() if v is not None}
                   for a in service.agents_for_tool(ctx.site)]
-        definitions = service.definitions_for_tool(ctx.site)
+        definitions = [{k: v for k, v in dataclasses.asdict(d).items()
+                        if v is not None or k == "tools"}  # tools None: every tool
+                       for d in service.definitions_for_tool(ctx.site)]
         lines = ([json.dumps(a, sort_keys=True) for a in agents] if agents
                  else ["No agents in this session yet."])
         if definitions:

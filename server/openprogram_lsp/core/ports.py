@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from openprogram_lsp.core.types import (
     Checkpoint,
@@ -141,6 +141,23 @@ class AgentRun:
     parent_turn_id: str | None = None  # the turn that started it
 
 
+@dataclass(frozen=True, slots=True)
+class AgentDefinitionRow:
+    """An agent definition usable as the agent tool's ``agent``, with its trust (``hooks/``
+    lists them; a port type because the collaboration tools see them)."""
+
+    id: str
+    name: str
+    description: str
+    source: str
+    scope: Literal["user", "workspace"]
+    tools: tuple[str, ...] | None  # None: every tool
+    disallowed_tools: tuple[str, ...]
+    trust: Literal["trusted", "rejected", "unknown"]
+    model: str | None = None
+    permission_mode: str | None = None
+
+
 @runtime_checkable
 class Collab(Protocol):
     """Subagents and send_message as the collaboration tools see them (``collab/`` implements
@@ -160,6 +177,6 @@ class Collab(Protocol):
         """The subagent runs and deliveries of the caller's session."""
         ...
 
-    def definitions_for_tool(self, site: CallSite) -> list[dict[str, Any]]:
+    def definitions_for_tool(self, site: CallSite) -> list[AgentDefinitionRow]:
         """The agent definitions usable with ``agent(agent=NAME)``."""
         ...

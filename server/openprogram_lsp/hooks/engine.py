@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.errors import NotFound
+from openprogram_lsp.core.ports import AgentDefinitionRow
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
@@ -31,10 +32,11 @@ from openprogram_lsp.hooks.config import (
     load_config,
     user_files,
 )
+from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
 from openprogram_lsp.hooks.matcher import CLAUDE_NAMES, claude_input, matches, matches_tool
 from openprogram_lsp.hooks.policies import UntestedEdits
 from openprogram_lsp.hooks.runner import HookRun, run_hook
-from openprogram_lsp.hooks.trust import TrustStore
+from openprogram_lsp.hooks.trust import TrustState, TrustStore
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ class HookEngine:
         self._lock = threading.Lock()
         self._configs: dict[Path, tuple[tuple[Any, ...], HookConfig]] = {}
         self._agents: dict[Path, tuple[tuple[Any, ...], dict[str, AgentDef]]] = {}
-        self.last: dict[str, dict[str, Any]] = {}  # hook id -> last result
+        self.last: dict[str, HookRunSummary] = {}  # hook id -> last run
         self._seen_sessions: set[str] = set()
 
     def _user_files(self) -> list[Path]:
@@ -102,7 +104,7 @@ class HookEngine:
             self._agents[key] = (stamp, found)
         return found
 
-    def definition_trust(self, workspace: Path, item: HookSpec | AgentDef) -> str:
+    def definition_trust(self, workspace: Path, item: HookSpec | AgentDef) -> TrustState:
         """``trusted`` (user-level or approved), ``rejected`` or ``unknown``."""
         if item.scope == "user":
             return "trusted"
@@ -115,15 +117,15 @@ class HookEngine:
                    if self.definition_trust(workspace, a) == "unknown")
         return out
 
-    def agent_listing(self, workspace: Path) -> list[dict[str, Any]]:
+    def agent_listing(self, workspace: Path) -> list[AgentDefinitionRow]:
         """Agent definitions with their trust state (``openprogram/agents``, list_agents)."""
-        out = []
-        for a in self.agents(workspace).values():
-            item = a.describe()
-            item.pop("prompt", None)
-            item["trust"] = self.definition_trust(workspace, a)
-            out.append(item)
-        return out
+        return [AgentDefinitionRow(id=a.id, name=a.name, description=a.description,
+                                   source=a.source, scope=a.scope, tools=a.tools,
+                                   disallowed_tools=a.disallowed,
+                                   trust=self.definition_trust(workspace, a),
+                                   model=a.model or None,
+                                   permission_mode=a.permission_mode or None)
+                for a in self.agents(workspace).values()]
 
     def config(self, workspace: Path) -> HookConfig:
         """The hooks of a workspace (user files first), re-read when a file changed."""
@@ -140,7 +142,7 @@ class HookEngine:
             self._configs[key] = (stamp, cfg)
         return cfg
 
-    def trust_state(self, workspace: Path, spec: HookSpec) -> str:
+    def trust_state(self, workspace: Path, spec: HookSpec) -> TrustState:
         """``trusted`` (user-level or approved), ``rejected`` or ``unknown``."""
         return self.definition_trust(workspace, spec)
 
@@ -149,17 +151,15 @@ class HookEngine:
         return [h for h in self.config(workspace).hooks
                 if self.trust_state(workspace, h) == "unknown"]
 
-    def listing(self, workspace: Path) -> list[dict[str, Any]]:
+    def listing(self, workspace: Path) -> list[HookListing]:
         """Every hook with its trust state and last result (``openprogram/hooks``)."""
         out = []
         for h in self.config(workspace).hooks:
-            item = h.describe()
             state = self.trust_state(workspace, h)
-            item["trust"] = state
-            item["active"] = state == "trusted"
-            if h.id in self.last:
-                item["last_result"] = self.last[h.id]
-            out.append(item)
+            out.append(HookListing(id=h.id, event=h.event, matcher=h.matcher,
+                                   command=h.command, timeout=h.timeout, critical=h.critical,
+                                   source=h.source, scope=h.scope, trust=state,
+                                   active=state == "trusted", last_result=self.last.get(h.id)))
         return out
 
     def session_start(self, session_id: str, *, new: bool) -> str | None:
@@ -185,8 +185,7 @@ class HookEngine:
 
     def record(self, run: HookRun, outcome: str) -> None:
         """Remember a hook's last run and what it decided."""
-        summary = run.summary()
-        summary["outcome"] = outcome
+        summary = run.summary(outcome)
         with self._lock:
             self.last[run.hook.id] = summary
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.hooks.config import HookSpec
+from openprogram_lsp.hooks.listing import HookRunSummary
 
 MAX_CAPTURE = 64_000  # characters of stdout / stderr kept
 POLL = 0.05  # seconds between checks of the turn's cancel flag
@@ -54,16 +55,13 @@ class HookRun:
             return None
         return data if isinstance(data, dict) else None
 
-    def summary(self) -> dict[str, Any]:
-        """The run as shown by ``openprogram/hooks`` (a hook's ``last_result``)."""
-        out: dict[str, Any] = {"exit_code": self.exit_code,
-                               "duration_ms": round(self.duration * 1000, 1),
-                               "timed_out": self.timed_out, "at": time.time()}
-        if self.error:
-            out["error"] = self.error
-        if self.stderr.strip():
-            out["stderr"] = self.stderr.strip()[-500:]
-        return out
+    def summary(self, outcome: str) -> HookRunSummary:
+        """The run as ``openprogram/hooks`` shows it (a hook's ``last_result``)."""
+        return HookRunSummary(exit_code=self.exit_code,
+                              duration_ms=round(self.duration * 1000, 1),
+                              timed_out=self.timed_out, at=time.time(), outcome=outcome,
+                              error=self.error or None,
+                              stderr=self.stderr.strip()[-500:] or None)
 
 
 def _env(workspace: Path, event: str) -> dict[str, str]:

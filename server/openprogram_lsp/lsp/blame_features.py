@@ -32,11 +32,10 @@ _MAX_BYTES = 8 * 1024 * 1024
 def lens_title(hunk: Hunk) -> str:
     """``edited by the agent in turn 12 · branch `retry` · approved``."""
     info = hunk.info
-    parts = [f"edited by the agent in turn {info['turn']}" if info.get("turn")
-             else "edited by the agent"]
-    if info.get("branch"):
-        parts.append(f"branch `{info['branch']}`")
-    approval = approval_text(info.get("approval"))
+    parts = [f"edited by the agent in turn {info.turn}" if info.turn else "edited by the agent"]
+    if info.branch:
+        parts.append(f"branch `{info.branch}`")
+    approval = approval_text(info.approval)
     if approval:
         parts.append(approval)
     return " · ".join(parts)
@@ -67,20 +66,20 @@ def hover_text(hunk: Hunk) -> str | None:
         return None
     if hunk.kind == "user":
         return (f"**Changed outside the agent** · recorded in checkpoint "
-                f"`{str(info.get('checkpoint_id', '?'))[:12]}` at {info.get('created_at', '?')}")
+                f"`{(info.checkpoint_id or '?')[:12]}` at {info.created_at or '?'}")
     lines = [f"**{lens_title(hunk)}**", ""]
-    if info.get("prompt"):
-        lines.append(f"> {info['prompt']}")
+    if info.prompt:
+        lines.append(f"> {info.prompt}")
         lines.append("")
-    call = info.get("tool_call")
+    call = info.tool_call
     if call:
-        lines.append(f"- tool call: `{call.get('name')}` {call.get('title') or ''}".rstrip())
-    approval = info.get("approval")
+        lines.append(f"- tool call: `{call.name}` {call.title or ''}".rstrip())
+    approval = info.approval
     if isinstance(approval, dict):
         lines.append(f"- {approval_text(approval)} at {approval.get('decidedAt', '?')}")
-    lines.append(f"- session `{info.get('session_id', '?')}`, turn `{info.get('turn_id', '?')}`")
-    lines.append(f"- checkpoint `{str(info.get('checkpoint_id', '?'))[:12]}` at "
-                 f"{info.get('created_at', '?')}")
+    lines.append(f"- session `{info.session_id or '?'}`, turn `{info.turn_id or '?'}`")
+    lines.append(f"- checkpoint `{(info.checkpoint_id or '?')[:12]}` at "
+                 f"{info.created_at or '?'}")
     return "\n".join(lines)
 
 
@@ -179,13 +178,13 @@ class BlameFeatures:
             return None
         store, rel, hunks = found
         hunk = _at(hunks, params.range.start.line)
-        if hunk is None or hunk.kind != "agent" or not hunk.info.get("checkpoint_id"):
+        if hunk is None or hunk.kind != "agent" or not hunk.info.checkpoint_id:
             return None
         index = await asyncio.to_thread(_diff_hunk, store, hunk, rel)
         if index is None:
             return None
         title = "Restore this hunk to before the agent's edit"
-        args = [rel, hunk.info["checkpoint_id"], index, str(store.workspace)]
+        args = [rel, hunk.info.checkpoint_id, index, str(store.workspace)]
         return [t.CodeAction(title=title, kind=t.CodeActionKind.RefactorRewrite,
                              command=t.Command(title=title, command=RESTORE_COMMAND,
                                                arguments=args))]
@@ -220,14 +219,7 @@ class BlameFeatures:
         if found is None:
             return w.BlameResult(uri=p.uri, hunks=[]).wire()
         _store, rel, hunks = found
-        return w.BlameResult.model_validate(
-            {"uri": p.uri, "path": rel, "hunks": [_hunk(h) for h in hunks]}).wire()
-
-
-def _hunk(hunk: Hunk) -> w.BlameHunk:
-    """A blame run as the wire's hunk (its info keys are the model's snake_case fields)."""
-    return w.BlameHunk.model_validate({"start_line": hunk.start, "line_count": hunk.count,
-                                       "kind": hunk.kind, **hunk.info})
+        return dumps.blame(p.uri, rel, hunks)
 
 
 def _at(hunks: list[Hunk], line: int) -> Hunk | None:
@@ -237,7 +229,7 @@ def _at(hunks: list[Hunk], line: int) -> Hunk | None:
 def _diff_hunk(store: CheckpointStore, hunk: Hunk, rel: str) -> int | None:
     """The index in the checkpoint's diff of the hunk that wrote these lines."""
     try:
-        diff = store.diff(str(hunk.info["checkpoint_id"]), rel)
+        diff = store.diff(str(hunk.info.checkpoint_id), rel)
     except OpenProgramError:
         return None
     files = [f for f in diff.files if f.path == rel]

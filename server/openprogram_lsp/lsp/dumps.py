@@ -11,8 +11,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
+from openprogram_lsp.core.ports import AgentDefinitionRow
 from openprogram_lsp.events.bus import Event
+from openprogram_lsp.hooks.listing import HookListing
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.store.blame.agent import Hunk as BlameRun
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,24 @@ def diff(value: CheckpointDiff) -> dict[str, Any]:
 def restore(value: RestoreOutcome) -> dict[str, Any]:
     """``openprogram/restore`` and ``restoreHunk`` (``safetyCheckpointId`` always sent)."""
     return dump(w.RestoreResult, value)
+
+
+def blame(uri: str, path: str, runs: list[BlameRun]) -> dict[str, Any]:
+    """``openprogram/blame``: each run of lines with its ``BlameInfo`` fields beside it."""
+    hunks = [w.BlameHunk.model_validate({"start_line": r.start, "line_count": r.count,
+                                         "kind": r.kind, **plain(r.info)}) for r in runs]
+    return w.BlameResult(uri=uri, path=path, hunks=hunks).wire()
+
+
+def hooks(listing: list[HookListing], warnings: list[str]) -> dict[str, Any]:
+    """``openprogram/hooks`` (and ``openprogram-lsp hooks --json``)."""
+    return w.HooksResult(hooks=[model(w.HookInfo, h) for h in listing],
+                         warnings=warnings).wire()
+
+
+def agent_definitions(rows: list[AgentDefinitionRow]) -> list[dict[str, Any]]:
+    """Agent definitions as ``openprogram/agents`` lists them."""
+    return [dump(w.AgentDefinitionInfo, r) for r in rows]
 
 
 def code_restore(value: RestoreOutcome) -> dict[str, Any]:

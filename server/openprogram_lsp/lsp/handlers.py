@@ -263,7 +263,7 @@ class Handlers:
             self._session(p.session_id)
         rows = self.dispatcher.list_agents(p.session_id)
         engine = self.dispatcher.services.hooks
-        definitions = [w.AgentDefinitionInfo.model_validate(d) for d in engine.agent_listing(
+        definitions = [dumps.model(w.AgentDefinitionInfo, d) for d in engine.agent_listing(
             self._workspace())] if engine is not None else []
         return w.AgentsResult(agents=[dumps.model(w.AgentInfo, r) for r in rows],
                               definitions=definitions).wire()
@@ -284,8 +284,7 @@ class Handlers:
         engine = self._engine()
         ws = self._workspace()
         listing = await asyncio.to_thread(engine.listing, ws)
-        return w.HooksResult(hooks=[w.HookInfo.model_validate(h) for h in listing],
-                             warnings=engine.config(ws).warnings).wire()
+        return dumps.hooks(listing, engine.config(ws).warnings)
 
     async def trust(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.TRUST, w.TrustParams, raw)

@@ -7,7 +7,7 @@ import hashlib
 import posixpath
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openprogram_lsp.core.errors import NotFound
@@ -20,6 +20,33 @@ _CACHE_MAX = 256
 _EDIT_TOOLS = ("write_file", "edit_file")
 
 
+@dataclass(frozen=True, slots=True)
+class EditCall:
+    """The tool call of a turn that wrote the lines."""
+
+    id: str
+    name: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BlameInfo:
+    """Who last changed a run of lines: its checkpoint, and for the agent's lines the session,
+    turn, branch, tool call and approval (each None when not known)."""
+
+    checkpoint_id: str | None = None
+    created_at: str | None = None
+    checkpoint_kind: str | None = None
+    session_id: str | None = None
+    turn_id: str | None = None  # the assistant node of the turn
+    turn: int | None = None  # 1-based number of the turn on its branch
+    prompt: str | None = None  # the first line of the turn's user message
+    branch_head_id: str | None = None
+    branch: str | None = None
+    tool_call: EditCall | None = None
+    approval: dict[str, Any] | None = None  # the call's stored approval record, as stored
+
+
 @dataclass(slots=True)
 class Hunk:
     """Consecutive lines (0-based ``start``, ``count``) last changed by the same checkpoint."""
@@ -29,9 +56,7 @@ class Hunk:
     kind: Kind
     commit: str | None = None
     orig_start: int = 0  # the first line's number in the file as that checkpoint has it
-    # who changed them (snake_case keys): checkpoint_id, created_at, checkpoint_kind,
-    # session_id, turn_id, turn, prompt, branch_head_id, branch, tool_call, approval
-    info: dict[str, Any] = field(default_factory=dict)
+    info: BlameInfo = field(default_factory=BlameInfo)  # who changed them
 
 
 def _runs(owners: list[Owner]) -> list[Hunk]:
@@ -71,7 +96,7 @@ class AgentBlame:
         hunks = None
         if owners is not None and any(o.kind == "agent" for o in owners):
             hunks = _runs(owners)
-            seen: dict[str | None, dict[str, Any]] = {}
+            seen: dict[str | None, BlameInfo] = {}
             tips: dict[str, list[tuple[str, set[str]]]] = {}
             metas = self.lines.metas()
             for hunk in hunks:
@@ -85,46 +110,44 @@ class AgentBlame:
         return hunks
 
     def _describe(self, hunk: Hunk, path: str, metas: Metas,
-                  tips: dict[str, list[tuple[str, set[str]]]]) -> dict[str, Any]:
+                  tips: dict[str, list[tuple[str, set[str]]]]) -> BlameInfo:
         if hunk.commit is None:
-            return {}
+            return BlameInfo()
         meta = metas.get(hunk.commit, (None, None))[0]
         if meta is None:
-            return {}
-        info: dict[str, Any] = {"checkpoint_id": meta.id, "created_at": meta.created_at,
-                                "checkpoint_kind": meta.kind}
-        if meta.session_id:
-            info["session_id"] = meta.session_id
+            return BlameInfo()
+        info = BlameInfo(checkpoint_id=meta.id, created_at=meta.created_at,
+                         checkpoint_kind=meta.kind, session_id=meta.session_id or None)
         if hunk.kind != "agent" or not meta.session_id or not meta.turn_id:
             return info
-        info["turn_id"] = meta.turn_id
-        info.update(self._turn(meta.session_id, meta.turn_id, path, tips))
-        return info
+        return self._turn(replace(info, turn_id=meta.turn_id), meta.session_id, meta.turn_id,
+                          path, tips)
 
-    def _turn(self, sid: str, turn_id: str, path: str,
-              tips: dict[str, list[tuple[str, set[str]]]]) -> dict[str, Any]:
-        """Turn number, branch, tool call and approval of an assistant node."""
+    def _turn(self, info: BlameInfo, sid: str, turn_id: str, path: str,
+              tips: dict[str, list[tuple[str, set[str]]]]) -> BlameInfo:
+        """``info`` with the turn number, branch, tool call and approval of an assistant node."""
         try:
             node = self.sessions.get_node(sid, turn_id)
             chain = self.sessions.get_branch(sid, turn_id)
         except (NotFound, ValueError):
-            return {}
-        out: dict[str, Any] = {"turn": sum(1 for n in chain if n.role == "user")}
+            return info
         user = next((n for n in reversed(chain) if n.role == "user"), None)
-        if user is not None:
-            out["prompt"] = (user.text.strip().splitlines() or [""])[0][:120]
-        out.update(self._branch(sid, turn_id, tips))
+        prompt = (user.text.strip().splitlines() or [""])[0][:120] if user is not None else None
+        head, branch = self._branch(sid, turn_id, tips)
         call = _edit_call(node, path)
-        if call is not None:
-            out["tool_call"] = {"id": call.id, "name": call.name, "title": call.title}
-            if call.approval:
-                out["approval"] = dict(call.approval)
-        return out
+        return replace(info, turn=sum(1 for n in chain if n.role == "user"), prompt=prompt,
+                       branch_head_id=head, branch=branch,
+                       tool_call=(EditCall(call.id, call.name, call.title)
+                                  if call is not None else None),
+                       approval=(dict(call.approval)
+                                 if call is not None and call.approval else None))
 
     def _branch(self, sid: str, node_id: str,
-                tips: dict[str, list[tuple[str, set[str]]]]) -> dict[str, Any]:
-        """The branch holding a node: the active one if it does, else a named one, else the
-        oldest (``tips`` caches each session's tips and their chains for one blame)."""
+                tips: dict[str, list[tuple[str, set[str]]]]
+                ) -> tuple[str | None, str | None]:
+        """(head id, name) of the branch holding a node: the active one if it does, else a
+        named one, else the oldest (``tips`` caches each session's tips and chains for one
+        blame)."""
         idx = self.sessions.index(sid)
         names = idx.meta.get("branches") or {}
         active = idx.meta.get("headId")
@@ -132,14 +155,10 @@ class AgentBlame:
             tips[sid] = [(tip, {n.id for n in idx.chain(tip)}) for tip in idx.tips()]
         holding = [tip for tip, chain in tips[sid] if node_id in chain]
         if not holding:
-            return {}
+            return None, None
         named = [t for t in holding if (names.get(t) or {}).get("name")]
         tip = active if active in holding else (named[0] if named else holding[0])
-        out: dict[str, Any] = {"branch_head_id": tip}
-        name = (names.get(tip) or {}).get("name")
-        if name:
-            out["branch"] = name
-        return out
+        return tip, (names.get(tip) or {}).get("name") or None
 
 
 def _edit_call(node: Node, path: str) -> Any:
