@@ -148,3 +148,32 @@ def test_a_failing_key_command_is_one_clear_error(tmp_path: Path, env: dict[str,
     with pytest.raises(ConfigError, match="api_key_command 'false' exited with 1"):
         make_provider("openai:gpt-4o", env, settings=s)
     assert s.get(ProviderSettings).openai.api_key is None
+
+
+def test_a_command_reads_the_environment_once_for_every_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp import cli
+    from openprogram_lsp.config.sections.core import CoreSettings
+
+    args = cli.build_parser().parse_args(["serve"])
+    monkeypatch.setenv("OPENPROGRAM_MAX_ITERATIONS", "7")
+    first = cli._settings(args, None)
+    monkeypatch.setenv("OPENPROGRAM_MAX_ITERATIONS", "9")  # the process's copy is not re-read
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    later = cli._settings(args, folder)  # an editor folder's settings, later in the same serve
+    assert first.get(CoreSettings).max_iterations == later.get(CoreSettings).max_iterations == 7
+    assert later.workspace == folder
+
+
+def test_the_state_root_is_a_setting_with_its_default_from_the_same_environment(
+        tmp_path: Path) -> None:
+    from openprogram_lsp.config import load_settings
+
+    data = tmp_path / "data"
+    assert load_settings(env={"XDG_DATA_HOME": str(data)}, user_file=False).home == (
+        data / "openprogram-lsp")
+    named = load_settings(env={"XDG_DATA_HOME": str(data), "OPENPROGRAM_HOME": "~/state"},
+                          user_file=False)
+    assert named.home == Path("~/state").expanduser()
+    assert dict((k, s) for k, _, s in named.rows())["home"] == "env OPENPROGRAM_HOME"
