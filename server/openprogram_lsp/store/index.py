@@ -196,11 +196,12 @@ class _Links(Mapping[str, list[str]]):
         if many is not None:
             many.append(child)
             return
-        first = self._one.pop(parent, None)
+        first = self._one.get(parent)
         if first is None:
             self._one[parent] = child
-        else:
+        else:  # the list first: a reader in between still sees the first child
             self._many[parent] = [first, child]
+            del self._one[parent]
 
     def __getitem__(self, parent: str) -> list[str]:
         one = self._one.get(parent)
