@@ -32,6 +32,7 @@ from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.context_handlers import ContextHandlers
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
+from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
 from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
 
@@ -74,6 +75,7 @@ class Handlers:
         self.code = CodeHandlers(self)
         self.blame = BlameFeatures(self)
         self.agent_actions = AgentActions(server, self._turn, self._model)
+        self.node_wire = WireCache()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -226,7 +228,8 @@ class Handlers:
         # what HistoryResult(...).wire() gives, without validating every node again (the
         # store's nodes are valid; that pass cost 16 ms a 200-node page)
         out: dict[str, Any] = {"sessionId": sid, "headId": head,
-                               "nodes": [n.wire() for n in nodes], "hasMore": more}
+                               "nodes": [self.node_wire.wire(n) for n in nodes],
+                               "hasMore": more}
         # replies from subagents and other branches hang off a chain node by caller
         replies = store.callees_of(sid, [n.id for n in nodes], role="system")
         for node in out["nodes"]:  # listed contract fields are always present

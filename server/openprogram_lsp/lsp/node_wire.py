@@ -1,0 +1,33 @@
+"""Wire dicts of nodes, kept by node object: a history page dumps only nodes it has not sent.
+
+A node body the store hands out is never changed in place (an update makes a new object), so
+the object's identity says whether its dump is still right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openprogram_lsp.core.types import Node
+
+CAP = 4096
+"""Dumps kept per connection (the older half is dropped past it)."""
+
+
+class WireCache:
+    """``node.wire()`` by node object, bounded."""
+
+    def __init__(self, cap: int = CAP) -> None:
+        self.cap = cap
+        self._dumps: dict[int, tuple[Node, dict[str, Any]]] = {}
+
+    def wire(self, node: Node) -> dict[str, Any]:
+        """A fresh top-level copy of the node's wire dict (the caller may add keys to it;
+        nested values are shared and must not be changed)."""
+        hit = self._dumps.get(id(node))
+        if hit is None or hit[0] is not node:
+            if len(self._dumps) >= self.cap:
+                for key in list(self._dumps)[: self.cap // 2]:
+                    del self._dumps[key]
+            hit = self._dumps[id(node)] = (node, node.wire())
+        return dict(hit[1])
