@@ -10,7 +10,7 @@ non-daemon threads). Its pid is the real server's, so ``kill`` and ``/proc`` che
 
 What a fork cannot show, process start itself, stays covered by tests that run the installed
 command (the editors, the ACP client, tests/test_import_effects.py, the terminal and pipe
-tests). ``OPENPROGRAM_TESTS_EXEC=1`` makes every start a real exec again.
+tests). ``OPLSP_TESTS_EXEC=1`` makes every start a real exec again.
 
 Run as a script, this file is the fork server; imported, it is the client side.
 """
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-EXEC_ENV = "OPENPROGRAM_TESTS_EXEC"
+EXEC_ENV = "OPLSP_TESTS_EXEC"
 MODULES = ("openprogram_lsp", "openprogram_lsp.cli")
 """``python -m`` targets the fork server answers (both end in ``launch.main``/``cli.main``)."""
 
