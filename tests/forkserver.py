@@ -61,6 +61,9 @@ def _serve(path: str) -> None:
         ready, _, _ = select.select([listener, 0, *children], [], [])
         if 0 in ready and not os.read(0, 1):  # the test worker is done (or gone)
             _reap(children, 20.0)  # their stdin closes with the worker's: they end
+            with contextlib.suppress(OSError):  # also when the worker died without closing
+                os.unlink(path)
+                os.rmdir(os.path.dirname(path))
             return
         for pidfd in [fd for fd in ready if fd in children]:
             pid, conn = children.pop(pidfd)
