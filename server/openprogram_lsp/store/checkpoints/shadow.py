@@ -25,7 +25,9 @@ HEAD_REF = "refs/heads/checkpoints"
 
 # Settings stored in the private repository's own config (never the user's).
 _REPO_CONFIG = (
-    ("core.untrackedCache", "true"),
+    # off: it trusts directory mtimes, and a file added within the same timestamp tick as a
+    # cached directory listing, followed by an index write of ours, was missed by a walk
+    ("core.untrackedCache", "false"),
     ("index.version", "4"),
     ("core.splitIndex", "true"),
     ("core.fsmonitor", "false"),

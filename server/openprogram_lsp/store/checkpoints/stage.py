@@ -2,7 +2,8 @@
 
 Known paths go through ``git update-index`` (it hashes exactly the named files); new files are
 first checked against the ignore rules with ``git check-ignore``; directories and full scans use
-one ``git status`` walk, which the index's stat cache and the untracked cache keep cheap.
+one ``git status`` walk, which the index's stat cache keeps cheap (the untracked cache is off:
+it trusts directory mtimes, which a fast sequence of writes within one clock tick defeats).
 """
 
 from __future__ import annotations
@@ -221,7 +222,8 @@ class Stager:
 
     def _status(self, pathspecs: list[str] | None) -> list[str]:
         """Paths whose worktree or index differs from the head (untracked in, ignored out)."""
-        args = ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
+        args = ["-c", "core.untrackedCache=false",  # stores made before it was turned off
+                "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
                 "--ignore-submodules=all"]
         if pathspecs:
             args += ["--", *pathspecs]
