@@ -12,7 +12,9 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Mapping
+from functools import partial
 from itertools import islice
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,9 @@ BODY_CACHE = 50_000
 """Node bodies one session keeps in memory at most (the oldest read are dropped first)."""
 LOG_SLACK = 1024
 """Lines past twice the node count after which the node log is rewritten."""
+
+
+_is_none = partial(is_, None)
 
 
 def node_path(seq: int, node_id: str) -> str:
@@ -118,9 +123,9 @@ class NodeBodies(Mapping[str, Node]):
 
     def many(self, ids: list[str]) -> list[Node]:
         """The bodies of ``ids`` in order (reading only those not in memory)."""
-        cache = self._cache
-        out = [cache.get(i) for i in ids]
-        if None in out:
+        out = list(map(self._cache.get, ids))
+        # not ``None in out``: that compares every node with None through pydantic's __eq__
+        if any(map(_is_none, out)):
             out = [n if n is not None else self._read(i) for n, i in zip(out, ids, strict=True)]
         return out  # type: ignore[return-value]
 
