@@ -158,8 +158,11 @@ class ContextEngine:
         return prep
 
     def _estimate_of(self, prep: TurnPrep, segments: list[Segment]) -> int:
-        raw = prep.fixed_tokens + sum(s.tokens for s in segments)
-        return math.ceil(raw * prep.calibration) + prep.max_output_tokens
+        base = prep.base
+        history = base.tokens if base is not None and segments is base.segments \
+            else sum(s.tokens for s in segments)
+        return math.ceil((prep.fixed_tokens + history) * prep.calibration) \
+            + prep.max_output_tokens
 
     def _account(self, prep: TurnPrep) -> None:
         base = prep.base
