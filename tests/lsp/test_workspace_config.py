@@ -87,3 +87,7 @@ async def test_a_broken_folder_config_is_shown_and_fails_the_turn_naming_the_fil
     assert any(path in m for m in shown), shown
     assert result["status"] == "error" and path in result["error"]["message"]
     assert not list(workspace.glob("*.txt"))
+    # the user's message is kept, with the failed turn after it
+    history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
+    assert [n["text"] for n in history["nodes"] if n["role"] == "user"] == ["hi"]
+    assert history["nodes"][-1]["status"] == "error"

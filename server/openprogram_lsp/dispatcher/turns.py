@@ -283,9 +283,12 @@ class Dispatcher:
         # loop so that subscribers always run on the turn's own loop thread.
         pending: list[Event] = []
         cancelled_again = False
+        try:
+            checkpointer = self.checkpointer(turn.workspace)
+        except OpenProgramError:  # a bad workspace config: the turn failed with it already
+            checkpointer = None
         done = asyncio.ensure_future(asyncio.to_thread(
-            finalize_turn, s, self.checkpointer(turn.workspace), turn, state, status, error,
-            pending.append))
+            finalize_turn, s, checkpointer, turn, state, status, error, pending.append))
         try:
             while not done.done():  # a cancel now must not cut the checkpoint or the commit
                 try:
