@@ -138,7 +138,8 @@ class Dispatcher:
 
     def process_user_turn(self, req: TurnRequest, *,
                           on_event: Callable[[Event], None] | None = None,
-                          cancel_event: threading.Event | None = None) -> TurnResult:
+                          cancel_event: threading.Event | None = None,
+                          on_session: Callable[[str], None] | None = None) -> TurnResult:
         """Run one turn synchronously on a private event loop (for threads and the CLI)."""
 
         async def main() -> TurnResult:
@@ -158,7 +159,8 @@ class Dispatcher:
                 watcher = threading.Thread(target=watch, daemon=True)
                 watcher.start()
             try:
-                return await self.run_turn(req, control=control, on_event=on_event)
+                return await self.run_turn(req, control=control, on_event=on_event,
+                                           on_session=on_session)
             finally:
                 stop.set()
                 if watcher is not None:

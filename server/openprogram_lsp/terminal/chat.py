@@ -70,8 +70,19 @@ def turn_request(args: argparse.Namespace, *, workspace: str, model: str | None,
 def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
     """Run the turn, wait for background agents, print the result; the exit code."""
     printer = Printer(as_json)
-    result = dispatcher.process_user_turn(req, on_event=printer)
-    _wait_for_agents(dispatcher, result.session_id, printer)
+    unsubscribe: list[Callable[[], None]] = []
+
+    def follow(sid: str) -> None:  # the session's events from its first one until the end,
+        # children's included (one that starts as the turn ends must not fall in a gap)
+        unsubscribe.append(dispatcher.services.bus.subscribe(
+            lambda ev: printer(ev) if ev.session_id == sid else None))
+
+    try:
+        result = dispatcher.process_user_turn(req, on_session=follow)
+        _wait_for_agents(dispatcher, result.session_id)
+    finally:
+        for stop in unsubscribe:
+            stop()
     if as_json:
         sys.stdout.write(json.dumps({"type": "result", "data": result.wire()}) + "\n")
     else:
@@ -92,20 +103,15 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
     return 0 if result.status == "done" else 1
 
 
-def _wait_for_agents(dispatcher: Dispatcher, sid: str,
-                     on_event: Callable[[Event], None]) -> None:
+def _wait_for_agents(dispatcher: Dispatcher, sid: str) -> None:
     """A one-shot chat waits for the children and replies it started (Ctrl-C cancels them)."""
     agents = dispatcher.agents
     if not agents.busy():
         return
     sys.stderr.write("\n[waiting for background agents; Ctrl-C cancels them]\n")
-    unsubscribe = dispatcher.services.bus.subscribe(
-        lambda ev: on_event(ev) if ev.session_id == sid else None)
     try:
         while not agents.wait_idle(0.5):
             pass
     except KeyboardInterrupt:
         dispatcher.cancel(sid)
         agents.wait_idle(10)
-    finally:
-        unsubscribe()
