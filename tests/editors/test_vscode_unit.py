@@ -1,0 +1,17 @@
+"""The VS Code extension's TypeScript unit tests and type check, under node's test runner."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.editors.vscode_support import EXT, node_modules, run, tail
+
+
+@pytest.mark.timeout(300)
+def test_vscode_unit_tests() -> None:
+    """Reducer, markdown, settings and method-table tests under node's test runner."""
+    node_modules()
+    proc = run(["npm", "test"], EXT, timeout=240)
+    assert proc.returncode == 0, tail(proc, 80)
+    typecheck = run(["npm", "run", "typecheck"], EXT, timeout=240)
+    assert typecheck.returncode == 0, tail(typecheck)

@@ -1,0 +1,93 @@
+"""Shared by the VS Code test files: npm dependencies and the packaged ``.vsix``.
+
+The end-to-end scripts each get their own file so that ``pytest -n --dist loadfile`` runs them on
+different workers; the steps that write into ``editors/vscode`` (``npm ci``, ``npm run package``)
+take a file lock, and each caller gets its own copy of the ``.vsix``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.tooling import missing
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "editors" / "vscode"
+
+
+def run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a tool with the test environment minus ``OPENPROGRAM_HOME``."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENPROGRAM_HOME"}
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def tail(proc: subprocess.CompletedProcess[str], lines: int = 40) -> str:
+    """The last lines of a run's output, for an assertion message."""
+    return "\n".join((proc.stdout + proc.stderr).splitlines()[-lines:])
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """One test worker at a time (a lock file beside the system's temporary files)."""
+    key = hashlib.sha256(str(EXT).encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"openprogram-vscode-{key}-{name}.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def assert_readme_images_packaged(vsix: Path) -> None:
+    """Every image of the packaged README is inline (VS Code's extension page loads only https:
+    and data: images), so the .vsix page never shows a broken one."""
+    with zipfile.ZipFile(vsix) as archive:
+        readme = archive.read("extension/readme.md").decode()
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)", readme)
+    assert images, "the README shows no image"
+    for src in images:
+        assert src.startswith("data:image/png;base64,"), f"{src[:80]} will not load on the page"
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def node_modules() -> Path:
+    """The extension's npm dependencies, installed from its lockfile when missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        missing("node and npm are not installed")
+    with _locked("npm-ci"):
+        marker = EXT / "node_modules" / ".package-lock.json"
+        lock = EXT / "package-lock.json"
+        if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
+            proc = run(["npm", "ci", "--no-audit", "--no-fund"], EXT, timeout=600)
+            if proc.returncode != 0:
+                missing(f"npm ci failed (no registry access?):\n{tail(proc)}")
+    return EXT / "node_modules"
+
+
+def packaged(into: Path) -> Path:
+    """The e2e tools installed and the .vsix built; a copy of it in ``into``."""
+    node_modules()
+    if not (REPO / ".venv" / "bin" / "openprogram-lsp").exists():
+        missing(".venv/bin/openprogram-lsp is missing (pip install -e '.[test]')")
+    with _locked("package"):
+        install = run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=900)
+        if install.returncode != 0:
+            missing(f"code-server/chromium could not be installed:\n{tail(install)}")
+        package = run(["npm", "run", "package"], EXT, timeout=300)
+        assert package.returncode == 0, tail(package)
+        into.mkdir(parents=True, exist_ok=True)
+        vsix = Path(shutil.copy2(EXT / "dist" / "openprogram.vsix", into / "openprogram.vsix"))
+    assert_readme_images_packaged(vsix)
+    return vsix
