@@ -29,6 +29,23 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False  # this process too: test modules keep their rewritten form
 
 
+# The longest files (each a real editor run of a minute or more) start first, so that with
+# ``-n 2 --dist loadfile`` the other worker fills the time with short files instead of one
+# worker finishing alone with a code-server run at the end.
+LONG_FIRST = ("tests/editors/test_vscode_e2e.py", "tests/editors/test_vscode_e2e_context.py",
+              "tests/editors/test_vscode_e2e_shared.py", "tests/editors/test_vscode_unit.py")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Move the long editor files to the front (a stable sort: the rest keeps its order)."""
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONG_FIRST.index(path) if path in LONG_FIRST else len(LONG_FIRST)
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(autouse=True)
 def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENPROGRAM_HOME", str(tmp_path / "home"))
