@@ -30,8 +30,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # The longest files (each a real editor run of a minute or more) start first, so that with
-# ``-n 2 --dist loadfile`` the other worker fills the time with short files instead of one
-# worker finishing alone with a code-server run at the end.
+# ``--dist loadfile --no-loadscope-reorder`` (scripts/test) the other workers fill the time with
+# short files instead of one worker finishing alone with a code-server run at the end.
 LONG_FIRST = ("tests/editors/test_vscode_e2e.py", "tests/editors/test_vscode_e2e_context.py",
               "tests/editors/test_vscode_e2e_shared.py", "tests/editors/test_vscode_unit.py")
 
