@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def report(name: str, figure: float, baseline: float | None = None, *, unit: str = "ms",
@@ -34,3 +37,20 @@ def interleaved(figure: Callable[[], object], baseline: Callable[[], object], *,
                 fn()
             out.append((time.perf_counter() - t0) / number)
     return statistics.median(a), statistics.median(b)
+
+
+def disk_size(path: Path, *, skip_git: bool = False) -> int:
+    """Bytes the files under ``path`` take on disk (blocks; ``skip_git``: not its ``.git``)."""
+    total = 0
+    for dirpath, dirs, files in os.walk(path):
+        if skip_git and dirpath == str(path):
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+    return total
+
+
+def context_bytes(root: Path) -> int:
+    """Bytes of a session's ContextCommit files."""
+    return sum(p.stat().st_size for p in root.rglob("*.context.json"))

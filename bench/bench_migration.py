@@ -25,15 +25,10 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from tests.store._legacy_session import write_legacy_session
 
-from _util import report
+from _util import disk_size, report
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.session_repo import wait_for_maintenance
 from openprogram_lsp.store.session_store import SessionStore
-
-
-def _size(path: Path) -> int:
-    return sum(os.lstat(os.path.join(d, f)).st_blocks * 512
-               for d, _dirs, files in os.walk(path) for f in files)
 
 
 def main() -> None:
@@ -46,7 +41,7 @@ def main() -> None:
         print(f"flat session of {turns} turns written by git in "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
         root: Path = old["root"]
-        size_before = _size(root / ".git")
+        size_before = disk_size(root / ".git")
         store = SessionStore(home)
         sid = "s20261130old"
         t0 = time.perf_counter()
@@ -69,7 +64,7 @@ def main() -> None:
         report("first commit of a flat session (upgrade)", first, ordinary,
                target="reported; baseline = the median of its next 7 commits")
         report(f"flat session .git before / after the repack ({turns} turns)", size_before,
-               _size(root / ".git"), unit="MB", target="reported")
+               disk_size(root / ".git"), unit="MB", target="reported")
         print(f"  background repack waited for: {repack:.1f} s after the first commit",
               flush=True)
         fresh = SessionStore(home)

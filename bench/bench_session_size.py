@@ -12,7 +12,6 @@ makes of that history) is printed beside ``.git``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
@@ -23,26 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import report
+from _util import context_bytes, disk_size, report
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.session_repo import wait_for_maintenance
-
-
-def _size(path: Path, *, skip_git: bool = False) -> int:
-    total = 0
-    for dirpath, dirs, files in os.walk(path):
-        if skip_git and dirpath == str(path):
-            dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
-    return total
-
-
-def _contexts(root: Path) -> int:
-    return sum(p.stat().st_size for p in root.rglob("*.context.json"))
 
 
 def main() -> None:
@@ -62,10 +46,10 @@ def main() -> None:
             done += 1
             if done % step == 0 or done == turns:
                 wait_for_maintenance(600)
-                report(f"session .git after {done} turns of 'hello'", _size(sroot / ".git"),
-                       _size(sroot, skip_git=True), unit="MB",
+                report(f"session .git after {done} turns of 'hello'", disk_size(sroot / ".git"),
+                       disk_size(sroot, skip_git=True), unit="MB",
                        target="<= 20 MB at 2,500; baseline = the session's own files")
-                ctx = _contexts(sroot)
+                ctx = context_bytes(sroot)
                 per_turn = (ctx - last_ctx) / step
                 print(f"  ContextCommits {ctx / 1e6:.2f} MB, {per_turn:.0f} bytes per turn over "
                       f"the last {step} turns ({time.perf_counter() - t0:.0f} s so far)",
@@ -76,7 +60,7 @@ def main() -> None:
         subprocess.run(["git", "--git-dir", str(copy), "gc", "-q", "--aggressive",
                         "--prune=now"], check=True, env=git_env())
         report(f"session .git after {done} turns vs git gc --aggressive of it",
-               _size(sroot / ".git"), _size(copy), unit="MB",
+               disk_size(sroot / ".git"), disk_size(copy), unit="MB",
                target="reported; baseline = git's own best packing of the same history")
 
 

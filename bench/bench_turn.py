@@ -13,7 +13,6 @@ Figures (each beside a baseline timed in the same run, interleaved, median of 9 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import statistics
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import interleaved, report
+from _util import context_bytes, disk_size, interleaved, report
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Node, TurnRequest
@@ -34,19 +33,6 @@ from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.index import node_path
 from openprogram_lsp.store.session_repo import SessionRepo, wait_for_maintenance
 from openprogram_lsp.store.session_store import SessionStore
-
-
-def _size(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
-    return total
-
-
-def _contexts(root: Path) -> int:
-    return sum(p.stat().st_size for p in root.rglob("*.context.json"))
 
 
 def _synthetic(store: SessionStore, turns: int, workspace: Path) -> str:
@@ -112,7 +98,7 @@ def main() -> None:
                 if done in (500, 1000, 1500, 2000, 2500):
                     wait_for_maintenance()
                     report(f"session .git after {done} turns of 'hello'",
-                           _size(store.session_dir(long_sid) / ".git"), unit="MB",
+                           disk_size(store.session_dir(long_sid) / ".git"), unit="MB",
                            target="<= 20 MB at 2,500")
             report(f"grow the session to {n} turns (setup)", time.perf_counter() - t0, unit="s")
 
@@ -121,8 +107,8 @@ def main() -> None:
             done += 10
         wait_for_maintenance()
         sroot = store.session_dir(long_sid)
-        report(f"session .git after {done} turns", _size(sroot / ".git"), unit="MB")
-        report(f"ContextCommits after {done} turns", _contexts(sroot), unit="MB",
+        report(f"session .git after {done} turns", disk_size(sroot / ".git"), unit="MB")
+        report(f"ContextCommits after {done} turns", context_bytes(sroot), unit="MB",
                target="linear in turns")
 
         for n in synth:
