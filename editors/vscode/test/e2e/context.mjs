@@ -8,11 +8,11 @@
 // Usage: node test/e2e/context.mjs [--vsix PATH] [--out DIR]; exits non-zero on failure.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
+import { freePort, waitFor, waitHttp, chatFrame, palette } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -38,58 +38,6 @@ const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
 const MARK = '# edited, not saved';
 let step = 'setup';
 const log = (...a) => console.log(`[e2e-context] ${a.join(' ')}`);
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
-
-async function waitFor(pred, what) {
-  for (let i = 0; i < 240; i++) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function waitHttp(url, proc) {
-  for (let i = 0; i < 120; i++) {
-    if (proc.exitCode !== null) throw new Error(`code-server exited with ${proc.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-async function chatFrame(page) {
-  for (let i = 0; i < 120; i++) {
-    for (const f of page.frames()) {
-      try {
-        if (await f.locator('#input').isVisible()) return f;
-      } catch { /* detached */ }
-    }
-    await page.waitForTimeout(500);
-  }
-  throw new Error('the chat webview did not appear');
-}
-
-async function palette(page, command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: T });
-  await input.fill(`>${command}`);
-  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
-  await row.waitFor({ timeout: T });
-  await row.click();
-}
 
 /** The user messages the scripted model was sent, one per model call (newest last). */
 function modelInputs() {

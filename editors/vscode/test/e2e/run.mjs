@@ -2,11 +2,11 @@
 // Usage: node test/e2e/run.mjs [--vsix PATH] [--out DIR]; exits non-zero on the first failed step.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
+import { freePort, waitFor, waitHttp, chatFrame, palette } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -36,17 +36,6 @@ const demoServer = join(repo, 'tests', 'tools', 'mcp', 'demo_server.py');
 
 let step = 'setup';
 const log = (...a) => console.log(`[e2e] ${a.join(' ')}`);
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
 
 function prepare() {
   for (const p of [codeServer, vsix, serverCommand, chromiumPath]) {
@@ -117,40 +106,7 @@ function installVsix() {
   log(res.trim().split('\n').pop());
 }
 
-async function waitHttp(url, proc) {
-  for (let i = 0; i < 120; i++) {
-    if (proc.exitCode !== null) throw new Error(`code-server exited with ${proc.exitCode}`);
-    try {
-      const r = await fetch(url);
-      if (r.ok) return;
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
 /** The frame holding the chat page (webviews are nested iframes). */
-async function chatFrame(page, tries = 120) {
-  for (let i = 0; i < tries; i++) {
-    for (const f of page.frames()) {
-      try {
-        if (await f.locator('#input').isVisible()) return f;
-      } catch { /* frame detached */ }
-    }
-    await page.waitForTimeout(500);
-  }
-  throw new Error('the chat webview did not appear');
-}
-
-async function palette(page, command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
-  await input.fill(`>${command}`);
-  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
-  await row.waitFor({ timeout: STEP_TIMEOUT });
-  await row.click();
-}
 
 /** A file's text, or null while it does not exist (a restore may replace it). */
 function readOr(path) {
@@ -181,14 +137,6 @@ function alive(pid) {
   } catch {
     return false;
   }
-}
-
-async function waitFor(pred, what) {
-  for (let i = 0; i < 240; i++) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function main() {
@@ -299,7 +247,6 @@ async function main() {
     await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.monaco-diff-editor .original .view-line', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04-diff');
-
 
     step = 'open the same diff from the checkpoints tree';
     await page.locator('.tab.active .codicon-close, .tab.active .action-label.codicon-close').first().click().catch(() => undefined);
@@ -426,7 +373,6 @@ async function main() {
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
     frame = await chatFrame(page);
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
-
 
     step = 'cancel a running command';
     for (const f of page.frames()) {
@@ -710,7 +656,6 @@ async function main() {
     await frame.locator('#sessions-toggle').click();
     await frame.locator('.session-empty', { hasText: 'No sessions yet' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#sessions-toggle').click();
-
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       step = 'save the README screenshot';

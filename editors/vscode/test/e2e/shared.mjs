@@ -4,11 +4,12 @@
 // Usage: node test/e2e/shared.mjs [--vsix PATH] [--out DIR]; exits non-zero on failure.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
+import { freePort, waitFor, chatFrame, palette } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -30,17 +31,6 @@ const userData = join(work, 'user-data');
 const extDir = join(work, 'extensions');
 let step = 'setup';
 const log = (...a) => console.log(`[e2e-shared] ${a.join(' ')}`);
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
 
 /** The other editor: a minimal JSON-RPC peer over the loopback socket. */
 class Peer {
@@ -85,36 +75,6 @@ class Peer {
       this.send({ jsonrpc: '2.0', id, method, params });
     });
   }
-}
-
-async function waitFor(pred, what) {
-  for (let i = 0; i < 240; i++) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function chatFrame(page) {
-  for (let i = 0; i < 120; i++) {
-    for (const f of page.frames()) {
-      try {
-        if (await f.locator('#input').isVisible()) return f;
-      } catch { /* detached */ }
-    }
-    await page.waitForTimeout(500);
-  }
-  throw new Error('the chat webview did not appear');
-}
-
-async function palette(page, command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: T });
-  await input.fill(`>${command}`);
-  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
-  await row.waitFor({ timeout: T });
-  await row.click();
 }
 
 async function main() {

@@ -1,0 +1,59 @@
+// Helpers shared by the code-server end-to-end scripts (run.mjs, shared.mjs, context.mjs).
+import { createServer } from 'node:net';
+
+/** A free loopback TCP port. */
+export function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+    srv.on('error', rej);
+  });
+}
+
+/** Poll `pred` every 250 ms for up to a minute. */
+export async function waitFor(pred, what) {
+  for (let i = 0; i < 240; i++) {
+    if (await pred()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Wait until `url` answers 2xx, failing at once if `proc` (code-server) exits. */
+export async function waitHttp(url, proc) {
+  for (let i = 0; i < 120; i++) {
+    if (proc.exitCode !== null) throw new Error(`code-server exited with ${proc.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+/** The frame of the chat webview (the one with the input box), polled every 500 ms. */
+export async function chatFrame(page, tries = 120) {
+  for (let i = 0; i < tries; i++) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.locator('#input').isVisible()) return f;
+      } catch { /* frame detached */ }
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error('the chat webview did not appear');
+}
+
+/** Run a command from the command palette by its title. */
+export async function palette(page, command, timeout = 60_000) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout });
+  await input.fill(`>${command}`);
+  const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
+  await row.waitFor({ timeout });
+  await row.click();
+}
