@@ -54,6 +54,24 @@ def test_files_changed_after_the_safety_checkpoint_are_kept(tmp_path: Path) -> N
     assert diff.files[0].after == "racer\n"
 
 
+def test_a_write_pending_on_a_truncated_file_lands_in_the_file_the_user_sees(
+        tmp_path: Path) -> None:
+    """An editor mid-save (the file truncated, its write not yet made) when the restore runs:
+    the safety checkpoint sees an empty file, so hashes alone would let the restore remove the
+    inode the pending write goes to."""
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    store.ensure_baseline("s")
+    a = _turn(store, ws, "t1", "src/main.py", "branch a\n")
+    _turn(store, ws, "t2", "src/main.py", "branch b\n")
+    with open(ws / "src" / "main.py", "w") as pending:  # truncates now, writes later
+        out = store.restore(a)
+        pending.write("saved by the editor\n")
+    assert (ws / "src" / "main.py").read_text() == "saved by the editor\n"
+    assert out.conflicts == ["src/main.py"]
+    assert not [p for p in (ws / "src").iterdir() if "openprogram" in p.name]
+
+
 def test_swap_refuses_a_changed_file_and_a_created_one(tmp_path: Path) -> None:
     (tmp_path / "a").write_bytes(b"theirs\n")
     expect = ("100644", blob_id(b"ours\n"))

@@ -4,18 +4,24 @@ the safety checkpoint recorded, so an edit racing the restore is never lost.
 Each replaced or deleted file is first renamed aside (one atomic step: later writes by path
 create a new file instead of landing in the old one), hashed, and compared with the expected
 ``(mode, sha)``; the new content then enters by a no-replace hard link, so a file another
-process created meanwhile is kept. The moved-aside file is hashed again just before it is
-removed: a write through a descriptor opened earlier is caught there and put back. Anything that
-does not match is left in place and reported as a conflict.
+process created meanwhile is kept. A file some process still holds open for writing (an editor
+that truncated it and has not written yet) is put back at once: its pending write must land in
+the file the user sees, not in one we are about to remove. That is asked of the kernel with a
+read lease (``F_SETLEASE``), which is refused while anyone else has the file open for writing;
+where leases are unavailable the hashes alone decide. The moved-aside file is hashed again just
+before it is removed, under the lease: a write through a descriptor opened earlier is caught
+there and put back. Anything that does not match is left in place and reported as a conflict.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from openprogram_lsp.core import fdfs
@@ -31,6 +37,30 @@ LINK = "120000"
 
 class Conflict(Exception):
     """The path no longer holds what the restore expected; it was left as it is."""
+
+
+@contextlib.contextmanager
+def _unwritten(dfd: int, name: str) -> Iterator[bool]:
+    """While held, no other descriptor can open ``name`` for writing; yields False when one
+    already has it open (the lease is refused). True when leases are unsupported here."""
+    try:
+        fd = os.open(name, _READ, dir_fd=dfd)
+    except OSError as exc:
+        yield exc.errno == errno.ELOOP  # a symlink: nothing writes through it
+        return
+    try:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except OSError as exc:
+            yield exc.errno not in (errno.EAGAIN, errno.EBUSY)
+            return
+        try:
+            yield True
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    finally:
+        os.close(fd)
 
 
 def _aside_name(name: str) -> str:
@@ -130,7 +160,9 @@ def _swap_in(dfd: int, name: str, rel: str, expect: Leaf, new: tuple[str, bytes]
             if new is None:
                 return
         else:
-            if _leaf_or_odd(dfd, aside) != expect:
+            with _unwritten(dfd, aside) as quiet:
+                same = quiet and _leaf_or_odd(dfd, aside) == expect
+            if not same:
                 _put_back(dfd, aside, name)
                 raise Conflict(rel)
     elif new is not None and _exists(dfd, name):
@@ -142,12 +174,12 @@ def _swap_in(dfd: int, name: str, rel: str, expect: Leaf, new: tuple[str, bytes]
             _link_new(dfd, name, new[0], new[1], perm)
         except FileExistsError:  # created by another process after we moved ours aside
             if aside is not None:
-                _drop_aside(dfd, aside, name, rel, expect)
+                _drop_aside(dfd, aside, name, rel, expect, ours=False)
             if _same(dfd, name, new):
                 return
             raise Conflict(rel) from None
     if aside is not None:
-        _drop_aside(dfd, aside, name, rel, expect)
+        _drop_aside(dfd, aside, name, rel, expect, ours=True)
 
 
 def _leaf_or_odd(dfd: int, name: str) -> Leaf | tuple[str, str]:
@@ -169,12 +201,21 @@ def _same(dfd: int, name: str, new: tuple[str, bytes]) -> bool:
     return _leaf_or_odd(dfd, name) == (new[0], blob_id(new[1]))
 
 
-def _drop_aside(dfd: int, aside: str, name: str, rel: str, expect: Leaf) -> None:
-    """Remove the moved-aside file unless someone wrote to it through an open descriptor."""
-    if _leaf_or_odd(dfd, aside) == expect:
-        os.unlink(aside, dir_fd=dfd)
-        return
-    # written after we looked: that edit wins over the restored content (which the target
-    # checkpoint still holds), and the caller reports the path as a conflict
-    os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+def _drop_aside(dfd: int, aside: str, name: str, rel: str, expect: Leaf, *,
+                ours: bool) -> None:
+    """Remove the moved-aside file unless someone wrote to it through an open descriptor.
+
+    ``ours``: ``name`` now holds the restored content, which such a write replaces (the target
+    checkpoint still holds it); else ``name`` is another process's new file and both are kept.
+    """
+    with _unwritten(dfd, aside) as quiet:
+        if quiet and _leaf_or_odd(dfd, aside) == expect:
+            os.unlink(aside, dir_fd=dfd)
+            return
+    # written after we looked: that edit wins over the restored content, and the caller
+    # reports the path as a conflict
+    if ours:
+        os.rename(aside, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    else:
+        _put_back(dfd, aside, name)
     raise Conflict(rel)
