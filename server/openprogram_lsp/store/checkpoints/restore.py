@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
-from openprogram_lsp.core.fsutil import current_umask, protected_dir_of
+from openprogram_lsp.core.fsutil import protected_dir_of
 from openprogram_lsp.store.checkpoints import cas
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
@@ -184,22 +184,6 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
             raise CheckpointError(f"could not restore {change.path}: {exc}") from exc
         applied.append((change.path, "modified" if existed else "added"))
     return applied, skipped, conflicts
-
-
-def write_restored(workspace: Path, rel: str, data: bytes) -> None:
-    """Write one restored file's bytes, keeping its mode, with the same checks as a restore."""
-    try:
-        st = fdfs.lstat(workspace, rel)
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise CheckpointError(f"could not restore {rel}: not a file inside the workspace")
-        # exactly the mode the file had, not git's two (write_atomic keeps a regular file's)
-        fdfs.write_atomic(workspace, rel, data,
-                          mode=None if st is not None and stat.S_ISREG(st.st_mode) else
-                          0o666 & ~current_umask())
-    except (WorkspaceEscape, ToolError) as exc:
-        raise CheckpointError(f"could not restore {rel}: {exc.message}") from exc
-    except OSError as exc:
-        raise CheckpointError(f"could not restore {rel}: {exc}") from exc
 
 
 def _ours(workspace: Path, path: str) -> bool:
