@@ -31,7 +31,8 @@ from openprogram_lsp.store.checkpoints import CheckpointConfig, CheckpointStore
 from openprogram_lsp.store.git import git_env
 
 FILES = int(os.environ.get("BENCH_FILES", "20000"))
-TURNS = int(os.environ.get("BENCH_TURNS", "30"))
+TURNS = max(7, int(os.environ.get("BENCH_TURNS", "30")))
+"""Turns per figure (at least 7: every figure is a median of 7 or more pairs)."""
 PER_DIR = 100
 
 
@@ -61,6 +62,11 @@ class ShadowBaseline:
     def commit(self, message: str) -> None:
         subprocess.run(f"git add -A && git commit -q --allow-empty -m '{message}'", shell=True,
                        check=True, env=self.env)
+
+    def head(self) -> str:
+        """The shadow repository's current commit."""
+        return subprocess.run(["git", "rev-parse", "HEAD"], check=True, env=self.env,
+                              capture_output=True, text=True).stdout.strip()
 
 
 def timed(fn) -> float:  # type: ignore[no-untyped-def]
@@ -143,8 +149,9 @@ def turns() -> None:
                target="reported; baseline = first add -A && commit")
 
         ours, theirs, full = [], [], []
-        ids = []
+        ids, shadow_before = [], []  # each turn's checkpoint, the shadow commit before it
         for turn in range(TURNS):
+            shadow_before.append(shadow.head())
             rel = paths[(turn * 7919) % len(paths)]
             with open(ws / rel, "a") as fh:
                 fh.write(f"# turn {turn}\n")
@@ -192,7 +199,7 @@ def turns() -> None:
                statistics.median(fast_again), target="reported; baseline = fast path")
 
         theirs_full = []
-        for turn in range(TURNS // 3):
+        for turn in range(max(7, TURNS // 3)):
             rel = paths[(turn * 104729) % len(paths)]
             with open(ws / rel, "a") as fh:
                 fh.write(f"# shell turn {turn}\n")
@@ -204,7 +211,7 @@ def turns() -> None:
                "commit")
 
         restores, naive = [], []
-        for n in range(TURNS // 2):
+        for n in range(max(7, TURNS // 2)):
             cp = store.get(ids[n])  # put back the version from before that turn's edit
             path = cp.files[0].path
             assert cp.parent_id is not None
@@ -212,8 +219,9 @@ def turns() -> None:
             out = store.restore(cp.parent_id, [path])
             restores.append(time.perf_counter() - t0)
             assert out.restored == [path], out
-            naive.append(timed(lambda r=path: subprocess.run(
-                ["git", "checkout", "-q", "HEAD~20", "--", r], env=shadow.env, check=True)))
+            # the same version in the shadow repository: its commit from before that turn
+            naive.append(timed(lambda r=path, rev=shadow_before[n]: subprocess.run(
+                ["git", "checkout", "-q", rev, "--", r], env=shadow.env, check=True)))
         report("restore of one file (median, incl. safety checkpoint)",
                statistics.median(restores), statistics.median(naive),
                target="<= 30 ms; baseline = shadow git checkout REV -- PATH, no safety")

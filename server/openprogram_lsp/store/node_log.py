@@ -89,15 +89,8 @@ def read(path: Path, sink: Callable[[Row], object], offset: int = 0,
         return out
     count = 0
     for line in data[:end - 1].decode("ascii", "replace").split("\n"):
-        f = line.split("\t")
         try:
-            if not 6 <= len(f) <= 7 or f[5] not in ("0", "1") or not f[0].isdigit():
-                raise ValueError(line)
-            nid, role = _value(f[1]), _value(f[2])
-            if nid is None or role is None:
-                raise ValueError(line)
-            row = (int(f[0]), nid, role, _value(f[3]), _value(f[4]), f[5] == "1",
-                   _value(f[6]) if len(f) == 7 else None)
+            row = parse(line)
         except ValueError:
             out.damaged = True
             continue
@@ -105,6 +98,18 @@ def read(path: Path, sink: Callable[[Row], object], offset: int = 0,
         count += 1
     out.rows = count
     return out
+
+
+def parse(line: str) -> Row:
+    """One line of the log (without its newline) as a row; ValueError when it is not one."""
+    f = line.split("\t")
+    if not 6 <= len(f) <= 7 or f[5] not in ("0", "1") or not f[0].isdigit():
+        raise ValueError(line)
+    nid, role = _value(f[1]), _value(f[2])
+    if nid is None or role is None:
+        raise ValueError(line)
+    return (int(f[0]), nid, role, _value(f[3]), _value(f[4]), f[5] == "1",
+            _value(f[6]) if len(f) == 7 else None)
 
 
 def append(path: Path, rows: list[Row]) -> tuple[int, int]:

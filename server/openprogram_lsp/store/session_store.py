@@ -33,6 +33,7 @@ from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.branch_row import BranchRow
+from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
@@ -51,6 +52,8 @@ APPEND_LOCK_WAIT = 1.0
 """Seconds an append outside a turn waits for a session another process is using."""
 COMMIT_LOCK = "openprogram-commit.lock"
 COMMIT_LOCK_WAIT = 60.0
+COLD_VIEWS = 16
+"""Sessions not open in this process whose log tails are kept for history pages."""
 CHECKPOINT_REFS = "openprogram-checkpoints"
 """Checkpoint ids the session's nodes record, one a line (``.git/``, derived, not committed)."""
 """Seconds a commit waits for another process's commit of the same session."""
@@ -146,6 +149,8 @@ class SessionStore:
         self._listing_lock = threading.Lock()
         self._sorted: tuple[int, list[dict[str, Any]]] = (-1, [])  # (listing version, rows)
         self._real: dict[str, str] = {}
+        self._cold: OrderedDict[str, ColdView] = OrderedDict()
+        self._cold_lock = threading.Lock()
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -269,6 +274,7 @@ class SessionStore:
         with self.hold_session(sid, "delete"):
             with self._lock:
                 self._open.pop(sid, None)
+                self._cold.pop(sid, None)
             # move aside first so a reader never sees half a session, then remove
             trash = self.root / f".deleted-{sid}-{os.getpid()}"
             os.replace(root, trash)
@@ -314,6 +320,7 @@ class SessionStore:
                 lock = self._write_locks.setdefault(sid, threading.RLock())
                 entry = _Open(root, SessionIndex(), (-1,), lock, SessionRepo(root))
                 self._open[sid] = entry
+                self._cold.pop(sid, None)
                 while len(self._open) > self.capacity:
                     self._open.popitem(last=False)
         with entry.lock:
@@ -572,6 +579,51 @@ class SessionStore:
             end = at
         start = max(0, end - limit)
         return idx.nodes.many(ids[start:end]), start > 0
+
+    def history_page(self, sid: str, head_id: str | None, *, limit: int,
+                     before: str | None = None, reply_role: str = "system") -> HistoryPage:
+        """One page of a branch (``page``) with the head it ends at (default: the session's)
+        and each page node's callees of ``reply_role``.
+
+        A session this process has not opened is answered from the tail of its node log
+        (``cold_page``): the first screen of a long session reads that screen, not the
+        session. Anything the tail cannot answer for sure opens the session as usual.
+        """
+        with self._lock:
+            cold = sid not in self._open
+        if cold:
+            page = self._cold_page(sid, head_id, limit, before, reply_role)
+            if page is not None:
+                return page
+        if head_id is not None and not self.has_node(sid, head_id):
+            raise NotFound(f"headId: unknown node id {head_id!r} in session {sid!r}")
+        head = head_id or self.head(sid)
+        if not head:
+            if before is not None:
+                raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch")
+            return HistoryPage(None, [], False)
+        nodes, more = self.page(sid, head, limit=limit, before=before)
+        return HistoryPage(head, nodes, more,
+                           self.callees_of(sid, [n.id for n in nodes], role=reply_role))
+
+    def _cold_page(self, sid: str, head_id: str | None, limit: int, before: str | None,
+                   reply_role: str) -> HistoryPage | None:
+        root = self.session_dir(sid)
+        with self._cold_lock:
+            with self._lock:
+                view = self._cold.get(sid)
+            if view is None or not view.fresh():
+                view = ColdView.open(root)
+                if view is None:
+                    return None
+            page = view.page(head_id, limit=limit, before=before, reply_role=reply_role)
+            with self._lock:
+                if sid not in self._open:  # opened meanwhile: the index serves from now on
+                    self._cold[sid] = view
+                    self._cold.move_to_end(sid)
+                    while len(self._cold) > COLD_VIEWS:
+                        self._cold.popitem(last=False)
+            return page
 
     def chain_view(self, sid: str, head: str | None = None) -> NodeChain:
         """``get_branch`` as a ``NodeChain``: the ids now, each body when it is looked at (a
