@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.dispatcher.history import RulesScopes, rules_branch
+from openprogram_lsp.store.session_store import SessionStore
 
 
 def user(nid: str, **meta: str) -> Node:
@@ -46,3 +50,52 @@ def test_remembered_scopes_follow_extension_branch_switch_and_forks() -> None:
     for sid in ("a", "b", "c", "s"):
         for chain in (line, longer, fork, other, line[:1]):
             assert scopes.scope(sid, chain) == rules_branch(chain)
+
+
+def _forked_session(home: Path) -> tuple[SessionStore, str, list[str]]:
+    """A session of 60 user nodes with a reset fork at u20 and a copy fork off u40."""
+    store = SessionStore(home)
+    sid = store.create_session()
+    pred = None
+    for i in range(60):
+        rules = "reset" if i == 20 else None
+        pred = store.append(sid, user(f"u{i}", **({"rules": rules} if rules else {}))
+                            .model_copy(update={"predecessor": pred}), advance_head=True).id
+    store.append(sid, user("c0", rules="copy").model_copy(update={"predecessor": "u40"}))
+    store.append(sid, user("c1").model_copy(update={"predecessor": "c0"}))
+    return store, sid, ["u59", "u19", "u20", "c1", "u45"]
+
+
+def test_after_a_restart_only_the_recorded_forks_are_read(tmp_path: Path) -> None:
+    store, sid, heads = _forked_session(tmp_path / "home")
+    assert store.rules_forks(sid) == {"u20", "c0"}
+    for head in heads:
+        fresh = SessionStore(tmp_path / "home")  # a new process: nothing remembered
+        chain = fresh.chain_view(sid, head)
+        reads: list[str] = []
+        def fetch(ids: list[str], reads: list[str] = reads,
+                  fresh: SessionStore = fresh) -> list[Node]:
+            reads.extend(ids)
+            return fresh.index(sid).nodes.many(ids)
+
+        counted = NodeChain(chain.ids(), fetch)
+        scopes = RulesScopes(forks=fresh.rules_forks)
+        assert scopes.scope(sid, counted) == rules_branch(list(chain))
+        assert set(reads) <= {"u20", "c0"}  # no other body read
+        tail = counted.plus(user("new", rules="reset"))  # a node the chain holds itself
+        assert RulesScopes(forks=fresh.rules_forks).scope(sid, tail) == "new"
+
+
+def test_a_session_without_a_readable_record_is_scanned(tmp_path: Path) -> None:
+    store, sid, heads = _forked_session(tmp_path / "home")
+    record = store.session_dir(sid) / ".git" / "openprogram-rules-forks"
+    with open(record, "ab") as fh:
+        fh.write(b'"u3')  # torn
+    assert store.rules_forks(sid) is None
+    record.unlink()  # a session from before the record
+    assert store.rules_forks(sid) is None
+    store.append(sid, user("late", rules="reset").model_copy(update={"predecessor": "u59"}))
+    assert not record.exists()  # never created half-filled
+    for head in [*heads, "late"]:
+        chain = store.chain_view(sid, head)
+        assert RulesScopes(forks=store.rules_forks).scope(sid, chain) == rules_branch(list(chain))

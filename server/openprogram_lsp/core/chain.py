@@ -52,6 +52,12 @@ class NodeChain(Sequence[Node]):
             raise IndexError(i)
         return self._ids[i] if i < self._n else self._own[i - self._n].id
 
+    @property
+    def held(self) -> int:
+        """How many nodes at the end are held directly (``plus``, ``with_last``), not read
+        through ``fetch``."""
+        return len(self._own)
+
     def ids(self, start: int = 0, stop: int | None = None) -> list[str]:
         """The ids of ``self[start:stop]``."""
         start, stop, _ = slice(start, stop).indices(len(self))
@@ -85,6 +91,12 @@ class NodeChain(Sequence[Node]):
         for start in range(0, self._n, batch):
             yield from self._fetch(list(self._ids[start:min(self._n, start + batch)]))
         yield from self._own
+
+    def prefix(self, n: int) -> NodeChain:
+        """The chain's first ``n`` nodes (no body read)."""
+        n = max(0, min(n, len(self)))
+        return NodeChain(self._ids, self._fetch, min(n, self._n),
+                         self._own[:max(0, n - self._n)])
 
     def plus(self, *nodes: Node) -> NodeChain:
         """This chain with nodes appended."""

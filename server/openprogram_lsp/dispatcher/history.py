@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from openprogram_lsp.core.chain import NodeChain, id_at
 from openprogram_lsp.core.errors import InvalidParams
@@ -41,15 +41,24 @@ def rules_branch(chain: Sequence[Node], stop: int = 0) -> str | None:
     return None
 
 
+RulesForks = Callable[[str], Collection[str] | None]
+"""Ids of a session's user nodes that may start a reset or copy fork (a superset), or None
+when the session keeps no such record (``SessionStore.rules_forks``)."""
+
+
 class RulesScopes:
     """``rules_branch`` per session, remembered with the chain it was found on, so a later
     turn on the same line looks only at the nodes added since (a turn's cost, not the
     session's). A chain position's node determines every node before it (predecessors never
     change) and a fork's ``rules`` is fixed when its user node is written, so the remembered
-    answer holds for every chain that runs through the remembered node."""
+    answer holds for every chain that runs through the remembered node.
 
-    def __init__(self, capacity: int = 256) -> None:
+    With nothing remembered (a new process, another line), ``forks`` names the few nodes that
+    can be the answer: only their bodies are read, not the chain's."""
+
+    def __init__(self, capacity: int = 256, forks: RulesForks | None = None) -> None:
         self.capacity = capacity
+        self.forks = forks
         self._seen: OrderedDict[str, tuple[int, str, str | None]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -64,10 +73,35 @@ class RulesScopes:
             at, node_id, found = seen
             if at < len(chain) and id_at(chain, at) == node_id:
                 stop, known = at + 1, found
-        found = rules_branch(chain, stop) or known
+        marked = self.forks(sid) if stop == 0 and self.forks is not None \
+            and isinstance(chain, NodeChain) else None
+        if marked is not None:
+            assert isinstance(chain, NodeChain)
+            found = _nearest_fork(chain, marked)
+        else:
+            found = rules_branch(chain, stop) or known
         with self._lock:
             self._seen[sid] = (len(chain) - 1, id_at(chain, -1), found)
             self._seen.move_to_end(sid)
             while len(self._seen) > self.capacity:
                 self._seen.popitem(last=False)
         return found
+
+
+def _nearest_fork(chain: NodeChain, marked: Collection[str]) -> str | None:
+    """``rules_branch(chain)`` reading only the bodies of marked nodes and of those the chain
+    holds itself (not yet in the store's record)."""
+    stored = len(chain) - chain.held
+    for i in range(len(chain) - 1, stored - 1, -1):
+        found = rules_branch([chain[i]])
+        if found is not None:
+            return found
+    if not marked:
+        return None
+    ids = chain.ids(0, stored)
+    for i in range(stored - 1, -1, -1):
+        if ids[i] in marked:
+            found = rules_branch([chain[i]])
+            if found is not None:
+                return found
+    return None

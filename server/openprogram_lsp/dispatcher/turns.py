@@ -43,7 +43,7 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
 from openprogram_lsp.dispatcher.finalize import finalize_turn
-from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history, rules_branch
+from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
@@ -79,7 +79,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
         self._checkpointers: dict[Path, Checkpointer | None] = {}
-        self._scopes = RulesScopes()
+        self._scopes = RulesScopes(forks=services.store.rules_forks)
         self.agents: Collaboration = (collaboration(self) if collaboration is not None
                                       else NoCollaboration())
 
@@ -360,7 +360,7 @@ class Dispatcher:
         scope = self._scopes.scope(turn.session_id, chain)
         user = history[-1] if history and history.id_at(-1) == turn.user_node_id else None
         if user is not None and scope == user.id and user.metadata.get("rules") == "copy":
-            above = rules_branch(history[:-1])
+            above = self._scopes.scope(turn.session_id, history.prefix(len(history) - 1))
             for rule in book.rules:
                 if rule.scope == "session" and rule.session_id == turn.session_id \
                         and rule.branch == above and rule.origin == "prompt":

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store.index import node_path, top_seq
+from openprogram_lsp.store.index import node_path, read_body, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.node_log import NODE_LOG, Row
 
@@ -147,8 +147,7 @@ class ColdView:
             node = cache.get(nid)
             if node is None:
                 try:
-                    with open(nodes_dir + (name or node_path(seq, nid)), "rb") as fh:
-                        node = Node.model_validate_json(fh.read())
+                    node = read_body(nodes_dir + (name or node_path(seq, nid)))
                 except (OSError, ValueError):
                     return None
                 if node.id != nid:

@@ -57,6 +57,10 @@ COLD_VIEWS = 16
 CHECKPOINT_REFS = "openprogram-checkpoints"
 """Checkpoint ids the session's nodes record, one a line (``.git/``, derived, not committed)."""
 """Seconds a commit waits for another process's commit of the same session."""
+RULES_FORKS = "openprogram-rules-forks"
+"""Ids (JSON strings, one a line) of user nodes written with ``rules`` reset or copy: a
+session's rules scopes are found from them after a restart instead of from every node."""
+RULES_CHOICES_SCOPED = ("reset", "copy")
 
 
 @dataclass(slots=True)
@@ -126,6 +130,22 @@ def _note_checkpoint(root: Path, node: Node) -> None:
             fh.write(cid + "\n")
 
 
+def _note_rules_fork(root: Path, node: Node) -> None:
+    """Record a user node that starts a rules scope, before its file is written (so the record
+    is a superset of the nodes on disk). A session without the record (older than it) is
+    left without one: its readers look at the nodes themselves."""
+    if node.role != "user" or node.metadata.get("rules") not in RULES_CHOICES_SCOPED:
+        return
+    try:
+        fd = os.open(root / ".git" / RULES_FORKS, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return
+    try:
+        os.write(fd, (json.dumps(node.id) + "\n").encode("ascii"))
+    finally:
+        os.close(fd)
+
+
 def _dead_entries(meta: dict[str, Any]) -> bool:
     return any(not record_alive(o) for o in (meta.get("running") or {}).values())
 
@@ -184,6 +204,7 @@ class SessionStore:
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
         (root / ".git" / CHECKPOINT_REFS).touch()
+        (root / ".git" / RULES_FORKS).touch()
         (root / ".git" / NODE_LOG).touch()
         self._write_meta(repo, data)
         return sid
@@ -238,6 +259,24 @@ class SessionStore:
                     atomic_write(path, "".join(f"{i}\n" for i in sorted(ids)))
                 out |= ids
         return out
+
+    def rules_forks(self, sid: str) -> frozenset[str] | None:
+        """Ids of the session's user nodes that may start a rules scope (a superset: check
+        their bodies), or None when the session keeps no such record or it is unreadable."""
+        try:
+            data = (self.session_dir(sid) / ".git" / RULES_FORKS).read_bytes()
+        except (OSError, InvalidParams):
+            return None
+        out: set[str] = set()
+        for line in data.splitlines():
+            try:
+                nid = json.loads(line)
+            except ValueError:
+                return None  # a torn line: this record cannot be trusted
+            if not isinstance(nid, str):
+                return None
+            out.add(nid)
+        return frozenset(out)
 
     def _workspace_of(self, meta: dict[str, Any]) -> str | None:
         ws = meta.get("workspace")
@@ -513,6 +552,7 @@ class SessionStore:
             seq = idx.next_seq
             name = node_path(seq, node.id)
             node, payload = storable(node)
+            _note_rules_fork(entry.root, node)
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, seq)
             idx.log_node(node.id)
@@ -549,6 +589,8 @@ class SessionStore:
             if node.status == "running" and node_id not in idx.running:
                 idx.running.add(node_id)  # said before the file: the log never misses a
                 idx.log_node(node_id)     # running node
+            if node.metadata.get("rules") != old.metadata.get("rules"):
+                _note_rules_fork(entry.root, node)
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, idx.seq[node_id])
             idx.log_node(node_id)  # after the file: a reader that sees it reads the new body
