@@ -284,6 +284,7 @@ def test_withdrawn_event_closes_only_the_named_prompt(env: dict[str, Path]) -> N
         {"text": "Wrote b.txt."},
         {"text": "spare"},
     ])
+    assert out["probe"] == {"pending": 0, "value": "gone"}
     assert out["pending_before"] == 2
     assert out["previews_before"] == ["a.txt", "b.txt"]
     asked = out["asked"]

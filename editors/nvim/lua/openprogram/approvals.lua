@@ -184,7 +184,13 @@ function M.handle(params, ctx)
         tostring(tc.mcp.server), tostring(tc.mcp.tool)))
   end
   if ok and c then
-    close = c
+    local closed = false
+    close = function()
+      if not closed then
+        closed = true
+        c()
+      end
+    end
   end
   note(params, ('approval asked: %s'):format(tc.title or tc.name or '?'))
   -- Blocking UIs (the default inputlist) draw over a stale screen unless we redraw first.
@@ -202,6 +208,7 @@ function M.handle(params, ctx)
     local answered = false
     untrack = async.track(params.turnId, function(v)
       answered = true
+      close() -- withdrawn: the preview goes with the prompt, in the same tick
       resolve(v)
     end, tc.toolCallId)
     local choose = require('openprogram.choose')

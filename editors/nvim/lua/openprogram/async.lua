@@ -39,8 +39,28 @@ end
 
 --- Settle every pending prompt as unanswered (the server is gone).
 function M.withdraw_all()
-  for _, e in ipairs(vim.list_extend({}, M.pending)) do
+  local all = M.pending
+  M.pending = {}
+  for _, e in ipairs(all) do
     e.resolve(false)
+  end
+end
+
+--- Drop `hits` from the pending list now, then settle them: a settled prompt is gone at once,
+--- not when its coroutine next runs (an event handled in the same tick must not see it).
+---@param hits openprogram.PendingPrompt[]
+---@param value any
+local function settle(hits, value)
+  for _, hit in ipairs(hits) do
+    for i, e in ipairs(M.pending) do
+      if e == hit then
+        table.remove(M.pending, i)
+        break
+      end
+    end
+  end
+  for _, e in ipairs(hits) do
+    e.resolve(value)
   end
 end
 
@@ -54,9 +74,7 @@ function M.withdraw(turn_id)
       table.insert(hits, e)
     end
   end
-  for _, e in ipairs(hits) do
-    e.resolve(false)
-  end
+  settle(hits, false)
   return #hits
 end
 
@@ -74,9 +92,7 @@ function M.withdraw_key(key, turn_id, value)
       table.insert(hits, e)
     end
   end
-  for _, e in ipairs(hits) do
-    e.resolve(value == nil and false or value)
-  end
+  settle(hits, value == nil and false or value)
   return #hits
 end
 

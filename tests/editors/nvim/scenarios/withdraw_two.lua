@@ -23,6 +23,15 @@ H.run(function()
   local async = require('openprogram.async')
   local S = require('openprogram.panel').state
   local selects = {}
+  -- A settled prompt leaves the pending list at once, not when its coroutine next runs: the
+  -- withdrawal and turn.finished often arrive in one read and are handled in the same tick.
+  local probe
+  local untrack_probe = async.track('probe-turn', function(v)
+    probe = v
+  end, 'probe-call')
+  async.withdraw_key('probe-call', 'probe-turn', 'gone')
+  H.out.probe = { pending = #async.pending, value = probe }
+  untrack_probe()
   H.out.withdrawn = {}
   H.out.asked = {} -- path -> toolCallId of its pending prompt
   vim.ui.select = function(items, opts, on_choice)
