@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 
 from tests.store._session_helpers import uncommitted
@@ -10,7 +11,14 @@ from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.git import run_git
 from openprogram_lsp.store.gitobj.trees import read_commit, read_tree
 from openprogram_lsp.store.index import SHARD
-from openprogram_lsp.store.session_repo import SessionRepo
+from openprogram_lsp.store.session_repo import (
+    JOURNAL,
+    JOURNAL_MARK,
+    JOURNAL_MAX,
+    SMALL_PACKS,
+    SessionRepo,
+    wait_for_maintenance,
+)
 from openprogram_lsp.store.session_store import SessionStore
 
 
@@ -61,17 +69,43 @@ def test_writes_of_another_process_are_committed_and_seen(tmp_path: Path) -> Non
     assert uncommitted(first.session_dir(sid)) == b""
 
 
-def test_loose_objects_are_packed_and_still_read(tmp_path: Path) -> None:
+def test_each_commit_is_one_pack_and_the_background_merge_keeps_every_object(
+        tmp_path: Path) -> None:
+    store, other = SessionStore(tmp_path), SessionStore(tmp_path)  # other: a second process
+    sid = store.create_session()
+    root = store.session_dir(sid)
+    for turn in range(SMALL_PACKS + 2):
+        _grow(store, sid, 2, start=2 * turn)
+        assert store.commit_turn(sid, f"turn {turn}")
+        assert [n.id for n in other.get_branch(sid)][-1] == f"n{2 * turn + 1}"
+    wait_for_maintenance()  # the commit past SMALL_PACKS started a merge in the background
+    repo = SessionRepo(root)
+    assert repo.loose_count() == 0
+    assert repo.pack_count() < SMALL_PACKS
+    run_git(["fsck", "--strict", "--no-dangling"], cwd=root)
+    assert uncommitted(root) == b""
+    _grow(other, sid, 2, start=100)  # trees read from merged packs, by a reader that knew
+    assert other.commit_turn(sid, "last")  # only the packs that are gone now
+    assert uncommitted(root) == b""
+    assert SessionRepo(root).log(3) == ["last", f"turn {SMALL_PACKS + 1}", f"turn {SMALL_PACKS}"]
+    assert repo.maintain() >= 0
+
+
+def test_the_journal_keeps_only_what_the_last_commit_did_not_take(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     sid = store.create_session()
-    _grow(store, sid, 6)
+    _grow(store, sid, 2)
     store.commit_turn(sid, "one")
-    root = store.session_dir(sid)
-    repo = SessionRepo(root)
-    assert repo.maintain() > 10
-    assert repo.loose_count() == 0
-    run_git(["fsck", "--strict", "--no-dangling"], cwd=root)
-    _grow(store, sid, 2, start=6)
-    assert store.commit_turn(sid, "two")  # trees read from the pack, new ones loose
-    assert uncommitted(root) == b""
-    assert SessionRepo(root).log() == ["two", "one"]
+    journal = store.session_dir(sid) / ".git" / JOURNAL
+    assert journal.read_bytes().endswith(JOURNAL_MARK)  # a mark, not an emptied file
+    _grow(store, sid, 1, start=2)
+    repo = SessionRepo(store.session_dir(sid))
+    with repo._journal(fcntl.LOCK_EX) as fd:
+        assert repo._pending_paths(fd) == {f"nodes/{store.index(sid).files['n2']}", "meta.json"}
+    while journal.stat().st_size < JOURNAL_MAX:
+        with open(journal, "ab") as fh:
+            fh.write(b"meta.json\n" * 1000)
+    assert store.commit_turn(sid, "two")
+    assert journal.stat().st_size == 0  # a long journal is emptied
+    assert store.commit_turn(sid, "nothing") is None
+    assert repo.log() == ["two", "one"]

@@ -90,13 +90,18 @@ class Calibration:
 
     The estimator is multiplied by this ratio; ``observe`` feeds the provider's reported usage
     back after each turn, so the estimate converges on the real count without any tokenizer.
+    The file is rewritten only when a ratio moved by ``SAVE_STEP`` (relative) from the value
+    saved: a converged ratio costs no file write per turn, and a restart loses less than that.
     """
+
+    SAVE_STEP = 0.005
 
     def __init__(self, path: Path | None = None, *, alpha: float = 0.3) -> None:
         self.path = path
         self.alpha = alpha
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, float]] | None = None
+        self._saved: dict[str, float] = {}  # ratio per model as the file has it
 
     def _load(self) -> dict[str, dict[str, float]]:
         if self._data is None:
@@ -107,6 +112,7 @@ class Calibration:
                     self._data = {str(k): {"ratio": float(v["ratio"]),
                                            "samples": float(v.get("samples", 1))}
                                   for k, v in raw.items()}
+                    self._saved = {k: v["ratio"] for k, v in self._data.items()}
                 except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     log.warning("calibration file %s is unreadable; starting afresh", self.path)
         return self._data
@@ -137,7 +143,9 @@ class Calibration:
                 entry = {"ratio": entry["ratio"] + self.alpha * (sample - entry["ratio"]),
                          "samples": entry["samples"] + 1}
             data[model] = entry
-            self._save(data)
+            saved = self._saved.get(model)
+            if saved is None or abs(entry["ratio"] - saved) >= self.SAVE_STEP * saved:
+                self._save(data)
             return entry["ratio"]
 
     def _save(self, data: dict[str, dict[str, float]]) -> None:
@@ -146,5 +154,6 @@ class Calibration:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
+            self._saved = {k: v["ratio"] for k, v in data.items()}
         except OSError:
             log.warning("could not save calibration to %s", self.path, exc_info=True)

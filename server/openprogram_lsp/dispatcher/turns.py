@@ -230,8 +230,12 @@ class Dispatcher:
             meta.update(req.metadata)
         command = {"command": "compact"} if is_compact_command(req.text) else {}
         meta.update(command)
-        user = store.append(sid, Node(id=user_id, role="user", text=req.text, predecessor=pred,
-                                      metadata=meta), advance_head=req.advance_head)
+        # the user node and the running reply, one meta write; acknowledged only afterwards
+        user, _reply = store.start_turn(
+            sid, Node(id=user_id, role="user", text=req.text, predecessor=pred, metadata=meta),
+            Node(id=turn_id, role="assistant", predecessor=user_id, status="running",
+                 metadata={"source": req.source, "owner": current_record("turn"), **command}),
+            advance_head=req.advance_head)
         history = history.plus(user)
         turn = ActiveTurn(sid, user_id, turn_id, req, control, workspace)
         with self._lock:
@@ -239,7 +243,7 @@ class Dispatcher:
         s.bus.emit(make_event("user.prompt_submitted", {"node_id": user_id, "text": req.text,
                                                         "source": req.source},
                               session_id=sid, turn_id=turn_id, origin="dispatcher"))
-        # 4. turn ContextVars and the assistant placeholder
+        # 4. turn ContextVars
         writer = SessionNodeWriter(store, sid, advance_head=req.advance_head)
         tokens = (current_session_id.set(sid), current_turn_id.set(turn_id),
                   current_writer.set(writer), current_agent_id.set(req.agent_id),
@@ -250,11 +254,6 @@ class Dispatcher:
         swallowed_cancel = False
         leftover: list[str] = []
         try:
-            writer.append(Node(id=turn_id, role="assistant", predecessor=user_id,
-                               status="running",
-                               metadata={"source": req.source, "owner": current_record("turn"),
-                                         **command}))
-            store.begin_turn(sid, turn_id)
             if req.label or req.branch_name:
                 store.name_branch(sid, turn_id, req.label or req.branch_name or "")
             started: dict[str, Any] = {"user_node_id": user_id, "assistant_node_id": turn_id,

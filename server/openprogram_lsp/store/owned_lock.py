@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from openprogram_lsp.store.owner import OwnerRecord
+from openprogram_lsp.store.owner import OwnerRecord, clear_record, write_record
 
 _REGISTRY: dict[str, OwnedLock] = {}
 _REGISTRY_LOCK = threading.Lock()
@@ -89,7 +89,7 @@ class OwnedLock:
             if self._count == 0 and self._fd is not None:
                 fd, self._fd = self._fd, None
                 with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
+                    clear_record(fd)
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)
 
@@ -117,7 +117,7 @@ class OwnedLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = OwnerRecord.parse(os.pread(fd, 4096, 0))
+                holder = OwnerRecord.parse(os.pread(fd, 1 << 16, 0))
                 if holder is not None and not holder.alive():
                     # the owner died but a descendant keeps the descriptor: start a new file
                     self._take_over(fd)
@@ -128,9 +128,7 @@ class OwnedLock:
             if not self._same_inode(fd):  # taken over (unlinked) while we waited: retry
                 os.close(fd)
                 continue
-            record = OwnerRecord.current(purpose).to_json().encode()
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, record, 0)
+            write_record(fd, purpose)
             self._fd = fd
             return None
         return self.holder() or OwnerRecord(pid=-1, start_time=None, host="")

@@ -32,6 +32,18 @@ def process_start_time(pid: int) -> int | None:
         return None
 
 
+_own_start: tuple[int, int | None] | None = None
+
+
+def _own_start_time(pid: int) -> int | None:
+    """``process_start_time`` of this process, read once per pid (a fork reads it again)."""
+    global _own_start
+    cached = _own_start
+    if cached is None or cached[0] != pid:
+        cached = _own_start = (pid, process_start_time(pid))
+    return cached[1]
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process with this pid exists (a zombie counts as dead)."""
     if pid <= 0:
@@ -64,7 +76,7 @@ class OwnerRecord:
     def current(cls, purpose: str = "") -> OwnerRecord:
         """A record naming this process."""
         pid = os.getpid()
-        return cls(pid=pid, start_time=process_start_time(pid), host=HOST,
+        return cls(pid=pid, start_time=_own_start_time(pid), host=HOST,
                    since=datetime.now(UTC).isoformat(timespec="seconds"), purpose=purpose)
 
     @classmethod
@@ -106,6 +118,25 @@ class OwnerRecord:
         where = "" if self.host == HOST else f" on {self.host}"
         since = f", since {self.since}" if self.since else ""
         return f"pid {self.pid}{where}{since}"
+
+
+RECORD_BYTES = 512
+"""A lock file's record is padded with spaces to this size (or the file's size, if larger)."""
+
+
+def write_record(fd: int, purpose: str = "") -> None:
+    """Put this process's record into a lock file it has just locked.
+
+    Written over the old bytes, padded with spaces, never truncated: the file keeps its size
+    and its blocks, so taking a lock costs no block allocation (ext4 flushes a file whose
+    data is truncated to nothing, which costs milliseconds on a busy disk)."""
+    data = OwnerRecord.current(purpose).to_json().encode()
+    os.pwrite(fd, data.ljust(max(RECORD_BYTES, os.fstat(fd).st_size)), 0)
+
+
+def clear_record(fd: int) -> None:
+    """Blank a lock file's record (spaces: no record) as its holder lets go."""
+    os.pwrite(fd, b" " * max(RECORD_BYTES, os.fstat(fd).st_size), 0)
 
 
 def record_of(value: object) -> OwnerRecord | None:

@@ -3,9 +3,10 @@
 Every file write of a session goes through ``write``: the path is appended to a journal
 (``.git/openprogram-journal``) under a shared ``flock``, then the file is replaced atomically.
 ``commit`` (under an exclusive ``flock``) hashes only the journaled paths, rewrites only the
-trees on their paths and writes one commit, so a turn's store cost follows what the turn
-wrote, not the size of the session. No git process runs and no git index is kept.
-Loose objects are packed in the background once there are many (``maintain``).
+trees on their paths and writes one commit, all of it as one small pack (``gitobj.batch``), so
+a turn's store cost follows what the turn wrote, not the size of the session. No git process
+runs and no git index is kept. A commit ends the journal's pending part with a mark line (the
+file is emptied only once it is long). Packs are merged in the background (``maintain``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.fsutil import atomic_write, replace_file
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
+from openprogram_lsp.store.gitobj.batch import ObjectBatch, remove_orphans
+from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.refs import read_ref
 from openprogram_lsp.store.gitobj.trees import Leaf, read_commit, update_tree, write_commit
 
@@ -33,9 +36,19 @@ LEGACY_INDEX = "index"
 """The git index ``git add -A`` kept in sessions written before in-process commits."""
 BRANCH_REF = "refs/heads/main"
 PACK_THRESHOLD = 1000
-"""Loose objects past which a commit starts a background pack."""
-MAX_PACKS = 24
-"""Packs past which the background maintenance merges them into one (with deltas)."""
+"""Loose objects (sessions written before per-commit packs) past which a commit starts a
+background pack."""
+SMALL_PACKS = 16
+"""Packs past which a commit starts the background merge of the small ones (``git repack
+--geometric=2``: each object is rewritten about log2(turns) times, with deltas)."""
+MAX_PACKS = 48
+"""Packs past which the background maintenance merges all of them into one."""
+JOURNAL_MARK = b"\0\n"
+"""Ends the journal's committed part (a path never holds a NUL)."""
+JOURNAL_MAX = 1 << 16
+"""Bytes past which a commit empties the journal instead of appending a mark."""
+BULK_PATHS = 2000
+"""Paths past which a commit streams its objects to a pack file instead of holding them."""
 REF_LOCK_WAIT = 5.0
 _CONFIG = """[core]
 \trepositoryformatversion = 0
@@ -71,7 +84,9 @@ class SessionRepo:
         self.git_dir = root / ".git"
         self.odb = ObjectDB(self.git_dir)
         self.journal = self.git_dir / JOURNAL
-        self._loose: int | None = None  # loose objects on disk, counted once per pack cycle
+        self._packs: int | None = None  # packs on disk, counted once per maintenance cycle
+        self._head_tree: tuple[str, str] | None = None  # (commit, its tree) last committed
+        self._dirs: set[str] = set()  # directories known to exist
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -90,8 +105,15 @@ class SessionRepo:
         with self._journal(fcntl.LOCK_SH) as fd:
             os.write(fd, line)  # before: a crash after the write still leaves it journaled
             path = self.root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, payload)
+            parent = os.path.dirname(rel)
+            if parent not in self._dirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(parent)
+            try:
+                replace_file(path, payload)
+            except FileNotFoundError:  # its directory went (a session deleted under us)
+                self._dirs.discard(parent)
+                raise
             os.write(fd, line)  # after: the journal's stamp moves once the file is there
 
     def remove(self, rel: str) -> None:
@@ -132,51 +154,89 @@ class SessionRepo:
         if legacy:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.git_dir / LEGACY_INDEX)
-            self._loose = None
+            self._packs = None
             self.maintain_later(full=True)
             return sha[:7] if sha else None
         if sha is None:
             return None
-        written = self.odb.take_written()
-        self._loose = self.loose_count() if self._loose is None else self._loose + written
-        if self._loose >= PACK_THRESHOLD:
-            # counted again (one walk) only once a pack this instance started has finished;
-            # while another one runs the count just goes on, not walked on every turn
+        added = self.odb.take_new_packs()
+        if self._packs is None:
+            self._packs = self.pack_count()
+        else:
+            self._packs += added
+        if self._packs > SMALL_PACKS or self.odb.take_written() >= PACK_THRESHOLD:
+            # counted again (one listing) only once a merge this instance started has
+            # finished; while another one runs the count just goes on
             self.maintain_later()
         return sha[:7]
 
-    def _commit_journaled(self, fd: int, message: str, *, everything: bool) -> str | None:
+    def _pending_paths(self, fd: int) -> set[str]:
+        """The paths journaled since the last commit's mark."""
         os.lseek(fd, 0, os.SEEK_SET)
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
-        paths = {p.decode("utf-8", "surrogateescape")
-                 for p in b"".join(chunks).split(b"\n") if p}
+        data = b"".join(chunks)
+        mark = data.rfind(b"\n" + JOURNAL_MARK)
+        if mark >= 0:
+            data = data[mark + 1 + len(JOURNAL_MARK):]
+        elif data.startswith(JOURNAL_MARK):
+            data = data[len(JOURNAL_MARK):]
+        return {p.decode("utf-8", "surrogateescape") for p in data.split(b"\n") if p}
+
+    def _settle_journal(self, fd: int) -> None:
+        """Mark everything journaled so far as committed."""
+        if os.fstat(fd).st_size >= JOURNAL_MAX:
+            os.ftruncate(fd, 0)
+        else:
+            os.write(fd, JOURNAL_MARK)
+
+    def _base_tree(self, head: str) -> str:
+        cached = self._head_tree
+        if cached is not None and cached[0] == head:
+            return cached[1]
+        try:
+            return read_commit(self.odb, head).tree
+        except (MissingObject, ValueError) as exc:
+            raise GitError(["commit"], 1, f"session head unreadable: {exc}") from None
+
+    def _commit_journaled(self, fd: int, message: str, *, everything: bool) -> str | None:
+        paths = self._pending_paths(fd)
         head = self.head()
-        base = None
-        if head is not None:
-            try:
-                base = read_commit(self.odb, head).tree
-            except (MissingObject, ValueError) as exc:
-                raise GitError(["commit"], 1, f"session head unreadable: {exc}") from None
+        base = self._base_tree(head) if head is not None else None
         if everything or base is None:
             paths |= set(self._files())
-        leaves: dict[str, Leaf] = {}
-        for rel in sorted(paths):
-            try:
-                data = (self.root / rel).read_bytes()
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                leaves[rel] = None
-                continue
-            leaves[rel] = ("100644", self.odb.write("blob", data))
-        tree = update_tree(self.odb, base, leaves)
-        if tree == base:
-            os.ftruncate(fd, 0)
-            return None
-        sha = write_commit(self.odb, tree, [head] if head else [], message.rstrip("\n")
-                           + "\n", int(time.time()))
+        sink: ObjectBatch | PackWriter = \
+            PackWriter(self.odb) if len(paths) > BULK_PATHS else ObjectBatch(self.odb)
+        try:
+            leaves: dict[str, Leaf] = {}
+            for rel in sorted(paths):
+                try:
+                    data = (self.root / rel).read_bytes()
+                except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                    leaves[rel] = None
+                    continue
+                leaves[rel] = ("100644", sink.write("blob", data))
+            tree = update_tree(sink, base, leaves)
+            if tree == base:
+                if isinstance(sink, PackWriter):
+                    sink.abort()
+                self._settle_journal(fd)
+                return None
+            sha = write_commit(sink, tree, [head] if head else [], message.rstrip("\n")
+                               + "\n", int(time.time()))
+            if isinstance(sink, PackWriter):
+                sink.finish()
+                self.odb.note_pack()
+            else:
+                sink.flush()
+        except BaseException:
+            if isinstance(sink, PackWriter):
+                sink.abort()
+            raise
         self._set_head(sha)
-        os.ftruncate(fd, 0)
+        self._head_tree = (sha, tree)
+        self._settle_journal(fd)
         return sha
 
     def _files(self) -> Iterator[str]:
@@ -236,12 +296,20 @@ class SessionRepo:
         """How many loose objects the repository holds (a walk of the fan-out directories)."""
         return sum(1 for _ in self.odb.loose_ids())
 
+    def pack_count(self) -> int:
+        """How many packs the repository holds (one listing)."""
+        try:
+            return sum(1 for n in os.listdir(self.odb.objects / "pack") if n.endswith(".idx"))
+        except OSError:
+            return 0
+
     def maintain(self, *, full: bool = False) -> int:
-        """Pack the loose objects; merge the packs (``git repack``) when there are many, or
-        always when ``full`` (an upgraded session's loose objects, deltified once).
+        """Merge the small packs (and any loose objects) with ``git repack --geometric=2``;
+        everything into one pack when there are very many, or always when ``full`` (an
+        upgraded session's loose objects, deltified once). Removes what killed writers left.
 
         Runs off the turn's path; one at a time per repository across processes. Returns how
-        many loose objects were packed.
+        many packs and loose objects it merged.
         """
         lock_path = self.git_dir / "openprogram-maintenance"  # a flock (no .lock: git owns those)
         try:
@@ -253,15 +321,16 @@ class SessionRepo:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return 0
-            moved = self.odb.pack_loose()
-            packs = list((self.git_dir / "objects" / "pack").glob("pack-*.pack"))
-            if full or len(packs) > MAX_PACKS:
-                # gitdb writes no deltas; git's repack merges the packs with them
-                run_git(["repack", "-a", "-d", "-q", "--keep-unreachable"],
-                        env={"GIT_DIR": str(self.git_dir)},
-                        timeout=600)
-                self.odb.refresh()
-            return moved
+            remove_orphans(self.odb)
+            packs, loose = self.pack_count(), self.loose_count()
+            if not loose and packs <= 1:
+                return 0
+            args = ["repack", "-d", "-q"]
+            args += ["-a", "--keep-unreachable"] if full or packs > MAX_PACKS \
+                else ["--geometric=2"]  # loose objects are rolled up too, reachable or not
+            run_git(args, env={"GIT_DIR": str(self.git_dir)}, timeout=600)
+            self.odb.refresh()
+            return packs + loose - self.pack_count() - self.loose_count()
         finally:
             os.close(fd)
 
@@ -280,7 +349,7 @@ class SessionRepo:
             except (OSError, GitError, subprocess.SubprocessError, ValueError):
                 log.exception("background packing of %s failed", self.root)
             finally:
-                self._loose = None  # what was written meanwhile is counted at the next commit
+                self._packs = None  # what was written meanwhile is counted at the next commit
                 with _maintaining_lock:
                     _maintaining.discard(key)
 

@@ -171,6 +171,7 @@ class SessionStore:
         self._real: dict[str, str] = {}
         self._cold: OrderedDict[str, ColdView] = OrderedDict()
         self._cold_lock = threading.Lock()
+        self._fp_paths: dict[Path, tuple[str, str, str]] = {}
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -301,7 +302,7 @@ class SessionStore:
 
     def _write_meta(self, repo: SessionRepo, meta: dict[str, Any]) -> None:
         """Write a session's ``meta.json``, then its line in the listing."""
-        repo.write("meta.json", json.dumps(meta, indent=1))
+        repo.write("meta.json", json.dumps(meta, separators=(",", ":")))
         with self._listing_lock:
             self._listing.record(meta)
 
@@ -326,17 +327,22 @@ class SessionStore:
     def _fingerprint(self, root: Path) -> tuple[int, ...]:
         """Changes with every write of any process: the journal's and the meta file's stamps
         (and the flat ``nodes/`` directory of sessions written before the journal)."""
+        paths = self._fp_paths.get(root)
+        if paths is None:
+            base = str(root)
+            paths = self._fp_paths[root] = (f"{base}/nodes", f"{base}/.git/openprogram-journal",
+                                            f"{base}/meta.json")
         try:
-            nodes = os.stat(root / "nodes").st_mtime_ns
+            nodes = os.stat(paths[0]).st_mtime_ns
         except FileNotFoundError:
             nodes = 0
         try:
-            journal = os.stat(root / ".git" / "openprogram-journal")
+            journal = os.stat(paths[1])
             stamp = (journal.st_mtime_ns, journal.st_size)
         except FileNotFoundError:
             stamp = (0, 0)
         try:
-            st = os.stat(root / "meta.json")
+            st = os.stat(paths[2])
             return nodes, *stamp, st.st_mtime_ns, st.st_size
         except FileNotFoundError:
             raise NotFound(f"unknown session id {root.name!r}") from None
@@ -511,6 +517,24 @@ class SessionStore:
         with self.hold_session(sid, "append", timeout=APPEND_LOCK_WAIT):
             return self._append(sid, node, advance_head=advance_head)
 
+    def start_turn(self, sid: str, user: Node, reply: Node, *,
+                   advance_head: bool = True) -> tuple[Node, Node]:
+        """Write a turn's user node and its running reply, then one meta: the head on the reply
+        (``advance_head``) and the turn among the running ones (``begin_turn``).
+
+        A crash before the meta leaves both nodes off the branch, the reply recovered as
+        interrupted: nothing of the turn was acknowledged yet (the caller reports the prompt
+        after this returns).
+        """
+        with self.hold_session(sid, "append", timeout=APPEND_LOCK_WAIT), \
+                self.locked(sid) as entry:
+            user = self._append(sid, user, advance_head=advance_head, write_meta=False)
+            reply = self._append(sid, reply, advance_head=advance_head, write_meta=False)
+            running = dict(entry.index.meta.get("running") or {})
+            running[reply.id] = current_record("turn")
+            self._write_running(entry, running)
+            return user, reply
+
     @contextmanager
     def hold_session(self, sid: str, purpose: str, timeout: float = 0.0) -> Iterator[None]:
         """Hold the session's cross-process lock; SessionBusy when another process has it.
@@ -538,7 +562,8 @@ class SessionStore:
             if top_seq(entry.root / "nodes") >= entry.index.next_seq:
                 self._reload(entry)
 
-    def _append(self, sid: str, node: Node, *, advance_head: bool) -> Node:
+    def _append(self, sid: str, node: Node, *, advance_head: bool,
+                write_meta: bool = True) -> Node:
         with self.locked(sid) as entry:
             idx = entry.index
             if node.id in idx.nodes:
@@ -571,7 +596,8 @@ class SessionStore:
                 if advance_head:
                     meta["headId"] = node.id
                 meta["updatedAt"] = now_iso()
-                self._write_meta(entry.repo, meta)
+                if write_meta:  # else the caller writes it next, under the same locks
+                    self._write_meta(entry.repo, meta)
                 idx.meta = meta
             self._refresh_fp(entry)
             return node

@@ -10,13 +10,7 @@ from pathlib import Path
 from types import TracebackType
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.owner import OwnerRecord
-
-
-def _record(fd: int, purpose: str) -> None:
-    """Write this process's owner record into a lock file it has just locked."""
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, OwnerRecord.current(purpose).to_json().encode(), 0)
+from openprogram_lsp.store.owner import OwnerRecord, write_record
 
 
 def _holder(path: Path) -> str:
@@ -79,7 +73,7 @@ class WorkspaceLock:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                _record(fd, self.path.name)
+                write_record(fd, self.path.name)
                 return fd
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -134,7 +128,7 @@ class TurnGuard:
             os.close(fd)
             self._lock.release()
             return False
-        _record(fd, self.path.name)
+        write_record(fd, self.path.name)
         self._fd = fd
         return True
 

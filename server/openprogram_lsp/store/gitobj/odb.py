@@ -50,7 +50,9 @@ class ObjectDB:
         self._lock = threading.Lock()
         self._loose: LooseObjectDB | None = None
         self._packed: PackedDB | None = None
+        self._stale = False  # a pack was added since the pack list was read
         self._written = 0
+        self._new_packs = 0
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -111,8 +113,9 @@ class ObjectDB:
                     return None
                 self._packed = PackedDB(str(pack_dir))
                 self._packed.update_cache(force=True)
-            elif refresh:
+            elif refresh or self._stale:
                 self._packed.update_cache(force=True)
+            self._stale = False
             return self._packed
 
     # -- writing ------------------------------------------------------------------------------
@@ -143,6 +146,17 @@ class ObjectDB:
         """How many new loose objects this instance wrote since the last call."""
         written, self._written = self._written, 0
         return written
+
+    def note_pack(self) -> None:
+        """A pack was added (``batch.ObjectBatch``): read the pack list again before the next
+        packed read, and count it for ``take_new_packs``."""
+        self._stale = True
+        self._new_packs += 1
+
+    def take_new_packs(self) -> int:
+        """How many packs this instance added since the last call."""
+        added, self._new_packs = self._new_packs, 0
+        return added
 
     def refresh(self) -> None:
         """Look at the pack directory again (after another writer added or removed packs)."""

@@ -1,0 +1,136 @@
+"""A commit's new objects, kept in memory and written as one small pack (``.pack`` + ``.idx``).
+
+A turn's session commit makes about ten objects (node blobs, the trees on their paths, the
+commit); as loose objects that is ten files created and renamed, plus a fan-out directory now
+and then. ``ObjectBatch`` holds them until ``flush``, which writes two files: the pack under its
+final name and its index through a temporary name and one rename. Git and gitdb find a pack by
+its index, so no reader ever sees part of one: until the index is in place the batch's objects
+do not exist, afterwards all of them do. A crash before the rename leaves at most a pack
+without an index, which nothing reads and ``remove_orphans`` deletes.
+
+No ``fsync``, as for the loose objects it replaces (and as ``git commit`` does for loose
+objects): the stores promise to survive a killed process, which page-cache writes do, not a
+power cut. Background maintenance (``maintain.py``) merges the small packs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import struct
+import time
+import zlib
+from pathlib import Path
+
+from openprogram_lsp.store.gitobj.odb import KINDS, ObjectDB
+from openprogram_lsp.store.gitobj.packwrite import index_v2, pack_record
+
+_HEADER = struct.Struct(">4sLL")
+_counter = itertools.count()
+ORPHAN_AGE = 600.0
+"""Seconds after which a pack without an index (a writer killed between its two files) goes."""
+
+
+class ObjectBatch:
+    """New objects of one commit; reads see them before ``flush`` (``trees.ObjectStore``)."""
+
+    def __init__(self, odb: ObjectDB) -> None:
+        self.odb = odb
+        self._objects: dict[bytes, tuple[str, bytes, bytes]] = {}  # binsha -> kind, body, record
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def write(self, kind: str, body: bytes) -> str:
+        """Add an object (stored once however often it is added); returns its id."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown git object kind {kind!r}")
+        binsha, record = pack_record(kind, body)
+        self._objects.setdefault(binsha, (kind, body, record))
+        return binsha.hex()
+
+    def read(self, sha: str) -> tuple[str, bytes]:
+        """(kind, body) of an object of this batch or of the database."""
+        try:
+            held = self._objects.get(bytes.fromhex(sha))
+        except ValueError:
+            held = None
+        if held is not None:
+            return held[0], held[1]
+        return self.odb.read(sha)
+
+    def flush(self) -> Path | None:
+        """Write the objects as one pack and its index; the pack's path (None when empty).
+
+        Objects the database holds already are written again: a duplicate in a second pack is
+        valid git, and checking for each would cost a lookup per object.
+        """
+        if not self._objects:
+            return None
+        entries = sorted(self._objects.items())
+        body = [_HEADER.pack(b"PACK", 2, len(entries))]
+        index: list[tuple[bytes, int, int]] = []
+        offset = _HEADER.size
+        for binsha, (_kind, _body, record) in entries:
+            body.append(record)
+            index.append((binsha, zlib.crc32(record), offset))
+            offset += len(record)
+        data = b"".join(body)
+        pack_sha = hashlib.sha1(data).digest()
+        pack_dir = self.odb.objects / "pack"
+        pack = pack_dir / f"pack-{pack_sha.hex()}.pack"
+        try:
+            _create(pack, data + pack_sha)
+        except FileNotFoundError:
+            pack_dir.mkdir(parents=True, exist_ok=True)
+            _create(pack, data + pack_sha)
+        except FileExistsError:
+            pass  # the very same objects, written before (its index may be missing: below)
+        idx = pack.with_suffix(".idx")
+        tmp = pack_dir / f"tmp_idx_{os.getpid()}_{next(_counter)}"
+        try:
+            _create(tmp, index_v2(index, pack_sha))
+            os.replace(tmp, idx)  # from here on every object of the batch can be read
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._objects.clear()
+        self.odb.note_pack()
+        return pack
+
+
+def _create(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def remove_orphans(odb: ObjectDB, *, age: float = ORPHAN_AGE) -> int:
+    """Delete packs without an index and temporary index files older than ``age`` seconds
+    (left by a killed writer); returns how many files went."""
+    pack_dir = odb.objects / "pack"
+    try:
+        names = os.listdir(pack_dir)
+    except OSError:
+        return 0
+    have = set(names)
+    cutoff = time.time() - age
+    removed = 0
+    for name in names:
+        orphan = (name.endswith(".pack") and name[:-5] + ".idx" not in have) or \
+            name.startswith(("tmp_idx_", "tmp_pack_"))
+        if not orphan:
+            continue
+        path = pack_dir / name
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_mtime < cutoff:
+                os.unlink(path)
+                removed += 1
+    return removed
