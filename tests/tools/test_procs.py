@@ -9,12 +9,18 @@ import sys
 import textwrap
 import time
 
-from openprogram_lsp.tools.procs import die_with_parent
+import pytest
+
+from openprogram_lsp.tools.procs import die_with_parent, pdeathsig_prefix
 from tests.tooling import missing
 
 SCRIPT = textwrap.dedent("""
     import asyncio, sys
+    from openprogram_lsp.tools import procs
     from openprogram_lsp.tools.procs import spawn
+
+    if sys.argv[1] == "preexec":  # the fallback where setpriv is missing
+        procs.pdeathsig_prefix = lambda: None
 
     async def main():
         proc = await spawn("/bin/sh", "-c", "sleep 30")
@@ -33,11 +39,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_command_dies_when_the_server_is_killed() -> None:
+@pytest.mark.parametrize("how", ["setpriv", "preexec"])
+def test_a_command_dies_when_the_server_is_killed(how: str) -> None:
     if not sys.platform.startswith("linux"):
         missing("PR_SET_PDEATHSIG and /proc are Linux-only")
     assert die_with_parent() is not None, "prctl is not reachable through ctypes"
-    server = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True)
+    assert pdeathsig_prefix() is not None, "setpriv --pdeathsig (util-linux) is missing"
+    server = subprocess.Popen([sys.executable, "-c", SCRIPT, how], stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert server.stdout is not None
         child = int(server.stdout.readline())
