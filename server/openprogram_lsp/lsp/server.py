@@ -22,6 +22,7 @@ from openprogram_lsp.lsp.agent_actions import code_actions
 from openprogram_lsp.lsp.agent_actions import register as register_agent_commands
 from openprogram_lsp.lsp.blame_features import register as register_blame
 from openprogram_lsp.lsp.bridge import EventBridge
+from openprogram_lsp.lsp.checkpoint_warmup import CheckpointWarmup
 from openprogram_lsp.lsp.handlers import Handlers
 from openprogram_lsp.lsp.host import ServerHost
 from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
@@ -233,6 +234,7 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         host = ServerHost(dispatcher, flag_mode=flag_mode_of(flag_mode), single=True)
     server = OpenProgramServer(host, initial_settings(host.dispatcher, host.flag_mode))
     handlers = Handlers(server)
+    warmup = CheckpointWarmup(server)  # each folder's first checkpoint walk, in the background
     for name, handler in handlers.table().items():
         server.feature(name)(handler)
     register_blame(server, handlers.blame, more_actions=code_actions)
@@ -255,6 +257,7 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
     @server.feature(types.INITIALIZED)
     def on_initialized(params: types.InitializedParams) -> None:
         server.set_folders(server.folders)
+        warmup.start(server.folders)
         log.info("openprogram-lsp %s ready; workspace %s", __version__,
                  server.primary_workspace)
         server.track(asyncio.ensure_future(server.report_sandbox()))
@@ -270,6 +273,7 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         added = [Path(p) for f in params.event.added if (p := to_fs_path(f.uri))]
         keep = [f for f in server.folders if f not in {r.resolve() for r in removed}]
         server.set_folders(keep + [a for a in added if a.resolve() not in keep])
+        warmup.start(server.folders)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def on_saved(params: types.DidSaveTextDocumentParams) -> None:

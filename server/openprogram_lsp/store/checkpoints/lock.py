@@ -34,6 +34,7 @@ class WorkspaceLock:
         self._rlock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
+        self._owner: int | None = None
 
     @classmethod
     def for_path(cls, path: Path, timeout: float = 120.0) -> WorkspaceLock:
@@ -55,11 +56,18 @@ class WorkspaceLock:
             except BaseException:
                 self._rlock.release()
                 raise
+            self._owner = threading.get_ident()
         self._depth += 1
+
+    def held_here(self) -> bool:
+        """Whether the calling thread holds the lock."""
+        return self._owner == threading.get_ident() and self._depth > 0
 
     def release(self) -> None:
         """Give the lock back."""
         self._depth -= 1
+        if self._depth == 0:
+            self._owner = None
         if self._depth == 0 and self._fd is not None:
             fd, self._fd = self._fd, None
             fcntl.flock(fd, fcntl.LOCK_UN)

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from openprogram_lsp.store.checkpoints.modes import update_modes
 from openprogram_lsp.store.checkpoints.objects import (
     TreeChange,
     commit_tree,
+    diff_trees,
     read_object,
     write_commit,
 )
@@ -51,6 +53,16 @@ GC_INTERVAL = 600.0
 """Seconds between the garbage collections that follow background prunes."""
 MAX_PACKS = 16
 """Packs (one per background prune, one per big walk) past which they are merged."""
+
+
+@dataclass(slots=True, frozen=True)
+class Prepared:
+    """A walk staged ahead of the first checkpoint of a process (``prepare``): the head it was
+    staged on, the tree it found and that tree's mode table."""
+
+    head: str | None
+    tree: str
+    modes: dict[str, int]
 
 
 def epoch(iso: str) -> int:
@@ -90,6 +102,9 @@ class CheckpointStore:
         self._last_gc: float | None = None
         self.progress: Progress | None = None
         """Called with (files done, files in all) while a big walk hashes files into a pack."""
+        self._prepared: Prepared | None = None
+        self._idle = threading.Event()  # cleared while ``prepare`` runs
+        self._idle.set()
 
     @property
     def root(self) -> Path:
@@ -133,13 +148,69 @@ class CheckpointStore:
         """Make the next checkpoint walk the whole tree (after shell commands)."""
         self.note_paths(())
 
+    def prepare(self, progress: Progress | None = None) -> bool:
+        """Do the walk the first checkpoint of this process needs, ahead of it (the server
+        starts it in the background when it learns the workspace): for a new store the whole
+        tree is hashed into one pack. The checkpoint that follows then stages only what was
+        noted since, on top of what this found; a checkpoint asked for meanwhile waits for it
+        (``wait_prepared``). ``progress`` gets (files done, files in all) while files are
+        hashed. Returns whether it walked (False: this process walked already)."""
+        self._idle.clear()
+        try:
+            with self.lock:
+                self._open()
+                with self._noted_lock:
+                    if self._disabled is not None or not self._scan_all:
+                        return False
+                    noted, self._noted = self._noted, set()
+                    self._scan_all = False
+                head = self.repo.head()
+                if head != self._seen_head or self.repo.index_stamp() != self._stamp:
+                    self.stager.forget()
+                self.progress, before = progress, self.progress
+                try:
+                    parent_tree = self._tree_of_head(head)
+                    tree, changes, modes = self._stage(parent_tree, noted, True)
+                    parent_modes = self._modes_of(head)
+                    if modes is None:
+                        modes = update_modes(str(self.workspace), parent_modes,
+                                             self._files_of(tree, parent_tree, changes))
+                except BaseException as exc:
+                    with self._noted_lock:
+                        self._noted |= noted
+                        self._scan_all = True
+                    self.stager.forget()
+                    if isinstance(exc, TooManyFiles):
+                        self._disabled = f"checkpoints are off for this workspace: {exc.message}"
+                    raise
+                finally:
+                    self.progress = before
+                self._seen_head = head
+                self._stamp = self.repo.index_stamp()
+                if head is None or tree != parent_tree or modes != parent_modes:
+                    self._prepared = Prepared(head, tree, modes)
+                return True
+        finally:
+            self._idle.set()
+
+    def wait_prepared(self, timeout: float | None = None) -> bool:
+        """Wait for a running ``prepare`` of this process; False on timeout."""
+        return self._idle.wait(timeout)
+
+    def _wait_idle(self) -> None:
+        if not self.lock.held_here():  # (the thread running ``prepare`` holds the lock)
+            self._idle.wait()
+
     def ensure_baseline(self, session_id: str) -> Checkpoint | None:
         """Take a session's baseline before its first edit (None if it has one).
 
         Called before each turn's first edit, it also records changes made outside the agent
         since the last checkpoint (noted by the file watcher, or found by the walk after a
         restart) as a baseline of their own, so they are not attributed to the coming turn.
+        A ``prepare`` still running is waited for (however long the first walk of a big tree
+        takes), then built on.
         """
+        self._wait_idle()
         with self.lock:
             self._open()
             for entry in self._entries():
@@ -155,6 +226,7 @@ class CheckpointStore:
     def commit_turn(self, session_id: str, turn_id: str, message: str,
                     *, full_scan: bool = False) -> Checkpoint | None:
         """Checkpoint a turn's changes; None when the workspace did not change."""
+        self._wait_idle()
         with self.lock:
             self._open()
             return self._commit("turn", session_id, turn_id, message, full=full_scan)
@@ -260,8 +332,6 @@ class CheckpointStore:
         with ``undone_checkpoint_id`` and ``restored_from_checkpoint_id``; the turn is listed
         with ``undone_by`` until that restore is itself undone (see ``undone_turns``).
         """
-        from openprogram_lsp.store.checkpoints.objects import diff_trees
-
         with self.lock:
             self._open()
             entry = self._entry(checkpoint_id)
@@ -387,7 +457,7 @@ class CheckpointStore:
 
     def _pending(self) -> bool:
         with self._noted_lock:
-            return self._scan_all or bool(self._noted)
+            return self._scan_all or bool(self._noted) or self._prepared is not None
 
     def _open(self) -> None:
         if not self._opened:
@@ -440,13 +510,24 @@ class CheckpointStore:
         foreign = head != self._seen_head or stamp != self._stamp
         if foreign:
             self.stager.forget()
+        prepared, self._prepared = self._prepared, None
         with self._noted_lock:
             noted, self._noted = self._noted, set()
-            walk = full or self._scan_all or foreign or head is None
+            if prepared is not None and (full or self._scan_all or foreign
+                                         or prepared.head != head):
+                prepared = None  # stale: walk as if there had been none
+            walk = prepared is None and (full or self._scan_all or foreign or head is None)
             self._scan_all = False
         try:
             parent_tree = self._tree_of_head(head)
-            tree, changes, read_modes = self._stage(parent_tree, noted, walk)
+            if prepared is None:
+                tree, changes, read_modes = self._stage(parent_tree, noted, walk)
+            else:  # what ``prepare`` staged, plus what was noted since
+                tree, later, _modes = self._stage(prepared.tree, noted, False)
+                # (a first checkpoint lists no files, as a walk's does)
+                changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
+                read_modes = update_modes(str(self.workspace), prepared.modes,
+                                          noted | {c.path for c in later})
         except BaseException as exc:
             with self._noted_lock:
                 self._noted |= noted
@@ -533,8 +614,6 @@ class CheckpointStore:
                   changes: Changes | None = None) -> Ids:
         """Every file path of a tree (after a walk, to re-read all modes); kept for the last
         tree and carried forward by a commit's changes, so a walk lists no trees again."""
-        from openprogram_lsp.store.checkpoints.objects import diff_trees
-
         cached = self._files
         if cached is not None and cached[0] == tree:
             return cached[1]

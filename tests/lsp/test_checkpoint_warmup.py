@@ -1,0 +1,87 @@
+"""The first checkpoint of a big folder is taken in the background once the editor names it,
+reported with ``$/progress`` (create, begin, report, end), and a turn that edits meanwhile is
+still checkpointed exactly. Real transport, real git."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tests.lsp.conftest import OpClient, Starter, write_script
+
+FILES = 2_100  # over ``stage.BULK_ADD``: the walk hashes them into one pack, with progress
+WAIT = 60.0
+
+
+def _tree(ws: Path) -> None:
+    for d in range(FILES // 100):
+        (ws / f"pkg{d:02d}").mkdir()
+        for f in range(100):
+            (ws / f"pkg{d:02d}" / f"f{f:03d}.txt").write_text(f"{d}.{f}\n")
+    (ws / "target.txt").write_text("before\n")
+
+
+def _kinds(client: OpClient) -> dict[str, list[Any]]:
+    return {t: list(v) for t, v in client.progress_reports.items()
+            if str(t).startswith("openprogram-checkpoint-")}
+
+
+async def _until(check: Any, what: str) -> Any:
+    for _ in range(int(WAIT / 0.01)):
+        got = check()
+        if got:
+            return got
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _allow(client: OpClient) -> None:
+    @client.feature("openprogram/requestPermission")
+    def _permission(params: Any) -> dict[str, Any]:
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+
+async def test_the_first_checkpoint_walks_in_the_background_with_progress(
+        start: Starter, workspace: Path, tmp_path: Path) -> None:
+    _tree(workspace)
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Editing.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "target.txt", "content": "after\n"}}]},
+        {"text": "Done."}])
+    client = await start(model=script, progress=True, setup=_allow)
+    token = await _until(lambda: next(iter(_kinds(client)), None), "a checkpoint progress")
+    # during the walk: the user saves a file in the editor, then starts a turn that edits
+    (workspace / "pkg00" / "f000.txt").write_text("saved by the user\n")
+    await client.wait_event("file.changed", lambda e: any(
+        c["path"] == "pkg00/f000.txt" for c in e["data"]["changes"]), timeout=WAIT)
+    result = await client.call("openprogram/chat", {"text": "edit target.txt"})
+    assert result["status"] == "done"
+    reports = await _until(
+        lambda: (r := _kinds(client)[token]) and r[-1].kind == "end" and r, "the progress end")
+    kinds = [r.kind for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+    assert set(kinds[1:-1]) == {"report"}
+    percents = [r.percentage for r in reports if r.kind == "report"]
+    assert percents == sorted(percents) and percents[-1] == 100
+    assert f"{FILES + 1:,} files" in (reports[-1].message or "")
+
+    listed = await client.call("openprogram/checkpoints", {"sessionId": result["sessionId"]})
+    turn = next(c for c in listed["checkpoints"] if c["kind"] == "turn")
+    baseline = next(c for c in listed["checkpoints"] if c["kind"] == "baseline")
+    assert [f["path"] for f in turn["files"]] == ["target.txt"]  # the save is not the turn's
+    diff = await client.call("openprogram/checkpointDiff", {"checkpointId": turn["id"]})
+    assert "-before" in diff["diff"] and "+after" in diff["diff"]
+    # the baseline holds the user's save: restoring it there writes nothing
+    out = await client.call("openprogram/restore", {"checkpointId": baseline["id"],
+                                                    "paths": ["pkg00/f000.txt"]})
+    assert out["restored"] == []
+    assert (workspace / "pkg00" / "f000.txt").read_text() == "saved by the user\n"
+
+
+async def test_a_small_folder_shows_no_progress(start: Starter, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    client = await start(model="offline", progress=True)
+    listed = await client.call("openprogram/checkpoints", {})
+    assert listed == {"checkpoints": []}  # the walk records nothing visible by itself
+    assert _kinds(client) == {}
