@@ -2,7 +2,9 @@
 
 The end-to-end scripts each get their own file so that ``pytest -n --dist loadfile`` runs them on
 different workers; the steps that write into ``editors/vscode`` (``npm ci``, ``npm run package``)
-take a file lock, and each caller gets its own copy of the ``.vsix``.
+take a file lock, and each caller gets its own copy of the ``.vsix``. The ``.vsix`` is built once
+for the sources it is made from (a digest beside it in ``dist/``) and code-server's install is
+checked once per test run.
 """
 
 from __future__ import annotations
@@ -76,18 +78,60 @@ def node_modules() -> Path:
     return EXT / "node_modules"
 
 
+INPUTS_SKIPPED = frozenset({"node_modules", "dist", "out"})
+
+
+def package_inputs() -> str:
+    """A digest of what the .vsix is built from: every file of the extension but its build outputs
+    and dependencies, plus the installed dependencies' lockfile (esbuild bundles them)."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(EXT):
+        dirs[:] = sorted(d for d in dirs if not (Path(root) == EXT and d in INPUTS_SKIPPED))
+        for name in sorted(files):
+            path = Path(root) / name
+            digest.update(str(path.relative_to(EXT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    installed = EXT / "node_modules" / ".package-lock.json"
+    digest.update(installed.read_bytes() if installed.exists() else b"")
+    return digest.hexdigest()
+
+
+def _install_e2e() -> None:
+    """code-server and Chromium (install-e2e.sh), checked once per test run: every worker of a
+    run sees the same stamp (xdist's run id; without xdist the process id)."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
+    stamp = EXT / "dist" / ".e2e-installed"
+    if stamp.exists() and stamp.read_text() == run_id:
+        return
+    install = run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=900)
+    if install.returncode != 0:
+        missing(f"code-server/chromium could not be installed:\n{tail(install)}")
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(run_id)
+
+
+def _package() -> Path:
+    """``npm run package``, unless dist/ holds a .vsix built from the same inputs (the three
+    code-server files share one build instead of each packaging the same sources)."""
+    vsix, stamp = EXT / "dist" / "openprogram.vsix", EXT / "dist" / ".vsix-inputs"
+    inputs = package_inputs()
+    if vsix.exists() and stamp.exists() and stamp.read_text() == inputs:
+        return vsix
+    stamp.unlink(missing_ok=True)
+    package = run(["npm", "run", "package"], EXT, timeout=300)
+    assert package.returncode == 0, tail(package)
+    stamp.write_text(inputs)
+    return vsix
+
+
 def packaged(into: Path) -> Path:
     """The e2e tools installed and the .vsix built; a copy of it in ``into``."""
     node_modules()
     if not (REPO / ".venv" / "bin" / "openprogram-lsp").exists():
         missing(".venv/bin/openprogram-lsp is missing (pip install -e '.[test]')")
     with _locked("package"):
-        install = run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=900)
-        if install.returncode != 0:
-            missing(f"code-server/chromium could not be installed:\n{tail(install)}")
-        package = run(["npm", "run", "package"], EXT, timeout=300)
-        assert package.returncode == 0, tail(package)
+        _install_e2e()
+        built = _package()
         into.mkdir(parents=True, exist_ok=True)
-        vsix = Path(shutil.copy2(EXT / "dist" / "openprogram.vsix", into / "openprogram.vsix"))
+        vsix = Path(shutil.copy2(built, into / "openprogram.vsix"))
     assert_readme_images_packaged(vsix)
     return vsix
