@@ -15,19 +15,24 @@ import contextlib
 import fcntl
 import logging
 import os
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from openprogram_lsp.core.fsutil import atomic_write, replace_file
-from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git
+from openprogram_lsp.store.git import GitError, clear_stale_git_lock
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
-from openprogram_lsp.store.gitobj.batch import ObjectBatch, remove_orphans
+from openprogram_lsp.store.gitobj.batch import ObjectBatch
 from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.refs import read_ref
 from openprogram_lsp.store.gitobj.trees import Leaf, read_commit, update_tree, write_commit
+from openprogram_lsp.store.pack_maintenance import (
+    SMALL_PACKS,
+    pack_count,
+    repack,
+    repack_later,
+    wait_for_maintenance,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +43,6 @@ BRANCH_REF = "refs/heads/main"
 PACK_THRESHOLD = 1000
 """Loose objects (sessions written before per-commit packs) past which a commit starts a
 background pack."""
-SMALL_PACKS = 16
-"""Packs past which a commit starts the background merge of the small ones (``git repack
---geometric=2``: each object is rewritten about log2(turns) times, with deltas)."""
-MAX_PACKS = 48
-"""Packs past which the background maintenance merges all of them into one."""
 JOURNAL_MARK = b"\0\n"
 """Ends the journal's committed part (a path never holds a NUL)."""
 JOURNAL_MAX = 1 << 16
@@ -60,10 +60,6 @@ _CONFIG = """[core]
 [maintenance]
 \tauto = false
 """
-
-_maintaining: set[str] = set()
-_maintaining_lock = threading.Lock()
-_threads: list[threading.Thread] = []
 
 
 def init_repository(root: Path) -> None:
@@ -298,75 +294,24 @@ class SessionRepo:
 
     def pack_count(self) -> int:
         """How many packs the repository holds (one listing)."""
-        try:
-            return sum(1 for n in os.listdir(self.odb.objects / "pack") if n.endswith(".idx"))
-        except OSError:
-            return 0
+        return pack_count(self.odb)
 
     def maintain(self, *, full: bool = False) -> int:
-        """Merge the small packs (and any loose objects) with ``git repack --geometric=2``;
-        everything into one pack when there are very many, or always when ``full`` (an
-        upgraded session's loose objects, deltified once). Removes what killed writers left.
+        """Merge the small packs and loose objects (``pack_maintenance.repack``; everything
+        into one pack, with deltas, when ``full``: an upgraded session's loose objects).
 
         Runs off the turn's path; one at a time per repository across processes. Returns how
         many packs and loose objects it merged.
         """
-        lock_path = self.git_dir / "openprogram-maintenance"  # a flock (no .lock: git owns those)
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:
-            return 0
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return 0
-            remove_orphans(self.odb)
-            packs, loose = self.pack_count(), self.loose_count()
-            if not loose and packs <= 1:
-                return 0
-            args = ["repack", "-d", "-q"]
-            args += ["-a", "--keep-unreachable"] if full or packs > MAX_PACKS \
-                else ["--geometric=2"]  # loose objects are rolled up too, reachable or not
-            run_git(args, env={"GIT_DIR": str(self.git_dir)}, timeout=600)
-            self.odb.refresh()
-            return packs + loose - self.pack_count() - self.loose_count()
-        finally:
-            os.close(fd)
+        return repack(self.odb, full=full)
 
     def maintain_later(self, *, full: bool = False) -> bool:
         """Start ``maintain`` in a background thread (at most one per repository); False
         when one runs already."""
-        key = str(self.git_dir)
-        with _maintaining_lock:
-            if key in _maintaining:
-                return False
-            _maintaining.add(key)
+        def recount() -> None:
+            self._packs = None  # what was written meanwhile is counted at the next commit
 
-        def run() -> None:
-            try:
-                self.maintain(full=full)
-            except (OSError, GitError, subprocess.SubprocessError, ValueError):
-                log.exception("background packing of %s failed", self.root)
-            finally:
-                self._packs = None  # what was written meanwhile is counted at the next commit
-                with _maintaining_lock:
-                    _maintaining.discard(key)
-
-        # not a daemon: a process that ends right after its turn finishes the pack first
-        thread = threading.Thread(target=run, name=f"pack {self.root.name}")
-        with _maintaining_lock:
-            _threads[:] = [t for t in _threads if t.is_alive()]
-            _threads.append(thread)
-        thread.start()
-        return True
+        return repack_later(self.odb, full=full, done=recount)
 
 
-def wait_for_maintenance(timeout: float = 30.0) -> None:
-    """Wait for background packing started by this process (tests, shutdown)."""
-    deadline = time.monotonic() + timeout
-    with _maintaining_lock:
-        threads = list(_threads)
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-
+__all__ = ["SMALL_PACKS", "SessionRepo", "init_repository", "wait_for_maintenance"]

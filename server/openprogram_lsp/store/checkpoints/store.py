@@ -39,8 +39,10 @@ from openprogram_lsp.store.checkpoints.objects import (
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
+from openprogram_lsp.store.gitobj.batch import batched
 from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.trees import EMPTY_TREE
+from openprogram_lsp.store.pack_maintenance import SMALL_PACKS, pack_count, repack_later
 
 Entries = list[Entry]
 Checkpoints = list[Checkpoint]
@@ -100,6 +102,7 @@ class CheckpointStore:
         self._disabled: str | None = None
         self._files: tuple[str, Ids] | None = None  # (tree, its file paths)
         self._last_gc: float | None = None
+        self._packs: int | None = None  # packs on disk, counted once per merge
         self.progress: Progress | None = None
         """Called with (files done, files in all) while a big walk hashes files into a pack."""
         self._prepared: Prepared | None = None
@@ -518,45 +521,49 @@ class CheckpointStore:
                 prepared = None  # stale: walk as if there had been none
             walk = prepared is None and (full or self._scan_all or foreign or head is None)
             self._scan_all = False
-        try:
-            parent_tree = self._tree_of_head(head)
-            if prepared is None:
-                tree, changes, read_modes = self._stage(parent_tree, noted, walk)
-            else:  # what ``prepare`` staged, plus what was noted since
-                tree, later, _modes = self._stage(prepared.tree, noted, False)
-                # (a first checkpoint lists no files, as a walk's does)
-                changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
-                read_modes = update_modes(str(self.workspace), prepared.modes,
-                                          noted | {c.path for c in later})
-        except BaseException as exc:
-            with self._noted_lock:
-                self._noted |= noted
-                self._scan_all = True
-            self.stager.forget()
-            if isinstance(exc, TooManyFiles):
-                self._disabled = f"checkpoints are off for this workspace: {exc.message}"
-            raise
-        self._seen_head = head
-        self._stamp = self.repo.index_stamp()
-        parent_modes = self._modes_of(head)
-        if read_modes is not None:
-            modes = read_modes
-        else:
-            modes = update_modes(str(self.workspace), parent_modes,
-                                 self._files_of(tree, parent_tree, changes) if walk
-                                 else noted | {c.path for c in changes})
-        mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
-                           if modes.get(p) != parent_modes.get(p)
-                           and p not in {c.path for c in changes})
-        if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only:
-            return None
-        created = now_iso()
-        meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
-                          turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
-                          restored_from=restored_from, undo=undo, undoes=undoes, modes=modes)
-        sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
+        # the checkpoint's new objects (blobs, trees, commit) go out as one small pack; if
+        # anything fails before it is written, the index must not name its blobs
+        with self._forget_on_error(), batched(self.repo.odb):
+            try:
+                parent_tree = self._tree_of_head(head)
+                if prepared is None:
+                    tree, changes, read_modes = self._stage(parent_tree, noted, walk)
+                else:  # what ``prepare`` staged, plus what was noted since
+                    tree, later, _modes = self._stage(prepared.tree, noted, False)
+                    # (a first checkpoint lists no files, as a walk's does)
+                    changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
+                    read_modes = update_modes(str(self.workspace), prepared.modes,
+                                              noted | {c.path for c in later})
+            except BaseException as exc:
+                with self._noted_lock:
+                    self._noted |= noted
+                    self._scan_all = True
+                self.stager.forget()
+                if isinstance(exc, TooManyFiles):
+                    self._disabled = f"checkpoints are off for this workspace: {exc.message}"
+                raise
+            self._seen_head = head
+            self._stamp = self.repo.index_stamp()
+            parent_modes = self._modes_of(head)
+            if read_modes is not None:
+                modes = read_modes
+            else:
+                modes = update_modes(str(self.workspace), parent_modes,
+                                     self._files_of(tree, parent_tree, changes) if walk
+                                     else noted | {c.path for c in changes})
+            mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
+                               if modes.get(p) != parent_modes.get(p)
+                               and p not in {c.path for c in changes})
+            if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only:
+                return None
+            created = now_iso()
+            meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
+                              turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
+                              restored_from=restored_from, undo=undo, undoes=undoes, modes=modes)
+            sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
+        self._note_packs()
         self._seen_head = sha
         self._head_tree = (sha, tree)
         self._head_modes = (sha, modes)
@@ -567,6 +574,28 @@ class CheckpointStore:
             self._chain_head = sha
         self._head_id = (sha, meta.id)
         return checkpoint
+
+    @contextmanager
+    def _forget_on_error(self) -> Iterator[None]:
+        """A commit that fails drops its staging; the next one walks the tree."""
+        try:
+            yield
+        except BaseException:
+            self.stager.forget()
+            with self._noted_lock:
+                self._scan_all = True
+            raise
+
+    def _note_packs(self) -> None:
+        """Count the pack a commit wrote; past ``SMALL_PACKS`` merge them in the background."""
+        odb = self.repo.odb
+        added = odb.take_new_packs()
+        self._packs = pack_count(odb) if self._packs is None else self._packs + added
+        if self._packs > SMALL_PACKS:
+            def recount() -> None:
+                self._packs = None
+
+            repack_later(odb, done=recount)
 
     def _stage(self, parent_tree: str | None, noted: set[str],
                walk: bool) -> tuple[str, Changes, dict[str, int] | None]:

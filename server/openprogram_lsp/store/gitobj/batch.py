@@ -2,15 +2,16 @@
 
 A turn's session commit makes about ten objects (node blobs, the trees on their paths, the
 commit); as loose objects that is ten files created and renamed, plus a fan-out directory now
-and then. ``ObjectBatch`` holds them until ``flush``, which writes two files: the pack under its
-final name and its index through a temporary name and one rename. Git and gitdb find a pack by
-its index, so no reader ever sees part of one: until the index is in place the batch's objects
-do not exist, afterwards all of them do. A crash before the rename leaves at most a pack
-without an index, which nothing reads and ``remove_orphans`` deletes.
+and then. ``ObjectBatch`` holds them until ``flush``, which writes two files: the
+index under its final name, then the pack through a temporary name and one rename. No reader
+ever sees part of one (git lists indexes and skips one without its pack; gitdb lists packs):
+until the pack is in place the batch's objects do not exist, afterwards all of them do. A crash
+before the rename leaves at most an index without its pack, which nothing reads and
+``remove_orphans`` deletes.
 
 No ``fsync``, as for the loose objects it replaces (and as ``git commit`` does for loose
 objects): the stores promise to survive a killed process, which page-cache writes do, not a
-power cut. Background maintenance (``maintain.py``) merges the small packs.
+power cut. Background maintenance (``store.pack_maintenance``) merges the small packs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import struct
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from openprogram_lsp.store.gitobj.odb import KINDS, ObjectDB
@@ -51,15 +53,17 @@ class ObjectBatch:
         self._objects.setdefault(binsha, (kind, body, record))
         return binsha.hex()
 
-    def read(self, sha: str) -> tuple[str, bytes]:
-        """(kind, body) of an object of this batch or of the database."""
+    def held(self, sha: str) -> tuple[str, bytes] | None:
+        """(kind, body) of an object of this batch, or None."""
         try:
             held = self._objects.get(bytes.fromhex(sha))
         except ValueError:
-            held = None
-        if held is not None:
-            return held[0], held[1]
-        return self.odb.read(sha)
+            return None
+        return (held[0], held[1]) if held is not None else None
+
+    def read(self, sha: str) -> tuple[str, bytes]:
+        """(kind, body) of an object of this batch or of the database."""
+        return self.held(sha) or self.odb.read(sha)
 
     def flush(self) -> Path | None:
         """Write the objects as one pack and its index; the pack's path (None when empty).
@@ -81,25 +85,47 @@ class ObjectBatch:
         pack_sha = hashlib.sha1(data).digest()
         pack_dir = self.odb.objects / "pack"
         pack = pack_dir / f"pack-{pack_sha.hex()}.pack"
+        idx = pack.with_suffix(".idx")
+        # the index first, under its own name: nothing reads an index without its pack (git
+        # lists indexes and checks for the pack, gitdb lists packs); the pack then appears
+        # whole, with one rename, and with it every object of the batch
+        index_data = index_v2(index, pack_sha)
         try:
-            _create(pack, data + pack_sha)
+            _create(idx, index_data)
         except FileNotFoundError:
             pack_dir.mkdir(parents=True, exist_ok=True)
-            _create(pack, data + pack_sha)
-        except FileExistsError:
-            pass  # the very same objects, written before (its index may be missing: below)
-        idx = pack.with_suffix(".idx")
-        tmp = pack_dir / f"tmp_idx_{os.getpid()}_{next(_counter)}"
-        try:
-            _create(tmp, index_v2(index, pack_sha))
-            os.replace(tmp, idx)  # from here on every object of the batch can be read
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            _create(idx, index_data)
+        except FileExistsError:  # the same objects again (maybe a killed writer's half)
+            _put(pack_dir, idx, index_data)
+        _put(pack_dir, pack, data + pack_sha)
         self._objects.clear()
         self.odb.note_pack()
         return pack
+
+
+@contextlib.contextmanager
+def batched(odb: ObjectDB) -> Iterator[ObjectBatch]:
+    """Every object this thread writes to ``odb`` inside the block goes into one batch, read
+    back from it, and is written as one pack when the block ends (dropped if it raises)."""
+    batch = ObjectBatch(odb)
+    previous = odb.redirect(batch)
+    try:
+        yield batch
+    finally:
+        odb.redirect(previous)
+    batch.flush()
+
+
+def _put(pack_dir: Path, path: Path, data: bytes) -> None:
+    """Write a file whole under a temporary name, then rename it to ``path``."""
+    tmp = pack_dir / f"tmp_pack_{os.getpid()}_{next(_counter)}"
+    try:
+        _create(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _create(path: Path, data: bytes) -> None:
@@ -113,8 +139,8 @@ def _create(path: Path, data: bytes) -> None:
 
 
 def remove_orphans(odb: ObjectDB, *, age: float = ORPHAN_AGE) -> int:
-    """Delete packs without an index and temporary index files older than ``age`` seconds
-    (left by a killed writer); returns how many files went."""
+    """Delete indexes without their pack (and packs without their index), and temporary
+    files, older than ``age`` seconds (left by a killed writer); returns how many went."""
     pack_dir = odb.objects / "pack"
     try:
         names = os.listdir(pack_dir)
@@ -125,6 +151,7 @@ def remove_orphans(odb: ObjectDB, *, age: float = ORPHAN_AGE) -> int:
     removed = 0
     for name in names:
         orphan = (name.endswith(".pack") and name[:-5] + ".idx" not in have) or \
+            (name.endswith(".idx") and name[:-4] + ".pack" not in have) or \
             name.startswith(("tmp_idx_", "tmp_pack_"))
         if not orphan:
             continue

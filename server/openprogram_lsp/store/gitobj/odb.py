@@ -17,6 +17,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from gitdb import IStream, LooseObjectDB, OStream, PackedDB
 from gitdb.exc import BadObject
@@ -41,6 +42,14 @@ def object_id(kind: str, body: bytes) -> str:
     return hashlib.sha1(f"{kind} {len(body)}".encode() + b"\0" + body).hexdigest()
 
 
+class Sink(Protocol):
+    """Where a thread's object writes go instead of loose files (``batch.batched``)."""
+
+    def write(self, kind: str, body: bytes) -> str: ...
+
+    def held(self, sha: str) -> tuple[str, bytes] | None: ...
+
+
 class ObjectDB:
     """The object database of one git directory (``<git_dir>/objects``); thread-safe."""
 
@@ -53,11 +62,24 @@ class ObjectDB:
         self._stale = False  # a pack was added since the pack list was read
         self._written = 0
         self._new_packs = 0
+        self._local = threading.local()  # .sink: this thread's Sink, if any
+
+    def redirect(self, sink: Sink | None) -> Sink | None:
+        """Send this thread's writes (and its reads first) to ``sink`` (None: loose files
+        again); returns the sink it replaces."""
+        previous: Sink | None = getattr(self._local, "sink", None)
+        self._local.sink = sink
+        return previous
 
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, sha: str) -> tuple[str, bytes]:
         """(kind, body) of an object, loose or packed; raises MissingObject."""
+        sink: Sink | None = getattr(self._local, "sink", None)
+        if sink is not None:
+            held = sink.held(sha)
+            if held is not None:
+                return held
         try:
             raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
         except (OSError, zlib.error):
@@ -122,6 +144,9 @@ class ObjectDB:
 
     def write(self, kind: str, body: bytes) -> str:
         """Store an object as a loose file (unless held already) and return its id."""
+        sink: Sink | None = getattr(self._local, "sink", None)
+        if sink is not None:
+            return sink.write(kind, body)
         if kind not in KINDS:
             raise ValueError(f"unknown git object kind {kind!r}")
         sha = object_id(kind, body)
