@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
+
+from tests.context.convo import Turn, build_chain
 
 from openprogram_lsp.context.engine import pick_summary
+from openprogram_lsp.context.prefix import PrefixCache
+from openprogram_lsp.context.render import RenderCache, render_segments
 from openprogram_lsp.context.types import ChainIds
+from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store.session_store import SessionStore
 
 
 def plain_pick(history: list[Node], summaries: list[Node]) -> tuple[Node | None, int]:
@@ -35,10 +42,14 @@ def test_pick_summary_equals_the_whole_chain_version() -> None:
             meta = {"through": through} if through and rng.random() < 0.7 else {}
             summaries.append(Node(id=f"s{k}", role="summary", text="s",
                                   caller=through or f"n{rng.randint(0, 45)}", metadata=meta))
-        got, start = pick_summary(history, summaries)
         want, want_start = plain_pick(history, summaries)
-        assert (got.id if got else None, start if got else 0) == \
-            (want.id if want else None, want_start if want else 0)
+        ids = [n.id for n in history]
+        indexed = NodeChain(ids, lambda want, h=history: [h[int(i[1:])] for i in want],
+                            positions={nid: i for i, nid in enumerate(ids)})
+        for chain in (history, indexed):  # searched from the end; looked up per summary
+            got, start = pick_summary(chain, summaries)
+            assert (got.id if got else None, start if got else 0) == \
+                (want.id if want else None, want_start if want else 0)
 
 
 def test_chain_ids_is_the_id_list_of_a_prefix() -> None:
@@ -49,23 +60,20 @@ def test_chain_ids_is_the_id_list_of_a_prefix() -> None:
     assert ChainIds(nodes, 9) == [n.id for n in nodes] and not ChainIds()
 
 
+def check(prefixes: PrefixCache, chain: list[Node] | NodeChain, summary: Node | None = None,
+          start: int = 0) -> None:
+    """The carried rendering equals a from-scratch one (of the chain's bodies, in a list)."""
+    got = prefixes.render("s", NodeChain.of(chain), summary, start, RenderCache(), 600.0)
+    want = render_segments(list(chain), summary, start)
+    assert [(s.node.id, s.turn, s.tokens) for s in got.segments] == \
+        [(s.node.id, s.turn, s.tokens) for s in want]
+    assert got.messages == [m for s in want for m in s.messages]
+    assert got.tokens == sum(s.tokens for s in want)
+    assert got.chars == sum(len(m.content) for s in want for m in s.messages)
+    assert got.kept == [s.node.id for s in want]
+
+
 def test_the_carried_rendering_is_redone_from_the_first_changed_node() -> None:
-    from tests.context.convo import Turn, build_chain
-
-    from openprogram_lsp.context.prefix import PrefixCache
-    from openprogram_lsp.context.render import RenderCache, render_segments
-    from openprogram_lsp.core.chain import NodeChain
-
-    def check(prefixes: PrefixCache, chain: list[Node], summary: Node | None = None,
-              start: int = 0) -> None:
-        got = prefixes.render("s", NodeChain.of(chain), summary, start, RenderCache(), 600.0)
-        want = render_segments(chain, summary, start)
-        assert [(s.node.id, s.turn, s.tokens) for s in got.segments] == \
-            [(s.node.id, s.turn, s.tokens) for s in want]
-        assert got.messages == [m for s in want for m in s.messages]
-        assert got.tokens == sum(s.tokens for s in want)
-        assert got.kept == [s.node.id for s in want]
-
     prefixes = PrefixCache()
     chain = build_chain([Turn(user=f"q{i}") for i in range(6)])
     check(prefixes, chain[:5])
@@ -83,3 +91,46 @@ def test_the_carried_rendering_is_redone_from_the_first_changed_node() -> None:
     check(prefixes, chain, summary, 4)  # compaction: another start and summary
     check(prefixes, chain, summary, 4)
     check(prefixes, chain[:4])  # shorter than what is carried: done again
+
+
+def test_a_store_chain_is_checked_through_the_body_log(tmp_path: Path) -> None:
+    """On a store's chain the carried part is checked by asking which bodies were written or
+    dropped since, not body by body; each way of changing one is seen."""
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    pred = None
+    for node in build_chain([Turn(user=f"q{i}") for i in range(8)], open_last=False):
+        pred = store.append(sid, node.model_copy(update={"predecessor": pred})).id
+    prefixes = PrefixCache()
+    head = pred
+
+    def turn(text: str) -> None:
+        nonlocal head
+        user = store.append(sid, Node(id=f"u_{text}", role="user", text=text, predecessor=head))
+        chain = store.chain_view(sid, head).plus(user)
+        check(prefixes, chain)
+        reply = store.append(sid, Node(id=f"a_{text}", role="assistant", text=f"re {text}",
+                                       predecessor=user.id, status="done"))
+        head = reply.id
+
+    turn("first")
+    turn("second")
+    assert prefixes.by_log == 1 and prefixes.reused == 17
+    ids = store.chain_ids(sid, head)
+    store.update_node(sid, ids[3], text="an edit of history")  # a body written
+    before = prefixes.reused
+    turn("third")
+    assert prefixes.reused - before == 3 and prefixes.by_log == 2  # up to the edited node
+    store.index(sid).nodes.drop(ids[5])  # another process rewrote it: read it again
+    before = prefixes.reused
+    turn("fourth")
+    assert prefixes.reused - before == 5
+    log = store.index(sid).nodes.log
+    log.keep = 1
+    for _ in range(3):
+        log.note("elsewhere")  # the log forgets the state's mark: every body compared
+    by_log = prefixes.by_log
+    turn("fifth")
+    assert prefixes.by_log == by_log
+    turn("sixth")  # and the log answers again
+    assert prefixes.by_log == by_log + 1

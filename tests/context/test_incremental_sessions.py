@@ -2,9 +2,10 @@
 and the lazy chain equals a from-scratch preparation (fresh engine, every body in a list).
 
 Sessions fork (with and without a rules reset), switch branches, compact (summaries written to
-the store), run tool calls, have idle gaps, rewrite an older node (edit of history) and restart
-(a new store, so every node object is new). Each turn's ContextCommit, read back from the store,
-names exactly the ids the from-scratch preparation rendered.
+the store), run tool calls, have idle gaps, rewrite an older node (edit of history, here or by
+another process) and restart (a new store, so every node object is new). Each turn's
+ContextCommit, read back from the store, names exactly the ids the from-scratch preparation
+rendered.
 """
 
 from __future__ import annotations
@@ -71,11 +72,13 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
             store = SessionStore(tmp_path)
             if rng.random() < 0.5:
                 eng, scopes = engine(), RulesScopes()
-        elif roll < 0.3 and head is not None:  # edit of history: an older reply rewritten
+        elif roll < 0.35 and head is not None:  # edit of history: an older reply rewritten
             old = rng.choice(store.chain_ids(sid, head))
             node = store.get_node(sid, old)
+            # here, or by another process (this store drops the body it kept)
+            writer = store if roll < 0.3 else SessionStore(tmp_path)
             if node.role == "assistant":
-                store.update_node(sid, old, text=node.text + " (edited)")
+                writer.update_node(sid, old, text=node.text + " (edited)")
         clock += rng.choice([20.0, 40.0, 900.0])
         meta = {"rules": rules} if rules else {}
         user = store.append(sid, Node(id=f"u{t}", role="user", predecessor=head,
@@ -123,3 +126,4 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
         tips = store.index(sid).tips()
     assert {"snip", "compact", "microcompact", "fork", "tools"} <= seen, seen
     assert eng.prefixes.reused > 0  # the carried-over renderings were used, and checked
+    assert eng.prefixes.by_log > 0  # ... through the store's body log

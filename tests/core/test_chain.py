@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openprogram_lsp.core.chain import NodeChain, id_at
+from openprogram_lsp.core.chain import BodyLog, Mark, NodeChain, id_at
 from openprogram_lsp.core.types import Node
 
 
@@ -36,3 +36,31 @@ def test_a_chain_reads_only_the_bodies_it_is_asked_for() -> None:
     assert NodeChain.of(edited) is edited
     with pytest.raises(IndexError):
         NodeChain.of([]).with_last(bodies["n0"])
+
+
+def test_the_body_log_answers_what_changed_since_until_it_forgets() -> None:
+    log = BodyLog(keep=2)
+    assert log.count == 0 and log.since(0) == []
+    for nid in ("a", "b", "c"):
+        log.note(nid)
+    assert log.count == 3 and log.since(1) == ["b", "c"] and log.since(3) == []
+    for nid in ("d", "e"):
+        log.note(nid)  # past twice ``keep``: the oldest are forgotten
+    assert log.count == 5 and log.since(3) == ["d", "e"] and log.since(0) is None
+
+
+def test_positions_and_the_mark_go_with_the_chain() -> None:
+    nodes = [Node(id=f"n{i}", role="user", text=str(i)) for i in range(4)]
+    ids = [n.id for n in nodes]
+    pos = {nid: i for i, nid in enumerate(ids)}
+    mark = Mark(BodyLog(), 0)
+    chain = NodeChain(ids, lambda want: [nodes[int(i[1:])] for i in want], 3, mark=mark,
+                      positions=pos)
+    extra = Node(id="x", role="user", text="x")
+    longer = chain.plus(extra).with_last(extra)
+    assert longer.mark is mark and longer.indexed and longer.stored == 3
+    assert longer.position("n2") == 2 and longer.position("x") == 3
+    assert longer.position("n3") is None  # past this chain's part of the owner's list
+    assert chain.with_last(extra).stored == 2 and chain.with_last(extra).position("x") == 2
+    plain = NodeChain(ids, lambda want: [nodes[int(i[1:])] for i in want], 3)
+    assert not plain.indexed and plain.position("n1") == 1 and plain.position("n3") is None

@@ -14,6 +14,7 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.ids import new_id
+from openprogram_lsp.core.transcript import Transcript
 from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolCallRecord, Usage
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.providers.base import (
@@ -113,7 +114,7 @@ def _keep_cancelled(state: LoopState, runner: ToolRunner, left: list[ToolCall],
             output=prompts.CANCELLED_CALL if n == 0 else prompts.NOT_RUN_CANCELLED))
 
 
-async def agent_loop(*, provider: Provider, system: str, messages: list[Message],
+async def agent_loop(*, provider: Provider, system: str, messages: list[Message] | Transcript,
                      runner: ToolRunner, bus: EventBus, control: TurnControl,
                      state: LoopState | None = None, hooks: LoopHooks | None = None,
                      max_iterations: int = DEFAULT_MAX_ITERATIONS,
@@ -121,6 +122,8 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
     """Drive the model-tool loop to completion; raises TurnCancelled or ProviderError.
 
     ``state`` is filled in place so the caller keeps partial text when this raises.
+    ``messages`` gets the loop's replies and tool results appended (a ``Transcript``: the
+    prepared history is shared, not copied).
     """
     state = state if state is not None else LoopState()
     hooks = hooks or LoopHooks()

@@ -122,7 +122,7 @@ def digest_update(h: Any, messages: Iterable[Message]) -> None:
         h.update(b"\n")
 
 
-def messages_digest(messages: list[Message]) -> str:
+def messages_digest(messages: Iterable[Message]) -> str:
     """SHA-256 of the messages as JSON (stable key order)."""
     h = hashlib.sha256()
     digest_update(h, messages)

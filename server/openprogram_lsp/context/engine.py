@@ -54,8 +54,8 @@ _FLOOR_CAP = 1024
 def pick_summary(history: Sequence[Node], summaries: list[Node]) -> tuple[Node | None, int]:
     """The summary covering the longest prefix of the chain, and where the rest starts.
 
-    The chain is searched from its end and the search stops at the first node a summary runs
-    through: it costs what the kept tail costs to render, not what the session holds.
+    A store's chain knows each id's position: one lookup per summary. Otherwise the chain is
+    searched from its end and the search stops at the first node a summary runs through.
     """
     if not summaries or not history:
         return None, 0
@@ -66,6 +66,13 @@ def pick_summary(history: Sequence[Node], summaries: list[Node]) -> tuple[Node |
             by_through.setdefault(through, s)
     last = len(history) - 1
     stop = last - 1 if history[last].role == "user" else last  # a summary must leave a turn
+    if isinstance(history, NodeChain) and history.indexed:
+        found = [(p, s) for through, s in by_through.items()
+                 if (p := history.position(through)) is not None and p <= stop]
+        if not found:
+            return None, 0
+        at, chosen = max(found, key=lambda f: f[0])
+        return chosen, at + 1
     for p in range(stop, -1, -1):
         best = by_through.get(id_at(history, p))
         if best is not None:
@@ -138,10 +145,11 @@ class ContextEngine:
         now = args.now if args.now is not None else time.time()
         gaps, current = gap_points(segments, threshold=threshold,
                                    last_turn_at=args.last_turn_at, now=now, scanned=base.gaps)
-        if gaps:
-            refs = scan_references(segments, self.term_cache)
+        if gaps:  # looks at every segment (a copy of the results is made): idle gaps only
+            listed = list(segments)
+            refs = scan_references(listed, self.term_cache)
             before = self._estimate_of(prep, segments)
-            new, keys = microcompact(segments, gaps,
+            new, keys = microcompact(listed, gaps,
                                      keep_recent=self.config.microcompact_keep_recent,
                                      min_tokens=self.config.microcompact_min_tokens,
                                      protected=refs)
@@ -157,7 +165,7 @@ class ContextEngine:
             self._emit(prep, prep.tokens_before or prep.estimate, "microcompact")
         return prep
 
-    def _estimate_of(self, prep: TurnPrep, segments: list[Segment]) -> int:
+    def _estimate_of(self, prep: TurnPrep, segments: Sequence[Segment]) -> int:
         base = prep.base
         history = base.tokens if base is not None and segments is base.segments \
             else sum(s.tokens for s in segments)
@@ -198,12 +206,13 @@ class ContextEngine:
         """Snip; when that is not enough compact (then prepare again); emit context.compacted."""
         bus = bus or prep.bus
         before = prep.estimate
-        refs = set(prep.protected) or scan_references(prep.segments, self.term_cache)
+        segments = list(prep.segments)  # compaction looks at every segment
+        refs = set(prep.protected) or scan_references(segments, self.term_cache)
         budget = self._history_budget(prep, self.config.target_ratio)
         sid = prep.session_id
         with self._lock:
             floor = self._floors.get(sid)
-        res = snip(prep.segments, budget=budget, keep_turns=self.config.snip_keep_turns,
+        res = snip(segments, budget=budget, keep_turns=self.config.snip_keep_turns,
                    protected=protected_nodes(refs), floor=floor,
                    max_drop=int(self.config.snip_max_ratio * prep.context_window))
         if res.fits and res.dropped:
@@ -218,7 +227,8 @@ class ContextEngine:
         changed = new is not prep
         if self.should_auto_compact(new):
             # last resort: the kept tail itself is too big; snip it, protection off
-            res = snip(new.segments, budget=self._history_budget(new, self.config.target_ratio),
+            res = snip(list(new.segments),
+                       budget=self._history_budget(new, self.config.target_ratio),
                        keep_turns=1)
             if res.dropped:
                 snipped = new.snipped
@@ -255,7 +265,7 @@ class ContextEngine:
                        persist: SummaryWriter | None, bus: EventBus | None, *,
                        manual: bool) -> TurnPrep:
         cfg = self.config
-        segments = prep.full_segments or prep.segments
+        segments = list(prep.full_segments or prep.segments)
         window = prep.context_window
         plan = plan_cut(segments, keep_turns=cfg.compact_keep_turns,
                         tail_budget=int(window * cfg.compact_tail_ratio), manual=manual)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -58,7 +59,7 @@ def _same_hour(a: str, b: str, threshold: float) -> bool:
         and a[:13] == b[:13]
 
 
-def scan_gaps(segments: list[Segment], begin: int, prev: Node | None, threshold: float,
+def scan_gaps(segments: Sequence[Segment], begin: int, prev: Node | None, threshold: float,
               points: list[int]) -> Node | None:
     """Append to ``points`` the indexes from ``begin`` on of user segments that start more
     than ``threshold`` after the previous reply (``prev``: the last user or assistant node
@@ -79,17 +80,18 @@ def scan_gaps(segments: list[Segment], begin: int, prev: Node | None, threshold:
     return prev
 
 
-def gap_points(segments: list[Segment], *, threshold: float, last_turn_at: str | None,
-               now: float, scanned: list[int] | None = None) -> tuple[list[int], bool]:
+def gap_points(segments: Sequence[Segment], *, threshold: float, last_turn_at: str | None,
+               now: float, scanned: Sequence[int] | None = None) -> tuple[list[int], bool]:
     """Segment indexes that start after an idle gap, and whether the current turn is one.
 
     ``scanned``: what ``scan_gaps`` found over all of ``segments`` (kept by the caller)."""
     last_user = next((i for i in range(len(segments) - 1, -1, -1)
                       if segments[i].node.role == "user"), -1)
     if scanned is None:
-        scanned = []
-        scan_gaps(segments, 0, None, threshold, scanned)
-    points = scanned[:-1] if scanned and scanned[-1] == last_user else list(scanned)
+        found: list[int] = []
+        scan_gaps(segments, 0, None, threshold, found)
+        scanned = found
+    points = list(scanned[:-1] if scanned and scanned[-1] == last_user else scanned)
     current = False
     last_at = parse_time(last_turn_at)
     if last_user >= 0 and last_at is not None and now - last_at > threshold:

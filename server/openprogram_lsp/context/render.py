@@ -265,6 +265,6 @@ def render_chain(chain: list[Node]) -> list[Message]:
     return [m for seg in render_segments(chain) for m in seg.messages]
 
 
-def flatten(segments: list[Segment]) -> list[Message]:
+def flatten(segments: Sequence[Segment]) -> list[Message]:
     """The messages of several segments, in order."""
     return [m for seg in segments for m in seg.messages]

@@ -8,6 +8,7 @@ from typing import Any, overload
 
 from openprogram_lsp.config.sections.context import ContextSection
 from openprogram_lsp.core.chain import id_at
+from openprogram_lsp.core.transcript import Transcript
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
 GAP_THRESHOLD_SECONDS = 3600.0
@@ -144,19 +145,19 @@ class TurnPrep:
     session_id: str
     model: str
     system: str
-    messages: list[Message]
+    messages: Sequence[Message]  # the carried rendering's own sequence when nothing was cut
     tools: list[ToolSpec]
     context_window: int
     max_output_tokens: int
     estimate: int = 0  # calibrated: system + history + tool schemas + output reserve
-    node_ids: list[str] = field(default_factory=list)
+    node_ids: Sequence[str] = field(default_factory=list)
     snipped: list[str] = field(default_factory=list)
     start: int = 0  # where the rendered chain begins: a summary stands for ``history[:start]``
     replaced: list[str] = field(default_factory=list)
     path: str = "none"
     details: dict[str, Any] = field(default_factory=dict)
-    segments: list[Segment] = field(default_factory=list)
-    full_segments: list[Segment] = field(default_factory=list)  # before microcompact and snip
+    segments: Sequence[Segment] = field(default_factory=list)
+    full_segments: Sequence[Segment] = field(default_factory=list)  # before microcompact, snip
     fixed_tokens: int = 0  # system + tool schemas (raw, uncalibrated)
     history_tokens: int = 0  # raw, uncalibrated
     calibration: float = 1.0
@@ -174,6 +175,13 @@ class TurnPrep:
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "
                 f"messages={len(self.messages)}, estimate={self.estimate}, "
                 f"window={self.context_window}, path={self.path!r})")
+
+    def transcript(self) -> Transcript:
+        """The messages as the start of an agent loop's transcript (not copied; the carried
+        rendering's character count comes along)."""
+        base = self.base
+        carried = base is not None and self.messages is base.messages
+        return Transcript(self.messages, chars=base.chars if carried else None)
 
     @property
     def summarised(self) -> ChainIds:

@@ -138,8 +138,8 @@ async def compact_command(services: Services, *, session_id: str, history: Seque
 async def run_loop(services: Services, *, prep: TurnPrep, provider: Provider,
                    runner: ToolRunner, control: TurnControl, state: LoopState,
                    hooks: LoopHooks) -> LoopState:
-    """Run the agent loop on the prepared messages (the prompt assembled once per loop)."""
-    return await agent_loop(provider=provider, system=prep.system, messages=list(prep.messages),
+    """Run the agent loop on the prepared messages (shared with the prep, never copied)."""
+    return await agent_loop(provider=provider, system=prep.system, messages=prep.transcript(),
                             runner=runner, bus=services.bus, control=control, state=state,
                             hooks=hooks, max_iterations=services.max_iterations,
                             max_output_tokens=prep.max_output_tokens)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,7 @@ def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
     return "user", [_text_block(m.content if m.content.strip() else "(empty message)")]
 
 
-def encode_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+def encode_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
     """Neutral messages as Messages API turns: extra system text, then alternating turns.
 
     Consecutive same-role messages merge into one turn (tool results first), because the API

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -40,7 +40,7 @@ class ModelRequest:
     """One call to a model: the system prompt, the messages and the tools offered."""
 
     system: str
-    messages: list[Message]
+    messages: Sequence[Message]  # a Transcript in a turn: the carried history, not a copy
     tools: list[ToolSpec]
     max_output_tokens: int = 4096
     cancel: asyncio.Event | None = None

@@ -7,9 +7,10 @@ It recognises ``write PATH`` + newline + content, ``read PATH``, ``list PATH``, 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from openprogram_lsp.core.ids import new_id
+from openprogram_lsp.core.transcript import content_chars
 from openprogram_lsp.core.types import Message, ToolCall, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
@@ -48,7 +49,7 @@ def _split_path(line: str) -> tuple[str, str]:
     return path, rest.strip()
 
 
-def plan_reply(messages: list[Message]) -> tuple[str, list[ToolCall]]:
+def plan_reply(messages: Sequence[Message]) -> tuple[str, list[ToolCall]]:
     """Decide the next response from the conversation: text and at most one tool call."""
     last = messages[-1] if messages else Message(role="user", content="")
     if last.role == "tool":
@@ -101,7 +102,8 @@ class OfflineProvider:
                 await asyncio.sleep(0)
         for call in calls:
             yield ToolCallReady(call)
-        prompt = request.system + "".join(m.content for m in request.messages)
+        # the size of the whole prompt, the carried history's from its count (not joined)
+        prompt = len(request.system) + content_chars(request.messages)
         yield StreamEnd("tool_use" if calls else "end_turn",
-                        Usage(input_tokens=estimate_tokens(prompt),
+                        Usage(input_tokens=max(1, (prompt + 3) // 4),
                               output_tokens=estimate_tokens(text)))

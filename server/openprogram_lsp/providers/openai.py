@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,7 +35,7 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-def encode_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Provider-neutral messages as Chat Completions messages (tool results as ``tool``)."""
     out: list[dict[str, Any]] = []
     if system:

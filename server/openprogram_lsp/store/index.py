@@ -18,6 +18,7 @@ from operator import is_
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.core.chain import BodyLog
 from openprogram_lsp.core.errors import BrokenChain, NotFound
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import node_log
@@ -110,16 +111,19 @@ def read_body(path: str | Path) -> Node:
 class NodeBodies(Mapping[str, Node]):
     """Node bodies by id: read from the node's file on first use, then kept.
 
-    Membership, iteration and length come from the structure and read nothing.
+    Membership, iteration and length come from the structure and read nothing. ``log``
+    names every body written or dropped (not those merely read), so what a reader kept from
+    an earlier turn is checked against what changed since, not body by body.
     """
 
-    __slots__ = ("_cache", "_index", "cap", "reads")
+    __slots__ = ("_cache", "_index", "cap", "log", "reads")
 
     def __init__(self, index: SessionIndex, cap: int = BODY_CACHE) -> None:
         self._index = index
         self._cache: dict[str, Node] = {}
         self.cap = cap
         self.reads = 0  # node files read so far
+        self.log = BodyLog()
 
     def __getitem__(self, nid: str) -> Node:
         node = self._cache.get(nid)
@@ -171,9 +175,15 @@ class NodeBodies(Mapping[str, Node]):
             for old in list(islice(cache, len(cache) - self.cap * 3 // 4)):
                 del cache[old]
 
+    def write(self, node: Node) -> None:
+        """Keep a body just written (a new node or a new version of one); logged."""
+        self.put(node)
+        self.log.note(node.id)
+
     def drop(self, nid: str) -> None:
-        """Forget a body (another process rewrote the node)."""
+        """Forget a body (another process rewrote the node); logged."""
         self._cache.pop(nid, None)
+        self.log.note(nid)
 
 
 class _Files(Mapping[str, str]):
@@ -408,7 +418,7 @@ class SessionIndex:
         """Insert a new node or replace an existing one (same id, same file); keeps its body."""
         self._register((seq, node.id, node.role, node.predecessor, node.caller,
                         node.status == "running", filename))
-        self.nodes.put(node)
+        self.nodes.write(node)
 
     # -- the log ------------------------------------------------------------------------------
 
@@ -485,6 +495,11 @@ class SessionIndex:
         if at is not None and at < len(ids) and ids[at] == node_id:
             return at
         return None
+
+    def chain_positions(self) -> Mapping[str, int]:
+        """Each id's place on the chain ``chain_ids`` returned last (check ``ids[at] == id``:
+        the map goes on growing with that chain; another line gets a new map)."""
+        return self._chain_pos
 
     def chain_ids(self, head: str) -> list[str]:
         """The ids of ``chain(head)`` (do not modify the list)."""

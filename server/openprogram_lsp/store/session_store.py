@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from openprogram_lsp.core.chain import NodeChain
+from openprogram_lsp.core.chain import Mark, NodeChain
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
@@ -698,8 +698,10 @@ class SessionStore:
         turn reads the few it renders, not the whole session)."""
         idx = self._get(sid).index
         head = head or idx.meta.get("headId")
+        mark = Mark(idx.nodes.log, idx.nodes.log.count)  # before any body is read
         ids = idx.chain_ids(head) if head else []
-        return NodeChain(ids, lambda want: self._get(sid).index.nodes.many(want), len(ids))
+        return NodeChain(ids, lambda want: self._get(sid).index.nodes.many(want), len(ids),
+                         mark=mark, positions=idx.chain_positions())
 
     def chain_ids(self, sid: str, head: str | None = None) -> list[str]:
         """The ids of ``get_branch`` (reads no node body; do not modify the list)."""
