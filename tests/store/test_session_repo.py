@@ -109,3 +109,10 @@ def test_the_journal_keeps_only_what_the_last_commit_did_not_take(tmp_path: Path
     assert journal.stat().st_size == 0  # a long journal is emptied
     assert store.commit_turn(sid, "nothing") is None
     assert repo.log() == ["two", "one"]
+    other = SessionStore(tmp_path)  # commits of two processes take turns on one journal
+    _grow(other, sid, 1, start=3)
+    assert other.commit_turn(sid, "three")
+    _grow(store, sid, 1, start=4)
+    assert store.commit_turn(sid, "four")
+    assert uncommitted(store.session_dir(sid)) == b""
+    assert repo.log(2) == ["four", "three"]

@@ -36,12 +36,14 @@ def protected_dir_of(target: Path, workspace: Path | None = None) -> Path | None
     A directory that contains the workspace itself does not count (a project kept under the
     state root may still edit its own files); the stores inside it are registered separately.
     """
-    real = Path(os.path.realpath(target))
-    ws = Path(os.path.realpath(workspace)) if workspace is not None else None
+    real = os.path.realpath(target)
+    ws = os.path.realpath(workspace) if workspace is not None else None
     for root in protected_dirs():
-        if ws is not None and (ws == root or root in ws.parents):
+        top = str(root)
+        inside = top if top.endswith(os.sep) else top + os.sep  # both sides are real paths
+        if ws is not None and (ws == top or ws.startswith(inside)):
             continue
-        if real == root or root in real.parents:
+        if real == top or real.startswith(inside):
             return root
     return None
 

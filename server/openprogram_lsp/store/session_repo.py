@@ -83,6 +83,7 @@ class SessionRepo:
         self._packs: int | None = None  # packs on disk, counted once per maintenance cycle
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) last committed
         self._dirs: set[str] = set()  # directories known to exist
+        self._mark_at = 0  # journal offset just past the mark this instance last wrote
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -167,8 +168,13 @@ class SessionRepo:
         return sha[:7]
 
     def _pending_paths(self, fd: int) -> set[str]:
-        """The paths journaled since the last commit's mark."""
-        os.lseek(fd, 0, os.SEEK_SET)
+        """The paths journaled since the last commit's mark (read from that mark on when this
+        instance wrote it and it is still there: a mark only ever ends a commit)."""
+        start = 0
+        if self._mark_at and os.fstat(fd).st_size >= self._mark_at and \
+                os.pread(fd, len(JOURNAL_MARK), self._mark_at - len(JOURNAL_MARK)) == JOURNAL_MARK:
+            start = self._mark_at
+        os.lseek(fd, start, os.SEEK_SET)
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)
@@ -184,8 +190,10 @@ class SessionRepo:
         """Mark everything journaled so far as committed."""
         if os.fstat(fd).st_size >= JOURNAL_MAX:
             os.ftruncate(fd, 0)
+            self._mark_at = 0
         else:
             os.write(fd, JOURNAL_MARK)
+            self._mark_at = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: the end, after the mark
 
     def _base_tree(self, head: str) -> str:
         cached = self._head_tree

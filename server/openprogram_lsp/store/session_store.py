@@ -172,19 +172,33 @@ class SessionStore:
         self._cold: OrderedDict[str, ColdView] = OrderedDict()
         self._cold_lock = threading.Lock()
         self._fp_paths: dict[Path, tuple[str, str, str]] = {}
+        self._dirs: dict[str, Path] = {}  # valid session ids and their directories
+        self._turn_locks: dict[str, OwnedLock] = {}
 
     # -- sessions -----------------------------------------------------------------------------
 
     def session_dir(self, sid: str) -> Path:
         """The directory of a session (validated id)."""
+        known = self._dirs.get(sid)
+        if known is not None:
+            return known
         if not is_safe_id(sid):
             raise InvalidParams(f"sessionId: {sid!r} is not a valid session id")
-        return self.root / sid
+        if len(self._dirs) >= 4096:
+            self._dirs.clear()
+        path = self._dirs[sid] = self.root / sid
+        return path
 
     def turn_lock(self, sid: str) -> OwnedLock:
         """The cross-process lock a session's turns hold (``<home>/locks/session-<sid>.lock``)."""
-        self.session_dir(sid)
-        return OwnedLock.for_path(self.home / "locks" / f"session-{sid}.lock")
+        lock = self._turn_locks.get(sid)
+        if lock is None:
+            self.session_dir(sid)
+            if len(self._turn_locks) >= 4096:
+                self._turn_locks.clear()
+            lock = self._turn_locks[sid] = OwnedLock.for_path(
+                self.home / "locks" / f"session-{sid}.lock")
+        return lock
 
     def exists(self, sid: str) -> bool:
         """Whether a session exists."""
@@ -329,6 +343,8 @@ class SessionStore:
         (and the flat ``nodes/`` directory of sessions written before the journal)."""
         paths = self._fp_paths.get(root)
         if paths is None:
+            if len(self._fp_paths) >= 4096:
+                self._fp_paths.clear()
             base = str(root)
             paths = self._fp_paths[root] = (f"{base}/nodes", f"{base}/.git/openprogram-journal",
                                             f"{base}/meta.json")
