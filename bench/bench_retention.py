@@ -1,22 +1,20 @@
 """Write turns on both sides of the retention limit (200 checkpoints): no cliff.
 
-Runs ``BENCH_RETENTION_TURNS`` (default 300) offline turns that each write one file (so each
-makes a checkpoint). The turns go to a new session every ``BENCH_SESSION_TURNS`` (10) turns,
-and the session from three sessions back is deleted, so its checkpoints lose their last
-reference and retention really drops some (a turn's checkpoint is kept while its node
-references it). Figures:
+Two dispatchers run the same offline turns, interleaved A B A B: A has the default limit of
+200 checkpoints, B (the baseline) a limit it never reaches, so B's turns are what the same
+turns cost without retention, on the same machine at the same moment. Each makes
+``BENCH_RETENTION_TURNS`` (default 300) turns that write one file (so each checkpoints). The
+turns go to a new session every ``BENCH_SESSION_TURNS`` (10) turns, and the session from three
+sessions back is deleted, so its checkpoints lose their last reference and retention really
+drops some (a turn's checkpoint is kept while its node references it). Figures:
 
-- the median of the ten write turns just after the 200th checkpoint beside the ten just before
-  it (target <= 1.3x apart);
-- the slowest write turn that overlapped a retention pass (it runs in a background thread after
-  a turn; its cost shows only as lock waits and CPU shared with turns that overlap it) beside
-  that median before (target: none more than 100 ms above it); the overlapping turns beside the
-  other turns past the limit (median and slowest: what the machine's load alone does), and the
-  slowest turn past the limit for reference;
+- A's ten write turns just after its 200th checkpoint beside the ten just before it (target
+  <= 1.3x apart), and beside B's same ten turns (interleaved pairs, median);
+- every A turn that overlapped a retention pass (it runs in a background thread after a turn;
+  its cost shows as lock waits and CPU shared with the turn) beside its paired B turn: the
+  median and the largest excess over the pair (target: none over 100 ms);
+- A's turns past the limit beside B's (median of pairs), and the slowest of each;
 - how many retention passes ran, how many checkpoints they dropped and how long they took.
-
-The figure and baseline come from one run but are sequential by nature (the limit is crossed
-once).
 """
 
 from __future__ import annotations
@@ -33,9 +31,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _util import report
-from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.app import AppConfig, build_dispatcher, checkpointer_factory
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher.finalize import wait_for_retention
+from openprogram_lsp.store.checkpoints import CheckpointConfig
 from openprogram_lsp.store.checkpoints.store import CheckpointStore
 
 _passes: list[tuple[float, float, int]] = []  # (start, end, dropped) of each retention pass
@@ -55,68 +54,92 @@ def _record_passes() -> None:
     CheckpointStore.prune_if_due = timed  # type: ignore[method-assign]
 
 
+class _Side:
+    """One dispatcher, its workspace and its sessions."""
+
+    def __init__(self, root: Path, name: str, max_count: int | None) -> None:
+        self.ws = root / name / "ws"
+        self.ws.mkdir(parents=True)
+        home = root / name / "home"
+        self.d = build_dispatcher(AppConfig(workspace=self.ws, home=home, model="offline",
+                                            permission_mode="bypass"))
+        if max_count is not None:  # the baseline: a limit it never reaches
+            self.d.services.checkpointer_for = checkpointer_factory(
+                home, CheckpointConfig(max_count=max_count))
+        self.sessions = [self.turn("write f0.txt zero")]
+        self.spans: list[tuple[float, float]] = []
+        self.counts: list[int] = []
+
+    def turn(self, text: str, sid: str | None = None) -> str:
+        return self.d.process_user_turn(TurnRequest(text=text, session_id=sid)).session_id
+
+    def step(self, n: int, per_session: int) -> None:
+        if n % per_session == 0:
+            self.sessions.append(self.turn(f"write g{n}.txt start"))
+            if len(self.sessions) > 3:
+                self.d.services.store.delete_session(self.sessions.pop(0))
+        t = time.perf_counter()
+        self.turn(f"write f{n % 50}.txt version {n}", self.sessions[-1])
+        self.spans.append((t, time.perf_counter()))
+        cp = self.d.checkpointer(self.ws)
+        self.counts.append(len(cp.list()) if cp is not None else 0)  # type: ignore[attr-defined]
+
+    def times(self) -> list[float]:
+        return [end - start for start, end in self.spans]
+
+
 def main() -> None:
     turns = int(os.environ.get("BENCH_RETENTION_TURNS", "300"))
     per_session = int(os.environ.get("BENCH_SESSION_TURNS", "10"))
     _record_passes()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ws = root / "ws"
-        ws.mkdir()
-        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
-                                       permission_mode="bypass"))
-        sessions = [d.process_user_turn(TurnRequest(text="write f0.txt zero")).session_id]
-        spans: list[tuple[float, float]] = []
-        counts: list[int] = []
+        a = _Side(root, "a", None)
+        b = _Side(root, "b", 10**6)
         for n in range(1, turns):
-            if n % per_session == 0:
-                sessions.append(d.process_user_turn(
-                    TurnRequest(text=f"write g{n}.txt start")).session_id)
-                if len(sessions) > 3:
-                    d.services.store.delete_session(sessions.pop(0))
-            t = time.perf_counter()
-            d.process_user_turn(TurnRequest(text=f"write f{n % 50}.txt version {n}",
-                                            session_id=sessions[-1]))
-            spans.append((t, time.perf_counter()))
-            cp = d.checkpointer(ws)
-            counts.append(len(cp.list()) if cp is not None else 0)  # type: ignore[attr-defined]
+            a.step(n, per_session)
+            b.step(n, per_session)
         wait_for_retention()
-        times = [end - start for start, end in spans]
-        crossed = next((i for i, c in enumerate(counts) if c >= 200), None)
-        if crossed is None:
-            print(f"the limit was not reached in {turns} turns", flush=True)
+        ta, tb = a.times(), b.times()
+        crossed = next((i for i, c in enumerate(a.counts) if c >= 200), None)
+        if crossed is None or crossed < 10 or crossed + 11 > len(ta):
+            print(f"the limit was not crossed with ten turns either side in {turns} turns",
+                  flush=True)
             return
-        before = statistics.median(times[max(0, crossed - 10):crossed])
-        after = statistics.median(times[crossed + 1:crossed + 11])
+        before = statistics.median(ta[crossed - 10:crossed])
+        after = statistics.median(ta[crossed + 1:crossed + 11])
         report("write turns just after the 200th checkpoint", after, before,
                target="<= 1.3x; baseline = the ten turns just before it")
+        report("  the same ten turns vs the baseline's", after,
+               statistics.median(tb[crossed + 1:crossed + 11]),
+               target="reported; baseline = same turns, no retention, interleaved")
         with _passes_lock:
             passes = list(_passes)
         pruning = [p for p in passes if p[2]]
-        past = spans[crossed:]
-        hit = [any(s < end and start < e for s, e, _n in pruning) for start, end in past]
-        overlapped = [end - start for (start, end), h in zip(past, hit, strict=True) if h]
-        clear = [end - start for (start, end), h in zip(past, hit, strict=True) if not h]
-        if overlapped:
-            report("slowest write turn overlapping a prune", max(overlapped), before,
-                   target="none over 100 ms above the median before")
+        past = range(crossed, len(ta))
+        hit = [i for i in past
+               if any(s < a.spans[i][1] and a.spans[i][0] < e for s, e, _n in pruning)]
+        if hit:
+            excess = [ta[i] - tb[i] for i in hit]
+            report("write turns overlapping a prune (median)",
+                   statistics.median(ta[i] for i in hit), statistics.median(tb[i] for i in hit),
+                   target="baseline = the paired turns without retention")
+            worst = max(hit, key=lambda i: ta[i] - tb[i])
+            report("  the largest excess over its pair", ta[worst], tb[worst],
+                   target=f"excess {max(excess) * 1e3:.0f} ms; none over 100 ms")
         else:
             print("no write turn overlapped a prune", flush=True)
-        if overlapped and clear:
-            report("  overlapping turns (median) vs the others past the limit",
-                   statistics.median(overlapped), statistics.median(clear), target="reported")
-            report("  slowest turn overlapping a prune vs the slowest of the others",
-                   max(overlapped), max(clear), target="reported (load shows in both)")
-        report("slowest write turn past the limit (any cause)", max(times[crossed:]), before,
-               target="reported")
+        report("write turns past the limit (median)", statistics.median(ta[crossed:]),
+               statistics.median(tb[crossed:]), target="baseline = same turns, no retention")
+        report("slowest write turn past the limit", max(ta[crossed:]), max(tb[crossed:]),
+               target="reported (load shows in both)")
         dropped = sum(p[2] for p in passes)
         took = [p[1] - p[0] for p in pruning]
-        print(f"retention passes: {len(passes)}, {len(pruning)} dropped {dropped} checkpoints, "
+        print(f"retention passes that dropped checkpoints: {len(pruning)}, {dropped} in all, "
               f"each {min(took, default=0) * 1e3:.0f}-{max(took, default=0) * 1e3:.0f} ms in the "
-              f"background; {len(overlapped)} write turns overlapped one", flush=True)
-        cp = d.checkpointer(ws)
-        kept = len(cp.list()) if cp is not None else 0  # type: ignore[attr-defined]
-        print(f"checkpoints kept at the end: {kept} (limit 200)", flush=True)
+              f"background; {len(hit)} write turns overlapped one", flush=True)
+        print(f"checkpoints kept at the end: {a.counts[-1]} (limit 200); baseline "
+              f"{b.counts[-1]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -409,9 +409,14 @@ class CheckpointStore:
 
         with self.lock:
             self._open()
-            entries = list(self._entries())
-            if not entries or not drops_due(entries, set()):
-                return []
+            head = self.repo.head()
+            cached = self._chain if self._chain_head == head else None
+        # a chain not cached is listed without the lock (its commits never change; the head
+        # is compared and swapped at the end)
+        entries = list(cached) if cached is not None else \
+            load_chain(self.repo, head) if head is not None else []
+        if not entries or not drops_due(entries, set()):
+            return []
         drops = drops_due(entries, set(keep_ids() if callable(keep_ids) else keep_ids))
         if not drops:
             return []
@@ -436,7 +441,14 @@ class CheckpointStore:
             self.repo.set_head(new_head, head)
             ours = self._seen_head == head
             self._chain, self._chain_head = (chain, new_head) if head == old_head else (None, None)
-            self._head_id = None
+            # the new head re-commits the old one (same tree, message and modes): what the
+            # next turn's commit reads of its parent stays cached, so it lists no chain
+            self._head_id = (new_head, self._head_id[1]) \
+                if self._head_id is not None and self._head_id[0] == head else None
+            if self._head_tree is not None and self._head_tree[0] == head:
+                self._head_tree = (new_head, self._head_tree[1])
+            if self._head_modes is not None and self._head_modes[0] == head:
+                self._head_modes = (new_head, self._head_modes[1])
             if ours:  # the rewrite is ours: nothing is stale
                 self._seen_head = new_head
         self._collect_garbage()
