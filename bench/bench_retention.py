@@ -127,6 +127,11 @@ def main() -> None:
             worst = max(hit, key=lambda i: ta[i] - tb[i])
             report("  the largest excess over its pair", ta[worst], tb[worst],
                    target=f"excess {max(excess) * 1e3:.0f} ms; none over 100 ms")
+            clear = [i for i in past if i not in hit]
+            if clear:  # what load alone does to a pair: the noise floor of that figure
+                calm = max(clear, key=lambda i: ta[i] - tb[i])
+                report("  the largest excess of a turn no prune overlapped", ta[calm], tb[calm],
+                       target=f"excess {(ta[calm] - tb[calm]) * 1e3:.0f} ms; reported (load)")
         else:
             print("no write turn overlapped a prune", flush=True)
         report("write turns past the limit (median)", statistics.median(ta[crossed:]),

@@ -4,9 +4,10 @@ names its folders, with ``$/progress`` while files are hashed.
 The first checkpoint of a process walks the tree, and for a new store hashes every file (tens
 of seconds at 100,000 files). ``CheckpointStore.prepare`` does that walk ahead of the first
 edit; the edit's baseline waits for it only if it is still running, and then builds on it.
-A progress (``window/workDoneProgress/create`` first, only for clients that support it) is
-shown once files are being hashed or the walk has taken ``SHOW_AFTER`` seconds, so opening a
-small project shows nothing.
+It starts ``START_AFTER`` seconds after the folders are named, so the editor's first screen is
+answered first. A progress (``window/workDoneProgress/create`` first, only for clients that
+support it) is shown once files are being hashed or the walk has taken ``SHOW_AFTER`` seconds,
+so opening a small project shows nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from openprogram_lsp.store.checkpoints.store import CheckpointStore
 
 log = logging.getLogger(__name__)
 
+START_AFTER = 0.5
+"""Seconds after the folders are named before the walk starts: the editor's first requests
+(sessions, the history page) are answered before it competes with them for the CPU."""
 SHOW_AFTER = 2.0
 """Seconds of walking after which the progress appears even before any file is hashed."""
 REPORT_EVERY = 0.25
@@ -49,6 +53,7 @@ class CheckpointWarmup:
             self.server.track(asyncio.ensure_future(self._run(key)))
 
     async def _run(self, root: Path) -> None:
+        await asyncio.sleep(START_AFTER)
         try:
             store = self.server.dispatcher.checkpointer(root)
         except OpenProgramError as exc:  # a bad workspace config: the turn reports it
