@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from acp import RequestError, text_block
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.store.checkpoints.store import CheckpointStore
 from openprogram_lsp.tools.rulebook import RuleBook
 from tests.acp.client import RecordingClient, in_process, until
 
@@ -193,3 +195,17 @@ async def test_malformed_params_answer_invalid_params_and_the_agent_keeps_servin
     session = await acp.new_session(cwd=str(workspace))
     resp = await acp.prompt(session_id=session.session_id, prompt=[text_block("list .")])
     assert resp.stop_reason == "end_turn"
+
+
+async def test_a_new_session_starts_the_workspace_s_first_checkpoint_walk(
+        acp: Any, dispatcher: Dispatcher, workspace: Path) -> None:
+    (workspace / "old.txt").write_text("there before the agent\n")
+    await acp.new_session(cwd=str(workspace))
+    store = dispatcher.checkpointer(workspace.resolve())
+    assert isinstance(store, CheckpointStore)
+    for _ in range(3000):  # the walk runs in a thread; bounded wait
+        if not store._scan_all and store.wait_prepared(0):
+            break
+        await asyncio.sleep(0.01)
+    assert not store._scan_all and store._prepared is not None  # walked, nothing committed
+    assert store.list() == []

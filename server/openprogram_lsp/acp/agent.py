@@ -83,6 +83,7 @@ class OpenProgramAgent:
         self.commands = cmds.Commands(dispatcher)
         self.watchers: dict[Path, WorkspaceWatcher] = {}
         self._outbox: Outbox | None = None
+        self._walks: set[asyncio.Future[Any]] = set()
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -180,6 +181,27 @@ class OpenProgramAgent:
                                    exclude=[services.store.home])
         self.watchers[root] = watcher
         watcher.start()
+        self._first_walk(root)
+
+    def _first_walk(self, root: Path) -> None:
+        """The workspace's first checkpoint walk in the background (``CheckpointStore.
+        prepare``): a turn's first edit then waits for it only while it runs."""
+        try:
+            prepare = getattr(self.dispatcher.checkpointer(root), "prepare", None)
+        except OpenProgramError:
+            return  # a bad workspace config: the turn reports it
+        if prepare is None:
+            return
+        walk = asyncio.ensure_future(asyncio.to_thread(prepare))
+        self._walks.add(walk)
+
+        def done(fut: asyncio.Future[Any]) -> None:
+            self._walks.discard(fut)
+            if not fut.cancelled() and fut.exception() is not None:
+                log.warning("background checkpoint walk of %s failed: %s", root,
+                            fut.exception())
+
+        walk.add_done_callback(done)
 
     def _announce(self, sid: str) -> None:
         """Advertise the slash commands once the session's response is out."""
