@@ -70,12 +70,19 @@ def _compare(d: Dispatcher, sid: str, label: str, target: str) -> None:
     second_turn()
     a: list[float] = []
     b: list[float] = []
+    last = None
     for _ in range(9):
         t = time.perf_counter()
-        d.process_user_turn(TurnRequest(text="hello", session_id=sid))
+        last = d.process_user_turn(TurnRequest(text="hello", session_id=sid))
         a.append(time.perf_counter() - t)
         b.append(second_turn())
     report(label, statistics.median(a), statistics.median(b), target=target)
+    record = d.services.store.read_context_commit(sid, last.assistant_node_id) \
+        if last is not None else None
+    if record is not None:  # what the model was sent: the whole history, or a compacted tail
+        how = "after a summary" if record.get("summaryNodeId") else "no summary"
+        print(f"{'  messages sent on that turn':<48} {record['messages']:10d}   ({how})",
+              flush=True)
 
 
 def main() -> None:
