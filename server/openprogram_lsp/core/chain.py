@@ -176,7 +176,8 @@ class NodeChain(Sequence[Node]):
         """The chain's first ``n`` nodes (no body read)."""
         n = max(0, min(n, len(self)))
         return NodeChain(self._ids, self._fetch, min(n, self._n),
-                         self._own[:max(0, n - self._n)])
+                         self._own[:max(0, n - self._n)], mark=self.mark,
+                         positions=self._positions)
 
     def plus(self, *nodes: Node) -> NodeChain:
         """This chain with nodes appended."""
