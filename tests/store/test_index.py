@@ -69,3 +69,17 @@ def test_node_paths_shard_and_the_newest_shard_gives_the_top_seq(tmp_path) -> No
         path.write_text("{}")
     (tmp_path / "0000042-old.json").write_text("{}")  # a flat file of an older session
     assert top_seq(tmp_path) == 10_010
+
+
+def test_the_newest_seq_of_a_listing_is_read_as_each_name_would_be() -> None:
+    import random
+
+    from openprogram_lsp.store.index import _max_seq, _node_name
+
+    rng = random.Random(7)
+    for _ in range(500):  # odd names too: newlines, dots, context files, temp files
+        names = ["".join(rng.choice("0123-.jsonctx\n") for _ in range(rng.randint(1, 14)))
+                 + rng.choice(["", ".json", ".context.json", ".json.1.tmp"])
+                 for _ in range(rng.randint(0, 6))]
+        want = max((s for s in map(_node_name, names) if s is not None), default=None)
+        assert _max_seq(names) == want, names

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator, Mapping
 from functools import partial
 from itertools import islice
@@ -75,18 +76,28 @@ def node_files(nodes_dir: Path) -> list[tuple[int, str]]:
     return out
 
 
+_NODE_NAMES = re.compile(r"(?:^|\0)(\d+)-[^\0]*?(?<!\.context)\.json(?=\0|$)")
+"""The seq of each node file name in a NUL-joined listing (what ``_node_name`` accepts; a file
+name holds any byte but NUL)."""
+
+
+def _max_seq(names: list[str]) -> int | None:
+    """The highest seq among node file names (one regex pass, not a call per name: this runs
+    at the start of every turn)."""
+    return max(map(int, _NODE_NAMES.findall("\0".join(names))), default=None)
+
+
 def top_seq(nodes_dir: Path) -> int:
     """The highest sequence number on disk, reading only the newest shard (and flat files)."""
     names = _listing(nodes_dir)
-    top = max((s for s in map(_node_name, names) if s is not None), default=0)
+    top = _max_seq(names) or 0
     groups = sorted((n for n in names if n.isdigit()), reverse=True)
     for group in groups:
         leaves = sorted((n for n in _listing(nodes_dir / group) if n.isdigit()), reverse=True)
         for leaf in leaves:
-            seqs = [s for s in map(_node_name, _listing(nodes_dir / group / leaf))
-                    if s is not None]
-            if seqs:
-                return max(top, *seqs)
+            seq = _max_seq(_listing(nodes_dir / group / leaf))
+            if seq is not None:
+                return max(top, seq)
     return top
 
 
