@@ -5,14 +5,15 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tests.context.convo import Turn, build_chain
+from tests.context.convo import Turn, build_chain, prepare
 
-from openprogram_lsp.context.engine import pick_summary
+from openprogram_lsp.context.commit import messages_digest
+from openprogram_lsp.context.engine import ContextEngine, pick_summary
 from openprogram_lsp.context.prefix import PrefixCache
 from openprogram_lsp.context.render import RenderCache, render_segments
 from openprogram_lsp.context.types import ChainIds
 from openprogram_lsp.core.chain import NodeChain
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.types import Message, Node, Usage
 from openprogram_lsp.store.session_store import SessionStore
 
 
@@ -134,3 +135,21 @@ def test_a_store_chain_is_checked_through_the_body_log(tmp_path: Path) -> None:
     assert prefixes.by_log == by_log
     turn("sixth")  # and the log answers again
     assert prefixes.by_log == by_log + 1
+
+
+def test_a_hook_message_goes_on_from_the_carried_digest_and_size() -> None:
+    engine = ContextEngine()
+    chain = build_chain([Turn(user=f"q{i}") for i in range(5)])
+    for carried in (True, False):
+        prep = prepare(engine, chain)
+        if not carried:  # a prep whose messages are not the carried rendering's
+            prep.messages = list(prep.messages)
+        note = Message(role="user", content="the build is broken")
+        engine.append_message(prep, note)
+        assert list(prep.messages)[-1] is note
+        assert (prep.known is not None) is carried
+        sent = prep.transcript()
+        assert sent.content_chars() == sum(len(m.content) for m in prep.messages)
+        record = engine.after_turn(session_id="s", turn_id="t", prep=prep, usage=Usage())
+        assert record["messagesDigest"] == messages_digest(prep.messages)
+        assert record["messages"] == len(prep.messages)

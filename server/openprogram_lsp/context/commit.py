@@ -159,7 +159,9 @@ def _id_lists(prep: TurnPrep) -> dict[str, Any]:
 
 
 def _digest(prep: TurnPrep) -> str:
-    base = prep.base
+    base, known = prep.base, prep.known
+    if known is not None and known[0] is prep.messages:
+        return known[1]
     if base is not None and prep.messages is base.messages:
         return str(base.digest)
     return messages_digest(prep.messages)

@@ -25,11 +25,11 @@ from openprogram_lsp.context.budget import (
     output_reserve,
     resolve_window,
 )
-from openprogram_lsp.context.commit import build_commit, kept_ids
+from openprogram_lsp.context.commit import build_commit, digest_update, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
 from openprogram_lsp.context.instructions import Instruction, render_instructions
 from openprogram_lsp.context.microcompact import gap_points, microcompact
-from openprogram_lsp.context.prefix import PrefixCache
+from openprogram_lsp.context.prefix import PrefixCache, Rendered
 from openprogram_lsp.context.references import TermCache, protected_nodes, scan_references
 from openprogram_lsp.context.render import RenderCache, flatten
 from openprogram_lsp.context.snip import snip
@@ -42,7 +42,7 @@ from openprogram_lsp.context.types import (
     TurnPrep,
 )
 from openprogram_lsp.core.chain import NodeChain, id_at
-from openprogram_lsp.core.types import Node, ToolSpec, Usage
+from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 from openprogram_lsp.events.bus import EventBus, make_event
 
 __all__ = ["ContextEngine", "Summarizer", "estimate_text"]
@@ -164,6 +164,18 @@ class ContextEngine:
         if announce and prep.path == "microcompact":
             self._emit(prep, prep.tokens_before or prep.estimate, "microcompact")
         return prep
+
+    def append_message(self, prep: TurnPrep, message: Message) -> None:
+        """Add a message after the prepared history (a hook's context, shown after the
+        prompt): the carried rendering's digest and size go on instead of being redone."""
+        base: Rendered | None = prep.base
+        if base is not None and prep.messages is base.messages:
+            hasher = base.hasher.copy()
+            digest_update(hasher, [message])
+            prep.messages = base.messages.plus([message])
+            prep.known = (prep.messages, hasher.hexdigest(), base.chars + len(message.content))
+        else:
+            prep.messages = [*prep.messages, message]
 
     def _estimate_of(self, prep: TurnPrep, segments: Sequence[Segment]) -> int:
         base = prep.base

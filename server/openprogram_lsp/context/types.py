@@ -170,6 +170,8 @@ class TurnPrep:
     summarizer_usage: Usage | None = None  # tokens the summariser spent this turn
     instructions: list[dict[str, Any]] = field(default_factory=list)  # files in the prompt
     base: Any = None  # context.prefix.Rendered: the carried-over rendering segments came from
+    # (messages, their digest, their summed content length) when known without a pass
+    known: tuple[Sequence[Message], str, int] | None = None
 
     def __repr__(self) -> str:  # short: a prep can hold thousands of messages
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "
@@ -179,7 +181,9 @@ class TurnPrep:
     def transcript(self) -> Transcript:
         """The messages as the start of an agent loop's transcript (not copied; the carried
         rendering's character count comes along)."""
-        base = self.base
+        base, known = self.base, self.known
+        if known is not None and known[0] is self.messages:
+            return Transcript(self.messages, chars=known[2])
         carried = base is not None and self.messages is base.messages
         return Transcript(self.messages, chars=base.chars if carried else None)
 

@@ -452,7 +452,7 @@ class Dispatcher:
                                      provider=provider, runner=runner, control=turn.control,
                                      last_turn_at=last_turn_at, system_extra=system)
         if context_note:  # shown to the model after the prompt, and stored as such
-            prep.messages = [*prep.messages, state.interject("hook_context", context_note)]
+            s.context.append_message(prep, state.interject("hook_context", context_note))
         turn.prep = prep
         if prep.summarizer_usage is not None:  # the turn pays for its compaction
             state.usage = state.usage.add(prep.summarizer_usage)
