@@ -29,11 +29,14 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False  # this process too: test modules keep their rewritten form
 
 
-# The longest files (each a real editor run of a minute or more) start first, so that with
+# The longest files (real editor runs of a minute or more, then the Neovim plugin's two dozen
+# editor runs and the npm ACP client's) start first, longest first, so that with
 # ``--dist loadfile --no-loadscope-reorder`` (scripts/test) the other workers fill the time with
-# short files instead of one worker finishing alone with a code-server run at the end.
-LONG_FIRST = ("tests/editors/test_vscode_e2e.py", "tests/editors/test_vscode_e2e_context.py",
-              "tests/editors/test_vscode_e2e_shared.py", "tests/editors/test_vscode_unit.py")
+# short files instead of one worker finishing alone with a long file at the end.
+LONG_FIRST = ("tests/editors/test_vscode_e2e.py", "tests/editors/test_nvim_plugin.py",
+              "tests/editors/test_vscode_e2e_context.py", "tests/editors/test_vscode_e2e_shared.py",
+              "tests/editors/test_vscode_unit.py", "tests/acp/test_acpx.py",
+              "tests/lsp/test_chat.py")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,

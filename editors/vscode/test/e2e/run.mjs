@@ -130,6 +130,21 @@ function processes(match) {
   return out;
 }
 
+/** The parent of a process (0 once it is gone). */
+function parentOf(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether `pid` is `ancestor` or runs under it. */
+function descends(pid, ancestor) {
+  for (let p = pid, depth = 0; p > 1 && depth < 64; p = parentOf(p), depth++) if (p === ancestor) return true;
+  return false;
+}
+
 /** Whether a process is alive (a zombie is not). */
 function alive(pid) {
   try {
@@ -470,10 +485,12 @@ async function main() {
     const longCard = frame.locator('.tool-card', { hasText: 'sleep 117' });
     await longCard.locator('button[data-option-kind="allow_once"]').click({ timeout: STEP_TIMEOUT });
     await frame.locator('.tool-card[data-kind="execute"].status-in_progress', { hasText: 'sleep 117' }).waitFor({ timeout: STEP_TIMEOUT });
-    let sleeper = [];
-    await waitFor(() => (sleeper = processes((argv) => argv.includes('sleep 117') || (argv[0]?.endsWith('sleep') && argv[1] === '117'))).length > 0, 'the command to run');
     const servers = processes((argv, env) => env.includes(`OPENPROGRAM_HOME=${home}`) && argv.some((a) => a.endsWith('openprogram-lsp')) && argv.includes('serve'));
     if (servers.length !== 1) throw new Error(`expected one server process, found ${servers.length}`);
+    // this server's command only: another run of this test on the machine has its own `sleep 117`
+    let sleeper = [];
+    const isSleep = (argv) => argv.includes('sleep 117') || (argv[0]?.endsWith('sleep') && argv[1] === '117');
+    await waitFor(() => (sleeper = processes(isSleep).filter((pid) => descends(pid, servers[0]))).length > 0, 'the command to run');
     process.kill(servers[0], 'SIGKILL');
     await frame.locator('#banner:not([hidden])', { hasText: 'SIGKILL' }).waitFor({ timeout: STEP_TIMEOUT });
     await waitFor(() => sleeper.every((pid) => !alive(pid)), 'the command to die with the server');
