@@ -10,7 +10,7 @@ from tests.store._cp_helpers import make_workspace, open_store
 
 from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.store.checkpoints import store as store_mod
-from openprogram_lsp.store.pack_maintenance import SMALL_PACKS, pack_count, wait_for_maintenance
+from openprogram_lsp.store.pack_maintenance import pack_count, wait_for_maintenance
 
 
 def _edit(store, ws: Path, i: int) -> str:  # type: ignore[no-untyped-def]
@@ -21,7 +21,9 @@ def _edit(store, ws: Path, i: int) -> str:  # type: ignore[no-untyped-def]
     return str(cp.id)
 
 
-def test_each_checkpoint_is_one_pack_and_the_merge_keeps_every_one(tmp_path: Path) -> None:
+def test_each_checkpoint_is_one_pack_and_the_merge_keeps_every_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_mod, "SMALL_PACKS", 6)
     ws = make_workspace(tmp_path, git=False)
     store = open_store(ws, tmp_path / "home")
     store.ensure_baseline("s")
@@ -30,9 +32,9 @@ def test_each_checkpoint_is_one_pack_and_the_merge_keeps_every_one(tmp_path: Pat
     first = _edit(store, ws, 0)
     assert pack_count(store.repo.odb) == packs + 1  # blob, trees and commit: one pack
     assert set(store.repo.odb.loose_ids()) == loose
-    ids = [first] + [_edit(store, ws, i) for i in range(1, SMALL_PACKS + 2)]
+    ids = [first] + [_edit(store, ws, i) for i in range(1, store_mod.SMALL_PACKS + 2)]
     wait_for_maintenance()
-    assert pack_count(store.repo.odb) < SMALL_PACKS  # merged off the turn's path
+    assert pack_count(store.repo.odb) < store_mod.SMALL_PACKS  # merged off the turn's path
     store.repo.git(["fsck", "--no-dangling"])
     fresh = open_store(ws, tmp_path / "home")  # another process reads the merged packs
     listed = [c.id for c in fresh.list()]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import fcntl
 from pathlib import Path
 
+import pytest
 from tests.store._session_helpers import uncommitted
 
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store import session_repo
 from openprogram_lsp.store.git import run_git
 from openprogram_lsp.store.gitobj.trees import read_commit, read_tree
 from openprogram_lsp.store.index import SHARD
@@ -15,7 +17,6 @@ from openprogram_lsp.store.session_repo import (
     JOURNAL,
     JOURNAL_MARK,
     JOURNAL_MAX,
-    SMALL_PACKS,
     SessionRepo,
     wait_for_maintenance,
 )
@@ -70,24 +71,26 @@ def test_writes_of_another_process_are_committed_and_seen(tmp_path: Path) -> Non
 
 
 def test_each_commit_is_one_pack_and_the_background_merge_keeps_every_object(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_repo, "SMALL_PACKS", 6)
     store, other = SessionStore(tmp_path), SessionStore(tmp_path)  # other: a second process
     sid = store.create_session()
     root = store.session_dir(sid)
-    for turn in range(SMALL_PACKS + 2):
+    for turn in range(session_repo.SMALL_PACKS + 2):
         _grow(store, sid, 2, start=2 * turn)
         assert store.commit_turn(sid, f"turn {turn}")
         assert [n.id for n in other.get_branch(sid)][-1] == f"n{2 * turn + 1}"
     wait_for_maintenance()  # the commit past SMALL_PACKS started a merge in the background
     repo = SessionRepo(root)
     assert repo.loose_count() == 0
-    assert repo.pack_count() < SMALL_PACKS
+    assert repo.pack_count() < session_repo.SMALL_PACKS
     run_git(["fsck", "--strict", "--no-dangling"], cwd=root)
     assert uncommitted(root) == b""
     _grow(other, sid, 2, start=100)  # trees read from merged packs, by a reader that knew
     assert other.commit_turn(sid, "last")  # only the packs that are gone now
     assert uncommitted(root) == b""
-    assert SessionRepo(root).log(3) == ["last", f"turn {SMALL_PACKS + 1}", f"turn {SMALL_PACKS}"]
+    last = session_repo.SMALL_PACKS
+    assert SessionRepo(root).log(3) == ["last", f"turn {last + 1}", f"turn {last}"]
     assert repo.maintain() >= 0
 
 

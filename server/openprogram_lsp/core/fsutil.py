@@ -91,12 +91,13 @@ def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
 _tmp_names = itertools.count()
 
 
-def replace_file(path: Path, data: bytes | str) -> None:
+def replace_file(path: str | Path, data: bytes | str) -> None:
     """``atomic_write`` for a file of our own stores, in four system calls (create, write,
     close, rename): the file gets the default mode under the umask (an existing file's mode is
     not kept) and the temporary name is ``.<name>.<pid>.<n>.tmp``, not a random one."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = f"{path.parent}/.{path.name}.{os.getpid()}.{next(_tmp_names)}.tmp"
+    where, name = os.path.split(path)
+    tmp = f"{where}/.{name}.{os.getpid()}.{next(_tmp_names)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
     try:
         try:

@@ -62,6 +62,18 @@ _CONFIG = """[core]
 """
 
 
+def _read(path: str) -> bytes:
+    """A file's bytes with plain ``os`` calls."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def init_repository(root: Path) -> None:
     """Create ``root/.git`` in process (what ``git init -b main`` makes, minus samples)."""
     git_dir = root / ".git"
@@ -83,6 +95,7 @@ class SessionRepo:
         self._packs: int | None = None  # packs on disk, counted once per maintenance cycle
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) last committed
         self._dirs: set[str] = set()  # directories known to exist
+        self._base = str(root)  # plain strings on the per-write path (no pathlib objects)
         self._mark_at = 0  # journal offset just past the mark this instance last wrote
 
     # -- writing ------------------------------------------------------------------------------
@@ -101,10 +114,10 @@ class SessionRepo:
         line = rel.encode("utf-8", "surrogateescape") + b"\n"
         with self._journal(fcntl.LOCK_SH) as fd:
             os.write(fd, line)  # before: a crash after the write still leaves it journaled
-            path = self.root / rel
+            path = f"{self._base}/{rel}"
             parent = os.path.dirname(rel)
             if parent not in self._dirs:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 self._dirs.add(parent)
             try:
                 replace_file(path, payload)
@@ -216,7 +229,7 @@ class SessionRepo:
             leaves: dict[str, Leaf] = {}
             for rel in sorted(paths):
                 try:
-                    data = (self.root / rel).read_bytes()
+                    data = _read(f"{self._base}/{rel}")
                 except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                     leaves[rel] = None
                     continue
@@ -256,9 +269,11 @@ class SessionRepo:
                 yield name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
 
     def _set_head(self, sha: str) -> None:
-        ref = self.git_dir / BRANCH_REF
-        ref.parent.mkdir(parents=True, exist_ok=True)
-        lock = ref.with_name(ref.name + ".lock")
+        ref = f"{self._base}/.git/{BRANCH_REF}"
+        if "\0refs" not in self._dirs:  # (a key no journaled path can be)
+            os.makedirs(os.path.dirname(ref), exist_ok=True)
+            self._dirs.add("\0refs")
+        lock = ref + ".lock"
         deadline = time.monotonic() + REF_LOCK_WAIT
         while True:
             try:
@@ -267,7 +282,7 @@ class SessionRepo:
             except FileExistsError:
                 # we hold the session's commit lock: a lock file no process holds open was
                 # left by a killed writer
-                if clear_stale_git_lock(lock, self.git_dir):
+                if clear_stale_git_lock(Path(lock), self.git_dir):
                     continue
                 if time.monotonic() >= deadline:
                     raise GitError(["update-ref"], 128,

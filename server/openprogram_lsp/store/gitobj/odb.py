@@ -56,6 +56,7 @@ class ObjectDB:
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = git_dir
         self.objects = git_dir / "objects"
+        self._objects = str(self.objects)
         self._lock = threading.Lock()
         self._loose: LooseObjectDB | None = None
         self._packed: PackedDB | None = None
@@ -81,7 +82,8 @@ class ObjectDB:
             if held is not None:
                 return held
         try:
-            raw = zlib.decompress((self.objects / sha[:2] / sha[2:]).read_bytes())
+            with open(f"{self._objects}/{sha[:2]}/{sha[2:]}", "rb") as fh:
+                raw = zlib.decompress(fh.read())
         except (OSError, zlib.error):
             return self._read_packed(sha)
         header, _, body = raw.partition(b"\0")
