@@ -131,4 +131,4 @@ async def run(rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    asyncio.run(run(parser.parse_args().rounds))
+    asyncio.run(run(max(7, parser.parse_args().rounds)))  # a median of 7 pairs at least
