@@ -143,9 +143,14 @@ class CheckpointStore:
 
     def modified_on_disk(self, paths: tuple[str, ...] | None) -> list[str]:
         """Recorded files (under ``paths``) that differ on disk from what the store last read."""
-        if self.repo.head() != self._seen_head or self.repo.index_stamp() != self._stamp:
-            return []  # another process moved on: the commit that follows walks the tree
-        return self.stager.modified(paths)
+        with self.lock:
+            if self.repo.head() != self._seen_head or self.repo.index_stamp() != self._stamp:
+                return []  # another process moved on: the commit that follows walks the tree
+            out = self.stager.modified(paths)
+            # the index changed by our own refresh (stat data only), not by another process:
+            # the commit that follows need not walk the tree for it
+            self._stamp = self.repo.index_stamp()
+            return out
 
     def note_all(self) -> None:
         """Make the next checkpoint walk the whole tree (after shell commands)."""
