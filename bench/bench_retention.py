@@ -110,9 +110,12 @@ def main() -> None:
         after = statistics.median(ta[crossed + 1:crossed + 11])
         report("write turns just after the 200th checkpoint", after, before,
                target="<= 1.3x; baseline = the ten turns just before it")
-        report("  the same ten turns vs the baseline's", after,
-               statistics.median(tb[crossed + 1:crossed + 11]),
+        b_after = statistics.median(tb[crossed + 1:crossed + 11])
+        report("  the same ten turns vs the baseline's", after, b_after,
                target="reported; baseline = same turns, no retention, interleaved")
+        report("  the baseline's own ten turns after vs before", b_after,
+               statistics.median(tb[crossed - 10:crossed]),
+               target="reported: what changes at that point without retention")
         with _passes_lock:
             passes = list(_passes)
         pruning = [p for p in passes if p[2]]
