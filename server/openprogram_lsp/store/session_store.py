@@ -339,8 +339,9 @@ class SessionStore:
     # -- open / index -------------------------------------------------------------------------
 
     def _fingerprint(self, root: Path) -> tuple[int, ...]:
-        """Changes with every write of any process: the journal's and the meta file's stamps
-        (and the flat ``nodes/`` directory of sessions written before the journal)."""
+        """Changes with every write of any process: the journal's stamp (every write appends
+        to it and every commit marks or empties it). A session without a journal (written
+        before it) is stamped by its meta file and its flat ``nodes/`` directory."""
         paths = self._fp_paths.get(root)
         if paths is None:
             if len(self._fp_paths) >= 4096:
@@ -349,17 +350,17 @@ class SessionStore:
             paths = self._fp_paths[root] = (f"{base}/nodes", f"{base}/.git/openprogram-journal",
                                             f"{base}/meta.json")
         try:
+            journal = os.stat(paths[1])
+            return journal.st_ino, journal.st_mtime_ns, journal.st_size
+        except FileNotFoundError:
+            pass
+        try:
             nodes = os.stat(paths[0]).st_mtime_ns
         except FileNotFoundError:
             nodes = 0
         try:
-            journal = os.stat(paths[1])
-            stamp = (journal.st_mtime_ns, journal.st_size)
-        except FileNotFoundError:
-            stamp = (0, 0)
-        try:
             st = os.stat(paths[2])
-            return nodes, *stamp, st.st_mtime_ns, st.st_size
+            return nodes, 0, 0, st.st_mtime_ns, st.st_size
         except FileNotFoundError:
             raise NotFound(f"unknown session id {root.name!r}") from None
 
