@@ -119,3 +119,19 @@ def test_the_journal_keeps_only_what_the_last_commit_did_not_take(tmp_path: Path
     assert store.commit_turn(sid, "four")
     assert uncommitted(store.session_dir(sid)) == b""
     assert repo.log(2) == ["four", "three"]
+
+
+def test_loose_objects_of_a_session_from_before_packs_are_merged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_repo, "PACK_THRESHOLD", 5)
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    root = store.session_dir(sid)
+    loose = [SessionRepo(root).odb.write("blob", f"old {i}".encode()) for i in range(8)]
+    _grow(SessionStore(tmp_path), sid, 2)  # a process that opens it now
+    assert SessionStore(tmp_path).commit_turn(sid, "first of this process")
+    wait_for_maintenance()
+    repo = SessionRepo(root)
+    assert repo.loose_count() == 0
+    assert all(repo.odb.read(sha)[0] == "blob" for sha in loose)
+    run_git(["fsck", "--strict", "--no-dangling"], cwd=root)

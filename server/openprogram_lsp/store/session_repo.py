@@ -170,13 +170,17 @@ class SessionRepo:
         if sha is None:
             return None
         added = self.odb.take_new_packs()
+        loose = 0
         if self._packs is None:
+            # once per instance and merge: the packs, and the loose objects a session written
+            # before per-commit packs still holds
             self._packs = self.pack_count()
+            loose = self.loose_count()
         else:
             self._packs += added
-        if self._packs > SMALL_PACKS or self.odb.take_written() >= PACK_THRESHOLD:
-            # counted again (one listing) only once a merge this instance started has
-            # finished; while another one runs the count just goes on
+        if self._packs > SMALL_PACKS or loose >= PACK_THRESHOLD:
+            # counted again only once a merge this instance started has finished; while
+            # another one runs the count just goes on
             self.maintain_later()
         return sha[:7]
 
