@@ -237,8 +237,11 @@ class ObjectDB:
             if not streams:
                 continue
             entity = PackEntity.create(streams, str(pack_dir), object_count=len(streams))
-            for path in (entity.pack().path(), entity.index().path()):
+            # gitdb names them pack-b'<hex>'.pack (a bytes repr): git's name, index first
+            named = pack_dir / f"pack-{entity.pack().checksum().hex()}"
+            for path, suffix in ((entity.index().path(), ".idx"), (entity.pack().path(), ".pack")):
                 os.chmod(path, 0o444)
+                os.replace(path, named.with_suffix(suffix))
             for stream in streams:
                 sha = stream.hexsha.decode()
                 with contextlib.suppress(OSError):
