@@ -25,14 +25,16 @@ from openprogram_lsp.tools.builtin.files import EditFile, WriteFile
 RACE_SECONDS = 1.0
 
 SWAPPER = r"""
-import ctypes, os, sys
+import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
 print("ready", flush=True)
 while True:
     if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
-        raise SystemExit(f"renameat2: {os.strerror(ctypes.get_errno())}")
+        err = ctypes.get_errno()
+        if err != errno.ENOENT:  # a restore may have one name aside for a moment: swap on
+            raise SystemExit(f"renameat2: {os.strerror(err)}")
 """
 
 
