@@ -34,29 +34,42 @@ def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
 
 
 _pruning: dict[int, threading.Thread] = {}
+_again: dict[int, Callable[[], set[str]]] = {}
 _pruning_lock = threading.Lock()
 
 
 def prune_later(checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
     """Apply retention in a background thread (one at a time per store): never on a turn's
-    path."""
+    path. Asked while one runs, it runs once more after it: the checkpoints committed
+    meanwhile may be what makes a prune due."""
+    key = id(checkpointer)
+
     def run() -> None:
+        wanted: Callable[[], set[str]] | None = keep
         try:
-            dropped = checkpointer.prune_if_due(keep)
-            if dropped:
-                log.info("retention dropped %d checkpoint(s)", len(dropped))
-        except Exception:
-            log.exception("checkpoint retention failed")
-        finally:
+            while wanted is not None:
+                try:
+                    dropped = checkpointer.prune_if_due(wanted)
+                    if dropped:
+                        log.info("retention dropped %d checkpoint(s)", len(dropped))
+                except Exception:
+                    log.exception("checkpoint retention failed")
+                with _pruning_lock:
+                    wanted = _again.pop(key, None)
+                    if wanted is None:
+                        _pruning.pop(key, None)
+        except BaseException:
             with _pruning_lock:
-                _pruning.pop(id(checkpointer), None)
+                _pruning.pop(key, None)
+                _again.pop(key, None)
+            raise
 
     with _pruning_lock:
-        if id(checkpointer) in _pruning:
+        if key in _pruning:
+            _again[key] = keep
             return
         # not a daemon: a CLI turn's process finishes retention before it exits
-        thread = _pruning[id(checkpointer)] = threading.Thread(
-            target=run, name="checkpoint retention")
+        thread = _pruning[key] = threading.Thread(target=run, name="checkpoint retention")
     thread.start()
 
 
