@@ -36,6 +36,12 @@ def test_a_chain_reads_only_the_bodies_it_is_asked_for() -> None:
     assert NodeChain.of(edited) is edited
     with pytest.raises(IndexError):
         NodeChain.of([]).with_last(bodies["n0"])
+    # a prefix reads nothing and keeps what the chain holds itself
+    reads.clear()
+    assert edited.held == 1 and chain.held == 0
+    assert edited.prefix(6).ids() == ids[:6] and edited.prefix(6).held == 0
+    assert edited.prefix(7).ids() == edited.ids() and edited.prefix(99).held == 1
+    assert edited.prefix(-1).ids() == [] and not reads
 
 
 def test_the_body_log_answers_what_changed_since_until_it_forgets() -> None:
