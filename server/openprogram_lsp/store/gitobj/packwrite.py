@@ -104,9 +104,11 @@ class PackWriter:
         with os.fdopen(fd, "wb") as out:
             out.write(index_v2(self._index, pack_sha))
         pack_path = self.pack_dir / f"{name}.pack"
-        for tmp, final in ((self._path, pack_path), (Path(idx_tmp), pack_path.with_suffix(".idx"))):
+        # the index first, as gitobj.batch does: git skips an index without its pack, and
+        # gitdb (our readers) finds packs by their .pack, so neither meets half of one
+        for tmp, final in ((Path(idx_tmp), pack_path.with_suffix(".idx")), (self._path, pack_path)):
             os.chmod(tmp, 0o444)
-            os.replace(tmp, final)  # the pack first: git finds a pack by its index
+            os.replace(tmp, final)
         self.odb.refresh()
         return pack_path
 
