@@ -10,7 +10,12 @@ interleaved with a plain ``git add -A`` on a fresh index and a fresh repository,
 ``BENCH_PAIRS`` (7) pairs; target <= 1.0x. The tree is made once in a temp dir (about 400 MB on
 ext4 at 100,000 files) and removed afterwards.
 
-    python bench/bench_checkpoints.py [turns] [first]    # both when no section is named
+``background``: the first edit's wait for its baseline ``BENCH_EDIT_AFTER`` (2) seconds after
+the walk started in the background (``CheckpointStore.prepare``, as the server does once the
+editor names the folder), beside the same baseline with no walk before it, on a
+``BENCH_FILES`` tree; fresh stores, interleaved, median of ``BENCH_PAIRS`` (7) pairs.
+
+    python bench/bench_checkpoints.py [turns] [first] [background]    # all when none is named
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -127,12 +133,47 @@ def first_checkpoint() -> None:
               f"{sizes['plain'] / 1e6:.1f} MB", flush=True)
 
 
+def background() -> None:
+    """How long the first edit waits for its baseline when the walk started in the background
+    ``BENCH_EDIT_AFTER`` (2) seconds earlier (what the server does once the editor names the
+    folder), beside the same baseline taken with no walk before it; fresh stores, A B A B."""
+    after = float(os.environ.get("BENCH_EDIT_AFTER", "2"))
+    pairs = max(7, int(os.environ.get("BENCH_PAIRS", "7")))
+    with tempfile.TemporaryDirectory(prefix="bench-background-") as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        make_tree(ws)
+        waits: list[float] = []
+        plain: list[float] = []
+        for n in range(pairs + 1):  # the first pair warms the page cache for both
+            store = CheckpointStore(ws, home=root / f"bg{n}", config=CheckpointConfig())
+            walker = threading.Thread(target=store.prepare)
+            walker.start()
+            time.sleep(after)
+            waited = timed(lambda s=store: s.ensure_baseline("bench"))
+            walker.join()
+            cold = CheckpointStore(ws, home=root / f"cold{n}", config=CheckpointConfig())
+            took = timed(lambda s=cold: s.ensure_baseline("bench"))
+            if n:
+                waits.append(waited)
+                plain.append(took)
+            print(f"  pair {n}: first edit waits {waited:.2f} s, without the walk {took:.2f} s"
+                  + (" (warm-up)" if not n else ""), flush=True)
+            shutil.rmtree(root / f"bg{n}")
+            shutil.rmtree(root / f"cold{n}")
+        report(f"first edit {after:.0f} s after the folder is known, {FILES} files",
+               statistics.median(waits), statistics.median(plain), unit="s",
+               target="reported; baseline = the same first baseline with no walk before it")
+
+
 def main() -> None:
-    sections = set(sys.argv[1:]) or {"turns", "first"}
+    sections = set(sys.argv[1:]) or {"turns", "first", "background"}
     if "turns" in sections:
         turns()
     if "first" in sections:
         first_checkpoint()
+    if "background" in sections:
+        background()
 
 
 def turns() -> None:
