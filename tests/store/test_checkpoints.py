@@ -59,6 +59,30 @@ def test_tool_writes_and_shell_edits_land_in_their_turn(ws: Path, home: Path) ->
     assert [c.id for c in store.list("s1")] == [two.id, one.id, base.id]
 
 
+def test_a_pruned_baseline_is_not_taken_again(ws: Path, home: Path) -> None:
+    store = open_store(ws, home)
+    base = store.ensure_baseline("s")
+    assert base is not None
+    turns = []
+    for n in range(2):
+        (ws / "a.txt").write_text(f"{n}\n")
+        store.note_paths(["a.txt"])
+        cp = store.commit_turn("s", f"t{n}", "m")
+        assert cp is not None
+        turns.append(cp.id)
+    assert base.id in store.prune(max_count=1, keep_ids=turns)
+    # the session has checkpoints: no second "first edit" baseline, empty, for it
+    assert store.ensure_baseline("s") is None
+    (ws / "outside.txt").write_text("by hand\n")
+    store.note_paths(["outside.txt"])
+    outside = store.ensure_baseline("s")
+    assert outside is not None and files_of(outside) == {("outside.txt", "added")}
+    assert [c.kind for c in store.list("s")] == ["baseline", "turn", "turn"]
+    # a session with no checkpoint left gets its baseline, even with nothing to record
+    fresh = store.ensure_baseline("other")
+    assert fresh is not None and fresh.files == []
+
+
 def test_incremental_commit_sees_only_noted_paths(ws: Path, home: Path) -> None:
     store = open_store(ws, home)
     store.ensure_baseline("s")

@@ -210,7 +210,7 @@ class CheckpointStore:
             self._idle.wait()
 
     def ensure_baseline(self, session_id: str) -> Checkpoint | None:
-        """Take a session's baseline before its first edit (None if it has one).
+        """Take a session's baseline before its first edit (None if it has a checkpoint).
 
         Called before each turn's first edit, it also records changes made outside the agent
         since the last checkpoint (noted by the file watcher, or found by the walk after a
@@ -223,7 +223,9 @@ class CheckpointStore:
             self._open()
             for entry in self._entries():
                 cp = entry.checkpoint
-                if cp is not None and cp.kind == "baseline" and cp.session_id == session_id:
+                # any checkpoint of the session: its baseline may have been pruned since, and
+                # a second, empty one would take a slot retention has to free again
+                if cp is not None and cp.session_id == session_id:
                     if not self._pending():
                         return None
                     return self._commit("baseline", session_id, None,
