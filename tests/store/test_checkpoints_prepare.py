@@ -124,3 +124,27 @@ def test_a_failed_walk_leaves_the_next_checkpoint_to_walk(
     assert base is not None and store.tree_of(base.id) == open_store(
         ws, tmp_path / "other").tree_of(open_store(ws, tmp_path / "other").ensure_baseline(
             "s").id)  # type: ignore[union-attr]
+
+
+def test_a_cancelled_walk_keeps_nothing_and_the_next_checkpoint_walks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stage, "BULK_ADD", 1)
+    ws = make_workspace(tmp_path, git=False)
+    for n in range(2500):
+        (ws / "src" / f"f{n}.txt").write_text(f"{n}\n")
+    store = open_store(ws, tmp_path / "home")
+    cancel = threading.Event()
+    seen: list[int] = []
+
+    def stop_after_the_first_report(done: int, total: int) -> None:
+        seen.append(done)
+        cancel.set()  # the server is shutting down
+
+    assert not store.prepare(stop_after_the_first_report, cancel)
+    assert seen == [1000]  # stopped at its next report: the rest was never hashed
+    assert store.repo.head() is None
+    assert not store.prepare(cancel=cancel)  # told to stop before it starts: it does not
+    plain = open_store(ws, tmp_path / "home-plain")
+    a, b = store.ensure_baseline("s"), plain.ensure_baseline("s")
+    assert a is not None and b is not None
+    assert store.tree_of(a.id) == plain.tree_of(b.id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,15 @@ class CheckpointWarmup:
     def __init__(self, server: Any) -> None:
         self.server = server
         self._started: set[Path] = set()
+        self._cancels: set[threading.Event] = set()
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Stop the walks (the editor is shutting the server down): a process waiting for a
+        walk of a big tree to end could not exit. The next process walks again."""
+        self._stopped = True
+        for cancel in self._cancels:
+            cancel.set()
 
     def start(self, roots: list[Path]) -> None:
         """Begin the walk of every folder not walked yet (returns at once)."""
@@ -54,6 +64,8 @@ class CheckpointWarmup:
 
     async def _run(self, root: Path) -> None:
         await asyncio.sleep(START_AFTER)
+        if self._stopped:
+            return
         try:
             store = self.server.dispatcher.checkpointer(root)
         except OpenProgramError as exc:  # a bad workspace config: the turn reports it
@@ -70,7 +82,10 @@ class CheckpointWarmup:
             if not hashing.is_set():
                 loop.call_soon_threadsafe(hashing.set)
 
-        work = asyncio.ensure_future(asyncio.to_thread(store.prepare, on_files))
+        cancel = threading.Event()
+        self._cancels.add(cancel)
+        work = asyncio.ensure_future(asyncio.to_thread(store.prepare, on_files, cancel))
+        work.add_done_callback(lambda _: self._cancels.discard(cancel))
         token = await self._show_when_slow(work, hashing, root)
         while not work.done():
             await asyncio.wait({work}, timeout=REPORT_EVERY)
@@ -79,7 +94,7 @@ class CheckpointWarmup:
         try:
             walked = work.result()
             message = (f"{counts[1]:,} files recorded" if counts[1] else "workspace recorded") \
-                if walked else "already recorded"
+                if walked else "stopped" if cancel.is_set() else "already recorded"
         except Exception as exc:
             log.warning("background checkpoint walk of %s failed: %s", root, exc)
             message = f"not recorded: {exc}"[:200]

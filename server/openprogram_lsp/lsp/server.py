@@ -281,6 +281,7 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:
+        warmup.stop()
         await server.stop()
 
     return server

@@ -72,6 +72,10 @@ def epoch(iso: str) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
 
 
+class _Cancelled(Exception):
+    """A ``prepare`` told to stop."""
+
+
 class CheckpointStore:
     """All checkpoints of one workspace; thread-safe, and safe across processes."""
 
@@ -156,13 +160,25 @@ class CheckpointStore:
         """Make the next checkpoint walk the whole tree (after shell commands)."""
         self.note_paths(())
 
-    def prepare(self, progress: Progress | None = None) -> bool:
+    def prepare(self, progress: Progress | None = None,
+                cancel: threading.Event | None = None) -> bool:
         """Do the walk the first checkpoint of this process needs, ahead of it (the server
         starts it in the background when it learns the workspace): for a new store the whole
         tree is hashed into one pack. The checkpoint that follows then stages only what was
         noted since, on top of what this found; a checkpoint asked for meanwhile waits for it
         (``wait_prepared``). ``progress`` gets (files done, files in all) while files are
-        hashed. Returns whether it walked (False: this process walked already)."""
+        hashed. ``cancel``, once set, stops it at its next report of hashed files (a server
+        shutting down): nothing is kept and the next checkpoint walks as if it never ran.
+        Returns whether it walked (False: this process walked already, or it was cancelled)."""
+
+        def watched(done: int, total: int) -> None:
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
+            if progress is not None:
+                progress(done, total)
+
+        if cancel is not None and cancel.is_set():
+            return False
         self._idle.clear()
         try:
             with self.lock:
@@ -175,7 +191,7 @@ class CheckpointStore:
                 head = self.repo.head()
                 if head != self._seen_head or self.repo.index_stamp() != self._stamp:
                     self.stager.forget()
-                self.progress, before = progress, self.progress
+                self.progress, before = watched, self.progress
                 try:
                     parent_tree = self._tree_of_head(head)
                     tree, changes, modes = self._stage(parent_tree, noted, True)
@@ -198,6 +214,8 @@ class CheckpointStore:
                 if head is None or tree != parent_tree or modes != parent_modes:
                     self._prepared = Prepared(head, tree, modes)
                 return True
+        except _Cancelled:
+            return False
         finally:
             self._idle.set()
 
