@@ -38,14 +38,23 @@ def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes) -
     ws.mkdir()
     master, slave = pty.openpty()  # a terminal on stdin, so the command asks
     try:
+        # PYTHONFAULTHANDLER: a command still running after the interrupt is sent SIGABRT, and
+        # the failure shows where each of its threads waited
         proc = subprocess.Popen([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace",
-                                 str(ws), message], env=cli_env(tmp_path), stdin=slave,
+                                 str(ws), message],
+                                env=cli_env(tmp_path, PYTHONFAULTHANDLER="1"), stdin=slave,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             _wait_for(proc, prompt)
             proc.send_signal(signal.SIGINT)
-            code = proc.wait(timeout=20)
             assert proc.stderr is not None
+            try:
+                code = proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                proc.wait(timeout=10)
+                pytest.fail("still running 20 s after Ctrl-C at the prompt:\n"
+                            + proc.stderr.read().decode(errors="replace")[-6000:])
             rest = proc.stderr.read().decode()
         finally:
             if proc.poll() is None:
