@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -68,6 +69,34 @@ GUARD_TIMEOUT = 120.0
 def _tool_node_id(turn_id: str, call_id: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)
     return f"{turn_id}_t_{safe}"[:120]
+
+
+def _cancel_on_sigint() -> bool:
+    """Ctrl-C cancels the running task (the turn then ends as cancelled), a second one raises
+    KeyboardInterrupt: what ``asyncio.run`` does, but through the loop's wakeup pipe.
+
+    ``asyncio.run``'s own handler is a plain ``signal.signal`` one: when the kernel hands
+    SIGINT to another thread (a prompt's reader, a worker) while the loop sleeps in
+    ``select`` with nothing scheduled, the main thread is never woken to run it, and the
+    command hangs at its prompt. Only in the main thread; False when not installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    task = asyncio.current_task()
+    hits = 0
+
+    def on_sigint() -> None:
+        nonlocal hits
+        hits += 1
+        if hits > 1 or task is None or task.done():
+            raise KeyboardInterrupt
+        task.cancel()
+
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+    return True
 
 
 class Dispatcher:
@@ -158,11 +187,14 @@ class Dispatcher:
 
                 watcher = threading.Thread(target=watch, daemon=True)
                 watcher.start()
+            ctrl_c = _cancel_on_sigint()
             try:
                 return await self.run_turn(req, control=control, on_event=on_event,
                                            on_session=on_session)
             finally:
                 stop.set()
+                if ctrl_c:
+                    asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
                 if watcher is not None:
                     watcher.join(1)
 
