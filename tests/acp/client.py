@@ -224,7 +224,11 @@ async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args
                            command: tuple[str, ...] = AGENT_COMMAND
                            ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """``openprogram-lsp acp`` as a child process, driven by the SDK client over stdio."""
+    # the agent gets longer to exit than the SDK's 2 s: it gives its own MCP servers the 2 s
+    # grace the MCP spec asks for after closing their stdin, and under load the SDK's
+    # terminate() then raced the exit (ProcessLookupError)
     async with spawn_agent_process(client, command[0], *command[1:], *args,
-                                   env=agent_env(home), cwd=cwd) as (conn, proc):
+                                   env=agent_env(home), cwd=cwd,
+                                   transport_kwargs={"shutdown_timeout": 10.0}) as (conn, proc):
         await initialize(conn, client)
         yield conn, proc

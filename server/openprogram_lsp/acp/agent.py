@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class OpenProgramAgent:
         self.watchers: dict[Path, WorkspaceWatcher] = {}
         self._outbox: Outbox | None = None
         self._walks: set[asyncio.Future[Any]] = set()
+        self._walk_stop = threading.Event()  # set at shutdown: the walks stop, so we can exit
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -192,7 +194,9 @@ class OpenProgramAgent:
             return  # a bad workspace config: the turn reports it
         if prepare is None:
             return
-        walk = asyncio.ensure_future(asyncio.to_thread(prepare))
+        if self._walk_stop.is_set():
+            return
+        walk = asyncio.ensure_future(asyncio.to_thread(prepare, None, self._walk_stop))
         self._walks.add(walk)
 
         def done(fut: asyncio.Future[Any]) -> None:
@@ -424,7 +428,9 @@ class OpenProgramAgent:
         log.debug("ignored extension notification _%s", method)
 
     async def shutdown(self, timeout: float = 30.0) -> None:
-        """Cancel running turns, wait for their finalize, stop watchers and tool sources."""
+        """Cancel running turns, wait for their finalize, stop watchers, first walks and
+        tool sources."""
+        self._walk_stop.set()
         for sess in self.sessions.values():
             if sess.control is not None:
                 sess.control.request_cancel()
