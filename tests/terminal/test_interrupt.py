@@ -35,6 +35,13 @@ def _wait_for(proc: subprocess.Popen[bytes], needle: bytes, timeout: float = 30)
 _TGKILL = {"x86_64": 234, "aarch64": 131}
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A foreground command at a terminal gets SIGINT; one started from a suite run in the
+    background (a non-interactive shell's ``&``) would inherit it ignored, and rightly ignore
+    the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _sigint_to_a_thread_other_than_main(pid: int) -> None:
     """SIGINT sent to one of the command's other threads (the kernel may pick any thread for a
     process-wide signal; under load it often does), through tgkill(2)."""
@@ -60,7 +67,8 @@ def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes,
         proc = subprocess.Popen([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace",
                                  str(ws), message],
                                 env=cli_env(tmp_path, PYTHONFAULTHANDLER="1"), stdin=slave,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_ctrl_c_as_at_a_terminal)
         try:
             seen = _wait_for(proc, prompt)
             if b"\n> " not in seen.partition(prompt)[2]:  # its reader thread waits for a line

@@ -71,17 +71,21 @@ def _tool_node_id(turn_id: str, call_id: str) -> str:
     return f"{turn_id}_t_{safe}"[:120]
 
 
-def _cancel_on_sigint() -> bool:
+def _cancel_on_sigint() -> Any:
     """Ctrl-C cancels the running task (the turn then ends as cancelled), a second one raises
     KeyboardInterrupt: what ``asyncio.run`` does, but through the loop's wakeup pipe.
 
     ``asyncio.run``'s own handler is a plain ``signal.signal`` one: when the kernel hands
     SIGINT to another thread (a prompt's reader, a worker) while the loop sleeps in
     ``select`` with nothing scheduled, the main thread is never woken to run it, and the
-    command hangs at its prompt. Only in the main thread; False when not installed.
+    command hangs at its prompt. Only in the main thread, and not where SIGINT is ignored;
+    returns the handler to put back afterwards (None when nothing was installed).
     """
     if threading.current_thread() is not threading.main_thread():
-        return False
+        return None
+    before = signal.getsignal(signal.SIGINT)
+    if before in (signal.SIG_IGN, None):
+        return None
     task = asyncio.current_task()
     hits = 0
 
@@ -95,8 +99,8 @@ def _cancel_on_sigint() -> bool:
     try:
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_sigint)
     except (NotImplementedError, RuntimeError, ValueError):
-        return False
-    return True
+        return None
+    return before
 
 
 class Dispatcher:
@@ -187,14 +191,15 @@ class Dispatcher:
 
                 watcher = threading.Thread(target=watch, daemon=True)
                 watcher.start()
-            ctrl_c = _cancel_on_sigint()
+            before = _cancel_on_sigint()
             try:
                 return await self.run_turn(req, control=control, on_event=on_event,
                                            on_session=on_session)
             finally:
                 stop.set()
-                if ctrl_c:
+                if before is not None:
                     asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+                    signal.signal(signal.SIGINT, before)  # asyncio.run's, or the caller's
                 if watcher is not None:
                     watcher.join(1)
 
