@@ -26,7 +26,7 @@ from typing import Any
 
 from openprogram_lsp.context.commit import digest_update
 from openprogram_lsp.context.microcompact import scan_gaps
-from openprogram_lsp.context.render import RenderCache, render_counted
+from openprogram_lsp.context.render import RenderCache, reuse_or_render
 from openprogram_lsp.context.types import Segment
 from openprogram_lsp.core.chain import Mark, NodeChain
 from openprogram_lsp.core.chunked import Chunked
@@ -265,16 +265,7 @@ def _extend(state: Rendered, nodes: list[Node], begin: int, cache: RenderCache) 
             turn += 1
         if not skip:
             seg = cached(node.id)
-            if seg is not None and seg.node is node:
-                if seg.turn == turn:
-                    used.append(node.id)
-                else:
-                    seg = Segment(node, seg.messages, seg.tokens, turn)
-                    added.append(seg)
-            else:
-                msgs, tokens = render_counted(node)
-                seg = Segment(node, msgs, tokens, turn)
-                added.append(seg)
+            seg = reuse_or_render(seg, node, turn, used, added)
             if seg.messages:
                 segs.append(seg)
                 at.append(base + i)

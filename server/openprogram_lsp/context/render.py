@@ -162,6 +162,23 @@ def render_one(node: Node) -> list[Message]:
     return render_counted(node)[0]
 
 
+def reuse_or_render(seg: Segment | None, node: Node, turn: int, used: list[str],
+                    added: list[Segment]) -> Segment:
+    """``node``'s segment at ``turn``: the cached ``seg`` when it renders this very node object
+    (its id goes to ``used``; placed at another turn, e.g. after a summary, it is a new segment
+    in ``added``), else a fresh rendering (in ``added``)."""
+    if seg is not None and seg.node is node:
+        if seg.turn == turn:
+            used.append(node.id)
+            return seg
+        seg = Segment(node, seg.messages, seg.tokens, turn)
+    else:
+        msgs, tokens = render_counted(node)
+        seg = Segment(node, msgs, tokens, turn)
+    added.append(seg)
+    return seg
+
+
 class RenderCache:
     """Rendered segments by node, reused while the node object is the same.
 
@@ -243,16 +260,7 @@ def _segments(chain: Sequence[Node], summary: Node | None, start: int,
                 continue
             seg_turn = turn
         seg = cached(node.id) if cached is not None else None
-        if seg is not None and seg.node is node:
-            if seg.turn == seg_turn:
-                used.append(node.id)
-            else:  # the same rendering at another place in the turns (e.g. after a summary)
-                seg = Segment(node, seg.messages, seg.tokens, seg_turn)
-                added.append(seg)
-        else:
-            msgs, tokens = render_counted(node)
-            seg = Segment(node, msgs, tokens, seg_turn)
-            added.append(seg)
+        seg = reuse_or_render(seg, node, seg_turn, used, added)
         if seg.messages:
             out.append(seg)
     if cache is not None:

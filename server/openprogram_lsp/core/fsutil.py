@@ -88,6 +88,31 @@ def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
         raise
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a descriptor (``os.write`` may write part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def read_rest(fd: int) -> bytes:
+    """What is left to read of an open file, with plain ``os`` calls."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def read_file(path: str | Path) -> bytes:
+    """A small file's bytes with plain ``os`` calls (a history page reads hundreds of node
+    files; a Python file object costs more system calls than the read itself)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return read_rest(fd)
+    finally:
+        os.close(fd)
+
+
 _tmp_names = itertools.count()
 
 
@@ -101,9 +126,7 @@ def replace_file(path: str | Path, data: bytes | str) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
     try:
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, payload)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -21,6 +21,7 @@ from typing import Any
 
 from openprogram_lsp.core.chain import BodyLog
 from openprogram_lsp.core.errors import BrokenChain, NotFound
+from openprogram_lsp.core.fsutil import read_file
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import node_log
 from openprogram_lsp.store.node_log import Row
@@ -101,22 +102,9 @@ def top_seq(nodes_dir: Path) -> int:
     return top
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """A small file's bytes with plain ``os`` calls (a page reads hundreds of node files; a
-    Python file object costs more system calls than the read itself)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read_body(path: str | Path) -> Node:
     """Parse one node file."""
-    return Node.model_validate_json(read_bytes(path))
+    return Node.model_validate_json(read_file(path))
 
 
 class NodeBodies(Mapping[str, Node]):

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from openprogram_lsp.core.fsutil import atomic_write, replace_file
+from openprogram_lsp.core.fsutil import atomic_write, read_file, read_rest, replace_file
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
 from openprogram_lsp.store.gitobj.batch import ObjectBatch
@@ -60,18 +60,6 @@ _CONFIG = """[core]
 [maintenance]
 \tauto = false
 """
-
-
-def _read(path: str) -> bytes:
-    """A file's bytes with plain ``os`` calls."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def init_repository(root: Path) -> None:
@@ -192,10 +180,7 @@ class SessionRepo:
                 os.pread(fd, len(JOURNAL_MARK), self._mark_at - len(JOURNAL_MARK)) == JOURNAL_MARK:
             start = self._mark_at
         os.lseek(fd, start, os.SEEK_SET)
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        data = b"".join(chunks)
+        data = read_rest(fd)
         mark = data.rfind(b"\n" + JOURNAL_MARK)
         if mark >= 0:
             data = data[mark + 1 + len(JOURNAL_MARK):]
@@ -233,7 +218,7 @@ class SessionRepo:
             leaves: dict[str, Leaf] = {}
             for rel in sorted(paths):
                 try:
-                    data = _read(f"{self._base}/{rel}")
+                    data = read_file(f"{self._base}/{rel}")
                 except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                     leaves[rel] = None
                     continue

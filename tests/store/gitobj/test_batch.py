@@ -9,23 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.store.gitobj._git import git
 
-from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
 from openprogram_lsp.store.gitobj.batch import ObjectBatch, remove_orphans
 from openprogram_lsp.store.gitobj.trees import read_commit, update_tree, write_commit
-
-
-def git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], env=git_env(), capture_output=True,
-                          check=True).stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, env=git_env())
-    return path
 
 
 def _commit(batch: ObjectBatch, base: str | None, files: dict[str, bytes],

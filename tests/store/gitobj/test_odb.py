@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.store.gitobj._git import git
 
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
@@ -18,12 +19,6 @@ from openprogram_lsp.store.gitobj.trees import (
     update_tree,
     write_commit,
 )
-
-
-def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                           *args], env=git_env(), input=input, capture_output=True,
-                          check=True).stdout
 
 
 @pytest.fixture

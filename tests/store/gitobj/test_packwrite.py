@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from tests.store.gitobj._git import git
 
-from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.gitobj import ObjectDB
 from openprogram_lsp.store.gitobj.odb import object_id
 from openprogram_lsp.store.gitobj.packwrite import PackWriter, index_v2, pack_record
 from openprogram_lsp.store.gitobj.trees import read_tree, update_tree
-
-
-def git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], env=git_env(), capture_output=True,
-                          check=True).stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True, env=git_env())
-    return path
 
 
 def test_git_verifies_the_pack_and_reads_every_object(repo: Path) -> None:

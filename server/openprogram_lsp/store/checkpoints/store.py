@@ -200,12 +200,7 @@ class CheckpointStore:
                         modes = update_modes(str(self.workspace), parent_modes,
                                              self._files_of(tree, parent_tree, changes))
                 except BaseException as exc:
-                    with self._noted_lock:
-                        self._noted |= noted
-                        self._scan_all = True
-                    self.stager.forget()
-                    if isinstance(exc, TooManyFiles):
-                        self._disabled = f"checkpoints are off for this workspace: {exc.message}"
+                    self._staging_failed(noted, exc)
                     raise
                 finally:
                     self.progress = before
@@ -218,6 +213,16 @@ class CheckpointStore:
             return False
         finally:
             self._idle.set()
+
+    def _staging_failed(self, noted: set[str], exc: BaseException) -> None:
+        """A walk that did not finish: what it took is noted again, the next one scans all
+        (and too many files turns checkpoints off for the workspace)."""
+        with self._noted_lock:
+            self._noted |= noted
+            self._scan_all = True
+        self.stager.forget()
+        if isinstance(exc, TooManyFiles):
+            self._disabled = f"checkpoints are off for this workspace: {exc.message}"
 
     def wait_prepared(self, timeout: float | None = None) -> bool:
         """Wait for a running ``prepare`` of this process; False on timeout."""
@@ -572,12 +577,7 @@ class CheckpointStore:
                     read_modes = update_modes(str(self.workspace), prepared.modes,
                                               noted | {c.path for c in later})
             except BaseException as exc:
-                with self._noted_lock:
-                    self._noted |= noted
-                    self._scan_all = True
-                self.stager.forget()
-                if isinstance(exc, TooManyFiles):
-                    self._disabled = f"checkpoints are off for this workspace: {exc.message}"
+                self._staging_failed(noted, exc)
                 raise
             self._seen_head = head
             self._stamp = self.repo.index_stamp()

@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from openprogram_lsp.core.fsutil import write_all
 from openprogram_lsp.store.gitobj.odb import KINDS, ObjectDB
 from openprogram_lsp.store.gitobj.packwrite import index_v2, pack_record
 
@@ -131,9 +132,7 @@ def _put(pack_dir: Path, path: Path, data: bytes) -> None:
 def _create(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
 
