@@ -485,7 +485,10 @@ async function main() {
     const longCard = frame.locator('.tool-card', { hasText: 'sleep 117' });
     await longCard.locator('button[data-option-kind="allow_once"]').click({ timeout: STEP_TIMEOUT });
     await frame.locator('.tool-card[data-kind="execute"].status-in_progress', { hasText: 'sleep 117' }).waitFor({ timeout: STEP_TIMEOUT });
-    const servers = processes((argv, env) => env.includes(`OPENPROGRAM_HOME=${home}`) && argv.some((a) => a.endsWith('openprogram-lsp')) && argv.includes('serve'));
+    const matching = processes((argv, env) => env.includes(`OPENPROGRAM_HOME=${home}`) && argv.some((a) => a.endsWith('openprogram-lsp')) && argv.includes('serve'));
+    // a child the server has forked and not yet exec'd (the command, git) still shows the
+    // server's argv and environment: the server is the one whose parent is not among them
+    const servers = matching.filter((pid) => !matching.includes(parentOf(pid)));
     if (servers.length !== 1) throw new Error(`expected one server process, found ${servers.length}`);
     // this server's command only: another run of this test on the machine has its own `sleep 117`
     let sleeper = [];
