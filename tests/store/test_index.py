@@ -83,3 +83,48 @@ def test_the_newest_seq_of_a_listing_is_read_as_each_name_would_be() -> None:
                  for _ in range(rng.randint(0, 6))]
         want = max((s for s in map(_node_name, names) if s is not None), default=None)
         assert _max_seq(names) == want, names
+
+
+def _summary(idx: SessionIndex, nid: str, caller: str) -> None:
+    seq = idx.next_seq
+    idx.add(Node(id=nid, role="summary", text=nid, caller=caller), node_path(seq, nid), seq)
+
+
+def _from_scratch(idx: SessionIndex, head: str) -> list[str]:
+    chain = _walk(idx, head)
+    at = {nid: i for i, nid in enumerate(chain)}
+    found = [(at[c], idx.callees[c].index(s), s) for s in idx.summaries
+             if (c := idx.nodes[s].caller) in at]
+    return [s for *_, s in sorted(found)]
+
+
+def test_summaries_on_a_chain_are_carried_and_equal_a_full_scan_across_forks() -> None:
+    import random
+
+    rng = random.Random(7)
+    idx = SessionIndex()
+    _add(idx, "n0", None)
+    heads, made = ["n0"], 1
+    for step in range(400):
+        r = rng.random()
+        head = rng.choice(heads) if r < 0.15 else heads[-1]  # now and then another line
+        if r < 0.5:
+            nid = f"n{made}"
+            made += 1
+            _add(idx, nid, head)
+            heads.append(nid)
+            head = nid
+        else:  # a summary off some node: often the head, sometimes a node of another line
+            caller = head if r < 0.85 else rng.choice(heads)
+            _summary(idx, f"s{step}", caller)
+        assert idx.summaries_on(head) == _from_scratch(idx, head), step
+    # a summary off a child of the head, not on the chain yet; a later head continues to it
+    last = heads[-1]
+    _add(idx, "x0", last)
+    _summary(idx, "sx", "x0")
+    assert "sx" not in idx.summaries_on(last)
+    _add(idx, "x1", "x0")
+    assert "sx" in idx.summaries_on("x1") and idx.summaries_on("x1") == _from_scratch(idx, "x1")
+    _summary(idx, "sx2", "x0")  # a second one on the same caller comes after the first
+    on = idx.summaries_on("x1")
+    assert on.index("sx2") == on.index("sx") + 1 and on == _from_scratch(idx, "x1")

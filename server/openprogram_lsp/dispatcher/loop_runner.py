@@ -53,19 +53,20 @@ def _total(used: list[Usage]) -> Usage:
 
 def chain_summaries(store: SessionStore, session_id: str, history: Sequence[Node]) -> list[Node]:
     """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
-    in chain order; found from the index's few summaries, not by visiting every node."""
+    in chain order; the index carries them from turn to turn (``SessionIndex.summaries_on``)."""
     idx = store.index(session_id)
     if not idx.summaries or not history:
         return []
     head = id_at(history, -1)
-    found: list[tuple[int, int, Node]] = []
-    for sid in idx.summaries:
-        node = idx.nodes[sid]
-        at = idx.position(head, node.caller) if node.caller is not None else None
-        if at is not None and at < len(history) and id_at(history, at) == node.caller:
-            found.append((at, idx.callees[node.caller].index(sid), node))
-    found.sort(key=lambda f: (f[0], f[1]))
-    return [node for _, _, node in found]
+    on = idx.summaries_on(head)
+    if len(history) != len(idx.chain_ids(head)):  # not that whole chain: check each caller
+        on = [sid for sid in on if _at(history, idx.position(head, idx.nodes[sid].caller or ""),
+                                       idx.nodes[sid].caller)]
+    return [idx.nodes[sid] for sid in on]
+
+
+def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
+    return at is not None and at < len(history) and id_at(history, at) == caller
 
 
 def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,

@@ -12,7 +12,9 @@ import json
 import logging
 import os
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
 from operator import is_
@@ -247,6 +249,18 @@ class _Links(Mapping[str, list[str]]):
         return len(self._one) + len(self._many)
 
 
+@dataclass(slots=True)
+class _SummaryMemo:
+    """``summaries_on``'s last answer: the chain it was for and the summaries found on it."""
+
+    head: str = ""
+    length: int = 0
+    scanned: int = 0  # how many of ``_summary_order`` were looked at
+    keys: list[tuple[int, int]] = field(default_factory=list)  # (chain position, callee index)
+    ids: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # looked at, not on that chain
+
+
 class SessionIndex:
     """Nodes by id and seq, children by predecessor and caller, and the session meta.
 
@@ -255,8 +269,9 @@ class SessionIndex:
     """
 
     __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_file", "_first", "_log_ident",
-                 "_log_offset", "_log_rows", "_pred", "_role", "callees", "children", "files",
-                 "meta", "next_seq", "nodes", "root", "running", "seq", "summaries")
+                 "_log_offset", "_log_rows", "_pred", "_role", "_summary_memo", "_summary_order",
+                 "callees", "children", "files", "meta", "next_seq", "nodes", "root", "running",
+                 "seq", "summaries")
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root  # the session directory; None: an index kept in memory only
@@ -276,6 +291,8 @@ class SessionIndex:
         # after its file, and a new node's file is found in the newest shard)
         self.running: set[str] = set()
         self.summaries: set[str] = set()  # summary nodes hanging off a caller
+        self._summary_order: list[str] = []  # the same, in the order they were registered
+        self._summary_memo: _SummaryMemo | None = None
         # the last chain walked (ids root first) and each id's place in it: predecessors never
         # change, so a later head that continues it walks only its own new part
         self._chain_ids: list[str] = []
@@ -411,6 +428,7 @@ class SessionIndex:
             self.callees.add(caller, nid)
             if role == "summary":
                 self.summaries.add(nid)
+                self._summary_order.append(nid)
         return True
 
     def add(self, node: Node, filename: str, seq: int) -> None:
@@ -531,6 +549,38 @@ class SessionIndex:
         for n, nid in enumerate(ids[base:], base):
             self._chain_pos[nid] = n
         return ids
+
+    def summaries_on(self, head: str) -> list[str]:
+        """Summaries whose caller is on the chain ending at ``head``, in chain order (several
+        on one caller: in the order they hang off it).
+
+        Carried from the previous call when that call's head is on this chain (a later turn
+        of the same line): only summaries registered since, and those not on the chain then,
+        are looked at. Any other head is worked out from every summary.
+        """
+        ids = self.chain_ids(head)
+        pos = self._chain_pos
+        memo = self._summary_memo
+        if memo is not None and memo.length <= len(ids) and ids[memo.length - 1] == memo.head:
+            candidates = memo.pending + self._summary_order[memo.scanned:]
+        else:
+            memo = _SummaryMemo()
+            candidates = self._summary_order
+        pending: list[str] = []
+        for sid in candidates:
+            caller = self._caller[sid]
+            at = pos.get(caller)
+            if at is None or at >= len(ids) or ids[at] != caller:
+                pending.append(sid)
+                continue
+            key = (at, self.callees[caller].index(sid))
+            where = bisect_right(memo.keys, key)
+            memo.keys.insert(where, key)
+            memo.ids.insert(where, sid)
+        memo.head, memo.length = head, len(ids)
+        memo.scanned, memo.pending = len(self._summary_order), pending
+        self._summary_memo = memo
+        return list(memo.ids)
 
     def is_chain_node(self, node: Node) -> bool:
         """Whether a node is part of a conversation chain (not a tool or summary node)."""
