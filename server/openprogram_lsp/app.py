@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,7 +132,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     rulebooks: dict[Path, RuleBook] = {}
 
     def rules_for(workspace: Path) -> RuleBook:
-        key = workspace.resolve()
+        key = Path(os.path.realpath(workspace))
         if key not in rulebooks:
             rulebooks[key] = RuleBook.for_workspace(config.home, key)
         return rulebooks[key]

@@ -80,16 +80,19 @@ def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruc
     mine = _load(home, str(home).replace(os.path.expanduser("~"), "~", 1), "user")
     if mine is not None:
         out.append(mine)
-    root = workspace.resolve()
+    root = os.path.realpath(workspace)
+    top = root if root.endswith(os.sep) else root + os.sep
     for name in WORKSPACE_FILES:
-        target = root / name
+        target = f"{top}{name}"
+        if not os.path.exists(target):
+            continue  # the common case: one stat, nothing to resolve
         try:
-            inside = target.resolve().is_relative_to(root)
+            inside = os.path.realpath(target).startswith(top)
         except OSError:
             continue
         if not inside:
             continue  # a link out of the workspace is not the project's instructions
-        found = _load(target, name, "workspace")
+        found = _load(Path(target), name, "workspace")
         if found is not None:
             out.append(found)
     return out

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 _protected: set[Path] = set()
+_protected_real: tuple[str, ...] = ()  # the same, as sorted strings (read without the lock)
 _protected_lock = threading.Lock()
 
 
@@ -19,9 +20,12 @@ def protect_dir(path: Path) -> None:
 
     The state root comes from the settings (``Settings.home``) and is registered by whoever
     is handed it (``app``, each store); nothing here reads the environment."""
+    global _protected_real
     real = Path(os.path.realpath(path))
     with _protected_lock:
-        _protected.add(real)
+        if real not in _protected:
+            _protected.add(real)
+            _protected_real = tuple(sorted(str(p) for p in _protected))
 
 
 def protected_dirs() -> list[Path]:
@@ -36,15 +40,20 @@ def protected_dir_of(target: Path, workspace: Path | None = None) -> Path | None
     A directory that contains the workspace itself does not count (a project kept under the
     state root may still edit its own files); the stores inside it are registered separately.
     """
-    real = os.path.realpath(target)
     ws = os.path.realpath(workspace) if workspace is not None else None
-    for root in protected_dirs():
-        top = str(root)
+    found = protected_real_of(os.path.realpath(target), ws)
+    return Path(found) if found is not None else None
+
+
+def protected_real_of(real: str, ws: str | None = None) -> str | None:
+    """``protected_dir_of`` for a target and a workspace already resolved (real paths as
+    strings): no system call."""
+    for top in _protected_real:
         inside = top if top.endswith(os.sep) else top + os.sep  # both sides are real paths
         if ws is not None and (ws == top or ws.startswith(inside)):
             continue
         if real == top or real.startswith(inside):
-            return root
+            return top
     return None
 
 

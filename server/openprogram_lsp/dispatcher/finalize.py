@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,52 +36,79 @@ def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
     return store.checkpoint_refs(workspace)
 
 
-_pruning: dict[int, threading.Thread] = {}
-_again: dict[int, Callable[[], set[str]]] = {}
-_pruning_lock = threading.Lock()
+class _Retention:
+    """The process's retention worker: one long-lived thread that applies retention after
+    turns, woken by a request instead of a thread started per turn.
+
+    Requests are kept per checkpointer, the newest ``keep`` winning: one asked while that
+    checkpointer's prune runs makes it run once more after it (the checkpoints committed
+    meanwhile may be what makes a prune due). The thread is a daemon; the interpreter's exit
+    waits for the requests already made (a CLI turn's process finishes retention before it
+    exits), and a forked child starts its own thread on its first request.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+        atexit.register(self.drain)
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition()
+        self._wanted: dict[int, tuple[Checkpointer, Callable[[], set[str]]]] = {}
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def ask(self, checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
+        """Queue a prune of ``checkpointer`` (``keep``: the ids sessions still reference)."""
+        with self._cond:
+            self._wanted[id(checkpointer)] = (checkpointer, keep)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="checkpoint retention",
+                                                daemon=True)
+                self._thread.start()
+            else:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._wanted:
+                    self._busy = False
+                    self._cond.notify_all()  # wake drain()
+                    self._cond.wait()
+                key = next(iter(self._wanted))
+                checkpointer, keep = self._wanted.pop(key)
+                self._busy = True
+            try:
+                dropped = checkpointer.prune_if_due(keep)
+                if dropped:
+                    log.info("retention dropped %d checkpoint(s)", len(dropped))
+            except Exception:
+                log.exception("checkpoint retention failed")
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until every request made so far has run; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._wanted or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._cond.wait(left)
+        return True
+
+
+_retention = _Retention()
 
 
 def prune_later(checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
-    """Apply retention in a background thread (one at a time per store): never on a turn's
-    path. Asked while one runs, it runs once more after it: the checkpoints committed
-    meanwhile may be what makes a prune due."""
-    key = id(checkpointer)
-
-    def run() -> None:
-        wanted: Callable[[], set[str]] | None = keep
-        try:
-            while wanted is not None:
-                try:
-                    dropped = checkpointer.prune_if_due(wanted)
-                    if dropped:
-                        log.info("retention dropped %d checkpoint(s)", len(dropped))
-                except Exception:
-                    log.exception("checkpoint retention failed")
-                with _pruning_lock:
-                    wanted = _again.pop(key, None)
-                    if wanted is None:
-                        _pruning.pop(key, None)
-        except BaseException:
-            with _pruning_lock:
-                _pruning.pop(key, None)
-                _again.pop(key, None)
-            raise
-
-    with _pruning_lock:
-        if key in _pruning:
-            _again[key] = keep
-            return
-        # not a daemon: a CLI turn's process finishes retention before it exits
-        thread = _pruning[key] = threading.Thread(target=run, name="checkpoint retention")
-    thread.start()
+    """Apply retention in the background (one prune at a time): never on a turn's path."""
+    _retention.ask(checkpointer, keep)
 
 
 def wait_for_retention(timeout: float = 30.0) -> None:
-    """Wait for the retention threads started so far (tests, shutdown)."""
-    with _pruning_lock:
-        threads = list(_pruning.values())
-    for thread in threads:
-        thread.join(timeout)
+    """Wait for the retention asked for so far (tests, shutdown)."""
+    _retention.drain(timeout)
 
 
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,

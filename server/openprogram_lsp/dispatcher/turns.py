@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterable
@@ -47,6 +48,7 @@ from openprogram_lsp.dispatcher.finalize import finalize_turn
 from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history
 from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
 from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
 from openprogram_lsp.dispatcher.turn_hooks import (
     PROMPT_SOURCES,
@@ -115,6 +117,7 @@ class Dispatcher:
         self._scopes = RulesScopes(forks=services.store.rules_forks)
         self.agents: Collaboration = (collaboration(self) if collaboration is not None
                                       else NoCollaboration())
+        self._loops = ThreadLoops()
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -161,7 +164,7 @@ class Dispatcher:
         factory = self.services.checkpointer_for
         if factory is None:
             return None
-        key = workspace.resolve()
+        key = Path(os.path.realpath(workspace))
         with self._lock:
             if key not in self._checkpointers:
                 self._checkpointers[key] = factory(key)
@@ -173,7 +176,8 @@ class Dispatcher:
                           on_event: Callable[[Event], None] | None = None,
                           cancel_event: threading.Event | None = None,
                           on_session: Callable[[str], None] | None = None) -> TurnResult:
-        """Run one turn synchronously on a private event loop (for threads and the CLI)."""
+        """Run one turn synchronously on the calling thread's own event loop (for threads and
+        the CLI): one loop per thread, kept from turn to turn (``ThreadLoops``)."""
 
         async def main() -> TurnResult:
             control = TurnControl()
@@ -203,7 +207,7 @@ class Dispatcher:
                 if watcher is not None:
                     watcher.join(1)
 
-        return asyncio.run(main())
+        return self._loops.run(main())
 
     async def run_turn(self, req: TurnRequest, *, control: TurnControl | None = None,
                        on_event: Callable[[Event], None] | None = None,

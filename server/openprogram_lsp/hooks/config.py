@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -162,8 +163,15 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None
 def user_files(env: Mapping[str, str] | None = None) -> list[Path]:
     """The user-level files: ``$XDG_CONFIG_HOME/openprogram-lsp/{settings.json,config.toml}``."""
     env = os.environ if env is None else env
-    base = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser()
-    return [base / "openprogram-lsp" / "settings.json", base / "openprogram-lsp" / "config.toml"]
+    return list(_user_files(env.get("XDG_CONFIG_HOME") or "", env.get("HOME")))
+
+
+@functools.lru_cache(maxsize=16)
+def _user_files(xdg: str, home: str | None) -> tuple[Path, Path]:
+    """``user_files`` for one ``XDG_CONFIG_HOME`` and ``HOME`` (worked out once per pair:
+    every turn asks)."""
+    base = Path(xdg or Path.home() / ".config").expanduser()
+    return base / "openprogram-lsp" / "settings.json", base / "openprogram-lsp" / "config.toml"
 
 
 def _policies(raw: Any, policies: Policies, source: str, warnings: list[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -63,18 +64,21 @@ class HookEngine:
         return self.user_files if self.user_files is not None else user_files()
 
     @staticmethod
-    def _stat(paths: list[Path]) -> tuple[Any, ...]:
+    def _stat(paths: list[str]) -> tuple[Any, ...]:
+        """Each path's (path, mtime, size, inode), or (path, None) when it cannot be read: an
+        edit (even one keeping the size within a clock tick) or a replaced file changes it."""
         out: list[Any] = []
         for p in paths:
             try:
-                st = p.lstat()
-                out.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino))
+                st = os.lstat(p)
+                out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
             except OSError:
-                out.append((str(p), None))
+                out.append((p, None))
         return tuple(out)
 
-    def _stamp(self, workspace: Path) -> tuple[Any, ...]:
-        return self._stat([*self._user_files(), *(workspace / rel for rel in WORKSPACE_FILES)])
+    def _stamp(self, workspace: str) -> tuple[Any, ...]:
+        return self._stat([*map(str, self._user_files()),
+                           *(f"{workspace}/{rel}" for rel in WORKSPACE_FILES)])
 
     def agent_dirs(self, workspace: Path) -> list[tuple[Path, str, Scope]]:
         """Where agent definitions are read from: the user's, then the workspace's."""
@@ -83,14 +87,17 @@ class HookEngine:
                 *((workspace / d, d, "workspace") for d in WORKSPACE_DIRS)]
 
     def agents(self, workspace: Path) -> dict[str, AgentDef]:
-        """Agent definitions by name (workspace ones override the user's), re-read on change."""
-        key = workspace.resolve()
+        """Agent definitions by name (workspace ones override the user's), re-read on change
+        (of a directory's listing or of any definition file in it)."""
+        key = Path(os.path.realpath(workspace))
         dirs = self.agent_dirs(key)
-        paths: list[Path] = []
+        paths: list[str] = []
         for directory, _, _ in dirs:
-            paths.append(directory)
-            with contextlib.suppress(OSError):
-                paths.extend(sorted(directory.glob("*.md")))
+            where = str(directory)
+            paths.append(where)
+            with contextlib.suppress(OSError):  # a missing directory: its stat says so
+                paths.extend(f"{where}/{name}" for name in sorted(os.listdir(where))
+                             if name.endswith(".md") and not name.startswith("."))
         stamp = self._stat(paths)
         with self._lock:
             cached = self._agents.get(key)
@@ -129,8 +136,9 @@ class HookEngine:
 
     def config(self, workspace: Path) -> HookConfig:
         """The hooks of a workspace (user files first), re-read when a file changed."""
-        key = workspace.resolve()
-        stamp = self._stamp(key)
+        real = os.path.realpath(workspace)
+        key = Path(real)
+        stamp = self._stamp(real)
         with self._lock:
             cached = self._configs.get(key)
             if cached is not None and cached[0] == stamp:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from openprogram_lsp.core.errors import WorkspaceEscape
-from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs
+from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs, protected_real_of
 
 STATE_REFUSAL = ("is inside openprogram-lsp's own state directory ({root}), which tools never "
                  "read or change")
@@ -32,34 +32,44 @@ def refuse_protected(target: Path, workspace: Path, shown: str) -> None:
         raise WorkspaceEscape(f"path {shown!r} " + STATE_REFUSAL.format(root=root))
 
 
-def resolve_in_workspace(workspace: Path, path: str) -> Path:
-    """Resolve a workspace-relative path; refuse absolute paths, ``..``, symlink escapes,
-    ``.git`` and the state root."""
+def _resolved(workspace: Path, path: str) -> tuple[str, str]:
+    """(the workspace's real path, the path's real target, inside it), or WorkspaceEscape.
+
+    Each is resolved once (one ``lstat`` per component); every later check compares
+    strings."""
     if not path or path.strip() == "":
         raise WorkspaceEscape("path is empty")
     if "\x00" in path:
         raise WorkspaceEscape(f"path {path!r} contains a NUL byte")
     if os.path.isabs(path) or path.startswith("~"):
         raise WorkspaceEscape(f"path {path!r} is absolute; use a path relative to the workspace")
-    parts = Path(path).parts
-    if ".." in parts:
+    if ".." in path.split("/"):
         raise WorkspaceEscape(f"path {path!r} leads outside the workspace")
-    root = workspace.resolve()
     try:
-        target = (root / path).resolve()
+        root = os.path.realpath(workspace)
+        target = os.path.realpath(os.path.join(root, path))
     except OSError as exc:  # e.g. a component replaced while it was being read
         raise WorkspaceEscape(f"path {path!r} could not be resolved: {exc.strerror}") from None
-    if target != root and root not in target.parents:
+    top = root if root.endswith(os.sep) else root + os.sep
+    if target != root and not target.startswith(top):
         raise WorkspaceEscape(f"path {path!r} leads outside the workspace (through a symlink)")
-    if ".git" in Path(os.path.relpath(target, root)).parts:
+    if ".git" in target[len(top):].split(os.sep):
         raise WorkspaceEscape(f"path {path!r} is inside a .git directory, which tools never touch")
-    refuse_protected(target, root, path)
-    return target
+    found = protected_real_of(target, root)
+    if found is not None:
+        raise WorkspaceEscape(f"path {path!r} " + STATE_REFUSAL.format(root=found))
+    return root, target
+
+
+def resolve_in_workspace(workspace: Path, path: str) -> Path:
+    """Resolve a workspace-relative path; refuse absolute paths, ``..``, symlink escapes,
+    ``.git`` and the state root."""
+    return Path(_resolved(workspace, path)[1])
 
 
 def relative(workspace: Path, target: Path) -> str:
     """The workspace-relative form of an absolute path, with forward slashes."""
-    return Path(os.path.relpath(target, workspace.resolve())).as_posix()
+    return Path(os.path.relpath(target, os.path.realpath(workspace))).as_posix()
 
 
 def confined(workspace: Path, path: str) -> str:
@@ -69,8 +79,11 @@ def confined(workspace: Path, path: str) -> str:
     it component by component from the root's descriptor: the check refuses what is statically
     outside, the walk refuses what changes under it.
     """
-    target = resolve_in_workspace(workspace, path)
-    return relative(workspace, target)
+    root, target = _resolved(workspace, path)
+    if target == root:
+        return "."
+    rel = target[len(root) + (0 if root.endswith(os.sep) else 1):]
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
 def protected_below(workspace: Path, rel: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class McpHub:
 
     def space(self, workspace: Path) -> _Space:
         """The state of one workspace (created on first use)."""
-        root = workspace.resolve()
+        root = Path(os.path.realpath(workspace))
         with self._lock:
             sp = self._spaces.get(root)
             if sp is None:

@@ -1,0 +1,47 @@
+"""The synchronous turn API's loops: one per thread, kept between calls, nothing left over."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
+
+
+async def _loop_and_worker() -> tuple[asyncio.AbstractEventLoop, int | None]:
+    worker = await asyncio.to_thread(lambda: threading.current_thread().ident)
+    return asyncio.get_running_loop(), worker
+
+
+def test_a_thread_keeps_its_loop_and_its_executor_from_call_to_call() -> None:
+    loops = ThreadLoops()
+    first, worker = loops.run(_loop_and_worker())
+    second, again = loops.run(_loop_and_worker())
+    assert first is second and not first.is_closed()
+    assert worker == again  # the executor's thread was kept, not started per call
+    other: list[asyncio.AbstractEventLoop] = []
+    thread = threading.Thread(target=lambda: other.append(loops.run(_loop_and_worker())[0]))
+    thread.start()
+    thread.join(10)
+    assert other and other[0] is not first  # every thread its own loop
+
+
+def test_a_task_a_call_leaves_behind_is_cancelled_at_its_end() -> None:
+    loops = ThreadLoops()
+    ran: list[str] = []
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            ran.append("cancelled")
+            raise
+
+    async def leave_one() -> asyncio.Task[None]:
+        task = asyncio.ensure_future(forever())
+        await asyncio.sleep(0)
+        return task
+
+    task = loops.run(leave_one())
+    assert task.cancelled() and ran == ["cancelled"]  # as asyncio.run would have done
+    assert loops.run(asyncio.sleep(0, "next")) == "next"  # and the loop goes on serving
