@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,12 +18,18 @@ from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.events.bus import EventBus
 
 PATHS = [f"pkg/mod_{i}.py" for i in range(60)]
-WORDS = st.sampled_from(["fix", "the", "bug", "in", "please", "add", "tests", "for", "refactor",
-                         "function", "parse_config", "pkg/mod_1.py", "mod_2.py", "now", "why"])
+WORDS = ["fix", "the", "bug", "in", "please", "add", "tests", "for", "refactor", "function",
+         "parse_config", "pkg/mod_1.py", "mod_2.py", "now", "why"]
+
+
+def _words(count: int, seed: int) -> str:
+    return " ".join(random.Random(seed).choices(WORDS, k=count))
 
 
 def text(max_words: int) -> st.SearchStrategy[str]:
-    return st.lists(WORDS, min_size=1, max_size=max_words).map(" ".join)
+    """1 to ``max_words`` words: their count and a seed are drawn, not each word (a word per
+    draw made generating 40-turn conversations most of these tests' time)."""
+    return st.builds(_words, st.integers(1, max_words), st.integers(0, 2**32 - 1))
 
 
 def output(n: int) -> str:
