@@ -5,7 +5,9 @@ Figures (each beside a baseline timed in the same run, interleaved, median of 9 
 - turn N+1 of an N-turn session vs turn 2 of a fresh session (targets: <= 1.3x at 10,000 turns,
   <= 1.5x at 20,000). Sessions of ``BENCH_TURNS`` real turns (default ``1000``), and of
   ``BENCH_SYNTH`` turns written straight to the store's layout and committed once (default
-  ``10000,20000``: real turns at this machine's speed would take an hour);
+  ``10000,20000``: real turns at this machine's speed would take an hour); and of
+  ``BENCH_IDLE`` synthetic turns (default ``20000``: 40,000 kept messages) whose kept history
+  holds an idle gap, so every turn runs the reference scan and microcompact;
 - one offline turn that writes one file (checkpoint included) vs one bare
   ``git add f && git commit`` in a temp repository (target <= 1.0x);
 - the session's ``.git`` size after the longest run, and the bytes of its ContextCommits.
@@ -20,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -27,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import context_bytes, disk_size, interleaved, report
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core.ids import now_iso
-from openprogram_lsp.core.types import Node, TurnRequest
+from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.index import node_path
@@ -35,19 +39,27 @@ from openprogram_lsp.store.session_repo import SessionRepo, wait_for_maintenance
 from openprogram_lsp.store.session_store import SessionStore
 
 
-def _synthetic(store: SessionStore, turns: int, workspace: Path) -> str:
+def _synthetic(store: SessionStore, turns: int, workspace: Path, *, idle: bool = False) -> str:
     """A session holding ``turns`` finished turns of "hello", written as the store lays them
-    out (node files, meta) and committed in one commit."""
+    out (node files, meta) and committed in one commit. ``idle``: the first half three hours
+    older than the rest (an idle gap in the kept history: every later turn runs the
+    reference scan and microcompact), every 10th reply reading a file (a large result)."""
     sid = store.create_session(title="hello", workspace=str(workspace))
     root = store.session_dir(sid)
     pred = None
     stamp = now_iso()
+    old = (datetime.fromisoformat(stamp) - timedelta(hours=3)).isoformat()
+    output = "\n".join(f"line {i}: value = compute(x, {i})  # note" for i in range(60))
     for t in range(turns):
+        at = old if idle and t < turns // 2 else stamp
         for k, (role, text) in enumerate((("user", "hello"), ("assistant", "Hello! (offline)"))):
             seq = 2 * t + k + 1
             nid = f"t{t:06d}{'_reply' if k else ''}"
+            calls = [ToolCallRecord(id=f"c{t}", name="read_file", kind="read", step=0,
+                                    input={"path": f"src/m{t}.py"}, status="completed",
+                                    output=output)] if idle and k and t % 10 == 0 else None
             node = Node(id=nid, role=role, text=text, predecessor=pred, status="done",
-                        created_at=stamp)  # type: ignore[arg-type]
+                        created_at=at, tool_calls=calls)  # type: ignore[arg-type]
             path = root / "nodes" / node_path(seq, nid)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(node.model_dump_json(exclude_none=True))
@@ -81,6 +93,9 @@ def _compare(d: Dispatcher, sid: str, label: str, target: str) -> None:
         if last is not None else None
     if record is not None:  # what the model was sent: the whole history, or a compacted tail
         how = "after a summary" if record.get("summaryNodeId") else "no summary"
+        if record.get("protected") or record.get("replaced"):
+            how += (f"; {len(record.get('replaced', []))} results cleared, "
+                    f"{len(record.get('protected', []))} referenced")
         print(f"{'  messages sent on that turn':<48} {record['messages']:10d}   ({how})",
               flush=True)
 
@@ -118,16 +133,23 @@ def main() -> None:
         report(f"ContextCommits after {done} turns", context_bytes(sroot), unit="MB",
                target="linear in turns")
 
-        for n in synth:
+        idle = [int(n) for n in os.environ.get("BENCH_IDLE", "20000").split(",") if n]
+        for n, gap in [*((n, False) for n in synth), *((n, True) for n in idle)]:
             t0 = time.perf_counter()
-            sid = _synthetic(store, n, ws)
+            sid = _synthetic(store, n, ws, idle=gap)
             # its one commit left every object loose at once (a real session is packed every
             # PACK_THRESHOLD objects): the background pack of setup is not a turn's cost
             wait_for_maintenance(timeout=600)
             report(f"write a {n}-turn session to the store (setup)", time.perf_counter() - t0,
                    unit="s")
             target = "<= 1.3x" if n <= 10_000 else "<= 1.5x"
-            _compare(d, sid, f"turn {n + 2} (synthetic history) vs turn 2", target)
+            what = "after an idle gap, synthetic" if gap else "synthetic history"
+            engine = d.services.context
+            kept = engine.config
+            if gap:  # the whole history kept (its results would pass the offline 128k window)
+                engine.config = replace(kept, window_override=10_000_000)
+            _compare(d, sid, f"turn {n + 2} ({what}) vs turn 2", target)
+            engine.config = kept
 
         counter = iter(range(10**9))
         env = git_env()

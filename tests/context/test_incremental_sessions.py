@@ -58,6 +58,7 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
     head: str | None = None
     tips: list[str] = []
     seen: set[str] = set()
+    idle = 0  # segments the idle-gap pass carried on instead of scanning again
     for t in range(STEPS):
         roll = rng.random()
         rules = None
@@ -71,6 +72,7 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
         elif roll < 0.25 and t > 10:  # restart: every node object is read again
             store = SessionStore(tmp_path)
             if rng.random() < 0.5:
+                idle += eng.idle.carried
                 eng, scopes = engine(), RulesScopes()
         elif roll < 0.35 and head is not None:  # edit of history: an older reply rewritten
             old = rng.choice(store.chain_ids(sid, head))
@@ -127,3 +129,4 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
     assert {"snip", "compact", "microcompact", "fork", "tools"} <= seen, seen
     assert eng.prefixes.reused > 0  # the carried-over renderings were used, and checked
     assert eng.prefixes.by_log > 0  # ... through the store's body log
+    assert idle + eng.idle.carried > 0, "the idle-gap pass was never carried on"

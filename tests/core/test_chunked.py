@@ -40,3 +40,33 @@ def test_edges() -> None:
         _ = Chunked().last
     assert chunked(seq) is seq and chunked([1, 2]) == [1, 2] and seq != "text"
     assert repr(Chunked([1])) == "Chunked(1 items)"
+
+
+def test_replaced_copies_only_the_chunks_it_changes() -> None:
+    rng = random.Random(8)
+    plain = list(range(3 * CHUNK + 10))
+    seq = Chunked(plain)
+    for _ in range(20):
+        changes = {rng.randrange(len(plain)): -rng.randint(1, 9) for _ in range(rng.randint(0, 3))}
+        out = seq.replaced(changes)
+        want = list(plain)
+        for i, v in changes.items():
+            want[i] = v
+        assert list(out) == want and list(seq) == plain  # the old version is unchanged
+        hit = {i >> 8 for i in changes}
+        for q, chunk in enumerate(out.chunks()):
+            assert (chunk is seq.chunks()[q]) == (q not in hit)
+        assert out.same_prefix(seq, len(seq)) == min(changes, default=len(seq))
+    assert seq.replaced({}) is seq
+    with pytest.raises(IndexError):
+        seq.replaced({len(seq): 0})
+
+
+def test_same_prefix_counts_the_very_objects() -> None:
+    items = [object() for _ in range(2 * CHUNK + 3)]
+    seq = Chunked(items)
+    assert seq.same_prefix(seq.head(CHUNK + 1).plus(items[CHUNK + 1:]), 10**6) == len(items)
+    assert seq.same_prefix(Chunked(items), 5) == 5  # equal items in other chunks count too
+    assert seq.same_prefix(seq.plus([object()]), 10**6) == len(items)
+    other = seq.head(CHUNK + 2).plus([object()])
+    assert seq.same_prefix(other, 10**6) == CHUNK + 2 and seq.tail == tuple(items[2 * CHUNK:])

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field
 
 from openprogram_lsp.context.budget import estimate_text
+from openprogram_lsp.context.digest import DIGEST_VERSION, messages_digest
 from openprogram_lsp.context.microcompact import PLACEHOLDER
 from openprogram_lsp.context.render import render_one
 from openprogram_lsp.context.snip import note_segment
@@ -18,7 +17,7 @@ from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.ranges import Ranges, count_ranges, decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Message, Node, Usage, Wire
 
-COMMIT_VERSION = 1
+COMMIT_VERSION = DIGEST_VERSION  # 2: ``messagesDigest`` over groups of messages (``digest``)
 ID_LISTS = ("kept", "snipped", "summarised")
 
 
@@ -29,7 +28,8 @@ class ContextCommit(Wire):
     history), ``snipped`` the chain nodes left out by snip, ``summarised`` the chain nodes a
     summary stood in for, ``replaced`` the tool results (``nodeId:toolCallId``) shown as
     placeholders by microcompact, ``protected`` the results kept because later text refers to
-    them. ``messagesDigest`` is a SHA-256 of the exact messages sent, for replay checks.
+    them. ``messagesDigest`` is a SHA-256 of the exact messages sent, for replay checks, as
+``version`` defines it (``context.digest``: 2 over groups of 256 messages, 1 over all).
 
     As the engine writes it, ``kept``, ``snipped`` and ``summarised`` come as
     ``keptRanges``... instead: runs of positions on the chain ending at ``chainHead`` (the
@@ -92,6 +92,11 @@ class ContextCommit(Wire):
                 update[f"{key}_ranges"] = None
         return self.model_copy(update=update) if update else self
 
+    def sent(self, messages: Sequence[Message]) -> bool:
+        """Whether ``messages`` are what this turn sent (its digest, as its version has it:
+        records written before version 2 keep their one SHA-256 over every message)."""
+        return messages_digest(messages, self.version) == self.messages_digest
+
     def wire(self) -> dict[str, Any]:
         """The record as stored: an id list given as ranges is not written twice."""
         out = super().wire()
@@ -115,18 +120,8 @@ class ContextCommit(Wire):
         return out
 
 
-def digest_update(h: Any, messages: Iterable[Message]) -> None:
-    """Feed messages to a SHA-256 as ``messages_digest`` does (so a prefix's state can go on)."""
-    for m in messages:
-        h.update(json.dumps(m.wire(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
-        h.update(b"\n")
-
-
-def messages_digest(messages: Iterable[Message]) -> str:
-    """SHA-256 of the messages as JSON (stable key order)."""
-    h = hashlib.sha256()
-    digest_update(h, messages)
-    return h.hexdigest()
+__all__ = ["ContextCommit", "build_commit", "context_digest", "kept_ids", "messages_digest",
+           "replay"]
 
 
 def kept_ids(prep: TurnPrep) -> list[str]:
@@ -161,7 +156,7 @@ def _id_lists(prep: TurnPrep) -> dict[str, Any]:
 def _digest(prep: TurnPrep) -> str:
     base, known = prep.base, prep.known
     if known is not None and known[0] is prep.messages:
-        return known[1]
+        return known[1].hexdigest()
     if base is not None and prep.messages is base.messages:
         return str(base.digest)
     return messages_digest(prep.messages)

@@ -25,10 +25,11 @@ from openprogram_lsp.context.budget import (
     output_reserve,
     resolve_window,
 )
-from openprogram_lsp.context.commit import build_commit, digest_update, kept_ids
+from openprogram_lsp.context.commit import build_commit, kept_ids
 from openprogram_lsp.context.compact import SUMMARY_PROMPT, build_summary, plan_cut, summary_node
+from openprogram_lsp.context.idle import IdleCache, IdleOut
 from openprogram_lsp.context.instructions import Instruction, render_instructions
-from openprogram_lsp.context.microcompact import gap_points, microcompact
+from openprogram_lsp.context.microcompact import gap_points
 from openprogram_lsp.context.prefix import PrefixCache, Rendered
 from openprogram_lsp.context.references import TermCache, protected_nodes, scan_references
 from openprogram_lsp.context.render import RenderCache, flatten
@@ -42,6 +43,7 @@ from openprogram_lsp.context.types import (
     TurnPrep,
 )
 from openprogram_lsp.core.chain import NodeChain, id_at
+from openprogram_lsp.core.chunked import Chunked
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 from openprogram_lsp.events.bus import EventBus, make_event
 
@@ -92,6 +94,7 @@ class ContextEngine:
         self.render_cache = RenderCache()
         self.prefixes = PrefixCache()
         self.term_cache = TermCache()
+        self.idle = IdleCache()
         self._floors: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -145,17 +148,15 @@ class ContextEngine:
         now = args.now if args.now is not None else time.time()
         gaps, current = gap_points(segments, threshold=threshold,
                                    last_turn_at=args.last_turn_at, now=now, scanned=base.gaps)
-        if gaps:  # looks at every segment (a copy of the results is made): idle gaps only
-            listed = list(segments)
-            refs = scan_references(listed, self.term_cache)
+        if gaps:  # the session's idle-gap pass goes on from its last turn's (``idle``)
+            out = self.idle.run(args.session_id, base, gaps, self.term_cache,
+                                keep_recent=self.config.microcompact_keep_recent,
+                                min_tokens=self.config.microcompact_min_tokens)
             before = self._estimate_of(prep, segments)
-            new, keys = microcompact(listed, gaps,
-                                     keep_recent=self.config.microcompact_keep_recent,
-                                     min_tokens=self.config.microcompact_min_tokens,
-                                     protected=refs)
-            prep.protected = sorted(refs)
-            if keys:
-                prep.segments, prep.replaced = new, keys
+            prep.protected = out.protected
+            if out.keys:
+                prep.segments, prep.replaced = out.segments, out.keys
+                prep.idle = out
                 prep.actions.append("microcompact")
                 if current:
                     prep.path = "microcompact"
@@ -169,26 +170,43 @@ class ContextEngine:
         """Add a message after the prepared history (a hook's context, shown after the
         prompt): the carried rendering's digest and size go on instead of being redone."""
         base: Rendered | None = prep.base
-        if base is not None and prep.messages is base.messages:
-            hasher = base.hasher.copy()
-            digest_update(hasher, [message])
-            prep.messages = base.messages.plus([message])
-            prep.known = (prep.messages, hasher.hexdigest(), base.chars + len(message.content))
+        known = prep.known
+        if known is not None and known[0] is prep.messages \
+                and isinstance(prep.messages, Chunked):
+            messages, digest, chars = prep.messages, known[1], known[2]
+        elif base is not None and prep.messages is base.messages:
+            messages, digest, chars = base.messages, base.dig, base.chars
         else:
             prep.messages = [*prep.messages, message]
+            return
+        digest = digest.copy()
+        digest.update([message])
+        prep.messages = messages.plus([message])
+        prep.known = (prep.messages, digest, chars + len(message.content))
 
     def _estimate_of(self, prep: TurnPrep, segments: Sequence[Segment]) -> int:
         base = prep.base
-        history = base.tokens if base is not None and segments is base.segments \
-            else sum(s.tokens for s in segments)
+        idle: IdleOut | None = prep.idle
+        history: int
+        if base is not None and segments is base.segments:
+            history = base.tokens
+        elif idle is not None and segments is idle.segments:
+            history = idle.tokens
+        else:
+            history = sum(s.tokens for s in segments)
         return math.ceil((prep.fixed_tokens + history) * prep.calibration) \
             + prep.max_output_tokens
 
     def _account(self, prep: TurnPrep) -> None:
         base = prep.base
+        idle: IdleOut | None = prep.idle
         if base is not None and prep.segments is base.segments:  # carried over, not recounted
             prep.messages, prep.history_tokens, prep.node_ids = \
                 base.messages, base.tokens, base.kept
+        elif base is not None and idle is not None and prep.segments is idle.segments:
+            prep.messages, prep.history_tokens, prep.node_ids = \
+                idle.messages, idle.tokens, base.kept  # microcompact keeps every node
+            prep.known = (idle.messages, idle.digest, idle.chars)
         else:
             prep.messages = flatten(prep.segments)
             prep.history_tokens = sum(s.tokens for s in prep.segments)

@@ -118,7 +118,7 @@ def microcompact(segments: list[Segment], gaps: list[int], *, keep_recent: int =
         return segments, []
     protected = protected or set()
     results = tool_results(segments)
-    clear: dict[int, dict[int, str]] = {}
+    clear: dict[int, dict[int, int]] = {}
     keys: list[str] = []
     done = 0  # results before this index were already considered for an earlier gap
     for g in sorted(set(gaps)):
@@ -130,15 +130,20 @@ def microcompact(segments: list[Segment], gaps: list[int], *, keep_recent: int =
             tokens = estimate_text(content)
             if tokens < min_tokens:
                 continue
-            clear.setdefault(r.seg, {})[r.msg] = PLACEHOLDER.format(tokens=tokens)
+            clear.setdefault(r.seg, {})[r.msg] = tokens
             keys.append(r.key)
         done = max(done, limit)
     if not clear:
         return segments, []
     out = list(segments)
     for si, repl in clear.items():
-        seg = segments[si]
-        msgs = [m.model_copy(update={"content": repl[mi]}) if mi in repl else m
-                for mi, m in enumerate(seg.messages)]
-        out[si] = Segment(seg.node, msgs, estimate_messages(msgs), seg.turn)
+        out[si] = cleared_segment(segments[si], repl)
     return out, keys
+
+
+def cleared_segment(seg: Segment, repl: dict[int, int]) -> Segment:
+    """A copy of ``seg`` with the messages at the indexes given (to their estimated tokens)
+    replaced by the placeholder."""
+    msgs = [m.model_copy(update={"content": PLACEHOLDER.format(tokens=repl[mi])})
+            if mi in repl else m for mi, m in enumerate(seg.messages)]
+    return Segment(seg.node, msgs, estimate_messages(msgs), seg.turn)

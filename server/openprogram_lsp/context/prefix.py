@@ -17,14 +17,12 @@ equals a from-scratch rendering (``tests/context/test_incremental_sessions.py``)
 from __future__ import annotations
 
 import bisect
-import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from operator import is_
-from typing import Any
 
-from openprogram_lsp.context.commit import digest_update
+from openprogram_lsp.context.digest import DigestState
 from openprogram_lsp.context.microcompact import scan_gaps
 from openprogram_lsp.context.render import RenderCache, reuse_or_render
 from openprogram_lsp.context.types import Segment
@@ -58,8 +56,8 @@ class Rendered:
     ranges: Chunked[RangeItem] = field(default_factory=Chunked)
     gaps: Chunked[int] = field(default_factory=Chunked)  # scan_gaps over all segments
     gap_prev: Node | None = None
-    hasher: Any = None  # SHA-256 over every message
-    hasher_before_last: Any = None  # ... over all but the last segment's
+    dig: DigestState = field(default_factory=DigestState)  # of ``messages``
+    dig_before_last: DigestState | None = None  # ... of all but the last segment's
     mark: Mark | None = None  # the chain's body log when its bodies were read
     stored: int = 0  # leading nodes that were the store's bodies as of ``mark``
 
@@ -76,7 +74,7 @@ class Rendered:
     @property
     def digest(self) -> str:
         """``messages_digest`` of ``messages``."""
-        return str(self.hasher.hexdigest())
+        return self.dig.hexdigest()
 
     def copy_to(self, nodes: int) -> Rendered:
         """A state holding this one's first ``nodes`` nodes (this one is never changed)."""
@@ -94,17 +92,15 @@ class Rendered:
                              if s.node.role in ("user", "assistant")), None)
         out.mark, out.stored = self.mark, min(self.stored, nodes)
         n = len(self.segments)
+        before = out.msg_end[-2] if cut > 1 else 0
         if cut == n:
-            out.hasher, out.hasher_before_last = self.hasher.copy(), \
-                self.hasher_before_last.copy() if self.hasher_before_last else None
-        elif cut == n - 1 and self.hasher_before_last is not None:
-            out.hasher = self.hasher_before_last.copy()
-        else:  # cut further back (an edit of history): the digest is worked out again
-            out.hasher = hashlib.sha256()
-            before = out.msg_end[-2] if cut > 1 else 0
-            digest_update(out.hasher, out.messages[:before])
-            out.hasher_before_last = out.hasher.copy() if cut else None
-            digest_update(out.hasher, out.messages[before:])
+            out.dig, out.dig_before_last = self.dig.copy(), \
+                self.dig_before_last.copy() if self.dig_before_last else None
+        elif cut == n - 1 and self.dig_before_last is not None:
+            out.dig = self.dig_before_last.copy()
+        else:  # cut further back (an edit of history): the groups before the cut are kept
+            out.dig = self.dig.cut(self.messages, len(out.messages))
+            out.dig_before_last = self.dig.cut(self.messages, before) if cut else None
         return out
 
     def add(self, added: list[Segment], positions: list[int]) -> None:
@@ -125,9 +121,9 @@ class Rendered:
             tok_end.append(tokens)
             chr_end.append(chars)
         last = len(msgs) - len(added[-1].messages)
-        digest_update(self.hasher, msgs[:last])
-        self.hasher_before_last = self.hasher.copy()
-        digest_update(self.hasher, msgs[last:])
+        self.dig.update(msgs[:last])
+        self.dig_before_last = self.dig.copy()
+        self.dig.update(msgs[last:])
         self.segments = self.segments.plus(added)
         self.positions = self.positions.plus(positions)
         self.messages = self.messages.plus(msgs)
@@ -226,7 +222,7 @@ class PrefixCache:
             state = old.copy_to(keep)
             self.reused += keep
         else:
-            state = Rendered(start, summary, threshold, hasher=hashlib.sha256())
+            state = Rendered(start, summary, threshold)
             if summary is not None:
                 msgs, tokens = cache.render(summary)
                 state.add([Segment(summary, msgs, tokens, -1)], [-1])

@@ -143,3 +143,71 @@ def scan_references(segments: list[Segment], cache: TermCache | None = None) -> 
 def protected_nodes(keys: Iterable[str]) -> set[str]:
     """The node ids holding referenced tool results."""
     return {k.split(":", 1)[0] for k in keys}
+
+
+class RefScan:
+    """``scan_references`` carried along a list of segments that grows at its end: an index
+    from each term to the results not yet referenced that it would reference, so adding a
+    segment costs its own terms, not a pass over the earlier ones. The last segment added
+    can be taken back (a turn's last segment is sometimes rendered again on the next).
+
+    ``referenced`` is what ``scan_references`` gives for the segments added so far;
+    ``changed`` collects the keys whose state changed (the caller empties it)."""
+
+    def __init__(self, cache: TermCache | None = None) -> None:
+        self._get = cache.terms if cache is not None else node_terms
+        self._by_word: dict[str, list[str]] = {}
+        self._by_line: dict[str, list[str]] = {}
+        self.referenced: set[str] = set()
+        self.changed: set[str] = set()
+        # how to take the last segment back: terms popped, terms appended to, keys marked
+        self._undo: tuple[list[tuple[dict[str, list[str]], str, list[str]]],
+                          list[tuple[dict[str, list[str]], str]], list[str]] | None = None
+
+    def add(self, seg: Segment, *, last: bool) -> None:
+        """Add one segment after those added (``last``: keep what taking it back needs)."""
+        t = self._get(seg.node)
+        popped: list[tuple[dict[str, list[str]], str, list[str]]] = []
+        pushed: list[tuple[dict[str, list[str]], str]] = []
+        marked: list[str] = []
+        referenced, changed = self.referenced, self.changed
+        for index, terms in ((self._by_word, t.words), (self._by_line, t.lines)):
+            if not index:
+                continue
+            for term in terms:
+                keys = index.pop(term, None)
+                if keys is None:
+                    continue
+                if last:
+                    popped.append((index, term, keys))
+                for k in keys:
+                    if k not in referenced:
+                        referenced.add(k)
+                        changed.add(k)
+                        marked.append(k)
+        for call_id, keys_of, out_lines in t.calls:
+            key = result_key(seg.node_id, call_id)
+            for index, terms in ((self._by_word, keys_of), (self._by_line, out_lines)):
+                for term in terms:
+                    index.setdefault(term, []).append(key)
+                    if last:
+                        pushed.append((index, term))
+        self._undo = (popped, pushed, marked) if last else None
+
+    def take_back(self) -> bool:
+        """Undo the last ``add`` (False when it cannot: the caller starts again)."""
+        undo, self._undo = self._undo, None
+        if undo is None:
+            return False
+        popped, pushed, marked = undo
+        for index, term in reversed(pushed):
+            keys = index[term]
+            keys.pop()
+            if not keys:
+                del index[term]
+        for index, term, keys in popped:
+            index[term] = keys
+        for k in marked:
+            self.referenced.discard(k)
+            self.changed.add(k)
+        return True

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.context.digest import DigestState
 from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.transcript import Transcript
 from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
@@ -170,8 +171,9 @@ class TurnPrep:
     summarizer_usage: Usage | None = None  # tokens the summariser spent this turn
     instructions: list[dict[str, Any]] = field(default_factory=list)  # files in the prompt
     base: Any = None  # context.prefix.Rendered: the carried-over rendering segments came from
-    # (messages, their digest, their summed content length) when known without a pass
-    known: tuple[Sequence[Message], str, int] | None = None
+    idle: Any = None  # context.idle.IdleOut: the carried idle-gap pass segments came from
+    # (messages, their digest's state, their summed content length) when known without a pass
+    known: tuple[Sequence[Message], DigestState, int] | None = None
 
     def __repr__(self) -> str:  # short: a prep can hold thousands of messages
         return (f"TurnPrep(session_id={self.session_id!r}, model={self.model!r}, "

@@ -9,7 +9,7 @@ items, and a version once made never changes (earlier turns' preps keep theirs).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Generic, TypeVar, overload
 
@@ -65,6 +65,53 @@ class Chunked(Sequence[T], Generic[T]):
         if q == len(self._chunks):
             return self._of(self._chunks, self._tail[:r])
         return self._of(self._chunks[:q], self._chunks[q][:r])
+
+    def replaced(self, items: Mapping[int, T]) -> Chunked[T]:
+        """A new version with the item at each index given replaced: only the chunks holding
+        one are copied (every other chunk is still shared)."""
+        if not items:
+            return self
+        chunks = list(self._chunks)
+        tail = list(self._tail)
+        copied: dict[int, list[T]] = {}
+        full = len(chunks)
+        for i, value in items.items():
+            if not 0 <= i < self._len:
+                raise IndexError(i)
+            q = i >> CHUNK_BITS
+            if q == full:
+                tail[i & _MASK] = value
+                continue
+            chunk = copied.get(q)
+            if chunk is None:
+                chunk = copied[q] = list(chunks[q])
+            chunk[i & _MASK] = value
+        for q, chunk in copied.items():
+            chunks[q] = tuple(chunk)
+        return self._of(tuple(chunks), tuple(tail))
+
+    def chunks(self) -> tuple[tuple[T, ...], ...]:
+        """The full chunks (of ``CHUNK`` items each, shared between versions)."""
+        return self._chunks
+
+    @property
+    def tail(self) -> tuple[T, ...]:
+        """The items after the last full chunk."""
+        return self._tail
+
+    def same_prefix(self, other: Chunked[T], limit: int) -> int:
+        """How many leading items, up to ``limit``, are the very objects ``other`` holds
+        there (a shared chunk counts whole: O(len / CHUNK + CHUNK))."""
+        limit = min(limit, self._len, other._len)
+        mine, theirs = self._chunks, other._chunks
+        q = 0
+        while (q + 1) << CHUNK_BITS <= limit and q < len(mine) and q < len(theirs) \
+                and mine[q] is theirs[q]:
+            q += 1
+        i = q << CHUNK_BITS
+        while i < limit and self[i] is other[i]:
+            i += 1
+        return i
 
     def __len__(self) -> int:
         return self._len
