@@ -134,6 +134,8 @@ def test_idle_turns_equal_a_from_scratch_pass() -> None:
         record = eng.after_turn(session_id="s", turn_id=f"a{t}", prep=prep,
                                 usage=Usage())
         assert record["messagesDigest"] == plain_digest(want)
+        assert ContextCommit.model_validate(record).expanded([n.id for n in chain]).kept \
+            == [s.node.id for s in prep.full_segments]
         eng.append_message(prep, Message(role="user", content="hook"))
         assert prep.known is not None and prep.known[0] is prep.messages
         assert prep.known[1].hexdigest() == plain_digest([*want, prep.messages[-1]])

@@ -140,7 +140,9 @@ def _id_lists(prep: TurnPrep) -> dict[str, Any]:
     start = prep.start
     base = prep.base
     pos: dict[str, int] = {}
-    if base is not None and prep.segments is base.segments:
+    idle = prep.idle  # microcompact replaces messages, never drops a segment
+    if base is not None and (prep.segments is base.segments
+                             or (idle is not None and prep.segments is idle.segments)):
         kept_ranges: Ranges = list(base.ranges)
     else:
         pos = {id_at(history, i): i for i in range(start, len(history))}
