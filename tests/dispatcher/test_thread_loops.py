@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
+import time
 
 from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
 
@@ -45,3 +47,25 @@ def test_a_task_a_call_leaves_behind_is_cancelled_at_its_end() -> None:
     task = loops.run(leave_one())
     assert task.cancelled() and ran == ["cancelled"]  # as asyncio.run would have done
     assert loops.run(asyncio.sleep(0, "next")) == "next"  # and the loop goes on serving
+
+
+def test_ctrl_c_the_kernel_hands_another_thread_still_cancels_the_call() -> None:
+    loops = ThreadLoops()
+    before = signal.getsignal(signal.SIGINT)
+
+    async def main() -> str:
+        def to_a_worker() -> None:  # the signal lands on this thread, not on the loop's
+            time.sleep(0.1)  # (not a wait for anything: the loop is asleep in select by then)
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+        threading.Thread(target=to_a_worker).start()
+        start = time.monotonic()
+        try:
+            await asyncio.sleep(30)  # the loop sleeps in select: only the wakeup socket helps
+        except asyncio.CancelledError:
+            # woken at once, not when the sleep ended (50x what it needs, for a loaded machine)
+            return "cancelled" if time.monotonic() - start < 5 else "cancelled late"
+        return "slept"
+
+    assert loops.run(main(), cancel_on_sigint=True) == "cancelled"
+    assert signal.getsignal(signal.SIGINT) is before  # put back after the call

@@ -83,3 +83,18 @@ def test_superseded_lines_are_rewritten_away(tmp_path: Path,
     rows = {json.loads(ln)["id"]: json.loads(ln) for ln in lines}
     assert rows[sid]["headId"] == "n11" and other in rows
     assert SessionStore(tmp_path).list_sessions()[0]["headId"] == "n11"
+
+
+def test_own_lines_are_taken_as_written_and_a_line_in_between_is_still_read(
+        tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    mine, other = session_listing.SessionListing(root), session_listing.SessionListing(root)
+    mine.current()
+    mine.record({"id": "s1", "title": "one"})
+    mine.record({"id": "s1", "title": "one, renamed"})  # nothing in between: not read back
+    assert mine.rows == {"s1": {"id": "s1", "title": "one, renamed"}}
+    other.record({"id": "s2", "title": "two"})  # another process's line...
+    mine.record({"id": "s3", "title": "three"})  # ...lands before this one: read back
+    assert set(mine.rows) == {"s1", "s2", "s3"} and mine.rows["s2"]["title"] == "two"
+    assert len((root / LISTING).read_bytes().splitlines()) == 4

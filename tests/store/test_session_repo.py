@@ -135,3 +135,22 @@ def test_loose_objects_of_a_session_from_before_packs_are_merged(
     assert repo.loose_count() == 0
     assert all(repo.odb.read(sha)[0] == "blob" for sha in loose)
     run_git(["fsck", "--strict", "--no-dangling"], cwd=root)
+
+
+def test_the_journal_stays_open_between_writes_but_never_stays_locked(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    root = store.session_dir(sid)
+    repo = SessionRepo(root)
+    repo.write("a.txt", "1")
+    kept = repo._jfd
+    repo.write("b.txt", "2")
+    assert kept is not None and repo._jfd == kept  # one descriptor, not one per write
+    with open(root / ".git" / JOURNAL, "rb") as other:  # another writer's commit can lock it
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+    assert repo.commit("two files")
+    with open(root / ".git" / JOURNAL, "rb") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert {b"a.txt", b"b.txt"} <= set(
+        run_git(["show", "--name-only", "--format=", "HEAD"], cwd=root).split())

@@ -48,9 +48,8 @@ class _Retention:
     """
 
     def __init__(self) -> None:
+        self._pid = 0
         self._reset()
-        os.register_at_fork(after_in_child=self._reset)
-        atexit.register(self.drain)
 
     def _reset(self) -> None:
         self._cond = threading.Condition()
@@ -60,6 +59,11 @@ class _Retention:
 
     def ask(self, checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
         """Queue a prune of ``checkpointer`` (``keep``: the ids sessions still reference)."""
+        if self._pid != os.getpid():  # first use in this process (a forked child's too)
+            if self._pid == 0:
+                atexit.register(self.drain)
+            self._pid = os.getpid()
+            self._reset()  # (a lock held by a thread of the parent would never be let go)
         with self._cond:
             self._wanted[id(checkpointer)] = (checkpointer, keep)
             if self._thread is None or not self._thread.is_alive():

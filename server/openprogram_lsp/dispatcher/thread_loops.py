@@ -7,14 +7,25 @@ and after each call does what ``asyncio.run`` does at its end except closing the
 tasks the call left behind are cancelled and awaited, so no task outlives its call. A loop
 whose thread has ended is closed when its holder goes (thread-local storage), and a forked
 child never reuses its parent's loop.
+
+On the main thread a call may have Ctrl-C cancel it (``cancel_on_sigint``): the first SIGINT
+cancels the call's task, a second raises KeyboardInterrupt, as under ``asyncio.run``. The
+signal goes through a wakeup socket the loop watches, so a SIGINT the kernel hands to another
+thread still wakes the loop from ``select`` (``asyncio.run``'s plain handler would wait for
+the next event, and a command could hang at its prompt). It is set up per call with a few
+system calls, not ``loop.add_signal_handler``, whose check of the signal number builds the
+set of every valid signal (0.2-0.4 ms a call on this machine, twice a turn).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
+import socket
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -26,15 +37,66 @@ class _Held:
     def __init__(self) -> None:
         self.pid = os.getpid()
         self.runner = asyncio.Runner()
+        self._wake: tuple[socket.socket, socket.socket] | None = None
 
     def __del__(self) -> None:  # its thread ended (or the process is exiting)
-        if self.pid == os.getpid():
-            try:
-                loop = self.runner.get_loop()
-            except RuntimeError:  # already closed
-                return
-            if not loop.is_running():
-                loop.close()
+        if self.pid != os.getpid():
+            return
+        if self._wake is not None:
+            for sock in self._wake:
+                sock.close()
+        try:
+            loop = self.runner.get_loop()
+        except RuntimeError:  # already closed
+            return
+        if not loop.is_running():
+            loop.close()
+
+    def cancel_on_sigint(self, task: asyncio.Task[Any]) -> Callable[[], None] | None:
+        """Have SIGINT cancel ``task`` (a second one raises KeyboardInterrupt) until the
+        returned function is called; None where nothing was installed (not the main thread,
+        SIGINT ignored)."""
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        before = signal.getsignal(signal.SIGINT)
+        if before in (signal.SIG_IGN, None):
+            return None
+        if self._wake is None:
+            pair = socket.socketpair()
+            for sock in pair:
+                sock.setblocking(False)
+            self._wake = pair
+        reader, writer = self._wake
+        loop = task.get_loop()
+        hits = 0
+
+        def on_sigint(signum: int, frame: object) -> None:
+            nonlocal hits
+            hits += 1
+            if hits > 1 or task.done():
+                raise KeyboardInterrupt
+            task.cancel()
+
+        def drain() -> None:
+            with contextlib.suppress(OSError):
+                while reader.recv(512):
+                    pass
+
+        loop.add_reader(reader.fileno(), drain)
+        try:
+            old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+            signal.signal(signal.SIGINT, on_sigint)
+        except (ValueError, OSError):
+            loop.remove_reader(reader.fileno())
+            return None
+
+        def restore() -> None:
+            signal.signal(signal.SIGINT, before)
+            signal.set_wakeup_fd(old_fd)
+            loop.remove_reader(reader.fileno())
+            drain()
+
+        return restore
 
 
 class ThreadLoops:
@@ -43,15 +105,26 @@ class ThreadLoops:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """``asyncio.run(coro)``, on this thread's kept loop."""
+    def run(self, coro: Coroutine[Any, Any, T], *, cancel_on_sigint: bool = False) -> T:
+        """``asyncio.run(coro)``, on this thread's kept loop (``cancel_on_sigint``: Ctrl-C
+        cancels it, on the main thread)."""
         held: _Held | None = getattr(self._local, "held", None)
         if held is None or held.pid != os.getpid():
             held = self._local.held = _Held()
         try:
-            return held.runner.run(coro)
+            return held.runner.run(_guarded(held, coro) if cancel_on_sigint else coro)
         finally:
             _cancel_left_over(held.runner.get_loop())
+
+
+async def _guarded(held: _Held, coro: Coroutine[Any, Any, T]) -> T:
+    task = asyncio.current_task()
+    restore = held.cancel_on_sigint(task) if task is not None else None
+    try:
+        return await coro
+    finally:
+        if restore is not None:
+            restore()
 
 
 def _cancel_left_over(loop: asyncio.AbstractEventLoop) -> None:

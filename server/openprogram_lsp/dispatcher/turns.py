@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -60,6 +59,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
 from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
+from openprogram_lsp.store.reply_calls import ended_call
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
 from openprogram_lsp.tools.rulebook import RuleBook, with_client_rules
@@ -71,38 +71,6 @@ GUARD_TIMEOUT = 120.0
 def _tool_node_id(turn_id: str, call_id: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)
     return f"{turn_id}_t_{safe}"[:120]
-
-
-def _cancel_on_sigint() -> Any:
-    """Ctrl-C cancels the running task (the turn then ends as cancelled), a second one raises
-    KeyboardInterrupt: what ``asyncio.run`` does, but through the loop's wakeup pipe.
-
-    ``asyncio.run``'s own handler is a plain ``signal.signal`` one: when the kernel hands
-    SIGINT to another thread (a prompt's reader, a worker) while the loop sleeps in
-    ``select`` with nothing scheduled, the main thread is never woken to run it, and the
-    command hangs at its prompt. Only in the main thread, and not where SIGINT is ignored;
-    returns the handler to put back afterwards (None when nothing was installed).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    before = signal.getsignal(signal.SIGINT)
-    if before in (signal.SIG_IGN, None):
-        return None
-    task = asyncio.current_task()
-    hits = 0
-
-    def on_sigint() -> None:
-        nonlocal hits
-        hits += 1
-        if hits > 1 or task is None or task.done():
-            raise KeyboardInterrupt
-        task.cancel()
-
-    try:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError, ValueError):
-        return None
-    return before
 
 
 class Dispatcher:
@@ -195,19 +163,16 @@ class Dispatcher:
 
                 watcher = threading.Thread(target=watch, daemon=True)
                 watcher.start()
-            before = _cancel_on_sigint()
             try:
                 return await self.run_turn(req, control=control, on_event=on_event,
                                            on_session=on_session)
             finally:
                 stop.set()
-                if before is not None:
-                    asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
-                    signal.signal(signal.SIGINT, before)  # asyncio.run's, or the caller's
                 if watcher is not None:
                     watcher.join(1)
 
-        return self._loops.run(main())
+        # Ctrl-C cancels the turn (it then ends as cancelled), a second one raises
+        return self._loops.run(main(), cancel_on_sigint=True)
 
     async def run_turn(self, req: TurnRequest, *, control: TurnControl | None = None,
                        on_event: Callable[[Event], None] | None = None,
@@ -378,7 +343,8 @@ class Dispatcher:
                       or not record_alive(n.metadata.get("owner")))]
         for node in stale:
             store.update_node(sid, node.id, status="interrupted",
-                              text=(node.text + "\n\n[interrupted]").strip())
+                              text=(node.text + "\n\n[interrupted]").strip(),
+                              tool_calls=store.settled(sid, node).tool_calls)
             store.end_turn(sid, node.id)
         if stale:
             store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
@@ -500,18 +466,17 @@ class Dispatcher:
         store = s.store
 
         def persist_tool(record: ToolCallRecord) -> None:
+            # The call's end is written once, as its tool node: the reply already lists the
+            # call (persist_started) and is written again at the next call or the turn's end;
+            # until then readers and recovery take the call's end from this node
+            # (store.reply_calls).
             store.append(turn.session_id, Node(
                 id=_tool_node_id(turn.turn_id, record.id), role="tool", text=record.output or "",
                 caller=turn.turn_id, status="done" if record.status == "completed" else "error",
                 metadata={"toolCallId": record.id, "name": record.name, "kind": record.kind,
-                          "input": record.input, "step": record.step,
+                          "input": record.input, "step": record.step, **ended_call(record),
                           **({"attachments": record.attachments} if record.attachments
                              else {})}))
-            store.update_node(turn.session_id, turn.turn_id, text=state.text,
-                              tool_calls=list(state.tool_calls),
-                              metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
-                                        "steps": list(state.steps),
-                                        "interjections": list(state.interjections)})
 
         def persist_started(call: ToolCall, step: int) -> None:
             # the reply so far and the call now running, so a crash leaves them on record

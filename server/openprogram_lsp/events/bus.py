@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -23,6 +25,21 @@ log = logging.getLogger(__name__)
 Handler = Callable[["Event"], None] | Callable[["Event"], Awaitable[None]]
 
 
+_serial = itertools.count(1)
+_prefix: tuple[int, str] = (0, "")  # (pid, a random id made on first use in that process)
+
+
+def event_id() -> str:
+    """A new event id, unique across processes: a random per-process prefix and a counter
+    (an event costs no random bytes or base-36 encoding of its own; most have no
+    subscriber)."""
+    global _prefix
+    pid = os.getpid()
+    if _prefix[0] != pid:
+        _prefix = (pid, new_id("e"))
+    return f"{_prefix[1]}{next(_serial):x}"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One event: id, type, time, origin, session, turn and payload (snake_case keys; the
@@ -33,7 +50,7 @@ class Event:
     session_id: str | None = None
     turn_id: str | None = None
     origin: str = "system"
-    id: str = field(default_factory=lambda: new_id("e"))
+    id: str = field(default_factory=event_id)
     time: float = field(default_factory=time.time)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.fsutil import atomic_write, write_all
 
 LISTING = ".listing"
 LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running")
@@ -46,26 +46,45 @@ class SessionListing:
         self._lines = 0  # lines in the file, as far as this process knows
         self._dir_mtime: int | None = None
         self._pending: set[str] = set()  # directories seen without a meta yet
+        self._lock_fd: tuple[int, int] | None = None  # (pid, the writers' flock, kept open)
+
+    def __del__(self) -> None:
+        held = self._lock_fd
+        if held is not None and held[0] == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(held[1])
 
     # -- writing ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _locked(self, kind: int) -> Iterator[None]:
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        held = self._lock_fd
+        if held is None or held[0] != os.getpid():  # first use, or a forked child's
+            held = self._lock_fd = (os.getpid(), os.open(
+                self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
+        fd = held[1]
+        fcntl.flock(fd, kind)
         try:
-            fcntl.flock(fd, kind)
             yield
         finally:
-            os.close(fd)
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _append(self, items: list[dict[str, Any]]) -> None:
         data = b"".join(json.dumps(i, separators=(",", ":")).encode() + b"\n" for i in items)
         with self._locked(fcntl.LOCK_SH):
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, data)
+                write_all(fd, data)
+                st = os.fstat(fd)
             finally:
                 os.close(fd)
+        if (st.st_dev, st.st_ino) == self._ident and st.st_size == self._offset + len(data):
+            # nothing but these lines came since the last read: no need to read them back
+            self._offset = st.st_size
+            for line in data.splitlines():
+                self._lines += 1
+                self._set(json.loads(line))
+            return
         self._catch_up()  # reads these lines back (and any another process added)
 
     def record(self, meta: dict[str, Any]) -> None:

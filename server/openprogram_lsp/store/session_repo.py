@@ -85,17 +85,42 @@ class SessionRepo:
         self._dirs: set[str] = set()  # directories known to exist
         self._base = str(root)  # plain strings on the per-write path (no pathlib objects)
         self._mark_at = 0  # journal offset just past the mark this instance last wrote
+        # the journal, opened once per instance and process (not once per write); its flock
+        # is taken and dropped around each use
+        self._jfd: int | None = None
+        self._jpid = 0
+
+    def __del__(self) -> None:
+        self._drop_journal()
+
+    def _drop_journal(self) -> None:
+        fd, self._jfd = self._jfd, None
+        if fd is not None and self._jpid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     # -- writing ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _journal(self, kind: int) -> Iterator[int]:
-        fd = os.open(self.journal, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = self._jfd
+        if fd is None or self._jpid != os.getpid():  # first use, or a forked child's
+            self._jfd = None
+            fd = os.open(self.journal, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                         0o644)
+            self._jfd, self._jpid = fd, os.getpid()
+        fcntl.flock(fd, kind)
+        gone = False
         try:
-            fcntl.flock(fd, kind)
             yield fd
+        except FileNotFoundError:  # the session went (deleted under us): open afresh next time
+            gone = True
+            raise
         finally:
-            os.close(fd)  # releases the flock
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            if gone:
+                self._drop_journal()
 
     def write(self, rel: str, payload: bytes | str) -> None:
         """Replace one file of the session (atomically) and journal it for the next commit."""

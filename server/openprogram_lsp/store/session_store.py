@@ -43,6 +43,7 @@ from openprogram_lsp.store.owner import (
     record_alive,
     record_is_self,
 )
+from openprogram_lsp.store.reply_calls import has_open_calls, settle
 from openprogram_lsp.store.session_listing import SessionListing
 from openprogram_lsp.store.session_repo import SessionRepo, init_repository
 
@@ -433,7 +434,8 @@ class SessionStore:
                 return
             for node in stale:
                 self.update_node(sid, node.id, status="interrupted",
-                                 text=(node.text + "\n\n[interrupted]").strip())
+                                 text=(node.text + "\n\n[interrupted]").strip(),
+                                 tool_calls=self.settled(sid, node).tool_calls)
                 log.info("session %s: turn %s of %s was interrupted", sid, node.id,
                          describe_record(node.metadata.get("owner")))
             self._write_running(entry, running)
@@ -648,7 +650,19 @@ class SessionStore:
         head = head or idx.meta.get("headId")
         if not head:
             return []
-        return idx.chain(head)
+        return self._settled_all(sid, idx.chain(head))
+
+    def settled(self, sid: str, node: Node) -> Node:
+        """A reply with the calls it still lists as running taken from their tool nodes
+        (``reply_calls``): what a reader of a running turn, or its recovery, shows."""
+        if not has_open_calls(node):
+            return node
+        return settle(node, self.callees(sid, node.id, role="tool"))
+
+    def _settled_all(self, sid: str, nodes: list[Node]) -> list[Node]:
+        if not any(has_open_calls(n) for n in nodes):
+            return nodes
+        return [self.settled(sid, n) for n in nodes]
 
     def page(self, sid: str, head: str, *, limit: int,
              before: str | None = None) -> tuple[list[Node], bool]:
@@ -679,6 +693,8 @@ class SessionStore:
         if cold:
             page = self._cold_page(sid, head_id, limit, before, reply_role)
             if page is not None:
+                if any(has_open_calls(n) for n in page.nodes):  # a turn running elsewhere
+                    page.nodes = self._settled_all(sid, page.nodes)
                 return page
         if head_id is not None and not self.has_node(sid, head_id):
             raise NotFound(f"headId: unknown node id {head_id!r} in session {sid!r}")
@@ -688,6 +704,7 @@ class SessionStore:
                 raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch")
             return HistoryPage(None, [], False)
         nodes, more = self.page(sid, head, limit=limit, before=before)
+        nodes = self._settled_all(sid, nodes)
         return HistoryPage(head, nodes, more,
                            self.callees_of(sid, [n.id for n in nodes], role=reply_role))
 
