@@ -8,9 +8,11 @@ it. The child is still a separate real process: it gets the caller's stdin, stdo
 ``openprogram_lsp.launch.main()`` and exits through the normal interpreter shutdown (atexit,
 non-daemon threads). Its pid is the real server's, so ``kill`` and ``/proc`` checks see it.
 
-What a fork cannot show, process start itself, stays covered by tests that run the installed
-command (the editors, the ACP client, tests/test_import_effects.py, the terminal and pipe
-tests). ``OPLSP_TESTS_EXEC=1`` makes every start a real exec again.
+Editors and ACP clients exec their server command themselves: ``launcher()`` gives them an
+``openprogram-lsp`` that forks it too (tests/forkclient.py). What a fork cannot show, process
+start itself, stays covered by tests that run the installed command (a checkhealth, a killed
+server and the README in Neovim, one acpx run, tests/test_import_effects.py, the terminal and
+pipe tests). ``OPLSP_TESTS_EXEC=1`` makes every start a real exec again.
 
 Run as a script, this file is the fork server; imported, it is the client side.
 """
@@ -61,9 +63,7 @@ def _serve(path: str) -> None:
         ready, _, _ = select.select([listener, 0, *children], [], [])
         if 0 in ready and not os.read(0, 1):  # the test worker is done (or gone)
             _reap(children, 20.0)  # their stdin closes with the worker's: they end
-            with contextlib.suppress(OSError):  # also when the worker died without closing
-                os.unlink(path)
-                os.rmdir(os.path.dirname(path))
+            _remove(path)  # also when the worker died without closing
             return
         for pidfd in [fd for fd in ready if fd in children]:
             pid, conn = children.pop(pidfd)
@@ -95,6 +95,13 @@ def _serve(path: str) -> None:
             children[os.pidfd_open(pid)] = (pid, conn)
 
 
+def _remove(path: str) -> None:
+    """The socket, the launcher beside it and their directory."""
+    import shutil
+
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
 def _reap(children: dict[int, tuple[int, socket.socket]], timeout: float) -> None:
     """Wait (bounded) for the children still running, so that their CPU time is counted."""
     import time
@@ -116,7 +123,8 @@ def _child(request: dict[str, Any], fds: list[int], done: int) -> None:
         if fd > 2:
             os.close(fd)
     os.chdir(request["cwd"])
-    sys.path[0] = request["cwd"]  # as ``python -m`` puts its cwd first
+    # as ``python -m`` puts its cwd first, a script its own directory
+    sys.path[0] = request.get("path0", request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = [request["argv0"], *request["args"]]
@@ -167,12 +175,28 @@ class _ForkServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(30)
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            os.rmdir(os.path.dirname(self.path))
+        _remove(self.path)
 
 
 _SERVER = _ForkServer()
+LAUNCHER = "openprogram-lsp"
+
+
+def launcher() -> str | None:
+    """An executable ``openprogram-lsp`` that forks this worker's server (tests/forkclient.py),
+    for the editors and ACP clients that start the command themselves; None when
+    ``OPLSP_TESTS_EXEC`` asks for real execs (or off Linux)."""
+    if os.environ.get(EXEC_ENV) or sys.platform != "linux":
+        return None
+    exe = Path(_SERVER.ensure()).parent / "bin" / LAUNCHER
+    if not exe.exists():
+        source = Path(__file__).with_name("forkclient.py").read_text("utf-8")
+        exe.parent.mkdir(exist_ok=True)
+        part = exe.with_name(f".{LAUNCHER}.{os.getpid()}")
+        part.write_text(f"#!{sys.executable} -IS\n{source}", "utf-8")
+        part.chmod(0o755)
+        part.replace(exe)  # whole or absent, for a start that races this one
+    return str(exe)
 
 
 def forkable(command: Sequence[str]) -> list[str] | None:

@@ -12,8 +12,18 @@ from typing import Any
 
 import pytest
 
+from tests import forkserver
+
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = f"{shlex.quote(sys.executable)} -m openprogram_lsp.cli acp"
+
+
+def agent_command(agent_args: str, *, exec_agent: bool) -> str:
+    """The agent command line acpx runs: a fork of this worker's fork server
+    (tests/forkclient.py), or with ``exec_agent`` a real ``python -m openprogram_lsp.cli``."""
+    forked = None if exec_agent else forkserver.launcher()
+    agent = AGENT if forked is None else f"{shlex.quote(forked)} acp"
+    return f"{agent} {agent_args}".strip()
 
 
 def acpx_bin() -> Path:
@@ -27,12 +37,13 @@ def acpx_bin() -> Path:
 
 
 def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
-             timeout: float = 120) -> tuple[int, list[dict[str, Any]], str]:
+             timeout: float = 120, exec_agent: bool = False,
+             ) -> tuple[int, list[dict[str, Any]], str]:
     """Run acpx with our agent; returns the exit code, the JSON-RPC frames it printed, stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
     cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
-           f"{AGENT} {agent_args}".strip(), *args]
+           agent_command(agent_args, exec_agent=exec_agent), *args]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
     frames = []
@@ -53,12 +64,12 @@ def methods(frames: list[dict[str, Any]]) -> list[str]:
 
 
 def start_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
-               out: Path) -> subprocess.Popen[bytes]:
+               out: Path, exec_agent: bool = False) -> subprocess.Popen[bytes]:
     """Start acpx in the background, its stdout going to ``out``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
     cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
-           f"{AGENT} {agent_args}".strip(), *args]
+           agent_command(agent_args, exec_agent=exec_agent), *args]
     with out.open("wb") as fh:
         return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)

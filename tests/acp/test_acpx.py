@@ -11,8 +11,9 @@ from tests.acp.acpx import methods, run_acpx, start_acpx, updates
 
 
 def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) -> None:
+    # the real command line, exec'd by acpx (the other tests fork it: tests/forkclient.py)
     code, frames, err = run_acpx(["--approve-all", "exec", "write a.txt\nhello"],
-                                 cwd=workspace, home=home)
+                                 cwd=workspace, home=home, exec_agent=True)
     assert code == 0, err
     assert (workspace / "a.txt").read_text() == "hello\n"
     names = methods(frames)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import forkserver
 from tests.editors.nvim import runner
 from tests.tools.mcp.demo import demo_def
 
@@ -172,7 +172,8 @@ def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
 
 
 def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None:
-    out = _run(env, "health", [{"text": "unused"}])
+    # the installed console script: its path, `--version` and `sandbox` as Neovim runs them
+    out = _run(env, "health", [{"text": "unused"}], exec_server=True)
     report = _text(out["report"])
     assert "version: " in report and "openprogram" in report
     assert "model: scripted:" in report
@@ -238,7 +239,8 @@ def test_unanswered_approval_is_withdrawn(env: dict[str, Path]) -> None:
 
 
 def test_server_exit_ends_the_turn_in_the_panel(env: dict[str, Path]) -> None:
-    out = _run(env, "server_exit", [{"text": "slow " * 200, "delay": 0.05}])
+    # a real exec: Neovim's forced stop signals the pid it holds, the server's own
+    out = _run(env, "server_exit", [{"text": "slow " * 200, "delay": 0.05}], exec_server=True)
     assert out["busy"] is False
     assert "the server exited" in _text(out["lines"])
 
@@ -428,11 +430,10 @@ def test_daily_use_input_layout_mode_and_quit(env: dict[str, Path]) -> None:
 def test_session_browser_and_switching_while_a_turn_runs(env: dict[str, Path]) -> None:
     other = env["tmp"] / "elsewhere"
     other.mkdir()
-    cli = Path(runner.server_command()[0])
-    subprocess.run([str(cli), "chat", "--workspace", str(other), "--model", "offline",
-                    "from another folder"],
-                   env={**os.environ, "OPENPROGRAM_HOME": str(env["home"])},
-                   check=True, capture_output=True, timeout=60)
+    done = forkserver.run(["chat", "--workspace", str(other), "--model", "offline",
+                           "from another folder"],
+                          env={**os.environ, "OPENPROGRAM_HOME": str(env["home"])})
+    assert done.returncode == 0, done.stderr
     out = _run(env, "sessions_browser", [
         {"text": "Alpha answer."},
         {"text": "Beta answer."},

