@@ -3,8 +3,8 @@
 ``editors/vscode/scripts/install-e2e.sh`` installs code-server and Chromium; the ``.vsix`` is
 packaged and the chat panel driven with the scripted model: approve an edit on its card, review
 the checkpoint diff, restore and undo, fork and switch branch. Screenshots land in
-``artifacts/vscode-e2e/``. The shared-session and editor-context runs have their own files
-(``test_vscode_e2e_shared.py``, ``test_vscode_e2e_context.py``) so they run on other workers."""
+``artifacts/vscode-e2e/``. The shared-session and editor-context runs have their own file
+(``test_vscode_e2e_context.py``, one code-server for both) so they run on another worker."""
 
 from __future__ import annotations
 

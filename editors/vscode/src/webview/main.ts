@@ -208,21 +208,26 @@ function renderSessions(): void {
 }
 
 /** The completion popup: its rows, the highlighted one, and the token it completes. */
-let popup: { token: CompletionToken; items: Completion[]; active: number } | null = null;
+let popup: { requestId: number; token: CompletionToken; items: Completion[]; active: number } | null = null;
 let completeSeq = 0;
 let asked: { requestId: number; token: CompletionToken } | null = null;
 let completeTimer: ReturnType<typeof setTimeout> | undefined;
+/** Enter or Tab pressed while the rows shown were for what was typed before: used on the answer. */
+let pendingPick: 'Enter' | 'Tab' | null = null;
 
 /** Ask the host what the word at the cursor completes to (debounced a little for files). */
 function updateCompletion(): void {
   const input = document.getElementById('input') as HTMLTextAreaElement;
   const token = input.selectionStart === input.selectionEnd ? tokenAt(input.value, input.selectionStart) : null;
   clearTimeout(completeTimer);
+  completeTimer = undefined;
+  pendingPick = null; // typed on after the key: the key was for other text
   if (!token) {
     closeCompletion();
     return;
   }
   const ask = (): void => {
+    completeTimer = undefined;
     asked = { requestId: ++completeSeq, token };
     post({ type: 'complete', requestId: asked.requestId, kind: token.kind, query: token.query });
   };
@@ -233,6 +238,7 @@ function updateCompletion(): void {
 function closeCompletion(): void {
   popup = null;
   asked = null;
+  pendingPick = null;
   renderCompletion();
 }
 
@@ -276,20 +282,33 @@ function completionKey(e: KeyboardEvent): boolean {
     e.stopPropagation();
     return true;
   }
+  const picking = (e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab';
+  if (picking && (completeTimer !== undefined || asked?.requestId !== popup.requestId)) {
+    // The rows answer what was typed before the last keys (`/` while `/new` is asked): picking
+    // one now would put `/compact` for `/new`. The key waits for the answer to the text typed.
+    pendingPick = e.key as 'Enter' | 'Tab';
+    return true;
+  }
   if (n === 0) return false;
   if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
     popup.active = (popup.active + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
     renderCompletion();
     return true;
   }
-  if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
-    // Enter on a command that takes no arguments (/new, /undo) runs it; Tab only completes
-    const run = e.key === 'Enter' && popup.token.kind === 'commands' && !popup.items[popup.active].insert.endsWith(' ');
-    accept(popup.active);
-    if (run) submit();
+  if (picking) {
+    pick(e.key as 'Enter' | 'Tab');
     return true;
   }
   return false;
+}
+
+/** Enter or Tab on the popup: Enter on a command that takes no arguments (/new, /undo) runs it;
+ * Tab only completes. */
+function pick(key: 'Enter' | 'Tab'): void {
+  if (!popup) return;
+  const run = key === 'Enter' && popup.token.kind === 'commands' && !popup.items[popup.active].insert.endsWith(' ');
+  accept(popup.active);
+  if (run) submit();
 }
 
 /** Put the picked row into the input; a file is attached (a chip). */
@@ -731,8 +750,12 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   }
   if (msg.type === 'completions') {
     if (asked && msg.requestId === asked.requestId) {
-      popup = { token: asked.token, items: msg.items, active: 0 };
+      popup = { requestId: asked.requestId, token: asked.token, items: msg.items, active: 0 };
       renderCompletion();
+      const key = pendingPick;
+      pendingPick = null;
+      if (key && popup.items.length) pick(key);
+      else if (key === 'Enter') submit(); // nothing matches: sent as typed (an unknown command says so)
     }
     return;
   }

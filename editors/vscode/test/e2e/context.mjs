@@ -1,10 +1,14 @@
-// End-to-end: the editor is the context, in a real VS Code (code-server + headless Chromium).
-// Select lines with a diagnostic, open a file and edit it without saving, select lines, Add
-// Selection to Chat, @-mention a file,
-// remove a chip, send: the transcript shows the attachments, the scripted model's recorded input
-// holds them, and the agent's read_file gets the unsaved buffer. Then the / popup and a custom
-// command (the server substitutes $ARGUMENTS), an unknown command, /mode, the context meter
-// (cleared by /new, back when the session is opened again).
+// End-to-end in one real VS Code (code-server + headless Chromium), two parts on one boot:
+// 1. Attached to a shared `serve --tcp`, it watches a session another editor (a JSON-RPC client
+//    here) drives: its turn streams in, its approval and question show read-only with their
+//    outcome; the extension page shows the README image; Undo This Turn and Undo Restore.
+// 2. The editor is the context, after the workspace setting switches the extension to a server
+//    of its own: select lines with a diagnostic, open a file and edit it without saving, select
+//    lines, Add Selection to Chat, @-mention a file, remove a chip, send: the transcript shows
+//    the attachments, the scripted model's recorded input holds them, and the agent's read_file
+//    gets the unsaved buffer. Then the / popup and a custom command (the server substitutes
+//    $ARGUMENTS), an unknown command, /mode, the context meter (cleared by /new, back when the
+//    session is opened again).
 // Usage: node test/e2e/context.mjs [--vsix PATH] [--out DIR]; exits non-zero on failure.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
-import { freePort, waitFor, waitHttp, chatFrame, palette } from './harness.mjs';
+import { freePort, waitFor, waitHttp, chatFrame, palette, Peer } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -30,6 +34,7 @@ const T = 60_000;
 const work = join(out, 'work');
 const ws = join(work, 'workspace');
 const home = join(work, 'home');
+const sharedHome = join(work, 'shared-home'); // the shared `serve --tcp`'s state
 const userData = join(work, 'user-data');
 const extDir = join(work, 'extensions');
 const script = join(work, 'script.json');
@@ -49,10 +54,17 @@ function modelInputs() {
   });
 }
 
+/** The workspace settings: attached to the shared server (part 1), or a server of its own. */
+function writeSettings(attachTo) {
+  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify(attachTo
+    ? { 'openprogram.server.connect': String(attachTo), 'openprogram.home': sharedHome }
+    : { 'openprogram.server.command': serverCommand, 'openprogram.model': `scripted:${script}`, 'openprogram.home': home }, null, 2));
+}
+
 function prepare() {
   for (const p of [codeServer, vsix, serverCommand, chromiumPath]) if (!existsSync(p)) throw new Error(`missing ${p}`);
   rmSync(work, { recursive: true, force: true });
-  for (const d of [ws, home, userData, extDir, join(ws, '.vscode'), join(ws, 'src'), join(ws, 'build'),
+  for (const d of [ws, home, sharedHome, userData, extDir, join(ws, '.vscode'), join(ws, 'src'), join(ws, 'build'),
     join(ws, '.openprogram', 'commands'), join(userData, 'User')]) mkdirSync(d, { recursive: true });
   writeFileSync(join(ws, 'src', 'app.py'), APP);
   writeFileSync(join(ws, 'README.md'), '# scratch\n');
@@ -67,11 +79,6 @@ function prepare() {
     { text: 'Lines 4-5 define `main`, which returns the working directory.' },
     { text: 'It prints the working directory.' },
   ]));
-  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
-    'openprogram.server.command': serverCommand,
-    'openprogram.model': `scripted:${script}`,
-    'openprogram.home': home,
-  }, null, 2));
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
@@ -93,6 +100,31 @@ function prepare() {
 async function main() {
   mkdirSync(out, { recursive: true });
   prepare();
+  step = 'start serve --tcp';
+  const lsp = spawn(serverCommand, ['serve', '--tcp', '0'], { env: { ...process.env, OPENPROGRAM_HOME: sharedHome, OPENPROGRAM_MODEL: 'offline' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const listening = await new Promise((res, rej) => {
+    let text = '';
+    const timer = setTimeout(() => rej(new Error(`serve --tcp did not listen: ${text}`)), T);
+    lsp.stderr.on('data', (d) => {
+      text += d;
+      const m = /listening on 127\.0\.0\.1:(\d+); token ([^;\s]+)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        res({ port: Number(m[1]), token: m[2] });
+      }
+    });
+  });
+  writeSettings(listening.port);
+  step = 'the other editor starts a session';
+  const peer = new Peer(listening.port, T);
+  let release;
+  const decided = new Promise((r) => { release = r; });
+  let answer;
+  const answered = new Promise((r) => { answer = r; });
+  peer.onRequest = async (method) => (method === 'openprogram/requestPermission' ? decided : method === 'openprogram/askQuestion' ? answered : null);
+  await peer.request('initialize', { processId: null, rootUri: `file://${ws}`, capabilities: { experimental: { openprogram: { permissions: true, questions: true } } }, initializationOptions: { token: listening.token } });
+  peer.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+  const watched = await peer.request('openprogram/chat', { text: 'hello from the other editor' });
   step = 'install the .vsix';
   log(execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' }).trim().split('\n').pop());
   const port = await freePort();
@@ -127,8 +159,79 @@ async function main() {
 
     step = 'open the OpenProgram panel';
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
-    const frame = await chatFrame(page);
+    let frame = await chatFrame(page);
+
+    step = 'Watch Session picks the other editor\'s session';
+    await palette(page, 'OpenProgram: Watch Session');
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello from the other editor' }).first();
+    await row.waitFor({ timeout: T });
+    await row.click();
+    frame = await chatFrame(page);
+    await frame.locator('.msg.role-user', { hasText: 'hello from the other editor' }).waitFor({ timeout: T });
+
+    step = "the other editor's turn streams in with a read-only approval card";
+    const turn = peer.request('openprogram/chat', { text: 'write afar.md\nfrom afar', sessionId: watched.sessionId });
+    await frame.locator('.msg.role-user', { hasText: 'You · in another editor' }).waitFor({ timeout: T });
+    const sharedCard = frame.locator('.tool-card', { hasText: 'afar.md' });
+    await sharedCard.locator('.approval.read-only .approval-waiting').waitFor({ timeout: T });
+    if (await sharedCard.locator('button[data-option-kind]').count()) throw new Error('a read-only card has answer buttons');
+    await page.screenshot({ path: join(out, 'shared-01-read-only.png') });
+    release({ outcome: 'selected', optionId: 'allow_once' });
+    await sharedCard.locator('.approval-done', { hasText: 'Allowed once in another editor' }).waitFor({ timeout: T });
+    const result = await turn;
+    if (result.status !== 'done' || !existsSync(join(ws, 'afar.md'))) throw new Error(`the turn did not write afar.md: ${JSON.stringify(result)}`);
+    await page.screenshot({ path: join(out, 'shared-02-outcome.png') });
+
+    step = "the other editor's question shows read-only, then its answer";
+    const asking = peer.request('openprogram/chat', { text: 'ask Deploy now?', sessionId: watched.sessionId });
+    const question = frame.locator('.question-card.read-only', { hasText: 'Deploy now?' });
+    await question.locator('.approval-waiting').waitFor({ timeout: T });
+    if (await question.locator('button, input').count()) throw new Error('a read-only question can be answered');
+    answer({ answer: 'yes, ship it' });
+    await question.locator('.approval-done', { hasText: 'Answered in another editor: yes, ship it' }).waitFor({ timeout: T });
+    await asking;
+    await page.screenshot({ path: join(out, 'shared-02b-question.png') });
+
+    step = 'the extension page shows the README image from the .vsix';
+    await palette(page, 'View: Show Extensions');
+    const search = page.locator('.extensions-viewlet .suggest-input-container textarea, .extensions-viewlet .monaco-editor textarea').first();
+    await search.waitFor({ timeout: T });
+    await search.fill('@installed openprogram');
+    const entry = page.locator('.extension-list-item', { hasText: 'OpenProgram' }).first();
+    await entry.waitFor({ timeout: T });
+    await entry.click();
+    let shown = false;
+    for (let i = 0; i < 120 && !shown; i++) {
+      for (const f of page.frames()) {
+        try {
+          const img = f.locator('img[alt^="The OpenProgram chat panel"]');
+          if ((await img.count()) && (await img.first().evaluate((el) => el.complete && el.naturalWidth > 0))) shown = true;
+        } catch { /* detached */ }
+      }
+      if (!shown) await page.waitForTimeout(500);
+    }
+    await page.screenshot({ path: join(out, 'shared-03-extension-page.png') });
+    if (!shown) throw new Error('the README image on the extension page did not load');
+    await page.keyboard.press('Control+W');
+
+    step = 'Undo This Turn, then Undo Restore';
+    await palette(page, 'OpenProgram: Undo This Turn');
+    await waitFor(() => !existsSync(join(ws, 'afar.md')), 'afar.md to be undone');
+    await palette(page, 'OpenProgram: Undo Restore');
+    await waitFor(() => existsSync(join(ws, 'afar.md')) && readFileSync(join(ws, 'afar.md'), 'utf8').startsWith('from afar'), 'the undo to be undone');
+
+    step = 'the workspace setting switches the extension to a server of its own';
+    await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
+    frame = await chatFrame(page);
+    writeSettings(null);
+    // the header shows the new model once the extension has seen the change and begun the
+    // restart; from then on its requests wait for the new server
+    await frame.locator('#model', { hasText: 'scripted:' }).waitFor({ timeout: T });
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: T });
+    frame = await chatFrame(page);
+    await frame.locator('#input').click();
+    await page.keyboard.press('Control+Alt+N'); // a session of the new server's, not the watched one
+    await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: T });
 
     const quickOpen = async (path, tab) => {
       await page.keyboard.press('F1');
@@ -299,6 +402,8 @@ async function main() {
       process.kill(-proc.pid, 'SIGKILL');
     } catch { /* none left */ }
     writeFileSync(join(out, 'code-server.log'), Buffer.concat(chunks));
+    peer.sock.destroy();
+    lsp.kill('SIGTERM');
   }
 }
 

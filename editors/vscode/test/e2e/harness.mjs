@@ -1,5 +1,5 @@
-// Helpers shared by the code-server end-to-end scripts (run.mjs, shared.mjs, context.mjs).
-import { createServer } from 'node:net';
+// Helpers shared by the code-server end-to-end scripts (run.mjs, context.mjs).
+import { connect, createServer } from 'node:net';
 
 /** A free loopback TCP port. */
 export function freePort() {
@@ -56,4 +56,50 @@ export async function palette(page, command, timeout = 60_000) {
   const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
   await row.waitFor({ timeout });
   await row.click();
+}
+
+/** The other editor: a minimal JSON-RPC peer over the loopback socket. */
+export class Peer {
+  constructor(port, timeout = 60_000) {
+    this.timeout = timeout;
+    this.sock = connect(port, '127.0.0.1');
+    this.buf = Buffer.alloc(0);
+    this.next = 0;
+    this.waiting = new Map();
+    this.onRequest = async () => null;
+    this.sock.on('data', (d) => this.read(d));
+  }
+  send(msg) {
+    const body = Buffer.from(JSON.stringify(msg));
+    this.sock.write(`Content-Length: ${body.length}\r\n\r\n`);
+    this.sock.write(body);
+  }
+  read(d) {
+    this.buf = Buffer.concat([this.buf, d]);
+    for (;;) {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const len = Number(/content-length: *(\d+)/i.exec(this.buf.subarray(0, end).toString())[1]);
+      if (this.buf.length < end + 4 + len) return;
+      const msg = JSON.parse(this.buf.subarray(end + 4, end + 4 + len).toString());
+      this.buf = this.buf.subarray(end + 4 + len);
+      if (msg.method && msg.id !== undefined) {
+        void this.onRequest(msg.method, msg.params).then((result) => this.send({ jsonrpc: '2.0', id: msg.id, result }));
+      } else if (msg.id !== undefined && this.waiting.has(msg.id)) {
+        this.waiting.get(msg.id)(msg);
+        this.waiting.delete(msg.id);
+      }
+    }
+  }
+  request(method, params) {
+    const id = ++this.next;
+    return new Promise((res, rej) => {
+      const timer = setTimeout(() => rej(new Error(`${method} timed out`)), this.timeout);
+      this.waiting.set(id, (m) => {
+        clearTimeout(timer);
+        return m.error ? rej(new Error(`${method}: ${m.error.message}`)) : res(m.result);
+      });
+      this.send({ jsonrpc: '2.0', id, method, params });
+    });
+  }
 }
