@@ -6,7 +6,14 @@ import asyncio
 import signal
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import pytest
+
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.dispatcher import Dispatcher, turns
 from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
 
 
@@ -69,3 +76,27 @@ def test_ctrl_c_the_kernel_hands_another_thread_still_cancels_the_call() -> None
 
     assert loops.run(main(), cancel_on_sigint=True) == "cancelled"
     assert signal.getsignal(signal.SIGINT) is before  # put back after the call
+
+
+def test_a_cancel_during_an_inline_finalize_cuts_nothing_and_is_reported(
+        make_dispatcher: Callable[..., Dispatcher], workspace: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    d = make_dispatcher(model="offline", permission_mode="bypass")
+    real = turns.finalize_turn
+    seen: list[int | None] = []
+
+    def cancelled_midway(*args: Any) -> Any:
+        seen.append(threading.current_thread().ident)
+        task = asyncio.current_task()
+        assert task is not None  # run inline, inside the turn's task
+        task.cancel()  # what Ctrl-C does now
+        return real(*args)
+
+    monkeypatch.setattr(turns, "finalize_turn", cancelled_midway)
+    with pytest.raises(asyncio.CancelledError):  # reported, as a cancel asked of a thread is
+        d.process_user_turn(TurnRequest(text="write f.txt version 1"))
+    assert seen == [threading.current_thread().ident]
+    [sid] = [r["id"] for r in d.services.store.list_sessions()]
+    reply = d.services.store.get_branch(sid)[-1]
+    assert reply.status == "done" and reply.metadata.get("checkpointId")  # all of it saved
+    assert (workspace / "f.txt").read_text() != ""

@@ -66,11 +66,26 @@ def estimate_messages(messages: Iterable[Message]) -> int:
     return sum(estimate_message(m) for m in messages)
 
 
+_tool_tokens: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], int]] = {}
+
+
 def estimate_tools(tools: Iterable[ToolSpec]) -> int:
-    """Tokens of the tool schemas as offered to the model (name, description, parameters)."""
-    return sum(TOOL_OVERHEAD + estimate_text(json.dumps(
+    """Tokens of the tool schemas as offered to the model (name, description, parameters).
+
+    Remembered for the same spec objects (a registry hands out the same ones every turn; a
+    spec is never changed): the schemas are not serialised again each turn."""
+    specs = tuple(tools)
+    key = tuple(map(id, specs))
+    hit = _tool_tokens.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], specs, strict=True)):
+        return hit[1]
+    tokens = sum(TOOL_OVERHEAD + estimate_text(json.dumps(
         {"name": t.name, "description": t.description, "parameters": t.input_schema},
-        ensure_ascii=False)) for t in tools)
+        ensure_ascii=False)) for t in specs)
+    if len(_tool_tokens) >= 64:
+        _tool_tokens.clear()
+    _tool_tokens[key] = (specs, tokens)  # holding the specs keeps their ids from being reused
+    return tokens
 
 
 def resolve_window(provider_window: int, override: int | None = None) -> int:

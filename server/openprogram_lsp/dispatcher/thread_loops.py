@@ -6,7 +6,8 @@ paid both each time. ``ThreadLoops.run`` runs each call on its thread's own loop
 and after each call does what ``asyncio.run`` does at its end except closing the loop:
 tasks the call left behind are cancelled and awaited, so no task outlives its call. A loop
 whose thread has ended is closed when its holder goes (thread-local storage), and a forked
-child never reuses its parent's loop.
+child never reuses its parent's loop. Its loops are marked private (``core.offload``): short
+blocking work runs inline there while nothing else is on the loop.
 
 On the main thread a call may have Ctrl-C cancel it (``cancel_on_sigint``): the first SIGINT
 cancels the call's task, a second raises KeyboardInterrupt, as under ``asyncio.run``. The
@@ -27,6 +28,8 @@ import socket
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from openprogram_lsp.core.offload import mark_private
 
 T = TypeVar("T")
 
@@ -111,6 +114,7 @@ class ThreadLoops:
         held: _Held | None = getattr(self._local, "held", None)
         if held is None or held.pid != os.getpid():
             held = self._local.held = _Held()
+            mark_private(held.runner.get_loop())
         try:
             return held.runner.run(_guarded(held, coro) if cancel_on_sigint else coro)
         finally:

@@ -25,6 +25,7 @@ from openprogram_lsp.core.errors import (
     TurnCancelled,
 )
 from openprogram_lsp.core.ids import new_id
+from openprogram_lsp.core.offload import inline_ok
 from openprogram_lsp.core.ports import AgentRun, Checkpointer
 from openprogram_lsp.core.turn_context import (
     current_agent_id,
@@ -286,16 +287,33 @@ class Dispatcher:
             for var, tok in zip((current_session_id, current_turn_id, current_writer,
                                  current_agent_id, current_message_depth), tokens, strict=True):
                 var.reset(tok)  # type: ignore[attr-defined]
-        # Finalize does blocking git work off the loop; its events are emitted back on the
-        # loop so that subscribers always run on the turn's own loop thread.
+        # Finalize does blocking git work off the loop (inline on a private loop with nothing
+        # else to run); its events are emitted back on the loop so that subscribers always
+        # run on the turn's own loop thread.
         pending: list[Event] = []
         cancelled_again = False
         try:
             checkpointer = self.checkpointer(turn.workspace)
         except OpenProgramError:  # a bad workspace config: the turn failed with it already
             checkpointer = None
-        done = asyncio.ensure_future(asyncio.to_thread(
-            finalize_turn, s, checkpointer, turn, state, status, error, pending.append))
+        args = (s, checkpointer, turn, state, status, error, pending.append)
+        task = asyncio.current_task()
+        if inline_ok() and task is not None:
+            # the caller's own loop with nothing else on it: no thread hop (core.offload); a
+            # cancel asked meanwhile is taken as one asked while the thread ran
+            asked = task.cancelling()
+            done: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+            try:
+                done.set_result(finalize_turn(*args))
+            except Exception as exc:
+                done.set_exception(exc)
+            if task.cancelling() > asked:
+                try:
+                    await asyncio.sleep(0)  # where the pending cancel lands
+                except asyncio.CancelledError:
+                    cancelled_again = True
+        else:
+            done = asyncio.ensure_future(asyncio.to_thread(finalize_turn, *args))
         try:
             while not done.done():  # a cancel now must not cut the checkpoint or the commit
                 try:

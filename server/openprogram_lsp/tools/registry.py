@@ -27,6 +27,7 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = (), *, refused: Iterable[str] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._refused = frozenset(refused)
+        self._specs: tuple[ToolSpec, ...] | None = None
         for tool in tools:
             self.register(tool)
 
@@ -35,6 +36,7 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         """The tool with this name, if any."""
@@ -57,7 +59,7 @@ class ToolRegistry:
         out = ToolRegistry(self._tools.values(), refused=self._refused)
         for tool in tools:
             if tool.name not in out._tools:
-                out._tools[tool.name] = tool
+                out.register(tool)
         return out
 
     def admitted(self, *, disabled: Sequence[str] = (), allowed: Sequence[str] | None = None,
@@ -69,5 +71,8 @@ class ToolRegistry:
                             refused=self._refused | {n for n, ok in keep.items() if not ok})
 
     def specs(self) -> list[ToolSpec]:
-        """Every tool's spec, for the model."""
-        return [t.spec() for t in self._tools.values()]
+        """Every tool's spec, for the model: built once per registry (twice a turn asks), so
+        the specs are shared; read them, never change them."""
+        if self._specs is None:
+            self._specs = tuple(t.spec() for t in self._tools.values())
+        return list(self._specs)

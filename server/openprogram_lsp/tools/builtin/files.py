@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.offload import offload
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.paths import confined, protected_below
@@ -215,7 +216,7 @@ class WriteFile(Tool):
                               "changes; it is not saved to disk yet")
         existed = fdfs.lstat(ctx.workspace, rel) is not None
         if ctx.editor is None or not await _editor_write(ctx, rel, args.content):
-            existed = await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel,
+            existed = await offload(fdfs.write_atomic, ctx.workspace, rel,
                                               args.content.encode("utf-8"))
         ctx.touched(rel)
         verb = "Updated" if existed else "Created"
@@ -270,6 +271,6 @@ class EditFile(Tool):
             raise ToolError(f"{args.path}: has unsaved changes in the editor; save or revert "
                             "them, then try again")
         if ctx.editor is None or not await _editor_write(ctx, rel, new):
-            await asyncio.to_thread(fdfs.write_atomic, ctx.workspace, rel, new.encode("utf-8"))
+            await offload(fdfs.write_atomic, ctx.workspace, rel, new.encode("utf-8"))
         ctx.touched(rel)
         return ToolOutput(f"Edited {args.path}")
