@@ -50,6 +50,7 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         target_tree = commit_tree(store.repo, target.commit)
         only = tuple(wanted) or None
         head = store.repo.head()
+        touched: list[str] = []
         if head is not None:
             touched = [c.path for c in diff_trees(
                 store.repo, commit_tree(store.repo, head), target_tree, wanted=only)]
@@ -57,7 +58,7 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
                 store.note_paths(touched)
         # A recorded file edited or deleted a moment ago, before the watcher said so, is read
         # too: else restoring the newest checkpoint would see nothing to undo.
-        stale = store.modified_on_disk(only)
+        stale = store.modified_on_disk(only, touched)
         if stale:
             store.note_paths(stale)
         safety = store._commit("safety", session_id, None,

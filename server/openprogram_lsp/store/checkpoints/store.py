@@ -20,6 +20,7 @@ from openprogram_lsp.store.checkpoints import stage as stage_mod
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
+from openprogram_lsp.store.checkpoints.disk_check import modified_files
 from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import (
@@ -145,11 +146,21 @@ class CheckpointStore:
                 self._scan_all = True
                 self._noted.clear()
 
-    def modified_on_disk(self, paths: tuple[str, ...] | None) -> list[str]:
-        """Recorded files (under ``paths``) that differ on disk from what the store last read."""
+    def modified_on_disk(self, paths: tuple[str, ...] | None,
+                         known: Iterable[str] = ()) -> list[str]:
+        """Recorded files (under ``paths``) that differ on disk from what the store last read
+        (``known``: paths the caller re-reads anyway). A few files are compared with the head
+        tree in process (``disk_check``), anything else by ``git diff-files``."""
         with self.lock:
-            if self.repo.head() != self._seen_head or self.repo.index_stamp() != self._stamp:
+            head = self.repo.head()
+            if head != self._seen_head or self.repo.index_stamp() != self._stamp:
                 return []  # another process moved on: the commit that follows walks the tree
+            if paths and head is not None:
+                skip = set(known)
+                quick = modified_files(self.workspace, self.repo.odb, commit_tree(self.repo, head),
+                                       [p for p in paths if p not in skip])
+                if quick is not None:
+                    return quick
             out = self.stager.modified(paths)
             # the index changed by our own refresh (stat data only), not by another process:
             # the commit that follows need not walk the tree for it

@@ -23,8 +23,10 @@ class StoreView(Protocol):
     def note_paths(self, paths: Iterable[str]) -> None:
         """Record paths that may have changed."""
 
-    def modified_on_disk(self, paths: tuple[str, ...] | None) -> list[str]:
-        """Recorded files (under ``paths``) that differ on disk from what the store last read."""
+    def modified_on_disk(self, paths: tuple[str, ...] | None,
+                         known: Iterable[str] = ()) -> list[str]:
+        """Recorded files (under ``paths``) that differ on disk from what the store last read
+        (``known``: paths the caller re-reads anyway)."""
 
     def diff(self, checkpoint_id: str, path: str | None = None) -> CheckpointDiff:
         """A checkpoint against its parent."""
