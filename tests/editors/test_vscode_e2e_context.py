@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors.vscode_support import EXT, REPO, packaged, run, tail
+from tests.editors.vscode_support import EXT, REPO, forked_server, packaged, run, tail
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,10 @@ def test_vscode_shared_session_then_editor_context(vsix: Path) -> None:
     reach the model and the transcript; the agent reads the buffer; / completion, a custom
     command expanded by the server, an unknown command refused, /mode, the context meter."""
     out = REPO / "artifacts" / "vscode-e2e-context"
+    # both servers (the shared serve --tcp and the extension's own) are forks: no step here
+    # checks the command's exec (test_vscode_e2e.py does, with the installed command)
     e2e = run(["node", "test/e2e/context.mjs", "--out", str(out), "--vsix", str(vsix)], EXT,
-              timeout=800)
+              timeout=800, extra_env=forked_server())
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots in {out})"
     assert (out / "shared-02-outcome.png").exists()
     assert (out / "context-02-sent.png").exists()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.editors.vscode_support import EXT, node_modules, run, tail
+from tests.editors.vscode_support import EXT, forked_server, node_modules, run, tail
 
 
 @pytest.mark.timeout(300)
 def test_vscode_unit_tests() -> None:
-    """Reducer, markdown, settings and method-table tests under node's test runner."""
+    """Reducer, markdown, settings and method-table tests under node's test runner; the
+    controller, subagent and withdrawn-approval tests against the real server (forked)."""
     node_modules()
-    proc = run(["npm", "test"], EXT, timeout=240)
+    proc = run(["npm", "test"], EXT, timeout=240, extra_env=forked_server())
     assert proc.returncode == 0, tail(proc, 80)
     typecheck = run(["npm", "run", "typecheck"], EXT, timeout=240)
     assert typecheck.returncode == 0, tail(typecheck)

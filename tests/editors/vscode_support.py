@@ -22,17 +22,28 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests import forkserver
 from tests.tooling import missing
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
 
 
-def run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run a tool with the test environment minus ``OPENPROGRAM_HOME``."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENPROGRAM_HOME"}
+def run(cmd: list[str], cwd: Path, timeout: float,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a tool with the test environment minus ``OPENPROGRAM_HOME``, plus ``extra_env``."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENPROGRAM_HOME"} | (extra_env or {})
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
+
+
+def forked_server() -> dict[str, str]:
+    """``OPENPROGRAM_LSP`` for the scripts that start the server themselves: the worker's fork
+    client (tests/forkclient.py: the real server over the real pipes, without an exec's 1.5 s of
+    imports), for the runs where no step checks the exec itself; nothing under
+    ``OPLSP_TESTS_EXEC=1``."""
+    exe = forkserver.launcher()
+    return {"OPENPROGRAM_LSP": exe} if exe else {}
 
 
 def tail(proc: subprocess.CompletedProcess[str], lines: int = 40) -> str:

@@ -13,7 +13,8 @@ import type { HostMessage } from '../src/webview/messages';
 import { startAgent, type RunningAgent } from './support/agent';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const server = join(repo, '.venv', 'bin', 'openprogram-lsp');
+// OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
+const server = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
 
 test('an agent item shows its label and status; only subagent events refresh the tree', () => {
   const done: AgentInfo = { id: 'a1', sessionId: 's', headId: 'h', label: 'tests', status: 'done', kind: 'agent', createdAt: '' };

@@ -14,7 +14,8 @@ import { startAgent, type RunningAgent } from './support/agent';
 import { ui } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const server = join(repo, '.venv', 'bin', 'openprogram-lsp');
+// OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
+const server = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
 
 class Memento {
   private data = new Map<string, unknown>();
