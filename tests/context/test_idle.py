@@ -141,11 +141,12 @@ def test_idle_turns_equal_a_from_scratch_pass() -> None:
         assert prep.known[1].hexdigest() == plain_digest([*want, prep.messages[-1]])
         cleared += bool(keys)
         clock += 5
-        calls = [ToolCallRecord(id=f"c{t}_{k}", name="read_file", kind="read", step=0,
+        calls = [ToolCallRecord(id=f"c{t}_{k * (rng.random() < 0.8)}", name="read_file",
+                                kind="read", step=0,
                                 input={"path": f"pkg/f{t}.py"}, status="completed",
                                 output=f"def handler_{t}_{k}(x):\n"
                                 + "    value = compute(x)\n" * rng.randint(0, 12))
-                 for k in range(rng.randint(0, 2))]
+                 for k in range(rng.randint(0, 2))]  # now and then a repeated call id
         chain.append(Node(id=f"a{t}", role="assistant", predecessor=f"u{t}", status="done",
                           created_at=iso(clock - 4), text=f"done {t}", tool_calls=calls or None,
                           metadata={"finishedAt": iso(clock)}))

@@ -59,7 +59,7 @@ class IdleState:
         self.seen: Chunked[Segment] = Chunked()  # the segments of the last output
         self.results: list[ResultRef] = []  # every tool result of ``seen``, in order
         self.tokens: list[int] = []  # ... and its content's estimate
-        self.index: dict[str, int] = {}  # result key -> index in ``results``
+        self.index: dict[str, list[int]] = {}  # result key -> its indexes in ``results``
         self.limit = 0  # results before it may be cleared (the last output's)
         self.cleared: set[int] = set()  # indexes in ``results`` cleared in the last output
         self.delta: dict[int, tuple[int, int]] = {}  # segment -> (tokens, chars) it changed by
@@ -83,7 +83,11 @@ class IdleState:
         # the segments from ``common`` on are new objects: their results are added again
         cut = bisect.bisect_left(self.results, common, key=_seg_of)
         for i in range(cut, len(self.results)):
-            self.index.pop(self.results[i].key, None)
+            at = self.index.get(self.results[i].key)
+            if at is not None:
+                at.remove(i)
+                if not at:
+                    del self.index[self.results[i].key]
             self.cleared.discard(i)
         del self.results[cut:], self.tokens[cut:]
         for s in range(common, seen):
@@ -100,7 +104,7 @@ class IdleState:
         for mi, m in enumerate(seg.messages):
             if m.role == "tool" and m.tool_call_id is not None:
                 key = result_key(seg.node_id, m.tool_call_id)
-                self.index[key] = len(self.results)
+                self.index.setdefault(key, []).append(len(self.results))
                 self.results.append(ResultRef(si, mi, key))
                 self.tokens.append(estimate_text(m.content))
 
@@ -114,7 +118,8 @@ class IdleState:
         candidates.update(range(min(self.limit, limit), min(max(self.limit, limit),
                                                             len(results))))
         index, changed = self.index, self.refs.changed
-        candidates.update(index[k] for k in changed if k in index)
+        for k in changed:
+            candidates.update(index.get(k, ()))
         if len(changed) > 64:  # many (a new state): sorted once
             self.protected = sorted(referenced)
             changed.clear()
