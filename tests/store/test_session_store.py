@@ -1,3 +1,4 @@
+import os
 import threading
 from pathlib import Path
 
@@ -197,3 +198,17 @@ def test_a_node_id_that_would_leave_its_directory_is_refused(tmp_path: Path) -> 
         with pytest.raises(InvalidParams, match="id"):
             store.append(sid, Node(id=bad, role="user", text="x"))
     assert not list(tmp_path.rglob("*escape*"))
+
+
+def test_taking_the_session_lock_sees_a_write_made_within_the_same_clock_tick(
+        tmp_path: Path) -> None:
+    mine, other = SessionStore(tmp_path), SessionStore(tmp_path)
+    sid = mine.create_session()
+    mine.append(sid, Node(id="a", role="user", text="a"), advance_head=True)
+    journal = mine.session_dir(sid) / ".git" / "openprogram-journal"
+    stamp = os.stat(journal)
+    other.append(sid, Node(id="b", role="assistant", text="b", predecessor="a"),
+                 advance_head=True)  # another process, in the same tick as far as mtime goes:
+    os.utime(journal, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    with mine.hold_session(sid, "turn"):  # the journal's size still moved
+        assert mine.head(sid) == "b" and mine.index(sid).next_seq == other.index(sid).next_seq
