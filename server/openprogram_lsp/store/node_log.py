@@ -11,8 +11,11 @@ crashed writer never wrote.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,16 +115,55 @@ def parse(line: str) -> Row:
             _value(f[6]) if len(f) == 7 else None)
 
 
+_open_logs: OrderedDict[str, tuple[int, int]] = OrderedDict()  # path -> (pid, descriptor)
+_open_logs_lock = threading.Lock()  # held around each append: no descriptor closed in use
+OPEN_LOGS = 128
+"""Node logs kept open for appending (the least recently used closed past it)."""
+
+
+def _descriptor(path: str) -> int:
+    """An ``O_APPEND`` descriptor of the log at ``path`` (the caller holds the lock): the one
+    kept open, unless the file it names was replaced (``rewrite``: its old inode has no link
+    left) or this is a forked child; then a new one."""
+    pid = os.getpid()
+    held = _open_logs.get(path)
+    if held is not None and held[0] == pid:
+        _open_logs.move_to_end(path)
+        try:
+            if os.fstat(held[1]).st_nlink > 0:
+                return held[1]
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            os.close(held[1])
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    _open_logs[path] = (pid, fd)
+    while len(_open_logs) > OPEN_LOGS:
+        _, (owner, old) = _open_logs.popitem(last=False)
+        if owner == pid:
+            with contextlib.suppress(OSError):
+                os.close(old)
+    return fd
+
+
+def forget(path: Path) -> None:
+    """Close the kept descriptor of a log (its session is going away)."""
+    with _open_logs_lock:
+        held = _open_logs.pop(str(path), None)
+        if held is not None and held[0] == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(held[1])
+
+
 def append(path: Path, rows: list[Row]) -> tuple[int, int]:
-    """Append lines (one ``write``, ``O_APPEND``); returns (the file's size after, bytes
+    """Append lines (one ``write``, ``O_APPEND``, through a descriptor kept open between
+    appends: a turn appends a line per node write); returns (the file's size after, bytes
     written)."""
     data = b"".join(encode(r) for r in rows)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
+    with _open_logs_lock:
+        fd = _descriptor(str(path))
         written = os.write(fd, data)
         return os.fstat(fd).st_size, written
-    finally:
-        os.close(fd)
 
 
 def rewrite(path: Path, rows: list[Row]) -> None:

@@ -32,6 +32,7 @@ from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store import node_log
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
@@ -332,6 +333,7 @@ class SessionStore:
                 self._cold.pop(sid, None)
             # move aside first so a reader never sees half a session, then remove
             trash = self.root / f".deleted-{sid}-{os.getpid()}"
+            node_log.forget(root / ".git" / NODE_LOG)  # no descriptor kept into the trash
             os.replace(root, trash)
             with self._listing_lock:
                 self._listing.forget(sid)
