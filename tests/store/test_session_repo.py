@@ -154,3 +154,21 @@ def test_the_journal_stays_open_between_writes_but_never_stays_locked(tmp_path: 
         fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     assert {b"a.txt", b"b.txt"} <= set(
         run_git(["show", "--name-only", "--format=", "HEAD"], cwd=root).split())
+
+
+def test_a_commit_takes_what_was_written_unless_the_file_changed_since(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    root = store.session_dir(sid)
+    repo = SessionRepo(root)
+    repo.write("a.txt", "mine")
+    repo.write("b.txt", "mine too")
+    other = SessionRepo(root)  # another writer replaces b.txt after us
+    other.write("b.txt", "theirs")
+    assert repo.commit("two")
+    assert run_git(["show", "HEAD:a.txt"], cwd=root) == b"mine"
+    assert run_git(["show", "HEAD:b.txt"], cwd=root) == b"theirs"  # read back: not ours
+    repo.write("a.txt", "again")
+    (root / "a.txt").write_text("edited in place")  # not through the store
+    assert repo.commit("three")
+    assert run_git(["show", "HEAD:a.txt"], cwd=root) == b"edited in place"

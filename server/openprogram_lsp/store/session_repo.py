@@ -62,6 +62,10 @@ _CONFIG = """[core]
 """
 
 
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def init_repository(root: Path) -> None:
     """Create ``root/.git`` in process (what ``git init -b main`` makes, minus samples)."""
     git_dir = root / ".git"
@@ -89,6 +93,10 @@ class SessionRepo:
         # is taken and dropped around each use
         self._jfd: int | None = None
         self._jpid = 0
+        # what this instance last wrote to each path not committed yet, and the file's stamp
+        # then: the commit takes those bytes instead of reading the file back, while the
+        # stamp says the file is still the one written
+        self._written: dict[str, tuple[bytes, tuple[int, int, int, int]]] = {}
 
     def __del__(self) -> None:
         self._drop_journal()
@@ -136,11 +144,38 @@ class SessionRepo:
                 replace_file(path, payload)
             except FileNotFoundError:  # its directory went (a session deleted under us)
                 self._dirs.discard(parent)
+                self._written.pop(rel, None)
                 raise
             os.write(fd, line)  # after: the journal's stamp moves once the file is there
+            self._remember(rel, path, payload)
+
+    def _remember(self, rel: str, path: str, payload: bytes | str) -> None:
+        if len(self._written) >= 4096:
+            self._written.clear()
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._written.pop(rel, None)
+            return
+        data = payload.encode("utf-8") if isinstance(payload, str) else payload
+        self._written[rel] = (data, _stamp(st))
+
+    def _content(self, rel: str) -> bytes:
+        """The bytes of a file to commit: those this instance wrote, while the file is still
+        that one (same inode, size and times), else read from disk."""
+        path = f"{self._base}/{rel}"
+        held = self._written.pop(rel, None)
+        if held is not None:
+            try:
+                if _stamp(os.stat(path)) == held[1]:
+                    return held[0]
+            except OSError:
+                pass
+        return read_file(path)
 
     def remove(self, rel: str) -> None:
         """Delete one file of the session and journal it."""
+        self._written.pop(rel, None)
         with self._journal(fcntl.LOCK_SH) as fd:
             os.write(fd, rel.encode("utf-8", "surrogateescape") + b"\n")
             with contextlib.suppress(FileNotFoundError):
@@ -243,7 +278,7 @@ class SessionRepo:
             leaves: dict[str, Leaf] = {}
             for rel in sorted(paths):
                 try:
-                    data = read_file(f"{self._base}/{rel}")
+                    data = self._content(rel)
                 except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                     leaves[rel] = None
                     continue
