@@ -8,7 +8,8 @@ fork server beside it (``../s``) to fork ``openprogram_lsp.launch.main()`` with 
 own stdin, stdout and stderr, argv, environment and cwd; forwards SIGTERM, SIGINT, SIGHUP,
 SIGQUIT, SIGUSR1 and SIGUSR2 to that child; and exits with its status (killed by a signal, it
 dies by the same signal). The editor talks to the real server over the real pipes; only the pid
-it holds is this script's, not the server's.
+it holds is this script's, not the server's. Copied as ``python-script``, it stands in for
+``python SCRIPT ARGS...`` instead (the tests' MCP server, started by the server).
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def main(path: str) -> int:
     except OSError as exc:
         return _fail(f"no fork server at {path} ({exc.strerror}); the test worker that started "
                      "it has ended")
-    request = {"args": sys.argv[1:], "argv0": sys.argv[0], "env": dict(os.environ),
-               "cwd": os.getcwd(), "path0": os.path.dirname(os.path.abspath(sys.argv[0]))}
+    request = {"program": os.path.basename(sys.argv[0]), "args": sys.argv[1:],
+               "argv0": sys.argv[0], "env": dict(os.environ), "cwd": os.getcwd(),
+               "path0": os.path.dirname(os.path.abspath(sys.argv[0]))}
     try:
         socket.send_fds(conn, [json.dumps(request).encode()], _stdio())
         line = _line(conn)

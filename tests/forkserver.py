@@ -38,6 +38,12 @@ from typing import IO, Any
 EXEC_ENV = "OPLSP_TESTS_EXEC"
 MODULES = ("openprogram_lsp", "openprogram_lsp.cli")
 """``python -m`` targets the fork server answers (both end in ``launch.main``/``cli.main``)."""
+LAUNCHER = "openprogram-lsp"
+"""The fork client's name for the command (``openprogram_lsp.launch.main``)."""
+SCRIPT = "python-script"
+"""The fork client's name for ``python SCRIPT ARGS...``: the tests' MCP server, whose SDK the
+fork server imports on the first such start."""
+SCRIPT_IMPORTS = ("mcp.server.mcpserver", "mcp.types")
 
 
 # -- the fork server (a separate process) ------------------------------------------------------
@@ -76,6 +82,13 @@ def _serve(path: str) -> None:
             conn, _ = listener.accept()
             data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
             request = json.loads(data)
+            if request.get("program") == SCRIPT and SCRIPT_IMPORTS[0] not in sys.modules:
+                import importlib
+
+                for name in SCRIPT_IMPORTS:  # once, shared by every forked script
+                    importlib.import_module(name)
+                gc.collect()
+                gc.freeze()
             set_up, done = os.pipe()
             pid = os.fork()
             if pid == 0:
@@ -127,8 +140,15 @@ def _child(request: dict[str, Any], fds: list[int], done: int) -> None:
     sys.path[0] = request.get("path0", request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = [request["argv0"], *request["args"]]
     os.close(done)
+    if request.get("program") == SCRIPT:  # ``python SCRIPT ARGS...``
+        import runpy
+
+        sys.argv = list(request["args"])
+        sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+        runpy.run_path(sys.argv[0], run_name="__main__")
+        raise SystemExit(0)
+    sys.argv = [request["argv0"], *request["args"]]
     from openprogram_lsp.launch import main
 
     raise SystemExit(main())  # the interpreter's own exit: atexit, thread joins, flushes
@@ -179,20 +199,21 @@ class _ForkServer:
 
 
 _SERVER = _ForkServer()
-LAUNCHER = "openprogram-lsp"
 
 
-def launcher() -> str | None:
+def launcher(program: str = LAUNCHER) -> str | None:
     """An executable ``openprogram-lsp`` that forks this worker's server (tests/forkclient.py),
-    for the editors and ACP clients that start the command themselves; None when
+    for the editors and ACP clients that start the command themselves (or, ``SCRIPT``, one that
+    stands in for ``python``, for the MCP servers the command starts); None when
     ``OPLSP_TESTS_EXEC`` asks for real execs (or off Linux)."""
     if os.environ.get(EXEC_ENV) or sys.platform != "linux":
         return None
-    exe = Path(_SERVER.ensure()).parent / "bin" / LAUNCHER
+    assert program in (LAUNCHER, SCRIPT), program
+    exe = Path(_SERVER.ensure()).parent / "bin" / program
     if not exe.exists():
         source = Path(__file__).with_name("forkclient.py").read_text("utf-8")
         exe.parent.mkdir(exist_ok=True)
-        part = exe.with_name(f".{LAUNCHER}.{os.getpid()}")
+        part = exe.with_name(f".{program}.{os.getpid()}")
         part.write_text(f"#!{sys.executable} -IS\n{source}", "utf-8")
         part.chmod(0o755)
         part.replace(exe)  # whole or absent, for a start that races this one

@@ -174,3 +174,17 @@ def test_without_a_fork_server_the_client_says_so(tmp_path: Path) -> None:
     [line] = done.stderr.splitlines()
     assert line.startswith(f"openprogram-lsp (test fork client): no fork server at {tmp_path}")
     assert done.stdout == ""
+
+
+def test_the_script_client_runs_python_scripts(tmp_path: Path) -> None:
+    exe = forkserver.launcher(forkserver.SCRIPT)
+    if exe is None:
+        pytest.skip(f"{forkserver.EXEC_ENV} is set: every start is an exec")
+    script = tmp_path / "echo.py"
+    script.write_text("import os, sys\nprint(sys.argv, os.getcwd(), os.environ['X'])\n"
+                      "print(sys.stdin.read(), file=sys.stderr)\nraise SystemExit(3)\n")
+    done = subprocess.run([exe, str(script), "a b"], env={"X": "y"}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, input="in")
+    assert done.returncode == 3
+    assert done.stdout == f"{[str(script), 'a b']} {tmp_path} y\n"
+    assert done.stderr == "in\n"

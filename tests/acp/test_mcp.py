@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 from acp.schema import EnvVariable, McpServerStdio
 
 from acp import text_block
 from tests.acp.client import RecordingClient, subprocess_agent
-from tests.tools.mcp.demo import DEMO
+from tests.tools.mcp.demo import DEMO, python
 
 
 async def test_session_mcp_server_tool_runs_in_a_turn(home: Path, workspace: Path,
@@ -20,7 +19,7 @@ async def test_session_mcp_server_tool_runs_in_a_turn(home: Path, workspace: Pat
     script.write_text(json.dumps([
         {"tool_calls": [{"name": "mcp__demo__echo", "arguments": {"text": "over mcp"}}]},
         {"text": "done"}]))
-    server = McpServerStdio(name="demo", command=sys.executable, args=[str(DEMO)],
+    server = McpServerStdio(name="demo", command=python(), args=[str(DEMO)],
                             env=[EnvVariable(name="DEMO_DIR", value=str(tmp_path))])
     client = RecordingClient()
     async with subprocess_agent(client, home, workspace, "--model",

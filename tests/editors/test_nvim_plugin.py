@@ -189,7 +189,7 @@ def test_mcp_approval_shows_server_tool_and_arguments_and_health_lists_it(
     notes = env["tmp"] / "notes"
     notes.mkdir()
     (notes / "a.txt").write_text("keep me")
-    servers = {"notes": demo_def(notes=notes)}
+    servers = {"notes": demo_def(notes=notes, exec_server=True)}
     out = _run(env, "mcp", [
         {"tool_calls": [{"name": "mcp__notes__delete_note", "arguments": {"name": "a.txt"}}]},
         {"text": "It was not deleted."},
@@ -437,7 +437,9 @@ def test_session_browser_and_switching_while_a_turn_runs(env: dict[str, Path]) -
     out = _run(env, "sessions_browser", [
         {"text": "Alpha answer."},
         {"text": "Beta answer."},
-        {"text": "Once upon a time " * 40, "delay": 0.05},
+        # ~1.7 s of streaming: it still runs while the panel switches and gamma's turn ends
+        # (~0.1 s idle)
+        {"text": "Once upon a time " * 16, "delay": 0.05},
         {"text": "Gamma answer."},
     ])
     here = _text(out["lines_here"])

@@ -6,10 +6,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests import forkserver
+
 DEMO = Path(__file__).with_name("demo_server.py")
 
 
-def demo_def(*flags: str, notes: Path | None = None, **extra: Any) -> dict[str, Any]:
-    """A stdio definition of the demo server."""
+def python() -> str:
+    """The command that runs ``DEMO``: a fork of the worker's fork server, which has imported
+    the MCP SDK once (tests/forkclient.py), else this interpreter."""
+    return forkserver.launcher(forkserver.SCRIPT) or sys.executable
+
+
+def demo_def(*flags: str, notes: Path | None = None, exec_server: bool = False,
+             **extra: Any) -> dict[str, Any]:
+    """A stdio definition of the demo server; ``exec_server``: a real ``python demo_server.py``
+    (for a check of the pid the client holds)."""
     env = {"DEMO_DIR": str(notes)} if notes is not None else {}
-    return {"command": sys.executable, "args": [str(DEMO), *flags], "env": env, **extra}
+    command = sys.executable if exec_server else python()
+    return {"command": command, "args": [str(DEMO), *flags], "env": env, **extra}

@@ -53,7 +53,9 @@ async def test_a_server_that_never_answers_fails_clearly_without_blocking(
         tmp_path: Path, workspace: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False, startup_timeout=1.0)
     pid_file = tmp_path / "mute.pid"
-    hub.set_editor_servers({"mute": demo_def("--no-start", env={"DEMO_PID_FILE": str(pid_file)})})
+    # a real exec: the hub's kill of the pid it holds must end the server that never answered
+    hub.set_editor_servers({"mute": demo_def("--no-start", exec_server=True,
+                                             env={"DEMO_PID_FILE": str(pid_file)})})
     try:
         started = time.monotonic()
         assert await hub.tools_for(workspace) == []

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from acp.schema import EnvVariable, McpServerStdio
 
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.mcp.sources import McpToolSources
-from tests.tools.mcp.demo import DEMO
+from tests.tools.mcp.demo import DEMO, python
 
 
 async def test_acp_session_servers_start_and_leave_with_the_session(
         tmp_path: Path, workspace: Path, notes: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False)
     sources = McpToolSources(hub)
-    server = McpServerStdio(name="notes", command=sys.executable, args=[str(DEMO)],
+    server = McpServerStdio(name="notes", command=python(), args=[str(DEMO)],
                             env=[EnvVariable(name="DEMO_DIR", value=str(notes))])
     try:
         await sources.connect("s1", workspace, [server])

@@ -5,7 +5,7 @@
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
-  H.setup({ approvals = { ui = 'float' }, approval_timeout = 4 })
+  H.setup({ approvals = { ui = 'float' }, approval_timeout = 60 })
   H.track()
   local fl = require('openprogram.approval_float')
   -- the user works in a file of their own, in Insert mode, when the approval arrives
@@ -35,7 +35,11 @@ H.run(function()
   H.out.file_after = H.read('big.txt')
   H.out.back_in = vim.api.nvim_get_current_buf() == mine
 
-  -- a second request left unanswered: the server withdraws it and the float goes
+  -- a second request left unanswered: the server withdraws it and the float goes. Its timeout
+  -- is a setting changed on the running server (1 s: the float opens within ~20 ms idle)
+  require('openprogram.config').options.approval_timeout = 1
+  require('openprogram.client').find():notify('workspace/didChangeConfiguration',
+    { settings = { openprogram = { approvalTimeout = 1 } } })
   vim.cmd('OpenProgram write another')
   vim.api.nvim_set_current_win(mine_win)
   H.wait(function()
