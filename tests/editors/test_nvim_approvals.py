@@ -1,4 +1,6 @@
-"""The Neovim approval prompt says whether a command will run sandboxed (approvals.lua)."""
+"""Approvals in the Neovim plugin: the prompt says whether a command runs sandboxed
+(approvals.lua); in a real headless Neovim against the real server, MCP tools' prompts, withdrawn
+prompts, the approval float, rules revoked across a restart."""
 
 from __future__ import annotations
 
@@ -7,6 +9,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests.editors.nvim import runner
+from tests.editors.nvim.runner import joined, run_scripted
+from tests.tools.mcp.demo import demo_def
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parents[1] / "editors" / "nvim"
@@ -37,3 +45,131 @@ def test_prompt_says_sandboxed_or_why_not() -> None:
         "Allow run_command [execute]: Run `ls` (NOT sandboxed: not sandboxed: no bwrap)?",
         "Allow write_file [edit]: Write a?",
     ]
+
+
+@pytest.mark.usefixtures("require_nvim")
+@pytest.mark.timeout(180)
+def test_mcp_approval_shows_server_tool_and_arguments_and_health_lists_it(
+        env: dict[str, Path]) -> None:
+    notes = env["tmp"] / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("keep me")
+    servers = {"notes": demo_def(notes=notes)}
+    out = run_scripted(env, "mcp", [
+        {"tool_calls": [{"name": "mcp__notes__delete_note", "arguments": {"name": "a.txt"}}]},
+        {"text": "It was not deleted."},
+    ], extra_env={"OP_MCP": json.dumps(servers)})
+    assert out["prompts"] == [
+        'Allow MCP server notes, tool delete_note [delete] with {"name":"a.txt"}?']
+    assert out["preview"][:3] == ["// MCP server: notes", "// tool: delete_note",
+                                  "// arguments:"]
+    assert '  "name": "a.txt"' in out["preview"]
+    assert "MCP notes · delete_note" in out["winbar"]
+    assert out["note_left"] == "keep me"  # rejected: nothing done
+    report = joined(out["report"])
+    assert "MCP servers" in report
+    assert "notes (editor, stdio): ready" in report and "tool(s)" in report
+
+
+@pytest.mark.usefixtures("require_nvim")
+@pytest.mark.timeout(180)
+def test_unanswered_approval_is_withdrawn(env: dict[str, Path]) -> None:
+    out = run_scripted(env, "withdraw", [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "late.txt", "content": "late\n"}}]},
+        {"text": "The write was not approved."},
+    ])
+    assert out["asked"] == 1
+    assert out.get("file") is None
+    assert out["pending_at_finish"] == 0  # withdrawn by $/cancelRequest, before the turn ended
+    assert out["pending"] == 0 and not out["diff_open"]
+    text = joined(out["lines"])
+    assert "The write was not approved." in text
+    assert "failed" in text
+
+
+@pytest.mark.usefixtures("require_nvim")
+@pytest.mark.timeout(180)
+def test_withdrawn_event_closes_only_the_named_prompt(env: dict[str, Path]) -> None:
+    out = run_scripted(env, "withdraw_two", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+        {"text": "Wrote b.txt."},
+        {"text": "spare"},
+    ])
+    assert out["probe"] == {"pending": 0, "value": "gone"}
+    assert out["pending_before"] == 2
+    assert out["previews_before"] == ["a.txt", "b.txt"]
+    asked = out["asked"]
+    # The server named the panel's prompt; exactly that one closed, diff preview included.
+    assert [w["toolCallId"] for w in out["withdrawn"]] == [asked["a.txt"]]
+    assert out["withdrawn"][0]["reason"] == "cancelled"
+    assert out["remaining"] == asked["b.txt"]
+    assert out["previews_after"] == ["b.txt"]
+    # Closed before the panel's turn ended (not by the turn.finished fallback).
+    assert out["pending_at_finish"] == [asked["b.txt"]]
+    assert out["other"]["status"] == "done"
+    assert out["b"] == "b\n" and out.get("a") is None
+    assert out["pending_end"] == 0 and out["previews_end"] == []
+    assert "approval withdrawn (cancelled): Write a.txt" in joined(out["lines_at_finish"])
+    assert "Write b.txt" not in joined(out["lines_at_finish"])
+
+
+@pytest.mark.usefixtures("require_nvim")
+@pytest.mark.timeout(180)
+def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
+        env: dict[str, Path]) -> None:
+    big = "".join(f"line {i}\n" for i in range(1, 26))
+    out = run_scripted(env, "approval_float", [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "big.txt", "content": big}}]},
+        {"text": "Done."},
+        {"text": "Again.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "other.txt", "content": "x\n"}}]},
+        {"text": "Not approved."},
+    ])
+    assert out["current_is_mine"], out
+    assert out["still_waiting"]
+    assert out["mine"] == ["typed while it waited"]
+    assert out.get("file_before") is None
+    lines = out["float_lines"]
+    assert all(f"+line {i}" in lines for i in range(1, 26))  # the whole new file
+    assert any(x.startswith("[1] Allow once") for x in lines)
+    assert "Reject" in out["float_winbar"]
+    assert out["focused"] and out["file_after"] == big
+    assert out["back_in"]
+    assert out["float_closed"] and out["queue"] == 0 and out.get("other") is None
+
+
+@pytest.mark.usefixtures("require_nvim")
+@pytest.mark.timeout(180)
+def test_rules_revoke_and_prompts_keyed_by_unique_ids_across_a_restart(
+        env: dict[str, Path]) -> None:
+    out = runner.run_scenario("rules_restart", env["ws"], model="offline", home=env["home"])
+    assert out["ok"], out.get("error")
+    # "always" for `echo one` held for the next call, then was listed and revoked
+    assert out["prompts_after_rule"] == 1
+    prompt_rule, settings_rule = out["first_items"]
+    assert "Run `echo one`" in prompt_rule and "workspace" in prompt_rule
+    assert "from your rules setting" in settings_rule
+    assert out["revoked"] is True and out["confirm"]
+    assert out["prompts_after_revoke"] == 2  # asked again, same server
+    # the settings rule let `echo settings` run unasked; removed from the editor, it asks
+    assert out["prompts_with_setting"] == 2
+    [setting] = out["setting_items"]
+    assert "from your rules setting" in setting and "echo set*" in setting
+    assert out["setting_removed"] is True and out["options_rules"] == 0
+    assert out["prompts_after_setting"] == 3 and "echo settings" in out["prompts"][2]
+    # after the restart: a new server, the same session, a prompt of its own call
+    assert out["new_client"] != out["old_client"]
+    assert out["session_after"] == out["session"]
+    assert len(out["prompts"]) == 4 and "echo two" in out["prompts"][3]
+    ids = [s["id"] for s in out["started"]]
+    assert len(set(ids)) == len(ids) == 6
+    last = out["pending_keys"][3]
+    assert {"turn": last["turn"], "id": last["key"]} in [
+        {"turn": s["turn"], "id": s["id"]} for s in out["started"] if "echo two" in s["title"]]
+    assert last["key"] != out["pending_keys"][0]["key"]
+    text = "\n".join(out["lines"])
+    assert "echo one" in text and "echo two" in text
+    assert out["pending_end"] == 0

@@ -105,3 +105,15 @@ def run_scenario(
     assert data.get("ok"), (
         f"{name} failed in Neovim:\n{data.get('error')}\nnotes: {data.get('notes')}")
     return data
+
+
+def run_scripted(env: dict[str, Path], name: str, responses: list[dict[str, Any]],
+                 **kw: Any) -> dict[str, Any]:
+    """``run_scenario`` in ``env`` (the ``env`` fixture) with a scripted model of ``responses``."""
+    model = write_script(env["tmp"] / "script.json", responses)
+    return run_scenario(name, env["ws"], model=model, home=env["home"], **kw)
+
+
+def joined(lines: list[str]) -> str:
+    """Buffer lines as one text."""
+    return "\n".join(lines)
