@@ -55,3 +55,29 @@ def test_a_workspace_kept_under_the_state_root_still_edits_its_own_files(
     assert resolve_in_workspace(ws, "a.txt") == (ws / "a.txt").resolve()
     assert is_protected(home / "sessions", ws)
     assert os.path.isdir(home / "sessions")
+
+
+def test_a_tool_call_resolves_each_of_its_paths_once(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.tools import paths
+    from openprogram_lsp.tools.facts import call_facts
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    calls: list[str] = []
+    real = os.path.realpath
+
+    def counting(p: object, *args: object, **kwargs: object) -> str:
+        calls.append(str(p))
+        return real(p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(paths.os.path, "realpath", counting)
+    with paths.resolved_once():  # what ToolRunner.run does around one call
+        facts = call_facts(ws, "write_file", "edit", {"path": "a/b.txt"}, "s1")
+        assert facts.path == "a/b.txt" and paths.confined(ws, "a/b.txt") == "a/b.txt"
+        for _ in range(2):  # a refusal is never remembered: each check refuses again
+            with pytest.raises(WorkspaceEscape):
+                paths.confined(ws, "../out.txt")
+    assert len(calls) == 2  # the workspace and the target, once each
+    paths.confined(ws, "a/b.txt")
+    assert len(calls) == 4  # outside a call: resolved again

@@ -29,6 +29,7 @@ from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
 from openprogram_lsp.tools.facts import call_facts, control_paths
 from openprogram_lsp.tools.output import cap_text
+from openprogram_lsp.tools.paths import resolved_once
 from openprogram_lsp.tools.policy import READ_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
 from openprogram_lsp.tools.rulebook import RuleBook
@@ -78,6 +79,10 @@ class ToolRunner:
 
     async def run(self, call: ToolCall, step: int) -> tuple[ToolCallRecord, ToolOutput]:
         """Run one call through gate and approval; never raises except on cancellation."""
+        with resolved_once():  # its facts, approval and run check each path once
+            return await self._run(call, step)
+
+    async def _run(self, call: ToolCall, step: int) -> tuple[ToolCallRecord, ToolOutput]:
         tool = self.tools.get(call.name)
         record = ToolCallRecord(id=call.id, name=call.name, kind=tool.kind if tool else "other",
                                 input=call.arguments, status="in_progress", step=step,

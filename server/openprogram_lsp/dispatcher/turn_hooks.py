@@ -32,9 +32,11 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     if engine is None:
         return None
     pending = engine.pending_definitions(turn.workspace)
-    once = await _until_cancel(approve(pending, workspace=turn.workspace, trust=engine.trust,
-                                       approver=s.approver, session_id=turn.session_id,
-                                       turn_id=turn.turn_id), turn.control.cancel)
+    once: frozenset[str] = frozenset()
+    if pending:  # (nothing to ask: no question, no race against the cancel)
+        once = await _until_cancel(approve(pending, workspace=turn.workspace, trust=engine.trust,
+                                           approver=s.approver, session_id=turn.session_id,
+                                           turn_id=turn.turn_id), turn.control.cancel)
     left = [p for p in pending
             if p.id not in once and engine.trust.state(turn.workspace, p.id) == "unknown"]
     if left:

@@ -855,7 +855,8 @@ class SessionStore:
         beside, legacy = self._context_paths(sid, turn_id)
         rel = beside or legacy
         with self.locked(sid) as entry:
-            if any(p and (entry.root / p).exists() for p in (beside, legacy)):
+            base = str(entry.root)
+            if any(p and os.path.lexists(f"{base}/{p}") for p in (beside, legacy)):
                 raise ValueError(f"context commit for {turn_id!r} already written")
             stored = dict(record)
             lists = [k for k in _ID_LISTS if isinstance(stored.get(k), list)

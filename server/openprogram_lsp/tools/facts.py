@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.errors import OpenProgramError
-from openprogram_lsp.tools.paths import relative, resolve_in_workspace
+from openprogram_lsp.tools.paths import confined
 from openprogram_lsp.tools.rules import EDIT_KINDS, CallFacts
 from openprogram_lsp.tools.shell_split import split_command
 
@@ -22,7 +22,7 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
     raw = arguments.get("path")
     if kind in EDIT_KINDS and isinstance(raw, str):
         try:
-            path = relative(workspace, resolve_in_workspace(workspace, raw))
+            path = confined(workspace, raw)
         except OpenProgramError:
             path = None  # the tool will refuse it; no rule covers it meanwhile
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
@@ -48,7 +48,7 @@ def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list
         if not isinstance(raw, str):
             continue
         try:
-            rel = relative(workspace, resolve_in_workspace(workspace, raw))
+            rel = confined(workspace, raw)
         except OpenProgramError:
             continue
         if is_control_file(rel.lower()):

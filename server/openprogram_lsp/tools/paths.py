@@ -7,6 +7,9 @@ goes through; ``refuse_protected`` is its last step, for callers that walk a tre
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from openprogram_lsp.core.errors import WorkspaceEscape
@@ -32,11 +35,38 @@ def refuse_protected(target: Path, workspace: Path, shown: str) -> None:
         raise WorkspaceEscape(f"path {shown!r} " + STATE_REFUSAL.format(root=root))
 
 
+_per_call: ContextVar[dict[tuple[str, str], tuple[str, str]] | None] = ContextVar(
+    "op_call_paths", default=None)
+
+
+@contextmanager
+def resolved_once() -> Iterator[None]:
+    """Within the block (one tool call: its rule facts, its approval, the tool itself) a path
+    is resolved once; each later check of it reuses that. ``core.fdfs`` still walks it from
+    the root's descriptor when the tool opens it, so a link changed meanwhile is refused."""
+    token = _per_call.set({})
+    try:
+        yield
+    finally:
+        _per_call.reset(token)
+
+
 def _resolved(workspace: Path, path: str) -> tuple[str, str]:
     """(the workspace's real path, the path's real target, inside it), or WorkspaceEscape.
 
     Each is resolved once (one ``lstat`` per component); every later check compares
     strings."""
+    memo = _per_call.get()
+    key = (str(workspace), path)
+    if memo is not None and key in memo:
+        return memo[key]
+    found = _resolve(workspace, path)
+    if memo is not None:
+        memo[key] = found
+    return found
+
+
+def _resolve(workspace: Path, path: str) -> tuple[str, str]:
     if not path or path.strip() == "":
         raise WorkspaceEscape("path is empty")
     if "\x00" in path:

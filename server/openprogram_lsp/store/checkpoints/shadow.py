@@ -176,8 +176,11 @@ class ShadowRepo:
         try:
             if self.head() != old:
                 raise CheckpointError("checkpoint head moved during a commit")
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{new}\n".encode(), 0)
+            line = f"{new}\n".encode()
+            # over the owner record, then cut to the line: never truncated to nothing (on ext4
+            # a file truncated to zero has its blocks forced out when it is closed)
+            os.pwrite(fd, line, 0)
+            os.ftruncate(fd, len(line))
             os.close(fd)
             fd = -1
             os.replace(lock, ref)

@@ -214,10 +214,14 @@ class WriteFile(Tool):
             await _buffer_write(ctx, rel, args.path, unsaved, args.content)
             return ToolOutput(f"Wrote {args.path} in the editor's buffer, which had unsaved "
                               "changes; it is not saved to disk yet")
-        existed = fdfs.lstat(ctx.workspace, rel) is not None
-        if ctx.editor is None or not await _editor_write(ctx, rel, args.content):
+        if ctx.editor is None:  # one walk of the path: the write says whether it existed
             existed = await offload(fdfs.write_atomic, ctx.workspace, rel,
-                                              args.content.encode("utf-8"))
+                                    args.content.encode("utf-8"))
+        else:
+            existed = fdfs.lstat(ctx.workspace, rel) is not None
+            if not await _editor_write(ctx, rel, args.content):
+                existed = await offload(fdfs.write_atomic, ctx.workspace, rel,
+                                        args.content.encode("utf-8"))
         ctx.touched(rel)
         verb = "Updated" if existed else "Created"
         return ToolOutput(f"{verb} {args.path} ({len(args.content.encode())} bytes)")
