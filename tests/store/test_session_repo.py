@@ -172,3 +172,23 @@ def test_a_commit_takes_what_was_written_unless_the_file_changed_since(tmp_path:
     (root / "a.txt").write_text("edited in place")  # not through the store
     assert repo.commit("three")
     assert run_git(["show", "HEAD:a.txt"], cwd=root) == b"edited in place"
+
+
+def test_the_branch_ref_moves_in_place_and_a_killed_writers_lock_is_taken_over(
+        tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    sid = store.create_session()
+    root = store.session_dir(sid)
+    _grow(store, sid, 1)
+    assert store.commit_turn(sid, "one")
+    ref = root / ".git" / "refs" / "heads" / "main"
+    inode = ref.stat().st_ino
+    _grow(store, sid, 1, start=1)
+    assert store.commit_turn(sid, "two")
+    assert ref.stat().st_ino == inode  # overwritten, not replaced
+    (root / ".git" / "refs" / "heads" / "main.lock").write_text("")  # a killed writer's
+    _grow(store, sid, 1, start=2)
+    assert store.commit_turn(sid, "three")
+    assert not (root / ".git" / "refs" / "heads" / "main.lock").exists()
+    assert store.git_log(sid)[:3] == ["three", "two", "one"]
+    run_git(["fsck", "--strict", "--no-dangling"], cwd=root)
