@@ -150,3 +150,29 @@ def test_checkpoints_made_during_a_background_prune_land_on_top(tmp_path: Path) 
     assert restored.safety_checkpoint_id is not None
     store.restore(restored.safety_checkpoint_id)
     assert tree_hash(ws) == files
+
+
+def test_a_turn_asks_for_no_prune_while_no_limit_can_be_exceeded(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home", max_count=4)
+    assert store.retention_may_be_due()  # nothing known yet: the background prune decides
+    store.ensure_baseline("s")
+
+    def turn(n: int) -> None:
+        (ws / "f.txt").write_text(f"version {n}\n")
+        store.note_paths(["f.txt"])
+        assert store.commit_turn("s", f"t{n}", "m") is not None
+
+    turn(1)
+    turn(2)
+    store.list()  # the chain as this process knows it
+    assert not store.retention_may_be_due()  # three checkpoints, all new: nothing to drop
+    turn(3)
+    assert not store.retention_may_be_due()  # four: at the limit
+    turn(4)
+    assert store.retention_may_be_due()  # five: past it by the margin (a tenth, at least one)
+    store.prune_if_due()
+    assert not store.retention_may_be_due()
+    aged = open_store(ws, tmp_path / "home", max_count=100, max_age_days=0.0)
+    aged.list()
+    assert aged.retention_may_be_due()  # every checkpoint is older than no days at all

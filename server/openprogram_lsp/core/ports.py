@@ -60,6 +60,11 @@ class Checkpointer(Protocol):
         """Apply the retention limits when they are exceeded; returns dropped ids."""
         ...
 
+    def retention_may_be_due(self) -> bool:
+        """False only when no limit can be exceeded yet (checked without a lock or a read):
+        then no background prune needs asking for."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:

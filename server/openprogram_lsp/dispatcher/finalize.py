@@ -175,7 +175,8 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
     subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
     store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
-    if checkpoint is not None and checkpointer is not None:
+    if checkpoint is not None and checkpointer is not None \
+            and checkpointer.retention_may_be_due():
         prune_later(checkpointer, lambda: referenced_checkpoints(store, turn.workspace))
     result = TurnResult(
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,

@@ -19,7 +19,7 @@ from openprogram_lsp.store.gitobj import trees as _trees
 from openprogram_lsp.store.gitobj.trees import ObjectStore
 
 
-def _created(value: str) -> datetime | None:
+def created_at(value: str) -> datetime | None:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -47,7 +47,7 @@ def choose_drops(entries: list[Entry], max_count: int | None, max_age_days: floa
         else:
             too_many = (max_count is not None and n >= max(max_count, 1)
                         and (force or entry.checkpoint.kind != "restore"))
-            created = _created(entry.checkpoint.created_at)
+            created = created_at(entry.checkpoint.created_at)
             too_old = cutoff is not None and created is not None and created < cutoff
             if too_many or too_old:
                 drops.add(entry.commit)

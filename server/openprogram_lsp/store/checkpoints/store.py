@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
@@ -417,6 +417,30 @@ class CheckpointStore:
             if self._seen_head == self._chain_head:  # the rewrite is ours: nothing is stale
                 self._seen_head = self.repo.head()
             return dropped
+
+    def retention_may_be_due(self) -> bool:
+        """False when the chain this process last saw holds fewer checkpoints past the count
+        limit than a prune waits for (a tenth of the limit) and its oldest is younger than the
+        age limit: nothing would be dropped, so a turn asks for no prune (a chain not cached,
+        or grown by another process since, says True; the prune itself then decides)."""
+        from openprogram_lsp.store.checkpoints.retention import created_at
+
+        entries = self._chain  # one reference read: no lock
+        if entries is None or self._chain_head != self._seen_head:
+            return True
+        count, age = self.config.max_count, self.config.max_age_days
+        if count is not None:
+            margin = max(1, count // 10)  # what prune_if_due waits for, as below
+            if sum(1 for e in entries if e.checkpoint is not None) - max(count, 1) >= margin:
+                return True
+        if age is None:
+            return False
+        oldest = next((e.checkpoint for e in reversed(entries) if e.checkpoint is not None),
+                      None)
+        if oldest is None:
+            return False
+        created = created_at(oldest.created_at)
+        return created is None or created < datetime.now(UTC) - timedelta(days=age)
 
     def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()) -> Ids:
         """``prune()`` with the configured limits once a margin (a tenth of the count) of
