@@ -67,8 +67,11 @@ def main(path: str) -> int:
         with contextlib.suppress(OSError):  # already gone: its exit line is on the way
             signal.pidfd_send_signal(target[0], sig)
 
+    # an ignored signal stays ignored, in the child too, as it would be across an exec
+    ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]
     for sig in FORWARDED:
-        signal.signal(sig, forward)
+        if sig not in ignored:
+            signal.signal(sig, forward)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -77,7 +80,8 @@ def main(path: str) -> int:
                      "it has ended")
     request = {"program": os.path.basename(sys.argv[0]), "args": sys.argv[1:],
                "argv0": sys.argv[0], "env": dict(os.environ), "cwd": os.getcwd(),
-               "path0": os.path.dirname(os.path.abspath(sys.argv[0]))}
+               "path0": os.path.dirname(os.path.abspath(sys.argv[0])),
+               "ignored": ignored}
     try:
         socket.send_fds(conn, [json.dumps(request).encode()], _stdio())
         line = _line(conn)

@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import IO, Any
 
 EXEC_ENV = "OPLSP_TESTS_EXEC"
+CARRIED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1,
+           signal.SIGUSR2)
+"""Signals whose ignored state a child takes from the caller, as an exec'd one inherits it
+(a suite started in the background runs with SIGINT ignored, and so would its servers)."""
 MODULES = ("openprogram_lsp", "openprogram_lsp.cli")
 """``python -m`` targets the fork server answers (both end in ``launch.main``/``cli.main``)."""
 LAUNCHER = "openprogram-lsp"
@@ -146,6 +150,7 @@ def _child(request: dict[str, Any], fds: list[int], done: int) -> None:
     sys.path[0] = request.get("path0", request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _dispositions(set(request.get("ignored", ())))
     os.close(done)
     if request.get("program") == SCRIPT:  # ``python SCRIPT ARGS...``
         import runpy
@@ -158,6 +163,22 @@ def _child(request: dict[str, Any], fds: list[int], done: int) -> None:
     from openprogram_lsp.launch import main
 
     raise SystemExit(main())  # the interpreter's own exit: atexit, thread joins, flushes
+
+
+def _dispositions(ignored: set[int]) -> None:
+    """The caller's ignored signals stay ignored; the others are what a new interpreter has
+    (Python's KeyboardInterrupt handler for SIGINT, the default for the rest)."""
+    for sig in CARRIED:
+        if sig in ignored:
+            signal.signal(sig, signal.SIG_IGN)
+        else:
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT
+                          else signal.SIG_DFL)
+
+
+def ignored_signals() -> list[int]:
+    """Which of ``CARRIED`` this process ignores (sent with each start)."""
+    return [int(sig) for sig in CARRIED if signal.getsignal(sig) == signal.SIG_IGN]
 
 
 # -- the client side (the test worker) ---------------------------------------------------------
@@ -241,7 +262,8 @@ def _spawn(args: list[str], fds: tuple[int, int, int], env: dict[str, str] | Non
     conn.connect(_SERVER.ensure())
     request = {"args": args, "argv0": sys.executable, "env": dict(os.environ if env is None
                                                                    else env),
-               "cwd": os.fspath(cwd if cwd is not None else os.getcwd())}
+               "cwd": os.fspath(cwd if cwd is not None else os.getcwd()),
+               "ignored": ignored_signals()}
     socket.send_fds(conn, [json.dumps(request).encode()], list(fds))
     line = b""
     while not line.endswith(b"\n"):  # byte by byte: the exit line follows on this socket

@@ -109,6 +109,55 @@ def test_a_closed_stdin_is_dev_null_for_the_command(client: str, tmp_path: Path)
     assert done.returncode == 0 and done.stdout.startswith("openprogram-lsp ")
 
 
+def _as_at_a_terminal() -> None:
+    """A command a shell starts in the foreground has SIGINT at its default, even under a
+    suite started in the background (which inherits it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _ignores(pid: int, sig: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(next(x for x in status.splitlines() if x.startswith("SigIgn:")).split()[1], 16)
+    return bool(mask & (1 << (sig - 1)))
+
+
+def _writers_of(stream: int, but: int) -> list[int]:
+    """Processes (other than ``but``) whose stdout is the pipe we read as ``stream``."""
+    want = f"pipe:[{os.fstat(stream).st_ino}]"
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != but:
+            try:
+                if os.readlink(f"/proc/{entry}/fd/1") == want:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("ignore", [True, False])
+def test_an_ignored_sigint_stays_ignored_in_the_server_as_across_an_exec(
+        client: str, tmp_path: Path, ignore: bool) -> None:
+    def dispositions() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore else signal.SIG_DFL)
+
+    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, preexec_fn=dispositions)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        _initialize(proc)
+        [server] = _writers_of(proc.stdout.fileno(), but=proc.pid)
+        assert _ignores(server, signal.SIGINT) is ignore
+        assert _ignores(proc.pid, signal.SIGINT) is ignore  # the client forwards none then
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, -signal.SIGTERM),
                                           (signal.SIGHUP, -signal.SIGHUP),
                                           (signal.SIGINT, 0)])  # serve ends cleanly on Ctrl-C
@@ -116,7 +165,7 @@ def test_signals_reach_the_server_and_its_end_is_the_clients(
         client: str, tmp_path: Path, sig: signal.Signals, status: int) -> None:
     proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, preexec_fn=_as_at_a_terminal)
     assert proc.stdout is not None
     try:
         _initialize(proc)  # running, its signal handlers set

@@ -43,6 +43,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                             "Claude Code's agent file fields and mode names, as the file "
                             "spells them (shown on the trust card)"),
     "store/owner.py": (frozenset({"startTime"}), "the owner record in lock files on disk"),
+    "store/reply_calls.py": (frozenset({"blockedReason"}),
+                             "a tool node's metadata on disk: why the finished call was blocked"),
     "store/session_store.py": (frozenset({"createdAt", "headId", "updatedAt"}),
                                "a session's meta.json on disk"),
     "tools/mcp/results.py": (frozenset({"mimeType"}), "MCP content's own field, kept on the "

@@ -58,6 +58,16 @@ def test_a_task_a_call_leaves_behind_is_cancelled_at_its_end() -> None:
 
 def test_ctrl_c_the_kernel_hands_another_thread_still_cancels_the_call() -> None:
     loops = ThreadLoops()
+    # a suite started in the background inherits SIGINT ignored (and an ignored one stays
+    # ignored); a command at a terminal has Python's handler
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_to_another_thread(loops)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def _ctrl_c_to_another_thread(loops: ThreadLoops) -> None:
     before = signal.getsignal(signal.SIGINT)
 
     async def main() -> str:
