@@ -129,13 +129,13 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     install_gates(runtime.gates)
     protect_dir(config.home)  # the whole state root: trust files, rules, run files, stores
     store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
-    rulebooks: dict[Path, RuleBook] = {}
+    rulebooks: dict[str, RuleBook] = {}  # by real path
 
     def rules_for(workspace: Path) -> RuleBook:
-        key = Path(os.path.realpath(workspace))
-        if key not in rulebooks:
-            rulebooks[key] = RuleBook.for_workspace(config.home, key)
-        return rulebooks[key]
+        real = os.path.realpath(workspace)
+        if real not in rulebooks:
+            rulebooks[real] = RuleBook.for_workspace(config.home, Path(real))
+        return rulebooks[real]
 
     per_workspace = (WorkspaceSettings(config.settings_for, config.settings.user_path)
                      if config.settings_for else None)

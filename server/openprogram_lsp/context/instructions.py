@@ -7,6 +7,7 @@ changes; each turn's ContextCommit lists the ones it used with a digest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -38,7 +39,13 @@ class Instruction:
 
 def user_file() -> Path:
     """``$XDG_CONFIG_HOME/openprogram-lsp/AGENTS.md`` (default ``~/.config``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return _user_file(os.environ.get("XDG_CONFIG_HOME") or "", os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=16)
+def _user_file(xdg: str, home: str | None) -> Path:
+    """``user_file`` for one ``XDG_CONFIG_HOME`` and ``HOME`` (every turn asks)."""
+    base = xdg or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "openprogram-lsp" / "AGENTS.md"
 
 
@@ -77,7 +84,7 @@ def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruc
     """The instruction files that apply to a workspace, the user's first."""
     out: list[Instruction] = []
     home = user if user is not None else user_file()
-    mine = _load(home, str(home).replace(os.path.expanduser("~"), "~", 1), "user")
+    mine = _load(home, _shown(str(home)), "user")
     if mine is not None:
         out.append(mine)
     root = os.path.realpath(workspace)
@@ -96,6 +103,11 @@ def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruc
         if found is not None:
             out.append(found)
     return out
+
+
+def _shown(path: str) -> str:
+    """A path as shown: under the home directory as ``~/...``."""
+    return path.replace(os.path.expanduser("~"), "~", 1)
 
 
 def render_instructions(items: list[Instruction]) -> str:

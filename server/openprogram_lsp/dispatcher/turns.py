@@ -82,7 +82,7 @@ class Dispatcher:
         self.services = services
         self._lock = threading.Lock()
         self._active: dict[str, ActiveTurn] = {}  # turn id -> turn
-        self._checkpointers: dict[Path, Checkpointer | None] = {}
+        self._checkpointers: dict[str, Checkpointer | None] = {}  # by real path
         self._scopes = RulesScopes(forks=services.store.rules_forks)
         self.agents: Collaboration = (collaboration(self) if collaboration is not None
                                       else NoCollaboration())
@@ -133,11 +133,11 @@ class Dispatcher:
         factory = self.services.checkpointer_for
         if factory is None:
             return None
-        key = Path(os.path.realpath(workspace))
+        real = os.path.realpath(workspace)
         with self._lock:
-            if key not in self._checkpointers:
-                self._checkpointers[key] = factory(key)
-            return self._checkpointers[key]
+            if real not in self._checkpointers:
+                self._checkpointers[real] = factory(Path(real))
+            return self._checkpointers[real]
 
     # -- entry points -------------------------------------------------------------------------
 

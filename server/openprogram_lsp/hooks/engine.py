@@ -205,7 +205,8 @@ class HookEngine:
         cfg = self.config(workspace)
         active = tuple(h for h in cfg.hooks
                        if self.trust_state(workspace, h) == "trusted" or h.id in once)
-        return TurnHooks(engine=self, workspace=workspace.resolve(), session_id=session_id,
+        return TurnHooks(engine=self, workspace=Path(os.path.realpath(workspace)),
+                         session_id=session_id,
                          turn_id=turn_id, mode=mode, transcript_path=transcript_path,
                          hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
                          agent_id=agent_id, cancel=cancel)

@@ -111,9 +111,13 @@ class OwnedLock:
 
     def _try_lock(self, purpose: str) -> OwnerRecord | None:
         """Lock the file once (taking over a dead owner's); None on success, else the holder."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         for _ in range(3):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            try:
+                fd = os.open(self.path, flags, 0o600)
+            except FileNotFoundError:  # its directory is made on first use only
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, flags, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

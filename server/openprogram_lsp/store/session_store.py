@@ -204,7 +204,7 @@ class SessionStore:
 
     def exists(self, sid: str) -> bool:
         """Whether a session exists."""
-        return is_safe_id(sid) and (self.root / sid / "meta.json").exists()
+        return is_safe_id(sid) and os.path.exists(f"{self.session_dir(sid)}/meta.json")
 
     def create_session(self, *, sid: str | None = None, workspace: str | None = None,
                        title: str = "", **meta: Any) -> str:

@@ -89,7 +89,7 @@ class McpHub:
         self._user = _FileDefs()
         self._editor: dict[str, list[ServerDef]] = {}  # by owner (an editor connection)
         self.problems: list[str] = []
-        self._spaces: dict[Path, _Space] = {}
+        self._spaces: dict[str, _Space] = {}  # by real path
         self._lock = threading.Lock()
         self._loop = McpLoop()
 
@@ -97,11 +97,12 @@ class McpHub:
 
     def space(self, workspace: Path) -> _Space:
         """The state of one workspace (created on first use)."""
-        root = Path(os.path.realpath(workspace))
+        real = os.path.realpath(workspace)
         with self._lock:
-            sp = self._spaces.get(root)
+            sp = self._spaces.get(real)
             if sp is None:
-                sp = self._spaces[root] = _Space(root, TrustBook.for_workspace(self.home, root))
+                root = Path(real)
+                sp = self._spaces[real] = _Space(root, TrustBook.for_workspace(self.home, root))
             return sp
 
     def set_editor_servers(self, block: Any, owner: str = "editor") -> list[str]:
