@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from tests.store.gitobj._git import git
 
 from openprogram_lsp.store.git import git_env
-from openprogram_lsp.store.gitobj import MissingObject, ObjectDB
+from openprogram_lsp.store.gitobj import MissingObject, ObjectDB, trees
 from openprogram_lsp.store.gitobj.trees import (
     TreeConflict,
     diff_trees,
@@ -92,3 +93,28 @@ def test_update_tree_touches_only_the_changed_paths(repo: Path) -> None:
         update_tree(odb, base, {"k": ("100644", one)})
     with pytest.raises(TreeConflict):
         update_tree(odb, base, {"k/a/deeper": ("100644", one)})
+
+
+def test_a_tree_patched_from_its_cached_rows_is_the_tree_built_whole(repo: Path) -> None:
+    odb = ObjectDB(repo / ".git")
+    rng = random.Random(7)
+    blobs = [odb.write("blob", f"v{n}".encode()) for n in range(5)]
+    names = [f"{n:03d}.json" for n in range(40)] + ["a", "a.b", "a-c", "z/1", "z/2", "zz"]
+    paths = {p: ("100644", rng.choice(blobs)) for p in names}
+    tree = update_tree(odb, None, paths)  # type: ignore[arg-type]
+    for _ in range(30):  # changes, additions, removals, files where directories sort
+        changes: dict[str, tuple[str, str] | None] = {}
+        for p in rng.sample(names, 4):
+            changes[p] = None if rng.random() < 0.3 else (rng.choice(["100644", "100755"]),
+                                                         rng.choice(blobs))
+        changes[f"{rng.randrange(100):03d}.json"] = ("100644", rng.choice(blobs))
+        tree = update_tree(odb, tree, changes)
+        for p, leaf in changes.items():
+            if leaf is None:
+                paths.pop(p, None)
+            else:
+                paths[p] = leaf
+        trees._rows.clear()  # the same content built from every entry
+        assert update_tree(odb, None, paths) == tree  # type: ignore[arg-type]
+    assert git(repo, "ls-tree", "-r", "--name-only", tree).split() == sorted(
+        p.encode() for p in paths)

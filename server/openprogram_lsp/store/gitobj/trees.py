@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -115,8 +116,49 @@ def update_tree(odb: ObjectStore, base: str | None, changes: dict[str, Leaf]) ->
     return _rebuild(odb, base, trie) or write_tree(odb, {})
 
 
+Row = tuple[bytes, bytes]  # (git's sort key of an entry, the entry as the tree holds it)
+_rows: dict[str, list[Row]] = {}  # rows of trees this process wrote, in git's order
+
+
+def _row(name: str, mode: str, sha: str) -> Row:
+    raw = name.encode("utf-8", "surrogateescape")
+    return (raw + b"/" if mode == TREE_MODE else raw,
+            b"%s %s\0%s" % (mode.encode(), raw, bytes.fromhex(sha)))
+
+
+def _patched(rows: list[Row], base: Entries, entries: Entries, names: list[str]) -> list[Row]:
+    """``rows`` (the rows of ``base``) with the entries named changed to what ``entries``
+    holds: the tree's body is not built again from every entry (a session's leaf tree holds
+    up to 200 files and a turn changes a few)."""
+    out = list(rows)
+    for name in names:
+        old, new = base.get(name), entries.get(name)
+        if old == new:
+            continue
+        if old is not None:
+            key = _row(name, *old)[0]
+            at = bisect.bisect_left(out, key, key=lambda r: r[0])
+            del out[at]
+        if new is not None:
+            row = _row(name, *new)
+            bisect.insort(out, row, key=lambda r: r[0])
+    return out
+
+
+def _write_rows(odb: ObjectStore, rows: list[Row], entries: Entries) -> str:
+    sha = odb.write("tree", b"".join(r[1] for r in rows))
+    with _trees_lock:
+        if len(_trees) < _CACHE_MAX:
+            _trees[sha] = dict(entries)
+        if len(_rows) >= _CACHE_MAX // 8:
+            _rows.clear()
+        _rows[sha] = rows
+    return sha
+
+
 def _rebuild(odb: ObjectStore, tree: str | None, trie: dict[str, Any]) -> str | None:
-    entries = dict(read_tree(odb, tree)) if tree else {}
+    base = read_tree(odb, tree) if tree else {}
+    entries = dict(base)
     for name, sub in trie.items():
         current = entries.get(name)
         if isinstance(sub, dict):
@@ -135,7 +177,12 @@ def _rebuild(odb: ObjectStore, tree: str | None, trie: dict[str, Any]) -> str | 
             entries[name] = sub
     if not entries:
         return None
-    return write_tree(odb, entries)
+    rows = _rows.get(tree) if tree else None
+    if rows is None:
+        rows = sorted(_row(name, mode, sha) for name, (mode, sha) in entries.items())
+    else:
+        rows = _patched(rows, base, entries, list(trie))
+    return _write_rows(odb, rows, entries)
 
 
 def lookup(odb: ObjectDB, tree: str, path: str) -> tuple[str, str] | None:
