@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -82,9 +83,7 @@ class HookEngine:
 
     def agent_dirs(self, workspace: Path) -> list[tuple[Path, str, Scope]]:
         """Where agent definitions are read from: the user's, then the workspace's."""
-        user_dir = self._user_files()[0].parent / "agents"
-        return [(user_dir, str(user_dir), "user"),
-                *((workspace / d, d, "workspace") for d in WORKSPACE_DIRS)]
+        return list(_agent_dirs(self._user_files()[0].parent, str(workspace)))
 
     def agents(self, workspace: Path) -> dict[str, AgentDef]:
         """Agent definitions by name (workspace ones override the user's), re-read on change
@@ -210,6 +209,16 @@ class HookEngine:
                          turn_id=turn_id, mode=mode, transcript_path=transcript_path,
                          hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
                          agent_id=agent_id, cancel=cancel)
+
+
+@functools.lru_cache(maxsize=64)
+def _agent_dirs(user: Path, workspace: str) -> list[tuple[Path, str, Scope]]:
+    """``agent_dirs`` for one user config directory and workspace (built once: every turn
+    asks; handed out as copies)."""
+    user_dir = user / "agents"
+    root = Path(workspace)
+    return [(user_dir, str(user_dir), "user"),
+            *((root / d, d, "workspace") for d in WORKSPACE_DIRS)]
 
 
 current_hooks: ContextVar[TurnHooks | None] = ContextVar("op_turn_hooks", default=None)

@@ -228,7 +228,7 @@ class SessionRepo:
         have, the stale index is removed and its loose objects are repacked in the background
         (``docs/decisions/session-migration.md``).
         """
-        legacy = (self.git_dir / LEGACY_INDEX).exists()
+        legacy = os.path.exists(f"{self._base}/.git/{LEGACY_INDEX}")
         with self._journal(fcntl.LOCK_EX) as fd:
             sha = self._commit_journaled(fd, message, everything=everything or legacy)
         if legacy:

@@ -76,6 +76,7 @@ class _Open:
     # so their death is noticed even when they die without writing anything
     foreign: list[object] = field(default_factory=list)
     recovering: bool = False
+    commit_lock: OwnedLock | None = None  # its ``.git/openprogram-commit.lock``, once looked up
 
 
 def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
@@ -899,7 +900,10 @@ class SessionStore:
             return self._commit_locked(entry, message)
 
     def _commit_lock(self, entry: _Open) -> OwnedLock:
-        return OwnedLock.for_path(entry.root / ".git" / COMMIT_LOCK)
+        lock = entry.commit_lock
+        if lock is None:
+            lock = entry.commit_lock = OwnedLock.for_path(entry.root / ".git" / COMMIT_LOCK)
+        return lock
 
     def _commit_locked(self, entry: _Open, message: str) -> str | None:
         # lone surrogates cannot stop a commit
