@@ -452,3 +452,16 @@ def test_a_huge_workspace_is_refused_once_not_walked_every_turn(ws: Path, home: 
         store.ensure_baseline("s")
     with pytest.raises(CheckpointError, match="checkpoints are off"):
         store.commit_turn("s", "t", "m")
+
+
+def test_a_baseline_known_to_exist_needs_no_call(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    assert not store.baseline_ready("s")  # nothing known: ensure_baseline decides
+    assert store.ensure_baseline("s") is not None
+    assert store.baseline_ready("s") and not store.baseline_ready("other session")
+    (ws / "outside.txt").write_text("edited by the user\n")
+    store.note_paths(["outside.txt"])  # what the watcher reports between turns
+    assert not store.baseline_ready("s")  # that change gets its own baseline first
+    assert store.ensure_baseline("s") is not None
+    assert store.baseline_ready("s")

@@ -42,6 +42,11 @@ class Checkpointer(Protocol):
         """Take the baseline checkpoint before the first edit of a session, if none exists."""
         ...
 
+    def baseline_ready(self, session_id: str) -> bool:
+        """True when ``ensure_baseline`` has nothing to do (known without a lock or a read);
+        False when it may have."""
+        ...
+
     def note_paths(self, paths: Iterable[str]) -> None:
         """Tell the checkpointer which workspace paths may have changed."""
         ...

@@ -422,7 +422,8 @@ class Dispatcher:
             except CheckpointError:
                 log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
                             turn.workspace, GUARD_TIMEOUT, turn.turn_id)
-            await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
+            if not checkpointer.baseline_ready(turn.session_id):  # else nothing to do
+                await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
 
         ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,

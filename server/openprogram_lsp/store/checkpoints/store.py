@@ -267,6 +267,17 @@ class CheckpointStore:
             return self._commit("baseline", session_id, None,
                                 "Baseline before the session's first edit", allow_empty=True)
 
+    def baseline_ready(self, session_id: str) -> bool:
+        """True when ``ensure_baseline`` would return None: no ``prepare`` runs, no change
+        made outside the agent waits, and the chain this process knows holds a checkpoint of
+        the session. Reads only what this process holds (no lock, no file), so a turn's
+        first edit does not hand a no-op to a thread; anything else says False."""
+        entries = self._chain  # one reference read
+        if entries is None or not self._idle.is_set() or self._pending():
+            return False
+        return any(e.checkpoint is not None and e.checkpoint.session_id == session_id
+                   for e in entries)
+
     def commit_turn(self, session_id: str, turn_id: str, message: str,
                     *, full_scan: bool = False) -> Checkpoint | None:
         """Checkpoint a turn's changes; None when the workspace did not change."""
