@@ -78,6 +78,8 @@ def test_commands_import_only_what_they_run() -> None:
     assert _loaded(seen["serve"], {"pygls", "openprogram_lsp.dispatcher"}) == {
         "pygls", "openprogram_lsp.dispatcher"}
     assert _loaded(seen["serve"], SDKS) == set()
+    # what a watcher's first run would import on the event loop, in front of the first request
+    assert "anyio._backends._asyncio" in seen["serve"]
 
 
 SETTINGS_READS = r"""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.types import Node, ToolCallRecord
 from openprogram_lsp.lsp.node_wire import WireCache
 
 
@@ -17,3 +17,20 @@ def test_dumps_follow_the_node_object_and_stay_bounded() -> None:
     others = [Node(id=f"n{i}", role="user", text=str(i)) for i in range(10)]
     assert [cache.wire(n)["text"] for n in others] == [str(i) for i in range(10)]
     assert len(cache._dumps) <= 4
+
+
+def test_many_dumps_at_once_equal_each_node_s_wire() -> None:
+    class Marked(Node):  # a subclass is dumped as itself, one by one
+        mark: str = "m"
+
+    nodes = [Node(id="a", role="user", text="hi", caller="c0", metadata={"k": [1, None]}),
+             Node(id="b", role="assistant", status="done", tool_calls=[ToolCallRecord(
+                 id="t1", name="read_file", input={"path": "x"}, status="completed")]),
+             Marked(id="c", role="system"), Node(id="d", role="tool", text="")]
+    cache = WireCache(cap=3)
+    kept = cache.wire(nodes[3])
+    got = cache.wire_many(nodes)
+    assert got == [n.wire() for n in nodes] and got[2]["mark"] == "m"
+    assert got[3] == kept and got[3] is not kept  # a fresh copy each time
+    assert len(cache._dumps) <= 3
+    assert cache.wire_many(nodes) == got

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from openprogram_lsp.core.errors import InvalidParams, NotFound
+from openprogram_lsp.core.errors import BrokenChain, InvalidParams, NotFound
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import log_tail, node_log
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
-from openprogram_lsp.store.index import node_path
+from openprogram_lsp.store.index import node_path, read_bodies
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.session_store import SessionStore
 
@@ -228,3 +228,40 @@ def test_a_write_after_the_view_is_seen(tmp_path: Path) -> None:
     SessionStore(home).append(sid, Node(id="n30", role="user", text="30", predecessor="n29"),
                               advance_head=True)
     assert reader.history_page(sid, None, limit=1).nodes[0].id == "n30"
+
+
+def test_node_files_read_together_are_each_checked(tmp_path: Path) -> None:
+    """The page's files are validated as one array: a file holding two nodes, part of one, or
+    another node's body cannot pass for the files asked for."""
+    nodes = [Node(id=f"n{i}", role="user", text=f"{i} " * (i * 12000)) for i in range(4)]
+    paths = []
+    for i, node in enumerate(nodes):  # n3's body is past one read's 64 KiB
+        paths.append(str(tmp_path / f"{i}.json"))
+        Path(paths[-1]).write_text(node.model_dump_json())
+    assert read_bodies(paths) == nodes and read_bodies(paths[:1]) == nodes[:1]
+    assert len(Path(paths[3]).read_bytes()) > 1 << 16
+    whole = [Path(p).read_bytes() for p in paths]
+    bad = {
+        "two in one, none in another": [whole[0] + b"," + whole[1], b"", whole[2], whole[3]],
+        "one split over two": [whole[0][:40], whole[0][40:], whole[2], whole[3]],
+        "cut short": [whole[0], whole[1][:-1], whole[2], whole[3]],
+        "two in one": [whole[0] + b"," + whole[1], whole[1], whole[2], whole[3]],
+    }
+    for case, datas in bad.items():
+        for path, data in zip(paths, datas, strict=True):
+            Path(path).write_bytes(data)
+        with pytest.raises(ValueError):
+            read_bodies(paths)
+            pytest.fail(case)
+
+
+def test_a_node_file_holding_another_node_leaves_the_page_to_the_index(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    store, sid = _linear(home, 6)
+    nodes_dir = store.session_dir(sid) / "nodes"
+    (nodes_dir / node_path(4, "n3")).write_bytes((nodes_dir / node_path(5, "n4")).read_bytes())
+    cold = SessionStore(home)
+    with pytest.raises(BrokenChain, match="holds 'n4', not 'n3'"):
+        cold.history_page(sid, None, limit=3)
+    assert sid in cold._open  # the view gave up and the index said why

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 Role = Literal["user", "assistant", "tool", "summary", "system"]
@@ -120,6 +120,11 @@ class Node(Wire):
     status: NodeStatus | None = None
     tool_calls: list[ToolCallRecord] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+NODES: TypeAdapter[list[Node]] = TypeAdapter(list[Node])
+"""Many nodes in one validation or dump: a history page's 200 in one call cost about half
+what 200 calls cost."""
 
 
 class ToolCall(Wire):

@@ -225,7 +225,7 @@ class Handlers:
         # what HistoryResult(...).wire() gives, without validating every node again (the
         # store's nodes are valid; that pass cost 16 ms a 200-node page)
         out: dict[str, Any] = {"sessionId": sid, "headId": page.head,
-                               "nodes": [self.node_wire.wire(n) for n in page.nodes],
+                               "nodes": self.node_wire.wire_many(page.nodes),
                                "hasMore": page.more}
         # replies from subagents and other branches hang off a chain node by caller
         replies = page.replies

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.types import NODES, Node
 
 CAP = 4096
 """Dumps kept per connection (the older half is dropped past it)."""
@@ -31,3 +31,17 @@ class WireCache:
                     del self._dumps[key]
             hit = self._dumps[id(node)] = (node, node.wire())
         return dict(hit[1])
+
+    def wire_many(self, nodes: list[Node]) -> list[dict[str, Any]]:
+        """``wire`` of each node, the ones not kept dumped in one call (a cold page's 200)."""
+        dumps = self._dumps
+        new = [n for n in nodes if type(n) is Node and (
+            (hit := dumps.get(id(n))) is None or hit[0] is not n)]
+        if len(new) > 1:
+            if len(dumps) + len(new) > self.cap:
+                for key in list(dumps)[: max(self.cap // 2, len(dumps) + len(new) - self.cap)]:
+                    del dumps[key]
+            for node, dump in zip(new, NODES.dump_python(new, mode="json", by_alias=True,
+                                                         exclude_none=True), strict=True):
+                dumps[id(node)] = (node, dump)
+        return [self.wire(n) for n in nodes]

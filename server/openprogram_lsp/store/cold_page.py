@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store.index import node_path, read_body, top_seq
+from openprogram_lsp.store.index import node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.node_log import NODE_LOG, Row
 
@@ -140,22 +140,21 @@ class ColdView:
         return None if nodes is None else HistoryPage(head, nodes, more, out)
 
     def _bodies_of(self, rows: list[Row]) -> list[Node] | None:
-        out: list[Node] = []
         cache = self._bodies
-        nodes_dir = f"{self.root}/nodes/"
-        for seq, nid, *_rest, name in rows:
-            node = cache.get(nid)
-            if node is None:
-                try:
-                    node = read_body(nodes_dir + (name or node_path(seq, nid)))
-                except (OSError, ValueError):
-                    return None
+        missing = [(nid, name or node_path(seq, nid)) for seq, nid, *_rest, name in rows
+                   if nid not in cache]
+        if missing:
+            nodes_dir = f"{self.root}/nodes/"
+            try:
+                read = read_bodies([nodes_dir + name for _nid, name in missing])
+            except (OSError, ValueError):
+                return None
+            for (nid, _name), node in zip(missing, read, strict=True):
                 if node.id != nid:
                     return None
-                cache[nid] = node
-            out.append(node)
-        return out
-
+            for node in read:
+                cache[node.id] = node
+        return [cache[row[1]] for row in rows]
 
 def _seq(row: Row) -> int:
     return row[0]

@@ -23,8 +23,8 @@ from typing import Any
 
 from openprogram_lsp.core.chain import BodyLog
 from openprogram_lsp.core.errors import BrokenChain, NotFound
-from openprogram_lsp.core.fsutil import read_file
-from openprogram_lsp.core.types import Node
+from openprogram_lsp.core.fsutil import read_file, read_rest
+from openprogram_lsp.core.types import NODES, Node
 from openprogram_lsp.store import node_log
 from openprogram_lsp.store.node_log import Row
 
@@ -107,6 +107,33 @@ def top_seq(nodes_dir: Path) -> int:
 def read_body(path: str | Path) -> Node:
     """Parse one node file."""
     return Node.model_validate_json(read_file(path))
+
+
+def read_bodies(paths: list[str]) -> list[Node]:
+    """Parse node files, in order, in one validation; ValueError when any is not one node
+    (``read_body`` of each says which), OSError when one cannot be read.
+
+    Each file is read with one ``read``: a node file is a JSON object, and any prefix of one
+    short of its closing brace is not valid JSON, so a short read cannot pass for a node.
+    The files are joined into one JSON array: a file holding two objects or part of one
+    changes the count or an id, which the caller checks against what it asked for.
+    """
+    datas = []
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, 1 << 16)
+            if len(data) == 1 << 16:  # a big node: the rest of it
+                data += read_rest(fd)
+        finally:
+            os.close(fd)
+        datas.append(data)
+    if len(datas) < 2:
+        return [Node.model_validate_json(d) for d in datas]
+    nodes = NODES.validate_json(b"[" + b",".join(datas) + b"]")
+    if len(nodes) != len(datas):
+        raise ValueError(f"{len(datas)} node files held {len(nodes)} nodes")
+    return nodes
 
 
 class NodeBodies(Mapping[str, Node]):
