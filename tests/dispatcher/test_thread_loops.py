@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import signal
 import threading
 import time
@@ -86,6 +87,52 @@ def _ctrl_c_to_another_thread(loops: ThreadLoops) -> None:
 
     assert loops.run(main(), cancel_on_sigint=True) == "cancelled"
     assert signal.getsignal(signal.SIGINT) is before  # put back after the call
+
+
+def test_a_plain_call_on_the_main_thread_is_cut_by_ctrl_c_as_runner_run_would() -> None:
+    loops = ThreadLoops()
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ran: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+        try:
+            await asyncio.sleep(30)
+        finally:
+            ran.append("cancelled")  # the task was cancelled, not the loop left
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            loops.run(main())
+        assert ran == ["cancelled"]
+        # the handler it set is gone, and a call Ctrl-C does not touch ends as before
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert loops.run(asyncio.sleep(0, "next")) == "next"
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # a handler of the caller's own is left in place, as Runner.run leaves it
+        mine = signal.signal(signal.SIGINT, lambda *_: None)
+        own = signal.getsignal(signal.SIGINT)
+        assert loops.run(asyncio.sleep(0, 1)) == 1 and signal.getsignal(signal.SIGINT) is own
+        signal.signal(signal.SIGINT, mine)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("_VAR", default="unset")
+
+
+def test_calls_of_one_thread_share_one_context() -> None:
+    loops = ThreadLoops()
+
+    async def put() -> None:
+        _VAR.set("set by the first call")
+
+    async def get() -> str:
+        return _VAR.get()
+
+    loops.run(put())
+    assert loops.run(get()) == "set by the first call"  # as under one asyncio.Runner
+    assert _VAR.get() == "unset"  # the caller's own context untouched
 
 
 def test_a_cancel_during_an_inline_finalize_cuts_nothing_and_is_reported(
