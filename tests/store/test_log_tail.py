@@ -51,3 +51,15 @@ def test_a_bad_line_stops_the_reading(tmp_path: Path) -> None:
     node_log.append(path, _rows()[3:6])
     tail = LogTail(path)
     assert tail.row("n1") is None and tail.damaged and tail.exhausted
+
+
+def test_a_line_that_is_not_ascii_stops_the_reading_after_the_newer_rows(
+        tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    node_log.append(path, _rows()[:3])
+    with open(path, "ab") as fh:
+        fh.write(b"4\tn\xc3\xa9\tuser\t\t\t0\n")  # a whole block is decoded at once
+    node_log.append(path, _rows()[3:6])
+    tail = LogTail(path)
+    assert tail.row("n1") is None and tail.damaged
+    assert set(tail.rows) == {r[1] for r in _rows()[3:6]}  # the rows after it were kept

@@ -9,6 +9,7 @@ after the last newline (a line still being written, or torn by a crash) are left
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from openprogram_lsp.store import node_log
@@ -73,7 +74,10 @@ class LogTail:
             self._carry, data = data[:nl] if nl else data, data[nl:] if nl else b""
         else:
             self._carry = b""
-        self._take(data.split(b"\n")[:-1] if data else [])
+        try:  # one decode for the block; a byte that is not ASCII: line by line
+            self._take(data.decode("ascii").split("\n")[:-1] if data else [])
+        except UnicodeDecodeError:
+            self._take(data.split(b"\n")[:-1])
         return True
 
     def _read(self, start: int, end: int) -> bytes | None:
@@ -88,11 +92,12 @@ class LogTail:
             return None
         return data if len(data) == end - start else None
 
-    def _take(self, lines: list[bytes]) -> None:
+    def _take(self, lines: Sequence[bytes | str]) -> None:
         rows, seqs = self.rows, self.seqs
+        parse = node_log.parse
         for raw in reversed(lines):
             try:
-                row = node_log.parse(raw.decode("ascii"))
+                row = parse(raw if isinstance(raw, str) else raw.decode("ascii"))
             except (ValueError, UnicodeDecodeError):
                 self.damaged = True
                 return

@@ -108,6 +108,11 @@ def parse(line: str) -> Row:
     f = line.split("\t")
     if not 6 <= len(f) <= 7 or f[5] not in ("0", "1") or not f[0].isdigit():
         raise ValueError(line)
+    if '"' not in line:  # no field is a JSON string: each is itself, or None when empty
+        if not f[1] or not f[2]:
+            raise ValueError(line)
+        return (int(f[0]), f[1], f[2], f[3] or None, f[4] or None, f[5] == "1",
+                (f[6] or None) if len(f) == 7 else None)
     nid, role = _value(f[1]), _value(f[2])
     if nid is None or role is None:
         raise ValueError(line)
