@@ -128,3 +128,14 @@ def test_summaries_on_a_chain_are_carried_and_equal_a_full_scan_across_forks() -
     _summary(idx, "sx2", "x0")  # a second one on the same caller comes after the first
     on = idx.summaries_on("x1")
     assert on.index("sx2") == on.index("sx") + 1 and on == _from_scratch(idx, "x1")
+
+
+def test_the_node_log_path_is_built_once_and_follows_its_root(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from openprogram_lsp.store import node_log
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    idx = SessionIndex(a)
+    first = idx._log_path
+    assert first == a / ".git" / node_log.NODE_LOG and idx._log_path is first
+    idx.root = b  # a root set again is never served the old one's log
+    assert idx._log_path == b / ".git" / node_log.NODE_LOG

@@ -295,13 +295,14 @@ class SessionIndex:
     small, and nothing the garbage collector has to walk.
     """
 
-    __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_file", "_first", "_log_ident",
+    __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_file", "_first", "_log_at", "_log_ident",
                  "_log_offset", "_log_rows", "_pred", "_role", "_summary_memo", "_summary_order",
                  "callees", "children", "files", "meta", "next_seq", "nodes", "root", "running",
                  "seq", "summaries")
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root  # the session directory; None: an index kept in memory only
+        self._log_at: tuple[Path, Path] | None = None  # (root, its node log's path)
         self.seq: dict[str, int] = {}
         self._pred: dict[str, str | None] = {}
         self._role: dict[str, str] = {}
@@ -372,8 +373,13 @@ class SessionIndex:
 
     @property
     def _log_path(self) -> Path:
-        assert self.root is not None
-        return self.root / ".git" / node_log.NODE_LOG
+        """The node log's path, built once per root (a turn appends some ten lines)."""
+        root = self.root
+        assert root is not None
+        at = self._log_at
+        if at is None or at[0] is not root:
+            at = self._log_at = (root, root / ".git" / node_log.NODE_LOG)
+        return at[1]
 
     def _read_meta(self) -> None:
         assert self.root is not None
