@@ -667,9 +667,13 @@ class SessionStore:
         return settle(node, self.callees(sid, node.id, role="tool"))
 
     def _settled_all(self, sid: str, nodes: list[Node]) -> list[Node]:
-        if not any(has_open_calls(n) for n in nodes):
+        # only a reply still running (or dead and not yet recovered: it says running too) can
+        # list a call whose end is only in its tool node; the index knows every running node,
+        # so a chain with none of them is looked at no further (it was a pass over every node)
+        running = self._get(sid).index.running
+        if not running or running.isdisjoint([n.id for n in nodes]):
             return nodes
-        return [self.settled(sid, n) for n in nodes]
+        return [self.settled(sid, n) if n.id in running else n for n in nodes]
 
     def page(self, sid: str, head: str, *, limit: int,
              before: str | None = None) -> tuple[list[Node], bool]:
