@@ -342,7 +342,8 @@ async function main() {
     await input.click();
     await input.pressSequentially('/ex');
     await frame.locator('.complete-item.active', { hasText: '/explain PATH' }).waitFor({ timeout: T });
-    await input.press('Enter');
+    await input.press('Enter'); // picks; the rows may still be the answer to "/e": then it waits for "/ex"'s
+    await frame.locator('#complete[hidden]').waitFor({ state: 'attached', timeout: T });
     if ((await input.inputValue()) !== '/explain ') throw new Error(`input is ${JSON.stringify(await input.inputValue())}`);
     await input.pressSequentially('src/app.py');
     await input.press('Enter');
