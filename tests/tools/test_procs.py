@@ -39,6 +39,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except FileNotFoundError:
+        return []
+
+
 @pytest.mark.parametrize("how", ["setpriv", "preexec"])
 def test_a_command_dies_when_the_server_is_killed(how: str) -> None:
     if not sys.platform.startswith("linux"):
@@ -50,7 +58,12 @@ def test_a_command_dies_when_the_server_is_killed(how: str) -> None:
     try:
         assert server.stdout is not None
         child = int(server.stdout.readline())
-        assert _alive(child)
+        # the kill comes once the command runs: setpriv asks for the signal before it execs
+        # it, and a kill before that is the gap tools/procs.py documents
+        deadline = time.monotonic() + 10
+        while _cmdline(child)[:1] != [b"/bin/sh"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _cmdline(child)[:1] == [b"/bin/sh"] and _alive(child)
         os.kill(server.pid, signal.SIGKILL)
         server.wait(10)
         deadline = time.monotonic() + 10
