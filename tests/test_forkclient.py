@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -9,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,22 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")},
             "OPENPROGRAM_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "x"),
             **extra}
+
+
+@contextlib.contextmanager
+def _serving(client: str, tmp_path: Path, *, stderr: int = subprocess.DEVNULL,
+             preexec_fn: Callable[[], None] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """``client serve`` in ``tmp_path`` on pipes; killed (and reaped) if the test leaves it."""
+    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            preexec_fn=preexec_fn)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
 
 
 def _initialize(proc: subprocess.Popen[bytes]) -> dict[str, object]:
@@ -87,20 +105,12 @@ def test_the_client_answers_as_the_installed_command(client: str, tmp_path: Path
 
 
 def test_the_server_talks_over_the_clients_own_pipes(client: str, tmp_path: Path) -> None:
-    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
+    with _serving(client, tmp_path, stderr=subprocess.PIPE) as proc:
         answer = _initialize(proc)
         assert answer["id"] == 1 and "capabilities" in answer["result"]  # type: ignore[operator]
         proc.stdin.close()  # the server's stdin is this pipe: it ends with it
         assert proc.wait(30) == 0
         _read_until_eof(proc.stdout.fileno(), 30)  # and its end closed the pipe
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
 
 
 def test_a_closed_stdin_is_dev_null_for_the_command(client: str, tmp_path: Path) -> None:
@@ -121,41 +131,19 @@ def _ignores(pid: int, sig: int) -> bool:
     return bool(mask & (1 << (sig - 1)))
 
 
-def _writers_of(stream: int, but: int) -> list[int]:
-    """Processes (other than ``but``) whose stdout is the pipe we read as ``stream``."""
-    want = f"pipe:[{os.fstat(stream).st_ino}]"
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != but:
-            try:
-                if os.readlink(f"/proc/{entry}/fd/1") == want:
-                    found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.mark.parametrize("ignore", [True, False])
 def test_an_ignored_sigint_stays_ignored_in_the_server_as_across_an_exec(
         client: str, tmp_path: Path, ignore: bool) -> None:
     def dispositions() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN if ignore else signal.SIG_DFL)
 
-    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, preexec_fn=dispositions)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
+    with _serving(client, tmp_path, preexec_fn=dispositions) as proc:
         _initialize(proc)
-        [server] = _writers_of(proc.stdout.fileno(), but=proc.pid)
+        server = _child_in(tmp_path)
         assert _ignores(server, signal.SIGINT) is ignore
         assert _ignores(proc.pid, signal.SIGINT) is ignore  # the client forwards none then
         proc.stdin.close()
         assert proc.wait(30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
 
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, -signal.SIGTERM),
@@ -163,35 +151,20 @@ def test_an_ignored_sigint_stays_ignored_in_the_server_as_across_an_exec(
                                           (signal.SIGINT, 0)])  # serve ends cleanly on Ctrl-C
 def test_signals_reach_the_server_and_its_end_is_the_clients(
         client: str, tmp_path: Path, sig: signal.Signals, status: int) -> None:
-    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, preexec_fn=_as_at_a_terminal)
-    assert proc.stdout is not None
-    try:
+    with _serving(client, tmp_path, preexec_fn=_as_at_a_terminal) as proc:
         _initialize(proc)  # running, its signal handlers set
         proc.send_signal(sig)
         # stdin stays open here, so the server ended by the forwarded signal, and so did the
         # client once the fork server told it how the server ended
         assert proc.wait(30) == status
         _read_until_eof(proc.stdout.fileno(), 30)  # no writer left: the server is gone
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
 
 
 def test_a_killed_server_kills_its_client(client: str, tmp_path: Path) -> None:
-    proc = subprocess.Popen([client, "serve"], env=_env(tmp_path), cwd=tmp_path,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    try:
+    with _serving(client, tmp_path) as proc:
         server = _child_in(tmp_path)
         os.kill(server, signal.SIGKILL)
         assert proc.wait(30) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
 
 
 def _child_in(cwd: Path) -> int:

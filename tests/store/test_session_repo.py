@@ -31,6 +31,13 @@ def _grow(store: SessionStore, sid: str, count: int, start: int = 0) -> None:
                             advance_head=True).id
 
 
+def _new_repo(tmp_path: Path) -> tuple[Path, SessionRepo]:
+    """A new session's directory and a repository object on it."""
+    store = SessionStore(tmp_path)
+    root = store.session_dir(store.create_session())
+    return root, SessionRepo(root)
+
+
 def _largest_tree(repo: SessionRepo, sha: str) -> int:
     entries = read_tree(repo.odb, sha)
     return max([len(entries), *(_largest_tree(repo, child) for mode, child in entries.values()
@@ -138,10 +145,7 @@ def test_loose_objects_of_a_session_from_before_packs_are_merged(
 
 
 def test_the_journal_stays_open_between_writes_but_never_stays_locked(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
-    sid = store.create_session()
-    root = store.session_dir(sid)
-    repo = SessionRepo(root)
+    root, repo = _new_repo(tmp_path)
     repo.write("a.txt", "1")
     kept = repo._jfd
     repo.write("b.txt", "2")
@@ -157,10 +161,7 @@ def test_the_journal_stays_open_between_writes_but_never_stays_locked(tmp_path: 
 
 
 def test_a_commit_takes_what_was_written_unless_the_file_changed_since(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
-    sid = store.create_session()
-    root = store.session_dir(sid)
-    repo = SessionRepo(root)
+    root, repo = _new_repo(tmp_path)
     repo.write("a.txt", "mine")
     repo.write("b.txt", "mine too")
     other = SessionRepo(root)  # another writer replaces b.txt after us
