@@ -26,9 +26,7 @@ class WireCache:
         nested values are shared and must not be changed)."""
         hit = self._dumps.get(id(node))
         if hit is None or hit[0] is not node:
-            if len(self._dumps) >= self.cap:
-                for key in list(self._dumps)[: self.cap // 2]:
-                    del self._dumps[key]
+            self._make_room(1)
             hit = self._dumps[id(node)] = (node, node.wire())
         return dict(hit[1])
 
@@ -38,10 +36,15 @@ class WireCache:
         new = [n for n in nodes if type(n) is Node and (
             (hit := dumps.get(id(n))) is None or hit[0] is not n)]
         if len(new) > 1:
-            if len(dumps) + len(new) > self.cap:
-                for key in list(dumps)[: max(self.cap // 2, len(dumps) + len(new) - self.cap)]:
-                    del dumps[key]
+            self._make_room(len(new))
             for node, dump in zip(new, NODES.dump_python(new, mode="json", by_alias=True,
                                                          exclude_none=True), strict=True):
                 dumps[id(node)] = (node, dump)
         return [self.wire(n) for n in nodes]
+
+    def _make_room(self, count: int) -> None:
+        """Drop the oldest dumps (half of them at least) when ``count`` more would pass the cap."""
+        dumps = self._dumps
+        if len(dumps) + count > self.cap:
+            for key in list(dumps)[: max(self.cap // 2, len(dumps) + count - self.cap)]:
+                del dumps[key]
