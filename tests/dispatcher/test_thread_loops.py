@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import signal
 import threading
 import time
@@ -157,3 +158,29 @@ def test_a_cancel_during_an_inline_finalize_cuts_nothing_and_is_reported(
     reply = d.services.store.get_branch(sid)[-1]
     assert reply.status == "done" and reply.metadata.get("checkpointId")  # all of it saved
     assert (workspace / "f.txt").read_text() != ""
+
+
+def test_a_call_from_inside_a_running_loop_is_refused_and_leaves_that_loop_alone() -> None:
+    loops = ThreadLoops()
+    seen: list[str] = []
+
+    async def sibling() -> None:
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        seen.append("sibling ran")
+
+    async def outer() -> str:
+        beside = asyncio.ensure_future(sibling())
+        inner = asyncio.sleep(0, "inner")
+        with pytest.raises(RuntimeError, match="running event loop"):
+            loops.run(inner)
+        assert inspect.getcoroutinestate(inner) == inspect.CORO_CLOSED  # no 'never awaited'
+        await asyncio.sleep(0)  # not cancelled: the call touched no task of this loop
+        await beside
+        return "outer went on"
+
+    # re-entered from a call of its own loop, and from a loop of someone else's
+    assert loops.run(outer()) == "outer went on"
+    assert asyncio.run(outer()) == "outer went on"
+    assert seen == ["sibling ran", "sibling ran"]
+    assert loops.run(asyncio.sleep(0, "next")) == "next"  # and it goes on serving

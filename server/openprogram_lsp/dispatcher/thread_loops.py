@@ -73,9 +73,6 @@ class _Held:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """``Runner.run(coro)``: its task on this thread's loop, in the thread's context; on
         the main thread, under Python's default SIGINT handler, Ctrl-C cancels it."""
-        if asyncio._get_running_loop() is not None:
-            coro.close()
-            raise RuntimeError("ThreadLoops.run() cannot be called from a running event loop")
         loop = self.runner.get_loop()
         task = loop.create_task(coro, context=self.context)
         handler: Callable[[int, object], None] | None = None
@@ -162,7 +159,17 @@ class ThreadLoops:
 
     def run(self, coro: Coroutine[Any, Any, T], *, cancel_on_sigint: bool = False) -> T:
         """``asyncio.run(coro)``, on this thread's kept loop (``cancel_on_sigint``: Ctrl-C
-        cancels it, on the main thread)."""
+        cancels it, on the main thread).
+
+        Called from a coroutine (a loop already running on this thread, this one's own or
+        another) it raises ``RuntimeError`` and leaves that loop and its tasks alone: the
+        call would block the loop it came from, so async callers await the coroutine
+        instead (``Dispatcher.run_turn`` rather than ``process_user_turn``)."""
+        if asyncio._get_running_loop() is not None:
+            coro.close()
+            raise RuntimeError(
+                "ThreadLoops.run() (the synchronous turn API) was called from a running event "
+                "loop on this thread; await the coroutine instead (e.g. Dispatcher.run_turn)")
         held: _Held | None = getattr(self._local, "held", None)
         if held is None or held.pid != os.getpid():
             held = self._local.held = _Held()
