@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from openprogram_lsp.context.types import ContextConfig
 from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.core.fsutil import protect_dir
 from openprogram_lsp.core.ports import Approver, Asker, Checkpointer
+from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.dispatcher.runtime import Runtime
@@ -132,7 +132,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     rulebooks: dict[str, RuleBook] = {}  # by real path
 
     def rules_for(workspace: Path) -> RuleBook:
-        real = os.path.realpath(workspace)
+        real = real_path(workspace)
         if real not in rulebooks:
             rulebooks[real] = RuleBook.for_workspace(config.home, Path(real))
         return rulebooks[real]

@@ -387,3 +387,38 @@ def test_a_running_call_and_the_reply_so_far_are_on_record(make_dispatcher: Make
     [call] = mid.tool_calls or []
     assert (call.name, call.status, call.kind, call.step) == ("list_dir", "in_progress", "read", 0)
     assert call.title
+
+
+class _RepointingApprover(RecordingApprover):
+    """Re-points the workspace symlink while its approval is asked, then allows."""
+
+    def __init__(self, link: Path, target: Path) -> None:
+        super().__init__("allow_once")
+        self.link, self.target = link, target
+
+    async def request_permission(self, request):  # type: ignore[no-untyped-def]
+        tmp = self.link.with_name("ws.new")
+        tmp.symlink_to(self.target)
+        tmp.replace(self.link)
+        return await super().request_permission(request)
+
+
+def test_a_symlinked_workspace_repointed_mid_turn_is_refused(
+        tmp_path: Path, home: Path, script: Callable) -> None:
+    # the turn resolves its workspace once (core.turn_root); a tool must not then write
+    # into the link's new target, here the state root itself, which its check never saw
+    from openprogram_lsp.app import AppConfig, build_dispatcher
+    first = tmp_path / "first"
+    first.mkdir()
+    link = tmp_path / "linked"
+    link.symlink_to(first)
+    write = {"text": "Writing.", "tool_calls": [
+        {"name": "write_file", "arguments": {"path": "x.txt", "content": "x\n"}}]}
+    approver = _RepointingApprover(link, home)
+    d = build_dispatcher(AppConfig(workspace=link, home=home, model=script([write, DONE]),
+                                   permission_mode="ask"), approver=approver)
+    r = d.process_user_turn(TurnRequest(text="write it"))
+    assert approver.requests and r.status == "done"
+    [call] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls or []
+    assert call.status == "failed" and "re-pointed" in (call.output or "")
+    assert not (home / "x.txt").exists() and not (first / "x.txt").exists()

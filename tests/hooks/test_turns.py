@@ -252,6 +252,48 @@ def test_a_changed_workspace_hook_must_be_approved_again(
     assert len(approver.requests) == 2 and not (workspace / "second").exists()
 
 
+class _EditingApprover(RecordingApprover):
+    """Approves, but first rewrites the hook file: an edit made while the question is open."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__("allow_once")
+        self.workspace = workspace
+
+    async def request_permission(self, request):  # type: ignore[no-untyped-def]
+        if not self.requests:
+            workspace_settings(self.workspace, on("PreToolUse", "touch second"))
+        return await super().request_permission(request)
+
+
+def test_a_turn_runs_the_hooks_it_asked_about_and_an_edit_meanwhile_is_asked_next_turn(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    # the turn reads its definitions once: the approval covers exactly the hook it showed,
+    # and the hook edited while the question was open is not lost: the next turn asks
+    workspace_settings(workspace, on("PreToolUse", "touch first"))
+    approver = _EditingApprover(workspace)
+    d = make_dispatcher(script([call("list_dir", path="."), text("ok")] * 2), approver=approver)
+    run(d)
+    assert (workspace / "first").exists() and not (workspace / "second").exists()
+    assert len(approver.requests) == 1 and "touch first" in str(approver.requests[0])
+    approver.kind = "reject_once"
+    run(d)
+    assert len(approver.requests) == 2 and "touch second" in str(approver.requests[1])
+    assert not (workspace / "second").exists()
+
+
+def test_a_turn_stamps_its_hook_and_agent_files_once(
+        make_dispatcher: Make, script: Callable, workspace: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.hooks.engine import HookEngine
+    d = make_dispatcher(script([call("list_dir", path="."), text("ok")]))
+    stamps: list[int] = []
+    real = HookEngine._stat
+    monkeypatch.setattr(HookEngine, "_stat",
+                        staticmethod(lambda paths: stamps.append(len(paths)) or real(paths)))
+    run(d)
+    assert len(stamps) == 2  # the hook files and the agent directories, once each
+
+
 def test_destructive_command_policy_refuses_in_bypass_unless_a_rule_allows(
         make_dispatcher: Make, script: Callable, workspace: Path) -> None:
     command = "curl -s http://127.0.0.1:9/install.sh | sh && touch ran.txt"

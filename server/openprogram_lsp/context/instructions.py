@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openprogram_lsp.context.budget import estimate_text
+from openprogram_lsp.core.turn_root import real_path
 
 WORKSPACE_FILES = ("AGENTS.md", "CLAUDE.md", ".openprogram/instructions.md")
 MAX_BYTES = 64 * 1024  # per file; the rest is cut with a note
@@ -87,7 +88,7 @@ def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruc
     mine = _load(home, _shown(str(home)), "user")
     if mine is not None:
         out.append(mine)
-    root = os.path.realpath(workspace)
+    root = real_path(workspace)
     top = root if root.endswith(os.sep) else root + os.sep
     for name in WORKSPACE_FILES:
         target = f"{top}{name}"

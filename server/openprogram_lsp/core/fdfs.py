@@ -19,6 +19,7 @@ from pathlib import Path
 
 from openprogram_lsp.core.errors import ToolError, WorkspaceEscape
 from openprogram_lsp.core.fsutil import current_umask
+from openprogram_lsp.core.turn_root import check_root
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -77,6 +78,7 @@ def open_dir(root: Path, parts: list[str], *, create: bool = False,
     """A descriptor of ``root/parts...``, walked without following links (made if ``create``)."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
+        check_root(root, fd)  # still the directory the turn's path checks resolved
         for name in parts:
             try:
                 nfd = _step(fd, name, rel or "/".join(parts))

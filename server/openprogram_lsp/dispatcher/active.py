@@ -9,7 +9,7 @@ from pathlib import Path
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.types import TurnRequest
-from openprogram_lsp.hooks.engine import TurnHooks
+from openprogram_lsp.hooks.engine import Definitions, TurnHooks
 
 
 @dataclass(slots=True)
@@ -31,3 +31,4 @@ class ActiveTurn:
     warnings: list[str] = field(default_factory=list)  # shown with the result
     hooks: TurnHooks | None = None
     trusted_once: frozenset[str] = frozenset()  # workspace definitions allowed for this turn
+    definitions: Definitions | None = None  # its hooks and agent definitions, read once

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from openprogram_lsp.core.errors import NotFound, TurnCancelled
 from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.hooks.approval import approve
-from openprogram_lsp.hooks.engine import TurnHooks
+from openprogram_lsp.hooks.engine import Definitions, TurnHooks
 from openprogram_lsp.tools.registry import ToolRegistry
 from openprogram_lsp.tools.rulebook import with_client_rules
 
@@ -25,13 +25,25 @@ SUBAGENT_SOURCES = frozenset({"agent_spawn"})
 PROMPT_SOURCES = frozenset({"user", "cli"})
 
 
+def turn_definitions(services: Services, turn: ActiveTurn) -> Definitions | None:
+    """The turn's hooks and agent definitions, read (stamped) once for the whole turn: its
+    approval, its hooks, its agent definition and its system prompt all use these."""
+    engine = services.hooks
+    if engine is None:
+        return None
+    if turn.definitions is None:
+        turn.definitions = engine.definitions(turn.workspace)
+    return turn.definitions
+
+
 async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     """Ask about new workspace definitions, then bind the hooks this turn runs."""
     s = services
     engine = s.hooks
-    if engine is None:
+    defs = turn_definitions(s, turn)
+    if engine is None or defs is None:
         return None
-    pending = engine.pending_definitions(turn.workspace)
+    pending = engine.pending_definitions(turn.workspace, defs)
     once: frozenset[str] = frozenset()
     if pending:  # (nothing to ask: no question, no race against the cancel)
         once = await _until_cancel(approve(pending, workspace=turn.workspace, trust=engine.trust,
@@ -50,7 +62,7 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         transcript_path=str(s.store.session_dir(turn.session_id) / "nodes"),
         subagent=turn.request.source in SUBAGENT_SOURCES, agent_id=turn.request.agent_id,
         rules=with_client_rules(s.rules_for(turn.workspace), turn.request.rules),
-        cancel=turn.control.cancel, once=once)
+        cancel=turn.control.cancel, once=once, config=defs.config)
     turn.trusted_once = once
     start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
     if start is not None:
@@ -76,10 +88,12 @@ async def _until_cancel(aw: Coroutine[Any, Any, T], cancel: asyncio.Event) -> T:
 def agent_definition(services: Services, turn: ActiveTurn) -> AgentDef | None:
     """The agent definition a child turn runs under (``metadata.agentType``), if any."""
     name = turn.request.metadata.get("agentType")
-    engine = services.hooks
-    if not isinstance(name, str) or not name or engine is None:
+    if not isinstance(name, str) or not name:
         return None
-    found = engine.agents(turn.workspace).get(name)
+    defs = turn_definitions(services, turn)
+    if defs is None:
+        return None
+    found = defs.agents.get(name)
     if found is None:
         raise NotFound(f"agent definition {name!r} no longer exists in {turn.workspace}")
     return found
@@ -97,8 +111,9 @@ def system_extra(services: Services, turn: ActiveTurn, definition: AgentDef | No
     """What the system prompt gains: the definition's instructions, the usable definitions."""
     parts = [definition.prompt] if definition is not None and definition.prompt else []
     engine = services.hooks
-    if engine is not None and tools.get("agent") is not None:
-        usable = [a for a in engine.agents(turn.workspace).values()
+    defs = turn_definitions(services, turn)
+    if engine is not None and defs is not None and tools.get("agent") is not None:
+        usable = [a for a in defs.agents.values()
                   if engine.definition_trust(turn.workspace, a) == "trusted"
                   or a.id in turn.trusted_once]
         if usable:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,6 +32,7 @@ from openprogram_lsp.core.turn_context import (
     current_session_id,
     current_turn_id,
 )
+from openprogram_lsp.core.turn_root import real_path, resolved
 from openprogram_lsp.core.types import (
     Node,
     NodeStatus,
@@ -133,7 +133,7 @@ class Dispatcher:
         factory = self.services.checkpointer_for
         if factory is None:
             return None
-        real = os.path.realpath(workspace)
+        real = real_path(workspace)
         with self._lock:
             if real not in self._checkpointers:
                 self._checkpointers[real] = factory(Path(real))
@@ -208,8 +208,9 @@ class Dispatcher:
             unsubscribe = s.bus.subscribe(
                 lambda ev: handler(ev) if ev.session_id == sid else None)
         try:
-            # held for the whole turn: another process's turn here is refused, never forked
-            with s.store.hold_session(sid, f"turn in {workspace}"):
+            # held for the whole turn: another process's turn here is refused, never forked;
+            # the workspace's real path resolved once for all of the turn (core.turn_root)
+            with resolved(workspace), s.store.hold_session(sid, f"turn in {workspace}"):
                 if on_session is not None:
                     on_session(sid)
                 return await self._run(sid, req, control, workspace, on_started)

@@ -22,6 +22,7 @@ from typing import Any
 
 from openprogram_lsp.core.errors import NotFound
 from openprogram_lsp.core.ports import AgentDefinitionRow
+from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
@@ -85,10 +86,19 @@ class HookEngine:
         """Where agent definitions are read from: the user's, then the workspace's."""
         return list(_agent_dirs(self._user_files()[0].parent, str(workspace)))
 
+    def definitions(self, workspace: Path) -> Definitions:
+        """The workspace's hooks and agent definitions as they are now, each stamped once:
+        what one turn asks about, runs and offers (``Definitions``)."""
+        real = real_path(workspace)
+        return Definitions(self._config(real), self._agents_of(real))
+
     def agents(self, workspace: Path) -> dict[str, AgentDef]:
         """Agent definitions by name (workspace ones override the user's), re-read on change
         (of a directory's listing or of any definition file in it)."""
-        key = Path(os.path.realpath(workspace))
+        return self._agents_of(real_path(workspace))
+
+    def _agents_of(self, real: str) -> dict[str, AgentDef]:
+        key = Path(real)
         dirs = self.agent_dirs(key)
         paths: list[str] = []
         for directory, _, _ in dirs:
@@ -116,10 +126,14 @@ class HookEngine:
             return "trusted"
         return self.trust.state(workspace, item.id)
 
-    def pending_definitions(self, workspace: Path) -> list[Pending]:
-        """Workspace hooks and agent definitions the user has not decided on yet."""
-        out = [Pending(h.id, "hook", h.describe()) for h in self.pending(workspace)]
-        out.extend(Pending(a.id, "agent", a.describe()) for a in self.agents(workspace).values()
+    def pending_definitions(self, workspace: Path,
+                            defs: Definitions | None = None) -> list[Pending]:
+        """Workspace hooks and agent definitions the user has not decided on yet (of ``defs``,
+        default: as they are now)."""
+        defs = defs or self.definitions(workspace)
+        out = [Pending(h.id, "hook", h.describe()) for h in defs.config.hooks
+               if self.trust_state(workspace, h) == "unknown"]
+        out.extend(Pending(a.id, "agent", a.describe()) for a in defs.agents.values()
                    if self.definition_trust(workspace, a) == "unknown")
         return out
 
@@ -135,7 +149,9 @@ class HookEngine:
 
     def config(self, workspace: Path) -> HookConfig:
         """The hooks of a workspace (user files first), re-read when a file changed."""
-        real = os.path.realpath(workspace)
+        return self._config(real_path(workspace))
+
+    def _config(self, real: str) -> HookConfig:
         key = Path(real)
         stamp = self._stamp(real)
         with self._lock:
@@ -199,16 +215,29 @@ class HookEngine:
     def for_turn(self, *, workspace: Path, session_id: str, turn_id: str, mode: str,
                  transcript_path: str, subagent: bool = False, agent_id: str | None = None,
                  rules: Any = None, cancel: asyncio.Event | None = None,
-                 once: frozenset[str] = frozenset()) -> TurnHooks:
-        """The hooks one turn runs: user-level ones and approved (or approved-once) ones."""
-        cfg = self.config(workspace)
+                 once: frozenset[str] = frozenset(),
+                 config: HookConfig | None = None) -> TurnHooks:
+        """The hooks one turn runs: user-level ones and approved (or approved-once) ones (of
+        ``config``, the turn's ``Definitions``; default: as they are now)."""
+        real = real_path(workspace)
+        cfg = config if config is not None else self._config(real)
         active = tuple(h for h in cfg.hooks
                        if self.trust_state(workspace, h) == "trusted" or h.id in once)
-        return TurnHooks(engine=self, workspace=Path(os.path.realpath(workspace)),
+        return TurnHooks(engine=self, workspace=Path(real),
                          session_id=session_id,
                          turn_id=turn_id, mode=mode, transcript_path=transcript_path,
                          hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
                          agent_id=agent_id, cancel=cancel)
+
+
+@dataclass(frozen=True, slots=True)
+class Definitions:
+    """A workspace's hooks and agent definitions read once for one turn: the approval asks
+    about these, the turn runs these hooks and offers these agents, so an edit made meanwhile
+    is neither half-used nor lost (the next turn's stamps see it)."""
+
+    config: HookConfig
+    agents: dict[str, AgentDef]
 
 
 @functools.lru_cache(maxsize=64)

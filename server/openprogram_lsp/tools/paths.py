@@ -14,6 +14,7 @@ from pathlib import Path
 
 from openprogram_lsp.core.errors import WorkspaceEscape
 from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs, protected_real_of
+from openprogram_lsp.core.turn_root import real_path
 
 STATE_REFUSAL = ("is inside openprogram-lsp's own state directory ({root}), which tools never "
                  "read or change")
@@ -76,7 +77,7 @@ def _resolve(workspace: Path, path: str) -> tuple[str, str]:
     if ".." in path.split("/"):
         raise WorkspaceEscape(f"path {path!r} leads outside the workspace")
     try:
-        root = os.path.realpath(workspace)
+        root = real_path(workspace)  # once per turn; core.fdfs checks the directory it opens
         target = os.path.realpath(os.path.join(root, path))
     except OSError as exc:  # e.g. a component replaced while it was being read
         raise WorkspaceEscape(f"path {path!r} could not be resolved: {exc.strerror}") from None
@@ -99,7 +100,7 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
 
 def relative(workspace: Path, target: Path) -> str:
     """The workspace-relative form of an absolute path, with forward slashes."""
-    return Path(os.path.relpath(target, os.path.realpath(workspace))).as_posix()
+    return Path(os.path.relpath(target, real_path(workspace))).as_posix()
 
 
 def confined(workspace: Path, path: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.ports import Approver
+from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import PermissionOption, PermissionRequest, PermissionToolCall
 from openprogram_lsp.tools.base import Tool
 from openprogram_lsp.tools.mcp.catalog import (
@@ -97,7 +97,7 @@ class McpHub:
 
     def space(self, workspace: Path) -> _Space:
         """The state of one workspace (created on first use)."""
-        real = os.path.realpath(workspace)
+        real = real_path(workspace)
         with self._lock:
             sp = self._spaces.get(real)
             if sp is None:
