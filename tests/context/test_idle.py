@@ -165,5 +165,8 @@ def test_a_record_keeps_the_digest_of_its_version() -> None:
     old = ContextCommit.model_validate({**base, "version": 1,
                                         "messagesDigest": messages_digest(sent, 1)})
     new = ContextCommit.model_validate({**base, "messagesDigest": messages_digest(sent)})
-    assert new.version == 2 and old.sent(sent) and new.sent(sent)
+    two = ContextCommit.model_validate({**base, "version": 2,
+                                        "messagesDigest": messages_digest(sent)})
+    assert new.version == 3 and old.sent(sent) and new.sent(sent) and two.sent(sent)
     assert not old.sent(sent[:4]) and not new.sent(sent[:4]) and old.wire()["version"] == 1
+    assert not two.sent(sent[:4]) and two.wire()["version"] == 2

@@ -11,6 +11,7 @@ rendered.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from functools import partial
 from pathlib import Path
@@ -59,6 +60,7 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
     tips: list[str] = []
     seen: set[str] = set()
     idle = 0  # segments the idle-gap pass carried on instead of scanning again
+    deltas = 0  # records whose replaced/protected lists were stored as a change
     for t in range(STEPS):
         roll = rng.random()
         rules = None
@@ -118,6 +120,10 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
         stored = ContextCommit.model_validate(store.read_context_commit(sid, aid))
         assert stored.kept == kept_ids(prep) and stored.snipped == prep.snipped
         assert stored.summarised == list(prep.summarised)
+        # replaced/protected maybe stored as a delta: read back, what the turn prepared
+        assert (stored.replaced, stored.protected) == (prep.replaced, prep.protected)
+        assert stored == ContextCommit.model_validate(record).expanded(store.chain_ids(sid, aid))
+        deltas += "listsBase" in raw_context(store, sid, aid)
         seen.update([prep.path, *prep.actions, "fork" if rules else "", "tools" if calls else ""])
         if t % 6 == 5:
             nodes = {n.id: n for n in store.nodes(sid)}
@@ -130,3 +136,12 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int) -> None
     assert eng.prefixes.reused > 0  # the carried-over renderings were used, and checked
     assert eng.prefixes.by_log > 0  # ... through the store's body log
     assert idle + eng.idle.carried > 0, "the idle-gap pass was never carried on"
+    assert deltas > 0, "no record was stored as a delta"
+
+
+def raw_context(store: SessionStore, sid: str, turn: str) -> dict[str, object]:
+    """A turn's ContextCommit file as stored."""
+    path = store.session_dir(sid) / "nodes" / store.index(sid).files[turn]
+    data: dict[str, object] = json.loads(path.with_name(path.name[:-5] + ".context.json")
+                                         .read_bytes())
+    return data

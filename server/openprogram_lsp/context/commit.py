@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from openprogram_lsp.context.budget import estimate_text
-from openprogram_lsp.context.digest import DIGEST_VERSION, messages_digest
+from openprogram_lsp.context.digest import messages_digest
 from openprogram_lsp.context.microcompact import PLACEHOLDER
 from openprogram_lsp.context.render import render_one
 from openprogram_lsp.context.snip import note_segment
@@ -17,7 +17,10 @@ from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.ranges import Ranges, count_ranges, decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Message, Node, Usage, Wire
 
-COMMIT_VERSION = DIGEST_VERSION  # 2: ``messagesDigest`` over groups of messages (``digest``)
+COMMIT_VERSION = 3
+"""2: ``messagesDigest`` over groups of messages (``digest``, ``DIGEST_VERSION``); 3: the
+store may keep ``replaced``/``protected`` as a change from the previous record
+(``store.context_deltas``), which its reader gives back in full."""
 ID_LISTS = ("kept", "snipped", "summarised")
 
 
@@ -34,7 +37,10 @@ class ContextCommit(Wire):
     As the engine writes it, ``kept``, ``snipped`` and ``summarised`` come as
     ``keptRanges``... instead: runs of positions on the chain ending at ``chainHead`` (the
     turn's user node), so building and storing it costs the same on every turn; ``expanded``
-    (or the store's reader) turns them back into ids.
+    (or the store's reader) turns them back into ids. The store keeps ``replaced`` and
+    ``protected`` of a version 3 record as a change from the previous turn's record
+    (``store.context_deltas``); its reader gives them back in full, and a record read
+    otherwise is refused here.
     """
 
     model_config = ConfigDict(frozen=True, populate_by_name=True,
@@ -75,6 +81,14 @@ class ContextCommit(Wire):
     snipped_ranges: Ranges | None = None
     summarised_ranges: Ranges | None = None
     chain_head: str | None = None  # the last chain node the ranges' positions are on
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_stored_delta(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "listsBase" in data:
+            raise ValueError("replaced/protected stored as a delta: read the record through "
+                             "SessionStore.read_context_commit, which gives them in full")
+        return data
 
     def count(self, key: str) -> int:
         """How many ids ``kept``, ``snipped`` or ``summarised`` holds (ranges or list)."""

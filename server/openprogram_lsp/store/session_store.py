@@ -32,7 +32,7 @@ from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import node_log
+from openprogram_lsp.store import context_deltas, node_log
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
@@ -77,6 +77,7 @@ class _Open:
     foreign: list[object] = field(default_factory=list)
     recovering: bool = False
     commit_lock: OwnedLock | None = None  # its ``.git/openprogram-commit.lock``, once looked up
+    lists: context_deltas.Lists | None = None  # the last ContextCommit's lists written here
 
 
 def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
@@ -840,10 +841,12 @@ class SessionStore:
 
     # -- context commits ----------------------------------------------------------------------
 
-    def _context_paths(self, sid: str, turn_id: str) -> tuple[str | None, str]:
+    def _context_paths(self, sid: str, turn_id: str,
+                       idx: SessionIndex | None = None) -> tuple[str | None, str]:
         """(path beside the turn's node, path of sessions written before sharding)."""
         legacy = f"context/{turn_id}.json"
-        idx = self._get(sid).index
+        if idx is None:
+            idx = self._get(sid).index
         name = idx.files.get(turn_id)
         if name is None or "/" not in name:
             return None, legacy
@@ -855,7 +858,9 @@ class SessionStore:
         Its node id lists (``kept``, ``snipped``, ``summarised``) are stored as ranges of
         positions on the turn's chain, so the record's size does not grow with the session.
         A record that brings them as ranges already (``keptRanges``..., what the context
-        engine writes) is stored as it is, without walking the chain.
+        engine writes) is stored as it is, without walking the chain. From version 3 its
+        ``replaced`` and ``protected`` lists are stored as a change from the previous turn's
+        record on the chain where that is smaller (``context_deltas``).
         """
         beside, legacy = self._context_paths(sid, turn_id)
         rel = beside or legacy
@@ -870,19 +875,73 @@ class SessionStore:
                 pos = {nid: i for i, nid in enumerate(entry.index.chain_ids(turn_id))}
                 for key in lists:
                     stored[key + "Ranges"] = encode_ranges(stored.pop(key), pos)
+            written: context_deltas.Lists | None = None
+            version = stored.get("version")
+            if type(version) is int and version >= 3 and turn_id in entry.index.seq \
+                    and all(context_deltas.str_list(stored.get(k)) is not None
+                            for k in context_deltas.LISTS):
+                written = context_deltas.encode(stored, turn_id,
+                                                self._lists_base(sid, entry, turn_id))
             entry.repo.write(rel, json.dumps(stored, separators=(",", ":")))
+            entry.lists = written
             self._refresh_fp(entry)
 
-    def read_context_commit(self, sid: str, turn_id: str) -> dict[str, Any] | None:
-        """The ContextCommit of a turn, or None."""
+    def _lists_base(self, sid: str, entry: _Open, turn_id: str) -> context_deltas.Lists | None:
+        """The lists of the record of the nearest turn before ``turn_id`` on its chain (the
+        one written last here, else read back), or None when it has none to trust."""
+        idx = entry.index
+        prev: str | None = idx.predecessor_of(turn_id)
+        for _ in range(16):  # a turn's user node, a few more where a turn wrote no reply
+            if prev is None or idx.role_of(prev) == "assistant":
+                break
+            prev = idx.predecessor_of(prev)
+        else:
+            return None
+        if prev is None:
+            return None
+        memo = entry.lists
+        if memo is not None and memo.turn_id == prev:
+            beside, legacy = self._context_paths(sid, prev, idx)
+            if os.path.lexists(f"{entry.root}/{beside or legacy}"):
+                return memo
+        data = self._stored_context(sid, prev, idx)
+        return None if data is None else context_deltas.resolve(
+            data, lambda tid: self._stored_context(sid, tid, idx), prev)
+
+    def _stored_context(self, sid: str, turn_id: str,
+                        idx: SessionIndex) -> dict[str, Any] | None:
+        """A turn's ContextCommit as stored, or None (none, or not a JSON object)."""
+        if turn_id not in idx.seq:  # never a path made of a name read from a record
+            return None
         root = self.session_dir(sid)
-        for rel in self._context_paths(sid, turn_id):
+        for rel in self._context_paths(sid, turn_id, idx):
+            if rel is None:
+                continue
+            try:
+                data = json.loads((root / rel).read_bytes())
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError):
+                return None
+            return data if isinstance(data, dict) else None
+        return None
+
+    def read_context_commit(self, sid: str, turn_id: str) -> dict[str, Any] | None:
+        """The ContextCommit of a turn, or None. A record stored as a delta comes back with
+        its lists in full; one whose base cannot be read back, with ``replaced`` and
+        ``protected`` None and ``listsUnresolved`` (never other lists)."""
+        root = self.session_dir(sid)
+        idx = self._get(sid).index
+        for rel in self._context_paths(sid, turn_id, idx):
             if rel is None:
                 continue
             try:
                 data: dict[str, Any] = json.loads((root / rel).read_bytes())
             except FileNotFoundError:
                 continue
+            if "listsBase" in data:
+                context_deltas.resolve(data, lambda tid: self._stored_context(sid, tid, idx),
+                                       turn_id)
             if any(key + "Ranges" in data for key in _ID_LISTS):
                 chain = self.chain_ids(sid, turn_id)
                 for key in _ID_LISTS:
