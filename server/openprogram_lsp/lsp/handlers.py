@@ -31,28 +31,31 @@ from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.context_handlers import ContextHandlers
+from openprogram_lsp.lsp.history_result import history_result
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.node_wire import WireCache
+from openprogram_lsp.lsp.protocol import RawResult
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
 from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
+from openprogram_lsp.store.page_snapshot import MIN_NODES
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.view import ConnectionView
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+Handler = Callable[[Any], Awaitable[dict[str, Any] | RawResult]]
 
 
 def _rpc_error(exc: OpenProgramError) -> JsonRpcException:
     return JsonRpcException(message=exc.message, code=exc.code, data=dumps.error_data(exc.data))
 
 
-def _guard(method: str, fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:
+def _guard(method: str, fn: Handler) -> Handler:
     """Turn project errors into JSON-RPC errors with their codes; log unexpected ones."""
 
     @functools.wraps(fn)
-    async def handler(params: Any) -> dict[str, Any]:
+    async def handler(params: Any) -> dict[str, Any] | RawResult:
         try:
             return await fn(params)
         except OpenProgramError as exc:
@@ -216,29 +219,21 @@ class Handlers:
         await asyncio.to_thread(self.dispatcher.services.store.delete_session, sid)
         return w.EmptyResult().wire()
 
-    async def history(self, raw: Any) -> dict[str, Any]:
+    async def history(self, raw: Any) -> dict[str, Any] | RawResult:
         p = w.parse_params(methods.HISTORY, w.HistoryParams, raw)
         sid = self._session(p.session_id)
-        # a session this process has not opened is answered from its node log's tail
-        page = self.dispatcher.services.store.history_page(
+        store = self.dispatcher.services.store
+        # a session this process has not opened: its kept first page when nothing it was
+        # read from changed (``page_snapshot``), else its node log's tail (``cold_page``)
+        kept = store.kept_page(sid, p.head_id, limit=p.limit, before=p.before_node_id)
+        if kept is not None:
+            log.debug("history of %s: its kept first page", sid)
+            return RawResult(kept)
+        page = store.history_page(
             sid, p.head_id, limit=p.limit, before=p.before_node_id, reply_role="system")
-        # what HistoryResult(...).wire() gives, without validating every node again (the
-        # store's nodes are valid; that pass cost 16 ms a 200-node page)
-        out: dict[str, Any] = {"sessionId": sid, "headId": page.head,
-                               "nodes": self.node_wire.wire_many(page.nodes),
-                               "hasMore": page.more}
-        # replies from subagents and other branches hang off a chain node by caller
-        replies = page.replies
-        for node in out["nodes"]:  # listed contract fields are always present
-            node.setdefault("predecessor", None)
-            node.setdefault("caller", None)
-            if node.get("role") == "user" and (node.get("metadata") or {}).get("context"):
-                node["context"] = node["metadata"]["context"]  # what the model was shown
-            attached = [c.wire() for c in replies.get(node["id"], ())
-                        if c.metadata.get("kind") == "attach"]
-            if attached:
-                node["attachments"] = attached
-        return out
+        if p.before_node_id is None and len(page.nodes) >= MIN_NODES:
+            self.server.host.pages.want(sid, p.limit)  # keep it for the next fresh server
+        return history_result(sid, page, self.node_wire.wire_many)
 
     async def name_branch(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.NAME_BRANCH, w.NameBranchParams, raw)
@@ -364,7 +359,7 @@ class Handlers:
 
     def table(self) -> dict[str, Handler]:
         """Method name -> guarded handler."""
-        raw: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+        raw: dict[str, Handler] = {
             methods.CHAT: self.chat, methods.FORK: self.fork, methods.CANCEL: self.cancel,
             methods.STEER: self.steer, methods.SESSIONS: self.sessions,
             methods.HISTORY: self.history, methods.BRANCHES: self.code.branches,

@@ -29,6 +29,7 @@ from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.documents import DocumentBuffers
 from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.lsp.logs import WindowLogHandler
+from openprogram_lsp.lsp.page_keeper import PageKeeper
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.store.watcher import WorkspaceWatcher
 from openprogram_lsp.tools.filelist import FileList
@@ -58,6 +59,8 @@ class ServerHost:
         self.bridge: EventBridge | None = None
         self.listeners: list[Callable[[Event], None]] = []
         self.runner = TurnRunner(dispatcher, None, self.listeners)
+        self.pages = PageKeeper(dispatcher.services.store)  # first pages for the next server
+        self.listeners.append(self.pages.on_event)
         self.watchers: dict[Path, WorkspaceWatcher] = {}
         self.log_handler: WindowLogHandler | None = None
         self.owners: dict[str, Link] = {}  # session id -> connection driving it

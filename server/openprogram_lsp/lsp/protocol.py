@@ -7,16 +7,24 @@ validate them with pydantic and always answer (-32602 on bad params).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
+import logging
 from collections.abc import Generator
 from typing import Any
 
 import attrs
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.protocol.language_server import lsp_method
 
 from openprogram_lsp.lsp import methods
+
+log = logging.getLogger(__name__)
+_WRITES: set[asyncio.Future[Any]] = set()
 
 
 @attrs.define
@@ -47,6 +55,18 @@ class RawResponse:
     result: Any = None
 
 
+class RawResult:
+    """A result already encoded: the JSON text of one value, ASCII (a kept history page).
+
+    The protocol splices it into the response as it is; whoever makes one has checked that it
+    is exactly one JSON value."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 _NOTIFICATIONS = frozenset(methods.CLIENT_NOTIFICATIONS + methods.SERVER_NOTIFICATIONS)
 
 
@@ -73,6 +93,35 @@ class OpenProgramProtocol(LanguageServerProtocol):
         if type(data) in (RawResponse, JsonRPCResponseMessage) and type(data.result) is dict:
             return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
         return super()._serialize_message(data)
+
+    def _send_data(self, data: Any) -> None:
+        """A response whose result is a ``RawResult`` is framed around its bytes: the same
+        bytes ``json.dumps`` of the whole response would give, without parsing or dumping the
+        result (the rest goes the pygls way)."""
+        if type(data) not in (RawResponse, JsonRPCResponseMessage) \
+                or type(data.result) is not RawResult:
+            super()._send_data(data)
+            return
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        body = b'{"id": %s, "jsonrpc": %s, "result": %s}' % (
+            json.dumps(data.id).encode(), json.dumps(data.jsonrpc).encode(), data.result.data)
+        if self._include_headers:
+            body = b"Content-Length: %d\r\nContent-Type: %s; charset=%s\r\n\r\n%s" % (
+                len(body), self.CONTENT_TYPE.encode(), self.CHARSET.encode(), body)
+        try:
+            res = self.writer.write(body)
+            if inspect.isawaitable(res):  # an async writer (ours are not)
+                pending = asyncio.ensure_future(res)
+                _WRITES.add(pending)
+                pending.add_done_callback(_WRITES.discard)
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError")
+            raise
+        except Exception as error:
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def forget_request(self, msg_id: str) -> None:
         """Stop waiting for a response to a server request (a late answer is then ignored)."""

@@ -32,7 +32,7 @@ from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import context_deltas, node_log
+from openprogram_lsp.store import context_deltas, node_log, page_snapshot
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
@@ -719,6 +719,25 @@ class SessionStore:
         nodes = self._settled_all(sid, nodes)
         return HistoryPage(head, nodes, more,
                            self.callees_of(sid, [n.id for n in nodes], role=reply_role))
+
+    def kept_page(self, sid: str, head_id: str | None, *, limit: int,
+                  before: str | None) -> bytes | None:
+        """The history answer's JSON kept for this first page (``page_snapshot``), when this
+        process has not opened the session and nothing the page was read from changed."""
+        if before is not None:
+            return None
+        with self._lock:
+            if sid in self._open:
+                return None
+        return page_snapshot.read(self.session_dir(sid), sid, head_id=head_id, limit=limit)
+
+    def keep_first_page(self, sid: str, render: page_snapshot.Render, *, limit: int,
+                        min_nodes: int | None = None) -> float | None:
+        """Write the session's kept first page (``page_snapshot.write``: None when done, else
+        seconds to wait before trying again)."""
+        return page_snapshot.write(
+            self.session_dir(sid), sid, render, limit=limit,
+            min_nodes=page_snapshot.MIN_NODES if min_nodes is None else min_nodes)
 
     def _cold_page(self, sid: str, head_id: str | None, limit: int, before: str | None,
                    reply_role: str) -> HistoryPage | None:
