@@ -161,6 +161,8 @@ async def main(nodes: int, sessions: int, pairs: int) -> None:
         ours = await _start(cmd, env, ws)
         page = await ours.protocol.send_request_async("openprogram/history", {"sessionId": sid})
         listing = await ours.protocol.send_request_async("openprogram/sessions", {"limit": 50})
+        kept = home / "sessions" / sid / ".git" / SNAPSHOT
+        keep = await _kept_page(kept)  # before the warm figures: it is written in the background
         payloads = root / "payloads.json"
         payloads.write_text(json.dumps({"history": _plain(page), "sessions": _plain(listing)}))
         script = root / "bare.py"
@@ -177,8 +179,6 @@ async def main(nodes: int, sessions: int, pairs: int) -> None:
                                 "openprogram/sessions", pairs)
             report(f"sessions first page (50 of {sessions})", a, b,
                    target="baseline = bare pygls, same payload")
-            kept = home / "sessions" / sid / ".git" / SNAPSHOT
-            keep = await _kept_page(kept)
         finally:
             for client in (ours, bare):
                 await _stop(client)

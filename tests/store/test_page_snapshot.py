@@ -228,6 +228,8 @@ def test_torn_and_hostile_snapshot_files_are_never_served(tmp_path: Path) -> Non
         (header, b'{"sessionId": 1'),  # not JSON, checksum right
         (header, payload[:-1] + b", 1}"),
         (header, payload.replace(b'"hasMore"', b'"other"')),
+        (header, payload.replace(b'"nodes": [', b'"nodes": [NaN, ')),  # not JSON to a client
+        (header, payload.replace(b'"nodes": [', b'"nodes": [-Infinity, ')),
         (header, json.dumps({**json.loads(payload), "sessionId": "elsewhere"}).encode()),
         (header, json.dumps({**json.loads(payload), "nodes": {}}).encode()),
         (header, json.dumps(json.loads(payload), ensure_ascii=False).replace(

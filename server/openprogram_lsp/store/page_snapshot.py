@@ -129,6 +129,10 @@ def _int(value: Any) -> int:
     return value
 
 
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # json.loads takes NaN and Infinity; a client not
+
+
 def _check(root: Path, sid: str, data: bytes, head_id: str | None, limit: int) -> bytes | None:
     nl = data.find(b"\n")
     if nl < 0:
@@ -160,7 +164,7 @@ def _check(root: Path, sid: str, data: bytes, head_id: str | None, limit: int) -
     if (len(payload) != _int(header["size"]) or zlib.crc32(payload) != _int(header["crc"])
             or not payload.isascii()):
         return None
-    page = json.loads(payload)  # ASCII JSON: exactly one value, or ValueError
+    page = json.loads(payload, parse_constant=_not_json)  # exactly one JSON value
     if (type(page) is not dict or page.keys() != {"sessionId", "headId", "nodes", "hasMore"}
             or page["sessionId"] != sid or page["headId"] != head
             or type(page["nodes"]) is not list or len(page["nodes"]) > limit
