@@ -201,6 +201,85 @@ async def test_timeout_and_cancel_end_everything_inside(ctx: ToolContext) -> Non
     assert not _alive("31.5") and not _alive("32.5")
 
 
+async def _gone(marker: str) -> bool:
+    """Whether no process carries ``marker`` (bounded: 5 s for the kernel to finish a kill)."""
+    for _ in range(500):
+        if not _alive(marker):
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+async def test_a_cancel_at_any_point_of_the_start_ends_everything(ctx: ToolContext) -> None:
+    """Cancelled after 0, 1, 2 ... event-loop turns: before the spawn, while bwrap sets its
+    sandbox up, once the command runs. bwrap runs the command in a session of its own, so a
+    kill of bwrap's group alone left it running when the cancel came during the set-up."""
+    for turns in range(12):
+        marker = f"33.{turns:02d}5"
+        task = asyncio.create_task(run(ctx, f"sleep {marker} & sleep {marker}"))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await _gone(marker), f"cancelled after {turns} turns: {_alive(marker)} live"
+
+
+@pytest.fixture
+def no_death_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap without --die-with-parent: its sandbox then never dies with bwrap, as when bwrap
+    is killed while it sets the sandbox up (it asks for the signal only after that)."""
+    from openprogram_lsp.tools import sandbox
+
+    real = sandbox.bwrap_argv
+
+    def without(bwrap: str, ws: Path, *, network: bool) -> list[str]:
+        return [a for a in real(bwrap, ws, network=network) if a != "--die-with-parent"]
+
+    monkeypatch.setattr(sandbox, "bwrap_argv", without)
+
+
+@pytest.mark.usefixtures("no_death_signal")
+async def test_the_kill_reaches_the_sandbox_itself(ctx: ToolContext) -> None:
+    out = await run(ctx, "sleep 34.5 & sleep 34.5", timeout=0.5)
+    assert out.data["sandboxed"] is True and "timeout" in out.text
+    assert await _gone("34.5")
+    task = asyncio.create_task(run(ctx, "sleep 35.5 & sleep 35.5"))
+    for _ in range(500):
+        if len(_alive("35.5")) >= 4:  # bwrap, its init, sh, sleep: the command runs
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _gone("35.5")
+
+
+@pytest.mark.parametrize("mode", ["required", "off"])
+async def test_what_a_command_leaves_running_ends_with_it(workspace: Path, mode: str) -> None:
+    ctx = ToolContext(workspace=workspace, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX": mode}, user_file=False))
+    out = await run(ctx, f"sleep 36.{len(mode)}5 >/dev/null 2>&1 & echo started", timeout=60)
+    assert out.data["sandboxed"] is (mode == "required")
+    assert not out.is_error and "started" in out.text, out.text
+    assert await _gone(f"36.{len(mode)}5")
+
+
+async def test_an_unsandboxed_cancel_reaches_a_child_in_its_own_session(
+        workspace: Path) -> None:
+    ctx = ToolContext(workspace=workspace, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX": "off"}, user_file=False))
+    task = asyncio.create_task(run(ctx, "setsid sleep 37.5 & sleep 37.6"))
+    for _ in range(500):
+        if _alive("sleep 37.5") and _alive("sleep 37.6"):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _gone("37.5") and await _gone("37.6")
+
+
 async def test_output_is_capped_in_bytes_and_lines(ctx: ToolContext) -> None:
     out = await run(ctx, "seq 1 2000000")
     assert len(out.text.encode()) < 40_000 and out.text.count("\n") < 1_100

@@ -1,4 +1,5 @@
-"""What every child process the tools start shares: a scrubbed environment, group kill."""
+"""What every child process the tools start shares: a scrubbed environment, a start that a
+cancel cannot leak, and an end that takes everything the child started with it."""
 
 from __future__ import annotations
 
@@ -6,15 +7,21 @@ import asyncio
 import contextlib
 import ctypes
 import functools
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
 
+from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.secrets import is_secret_name
+from openprogram_lsp.tools import proctree
+
+KILL_WAIT = 5.0  # seconds a killed child gets to end before the kill stops waiting
+START_WAIT = 10.0  # seconds bwrap gets to report its sandbox's init
 
 
 def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -22,12 +29,6 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
     env.update(extra or {})
     return env
-
-
-def kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL a child started with ``start_new_session`` and everything it spawned."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -80,26 +81,215 @@ def pdeathsig_prefix() -> tuple[str, ...] | None:
     return (exe, "--pdeathsig", "KILL", "--") if probe.returncode == 0 else None
 
 
-async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
-    """``create_subprocess_exec`` in its own session that dies with us; cancel-safe start."""
-    prefix = pdeathsig_prefix()
-    start = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(*prefix, *argv, start_new_session=True, **kwargs)
-        if prefix is not None else
-        asyncio.create_subprocess_exec(*argv, start_new_session=True,
-                                       preexec_fn=die_with_parent(), **kwargs))
+
+
+class Child:
+    """A started tool process: its pipes, its end, and a kill of everything it started.
+
+    Its first process is reaped here, never by asyncio's child watcher, and only once its
+    process group (sandboxed: its PID namespace) has been killed: until the reap neither its
+    pid nor its group id can go to another process, so no signal sent by number reaches a
+    stranger. When the first process exits, whatever it left running is killed at once: a
+    ``sleep 600 &`` does not outlive the call, sandboxed or not.
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes], guard: proctree.Guard) -> None:
+        self.pid = popen.pid
+        self.stdin: asyncio.StreamWriter | None = None
+        self.stdout: asyncio.StreamReader | None = None
+        self.stderr: asyncio.StreamReader | None = None
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._popen = popen
+        self._guard = guard
+        self._fd = proctree.pidfd(popen.pid)  # our unreaped child: this pidfd is it
+        self._init: int | None = None  # sandboxed: a pidfd for bwrap's PID-namespace init
+        self._transports: list[asyncio.BaseTransport] = []
+        guard.aim(popen.pid)
+        self._watch()
+
+    @property
+    def returncode(self) -> int | None:
+        """The first process's exit status once it ended (and was reaped), else None."""
+        return self._popen.returncode
+
+    def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._fd is not None:
+            loop.add_reader(self._fd, self._on_exit)
+            return
+
+        def wait() -> None:  # no pidfd here: wait without reaping, in a thread of its own
+            with contextlib.suppress(OSError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(self._on_exit)
+
+        threading.Thread(target=wait, name=f"wait-{self.pid}", daemon=True).start()
+
+    def _on_exit(self) -> None:
+        if self._fd is not None:
+            asyncio.get_running_loop().remove_reader(self._fd)
+        if self._popen.returncode is None:
+            self._kill_all()  # what it left running; then the reap frees its numbers
+            self._popen.wait()
+            self._release()
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+    def _kill_all(self) -> None:
+        if self._popen.returncode is not None:  # reaped: its numbers are no longer ours
+            return
+        if self._init is not None:  # the namespace's init: the kernel ends everything inside
+            proctree.send(self._init, signal.SIGKILL)
+        elif self._fd is not None and not proctree.exited(self._fd):
+            proctree.kill_tree(self.pid, self._fd)
+        proctree.kill_group(self.pid)
+
+    def _release(self) -> None:
+        for fd in (self._fd, self._init):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._init = None
+        self._guard.close()
+
+    async def wait(self) -> int:
+        """Wait for the first process to end (what it left is killed then); its status."""
+        await asyncio.shield(self.ended)
+        code = self._popen.returncode
+        assert code is not None
+        return code
+
+    async def kill(self) -> None:
+        """SIGKILL everything it started; wait (bounded) for the first process to end."""
+        self._kill_all()
+        if not self.ended.done():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(KILL_WAIT):
+                    await asyncio.shield(self.ended)
+
+    async def close(self) -> None:
+        """Kill whatever still runs, then close the pipes (after the caller's last read)."""
+        try:
+            await self.kill()
+        finally:
+            for transport in self._transports:
+                transport.close()
+
+    async def _connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        for name in ("stdout", "stderr"):
+            pipe = getattr(self._popen, name)
+            if pipe is not None:
+                reader = asyncio.StreamReader(limit=2 ** 16, loop=loop)
+                protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+                readend, _ = await loop.connect_read_pipe(functools.partial(_same, protocol),
+                                                          pipe)
+                self._transports.append(readend)
+                setattr(self, name, reader)
+        if self._popen.stdin is not None:
+            protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop)
+            writeend, _ = await loop.connect_write_pipe(functools.partial(_same, protocol),
+                                                        self._popen.stdin)
+            self._transports.append(writeend)
+            self.stdin = asyncio.StreamWriter(writeend, protocol, None, loop)
+
+    async def _hold_sandbox(self, info_fd: int, hold_fd: int) -> None:
+        """Take bwrap's report of its sandbox's init (``--info-fd``), hold the init by a pidfd
+        and aim the guard at its group, then let the sandbox go on (``--block-fd`` keeps it
+        waiting until then, before ``--new-session`` and before it runs anything)."""
+        async with asyncio.timeout(START_WAIT):  # not wait_for: on 3.11 it can eat a cancel
+            raw = await _read_all(info_fd)
+        try:
+            init = int(json.loads(raw)["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            return  # bwrap failed before its sandbox: its exit and output say why
+        fd = proctree.child_pidfd(self.pid, init)
+        if (fd is None and proctree.pidfds()) or self._popen.returncode is not None:
+            if fd is not None:
+                os.close(fd)
+            return  # the init is gone already (bwrap failed): nothing to let go
+        self._init = fd  # None without pidfds (Linux before 5.3): the group kill only
+        self._guard.aim(init)  # the group --new-session gives the init and the command
+        os.write(hold_fd, b"\0")
+
+
+def _same(protocol: asyncio.StreamReaderProtocol) -> asyncio.StreamReaderProtocol:
+    return protocol
+
+
+async def _read_all(fd: int, limit: int = 65536) -> bytes:
+    """Read a pipe to its end (at most ``limit`` bytes) without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[bytes] = loop.create_future()
+    chunks: list[bytes] = []
+    os.set_blocking(fd, False)
+
+    def readable() -> None:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        chunks.append(chunk)
+        if (not chunk or sum(map(len, chunks)) >= limit) and not done.done():
+            done.set_result(b"".join(chunks))
+
+    loop.add_reader(fd, readable)
     try:
-        return await asyncio.shield(start)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            proc = await start
-            kill_group(proc)
-            await asyncio.wait_for(proc.wait(), 2)
+        return await done
+    finally:
+        loop.remove_reader(fd)
+
+
+async def spawn(*argv: str, sandboxed: bool = False, stdin: int | None = None,
+                stdout: int | None = None, stderr: int | None = None,
+                cwd: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None,
+                pass_fds: Sequence[int] = ()) -> Child:
+    """Start ``argv`` in its own session, dying with this server (even by SIGKILL); a cancel
+    at any point of the start kills whatever was started.
+
+    ``sandboxed``: ``argv`` is a ``bwrap`` command line. Its sandbox runs in a session of its
+    own (``--new-session``), out of reach of a kill of bwrap's group, and bwrap's
+    ``--die-with-parent`` only covers it once it is set up; so bwrap reports the sandbox's
+    init, the kill goes to that init (the kernel then ends every process in the namespace,
+    whatever their session), and the sandbox waits for us to hold it before it runs anything.
+    """
+    prefix = pdeathsig_prefix()
+    guard = proctree.Guard()
+    keep = [*pass_fds, guard.read_fd]
+    info = hold = (-1, -1)
+    if sandboxed:
+        info, hold = os.pipe(), os.pipe()  # both ends of hold go in: our death is no EOF
+        argv = (argv[0], "--info-fd", str(info[1]), "--block-fd", str(hold[0]), *argv[1:])
+        keep += [info[1], *hold]
+    try:
+        popen = subprocess.Popen(
+            [*(prefix or ()), *argv], stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+            env=env, pass_fds=keep, start_new_session=True,
+            preexec_fn=None if prefix is not None else die_with_parent())
+    except BaseException:
+        guard.close()
+        for fd in (info[0], hold[1]):
+            if fd >= 0:
+                os.close(fd)
         raise
-
-
-async def reap(proc: asyncio.subprocess.Process) -> None:
-    """Kill a child's whole group and wait (bounded) for it."""
-    kill_group(proc)
-    with contextlib.suppress(TimeoutError, ProcessLookupError):
-        await asyncio.wait_for(proc.wait(), 2)
+    finally:
+        for fd in (info[1], hold[0]):
+            if fd >= 0:
+                os.close(fd)
+    child = Child(popen, guard)
+    try:
+        await child._connect()
+        if sandboxed:
+            await child._hold_sandbox(info[0], hold[1])
+    except BaseException as exc:
+        await asyncio.shield(child.close())
+        if isinstance(exc, TimeoutError):
+            raise ToolError(f"the sandbox did not start within {START_WAIT:g} s") from exc
+        raise
+    finally:
+        for fd in (info[0], hold[1]):
+            if fd >= 0:
+                os.close(fd)
+    return child

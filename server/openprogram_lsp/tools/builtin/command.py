@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import HeadTail, cap_text
-from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
+from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 from openprogram_lsp.tools.sandbox import Plan, availability_async, plan, sandbox_settings
 
 MAX_OUTPUT_BYTES = 30_000
@@ -61,16 +61,15 @@ class RunCommand(Tool):
                                timed_out=done.timed_out, signal=done.signal)
         argv = [*how.prefix, "/bin/sh", "-c", args.command]
         try:
-            proc = await spawn(
-                *argv, cwd=ctx.workspace, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                env=env)
+            child = await spawn(
+                *argv, sandboxed=how.sandboxed, cwd=ctx.workspace,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env=env)
             out = HeadTail(MAX_OUTPUT_BYTES)
             try:
-                timed_out = await _collect(proc, out, timeout, ctx.output)
-            except asyncio.CancelledError:
-                await reap(proc)
-                raise
+                timed_out = await _collect(child, out, timeout, ctx.output)
+            finally:
+                await child.close()  # a cancel too: everything it started ends here
         finally:
             ctx.touched()  # the tree may have changed anywhere: the checkpoint re-scans
         text = out.text(max_lines=MAX_OUTPUT_LINES)
@@ -78,7 +77,7 @@ class RunCommand(Tool):
         if timed_out:
             return ToolOutput(f"{text}\n[killed after {timeout:g} s timeout]{note}".lstrip("\n"),
                               is_error=True, data={"sandboxed": how.sandboxed})
-        code = proc.returncode
+        code = child.returncode
         return ToolOutput(f"exit code {code}\n{text}".rstrip() + note, is_error=code != 0,
                           data={"sandboxed": how.sandboxed})
 
@@ -107,20 +106,21 @@ def _result(code: int | None, output: str, timeout: float, how: Plan, *, timed_o
                       data=data)
 
 
-async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: float,
+async def _collect(child: Child, out: HeadTail, timeout: float,
                    live: Callable[[str], None]) -> bool:
     """Stream the output into ``out`` (and ``live``) until exit; True when the timeout killed
     it."""
-    assert proc.stdout is not None
+    assert child.stdout is not None
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a split character waits
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            await reap(proc)
+            await child.kill()
             return True
         try:
-            chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+            async with asyncio.timeout(left):  # not wait_for: on 3.11 it can eat a cancel
+                chunk = await child.stdout.read(65536)
         except TimeoutError:
             continue
         if not chunk:
@@ -128,10 +128,12 @@ async def _collect(proc: asyncio.subprocess.Process, out: HeadTail, timeout: flo
             break
         out.feed(chunk)
         live(decoder.decode(chunk))
-    # stdout closed: the shell (or whatever kept it open) is done; reap it, bounded
+    # stdout closed: the shell is done (what it left running was killed with it), or it closed
+    # its output and runs on until the timeout
     try:
-        await asyncio.wait_for(proc.wait(), max(deadline - time.monotonic(), 0.1))
+        async with asyncio.timeout(max(deadline - time.monotonic(), 0.1)):
+            await child.wait()
     except TimeoutError:
-        await reap(proc)
+        await child.kill()
         return True
     return False

@@ -14,6 +14,7 @@ the result says which files came from the editor (docs/decisions/unsaved-buffers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import stat
@@ -27,7 +28,7 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.paths import confined, protected_below
-from openprogram_lsp.tools.procs import reap, scrubbed_env, spawn
+from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -180,16 +181,17 @@ class Grep(Tool):
         on disk yet (a new buffer) outside the directories a walk always skips."""
         argv = [rg, "--no-config", "--files", "--null", *_walk_flags(skip, only=list(dirty)),
                 "--", "."]
-        proc = await spawn(*argv, cwd=f"/proc/self/fd/{dir_fd}", pass_fds=(dir_fd,),
-                           stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                           stderr=asyncio.subprocess.DEVNULL, env=scrubbed_env())
+        child = await spawn(*argv, cwd=f"/proc/self/fd/{dir_fd}", pass_fds=(dir_fd,),
+                            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                            stderr=asyncio.subprocess.DEVNULL, env=scrubbed_env())
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+            assert child.stdout is not None
+            async with asyncio.timeout(TIMEOUT):  # not wait_for: on 3.11 it can eat a cancel
+                out = await child.stdout.read()
         except TimeoutError:
             out = b""
         finally:
-            if proc.returncode is None:
-                await reap(proc)
+            await child.close()
         listed = {os.fsdecode(n.removeprefix(b"./")) for n in out.split(b"\0") if n}
         skipped = {".git", *SKIP_DIRS}
         return sorted(n for n in dirty if n in listed or (
@@ -200,15 +202,15 @@ class Grep(Tool):
     async def _search(self, argv: list[str], dir_fd: int | None,
                       stdin: int | bytes | None, records: _Records, found: _Found) -> None:
         """Run one search, adding its hits to ``found`` until the match cap."""
-        proc = await spawn(
+        child = await spawn(
             *argv, cwd=f"/proc/self/fd/{dir_fd}" if dir_fd is not None else None,
             pass_fds=(dir_fd,) if dir_fd is not None else (),
             stdin=asyncio.subprocess.PIPE if isinstance(stdin, bytes)
             else stdin if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=scrubbed_env())
-        assert proc.stdout is not None and proc.stderr is not None
-        errors = asyncio.create_task(_head(proc.stderr, 4096))
-        feeding = asyncio.create_task(_feed(proc, stdin)) if isinstance(stdin, bytes) else None
+        assert child.stdout is not None and child.stderr is not None
+        errors = asyncio.create_task(_head(child.stderr, 4096))
+        feeding = asyncio.create_task(_feed(child, stdin)) if isinstance(stdin, bytes) else None
         deadline = time.monotonic() + TIMEOUT
         try:
             while not found.full(records):
@@ -217,20 +219,24 @@ class Grep(Tool):
                     found.note = f"\n[stopped after {TIMEOUT:g} s; results are partial]"
                     break
                 try:
-                    chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+                    async with asyncio.timeout(left):
+                        chunk = await child.stdout.read(65536)
                 except TimeoutError:
                     continue
-                if not chunk:
+                if not chunk:  # rg is done: its status and stderr tell an error from no match
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(max(deadline - time.monotonic(), 0.1)):
+                            await child.wait()
+                            await asyncio.wait([errors])
                     break
                 records.feed(chunk)
         finally:
-            if proc.returncode is None:
-                await reap(proc)
+            await child.close()
             for task in (errors, feeding):
                 if task is not None and not task.done():
                     task.cancel()
         found.hits.extend(records.hits[:MAX_MATCHES - len(found.hits)])
-        if not found.note and proc.returncode == 2 and not records.hits:
+        if not found.note and child.returncode == 2 and not records.hits:
             err = errors.result() if errors.done() and not errors.cancelled() else b""
             raise ToolError("grep failed: " + err.decode("utf-8", "replace").strip()[:1000])
 
@@ -264,13 +270,13 @@ class _Found:
         return ToolOutput(head + body + self.note, data={"unsaved": unsaved} if unsaved else {})
 
 
-async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+async def _feed(child: Child, data: bytes) -> None:
     """Write a buffer's text to a search's stdin and close it (rg stops reading at the cap)."""
-    assert proc.stdin is not None
+    assert child.stdin is not None
     try:
-        proc.stdin.write(data)
-        await proc.stdin.drain()
-        proc.stdin.close()
+        child.stdin.write(data)
+        await child.stdin.drain()
+        child.stdin.close()
     except (BrokenPipeError, ConnectionResetError):
         pass
 

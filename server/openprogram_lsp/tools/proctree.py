@@ -1,0 +1,171 @@
+"""Killing everything a tool process started, and only that (Linux ``/proc`` and pidfds).
+
+Every signal goes either through a pidfd (``os.pidfd_open``), which names one process for good,
+opened for a pid proven ours (the child of a process we hold, checked after the open), or to
+the process group of a first process we have not reaped yet (its pid and group id cannot be
+handed to anyone else before the reap). Never to a bare number that may have been reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import select
+import signal
+import sys
+
+_WALK_LIMIT = 4096  # processes one kill collects at most (a fork bomb stops there)
+
+
+def pidfd(pid: int) -> int | None:
+    """A pidfd for ``pid``, or None (gone, or no pidfd support here)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+@functools.cache
+def pidfds() -> bool:
+    """Whether this kernel and Python give pidfds (Linux 5.3 and later)."""
+    fd = pidfd(os.getpid())
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
+
+
+def parent_of(pid: int) -> int | None:
+    """``pid``'s parent from ``/proc/<pid>/stat``, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def child_pidfd(parent: int, pid: int) -> int | None:
+    """A pidfd for ``pid`` if it is ``parent``'s child, checked after the open (so the pidfd
+    names that child, not a later process given the same number); None otherwise."""
+    fd = pidfd(pid)
+    if fd is None:
+        return None
+    if parent_of(pid) != parent:
+        os.close(fd)
+        return None
+    return fd
+
+
+def exited(fd: int) -> bool:
+    """Whether the process behind a pidfd has exited (a pidfd reads ready then)."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(0))
+
+
+def send(fd: int, sig: int) -> None:
+    """Send ``sig`` through a pidfd; a process already gone is not an error."""
+    with contextlib.suppress(ProcessLookupError, OSError):
+        signal.pidfd_send_signal(fd, sig)
+
+
+def kill_group(leader: int, sig: int = signal.SIGKILL) -> None:
+    """Signal the process group of ``leader``: only while it is unreaped (the caller's duty)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, sig)
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
+                kids += [int(x) for x in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return kids
+
+
+def kill_tree(leader: int, leader_fd: int | None) -> None:
+    """SIGKILL ``leader`` (an unreaped child of ours, its pidfd ``leader_fd``), its process
+    group, and every descendant still linked to it, whatever session or group they moved to.
+
+    The group is stopped first (SIGSTOP) and each descendant is stopped as it is found, so
+    nothing forks or reaps while the tree is read from ``/proc/<pid>/task/*/children``; each
+    is held by a pidfd checked to be its parent's child while that parent was alive. A process
+    whose parent had already exited (a daemon's double fork) is linked to nothing of ours and
+    out of reach here: the sandbox's PID namespace is what contains those.
+    """
+    kill_group(leader, signal.SIGSTOP)
+    held: list[int] = []
+    if leader_fd is not None and sys.platform.startswith("linux"):
+        todo = [(leader, leader_fd)]
+        while todo and len(held) < _WALK_LIMIT:
+            parent, parent_fd = todo.pop()
+            kids = _children(parent)
+            if exited(parent_fd):  # the list may be a later process's: a zombie has no children
+                continue
+            for kid in kids[:_WALK_LIMIT - len(held)]:
+                fd = child_pidfd(parent, kid)
+                if fd is None:
+                    continue
+                if exited(parent_fd):  # the parent check above raced the parent's exit
+                    os.close(fd)
+                    continue
+                send(fd, signal.SIGSTOP)
+                held.append(fd)
+                todo.append((kid, fd))
+    try:
+        for fd in held:
+            send(fd, signal.SIGKILL)
+        kill_group(leader, signal.SIGKILL)
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+class Guard:
+    """SIGKILL for a process group when this server dies, however it dies.
+
+    A pipe whose read end the child inherits, marked ``O_ASYNC`` with ``F_SETSIG`` SIGKILL:
+    when the last write end closes (ours, at our exit, SIGKILL included) the kernel signals
+    the pipe's owner, the group set with ``aim``. It cannot kill a PID namespace's init
+    (the kernel ignores such a signal there); it reaches the processes of the init's group.
+    """
+
+    def __init__(self) -> None:
+        self.read_fd, self._write_fd = os.pipe()
+        setsig: int | None = getattr(fcntl, "F_SETSIG", None)
+        self._armed = setsig is not None  # not Linux: the pipe is passed on, never fires
+        if setsig is not None:
+            fcntl.fcntl(self.read_fd, setsig, signal.SIGKILL)
+            fcntl.fcntl(self.read_fd, fcntl.F_SETFL,
+                        fcntl.fcntl(self.read_fd, fcntl.F_GETFL) | os.O_ASYNC)
+
+    def aim(self, group: int) -> None:
+        """Kill ``group`` (a process group id, held by an unreaped process of ours) on our
+        death. The kernel keeps the group itself, not its number, so a reused id is safe."""
+        if self._armed:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self.read_fd, fcntl.F_SETOWN, -group)
+
+    def close(self) -> None:
+        """Disarm (no owner), then close both ends: closing the write end fires the signal."""
+        if self._armed:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self.read_fd, fcntl.F_SETOWN, 0)
+            self._armed = False
+        for fd in (self._write_fd, self.read_fd):
+            if fd >= 0:
+                os.close(fd)
+        self._write_fd = self.read_fd = -1
