@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def report(name: str, figure: float, baseline: float | None = None, *, unit: str = "ms",
            target: str = "") -> None:
     """Print one line: figure, baseline and their ratio."""
-    scale = {"ms": 1e3, "us": 1e6, "s": 1.0, "MB": 1e-6}[unit]  # MB: the figure is in bytes
+    scale = {"ms": 1e3, "us": 1e6, "s": 1.0, "MB": 1e-6, "B": 1.0}[unit]  # MB, B: in bytes
     line = f"{name:<48} {figure * scale:10.3f} {unit}"
     if baseline is not None:
         line += f"   baseline {baseline * scale:10.3f} {unit}   ratio {figure / baseline:6.2f}"
@@ -54,3 +56,16 @@ def disk_size(path: Path, *, skip_git: bool = False) -> int:
 def context_bytes(root: Path) -> int:
     """Bytes of a session's ContextCommit files."""
     return sum(p.stat().st_size for p in root.rglob("*.context.json"))
+
+
+def context_record_bytes(store: Any, sid: str, turn: str) -> tuple[int, int]:
+    """Bytes of one turn's ContextCommit file as stored (``SessionStore``), and as it would
+    be stored with its ``replaced``/``protected`` lists in full (version 2)."""
+    path = store.session_dir(sid) / "nodes" / store.index(sid).files[turn]
+    raw = path.with_name(path.name[:-len(".json")] + ".context.json").read_bytes()
+    full = json.loads(raw)
+    read = store.read_context_commit(sid, turn)
+    for key in [k for k in full if k.startswith("lists") or k.endswith(("Drop", "Add"))]:
+        del full[key]
+    full.update(replaced=read["replaced"], protected=read["protected"])
+    return len(raw), len(json.dumps(full, separators=(",", ":")))

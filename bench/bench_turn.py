@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import context_bytes, disk_size, report
+from _util import context_bytes, context_record_bytes, disk_size, report
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest
@@ -100,6 +100,10 @@ def _compare(d: Dispatcher, sid: str, label: str, target: str) -> None:
                     f"{len(record.get('protected', []))} referenced")
         print(f"{'  messages sent on that turn':<48} {record['messages']:10d}   ({how})",
               flush=True)
+        if last is not None:  # its lists maybe stored as a change from the previous record
+            report("  its ContextCommit as stored vs lists in full",
+                   *context_record_bytes(d.services.store, sid, last.assistant_node_id),
+                   unit="B")
 
 
 def main() -> None:

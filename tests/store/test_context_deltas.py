@@ -31,10 +31,13 @@ def _turn(store: SessionStore, sid: str, t: int, head: str | None) -> str:
                                   predecessor=user.id, status="done")).id
 
 
-def _stored(store: SessionStore, sid: str, turn: str) -> dict[str, Any]:
+def _context_file(store: SessionStore, sid: str, turn: str) -> Path:
     path = store.session_dir(sid) / "nodes" / store.index(sid).files[turn]
-    data: dict[str, Any] = json.loads(path.with_name(path.name[:-5] + ".context.json")
-                                      .read_bytes())
+    return path.with_name(path.name[:-5] + ".context.json")
+
+
+def _stored(store: SessionStore, sid: str, turn: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_context_file(store, sid, turn).read_bytes())
     return data
 
 
@@ -171,8 +174,7 @@ def test_a_missing_or_damaged_base_gives_no_lists_never_wrong_ones(tmp_path: Pat
         store.write_context_commit(sid, head, _record(head, keys, keys[:12]))
         turns.append(head)
     assert "listsBase" in _stored(store, sid, turns[-1])
-    path = store.session_dir(sid) / "nodes" / store.index(sid).files[turns[2]]
-    base = path.with_name(path.name[:-5] + ".context.json")
+    base = _context_file(store, sid, turns[2])
     good = base.read_bytes()
     data = json.loads(good)
     for n, damage in enumerate(("replacedAdd", "missing", "torn")):
@@ -199,11 +201,20 @@ def test_a_missing_or_damaged_base_gives_no_lists_never_wrong_ones(tmp_path: Pat
         assert fresh.read_context_commit(sid, head) == _record(head, keys, keys[:12])
         base.write_bytes(good)
         turns = turns[:-1]
+    # the full record a line starts from, changed: every delta on it gives no lists
+    first = _context_file(store, sid, turns[0])
+    was = json.loads(first.read_bytes())
+    first.write_text(json.dumps({**was, "replaced": ["other:c", *was["replaced"][1:]]}))
+    got = store.read_context_commit(sid, turns[1])
+    assert got is not None and got["replaced"] is None and "digest" in got["listsUnresolved"]
     # a remembered base whose file went: not used either
-    base.unlink()
-    head = _turn(store, sid, 200, turns[2])
+    head = _turn(store, sid, 200, turns[-1])
     store.write_context_commit(sid, head, _record(head, keys, keys[:12]))
-    assert "listsBase" not in _stored(store, sid, head)
+    assert "listsBase" in _stored(store, sid, head)
+    _context_file(store, sid, head).unlink()
+    nxt = _turn(store, sid, 201, head)
+    store.write_context_commit(sid, nxt, _record(nxt, keys, keys[:12]))
+    assert "listsBase" not in _stored(store, sid, nxt)
 
 
 def test_older_records_and_short_lists_are_stored_as_they_come(tmp_path: Path) -> None:

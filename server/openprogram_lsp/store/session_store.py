@@ -897,8 +897,7 @@ class SessionStore:
             written: context_deltas.Lists | None = None
             version = stored.get("version")
             if type(version) is int and version >= 3 and turn_id in entry.index.seq \
-                    and all(context_deltas.str_list(stored.get(k)) is not None
-                            for k in context_deltas.LISTS):
+                    and all(type(stored.get(k)) is list for k in context_deltas.LISTS):
                 written = context_deltas.encode(stored, turn_id,
                                                 self._lists_base(sid, entry, turn_id))
             entry.repo.write(rel, json.dumps(stored, separators=(",", ":")))
