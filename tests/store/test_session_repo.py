@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 from pathlib import Path
 
 import pytest
@@ -185,8 +186,19 @@ def test_the_branch_ref_moves_in_place_and_a_killed_writers_lock_is_taken_over(
     ref = root / ".git" / "refs" / "heads" / "main"
     inode = ref.stat().st_ino
     _grow(store, sid, 1, start=1)
-    assert store.commit_turn(sid, "two")
+    created: list[str] = []
+    real_open = os.open
+
+    def recording_open(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if flags & os.O_CREAT:
+            created.append(os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(os, "open", recording_open)
+        assert store.commit_turn(sid, "two")
     assert ref.stat().st_ino == inode  # overwritten, not replaced
+    assert not [p for p in created if p.endswith("main.lock")]  # and no git lock file for it
     (root / ".git" / "refs" / "heads" / "main.lock").write_text("")  # a killed writer's
     _grow(store, sid, 1, start=2)
     assert store.commit_turn(sid, "three")

@@ -148,8 +148,9 @@ def record_of(value: object) -> OwnerRecord | None:
 
 def current_record(purpose: str = "") -> dict[str, Any]:
     """This process's record as a JSON object (for node metadata and ``meta.json``)."""
-    value: dict[str, Any] = json.loads(OwnerRecord.current(purpose).to_json())
-    return value
+    record = OwnerRecord.current(purpose)  # the object ``to_json`` writes, built directly
+    return {"pid": record.pid, "startTime": record.start_time, "host": record.host,
+            "since": record.since, "purpose": record.purpose}
 
 
 def record_alive(value: object) -> bool:

@@ -66,11 +66,12 @@ def _overwrite_ref(ref: str, line: bytes) -> bool:
     """Write a ref's new id over its old one, in place, when the file holds an id of the same
     length (the usual case); False to replace it through its lock file instead.
 
-    The caller holds the session's commit lock and git's ``.lock`` of the ref, so no writer
-    races it, and its only other reader (``log``) reads what it can. A rename over the old
-    ref would cost more: ext4 forces a replaced file's new blocks out at the rename
-    (``auto_da_alloc``); an overwrite of a block already on disk does not. One ``pwrite`` of
-    41 bytes is whole or not at all when the process is killed, and one sector on a power cut.
+    The caller holds the session's commit lock (and git's ``.lock`` of the ref when one was
+    found), so no writer races it, and its only other reader (``log``) reads what it can. A
+    rename over the old ref would cost more: ext4 forces a replaced file's new blocks out at
+    the rename (``auto_da_alloc``); an overwrite of a block already on disk does not. One
+    ``pwrite`` of 41 bytes is whole or not at all when the process is killed, and one sector on
+    a power cut.
     """
     try:
         fd = os.open(ref, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -345,6 +346,13 @@ class SessionRepo:
             os.makedirs(os.path.dirname(ref), exist_ok=True)
             self._dirs.add("\0refs")
         lock = ref + ".lock"
+        line = f"{sha}\n".encode()
+        # Only this method writes the ref, under the session's commit lock, which every writer
+        # of the session holds: git's lock file would exclude no other writer, and creating and
+        # removing it is two of a turn's file operations. One found (left by a killed writer
+        # of an older version, or a git run by hand in the store) is honoured as before.
+        if not os.path.lexists(lock) and _overwrite_ref(ref, line):
+            return
         deadline = time.monotonic() + REF_LOCK_WAIT
         while True:
             try:
@@ -359,7 +367,6 @@ class SessionRepo:
                     raise GitError(["update-ref"], 128,
                                    f"Unable to create '{lock}': File exists.") from None
                 time.sleep(0.05)
-        line = f"{sha}\n".encode()
         try:
             if _overwrite_ref(ref, line):
                 os.unlink(lock)  # the ref took the new id in place; the lock was only a lock

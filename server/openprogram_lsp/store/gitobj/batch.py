@@ -84,9 +84,9 @@ class ObjectBatch:
             offset += len(record)
         data = b"".join(body)
         pack_sha = hashlib.sha1(data).digest()
-        pack_dir = self.odb.objects / "pack"
-        pack = pack_dir / f"pack-{pack_sha.hex()}.pack"
-        idx = pack.with_suffix(".idx")
+        pack_dir = f"{self.odb.objects}/pack"  # plain strings: this runs twice a turn
+        stem = f"{pack_dir}/pack-{pack_sha.hex()}"
+        pack, idx = stem + ".pack", stem + ".idx"
         # the index first, under its own name: nothing reads an index without its pack (git
         # lists indexes and checks for the pack, gitdb lists packs); the pack then appears
         # whole, with one rename, and with it every object of the batch
@@ -94,14 +94,14 @@ class ObjectBatch:
         try:
             _create(idx, index_data)
         except FileNotFoundError:
-            pack_dir.mkdir(parents=True, exist_ok=True)
+            os.makedirs(pack_dir, exist_ok=True)
             _create(idx, index_data)
         except FileExistsError:  # the same objects again (maybe a killed writer's half)
             _put(pack_dir, idx, index_data)
         _put(pack_dir, pack, data + pack_sha)
         self._objects.clear()
         self.odb.note_pack()
-        return pack
+        return Path(pack)
 
 
 @contextlib.contextmanager
@@ -117,9 +117,9 @@ def batched(odb: ObjectDB) -> Iterator[ObjectBatch]:
     batch.flush()
 
 
-def _put(pack_dir: Path, path: Path, data: bytes) -> None:
+def _put(pack_dir: str, path: str, data: bytes) -> None:
     """Write a file whole under a temporary name, then rename it to ``path``."""
-    tmp = pack_dir / f"tmp_pack_{os.getpid()}_{next(_counter)}"
+    tmp = f"{pack_dir}/tmp_pack_{os.getpid()}_{next(_counter)}"
     try:
         _create(tmp, data)
         os.replace(tmp, path)
@@ -129,7 +129,7 @@ def _put(pack_dir: Path, path: Path, data: bytes) -> None:
         raise
 
 
-def _create(path: Path, data: bytes) -> None:
+def _create(path: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
     try:
         write_all(fd, data)
