@@ -167,7 +167,14 @@ def test_a_commit_takes_what_was_written_unless_the_file_changed_since(tmp_path:
     repo.write("b.txt", "mine too")
     other = SessionRepo(root)  # another writer replaces b.txt after us
     other.write("b.txt", "theirs")
-    assert repo.commit("two")
+    read_back: list[str] = []
+    real_read = session_repo.read_file
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(session_repo, "read_file",
+                   lambda path: read_back.append(os.path.basename(path)) or real_read(path))
+        assert repo.commit("two")
+    # a.txt's stamp is still the one its write took: its bytes are not read back
+    assert "b.txt" in read_back and "a.txt" not in read_back
     assert run_git(["show", "HEAD:a.txt"], cwd=root) == b"mine"
     assert run_git(["show", "HEAD:b.txt"], cwd=root) == b"theirs"  # read back: not ours
     repo.write("a.txt", "again")

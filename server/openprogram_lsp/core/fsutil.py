@@ -125,10 +125,12 @@ def read_file(path: str | Path) -> bytes:
 _tmp_names = itertools.count()
 
 
-def replace_file(path: str | Path, data: bytes | str) -> None:
-    """``atomic_write`` for a file of our own stores, in four system calls (create, write,
-    close, rename): the file gets the default mode under the umask (an existing file's mode is
-    not kept) and the temporary name is ``.<name>.<pid>.<n>.tmp``, not a random one."""
+def replace_file(path: str | Path, data: bytes | str) -> os.stat_result:
+    """``atomic_write`` for a file of our own stores, in five system calls (create, write,
+    rename, ``fstat``, close): the file gets the default mode under the umask (an existing
+    file's mode is not kept) and the temporary name is ``.<name>.<pid>.<n>.tmp``, not a random
+    one. Returns the new file's status as it stands after the rename (what a ``stat`` of
+    ``path`` says until someone changes it)."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     where, name = os.path.split(path)
     tmp = f"{where}/.{name}.{os.getpid()}.{next(_tmp_names)}.tmp"
@@ -136,9 +138,10 @@ def replace_file(path: str | Path, data: bytes | str) -> None:
     try:
         try:
             write_all(fd, payload)
+            os.replace(tmp, path)
+            return os.fstat(fd)  # after the rename, which sets the inode's change time
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

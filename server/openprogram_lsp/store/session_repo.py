@@ -164,22 +164,19 @@ class SessionRepo:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 self._dirs.add(parent)
             try:
-                replace_file(path, payload)
+                st = replace_file(path, payload)
             except FileNotFoundError:  # its directory went (a session deleted under us)
                 self._dirs.discard(parent)
                 self._written.pop(rel, None)
                 raise
             os.write(fd, line)  # after: the journal's stamp moves once the file is there
-            self._remember(rel, path, payload)
+            self._remember(rel, st, payload)
 
-    def _remember(self, rel: str, path: str, payload: bytes | str) -> None:
+    def _remember(self, rel: str, st: os.stat_result, payload: bytes | str) -> None:
+        """Keep what was written to ``rel`` with the new file's stamp (from its descriptor,
+        after the rename: what a ``stat`` of the path says while it is still that file)."""
         if len(self._written) >= 4096:
             self._written.clear()
-        try:
-            st = os.stat(path)
-        except OSError:
-            self._written.pop(rel, None)
-            return
         data = payload.encode("utf-8") if isinstance(payload, str) else payload
         self._written[rel] = (data, _stamp(st))
 

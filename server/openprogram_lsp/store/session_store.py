@@ -881,9 +881,9 @@ class SessionStore:
         ``replaced`` and ``protected`` lists are stored as a change from the previous turn's
         record on the chain where that is smaller (``context_deltas``).
         """
-        beside, legacy = self._context_paths(sid, turn_id)
-        rel = beside or legacy
         with self.locked(sid) as entry:
+            beside, legacy = self._context_paths(sid, turn_id, entry.index)
+            rel = beside or legacy
             base = str(entry.root)
             if any(p and os.path.lexists(f"{base}/{p}") for p in (beside, legacy)):
                 raise ValueError(f"context commit for {turn_id!r} already written")
