@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from openprogram_lsp.context.budget import (
     Calibration,
     estimate_text,
@@ -46,13 +48,36 @@ def test_calibration_converges_on_the_reported_ratio(tmp_path: Path) -> None:
     assert abs(cal.ratio("m") - true_ratio) < 0.05
     assert cal.samples("m") == 40
     assert cal.ratio("other") == 1.0  # per model
-    # persisted: a new process starts from the learned ratio (saved once it moved by 0.5%)
+    # persisted: a new process starts from the learned ratio (saved once it moved by 0.5%,
+    # at most every SAVE_EVERY seconds and at exit, which flush stands for here)
+    cal.flush()
     saved = Calibration(tmp_path / "cal.json").ratio("m")
     assert abs(saved - cal.ratio("m")) <= Calibration.SAVE_STEP * saved
     stamp = (tmp_path / "cal.json").stat().st_mtime_ns
     for _ in range(20):  # converged: the file is not rewritten for every turn
         cal.observe("m", 1000, round(1000 * cal.ratio("m")))
     assert (tmp_path / "cal.json").stat().st_mtime_ns == stamp
+
+
+def test_a_moving_ratio_is_written_at_most_every_save_every_seconds_and_at_exit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.context import budget
+    now = [1000.0]
+    monkeypatch.setattr(budget.time, "monotonic", lambda: now[0])
+    path = tmp_path / "cal.json"
+    cal = Calibration(path, alpha=0.5)
+    cal.observe("m", 1000, 2000)  # a model's first ratio: written at once
+    assert Calibration(path).ratio("m") == 2.0
+    stamp = path.stat().st_mtime_ns
+    cal.observe("m", 1000, 1000)  # moved, but written less than SAVE_EVERY ago: waits
+    assert path.stat().st_mtime_ns == stamp and Calibration(path).ratio("m") == 2.0
+    now[0] += Calibration.SAVE_EVERY
+    cal.observe("m", 1000, 1000)  # the first observation past it writes what it learned
+    assert Calibration(path).ratio("m") == cal.ratio("m") == 1.25
+    cal.observe("m", 1000, 4000)
+    assert Calibration(path).ratio("m") == 1.25
+    budget._flush_unsaved()  # what the interpreter's exit runs
+    assert Calibration(path).ratio("m") == cal.ratio("m") == 2.625
 
 
 def test_calibration_ignores_nonsense_and_clamps_outliers() -> None:

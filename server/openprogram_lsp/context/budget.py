@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import threading
+import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -106,10 +109,14 @@ class Calibration:
     The estimator is multiplied by this ratio; ``observe`` feeds the provider's reported usage
     back after each turn, so the estimate converges on the real count without any tokenizer.
     The file is rewritten only when a ratio moved by ``SAVE_STEP`` (relative) from the value
-    saved: a converged ratio costs no file write per turn, and a restart loses less than that.
+    saved, and then at most once every ``SAVE_EVERY`` seconds (a ratio that still moves is
+    written by the first observation after that, and at the interpreter's exit): a converged
+    ratio costs no file write per turn, a moving one no write on most turns (it moves on about
+    every other turn), and a killed process loses at most that many seconds of drift.
     """
 
     SAVE_STEP = 0.005
+    SAVE_EVERY = 30.0
 
     def __init__(self, path: Path | None = None, *, alpha: float = 0.3) -> None:
         self.path = path
@@ -117,6 +124,8 @@ class Calibration:
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, float]] | None = None
         self._saved: dict[str, float] = {}  # ratio per model as the file has it
+        self._saved_at = float("-inf")  # time.monotonic() of the last write
+        self._dirty = False  # a moved ratio waits for SAVE_EVERY (or the exit)
 
     def _load(self) -> dict[str, dict[str, float]]:
         if self._data is None:
@@ -160,10 +169,23 @@ class Calibration:
             data[model] = entry
             saved = self._saved.get(model)
             if saved is None or abs(entry["ratio"] - saved) >= self.SAVE_STEP * saved:
-                self._save(data)
+                if saved is None or time.monotonic() - self._saved_at >= self.SAVE_EVERY:
+                    self._save(data)
+                elif self.path is not None and not self._dirty:
+                    self._dirty = True
+                    _unsaved.add(self)
             return entry["ratio"]
 
+    def flush(self) -> None:
+        """Write a ratio still waiting for ``SAVE_EVERY`` (run at the interpreter's exit)."""
+        with self._lock:
+            if self._dirty and self._data is not None:
+                self._save(self._data)
+
     def _save(self, data: dict[str, dict[str, float]]) -> None:
+        self._dirty = False
+        self._saved_at = time.monotonic()
+        _unsaved.discard(self)
         if self.path is None:
             return
         try:
@@ -172,3 +194,12 @@ class Calibration:
             self._saved = {k: v["ratio"] for k, v in data.items()}
         except OSError:
             log.warning("could not save calibration to %s", self.path, exc_info=True)
+
+
+_unsaved: weakref.WeakSet[Calibration] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_unsaved() -> None:
+    for calibration in list(_unsaved):
+        calibration.flush()
