@@ -78,6 +78,13 @@ def test_a_moving_ratio_is_written_at_most_every_save_every_seconds_and_at_exit(
     assert Calibration(path).ratio("m") == 1.25
     budget._flush_unsaved()  # what the interpreter's exit runs
     assert Calibration(path).ratio("m") == cal.ratio("m") == 2.625
+    gone = Calibration(tmp_path / "home" / "cal.json", alpha=0.5)
+    gone.observe("m", 1000, 2000)
+    gone.observe("m", 1000, 1000)
+    (tmp_path / "home" / "cal.json").unlink()
+    (tmp_path / "home").rmdir()  # a home removed before the exit: not made again
+    budget._flush_unsaved()
+    assert not (tmp_path / "home").exists()
 
 
 def test_calibration_ignores_nonsense_and_clamps_outliers() -> None:

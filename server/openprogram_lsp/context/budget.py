@@ -177,10 +177,15 @@ class Calibration:
             return entry["ratio"]
 
     def flush(self) -> None:
-        """Write a ratio still waiting for ``SAVE_EVERY`` (run at the interpreter's exit)."""
+        """Write a ratio still waiting for ``SAVE_EVERY`` (run at the interpreter's exit; a
+        file whose directory went meanwhile, a removed home, is not made again)."""
         with self._lock:
-            if self._dirty and self._data is not None:
-                self._save(self._data)
+            if not self._dirty or self._data is None:
+                return
+            if self.path is not None and not self.path.parent.is_dir():
+                self._dirty = False
+                return
+            self._save(self._data)
 
     def _save(self, data: dict[str, dict[str, float]]) -> None:
         self._dirty = False
