@@ -130,8 +130,13 @@ _ID_LISTS = ("kept", "snipped", "summarised")
 def _note_checkpoint(root: Path, node: Node) -> None:
     cid = node.metadata.get("checkpointId")
     if isinstance(cid, str) and cid.isprintable() and cid.strip() == cid and cid:
-        with suppress(OSError), open(root / ".git" / CHECKPOINT_REFS, "a") as fh:
-            fh.write(cid + "\n")
+        with suppress(OSError):  # one append with plain os calls (once a write turn)
+            fd = os.open(f"{root}/.git/{CHECKPOINT_REFS}",
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            try:
+                os.write(fd, (cid + "\n").encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(fd)
 
 
 def _note_rules_fork(root: Path, node: Node) -> None:
