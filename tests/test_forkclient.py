@@ -120,9 +120,10 @@ def test_a_closed_stdin_is_dev_null_for_the_command(client: str, tmp_path: Path)
 
 
 def _as_at_a_terminal() -> None:
-    """A command a shell starts in the foreground has SIGINT at its default, even under a
-    suite started in the background (which inherits it ignored)."""
+    """A command a shell starts in the foreground has SIGINT and SIGHUP at their defaults, even
+    under a suite started in the background or by ``nohup`` (which inherits them ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _ignores(pid: int, sig: int) -> bool:
