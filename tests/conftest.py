@@ -34,7 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # ``--dist loadfile --no-loadscope-reorder`` (scripts/test) the other workers fill the time with
 # short files instead of one worker finishing alone with a long file at the end.
 LONG_FIRST = ("tests/editors/test_vscode_e2e.py", "tests/editors/test_nvim_plugin.py",
-              "tests/editors/test_vscode_e2e_context.py", "tests/editors/test_nvim_approvals.py",
+              "tests/editors/test_nvim_approvals.py",
               "tests/editors/test_vscode_unit.py", "tests/acp/test_acpx.py",
               "tests/editors/test_nvim_sessions.py", "tests/lsp/test_chat.py")
 

@@ -1,10 +1,12 @@
 """The VS Code extension end to end in a real VS Code (code-server, headless Chromium).
 
 ``editors/vscode/scripts/install-e2e.sh`` installs code-server and Chromium; the ``.vsix`` is
-packaged and the chat panel driven with the scripted model: approve an edit on its card, review
-the checkpoint diff, restore and undo, fork and switch branch. Screenshots land in
-``artifacts/vscode-e2e/``. The shared-session and editor-context runs have their own file
-(``test_vscode_e2e_context.py``, one code-server for both) so they run on another worker."""
+packaged and driven in one workbench (``test/e2e/run.mjs``, then ``test/e2e/context.mjs``'s
+parts): the chat panel with the scripted model (approve an edit on its card, review the checkpoint
+diff, restore and undo, fork and switch branch, the server killed and restarted, the extension
+host restarted), a shared ``serve --tcp`` session another editor drives, and the editor as the
+context. One code-server boot and one workbench load for all of it: they were most of each run's
+CPU (docs/decisions/test-parallelism.md). Screenshots land in ``artifacts/vscode-e2e/``."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors.vscode_support import EXT, REPO, packaged, run, tail
+from tests.editors.vscode_support import EXT, REPO, forked_server, packaged, run, tail
 
 
 @pytest.fixture(scope="module")
@@ -21,11 +23,22 @@ def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return packaged(tmp_path_factory.mktemp("vsix"))
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(1500)
 def test_vscode_end_to_end(vsix: Path) -> None:
-    """Chat, approve on the card, see the file, diff, restore, undo, fork and switch branch."""
+    """Chat, approve on the card, see the file, diff, restore, undo, fork and switch branch, kill
+    and restart the server, restart the extension host. Attached to a shared serve --tcp: Watch
+    Session, another editor's turn and its read-only approval and question cards with the
+    outcome, the README image on the extension page, Undo This Turn. Then, on a server of its own:
+    an unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON server
+    reports, @-completed files and removable chips reach the model and the transcript; the agent
+    reads the buffer; / completion, a custom command expanded by the server, an unknown command
+    refused, /mode, the context meter."""
     out = REPO / "artifacts" / "vscode-e2e"
+    # run.mjs's own server is the installed command (its kill step checks the real process and
+    # the command it started); the shared server and the context part's own are forks
+    forked = forked_server().get("OPENPROGRAM_LSP")
     e2e = run(["node", "test/e2e/run.mjs", "--out", str(out), "--vsix", str(vsix)], EXT,
-              timeout=900)
+              timeout=1300, extra_env={"E2E_CONTEXT_LSP": forked} if forked else None)
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots and logs in {out})"
-    assert (out / "03-reply.png").exists()
+    for shot in ("03-reply.png", "shared-02-outcome.png", "context-02-sent.png"):
+        assert (out / shot).exists(), shot

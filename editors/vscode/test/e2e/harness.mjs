@@ -47,6 +47,11 @@ export async function chatFrame(page, tries = 120) {
   throw new Error('the chat webview did not appear');
 }
 
+/** The texts of the notifications shown (a failed step's report names them). */
+export async function notices(page) {
+  return page.locator('.notification-toast .notification-list-item-message, .notifications-center .notification-list-item-message').allTextContents();
+}
+
 /** Run a command from the command palette by its title. */
 export async function palette(page, command, timeout = 60_000) {
   await page.keyboard.press('F1');

@@ -6,7 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
-import { freePort, waitFor, waitHttp, chatFrame, palette } from './harness.mjs';
+import { freePort, waitFor, waitHttp, chatFrame, palette, notices } from './harness.mjs';
+import { sharedAndContext } from './context.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -19,6 +20,9 @@ const vsix = resolve(arg('--vsix', join(ext, 'dist', 'openprogram.vsix')));
 const out = resolve(arg('--out', join(repo, 'artifacts', 'vscode-e2e')));
 const codeServer = join(process.env.OPENPROGRAM_TOOLS_DIR ?? join(repo, '.tools'), 'code-server', 'node_modules', '.bin', 'code-server');
 const serverCommand = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
+// the shared server's and the editor-context part's server: the suite passes its fork client (no
+// step of those parts checks the command's exec; the kill step here does, on the installed one)
+const contextCommand = process.env.E2E_CONTEXT_LSP ?? serverCommand;
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const STEP_TIMEOUT = 60_000;
 const ORIGINAL = 'print("hello")\n';
@@ -31,14 +35,20 @@ const userData = join(work, 'user-data');
 const extDir = join(work, 'extensions');
 const script = join(work, 'script.json');
 const notes = join(work, 'notes');
+const modelLog = join(work, 'model.jsonl'); // what the scripted models were sent
 const python = join(repo, '.venv', 'bin', 'python');
 const demoServer = join(repo, 'tests', 'tools', 'mcp', 'demo_server.py');
 
 let step = 'setup';
 const log = (...a) => console.log(`[e2e] ${a.join(' ')}`);
+/** Name the step now running (a failure names it; the log gets a line for it). */
+const begin = (name) => {
+  step = name;
+  log(`step: ${name}`);
+};
 
 function prepare() {
-  for (const p of [codeServer, vsix, serverCommand, chromiumPath]) {
+  for (const p of [codeServer, vsix, serverCommand, contextCommand, chromiumPath]) {
     if (!existsSync(p)) throw new Error(`missing ${p}`);
   }
   rmSync(work, { recursive: true, force: true });
@@ -98,10 +108,14 @@ const userSettings = {
     'git.openRepositoryInParentFolders': 'never',
     // an approval rule the user wrote: listed beside the prompt rules, removable from the pick
     'openprogram.rules': [{ tool: 'run_command', pattern: 'echo never-*', decision: 'deny' }],
+    // the editor-context part types into files
+    'editor.autoIndent': 'none',
+    'editor.autoClosingBrackets': 'never',
+    'files.autoSave': 'off',
 };
 
 function installVsix() {
-  step = 'install the .vsix';
+  begin('install the .vsix');
   const res = execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix], { encoding: 'utf8' });
   log(res.trim().split('\n').pop());
 }
@@ -159,13 +173,13 @@ async function main() {
   prepare();
   installVsix();
   const port = await freePort();
-  step = 'start code-server';
+  begin('start code-server');
   const csLog = join(out, 'code-server.log');
   const proc = spawn(codeServer, [
     '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
     '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', extDir,
     ...(process.env.E2E_LOG_LEVEL ? ['--log', process.env.E2E_LOG_LEVEL] : []), ws,
-  ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENPROGRAM_HOME: home } });
+  ], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENPROGRAM_HOME: home, OPENPROGRAM_SCRIPTED_LOG: modelLog } });
   const chunks = [];
   proc.stdout.on('data', (d) => chunks.push(d));
   proc.stderr.on('data', (d) => chunks.push(d));
@@ -181,7 +195,7 @@ async function main() {
   };
   try {
     await waitHttp(`http://127.0.0.1:${port}/healthz`, proc);
-    step = 'launch chromium';
+    begin('launch chromium');
     browser = await chromium.launch({
       executablePath: chromiumPath,
       headless: true,
@@ -194,7 +208,7 @@ async function main() {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
 
-    step = 'open the OpenProgram panel';
+    begin('open the OpenProgram panel');
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: STEP_TIMEOUT });
     // A wider side bar, as a user would drag it, so the cards have room.
     const side = await page.locator('.part.sidebar').boundingBox();
@@ -209,7 +223,7 @@ async function main() {
     }
     let frame = await chatFrame(page);
 
-    step = 'a wrong server command: the banner says so; fixing the setting alone brings it back';
+    begin('a wrong server command: the banner says so; fixing the setting alone brings it back');
     await frame.locator('#banner:not([hidden])', { hasText: 'no such executable' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#banner button', { hasText: 'Restart Server' }).waitFor({ timeout: STEP_TIMEOUT });
     await shot('00-no-server');
@@ -222,7 +236,7 @@ async function main() {
     await page.locator('.pane-header', { hasText: 'Subagents' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('01-panel');
 
-    step = 'send a chat whose reply writes a file';
+    begin('send a chat whose reply writes a file');
     await frame.locator('#input').fill('Put the greeting in hello.py into a function');
     await frame.locator('#input').press('Enter');
     const allow = frame.locator('button[data-option-kind="allow_once"]');
@@ -233,7 +247,7 @@ async function main() {
     await page.locator('.activitybar .action-item:has([aria-label^="OpenProgram"]) .badge-content', { hasText: '1' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('02-approval');
 
-    step = 'click "Allow once" on the card';
+    begin('click "Allow once" on the card');
     await allow.click();
     await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.checkpoint-card').waitFor({ timeout: STEP_TIMEOUT });
@@ -255,7 +269,7 @@ async function main() {
     await frame.locator('.msg.role-assistant .usage', { hasText: ' in · ' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('03-reply');
 
-    step = 'open the checkpoint diff';
+    begin('open the checkpoint diff');
     await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.tab', { hasText: 'hello.py' }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -263,7 +277,7 @@ async function main() {
     await page.locator('.monaco-diff-editor .original .view-line', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04-diff');
 
-    step = 'open the same diff from the checkpoints tree';
+    begin('open the same diff from the checkpoints tree');
     await page.locator('.tab.active .codicon-close, .tab.active .action-label.codicon-close').first().click().catch(() => undefined);
     const turnRow = page.locator('.monaco-list-row[aria-label*="Put the greeting in hello.py"]').filter({ hasText: '1 file' }).first();
     await turnRow.waitFor({ timeout: STEP_TIMEOUT });
@@ -275,7 +289,7 @@ async function main() {
     await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'def greet(name):' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('04b-tree-diff');
 
-    step = 'a click on a checkpoint row while the tree refreshes still opens its diff';
+    begin('a click on a checkpoint row while the tree refreshes still opens its diff');
     // Each refresh re-creates the rows; a row command whose arguments the extension host cached
     // per refresh failed here with "Actual command not found, wanted to execute openprogram…".
     const refreshCheckpoints = page.locator('.pane-header', { hasText: 'Checkpoints' }).locator('.action-label[aria-label="Refresh Checkpoints"]');
@@ -292,18 +306,18 @@ async function main() {
     await page.mouse.move(900, 500);
     await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 1400, height: 820 } });
 
-    step = 'restore the turn (revert its files)';
+    begin('restore the turn (revert its files)');
     await palette(page, 'OpenProgram: Restore Files to Before This Turn');
     await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
     await waitFor(() => readOr(join(ws, 'hello.py')) === ORIGINAL, 'hello.py to be reverted by the restore');
     await shot('05-restored');
 
-    step = 'undo the restore';
+    begin('undo the restore');
     await palette(page, 'OpenProgram: Undo Restore');
     await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the undo to bring back the edit');
 
-    step = 'restore one hunk from the lens in the checkpoint diff, then undo it';
+    begin('restore one hunk from the lens in the checkpoint diff, then undo it');
     await fileRow.click();
     await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     // the cursor on a changed line of the right side, then the command (the lens shows only
@@ -315,7 +329,7 @@ async function main() {
     await palette(page, 'OpenProgram: Undo Restore');
     await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the undo to bring back the hunk');
 
-    step = 'fork: edit the first message into a new branch';
+    begin('fork: edit the first message into a new branch');
     frame = await chatFrame(page);
     const first = frame.locator('.msg.role-user', { hasText: 'Put the greeting' });
     await first.hover();
@@ -328,23 +342,23 @@ async function main() {
     if (await frame.locator('.msg', { hasText: 'Rewrote hello.py' }).count()) throw new Error('the new branch still shows the old reply');
     await shot('06-fork');
 
-    step = 'switch back to the first branch';
+    begin('switch back to the first branch');
     const values = await frame.locator('#branch option').evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
     const other = values.find((v) => !v.selected);
     await frame.locator('#branch').selectOption(other.value);
     // asked once whether the switch brings the branch's code: always (remembered)
-    step = 'the switch asks once whether the code comes along';
+    begin('the switch asks once whether the code comes along');
     const always = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Always switch the code' }).first();
     await always.waitFor({ timeout: STEP_TIMEOUT });
     await shot('07a-switch-code-question');
     await always.click();
-    step = 'switch back to the first branch';
+    begin('switch back to the first branch');
     await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await waitFor(async () => readFileSync(join(ws, 'hello.py'), 'utf8') === UPDATED, "the first branch's code in hello.py");
     await waitFor(async () => (await frame.locator('.msg', { hasText: 'Hi again' }).count()) === 0, 'the forked reply to leave the view');
     await shot('07-branch-switched');
 
-    step = "compare the two branches' code in the multi-file diff editor";
+    begin("compare the two branches' code in the multi-file diff editor");
     await palette(page, 'OpenProgram: Compare Branch Code');
     const otherBranch = page.locator('.quick-input-list .monaco-list-row').first();
     await otherBranch.waitFor({ timeout: STEP_TIMEOUT });
@@ -353,7 +367,7 @@ async function main() {
     await page.locator('.monaco-editor', { hasText: 'print("hello")' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('07b-branch-diff');
 
-    step = 'agent blame: a code lens on the lines the agent wrote';
+    begin('agent blame: a code lens on the lines the agent wrote');
     await palette(page, 'View: Close All Editors');
     await frame.getByText('Open hello.py').first().click(); // the edit card's link
     await page.locator('.tab', { hasText: 'hello.py' }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -362,7 +376,7 @@ async function main() {
     await shot('07c-blame-lens');
     await palette(page, 'View: Close All Editors');
 
-    step = 'answer a question inline';
+    begin('answer a question inline');
     await frame.locator('#input').fill('Pick a colour with me');
     await frame.locator('#input').press('Enter');
     const blue = frame.locator('.question-card button', { hasText: 'blue' });
@@ -372,7 +386,7 @@ async function main() {
     await frame.locator('.question-card .approval-done', { hasText: 'Answered: blue' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-assistant', { hasText: 'Blue it is.' }).waitFor({ timeout: STEP_TIMEOUT });
 
-    step = 'with the panel hidden, approve from the notification';
+    begin('with the panel hidden, approve from the notification');
     await palette(page, 'View: Show Explorer');
     await page.locator('.part.sidebar .title-label', { hasText: 'Explorer' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await palette(page, 'OpenProgram: Send Message');
@@ -389,7 +403,7 @@ async function main() {
     frame = await chatFrame(page);
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
 
-    step = 'cancel a running command';
+    begin('cancel a running command');
     for (const f of page.frames()) {
       try {
         const n = await f.locator('#input').count();
@@ -409,7 +423,7 @@ async function main() {
     await frame.locator('.tool-card.status-cancelled', { hasText: 'sleep 60' }).locator('.badge-cancelled').waitFor({ timeout: STEP_TIMEOUT });
     await shot('09b-cancelled');
 
-    step = 'cancel while an approval is open: the card shows it withdrawn';
+    begin('cancel while an approval is open: the card shows it withdrawn');
     await frame.locator('#input').fill('Write a draft');
     await frame.locator('#input').press('Enter');
     // sending brings the view to the end; the user then scrolls up to read while the turn runs
@@ -431,7 +445,7 @@ async function main() {
     await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
     await shot('09c-withdrawn');
 
-    step = 'steer a running turn';
+    begin('steer a running turn');
     await frame.locator('#input').fill('Build it');
     await frame.locator('#input').press('Enter');
     const buildCard = frame.locator('.tool-card', { hasText: 'sleep 4' });
@@ -456,7 +470,7 @@ async function main() {
     }
     await shot('09d-steered');
 
-    step = 'an MCP tool card names server, tool and arguments; reject leaves the note';
+    begin('an MCP tool card names server, tool and arguments; reject leaves the note');
     await frame.locator('#input').fill('Tidy the notes');
     await frame.locator('#input').press('Enter');
     const mcpCard = frame.locator('.tool-card', { hasText: 'MCP notes' });
@@ -471,7 +485,7 @@ async function main() {
     await frame.locator('.msg.role-assistant', { hasText: 'Left the note alone.' }).waitFor({ timeout: STEP_TIMEOUT });
     if (!existsSync(join(notes, 'keep.txt'))) throw new Error('the rejected MCP call deleted the note');
 
-    step = 'the MCP Servers quick pick lists the server';
+    begin('the MCP Servers quick pick lists the server');
     await palette(page, 'OpenProgram: MCP Servers');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes' }).first().waitFor({ timeout: STEP_TIMEOUT });
     const row = (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes' }).first().textContent()) ?? '';
@@ -479,7 +493,7 @@ async function main() {
     await shot('09f-mcp-servers');
     await page.keyboard.press('Escape');
 
-    step = 'the server is killed mid-turn: its command dies too, the banner offers a restart';
+    begin('the server is killed mid-turn: its command dies too, the banner offers a restart');
     await frame.locator('#input').fill('Look around, then run the long job');
     await frame.locator('#input').press('Enter');
     const longCard = frame.locator('.tool-card', { hasText: 'sleep 117' });
@@ -512,13 +526,13 @@ async function main() {
     await frame.locator('.tool-card.status-failed', { hasText: 'sleep 117' }).waitFor({ timeout: STEP_TIMEOUT });
     await shot('09h-interrupted');
 
-    step = '"Open ." on a folder reveals it in the Explorer';
+    begin('"Open ." on a folder reveals it in the Explorer');
     await frame.locator('.tool-card', { hasText: 'List' }).locator('button', { hasText: 'Open .' }).click();
     await page.locator('.part.sidebar .title-label', { hasText: 'Explorer' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
     frame = await chatFrame(page);
 
-    step = 'reload VS Code; the session comes back';
+    begin('reload VS Code; the session comes back');
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
     // The workbench restores the last side bar; open ours if it was not the one restored.
@@ -546,7 +560,7 @@ async function main() {
     }
     await shot('10-reloaded');
 
-    step = 'restart the server mid-session; the new approval reaches the new card only';
+    begin('restart the server mid-session; the new approval reaches the new card only');
     await palette(page, 'OpenProgram: Restart Server');
     frame = await chatFrame(page);
     // The banner shows while the new server starts, then hides once it runs.
@@ -576,7 +590,7 @@ async function main() {
     await waitFor(async () => (await frame.locator('.msg.role-assistant', { hasText: 'Rewrote hello.py' }).count()) > repliesBefore, 'the reply after the new approval');
     if (readFileSync(join(ws, 'hello.py'), 'utf8') !== UPDATED) throw new Error('the approved write did not land');
 
-    step = 'list the approval rules and revoke the new one';
+    begin('list the approval rules and revoke the new one');
     await palette(page, 'OpenProgram: Show Approval Rules');
     const ruleRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Edit hello.py' }).first();
     await ruleRow.waitFor({ timeout: STEP_TIMEOUT });
@@ -589,7 +603,7 @@ async function main() {
     const stored = ruleFiles.flatMap((f) => JSON.parse(readFileSync(join(home, 'rules', f), 'utf8')).rules);
     if (stored.length !== 0) throw new Error(`the revoked rule is still stored: ${JSON.stringify(stored)}`);
 
-    step = 'remove the settings rule from the rules pick';
+    begin('remove the settings rule from the rules pick');
     await palette(page, 'OpenProgram: Show Approval Rules');
     const onlySetting = page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo never-*' }).first();
     await onlySetting.waitFor({ timeout: STEP_TIMEOUT });
@@ -603,7 +617,7 @@ async function main() {
     await palette(page, 'OpenProgram: Show Approval Rules');
     await page.locator('.notification-toast', { hasText: 'no approval rules' }).first().waitFor({ timeout: STEP_TIMEOUT });
 
-    step = 'switch the permission mode and the model from the panel';
+    begin('switch the permission mode and the model from the panel');
     await frame.locator('#mode').selectOption('plan');
     await waitFor(() => /"openprogram.permissionMode": "plan"/.test(readFileSync(userSettingsFile, 'utf8')), 'the mode to reach the settings');
     await frame.locator('#mode[data-mode="plan"]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
@@ -617,7 +631,7 @@ async function main() {
     if (!/"openprogram.model": "offline"/.test(readFileSync(join(ws, '.vscode', 'settings.json'), 'utf8'))) throw new Error('the model did not reach the workspace setting');
     if ((await frame.locator('#banner[hidden]').count()) !== 1) throw new Error('changing the model restarted the server');
 
-    step = 'light and high-contrast themes';
+    begin('light and high-contrast themes');
     const themes = [
       ['Default Light Modern', 'vs', 'vscode-light', '11-light'],
       ['Default High Contrast', 'hc-black', 'vscode-high-contrast', '12-high-contrast'],
@@ -647,13 +661,13 @@ async function main() {
       await shot(name);
     }
 
-    step = 'Ctrl+Alt+N in the panel starts a new session (and opens no untitled file)';
+    begin('Ctrl+Alt+N in the panel starts a new session (and opens no untitled file)');
     await frame.locator('#input').click();
     await page.keyboard.press('Control+Alt+N');
     await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
     if (await page.locator('.tab', { hasText: 'Untitled' }).count()) throw new Error('Ctrl+Alt+N opened an untitled file');
 
-    step = 'the sessions list: search, rename, delete';
+    begin('the sessions list: search, rename, delete');
     await frame.locator('#sessions-toggle').click();
     await frame.locator('.session-group', { hasText: 'This workspace' }).waitFor({ timeout: STEP_TIMEOUT });
     // opened from the list, the session is back in the chat
@@ -682,8 +696,10 @@ async function main() {
     await frame.locator('.session-empty', { hasText: 'No sessions yet' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#sessions-toggle').click();
 
+    await sharedAndContext({ page, ws, work, command: contextCommand, modelLog, begin, shot });
+
     if (process.env.E2E_UPDATE_README_IMAGE) {
-      step = 'save the README screenshot';
+      begin('save the README screenshot');
       // the extension's README shows it, on GitHub and on the .vsix page (it ships in media/)
       copyFileSync(readmeShot, join(ext, 'media', 'vscode-panel.png'));
     }
@@ -692,6 +708,7 @@ async function main() {
   } catch (err) {
     if (page) await shot('failure').catch(() => undefined);
     console.error(`[e2e] FAILED at step "${step}": ${err instanceof Error ? err.stack : err}`);
+    if (page) console.error(`[e2e] notifications: ${JSON.stringify(await notices(page).catch(() => []))}`);
     process.exitCode = 1;
   } finally {
     await browser?.close().catch(() => undefined);
