@@ -7,9 +7,11 @@ Figures (each beside a baseline from the same run):
   an idle gap (``BENCH_RECORDS``, default ``2500,5000,10000,20000``; every 10th reply read a
   file, so about N/20 results are cleared), as stored vs as a version-2 record would store it
   (its ``replaced``/``protected`` lists in full); the target: the same at every N;
-- on the largest session, A B A B ... (median of 9 pairs): a turn whose record is a delta vs
-  a turn of the same session whose record is written in full (the store given no base), the
-  wall time of the turn and the thread CPU of its ``write_context_commit``.
+- on the largest size, A B A B ... (median of ``BENCH_PAIRS`` pairs, default 9): a turn of
+  one session whose records are deltas vs a turn of a second such session whose records are
+  written in full (its store given no base: what version 2 wrote), the wall time of the turn
+  and the thread CPU of its ``write_context_commit``. Two sessions, so each keeps its own
+  line of records (alternating on one, every delta would sit on a fresh full record).
 """
 
 from __future__ import annotations
@@ -74,9 +76,12 @@ def main() -> None:
                    statistics.median(stored), statistics.median(full), unit="B",
                    target="stored: the same at every N")
 
-        def turn() -> float:
+        other = _synthetic(store, max(sizes), ws, idle=True)
+        wait_for_maintenance(timeout=600)
+
+        def turn(on: str = sid) -> float:
             t0 = time.perf_counter()
-            d.process_user_turn(TurnRequest(text="hello", session_id=sid))
+            d.process_user_turn(TurnRequest(text="hello", session_id=on))
             return time.perf_counter() - t0
 
         def no_base(*_: object) -> None:
@@ -85,14 +90,16 @@ def main() -> None:
         def in_full() -> float:
             vars(store)["_lists_base"] = no_base
             try:
-                return turn()
+                return turn(other)
             finally:
                 del vars(store)["_lists_base"]
+
+        in_full()
 
         walls: dict[str, list[float]] = {"delta": [], "full": []}
         cpus: dict[str, list[float]] = {"delta": [], "full": []}
         runs: tuple[tuple[str, Callable[[], float]], ...] = (("delta", turn), ("full", in_full))
-        for _ in range(9):
+        for _ in range(max(7, int(os.environ.get("BENCH_PAIRS", "9")))):
             for name, fn in runs:
                 walls[name].append(fn())
                 cpus[name].append(spent[-1])

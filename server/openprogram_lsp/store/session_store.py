@@ -913,12 +913,15 @@ class SessionStore:
         """The lists of the record of the nearest turn before ``turn_id`` on its chain (the
         one written last here, else read back), or None when it has none to trust."""
         idx = entry.index
-        prev: str | None = idx.predecessor_of(turn_id)
-        for _ in range(16):  # a turn's user node, a few more where a turn wrote no reply
-            if prev is None or idx.role_of(prev) == "assistant":
-                break
-            prev = idx.predecessor_of(prev)
-        else:
+        try:
+            prev: str | None = idx.predecessor_of(turn_id)
+            for _ in range(16):  # a turn's user node, a few more where a turn wrote no reply
+                if prev is None or idx.role_of(prev) == "assistant":
+                    break
+                prev = idx.predecessor_of(prev)
+            else:
+                return None
+        except KeyError:  # a broken chain: nothing to build on
             return None
         if prev is None:
             return None
