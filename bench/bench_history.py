@@ -147,15 +147,21 @@ async def _kept_page(path: Path, timeout: float = 30.0) -> bytes:
     raise SystemExit(f"no kept page at {path} after {timeout} s")
 
 
-async def main(nodes: int, sessions: int, pairs: int) -> None:
+async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = reuse or Path(tmp)
         ws, home = root / "ws", root / "home"
-        ws.mkdir()
-        t0 = time.perf_counter()
-        sid = _build(home, ws, nodes, sessions)
-        report(f"build {nodes} nodes and {sessions} sessions (setup)", time.perf_counter() - t0,
-               unit="s")
+        made = root / f"session-{nodes}-{sessions}"  # the built session's id (--reuse)
+        if made.exists():
+            sid = made.read_text()
+            (home / "sessions" / sid / ".git" / SNAPSHOT).unlink(missing_ok=True)
+        else:
+            ws.mkdir(parents=True)
+            t0 = time.perf_counter()
+            sid = _build(home, ws, nodes, sessions)
+            report(f"build {nodes} nodes and {sessions} sessions (setup)",
+                   time.perf_counter() - t0, unit="s")
+            made.write_text(sid)
         env = {**os.environ, "OPENPROGRAM_HOME": str(home), "OPENPROGRAM_MODEL": "offline"}
         cmd = [sys.executable, "-m", "openprogram_lsp", "serve"]
         ours = await _start(cmd, env, ws)
@@ -209,5 +215,7 @@ if __name__ == "__main__":
     ap.add_argument("--nodes", type=int, default=10_000)
     ap.add_argument("--sessions", type=int, default=1_000)
     ap.add_argument("--pairs", type=int, default=7)
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="build the session in this directory once and reuse it after")
     args = ap.parse_args()
-    asyncio.run(main(args.nodes, args.sessions, args.pairs))
+    asyncio.run(main(args.nodes, args.sessions, args.pairs, args.reuse))

@@ -64,9 +64,10 @@ class PageKeeper:
                 self._limits.clear()
             self._limits[sid] = limit
         size = self._limits.get(sid, HISTORY_PAGE)
+        if self._pid != os.getpid():  # a forked child: its own thread (and a lock no thread
+            self._pid, self._thread, self._due = os.getpid(), None, {}  # of the parent holds)
+            self._cond, self._busy = threading.Condition(), False
         with self._cond:
-            if self._pid != os.getpid():  # a forked child: its own thread
-                self._pid, self._thread, self._due = os.getpid(), None, {}
             self._due[sid] = (time.monotonic() + delay, size, TRIES)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="page keeper",
