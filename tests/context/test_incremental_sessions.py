@@ -21,7 +21,13 @@ import pytest
 from tests.context.convo import SYSTEM, T0, TOOLS, iso
 
 from openprogram_lsp.context.budget import Calibration
-from openprogram_lsp.context.commit import ContextCommit, kept_ids, messages_digest, replay
+from openprogram_lsp.context.commit import (
+    ContextCommit,
+    context_digest,
+    kept_ids,
+    messages_digest,
+    replay,
+)
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest, TurnPrep
 from openprogram_lsp.core.types import Node, ToolCallRecord, Usage
@@ -120,6 +126,7 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int,
                                          else [f"done {t}"], "finishedAt": iso(clock)}))
         record = eng.after_turn(session_id=sid, turn_id=aid, prep=prep, usage=Usage())
         assert record["messagesDigest"] == messages_digest(prep.messages)
+        assert context_digest(record) == ContextCommit.model_validate(record).digest_view()
         store.write_context_commit(sid, aid, record)
         stored = ContextCommit.model_validate(store.read_context_commit(sid, aid))
         assert stored.kept == kept_ids(prep) and stored.snipped == prep.snipped

@@ -200,8 +200,13 @@ def build_commit(prep: TurnPrep, *, turn_id: str, usage: Usage,
 
 
 def context_digest(record: dict[str, Any]) -> dict[str, Any]:
-    """The small view of a ContextCommit dict kept in the assistant node's metadata."""
-    return ContextCommit.model_validate(record).digest_view()
+    """The small view of a ContextCommit dict kept in the assistant node's metadata (the
+    result lists, which it only counts, are not validated again: after an idle gap they
+    name every old result)."""
+    replaced = record.get("replaced")
+    view = ContextCommit.model_validate({**record, "replaced": [], "protected": []}).digest_view()
+    view["replaced"] = len(replaced) if isinstance(replaced, list) else 0
+    return view
 
 
 def replay(commit: ContextCommit, nodes: Mapping[str, Node]) -> list[Message]:

@@ -62,6 +62,8 @@ class IdleState:
         self.index: dict[str, list[int]] = {}  # result key -> its indexes in ``results``
         self.limit = 0  # results before it may be cleared (the last output's)
         self.cleared: set[int] = set()  # indexes in ``results`` cleared in the last output
+        self.keys: list[str] = []  # their keys, in order (shared by outputs: never changed)
+        self.keys_stale = False  # ``cleared`` changed since ``keys`` was made
         self.delta: dict[int, tuple[int, int]] = {}  # segment -> (tokens, chars) it changed by
         self.tok_delta = self.chr_delta = 0  # their sums
         self.out_segments: Chunked[Segment] = Chunked()
@@ -88,7 +90,9 @@ class IdleState:
                 at.remove(i)
                 if not at:
                     del self.index[self.results[i].key]
-            self.cleared.discard(i)
+            if i in self.cleared:
+                self.cleared.remove(i)
+                self.keys_stale = True
         del self.results[cut:], self.tokens[cut:]
         for s in range(common, seen):
             tokens, chars = self.delta.pop(s, (0, 0))
@@ -135,12 +139,15 @@ class IdleState:
         for i in candidates:
             want = i < limit and self.tokens[i] >= self.min_tokens \
                 and results[i].key not in referenced
-            if want != (i in self.cleared) or (want and i >= first):
+            there = i in self.cleared
+            if want != there or (want and i >= first):
                 touched.add(results[i].seg)
-                if want:
-                    self.cleared.add(i)
-                else:
-                    self.cleared.discard(i)
+                if want != there:
+                    self.keys_stale = True
+                    if want:
+                        self.cleared.add(i)
+                    else:
+                        self.cleared.remove(i)
         self.limit = limit
         segs = base.segments
         msg_start = base.msg_end[common - 1] if common else 0
@@ -170,7 +177,10 @@ class IdleState:
                 self.chr_delta += chars
         self.out_segments = out_segs.replaced(seg_updates)
         self.out_messages = out_msgs.replaced(msg_updates)
-        keys = [results[i].key for i in sorted(self.cleared)]
+        if self.keys_stale:  # else the last output's list, shared (a new one when they change)
+            self.keys = [results[i].key for i in sorted(self.cleared)]
+            self.keys_stale = False
+        keys = self.keys
         if not keys:  # nothing cleared: the carried rendering as it is
             self.out_segments, self.out_messages = segs, base.messages
             self.groups.clear()
