@@ -210,12 +210,16 @@ async def _gone(marker: str) -> bool:
     return False
 
 
-async def test_a_cancel_at_any_point_of_the_start_ends_everything(ctx: ToolContext) -> None:
+@pytest.mark.parametrize("mode", ["required", "off"])
+async def test_a_cancel_at_any_point_of_the_start_ends_everything(workspace: Path,
+                                                                  mode: str) -> None:
     """Cancelled after 0, 1, 2 ... event-loop turns: before the spawn, while bwrap sets its
     sandbox up, once the command runs. bwrap runs the command in a session of its own, so a
     kill of bwrap's group alone left it running when the cancel came during the set-up."""
+    ctx = ToolContext(workspace=workspace, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX": mode}, user_file=False))
     for turns in range(12):
-        marker = f"33.{turns:02d}5"
+        marker = f"33.{len(mode)}{turns:02d}5"
         task = asyncio.create_task(run(ctx, f"sleep {marker} & sleep {marker}"))
         for _ in range(turns):
             await asyncio.sleep(0)
