@@ -35,6 +35,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 
 from acp import PROTOCOL_VERSION
+from tests import forkserver
 
 Answer = str | Callable[[Any], Any]
 
@@ -219,11 +220,22 @@ def agent_env(home: Path, **extra: str) -> dict[str, str]:
 AGENT_COMMAND = (sys.executable, "-m", "openprogram_lsp.cli", "acp")
 
 
+def agent_command() -> tuple[str, ...]:
+    """``openprogram-lsp acp`` through this worker's fork server (tests/forkclient.py: the
+    real agent on the SDK's own pipes, without an exec's 1.6 s of imports), or the exec'd
+    ``AGENT_COMMAND`` when ``OPLSP_TESTS_EXEC`` asks for it. A fresh interpreter's agent stays
+    covered by test_subprocess.py's log flood and the documented line by acpx's first test."""
+    forked = forkserver.launcher()
+    return AGENT_COMMAND if forked is None else (forked, "acp")
+
+
 @contextlib.asynccontextmanager
 async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args: str,
-                           command: tuple[str, ...] = AGENT_COMMAND
+                           command: tuple[str, ...] | None = None
                            ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """``openprogram-lsp acp`` as a child process, driven by the SDK client over stdio."""
+    if command is None:
+        command = agent_command()
     # the agent gets longer to exit than the SDK's 2 s: it gives its own MCP servers the 2 s
     # grace the MCP spec asks for after closing their stdin, and under load the SDK's
     # terminate() then raced the exit (ProcessLookupError)
