@@ -64,3 +64,14 @@ async def test_the_first_page_is_kept_and_answered_from_until_the_session_change
     assert changed["nodes"][-1]["text"] == "changed elsewhere"
     assert log.read_text().count(KEPT) == 1
     assert json.loads(kept.read_bytes().split(b"\n", 1)[1]) == read  # the old one, unused
+    # a turn here: once the session is idle, the page is kept again, ending at the turn
+    done = await client.call("openprogram/chat", {"sessionId": sid, "text": "one more"})
+    for _ in range(400):  # bounded: the keeper waits 2 s of idleness, then writes
+        header = json.loads(kept.read_bytes().split(b"\n", 1)[0])
+        if header["head"] == done["assistantNodeId"]:
+            break
+        await asyncio.sleep(0.05)
+    assert header["head"] == done["assistantNodeId"] and header["limit"] == MIN_NODES
+    after = await client.call("openprogram/history", params)
+    assert after["nodes"][-1]["id"] == done["assistantNodeId"]
+    assert log.read_text().count(KEPT) == 1  # the turn opened the session: the index serves
