@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from tests import forkserver
 from tests.lsp.tcp_helpers import Client, TcpServer, start_tcp_server, stop_tcp_server
 
 pytestmark = pytest.mark.timeout(90)
@@ -302,13 +304,13 @@ async def test_a_token_file_fixes_the_token(tmp_path: Path, workspace: Path) -> 
     token_file = tmp_path / "token"
     token_file.write_text("a-fixed-token-of-the-user\n")
     os.chmod(token_file, 0o644)
-    loose = await asyncio.create_subprocess_exec(
-        *__import__("tests.lsp.tcp_helpers", fromlist=["SERVE"]).SERVE, "--tcp", "0",
-        "--token-file", str(token_file), env={**os.environ,
-                                               "OPENPROGRAM_HOME": str(tmp_path / "h")},
-        stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL)
-    _, err = await asyncio.wait_for(loose.communicate(), 30)
-    assert loose.returncode != 0 and b"chmod 600" in err
+    loose = await forkserver.start_async(
+        ["serve", "--tcp", "0", "--token-file", str(token_file)],
+        env={**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "h")},
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    assert loose.stderr is not None
+    err = await asyncio.wait_for(loose.stderr.read(), 30)
+    assert await asyncio.wait_for(loose.wait(), 30) != 0 and b"chmod 600" in err
     assert len(err.decode().strip().splitlines()) == 1
     os.chmod(token_file, 0o600)
     server = await start_tcp_server(tmp_path / "home3", "--token-file", str(token_file))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,10 +16,15 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
+from tests import forkserver
 
 from .conftest import SECRET
 from .loopback import LoopbackServer, Received, Reply
 from .wire import AnthropicStream, Call, OpenAIStream, fragments
+
+COMMAND = [sys.executable, "-m", "openprogram_lsp"]
+"""The CLI runs: forked from the worker's pre-imported server (tests/forkserver.py), what they
+check is the chat's answer and the provider's requests, not the process start."""
 
 
 @dataclass
@@ -95,13 +99,10 @@ def test_cli_chat_runs_a_turn_with_a_tool_call(
                  Reply(chunks=flavor.text(["The word ", "is plum."])))
     env = {**os.environ, **flavor.env(server.url), "OPENPROGRAM_MODEL": flavor.spec,
            "OPENPROGRAM_HOME": str(home)}
-    script = Path(sys.executable).with_name("openprogram-lsp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "openprogram_lsp"]
-    r = subprocess.run(
-        [*command, "chat", "--permission-mode", "bypass",
+    r = forkserver.run_command(
+        [*COMMAND, "chat", "--permission-mode", "bypass",
          "--workspace", str(ws), "--json", "what does notes.txt say?"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL)
+        env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     result = lines[-1]["data"]
@@ -233,11 +234,9 @@ def test_cli_model_flag_beats_the_environment(server: LoopbackServer, tmp_path: 
            "OPENPROGRAM_MODEL": "anthropic:claude-from-env", "ANTHROPIC_BASE_URL": server.url,
            "OPENAI_BASE_URL": f"{server.url}/v1"}
     env.pop("OPENAI_API_KEY", None)
-    script = Path(sys.executable).with_name("openprogram-lsp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "openprogram_lsp"]
-    r = subprocess.run([*command, "chat", "--model", "openai:gpt-from-flag", "--workspace",
-                        str(ws), "hi"], env=env, cwd=tmp_path, capture_output=True, text=True,
-                       timeout=120, stdin=subprocess.DEVNULL)
+    r = forkserver.run_command([*COMMAND, "chat", "--model", "openai:gpt-from-flag",
+                                "--workspace", str(ws), "hi"], env=env, cwd=tmp_path,
+                               timeout=120)
     assert r.returncode == 0, r.stderr
     assert "from the flag's model" in r.stdout
     [got] = server.received
