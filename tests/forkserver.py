@@ -90,32 +90,52 @@ def _serve(path: str) -> None:
             os.close(pidfd)
         if listener in ready:
             conn, _ = listener.accept()
-            data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-            request = json.loads(data)
-            if request.get("program") == SCRIPT and SCRIPT_IMPORTS[0] not in sys.modules:
-                import importlib
-
-                for name in SCRIPT_IMPORTS:  # once, shared by every forked script
-                    importlib.import_module(name)
-                gc.collect()
-                gc.freeze()
-            set_up, done = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                for fd, (_, other) in children.items():
-                    os.close(fd)
-                    other.close()
+            try:
+                started = _start(conn, listener, children)
+            except (OSError, ValueError):  # a client gone or garbled: it alone is dropped
                 conn.close()
-                os.close(set_up)
-                _child(request, fds, done)  # never returns
-            os.close(done)
-            for fd in fds:
-                os.close(fd)
-            os.read(set_up, 1)  # as an exec'd process, the child has its stdio, cwd and env
-            os.close(set_up)
-            conn.sendall(f"pid {pid}\n".encode())
-            children[os.pidfd_open(pid)] = (pid, conn)
+                continue
+            children[started[0]] = (started[1], conn)
+
+
+def _start(conn: socket.socket, listener: socket.socket,
+           children: dict[int, tuple[int, socket.socket]]) -> tuple[int, int]:
+    """Fork the child a client asks for; (its pidfd, its pid). A client that went away after
+    the fork gets no answer, and its child is still reaped (its stdio ends with the client's)."""
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    try:
+        request = json.loads(data)
+        if request.get("program") == SCRIPT and SCRIPT_IMPORTS[0] not in sys.modules:
+            import gc
+            import importlib
+
+            for name in SCRIPT_IMPORTS:  # once, shared by every forked script
+                importlib.import_module(name)
+            gc.collect()
+            gc.freeze()
+        set_up, done = os.pipe()
+        pid = os.fork()
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    if pid == 0:
+        listener.close()
+        for fd, (_, other) in children.items():
+            os.close(fd)
+            other.close()
+        conn.close()
+        os.close(set_up)
+        _child(request, fds, done)  # never returns
+    for fd in fds:
+        os.close(fd)
+    os.close(done)
+    os.read(set_up, 1)  # as an exec'd process, the child has its stdio, cwd and env
+    os.close(set_up)
+    pidfd = os.pidfd_open(pid)
+    with contextlib.suppress(OSError):
+        conn.sendall(f"pid {pid}\n".encode())
+    return pidfd, pid
 
 
 def _remove(path: str) -> None:

@@ -211,3 +211,29 @@ def test_the_script_client_runs_python_scripts(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert done.stdout == f"{[str(script), 'a b']} {tmp_path} y\n"
     assert done.stderr == "in\n"
+
+
+def test_a_client_gone_or_garbled_does_not_end_the_fork_server(client: str,
+                                                                 tmp_path: Path) -> None:
+    import socket
+
+    fork = forkserver._SERVER._proc
+    assert fork is not None
+    path = forkserver._SERVER.ensure()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as garbled:
+        garbled.connect(path)
+        garbled.sendall(b"not a request")
+    null = os.open(os.devnull, os.O_RDWR)
+    try:  # a start whose client leaves before its answer (killed mid-start, say)
+        request = {"args": ["--version"], "argv0": sys.executable, "env": _env(tmp_path),
+                   "cwd": str(tmp_path), "ignored": []}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+            gone.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            gone.connect(path)
+            socket.send_fds(gone, [json.dumps(request).encode()], [null, null, null])
+    finally:
+        os.close(null)
+    done = subprocess.run([client, "--version"], env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout.startswith("openprogram-lsp ")
+    assert forkserver._SERVER._proc is fork and fork.poll() is None
