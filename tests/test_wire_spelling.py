@@ -42,6 +42,9 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                        "disallowedTools", "permissionMode"}),
                             "Claude Code's agent file fields and mode names, as the file "
                             "spells them (shown on the trust card)"),
+    "store/context_deltas.py": (frozenset({"listsBase", "listsDepth", "listsDigest",
+                                           "listsUnresolved"}),
+                                "a stored ContextCommit's delta fields (context-deltas.md)"),
     "store/owner.py": (frozenset({"startTime"}), "the owner record in lock files on disk"),
     "store/reply_calls.py": (frozenset({"blockedReason"}),
                              "a tool node's metadata on disk: why the finished call was blocked"),
