@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from tests import forkserver
 from tests.lsp.conftest import SERVER, Starter, write_script
 
 BAD: list[tuple[str, dict[str, Any], str]] = [
@@ -67,8 +68,10 @@ def test_an_unusable_state_root_answers_initialize_with_the_reason(tmp_path: Pat
     blocker.write_text("not a directory\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env["OPENPROGRAM_HOME"] = str(blocker / "home")  # root can write anywhere: use a file
+    forked = forkserver.launcher()  # the fork client: the server on these very pipes
+    command = [forked, "serve"] if forked else [*SERVER]
     proc = subprocess.run(
-        [*SERVER], input=_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        command, input=_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                  "params": {"processId": None, "rootUri": None,
                                             "capabilities": {}}})
         + _frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
