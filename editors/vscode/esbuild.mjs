@@ -10,7 +10,7 @@ if (tests) {
   const names = (await readdir('test')).filter((f) => f.endsWith('.test.ts'));
   // The files that start a real server each run in their own process, side by side (node's test
   // runner: `npm test`); the others share one process (out/test/unit.test.mjs imports their
-  // bundles from out/unit/, where the runner does not look): 15 node starts fewer.
+  // bundles from out/unit/, where the runner does not look): 14 node starts fewer.
   const real = new Set();
   for (const f of names) if ((await readFile(`test/${f}`, 'utf8')).includes("from './support/agent'")) real.add(f);
   await Promise.all(['out/test', 'out/unit'].map((d) => rm(d, { recursive: true, force: true })));
