@@ -16,7 +16,7 @@ from openprogram_lsp.providers.driver import _detail
 from openprogram_lsp.providers.http import HttpSettings
 
 from .loopback import LoopbackServer, Reply
-from .run import collect, request, text_of
+from .run import collect, end_of, request, text_of
 from .test_faults import APIS, Api, make
 
 # Each cancel lands at the same point (the stream held open after its first delta), so the
@@ -73,6 +73,28 @@ async def test_cancelling_streams_never_leaks_a_connection(
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+    deadline = time.monotonic() + 10
+    while server._writers and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert len(server._writers) == 0, f"{len(server._writers)} connections left open"
+
+
+async def test_a_cancel_asked_by_the_turn_closes_the_stream_once(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    """The turn's cancel event stops the producer; the stream's end must not cancel it again
+    while it closes the response (that second cancel cut the close short: a leak)."""
+    provider = make(api, server, settings)
+    for _ in range(max(1, CANCELS // 10)):
+        server.queue(Reply(chunks=api.stream(["partial"])[:api.head], hold=True))
+        cancel = asyncio.Event()
+        got: list[ProviderEvent] = []
+        task = asyncio.create_task(collect(provider, request(cancel=cancel), got))
+        while not any(isinstance(e, TextDelta) for e in got):
+            assert not task.done()
+            await asyncio.sleep(0)
+        cancel.set()
+        await asyncio.wait_for(task, 30)
+        assert end_of(got).stop_reason == "cancelled"
     deadline = time.monotonic() + 10
     while server._writers and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
