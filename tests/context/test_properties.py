@@ -43,7 +43,12 @@ steps = st.lists(st.tuples(text(30), st.lists(calls, max_size=2)), min_size=1, m
 turns = st.builds(Turn, user=text(60), steps=steps,
                   gap=st.sampled_from([5.0, 30.0, 4000.0]),
                   status=st.sampled_from(["done", "done", "done", "error", "cancelled"]))
-conversations = st.lists(turns, min_size=1, max_size=40)
+# Left to itself Hypothesis keeps a list short: 144 of 150 conversations had under ten turns
+# and 15 of 150 reached compaction. Half are drawn at a length of 10 to 30 turns instead
+# (then 90-100 of 150 compact).
+conversations = st.one_of(
+    st.lists(turns, min_size=1, max_size=40),
+    st.integers(10, 30).flatmap(lambda n: st.lists(turns, min_size=n, max_size=n)))
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
