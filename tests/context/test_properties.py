@@ -45,7 +45,7 @@ turns = st.builds(Turn, user=text(60), steps=steps,
                   status=st.sampled_from(["done", "done", "done", "error", "cancelled"]))
 # Left to itself Hypothesis keeps a list short: 144 of 150 conversations had under ten turns
 # and 15 of 150 reached compaction. Half are drawn at a length of 10 to 30 turns instead
-# (then 90-100 of 150 compact).
+# (then 61 of 150 compact, and 67 have ten turns or more).
 conversations = st.one_of(
     st.lists(turns, min_size=1, max_size=40),
     st.integers(10, 30).flatmap(lambda n: st.lists(turns, min_size=n, max_size=n)))
