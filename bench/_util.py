@@ -69,3 +69,14 @@ def context_record_bytes(store: Any, sid: str, turn: str) -> tuple[int, int]:
         del full[key]
     full.update(replaced=read["replaced"], protected=read["protected"])
     return len(raw), len(json.dumps(full, separators=(",", ":")))
+
+
+def offline_dispatcher(root: Path, **config: Any) -> tuple[Any, Path]:
+    """A dispatcher on the offline model with its home in ``root/home`` and its workspace
+    ``root/ws`` (made here); ``config``: more ``AppConfig`` fields."""
+    from openprogram_lsp.app import AppConfig, build_dispatcher
+
+    ws = root / "ws"
+    ws.mkdir()
+    return build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
+                                      **config)), ws

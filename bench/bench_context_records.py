@@ -28,9 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import context_record_bytes, report
+from _util import context_record_bytes, offline_dispatcher, report
 from bench_turn import _synthetic
-from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.store.session_repo import wait_for_maintenance
 
@@ -40,10 +39,7 @@ def main() -> None:
              if n]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ws = root / "ws"
-        ws.mkdir()
-        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
-                                       permission_mode="bypass"))
+        d, ws = offline_dispatcher(root, permission_mode="bypass")
         store = d.services.store
         engine = d.services.context  # the whole history kept: every result stays in the lists
         engine.config = replace(engine.config, window_override=10_000_000)

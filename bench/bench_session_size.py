@@ -22,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import context_bytes, disk_size, report
-from openprogram_lsp.app import AppConfig, build_dispatcher
+from _util import context_bytes, disk_size, offline_dispatcher, report
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.session_repo import wait_for_maintenance
@@ -34,10 +33,7 @@ def main() -> None:
     step = 500
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ws = root / "ws"
-        ws.mkdir()
-        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
-                                       permission_mode="bypass"))
+        d, _ = offline_dispatcher(root, permission_mode="bypass")
         sid = d.process_user_turn(TurnRequest(text="hello")).session_id
         sroot = d.services.store.session_dir(sid)
         done, last_ctx, t0 = 1, 0, time.perf_counter()

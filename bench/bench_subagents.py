@@ -11,8 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import report
-from openprogram_lsp.app import AppConfig, build_dispatcher
+from _util import offline_dispatcher, report
 from openprogram_lsp.collab.send_message import send_message
 from openprogram_lsp.core.types import TurnRequest
 
@@ -36,10 +35,7 @@ def paired(fn: Callable[[], object], base: Callable[[], object],
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ws = root / "ws"
-        ws.mkdir()
-        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
-                                       extra={"agent.max_messages": 1_000_000}))
+        d, _ = offline_dispatcher(root, extra={"agent.max_messages": 1_000_000})
         sid = d.process_user_turn(TurnRequest(text="hello")).session_id
         counter = iter(range(1_000_000))
 

@@ -29,8 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _util import context_bytes, context_record_bytes, disk_size, report
-from openprogram_lsp.app import AppConfig, build_dispatcher
+from _util import context_bytes, context_record_bytes, disk_size, offline_dispatcher, report
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -111,10 +110,7 @@ def main() -> None:
     synth = [int(n) for n in os.environ.get("BENCH_SYNTH", "10000,20000").split(",") if n]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ws = root / "ws"
-        ws.mkdir()
-        d = build_dispatcher(AppConfig(workspace=ws, home=root / "home", model="offline",
-                                       permission_mode="bypass"))
+        d, ws = offline_dispatcher(root, permission_mode="bypass")
         store = d.services.store
         long_sid = d.process_user_turn(TurnRequest(text="hello")).session_id
         done = 1
