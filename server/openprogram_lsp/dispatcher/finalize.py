@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.loop import LoopState
 from openprogram_lsp.context.commit import context_digest
+from openprogram_lsp.core.background import KeyedWorker
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
 from openprogram_lsp.events.bus import Event, make_event
@@ -36,78 +33,24 @@ def referenced_checkpoints(store: SessionStore, workspace: Path) -> set[str]:
     return store.checkpoint_refs(workspace)
 
 
-class _Retention:
-    """The process's retention worker: one long-lived thread that applies retention after
-    turns, woken by a request instead of a thread started per turn.
-
-    Requests are kept per checkpointer, the newest ``keep`` winning: one asked while that
-    checkpointer's prune runs makes it run once more after it (the checkpoints committed
-    meanwhile may be what makes a prune due). The thread is a daemon; the interpreter's exit
-    waits for the requests already made (a CLI turn's process finishes retention before it
-    exits), and a forked child starts its own thread on its first request.
-    """
-
-    def __init__(self) -> None:
-        self._pid = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        self._cond = threading.Condition()
-        self._wanted: dict[int, tuple[Checkpointer, Callable[[], set[str]]]] = {}
-        self._busy = False
-        self._thread: threading.Thread | None = None
-
-    def ask(self, checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
-        """Queue a prune of ``checkpointer`` (``keep``: the ids sessions still reference)."""
-        if self._pid != os.getpid():  # first use in this process (a forked child's too)
-            if self._pid == 0:
-                atexit.register(self.drain)
-            self._pid = os.getpid()
-            self._reset()  # (a lock held by a thread of the parent would never be let go)
-        with self._cond:
-            self._wanted[id(checkpointer)] = (checkpointer, keep)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="checkpoint retention",
-                                                daemon=True)
-                self._thread.start()
-            else:
-                self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._wanted:
-                    self._busy = False
-                    self._cond.notify_all()  # wake drain()
-                    self._cond.wait()
-                key = next(iter(self._wanted))
-                checkpointer, keep = self._wanted.pop(key)
-                self._busy = True
-            try:
-                dropped = checkpointer.prune_if_due(keep)
-                if dropped:
-                    log.info("retention dropped %d checkpoint(s)", len(dropped))
-            except Exception:
-                log.exception("checkpoint retention failed")
-
-    def drain(self, timeout: float = 30.0) -> bool:
-        """Wait until every request made so far has run; False on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._wanted or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0 or self._thread is None or not self._thread.is_alive():
-                    return False
-                self._cond.wait(left)
-        return True
+def _prune(_key: int, request: tuple[Checkpointer, Callable[[], set[str]]]) -> None:
+    checkpointer, keep = request
+    dropped = checkpointer.prune_if_due(keep)
+    if dropped:
+        log.info("retention dropped %d checkpoint(s)", len(dropped))
 
 
-_retention = _Retention()
+_retention: KeyedWorker[int, tuple[Checkpointer, Callable[[], set[str]]]] = KeyedWorker(
+    "checkpoint retention", _prune, wait_at_exit=True)
+"""The process's retention worker. Requests are kept per checkpointer, the newest ``keep``
+winning: one asked while that checkpointer's prune runs makes it run once more after it (the
+checkpoints committed meanwhile may be what makes a prune due). The interpreter's exit waits
+for the requests already made (a CLI turn's process finishes retention before it exits)."""
 
 
 def prune_later(checkpointer: Checkpointer, keep: Callable[[], set[str]]) -> None:
     """Apply retention in the background (one prune at a time): never on a turn's path."""
-    _retention.ask(checkpointer, keep)
+    _retention.ask(id(checkpointer), (checkpointer, keep))
 
 
 def wait_for_retention(timeout: float = 30.0) -> None:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import threading
-import time
 
+from openprogram_lsp.core.background import KeyedWorker
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.lsp.history_result import history_result
 from openprogram_lsp.lsp.node_wire import WireCache
@@ -40,16 +38,13 @@ def render(sid: str) -> Render:
 
 
 class PageKeeper:
-    """Queued sessions, each with the page size to keep and when to try."""
+    """Queued sessions, each with the page size to keep and the attempts left."""
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self._pid = os.getpid()
-        self._cond = threading.Condition()
-        self._due: dict[str, tuple[float, int, int]] = {}  # sid -> (when, limit, tries left)
         self._limits: dict[str, int] = {}  # the page size editors last asked of a session
-        self._thread: threading.Thread | None = None
-        self._busy = False
+        self._worker: KeyedWorker[str, tuple[int, int]] = KeyedWorker("page keeper",
+                                                                      self._keep)
 
     def on_event(self, event: Event) -> None:
         """A bus listener: a finished turn queues its session."""
@@ -63,53 +58,18 @@ class PageKeeper:
             if len(self._limits) >= 4096:
                 self._limits.clear()
             self._limits[sid] = limit
-        size = self._limits.get(sid, HISTORY_PAGE)
-        if self._pid != os.getpid():  # a forked child: its own thread (and a lock no thread
-            self._pid, self._thread, self._due = os.getpid(), None, {}  # of the parent holds)
-            self._cond, self._busy = threading.Condition(), False
-        with self._cond:
-            self._due[sid] = (time.monotonic() + delay, size, TRIES)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="page keeper",
-                                                daemon=True)
-                self._thread.start()
-            else:
-                self._cond.notify()
+        self._worker.ask(sid, (self._limits.get(sid, HISTORY_PAGE), TRIES), delay)
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while True:
-                    now = time.monotonic()
-                    soonest = min(self._due.items(), key=lambda kv: kv[1][0], default=None)
-                    if soonest is not None and soonest[1][0] <= now:
-                        break
-                    self._busy = False
-                    self._cond.notify_all()  # wake drain()
-                    self._cond.wait(None if soonest is None else soonest[1][0] - now)
-                sid, (_when, limit, tries) = soonest
-                del self._due[sid]
-                self._busy = True
-            try:
-                again = self.store.keep_first_page(sid, render(sid), limit=limit)
-            except Exception:  # a session deleted meanwhile, a full disk: not kept
-                log.debug("keeping the first page of %s failed", sid, exc_info=True)
-                again = None
-            if again is not None and tries > 1:
-                with self._cond:
-                    self._due.setdefault(sid, (time.monotonic() + again, limit, tries - 1))
+    def _keep(self, sid: str, request: tuple[int, int]) -> tuple[float, tuple[int, int]] | None:
+        limit, tries = request
+        try:
+            again = self.store.keep_first_page(sid, render(sid), limit=limit)
+        except Exception:  # a session deleted meanwhile, a full disk: not kept
+            log.debug("keeping the first page of %s failed", sid, exc_info=True)
+            return None
+        return (again, (limit, tries - 1)) if again is not None and tries > 1 else None
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Run what is queued now, whatever its delay, and wait for it (tests); False on
         timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self._due = {sid: (0.0, limit, tries) for sid, (_w, limit, tries) in
-                         self._due.items()}
-            self._cond.notify_all()
-            while self._due or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0 or self._thread is None or not self._thread.is_alive():
-                    return False
-                self._cond.wait(left)
-        return True
+        return self._worker.drain(timeout, now=True)
