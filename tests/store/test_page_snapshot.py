@@ -170,12 +170,18 @@ def test_a_kept_page_is_served_only_while_it_is_the_full_index_page(
     assert served and len(set(refused)) >= 6, (served, refused)
 
 
+def _kept_session(store: SessionStore, home: Path, seed: int) -> str:
+    """A 30-node random session whose first 10-node page is kept (its stamps aged)."""
+    sid = _session(store, random.Random(seed), 30)
+    _age()
+    assert _keep(home, sid, 10) is None
+    return sid
+
+
 def test_a_page_held_elsewhere_or_asked_differently_is_not_served(tmp_path: Path) -> None:
     home = tmp_path / "home"
     store = SessionStore(home)
-    sid = _session(store, random.Random(5), 30)
-    _age()
-    assert _keep(home, sid, 10) is None
+    sid = _kept_session(store, home, 5)
     full = _full(home, sid, 10)
     assert _kept(home, sid, 10) == full
     assert _kept(home, sid, 11) is None  # another page size
@@ -187,9 +193,7 @@ def test_a_page_held_elsewhere_or_asked_differently_is_not_served(tmp_path: Path
     opened.index(sid)
     assert opened.kept_page(sid, None, limit=10, before=None) is None  # the index serves
     # another session's snapshot copied over is not this one's (its sid, its files' stamps)
-    other = _session(store, random.Random(6), 30)
-    _age()
-    assert _keep(home, other, 10) is None
+    other = _kept_session(store, home, 6)
     theirs = store.session_dir(other) / ".git" / SNAPSHOT
     mine = store.session_dir(sid) / ".git" / SNAPSHOT
     mine.write_bytes(theirs.read_bytes())
@@ -207,9 +211,7 @@ def _rewrite(path: Path, header: dict[str, object], payload: bytes) -> None:
 def test_torn_and_hostile_snapshot_files_are_never_served(tmp_path: Path) -> None:
     home = tmp_path / "home"
     store = SessionStore(home)
-    sid = _session(store, random.Random(7), 30)
-    _age()
-    assert _keep(home, sid, 10) is None
+    sid = _kept_session(store, home, 7)
     path = store.session_dir(sid) / ".git" / SNAPSHOT
     good = path.read_bytes()
     assert _kept(home, sid, 10) is not None
