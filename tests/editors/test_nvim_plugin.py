@@ -198,7 +198,7 @@ def test_subagents_and_follow_ups_in_the_panel(env: dict[str, Path]) -> None:
     assert "> helper report: all good" in lines1
     # Turn 2's helper finished after the turn: a follow-up turn, streamed then redrawn.
     assert out["kinds"].count("follow_up") == 1
-    assert out["follow"]["watching"] is True
+    assert out["follow"]["watching"] == out["follow"]["started"]  # the follow-up turn, watched
     assert "follow-up" in out["follow"]["winbar"]
     streamed = joined(out["follow"]["streamed"])
     assert "## Follow-up" in streamed and "Thanks for the second report." in streamed

@@ -22,13 +22,15 @@ H.run(function()
       elseif p.type == 'turn.started' then
         table.insert(H.out.kinds, p.data.source)
         if p.data.source == 'follow_up' then
-          vim.schedule(function()
-            H.out.follow.watching = S.watching
-            H.out.follow.winbar = vim.wo[vim.fn.win_findbuf(S.buf)[1]].winbar
-          end)
+          H.out.follow.started = p.turnId
         end
       elseif p.type == 'turn.finished' and p.turnId == S.turn_id and p.sessionId == S.session_id then
+        -- This autocmd runs before the panel handles the event, so the follow-up turn's state
+        -- is still the one it streamed with. (A vim.schedule from turn.started could run after
+        -- turn.finished: each notification is its own scheduled callback, queued as read.)
         if S.watching then
+          H.out.follow.watching = p.turnId
+          H.out.follow.winbar = vim.wo[vim.fn.win_findbuf(S.buf)[1]].winbar
           H.out.follow.streamed = H.panel_lines()
         elseif S.busy then
           H.out.streamed1 = H.out.streamed1 or H.panel_lines()
