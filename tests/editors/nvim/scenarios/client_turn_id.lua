@@ -9,6 +9,7 @@ H.run(function()
   local panel = require('openprogram.panel')
   local S = panel.state
   H.out.started = {}
+  local mine ---@type {session: string, turn: string}?
   vim.api.nvim_create_autocmd('User', {
     pattern = 'OpenProgramEvent',
     callback = function(a)
@@ -17,12 +18,16 @@ H.run(function()
         table.insert(H.out.started, { session = p.sessionId, turn = p.turnId, cid = p.data.clientTurnId })
         if p.data.clientTurnId ~= nil and p.data.clientTurnId == S.client_turn_id then
           H.out.sent_cid = S.client_turn_id
-          vim.schedule(function() -- after the panel handled the event
-            H.out.bound = { session = S.session_id, turn = S.turn_id, busy = S.busy, event_session = p.sessionId,
-              event_turn = p.turnId }
-          end)
+          mine = { session = p.sessionId, turn = p.turnId }
         end
-      elseif p.type == 'turn.finished' and p.turnId ~= nil and p.turnId == S.turn_id then
+      end
+      if mine and p.type ~= 'turn.started' and p.turnId == mine.turn and not H.out.bound then
+        -- The turn's next event, before the panel handles it: the panel has handled turn.started.
+        -- (Not a vim.schedule from turn.started: that can run after the turn finished.)
+        H.out.bound = { session = S.session_id, turn = S.turn_id, busy = S.busy, event_session = mine.session,
+          event_turn = mine.turn }
+      end
+      if p.type == 'turn.finished' and p.turnId ~= nil and p.turnId == S.turn_id then
         H.out.streamed = H.panel_lines() -- what streamed, before the redraw from history
       end
     end,
