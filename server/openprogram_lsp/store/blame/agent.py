@@ -87,7 +87,7 @@ class AgentBlame:
         """Runs of lines of ``text`` (the file ``path`` now) with who changed them; None when
         the agent never changed the file (nothing to show)."""
         rel = self.store._checked_relative(path)
-        key = (self.store.repo.head(), rel, hashlib.sha1(text).hexdigest())
+        key = (self.store.head(), rel, hashlib.sha1(text).hexdigest())
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)

@@ -72,7 +72,7 @@ class LineBlame:
 
     def metas(self) -> Metas:
         """commit -> (its checkpoint metadata, its parent commit), for the current chain."""
-        head = self.store.repo.head()
+        head = self.store.head()
         if self._metas[0] != head:
             with self.store.lock:
                 self.store._open()
@@ -92,13 +92,17 @@ class LineBlame:
     def current(self, path: str, text: bytes) -> list[Owner] | None:
         """Owners of each line of ``text`` (the file as it is now); None when no checkpoint
         ever recorded the path."""
-        head = self.store.repo.head()
-        if head is None:
+        if self.store.head() is None:
             return None
         # no revision: the private HEAD is the checkpoint ref (git before 2.41 refuses
         # --contents with a revision)
-        rc, out, _err = self.store.repo.git_rc(
-            ["blame", "--incremental", "--contents", "-", "--", path], input=text)
+        args = ["blame", "--incremental", "--contents", "-", "--", path]
+        rc, out, err = self.store.repo.git_rc(args, input=text)
+        if rc != 0 and "no such path" not in err:
+            # maybe git's read of the ref raced its in-place write (a mix of two ids names no
+            # commit): again, with no writer
+            with self.store.lock:
+                rc, out, _err = self.store.repo.git_rc(args, input=text)
         if rc != 0:
             return None
         count = len(text.splitlines())

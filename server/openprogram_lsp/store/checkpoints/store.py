@@ -305,6 +305,18 @@ class CheckpointStore:
         finally:
             self.guard.release()
 
+    def head(self) -> str | None:
+        """The newest checkpoint commit, for a reader that does not hold the store's lock.
+
+        The ref is written in place (``ShadowRepo.set_head``), so a read racing the write
+        could see a mix of the old and the new id; such a value names no object of the
+        repository, and is read again under the lock (no writer then)."""
+        head = self.repo.head()
+        if head is None or self.repo.odb.has(head):
+            return head
+        with self.lock:
+            return self.repo.head()
+
     # -- review --------------------------------------------------------------------------
 
     def list(self, session_id: str | None = None) -> Checkpoints:
@@ -539,7 +551,10 @@ class CheckpointStore:
         if self._last_gc is not None and now - self._last_gc < GC_INTERVAL:
             return
         self._last_gc = now
-        self.repo.git_rc(["prune", "--expire=1.hour.ago"])
+        # the head read here is named too: git reads the ref without the store's lock, and a
+        # read racing its in-place write (a mix of two ids) would count as no ref at all
+        head = self.head()
+        self.repo.git_rc(["prune", "--expire=1.hour.ago", *([head] if head else [])])
         if len(list((self.repo.git_dir / "objects" / "pack").glob("pack-*.pack"))) > MAX_PACKS:
             self.repo.git_rc(["repack", "-a", "-d", "-q", "--keep-unreachable"])
             self.repo.odb.refresh()
