@@ -34,6 +34,7 @@ from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.dispatcher.finalize import wait_for_retention
+from openprogram_lsp.store import meta_slots
 from openprogram_lsp.store.git import git_env
 from openprogram_lsp.store.index import node_path
 from openprogram_lsp.store.session_repo import SessionRepo, wait_for_maintenance
@@ -65,9 +66,9 @@ def _synthetic(store: SessionStore, turns: int, workspace: Path, *, idle: bool =
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(node.model_dump_json(exclude_none=True))
             pred = nid
-    meta = json.loads((root / "meta.json").read_text())
+    meta = meta_slots.read(root)
     meta.update(headId=pred, updatedAt=stamp, lastTurnAt=stamp)
-    (root / "meta.json").write_text(json.dumps(meta, indent=1))
+    meta_slots.write(root, json.dumps(meta, indent=1).encode())
     SessionRepo(root).commit("bench: synthetic history", everything=True)
     return sid
 

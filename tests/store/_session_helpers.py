@@ -5,15 +5,26 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from openprogram_lsp.store.git import run_git
+from openprogram_lsp.store import meta_slots
+from openprogram_lsp.store.git import GitError, run_git
 
 
 def uncommitted(root: Path) -> bytes:
     """``git status --porcelain`` of a session against its head commit (empty: all committed).
 
     The store keeps no git index, so git's view of the head is read into a throwaway one.
+    The meta is written in place in ``.git/`` (``meta_slots``), not to ``meta.json``: its
+    current bytes are compared with the committed ``meta.json`` instead of the file.
     """
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         run_git(["read-tree", "HEAD"], cwd=root, env=env)
-        return run_git(["status", "--porcelain", "--untracked-files=all"], cwd=root, env=env)
+        status = run_git(["status", "--porcelain", "--untracked-files=all"], cwd=root, env=env)
+    lines = [line for line in status.splitlines(keepends=True) if line != b" M meta.json\n"]
+    try:
+        committed = run_git(["show", "HEAD:meta.json"], cwd=root)
+    except GitError:
+        committed = None
+    if committed is not None and committed != meta_slots.read_bytes(root):
+        lines.append(b" M meta.json (the meta slots)\n")
+    return b"".join(lines)

@@ -13,7 +13,7 @@ import pytest
 
 from openprogram_lsp.core.errors import BrokenChain, InvalidParams, NotFound
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import log_tail, node_log
+from openprogram_lsp.store import log_tail, meta_slots, node_log
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import node_path, read_bodies
 from openprogram_lsp.store.node_log import NODE_LOG
@@ -165,8 +165,8 @@ def test_a_file_newer_than_every_line_is_left_to_the_index(tmp_path: Path) -> No
     target = root / "nodes" / node_path(31, "n30")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(node.model_dump_json())  # a writer died before its line
-    meta = json.loads((root / "meta.json").read_text())
-    (root / "meta.json").write_text(json.dumps({**meta, "headId": "n30"}))
+    meta = meta_slots.read(root)
+    meta_slots.write(root, json.dumps({**meta, "headId": "n30"}).encode())
     assert ColdView.open(root) is None
     page = SessionStore(home).history_page(sid, None, limit=2)
     assert [n.id for n in page.nodes] == ["n29", "n30"]

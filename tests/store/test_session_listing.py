@@ -10,23 +10,22 @@ from pathlib import Path
 import pytest
 
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import session_listing
+from openprogram_lsp.store import meta_slots, session_listing
 from openprogram_lsp.store.session_listing import LISTING
 from openprogram_lsp.store.session_store import SessionStore
 
 
 @pytest.fixture
 def meta_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every ``meta.json`` the listing reads."""
+    """Every session meta the store reads (``meta_slots.read_bytes``, whatever reads it)."""
     seen: list[str] = []
-    real = Path.read_bytes
+    real = meta_slots.read_bytes
 
-    def counting(self: Path) -> bytes:
-        if self.name == "meta.json":
-            seen.append(self.parent.name)
-        return real(self)
+    def counting(root: Path | str) -> bytes:
+        seen.append(Path(root).name)
+        return real(root)
 
-    monkeypatch.setattr(Path, "read_bytes", counting)
+    monkeypatch.setattr(meta_slots, "read_bytes", counting)
     return seen
 
 

@@ -15,15 +15,16 @@ log, recovers dead turns and raises the right error).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.types import Node
+from openprogram_lsp.store import meta_slots
 from openprogram_lsp.store.index import node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
+from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG, Row
 
 
@@ -44,8 +45,18 @@ def _stamp(root: Path) -> tuple[int, ...] | None:
         log = os.stat(root / ".git" / NODE_LOG)
     except FileNotFoundError:
         return None
-    return (meta.st_ino, meta.st_mtime_ns, meta.st_size, log.st_dev, log.st_ino, log.st_size,
-            log.st_mtime_ns)
+    # the meta is written in place (``meta_slots``): every write also appends to the journal,
+    # whose stamp then moves even when the slot file's times do not (same clock tick)
+    out = [meta.st_ino, meta.st_mtime_ns, meta.st_size, log.st_dev, log.st_ino, log.st_size,
+           log.st_mtime_ns]
+    for rel in (f".git/{SLOTS}", ".git/openprogram-journal"):
+        try:
+            st = os.stat(f"{root}/{rel}")
+        except FileNotFoundError:
+            out += (0, 0, 0)
+        else:
+            out += (st.st_ino, st.st_size, st.st_mtime_ns)
+    return tuple(out)
 
 
 class ColdView:
@@ -73,7 +84,7 @@ class ColdView:
         if stamp is None:
             return None
         try:
-            meta = json.loads((root / "meta.json").read_bytes())
+            meta = meta_slots.read(root)
             tail = LogTail(root / ".git" / NODE_LOG)
         except (OSError, ValueError):
             return None

@@ -8,7 +8,6 @@ file the first time it is asked for and then kept (up to ``BODY_CACHE`` per sess
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -25,7 +24,7 @@ from openprogram_lsp.core.chain import BodyLog
 from openprogram_lsp.core.errors import BrokenChain, NotFound
 from openprogram_lsp.core.fsutil import read_file, read_rest
 from openprogram_lsp.core.types import NODES, Node
-from openprogram_lsp.store import node_log
+from openprogram_lsp.store import meta_slots, node_log
 from openprogram_lsp.store.node_log import Row
 
 log = logging.getLogger(__name__)
@@ -384,7 +383,7 @@ class SessionIndex:
     def _read_meta(self) -> None:
         assert self.root is not None
         try:
-            self.meta = json.loads((self.root / "meta.json").read_bytes())
+            self.meta = meta_slots.read(self.root)
         except FileNotFoundError:
             self.meta = {}
 

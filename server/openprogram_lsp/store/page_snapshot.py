@@ -38,6 +38,7 @@ from typing import Any
 from openprogram_lsp.core.fsutil import atomic_write, read_rest
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import SHARD
+from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.reply_calls import has_open_calls
 
@@ -56,7 +57,7 @@ MIN_LINE = len("0\ta\tuser\t\t\t0\n")
 REPLY_ROLE = "system"
 """The callees a history page carries (what the history handler asks for)."""
 
-FIXED = ("meta.json", f".git/{NODE_LOG}", ".git/openprogram-journal", "nodes")
+FIXED = ("meta.json", f".git/{NODE_LOG}", ".git/openprogram-journal", "nodes", f".git/{SLOTS}")
 
 Stamp = tuple[int, int, int, int, int] | None
 """(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns), or None for a missing path."""

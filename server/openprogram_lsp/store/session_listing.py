@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write, write_all
+from openprogram_lsp.store import meta_slots
 
 LISTING = ".listing"
 LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running")
@@ -167,7 +168,7 @@ class SessionListing:
         found = []
         for name in sorted(self._pending):
             try:
-                meta = json.loads((self.root / name / "meta.json").read_bytes())
+                meta = meta_slots.read(self.root / name)
             except FileNotFoundError:
                 continue  # being created: its writer records it
             except (OSError, ValueError):

@@ -26,6 +26,8 @@ from openprogram_lsp.store.gitobj.batch import ObjectBatch
 from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.refs import read_ref
 from openprogram_lsp.store.gitobj.trees import Leaf, read_commit, update_tree, write_commit
+from openprogram_lsp.store.meta_slots import META, MetaWriter
+from openprogram_lsp.store.meta_slots import read_bytes as read_meta_bytes
 from openprogram_lsp.store.pack_maintenance import (
     SMALL_PACKS,
     pack_count,
@@ -120,6 +122,7 @@ class SessionRepo:
         # then: the commit takes those bytes instead of reading the file back, while the
         # stamp says the file is still the one written
         self._written: dict[str, tuple[bytes, tuple[int, int, int, int]]] = {}
+        self._meta = MetaWriter(root)
 
     def __del__(self) -> None:
         self._drop_journal()
@@ -172,6 +175,16 @@ class SessionRepo:
             os.write(fd, line)  # after: the journal's stamp moves once the file is there
             self._remember(rel, st, payload)
 
+    def write_meta(self, payload: bytes) -> None:
+        """Make ``payload`` the session's meta (``meta_slots``: in place, no rename) and
+        journal ``meta.json`` for the next commit, which takes the meta's bytes as they are
+        then."""
+        line = META.encode() + b"\n"
+        with self._journal(fcntl.LOCK_SH) as fd:
+            os.write(fd, line)
+            self._meta.write(payload)
+            os.write(fd, line)
+
     def _remember(self, rel: str, st: os.stat_result, payload: bytes | str) -> None:
         """Keep what was written to ``rel`` with the new file's stamp (from its descriptor,
         after the rename: what a ``stat`` of the path says while it is still that file)."""
@@ -183,6 +196,8 @@ class SessionRepo:
     def _content(self, rel: str) -> bytes:
         """The bytes of a file to commit: those this instance wrote, while the file is still
         that one (same inode, size and times), else read from disk."""
+        if rel == META:
+            return read_meta_bytes(self._base)
         path = f"{self._base}/{rel}"
         held = self._written.pop(rel, None)
         if held is not None:

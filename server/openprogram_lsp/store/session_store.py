@@ -3,8 +3,9 @@
 Layout of ``sessions/<sid>/``: ``nodes/GGG/LLLLL/<seq>-<id>.json`` (one file per node, written
 atomically, sharded so no directory grows with the session), the turn's ContextCommit beside
 its assistant node (``<seq>-<id>.context.json``), ``meta.json`` (title, head, branch names,
-status). Git is the source of truth: ``commit_turn`` makes exactly one commit per turn, in
-process (``session_repo``). Sessions written before sharding keep their flat ``nodes/`` and
+status: written at creation, then in place in ``.git/openprogram-meta``, ``meta_slots``).
+Git is the source of truth: ``commit_turn`` makes exactly one commit per turn, in process
+(``session_repo``). Sessions written before sharding keep their flat ``nodes/`` and
 ``context/`` files; they are read as they are (``docs/decisions/session-migration.md``).
 """
 
@@ -230,7 +231,9 @@ class SessionStore:
         (root / ".git" / CHECKPOINT_REFS).touch()
         (root / ".git" / RULES_FORKS).touch()
         (root / ".git" / NODE_LOG).touch()
-        self._write_meta(repo, data)
+        repo.write("meta.json", json.dumps(data, separators=(",", ":")))
+        with self._listing_lock:
+            self._listing.record(data)
         return sid
 
     def list_sessions(self, *, workspace: str | None = None, offset: int = 0,
@@ -324,8 +327,8 @@ class SessionStore:
             return self._sorted[1]
 
     def _write_meta(self, repo: SessionRepo, meta: dict[str, Any]) -> None:
-        """Write a session's ``meta.json``, then its line in the listing."""
-        repo.write("meta.json", json.dumps(meta, separators=(",", ":")))
+        """Write a session's meta (in place: ``meta_slots``), then its line in the listing."""
+        repo.write_meta(json.dumps(meta, separators=(",", ":")).encode())
         with self._listing_lock:
             self._listing.record(meta)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.ids import is_safe_id
+from openprogram_lsp.store import meta_slots
 from openprogram_lsp.terminal.errors import CliError
 
 
@@ -31,10 +31,10 @@ def require_git() -> None:
 
 def session_meta(home: Path, sid: str) -> dict[str, Any]:
     """A session's meta read straight from disk; CliError for an unknown id."""
-    meta = home / "sessions" / sid / "meta.json" if is_safe_id(sid) else None
+    root = home / "sessions" / sid if is_safe_id(sid) else None
     try:
-        if meta is not None:
-            data = json.loads(meta.read_bytes())
+        if root is not None:
+            data = meta_slots.read(root)
             if isinstance(data, dict):
                 return data
     except (OSError, ValueError):
@@ -87,7 +87,7 @@ def known_workspaces(home: Path) -> list[Path]:
         return []
     for entry in entries:
         try:
-            data = json.loads((entry / "meta.json").read_bytes())
+            data = meta_slots.read(entry)
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):
