@@ -8,6 +8,9 @@ TOOLS="${OPENPROGRAM_TOOLS_DIR:-$ROOT/.tools}"
 ACPX_VERSION="${ACPX_VERSION:-0.19.1}"
 DIR="$TOOLS/acpx"
 BIN="$DIR/node_modules/.bin/acpx"
+# shellcheck source=lib/lock.sh
+source "$ROOT/scripts/lib/lock.sh"
+install_lock install-acpx "$TOOLS"   # the acpx tests wait on it (tests/acp/acpx.py)
 
 if [[ -x "$BIN" ]] && [[ "$("$BIN" --version 2>/dev/null)" == "$ACPX_VERSION" ]]; then
   exit 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import time
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -25,3 +28,21 @@ def require(found: object, what: str) -> None:
     """``missing(what)`` unless ``found`` is truthy."""
     if not found:
         missing(what)
+
+
+def wait_for_install(lock: Path, timeout: float = 900) -> None:
+    """Wait while a tool's install script holds ``lock`` (scripts/lib/lock.sh): scripts/test
+    runs the npm and apt installs in the background beside the tests."""
+    if not lock.exists():
+        return
+    deadline = time.monotonic() + timeout
+    with open(lock, "a") as fh:
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"an install held {lock} for {timeout:.0f} s", pytrace=False)
+                time.sleep(0.2)
+        fcntl.flock(fh, fcntl.LOCK_UN)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests import forkserver
+from tests.tooling import wait_for_install
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = f"{shlex.quote(sys.executable)} -m openprogram_lsp.cli acp"
@@ -27,9 +28,11 @@ def agent_command(agent_args: str, *, exec_agent: bool) -> str:
 
 
 def acpx_bin() -> Path:
-    """The pinned acpx; its absence is a failure (scripts/test installs it)."""
-    candidates = [Path(d) / "acpx" / "node_modules" / ".bin" / "acpx" for d in
-                  (os.environ.get("OPENPROGRAM_TOOLS_DIR"), str(ROOT / ".tools")) if d]
+    """The pinned acpx; its absence is a failure (scripts/test installs it, beside the tests:
+    this waits for that install to end)."""
+    dirs = [Path(d) for d in (os.environ.get("OPENPROGRAM_TOOLS_DIR"), str(ROOT / ".tools")) if d]
+    wait_for_install(dirs[0] / ".install-acpx.lock")
+    candidates = [d / "acpx" / "node_modules" / ".bin" / "acpx" for d in dirs]
     for path in candidates:
         if path.exists():
             return path

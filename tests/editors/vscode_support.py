@@ -140,8 +140,8 @@ def packaged(into: Path) -> Path:
     if not (REPO / ".venv" / "bin" / "openprogram-lsp").exists():
         missing(".venv/bin/openprogram-lsp is missing (pip install -e '.[test]')")
     with _locked("package"):
+        built = _package()  # first: scripts/test may still be installing code-server
         _install_e2e()
-        built = _package()
         into.mkdir(parents=True, exist_ok=True)
         vsix = Path(shutil.copy2(built, into / "openprogram.vsix"))
     assert_readme_images_packaged(vsix)

@@ -18,6 +18,8 @@ log() { printf '[install-e2e] %s\n' "$*" >&2; }
 
 # shellcheck source=../../../scripts/lib/apt.sh
 source "$ROOT/scripts/lib/apt.sh"
+# shellcheck source=../../../scripts/lib/lock.sh
+source "$ROOT/scripts/lib/lock.sh"
 
 install_apt() {
   # says what it installs first, waits for another apt's lock instead of failing on it
@@ -51,6 +53,7 @@ install_code_server() {
   "$CS_BIN" --version >/dev/null
 }
 
+install_lock install-e2e "$TOOLS"   # the tests run this too, beside scripts/test's own run
 install_apt
 install_code_server
 log "ready: $("$CS_BIN" --version | head -1); $(chromium --version 2>/dev/null | head -1)"
