@@ -11,7 +11,9 @@ from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.localfs import small_write_inline
 from openprogram_lsp.core.offload import offload
+from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.paths import confined, protected_below
@@ -43,6 +45,17 @@ def _read_whole_text(workspace: Path, rel: str, display: str) -> str:
     except UnicodeDecodeError:
         raise ToolError(f"{display}: not UTF-8 text; edit_file only changes text files") \
             from None
+
+
+async def _write(workspace: Path, rel: str, data: bytes) -> bool:
+    """``fdfs.write_atomic`` of a tool: inline on the loop for a small file on a local
+    filesystem (``core.localfs``: there the thread hop costs more than the write), else on a
+    worker thread. Inline, a cancel asked meanwhile lands after the write, which the tool then
+    reports (and notes for the checkpoint) as done; on a thread the write goes on however the
+    waiting coroutine is cut."""
+    if small_write_inline(real_path(workspace), rel, len(data)):
+        return fdfs.write_atomic(workspace, rel, data)
+    return await offload(fdfs.write_atomic, workspace, rel, data)
 
 
 def _preview_old(workspace: Path, rel: str) -> str:
@@ -215,13 +228,11 @@ class WriteFile(Tool):
             return ToolOutput(f"Wrote {args.path} in the editor's buffer, which had unsaved "
                               "changes; it is not saved to disk yet")
         if ctx.editor is None:  # one walk of the path: the write says whether it existed
-            existed = await offload(fdfs.write_atomic, ctx.workspace, rel,
-                                    args.content.encode("utf-8"))
+            existed = await _write(ctx.workspace, rel, args.content.encode("utf-8"))
         else:
             existed = fdfs.lstat(ctx.workspace, rel) is not None
             if not await _editor_write(ctx, rel, args.content):
-                existed = await offload(fdfs.write_atomic, ctx.workspace, rel,
-                                        args.content.encode("utf-8"))
+                existed = await _write(ctx.workspace, rel, args.content.encode("utf-8"))
         ctx.touched(rel)
         verb = "Updated" if existed else "Created"
         return ToolOutput(f"{verb} {args.path} ({len(args.content.encode())} bytes)")
@@ -268,13 +279,17 @@ class EditFile(Tool):
             await _buffer_write(ctx, rel, args.path, unsaved, new)
             return ToolOutput(f"Edited {args.path} in the editor's buffer, which had unsaved "
                               "changes; it is not saved to disk yet")
-        rel, old, new = await asyncio.to_thread(self._apply, args, ctx)
+        st = fdfs.lstat(ctx.workspace, rel)  # a small file on a local disk is read inline
+        if small_write_inline(real_path(ctx.workspace), rel, st.st_size if st else 0):
+            rel, old, new = self._apply(args, ctx)
+        else:
+            rel, old, new = await asyncio.to_thread(self._apply, args, ctx)
         buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel) \
             if ctx.editor is not None and _is_regular(ctx.workspace, rel) else None
         if buffer is not None and buffer != old:  # the approved diff was made from the disk
             raise ToolError(f"{args.path}: has unsaved changes in the editor; save or revert "
                             "them, then try again")
         if ctx.editor is None or not await _editor_write(ctx, rel, new):
-            await offload(fdfs.write_atomic, ctx.workspace, rel, new.encode("utf-8"))
+            await _write(ctx.workspace, rel, new.encode("utf-8"))
         ctx.touched(rel)
         return ToolOutput(f"Edited {args.path}")
