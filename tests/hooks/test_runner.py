@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -72,3 +75,106 @@ def test_cancel_stops_a_running_hook(tmp_path: Path) -> None:
 def test_a_missing_workspace_is_a_failure_not_a_crash(tmp_path: Path) -> None:
     run = run_hook(hook("true"), {}, tmp_path / "gone")
     assert run.error and run.failed
+
+
+def _no_sleep_left(marker: str, within: float = 10.0) -> list[int]:
+    """The live ``sleep <marker>`` processes after waiting (bounded) for them to go."""
+    deadline = time.monotonic() + within
+    while True:
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if cmd[:2] == [b"sleep", marker.encode()] and state != "Z":
+                left.append(int(pid))
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+def test_what_a_hook_leaves_running_ends_when_it_exits(tmp_path: Path) -> None:
+    """A background job holding the hook's pipes ends with the hook: the run reports the
+    hook's exit at once, not a timeout at its deadline."""
+    started = time.monotonic()
+    run = run_hook(hook("sleep 41.1 & sleep 41.1 & echo done", timeout=20), {}, tmp_path)
+    assert (run.exit_code, run.timed_out, run.stdout) == (0, False, "done\n")
+    assert time.monotonic() - started < 10  # not the 20 s deadline
+    assert _no_sleep_left("41.1") == []
+
+
+def test_a_hook_past_its_deadline_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    run = run_hook(hook("setsid sleep 41.2 & sleep 41.2 & echo $$; wait", timeout=0.5), {},
+                   tmp_path)
+    assert run.timed_out and run.exit_code is None and run.stdout.strip().isdigit()
+    assert _gone(int(run.stdout)) and _no_sleep_left("41.2") == []
+
+
+_SERVER = """
+import sys
+from pathlib import Path
+from openprogram_lsp.hooks.config import HookSpec
+from openprogram_lsp.hooks.runner import run_hook
+run_hook(HookSpec("PreToolUse", sys.argv[1], timeout=60), {}, Path.cwd())
+"""
+
+
+def test_a_hook_dies_with_the_server_killed_by_sigkill(tmp_path: Path) -> None:
+    """The death guard reaches the hook's whole group: its shell and its background job."""
+    marker = tmp_path / "up"
+    server = subprocess.Popen([sys.executable, "-c", _SERVER,
+                               f"sleep 41.3 & echo $$ > {marker}; wait"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() or not marker.read_text().strip() \
+                or not _no_sleep_left("41.3", 0):
+            assert time.monotonic() < deadline and server.poll() is None, "the hook never ran"
+            time.sleep(0.02)
+        shell = int(marker.read_text())
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(10)
+        assert _gone(shell, 10) and _no_sleep_left("41.3") == []
+    finally:
+        server.kill()
+        server.wait(10)
+        for pid in _no_sleep_left("41.3", 0):  # nothing left on the shared machine
+            os.kill(pid, signal.SIGKILL)
+
+
+_SIGNALS: list[list[tuple[str, int, bool]]] = []  # while a list is here: the signals sent
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _SIGNALS and event in ("os.kill", "os.killpg"):
+        target = int(args[0])  # type: ignore[call-overload]
+        try:  # a zombie of ours still holds its pid and group id: the number is still ours
+            ours = int(Path(f"/proc/{target}/stat").read_text().rsplit(")", 1)[1].split()[1]) \
+                == os.getpid()
+        except (OSError, ValueError, IndexError):
+            ours = False
+        _SIGNALS[-1].append((event, target, ours))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.mark.parametrize("how", ["exit", "timeout", "cancel"])
+def test_signals_go_only_through_pidfds_or_to_the_group_of_an_unreaped_child(
+        how: str, tmp_path: Path) -> None:
+    """The rule ``tools/procs.py`` keeps for commands: no signal by number to a pid (it may be
+    reaped and reused); a group by number only while its leader, our child, is unreaped."""
+    command = "sleep 41.4 & echo" if how == "exit" else "setsid sleep 41.4 & sleep 41.4 & wait"
+    stop = threading.Event()
+    if how == "cancel":
+        threading.Timer(0.3, stop.set).start()
+    _SIGNALS.append([])
+    try:
+        run = run_hook(hook(command, timeout=0.5 if how == "timeout" else 20), {}, tmp_path,
+                       cancelled=stop.is_set)
+    finally:
+        sent = _SIGNALS.pop()
+    assert (run.timed_out, run.cancelled) == (how == "timeout", how == "cancel")
+    assert sent and all(event == "os.killpg" and ours for event, _, ours in sent), sent
+    assert _no_sleep_left("41.4") == []

@@ -1,13 +1,15 @@
-"""Running one hook command: the event as JSON on stdin, a timeout, a result to interpret."""
+"""Running one hook command: the event as JSON on stdin, a timeout, a result to interpret.
+
+A hook is started and ended as a tool's command is (``tools.procs``): in a session of its own,
+dying with the server however it dies, killed only through what is proven ours, and when its
+shell exits whatever it left running (``sleep 600 &``, a daemon) is killed with it.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from typing import Any
 
 from openprogram_lsp.hooks.config import HookSpec
 from openprogram_lsp.hooks.listing import HookRunSummary
+from openprogram_lsp.tools import procs
 
 MAX_CAPTURE = 64_000  # characters of stdout / stderr kept
 POLL = 0.05  # seconds between checks of the turn's cancel flag
@@ -72,13 +75,6 @@ def _env(workspace: Path, event: str) -> dict[str, str]:
     return env
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.kill()
-
-
 def _text(data: bytes | None) -> str:
     return (data or b"")[:MAX_CAPTURE * 4].decode("utf-8", "replace")[:MAX_CAPTURE]
 
@@ -89,47 +85,14 @@ def run_hook(hook: HookSpec, payload: dict[str, Any], workspace: Path, *,
     start = time.monotonic()
     stdin = json.dumps(payload, default=str).encode()
     try:
-        proc = subprocess.Popen(["/bin/sh", "-c", hook.command], cwd=workspace,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
-                                env=_env(workspace, hook.event))
+        child = procs.start("/bin/sh", "-c", hook.command, cwd=workspace,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(workspace, hook.event))
     except OSError as exc:
         return HookRun(hook, None, "", "", time.monotonic() - start,
                        error=f"could not start: {exc.strerror or exc}")
-    deadline = start + hook.timeout
-    ended = threading.Event()
-    why: list[str] = []
-
-    def watchdog() -> None:
-        """Kill the hook's process group at its deadline or when the turn is cancelled; if
-        something outside the group still holds the pipes a second later, close them."""
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                why.append("timeout")
-                break
-            if ended.wait(min(POLL, left) if cancelled is not None else left):
-                return
-            if cancelled is not None and cancelled():
-                why.append("cancel")
-                break
-        _kill(proc)
-        if not ended.wait(1.0):
-            for stream in (proc.stdout, proc.stderr):
-                with contextlib.suppress(OSError, ValueError):
-                    if stream is not None:
-                        stream.close()
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    out: bytes | None = b""
-    err: bytes | None = b""
-    try:  # one thread, as subprocess.run: stdin written while both pipes are read
-        out, err = proc.communicate(stdin)
-    except (OSError, ValueError):  # the watchdog closed the pipes
-        proc.wait()
-    finally:
-        ended.set()
-    timed_out, was_cancelled = "timeout" in why, "cancel" in why
-    code = None if timed_out or was_cancelled else proc.returncode
+    out, err, why = child.communicate(stdin, until=start + hook.timeout, stop=cancelled,
+                                      limit=MAX_CAPTURE * 4, poll=POLL)
+    code = None if why else child.returncode
     return HookRun(hook, code, _text(out), _text(err), time.monotonic() - start,
-                   timed_out=timed_out, cancelled=was_cancelled)
+                   timed_out=why == "timeout", cancelled=why == "cancel")
