@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -130,8 +131,24 @@ def write_record(fd: int, purpose: str = "") -> None:
     Written over the old bytes, padded with spaces, never truncated: the file keeps its size
     and its blocks, so taking a lock costs no block allocation (ext4 flushes a file whose
     data is truncated to nothing, which costs milliseconds on a busy disk)."""
-    data = OwnerRecord.current(purpose).to_json().encode()
-    os.pwrite(fd, data.ljust(max(RECORD_BYTES, os.fstat(fd).st_size)), 0)
+    os.pwrite(fd, _current_line(purpose).ljust(max(RECORD_BYTES, os.fstat(fd).st_size)), 0)
+
+
+_lines: dict[str, tuple[int, int, bytes]] = {}  # purpose -> (pid, second, record line)
+
+
+def _current_line(purpose: str) -> bytes:
+    """``OwnerRecord.current(purpose).to_json()`` encoded, made once per second (``since``
+    holds whole seconds): a turn takes a few locks, each writing this line."""
+    now = int(time.time())
+    pid = os.getpid()
+    held = _lines.get(purpose)
+    if held is None or held[0] != pid or held[1] != now:
+        since = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+        record = OwnerRecord(pid=pid, start_time=_own_start_time(pid), host=HOST, since=since,
+                             purpose=purpose)
+        held = _lines[purpose] = (pid, now, record.to_json().encode())
+    return held[2]
 
 
 def clear_record(fd: int) -> None:

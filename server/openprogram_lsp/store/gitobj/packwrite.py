@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import struct
 import tempfile
@@ -26,6 +27,7 @@ from openprogram_lsp.store.gitobj.odb import KINDS, ObjectDB
 
 TYPE_IDS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 _HEADER = struct.Struct(">4sLL")
+_FANOUT = struct.Struct(">256L")
 
 
 def pack_record(kind: str, body: bytes) -> tuple[bytes, bytes]:
@@ -124,13 +126,9 @@ def index_v2(entries: list[tuple[bytes, int, int]], pack_sha: bytes) -> bytes:
     """The ``.idx`` (version 2) of a pack: (binary id, crc32, offset) of each object."""
     entries = sorted(entries)
     count = len(entries)
-    fanout = [0] * 256
+    counts = [0] * 256
     for binsha, _crc, _ofs in entries:
-        fanout[binsha[0]] += 1
-    total = 0
-    for n in range(256):
-        total += fanout[n]
-        fanout[n] = total
+        counts[binsha[0]] += 1
     small: list[int] = []
     large: list[int] = []
     for _binsha, _crc, ofs in entries:
@@ -139,8 +137,8 @@ def index_v2(entries: list[tuple[bytes, int, int]], pack_sha: bytes) -> bytes:
         else:
             small.append(0x80000000 | len(large))
             large.append(ofs)
-    body = b"".join((
-        b"\377tOc", struct.pack(">L", 2), struct.pack(">256L", *fanout),
+    body = b"".join((  # (the fan-out summed in C: a small pack's index is written each turn)
+        b"\377tOc", struct.pack(">L", 2), _FANOUT.pack(*itertools.accumulate(counts)),
         b"".join(e[0] for e in entries),
         struct.pack(f">{count}L", *(e[1] for e in entries)),
         struct.pack(f">{count}L", *small),
