@@ -98,6 +98,7 @@ class CheckpointStore:
         self._noted_lock = threading.Lock()
         self._opened = False
         self._chain: Entries | None = None
+        self._counted: tuple[Entries, int, int] | None = None  # (chain list, its length, count)
         self._chain_head: str | None = None
         self._head_id: tuple[str, str] | None = None
         self._head_tree: tuple[str, str] | None = None
@@ -454,7 +455,7 @@ class CheckpointStore:
         count, age = self.config.max_count, self.config.max_age_days
         if count is not None:
             margin = max(1, count // 10)  # what prune_if_due waits for, as below
-            if sum(1 for e in entries if e.checkpoint is not None) - max(count, 1) >= margin:
+            if self._checkpoint_count(entries) - max(count, 1) >= margin:
                 return True
         if age is None:
             return False
@@ -464,6 +465,17 @@ class CheckpointStore:
             return False
         created = created_at(oldest.created_at)
         return created is None or created < datetime.now(UTC) - timedelta(days=age)
+
+    def _checkpoint_count(self, entries: Entries) -> int:
+        """How many entries of the cached chain are checkpoints, counted once per chain list:
+        the list only grows at its front by ``_commit``, one checkpoint per entry."""
+        held = self._counted
+        if held is not None and held[0] is entries and held[1] <= len(entries):
+            count = held[2] + len(entries) - held[1]
+        else:
+            count = sum(1 for e in entries if e.checkpoint is not None)
+        self._counted = (entries, len(entries), count)
+        return count
 
     def prune_if_due(self, keep_ids: Iterable[str] | Callable[[], Iterable[str]] = ()) -> Ids:
         """``prune()`` with the configured limits once a margin (a tenth of the count) of
