@@ -102,3 +102,27 @@ def test_the_table_is_read_again_only_when_the_kernel_says_it_changed(
     mounts._poll = Changed()  # type: ignore[assignment]
     small_write_inline(str(tmp_path), "a.py", 10)
     assert reads  # read again
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mountinfo"), reason="Linux /proc")
+def test_a_forked_child_reads_through_its_own_file(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    mounts = localfs._Mounts()
+    monkeypatch.setattr(localfs, "_mounts", mounts)
+    small_write_inline(str(tmp_path), "a.py", 10)
+    parent_fd = mounts._fd
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            small_write_inline(str(tmp_path), "a.py", 10)
+            mine = mounts._pid == os.getpid() and mounts._table is not None
+            os.write(write, b"1" if mine else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    os.close(read)
+    assert mounts._fd == parent_fd and mounts._pid == os.getpid()  # the parent's, untouched
+    os.fstat(parent_fd)

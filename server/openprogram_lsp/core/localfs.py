@@ -69,6 +69,7 @@ class _Mounts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._fd: int | None = None
+        self._pid = os.getpid()
         self._poll: select.poll | None = None
         self._table: list[tuple[str, str]] | None = None
         self._roots: dict[str, tuple[bool, tuple[str, ...]]] = {}
@@ -95,7 +96,13 @@ class _Mounts:
             return held
 
     def _refresh(self) -> None:
+        if self._fd is not None and self._pid != os.getpid():
+            # a forked child shares the parent's open file (its offset and its change mark):
+            # it reads through its own, so neither takes the other's news of a mount
+            os.close(self._fd)
+            self._fd, self._table = None, None
         if self._fd is None:
+            self._pid = os.getpid()
             self._fd = os.open(_MOUNTINFO, os.O_RDONLY | os.O_CLOEXEC)
             self._poll = select.poll()
             self._poll.register(self._fd, select.POLLPRI)
