@@ -98,6 +98,7 @@ class CheckpointStore:
         self._noted_lock = threading.Lock()
         self._opened = False
         self._chain: Entries | None = None
+        self._checked_head: str | None = None  # the last head ``head`` found whole
         self._counted: tuple[Entries, int, int] | None = None  # (chain list, its length, count)
         self._chain_head: str | None = None
         self._head_id: tuple[str, str] | None = None
@@ -313,10 +314,13 @@ class CheckpointStore:
         could see a mix of the old and the new id; such a value names no object of the
         repository, and is read again under the lock (no writer then)."""
         head = self.repo.head()
-        if head is None or self.repo.odb.has(head):
+        if head is None or head == self._checked_head:  # (a torn id never equals a whole one)
             return head
-        with self.lock:
-            return self.repo.head()
+        if not self.repo.odb.has(head):
+            with self.lock:
+                head = self.repo.head()
+        self._checked_head = head
+        return head
 
     # -- review --------------------------------------------------------------------------
 
