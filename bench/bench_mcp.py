@@ -4,7 +4,8 @@ Three ways to call the demo server's ``echo``: through our registry tool (``McpT
 hop to the MCP loop, the SDK's stdio client, a real server subprocess, result conversion); the
 SDK's own client calling an identical server from this loop (what the SDK alone costs); and
 the tool's Python function called directly (what the work itself costs). Rounds alternate
-A B C A B C ..., each round ``N`` calls; medians of ``ROUNDS`` rounds.
+A B C A B C ..., each round ``N`` calls; medians of ``ROUNDS`` rounds. Then a stdio server's
+start to close on our transport against the SDK's ``stdio_client``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,42 @@ async def main() -> None:
     report("  same call through the bare SDK client", med["sdk"], med["direct"], unit="us")
     report("  ours vs the bare SDK client", med["ours"], med["sdk"], unit="us",
            target="ratio <= 1.3")
+
+    await starts()
+
+
+async def starts() -> None:
+    """A stdio server's whole life, start to handshake to close, on our transport
+    (``tools.mcp.stdio``: procs.spawn, the death guard, our reap) against the SDK's
+    ``stdio_client``, with the standard-library test server (it starts in milliseconds, so
+    the transport's part shows); interleaved, median of ``ROUNDS * 2`` pairs."""
+    from mcp import Client, StdioServerParameters
+
+    from openprogram_lsp.tools.mcp.stdio import stdio_server
+
+    tiny = Path(__file__).resolve().parent.parent / "tests" / "tools" / "mcp" / "tiny_server.py"
+    env = dict(os.environ)
+
+    async def ours() -> None:
+        async with Client(stdio_server(sys.executable, [str(tiny)], env=env, cwd=Path.cwd(),
+                                       stderr=2), cache=None) as client:
+            await client.list_tools()
+
+    async def sdk() -> None:
+        params = StdioServerParameters(command=sys.executable, args=[str(tiny)], env=env)
+        async with Client(params, cache=None) as client:
+            await client.list_tools()
+
+    samples: dict[str, list[float]] = {"ours": [], "sdk": []}
+    for i in range(ROUNDS * 2 + 1):
+        for name, fn in (("ours", ours), ("sdk", sdk))[::1 if i % 2 else -1]:
+            t0 = time.perf_counter()
+            await fn()
+            if i:
+                samples[name].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    report("stdio server start, handshake, close (ours)", med["ours"], med["sdk"],
+           target="baseline = the SDK's stdio_client; ratio ~1")
 
 
 if __name__ == "__main__":

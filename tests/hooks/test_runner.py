@@ -15,6 +15,7 @@ import pytest
 
 from openprogram_lsp.hooks.config import HookSpec
 from openprogram_lsp.hooks.runner import MAX_CAPTURE, run_hook
+from tests import signals
 
 
 def hook(command: str, timeout: float = 10.0) -> HookSpec:
@@ -143,23 +144,6 @@ def test_a_hook_dies_with_the_server_killed_by_sigkill(tmp_path: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-_SIGNALS: list[list[tuple[str, int, bool]]] = []  # while a list is here: the signals sent
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _SIGNALS and event in ("os.kill", "os.killpg"):
-        target = int(args[0])  # type: ignore[call-overload]
-        try:  # a zombie of ours still holds its pid and group id: the number is still ours
-            ours = int(Path(f"/proc/{target}/stat").read_text().rsplit(")", 1)[1].split()[1]) \
-                == os.getpid()
-        except (OSError, ValueError, IndexError):
-            ours = False
-        _SIGNALS[-1].append((event, target, ours))
-
-
-sys.addaudithook(_audit)
-
-
 @pytest.mark.parametrize("how", ["exit", "timeout", "cancel"])
 def test_signals_go_only_through_pidfds_or_to_the_group_of_an_unreaped_child(
         how: str, tmp_path: Path) -> None:
@@ -169,12 +153,9 @@ def test_signals_go_only_through_pidfds_or_to_the_group_of_an_unreaped_child(
     stop = threading.Event()
     if how == "cancel":
         threading.Timer(0.3, stop.set).start()
-    _SIGNALS.append([])
-    try:
+    with signals.recorded() as sent:
         run = run_hook(hook(command, timeout=0.5 if how == "timeout" else 20), {}, tmp_path,
                        cancelled=stop.is_set)
-    finally:
-        sent = _SIGNALS.pop()
     assert (run.timed_out, run.cancelled) == (how == "timeout", how == "cancel")
-    assert sent and all(event == "os.killpg" and ours for event, _, ours in sent), sent
+    assert sent and signals.only_to_our_groups(sent), sent
     assert _no_sleep_left("41.4") == []

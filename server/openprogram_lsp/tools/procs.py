@@ -101,12 +101,26 @@ class _Held:
         self._guard = guard
         self._fd = proctree.pidfd(popen.pid)  # our unreaped child: this pidfd is it
         self._init: int | None = None  # sandboxed: a pidfd for bwrap's PID-namespace init
+        self._held: list[int] = []  # pidfds of descendants to kill at the end (hold_tree)
         guard.aim(popen.pid)
 
     @property
     def returncode(self) -> int | None:
         """The first process's exit status once it ended (and was reaped), else None."""
         return self._popen.returncode
+
+    def hold_tree(self) -> None:
+        """Hold the processes linked to the first process now by pidfds: when it ends, those
+        still running are killed too, whatever group or session they moved to (for a close
+        that lets it exit on its own, after which its orphans are out of reach)."""
+        if self._fd is not None and self._popen.returncode is None:
+            self._held += proctree.descendants(self.pid, self._fd)
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to its process group (unsandboxed), only while its first process is
+        unreaped: the group id is ours until then."""
+        if self._popen.returncode is None:
+            proctree.kill_group(self.pid, sig)
 
     def _kill_all(self) -> None:
         if self._popen.returncode is not None:  # reaped: its numbers are no longer ours
@@ -125,9 +139,13 @@ class _Held:
             self._release()
 
     def _release(self) -> None:
+        for held in self._held:
+            proctree.send(held, signal.SIGKILL)
+            os.close(held)
         for fd in (self._fd, self._init):
             if fd is not None:
                 os.close(fd)
+        self._held = []
         self._fd = self._init = None
         self._guard.close()
 

@@ -96,35 +96,52 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _walk(leader: int, leader_fd: int | None, sig: int | None) -> list[int]:
+    """Pidfds for every descendant still linked to ``leader`` (an unreaped child of ours, its
+    pidfd ``leader_fd``), each checked to be its parent's child while that parent was alive,
+    and sent ``sig`` as it is found (SIGSTOP: nothing forks or reaps while the tree is read
+    from ``/proc/<pid>/task/*/children``)."""
+    held: list[int] = []
+    if leader_fd is None or not sys.platform.startswith("linux"):
+        return held
+    todo = [(leader, leader_fd)]
+    while todo and len(held) < _WALK_LIMIT:
+        parent, parent_fd = todo.pop()
+        kids = _children(parent)
+        if exited(parent_fd):  # the list may be a later process's: a zombie has no children
+            continue
+        for kid in kids[:_WALK_LIMIT - len(held)]:
+            fd = child_pidfd(parent, kid)
+            if fd is None:
+                continue
+            if exited(parent_fd):  # the parent check above raced the parent's exit
+                os.close(fd)
+                continue
+            if sig is not None:
+                send(fd, sig)
+            held.append(fd)
+            todo.append((kid, fd))
+    return held
+
+
+def descendants(leader: int, leader_fd: int | None) -> list[int]:
+    """Pidfds for the processes linked to ``leader`` by parenthood now (see ``kill_tree``),
+    to kill later whichever of them outlive it; the caller closes them."""
+    return _walk(leader, leader_fd, None)
+
+
 def kill_tree(leader: int, leader_fd: int | None) -> None:
     """SIGKILL ``leader`` (an unreaped child of ours, its pidfd ``leader_fd``), its process
     group, and every descendant still linked to it, whatever session or group they moved to.
 
     The group is stopped first (SIGSTOP) and each descendant is stopped as it is found, so
-    nothing forks or reaps while the tree is read from ``/proc/<pid>/task/*/children``; each
-    is held by a pidfd checked to be its parent's child while that parent was alive. A process
-    whose parent had already exited (a daemon's double fork) is linked to nothing of ours and
-    out of reach here: the sandbox's PID namespace is what contains those.
+    nothing forks or reaps while the tree is read; each is held by a pidfd checked to be its
+    parent's child while that parent was alive. A process whose parent had already exited (a
+    daemon's double fork) is linked to nothing of ours and out of reach here: the sandbox's
+    PID namespace is what contains those.
     """
     kill_group(leader, signal.SIGSTOP)
-    held: list[int] = []
-    if leader_fd is not None and sys.platform.startswith("linux"):
-        todo = [(leader, leader_fd)]
-        while todo and len(held) < _WALK_LIMIT:
-            parent, parent_fd = todo.pop()
-            kids = _children(parent)
-            if exited(parent_fd):  # the list may be a later process's: a zombie has no children
-                continue
-            for kid in kids[:_WALK_LIMIT - len(held)]:
-                fd = child_pidfd(parent, kid)
-                if fd is None:
-                    continue
-                if exited(parent_fd):  # the parent check above raced the parent's exit
-                    os.close(fd)
-                    continue
-                send(fd, signal.SIGSTOP)
-                held.append(fd)
-                todo.append((kid, fd))
+    held = _walk(leader, leader_fd, signal.SIGSTOP)
     try:
         for fd in held:
             send(fd, signal.SIGKILL)

@@ -1,6 +1,7 @@
 """One MCP server connection on the official SDK, kept up by a supervisor task.
 
-Runs on the MCP loop only. The supervisor connects (stdio subprocess or streamable HTTP),
+Runs on the MCP loop only. The supervisor connects (a stdio subprocess started by
+``tools.procs``, see ``stdio.py``, or streamable HTTP),
 lists tools, prompts and resources, then waits for a stop, a restart request or the transport
 closing; a crash reconnects with backoff, and too many failures in a row leave the server
 ``failed`` until a restart is asked for. The server's stderr goes to our log.
@@ -31,6 +32,7 @@ from openprogram_lsp.tools.mcp.catalog import (
     ToolInfo,
 )
 from openprogram_lsp.tools.mcp.config import HttpServer, ServerDef, StdioServer
+from openprogram_lsp.tools.mcp.stdio import stdio_server
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -282,15 +284,12 @@ class Connection:
 
     @asynccontextmanager
     async def _stdio(self, config: StdioServer, closed: asyncio.Event) -> AsyncIterator[Any]:
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
         cwd = self.workspace / config.cwd if config.cwd else self.workspace
-        params = StdioServerParameters(command=config.command, args=list(config.args),
-                                       env=server_env(config.env), cwd=str(cwd))
         pump = self._pump = _StderrPump(self.name, self.stderr_tail)
         try:
-            async with stdio_client(params, errlog=pump.writer) as (read, write):
+            async with stdio_server(config.command, list(config.args), cwd=cwd,
+                                    env=server_env(config.env),
+                                    stderr=pump.writer.fileno()) as (read, write):
                 pump.close_writer()
                 async with _watch(read, closed) as watched:
                     yield watched, write
