@@ -22,7 +22,7 @@ from typing import Any
 
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import meta_slots
-from openprogram_lsp.store.index import node_path, read_bodies, top_seq
+from openprogram_lsp.store.index import PENDING, node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG, Row
@@ -88,7 +88,7 @@ class ColdView:
             tail = LogTail(root / ".git" / NODE_LOG)
         except (OSError, ValueError):
             return None
-        if not isinstance(meta, dict) or meta.get("running"):
+        if not isinstance(meta, dict) or meta.get("running") or meta.get(PENDING):
             return None
         if not _tail_covers(tail, top_seq(root / "nodes")):
             return None  # a node file newer than every line: a writer died in between

@@ -103,6 +103,27 @@ def top_seq(nodes_dir: Path) -> int:
     return top
 
 
+PENDING = "pendingReplies"
+"""The meta's record of the replies of running turns whose file is not written yet:
+``{id: {"seq": int, "node": the reply as stored}}`` (``SessionStore.start_turn``)."""
+
+
+def pending_reply(meta: object, nid: str) -> Node | None:
+    """The reply ``nid`` as the meta records it while its file is not written, or None."""
+    pending = meta.get(PENDING) if isinstance(meta, dict) else None
+    entry = pending.get(nid) if isinstance(pending, dict) else None
+    body = entry.get("node") if isinstance(entry, dict) else None
+    if not isinstance(body, dict):
+        return None
+    try:
+        node = Node.model_validate(body)
+    except ValueError:
+        return None
+    if node.id != nid or node.role != "assistant" or node.caller is not None:
+        return None
+    return node
+
+
 def read_body(path: str | Path) -> Node:
     """Parse one node file."""
     return Node.model_validate_json(read_file(path))
@@ -185,7 +206,10 @@ class NodeBodies(Mapping[str, Node]):
         try:
             node = read_body(idx.root / "nodes" / name)
         except FileNotFoundError:
-            raise BrokenChain(f"node {nid!r}: its file is missing") from None
+            pending = pending_reply(idx.meta, nid)  # a running turn's reply not written yet
+            if pending is None:
+                raise BrokenChain(f"node {nid!r}: its file is missing") from None
+            node = pending
         except ValueError as exc:
             raise BrokenChain(f"node {nid!r}: its file is unreadable ({exc})") from None
         if node.id != nid:
@@ -386,6 +410,22 @@ class SessionIndex:
             self.meta = meta_slots.read(self.root)
         except FileNotFoundError:
             self.meta = {}
+        self._register_pending()
+
+    def _register_pending(self) -> None:
+        """Add the replies the meta lists as started but not yet written (``PENDING``) that
+        no line or file named: their structure is in the meta until their file exists."""
+        pending = self.meta.get(PENDING) if isinstance(self.meta, dict) else None
+        if not isinstance(pending, dict):
+            return
+        for nid, entry in pending.items():
+            if nid in self.seq or not isinstance(entry, dict):
+                continue
+            node = pending_reply(self.meta, nid)
+            seq = entry.get("seq")
+            if node is None or type(seq) is not int or seq < 1:
+                continue
+            self._register((seq, nid, node.role, node.predecessor, node.caller, True, None))
 
     def _scan(self) -> None:
         assert self.root is not None

@@ -36,7 +36,13 @@ from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import context_deltas, node_log, page_snapshot
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
-from openprogram_lsp.store.index import CONTEXT_SUFFIX, SessionIndex, node_path, top_seq
+from openprogram_lsp.store.index import (
+    CONTEXT_SUFFIX,
+    PENDING,
+    SessionIndex,
+    node_path,
+    top_seq,
+)
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.owned_lock import LockHeld, OwnedLock
 from openprogram_lsp.store.owner import (
@@ -523,6 +529,16 @@ class SessionStore:
             meta["running"] = running
         else:
             meta.pop("running", None)
+        pending = meta.get(PENDING)
+        if isinstance(pending, dict):
+            # a reply leaves the meta with its turn, never before its file exists
+            kept = {k: v for k, v in pending.items() if k in running}
+            for nid in pending.keys() - kept.keys():
+                self._write_pending(entry, nid)
+            if kept:
+                meta[PENDING] = kept
+            else:
+                meta.pop(PENDING, None)
         meta["status"] = "running" if running else "idle"
         meta["updatedAt"] = now_iso()
         self._write_meta(entry.repo, meta)
@@ -550,17 +566,20 @@ class SessionStore:
 
     def start_turn(self, sid: str, user: Node, reply: Node, *,
                    advance_head: bool = True) -> tuple[Node, Node]:
-        """Write a turn's user node and its running reply, then one meta: the head on the reply
-        (``advance_head``) and the turn among the running ones (``begin_turn``).
+        """Write a turn's user node, then one meta: the head on the reply (``advance_head``),
+        the turn among the running ones (``begin_turn``) and the running reply itself
+        (``PENDING``: its file is written by its first ``update_node``, when a call starts or
+        the turn ends, as a new file rather than a rewrite of one).
 
-        A crash before the meta leaves both nodes off the branch, the reply recovered as
-        interrupted: nothing of the turn was acknowledged yet (the caller reports the prompt
-        after this returns).
+        A crash before the meta leaves the user node off the branch and no reply: nothing of
+        the turn was acknowledged yet (the caller reports the prompt after this returns). A
+        crash after it leaves the reply to the meta, recovered as interrupted.
         """
         with self.hold_session(sid, "append", timeout=APPEND_LOCK_WAIT), \
                 self.locked(sid) as entry:
             user = self._append(sid, user, advance_head=advance_head, write_meta=False)
-            reply = self._append(sid, reply, advance_head=advance_head, write_meta=False)
+            reply = self._append(sid, reply, advance_head=advance_head, write_meta=False,
+                                 pending=True)
             running = dict(entry.index.meta.get("running") or {})
             running[reply.id] = current_record("turn")
             self._write_running(entry, running)
@@ -597,8 +616,22 @@ class SessionStore:
             if top_seq(entry.root / "nodes") >= entry.index.next_seq:
                 self._reload(entry)
 
+    def _write_pending(self, entry: _Open, nid: str) -> None:
+        """Write the file of a reply the meta still carries (a turn that ended, or died,
+        before its reply was written), so it can leave the meta."""
+        idx = entry.index
+        if nid not in idx.seq or idx.role_of(nid) != "assistant":
+            return
+        name = idx.files[nid]
+        if os.path.lexists(f"{entry.root}/nodes/{name}"):
+            return
+        node, payload = storable(idx.get(nid))
+        entry.repo.write(f"nodes/{name}", payload)
+        idx.add(node, name, idx.seq[nid])
+        idx.log_node(nid)
+
     def _append(self, sid: str, node: Node, *, advance_head: bool,
-                write_meta: bool = True) -> Node:
+                write_meta: bool = True, pending: bool = False) -> Node:
         with self.locked(sid) as entry:
             idx = entry.index
             if node.id in idx.nodes:
@@ -612,10 +645,16 @@ class SessionStore:
             seq = idx.next_seq
             name = node_path(seq, node.id)
             node, payload = storable(node)
-            _note_rules_fork(entry.root, node)
-            entry.repo.write(f"nodes/{name}", payload)
-            idx.add(node, name, seq)
-            idx.log_node(node.id)
+            if pending:  # its structure and body go into the meta the caller writes next
+                idx.add(node, name, seq)
+                pend = dict(idx.meta.get(PENDING) or {})
+                pend[node.id] = {"seq": seq, "node": json.loads(payload)}
+                idx.meta = {**idx.meta, PENDING: pend}
+            else:
+                _note_rules_fork(entry.root, node)
+                entry.repo.write(f"nodes/{name}", payload)
+                idx.add(node, name, seq)
+                idx.log_node(node.id)
             if idx.log_is_long():
                 idx.rewrite_log()  # under the session's lock: no other process appends
             _note_checkpoint(entry.root, node)
