@@ -53,6 +53,7 @@ class RecordingClient:
     hold: asyncio.Event | None = None
     elicit_answer: str = "blue"
     terminals: dict[str, Any] = field(default_factory=dict)
+    processes: list[asyncio.subprocess.Process] = field(default_factory=list)
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
@@ -109,6 +110,7 @@ class RecordingClient:
         proc = await asyncio.create_subprocess_exec(
             command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        self.processes.append(proc)
         tid = f"t{len(self.terminals)}"
         self.terminals[tid] = (proc, asyncio.ensure_future(proc.stdout.read()))  # type: ignore[union-attr]
         return CreateTerminalResponse(terminal_id=tid)
@@ -138,12 +140,23 @@ class RecordingClient:
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
         self.log.append(("terminal/release", terminal_id))
         proc, reader = self.terminals.pop(terminal_id)
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        await _end(proc)
         reader.cancel()
         return ReleaseTerminalResponse()
+
+    async def close_terminals(self) -> None:
+        """End every terminal process and close its transport before the test's loop closes.
+
+        A killed command's pipe can stay open a moment longer than its exit (a sandbox's init
+        in a session of its own dies after bwrap): a terminal released then, or a kill whose
+        handler the closing connection cancelled, left a subprocess transport with an open
+        pipe, and its ``__del__`` in a later test raised "Event loop is closed"."""
+        for proc in self.processes:
+            await _end(proc)
+            transport = getattr(proc, "_transport", None)  # asyncio exposes no close
+            if transport is not None:
+                transport.close()
+        self.processes.clear()
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         self.log.append(("elicitation/create", {"message": message, "mode": mode}))
@@ -165,6 +178,16 @@ class RecordingClient:
 
     def on_connect(self, conn: Any) -> None:
         pass
+
+
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    """Kill a terminal's process group if it runs, and wait (bounded) for its exit and the end
+    of its pipes (what ``wait`` waits for on 3.11)."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 10)
 
 
 async def until(pred: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
@@ -209,6 +232,7 @@ async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
         serving.cancel()
         with contextlib.suppress(BaseException):
             await serving
+        await client.close_terminals()
 
 
 def agent_env(home: Path, **extra: str) -> dict[str, str]:
@@ -242,5 +266,12 @@ async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args
     async with spawn_agent_process(client, command[0], *command[1:], *args,
                                    env=agent_env(home), cwd=cwd,
                                    transport_kwargs={"shutdown_timeout": 10.0}) as (conn, proc):
-        await initialize(conn, client)
-        yield conn, proc
+        try:
+            await initialize(conn, client)
+            yield conn, proc
+        finally:
+            await client.close_terminals()
+    # the SDK waited for the agent's exit and pipes, but leaves its transport to the GC
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
