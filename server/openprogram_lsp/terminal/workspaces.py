@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.ids import is_safe_id
-from openprogram_lsp.store import meta_slots
 from openprogram_lsp.terminal.errors import CliError
 
 
@@ -31,6 +30,8 @@ def require_git() -> None:
 
 def session_meta(home: Path, sid: str) -> dict[str, Any]:
     """A session's meta read straight from disk; CliError for an unknown id."""
+    from openprogram_lsp.store import meta_slots  # not at import: `--help` loads no store
+
     root = home / "sessions" / sid if is_safe_id(sid) else None
     try:
         if root is not None:
@@ -79,6 +80,8 @@ def _same(a: Path, b: Path) -> bool:
 
 def known_workspaces(home: Path) -> list[Path]:
     """Workspaces that sessions were started in, most recently used first (existing ones)."""
+    from openprogram_lsp.store import meta_slots  # not at import: `--help` loads no store
+
     root = home / "sessions"
     metas: list[dict[str, Any]] = []
     try:
