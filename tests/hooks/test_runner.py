@@ -15,7 +15,7 @@ import pytest
 
 from openprogram_lsp.hooks.config import HookSpec
 from openprogram_lsp.hooks.runner import MAX_CAPTURE, run_hook
-from tests import signals
+from tests import forkserver, signals
 
 
 def hook(command: str, timeout: float = 10.0) -> HookSpec:
@@ -114,27 +114,33 @@ def test_a_hook_past_its_deadline_is_killed_with_everything_it_started(tmp_path:
 
 
 _SERVER = """
-import sys
+import os, sys
 from pathlib import Path
 from openprogram_lsp.hooks.config import HookSpec
 from openprogram_lsp.hooks.runner import run_hook
+print(os.getpid(), flush=True)
 run_hook(HookSpec("PreToolUse", sys.argv[1], timeout=60), {}, Path.cwd())
 """
 
 
 def test_a_hook_dies_with_the_server_killed_by_sigkill(tmp_path: Path) -> None:
     """The death guard reaches the hook's whole group: its shell and its background job."""
-    marker = tmp_path / "up"
-    server = subprocess.Popen([sys.executable, "-c", _SERVER,
-                               f"sleep 41.3 & echo $$ > {marker}; wait"], cwd=tmp_path)
+    marker, script = tmp_path / "up", tmp_path / "server.py"
+    script.write_text(_SERVER)
+    # a fork of the worker's fork server (its imports done), printing its real pid
+    python = forkserver.launcher(forkserver.SCRIPT) or sys.executable
+    server = subprocess.Popen([python, str(script), f"sleep 41.3 & echo $$ > {marker}; wait"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     try:
+        assert server.stdout is not None
+        pid = int(server.stdout.readline())
         deadline = time.monotonic() + 30
         while not marker.exists() or not marker.read_text().strip() \
                 or not _no_sleep_left("41.3", 0):
             assert time.monotonic() < deadline and server.poll() is None, "the hook never ran"
             time.sleep(0.02)
         shell = int(marker.read_text())
-        os.kill(server.pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
         server.wait(10)
         assert _gone(shell, 10) and _no_sleep_left("41.3") == []
     finally:
