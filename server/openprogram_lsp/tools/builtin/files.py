@@ -279,8 +279,11 @@ class EditFile(Tool):
             await _buffer_write(ctx, rel, args.path, unsaved, new)
             return ToolOutput(f"Edited {args.path} in the editor's buffer, which had unsaved "
                               "changes; it is not saved to disk yet")
-        st = fdfs.lstat(ctx.workspace, rel)  # a small file on a local disk is read inline
-        if small_write_inline(real_path(ctx.workspace), rel, st.st_size if st else 0):
+        # a small file on a local disk is read inline (its size asked only there: on a
+        # network filesystem even the lstat waits on a thread)
+        root = real_path(ctx.workspace)
+        st = fdfs.lstat(ctx.workspace, rel) if small_write_inline(root, rel, 0) else None
+        if st is not None and small_write_inline(root, rel, st.st_size):
             rel, old, new = self._apply(args, ctx)
         else:
             rel, old, new = await asyncio.to_thread(self._apply, args, ctx)
