@@ -59,7 +59,7 @@ turns = st.builds(_turn, st.integers(0, 2**32 - 1), gap=st.sampled_from([5.0, 30
                   status=st.sampled_from(["done", "done", "done", "error", "cancelled"]))
 # Left to itself Hypothesis keeps a list short: 144 of 150 conversations had under ten turns
 # and 15 of 150 reached compaction. Half are drawn at a length of 10 to 30 turns instead
-# (then 100-120 of 150 compact, 6-13 of them by snipping; with every part of a turn drawn by
+# (then 95-115 of 150 compact, 7-15 of them by snipping; with every part of a turn drawn by
 # Hypothesis it was 60-100, 0-4).
 conversations = st.one_of(
     st.lists(turns, min_size=1, max_size=40),
