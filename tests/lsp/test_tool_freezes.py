@@ -83,7 +83,22 @@ async def test_hostile_files_and_patterns_answer_fast(start: Starter, tmp_path: 
     assert time.monotonic() - started < 2
 
 
-BIG_GREP = _calls(("grep", {"pattern": r"[\w\s]{800}\d"}))
+BIG_PATTERN = r"[\w\s]{800}\d"
+BIG_GREP = _calls(("grep", {"pattern": BIG_PATTERN}))
+
+
+def _greps_running() -> list[int]:
+    """Pids of ripgrep processes searching for BIG_PATTERN (this test's only)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                    if BIG_PATTERN.encode() in fh.read().split(b"\0"):
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 async def test_shutdown_during_a_long_grep(start: Starter, tmp_path: Path,
@@ -95,8 +110,18 @@ async def test_shutdown_during_a_long_grep(start: Starter, tmp_path: Path,
     chat = asyncio.ensure_future(client.call("openprogram/chat", {"text": "go"}))
     await client.wait_event("tool.started")
     await asyncio.wait_for(client.call("openprogram/sessions", {}), 2)
-    started = time.monotonic()
+    for _ in range(500):  # the search runs (unstopped, about 1.4 s on an idle machine)
+        if _greps_running():
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the grep's ripgrep never started")
     await asyncio.wait_for(client.shutdown_session(), 10)
-    assert time.monotonic() - started < 2
+    # The shutdown stopped the search rather than waiting for it (no time bound: one would
+    # be either looser than the search itself or flaky under load): the call ended cancelled,
+    # and no ripgrep of it is left once the shutdown has answered.
+    assert _greps_running() == []
     result = await asyncio.wait_for(chat, 5)
     assert result["status"] == "cancelled"
+    [grep] = [e["data"] for e in client.of_type("tool.finished")]
+    assert grep["cancelled"] is True and "no matches" not in grep["output"], grep
