@@ -149,3 +149,13 @@ def test_a_reader_racing_a_writer_reads_whole_metas_only(tmp_path: Path) -> None
         thread.join(30)
         writer.close()
     assert seen > 0 and meta_slots.read(root)["n"] == 2999
+
+
+def test_a_meta_no_reader_would_accept_is_refused(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    store, sid, root = _session(tmp_path)
+    store.update_meta(sid, title="kept")
+    monkeypatch.setattr(meta_slots, "MAX_CAPACITY", 4 * PAGE)
+    with pytest.raises(ValueError, match="too large"):
+        store.update_meta(sid, title="x" * (8 * PAGE))
+    assert meta_slots.read(root)["title"] == "kept"

@@ -120,8 +120,11 @@ def _capacity(payload: bytes) -> int:
 
 def write_whole(root: Path | str, payload: bytes, gen: int = 1) -> os.stat_result:
     """Write the slot file anew (a temporary file and a rename) with ``payload`` in both
-    slots, the newer one of generation ``gen``."""
+    slots, the newer one of generation ``gen``. ValueError for a meta no reader would accept
+    (past ``MAX_CAPACITY``): refused, not written unreadable."""
     cap = _capacity(payload)
+    if cap > MAX_CAPACITY:
+        raise ValueError(f"session meta of {len(payload)} bytes is too large to store")
     slots = [b"", b""]
     slots[gen % 2] = encode_slot(gen, payload)
     slots[(gen - 1) % 2] = encode_slot(gen - 1, payload)
