@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -43,7 +44,36 @@ def test_the_guard_fires_on_close_only_when_aimed() -> None:
         armed.aim(proc.pid)
         os.close(armed._write_fd)  # what our death does: the last write end closes
         assert proc.wait(10) == -signal.SIGKILL
-        os.close(armed.read_fd)
+        for fd in (armed.read_fd, *armed._ours):
+            os.close(fd)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("first", ["below", "above"])
+def test_the_guard_fires_when_the_other_read_ends_went_first(first: str) -> None:
+    """The child's read end can be gone before our write end is released (its first process
+    died first), and at our death the kernel releases our files in an order it does not
+    promise: whichever of our read ends goes first, the other still fires the signal."""
+    proc = subprocess.Popen(["sleep", "39.7"], start_new_session=True)  # holds no read end
+    try:
+        guard = proctree.Guard()
+        guard.aim(proc.pid)
+        low, high = sorted(guard._ours)
+        assert low < guard._write_fd < high  # one on each side of the write end
+        for fd in (guard.read_fd, low, high):
+            assert fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ASYNC
+        # separate open files, not descriptors of one (file status flags are per open file)
+        fcntl.fcntl(low, fcntl.F_SETFL, fcntl.fcntl(low, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        assert fcntl.fcntl(high, fcntl.F_GETFL) & os.O_NONBLOCK
+        assert not fcntl.fcntl(guard.read_fd, fcntl.F_GETFL) & os.O_NONBLOCK
+        os.close(guard.read_fd)  # the end the child would have held: released first
+        gone, kept = (low, high) if first == "below" else (high, low)
+        os.close(gone)
+        os.close(guard._write_fd)
+        assert proc.wait(10) == -signal.SIGKILL
+        os.close(kept)
     finally:
         proc.kill()
         proc.wait(10)

@@ -156,33 +156,75 @@ class Guard:
 
     A pipe whose read end the child inherits, marked ``O_ASYNC`` with ``F_SETSIG`` SIGKILL:
     when the last write end closes (ours, at our exit, SIGKILL included) the kernel signals
-    the pipe's owner, the group set with ``aim``. It cannot kill a PID namespace's init
-    (the kernel ignores such a signal there); it reaches the processes of the init's group.
+    the owners of the pipe's open read ends, here the group set with ``aim``. It cannot kill
+    a PID namespace's init (the kernel ignores such a signal there); it reaches the processes
+    of the init's group.
+
+    The signal goes only to read ends still open when the write end is released, and the
+    child's own read end may be gone by then: its first process can die first (its death
+    signal fires when the thread that started it ends, before our last thread closes our
+    files), leaving the rest of its group. So we also hold two read ends of our own (separate
+    open files of the same pipe, armed alike), one below the write end's descriptor and one
+    above it: at our death the kernel closes descriptors in ascending order and releases the
+    files afterwards in an order it does not promise (last in, first out on the kernels we
+    run on), and either way one of ours is still open when the write end goes.
     """
 
     def __init__(self) -> None:
-        self.read_fd, self._write_fd = os.pipe()
-        setsig: int | None = getattr(fcntl, "F_SETSIG", None)
-        self._armed = setsig is not None  # not Linux: the pipe is passed on, never fires
-        if setsig is not None:
-            fcntl.fcntl(self.read_fd, setsig, signal.SIGKILL)
-            fcntl.fcntl(self.read_fd, fcntl.F_SETFL,
-                        fcntl.fcntl(self.read_fd, fcntl.F_GETFL) | os.O_ASYNC)
+        self.read_fd, write_fd = os.pipe()
+        self._setsig: int | None = getattr(fcntl, "F_SETSIG", None)
+        self._armed = self._setsig is not None  # not Linux: the pipe never fires
+        self._ours: list[int] = []
+        self._write_fd = write_fd
+        if self._setsig is None:
+            return
+        try:
+            low = self._reopen()
+            if low > write_fd:  # the write end above our first read end
+                self._write_fd = fcntl.fcntl(write_fd, fcntl.F_DUPFD_CLOEXEC, low + 1)
+                os.close(write_fd)
+            high = self._reopen()
+            if high < self._write_fd:  # and our second read end above it
+                moved = fcntl.fcntl(high, fcntl.F_DUPFD_CLOEXEC, self._write_fd + 1)
+                os.close(high)
+                self._ours.remove(high)
+                self._ours.append(moved)
+            for fd in (self.read_fd, *self._ours):
+                self._arm(fd)
+        except BaseException:
+            self.close()
+            raise
+
+    def _reopen(self) -> int:
+        """Another open file of the pipe's read side (not a duplicate descriptor of ours)."""
+        fd = os.open(f"/proc/self/fd/{self.read_fd}",
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        self._ours.append(fd)
+        return fd
+
+    def _arm(self, fd: int) -> None:
+        assert self._setsig is not None
+        fcntl.fcntl(fd, self._setsig, signal.SIGKILL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
 
     def aim(self, group: int) -> None:
         """Kill ``group`` (a process group id, held by an unreaped process of ours) on our
         death. The kernel keeps the group itself, not its number, so a reused id is safe."""
         if self._armed:
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(self.read_fd, fcntl.F_SETOWN, -group)
+            for fd in (self.read_fd, *self._ours):
+                with contextlib.suppress(OSError):
+                    fcntl.fcntl(fd, fcntl.F_SETOWN, -group)
 
     def close(self) -> None:
-        """Disarm (no owner), then close both ends: closing the write end fires the signal."""
+        """Disarm (no owner), then close every end: closing the write end fires the signal."""
         if self._armed:
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(self.read_fd, fcntl.F_SETOWN, 0)
+            for fd in (self.read_fd, *self._ours):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        fcntl.fcntl(fd, fcntl.F_SETOWN, 0)
             self._armed = False
-        for fd in (self._write_fd, self.read_fd):
+        for fd in (self._write_fd, self.read_fd, *self._ours):
             if fd >= 0:
                 os.close(fd)
         self._write_fd = self.read_fd = -1
+        self._ours = []
