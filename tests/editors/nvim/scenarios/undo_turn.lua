@@ -21,8 +21,11 @@ H.run(function()
   H.out.winbar = vim.wo.winbar
   local undone = #H.notes
   vim.cmd.normal('X') -- undo this turn
+  -- (a restore moves the file aside before it links the new one: nil is that moment, not
+  -- the end)
   H.wait(function()
-    return H.read('notes.txt') ~= H.out.v2
+    local now = H.read('notes.txt')
+    return now ~= nil and now ~= H.out.v2
   end, 'the turn to be undone')
   H.out.after_undo = H.read('notes.txt')
   H.wait(function()
@@ -37,7 +40,8 @@ H.run(function()
   H.out.before_cmd = #H.notes
   vim.cmd('OpenProgramUndo')
   H.wait(function()
-    return H.read('notes.txt') ~= H.out.v2
+    local now = H.read('notes.txt')
+    return now ~= nil and now ~= H.out.v2
   end, ':OpenProgramUndo')
   H.out.after_cmd = H.read('notes.txt')
   H.out.panel = H.panel_lines()
