@@ -5,8 +5,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import meta_slots
 from openprogram_lsp.store.git import GitError, run_git
+from openprogram_lsp.store.session_store import SessionStore
 
 
 def uncommitted(root: Path) -> bytes:
@@ -28,3 +30,16 @@ def uncommitted(root: Path) -> bytes:
     if committed is not None and committed != meta_slots.read_bytes(root):
         lines.append(b" M meta.json (the meta slots)\n")
     return b"".join(lines)
+
+
+def running_turn(home: Path, owner: dict[str, object], text: str = "hi"
+                 ) -> tuple[SessionStore, str]:
+    """A new session with one turn started (``u1``, its reply ``u1_reply`` running) and
+    ``owner`` recorded as the process running it."""
+    store = SessionStore(home)
+    sid = store.create_session()
+    store.start_turn(sid, Node(id="u1", role="user", text=text),
+                     Node(id="u1_reply", role="assistant", predecessor="u1", status="running",
+                          metadata={"owner": owner}))
+    store.update_meta(sid, running={"u1_reply": owner}, status="running")  # the owner's
+    return store, sid

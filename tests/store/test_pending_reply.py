@@ -7,21 +7,12 @@ import json
 from pathlib import Path
 
 from tests.store._proc_helpers import dead_owner, record_of, sleeper
+from tests.store._session_helpers import running_turn
 
 from openprogram_lsp.core.types import Node, ToolCallRecord
 from openprogram_lsp.store import meta_slots
 from openprogram_lsp.store.index import PENDING
 from openprogram_lsp.store.session_store import SessionStore
-
-
-def _started(home: Path, owner: dict[str, object]) -> tuple[SessionStore, str]:
-    store = SessionStore(home)
-    sid = store.create_session()
-    store.start_turn(sid, Node(id="u1", role="user", text="hi"),
-                     Node(id="u1_reply", role="assistant", predecessor="u1", status="running",
-                          metadata={"owner": owner}))
-    store.update_meta(sid, running={"u1_reply": owner}, status="running")  # the owner's
-    return store, sid
 
 
 def _reply_file(store: SessionStore, sid: str) -> Path:
@@ -32,7 +23,7 @@ def test_every_reader_sees_a_running_reply_before_its_file(tmp_path: Path) -> No
     home = tmp_path / "home"
     proc = sleeper()
     try:
-        store, sid = _started(home, record_of(proc))
+        store, sid = running_turn(home, record_of(proc))
         assert not _reply_file(store, sid).exists()
         other = SessionStore(home)  # another process
         page = other.history_page(sid, None, limit=10)
@@ -51,7 +42,7 @@ def test_the_first_write_makes_a_new_file_and_the_end_takes_it_out_of_the_meta(
         tmp_path: Path) -> None:
     proc = sleeper()
     try:
-        store, sid = _started(tmp_path / "home", record_of(proc))
+        store, sid = running_turn(tmp_path / "home", record_of(proc))
         call = ToolCallRecord(id="c1", name="read_file", kind="read", status="in_progress",
                               input={"path": "f"})
         store.update_node(sid, "u1_reply", text="reading", tool_calls=[call])
@@ -68,7 +59,7 @@ def test_the_first_write_makes_a_new_file_and_the_end_takes_it_out_of_the_meta(
 
 
 def test_a_turn_ended_before_any_reply_write_leaves_its_reply_on_disk(tmp_path: Path) -> None:
-    store, sid = _started(tmp_path / "home", dead_owner())
+    store, sid = running_turn(tmp_path / "home", dead_owner())
     store.end_turn(sid, "u1_reply")  # an early way out of a turn: no update_node at all
     assert _reply_file(store, sid).is_file()
     assert PENDING not in meta_slots.read(store.session_dir(sid))
@@ -78,7 +69,7 @@ def test_a_turn_ended_before_any_reply_write_leaves_its_reply_on_disk(tmp_path: 
 
 
 def test_a_dead_turns_reply_is_recovered_from_the_meta(tmp_path: Path) -> None:
-    _, sid = _started(tmp_path / "home", dead_owner())
+    _, sid = running_turn(tmp_path / "home", dead_owner())
     fresh = SessionStore(tmp_path / "home")
     _, reply = fresh.get_branch(sid)
     assert reply.status == "interrupted" and reply.text == "[interrupted]"

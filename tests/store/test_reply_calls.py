@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.store._proc_helpers import dead_owner, record_of, sleeper
+from tests.store._session_helpers import running_turn
 
 from openprogram_lsp.core.types import Node, ToolCallRecord
 from openprogram_lsp.store.session_store import SessionStore
@@ -17,12 +18,7 @@ def _cut_after_a_call(home: Path, owner: dict[str, object]) -> str:
     """A session as a turn leaves it between a call's end and the next write of its reply:
     the reply lists the first call running and the second not at all; both calls' tool nodes
     are written (the second blocked by a gate)."""
-    store = SessionStore(home)
-    sid = store.create_session()
-    store.start_turn(sid, Node(id="u1", role="user", text="write f"),
-                     Node(id="u1_reply", role="assistant", predecessor="u1", status="running",
-                          metadata={"owner": owner}))
-    store.update_meta(sid, running={"u1_reply": owner}, status="running")  # the owner's
+    store, sid = running_turn(home, owner, "write f")
     running = ToolCallRecord(id="c1", name="write_file", kind="edit", status="in_progress",
                              input={"path": "f"}, title="Write f")
     store.update_node(sid, "u1_reply", text="I'll write it.", tool_calls=[running])

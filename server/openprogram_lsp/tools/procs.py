@@ -84,8 +84,6 @@ def pdeathsig_prefix() -> tuple[str, ...] | None:
     return (exe, "--pdeathsig", "KILL", "--") if probe.returncode == 0 else None
 
 
-
-
 class _Held:
     """A started process of ours and what its end needs, for both ways of waiting on it.
 
