@@ -68,7 +68,11 @@ export async function palette(page, command, timeout = 60_000) {
   await input.fill(`>${command}`);
   const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
   await row.waitFor({ timeout });
-  await row.click();
+  // Enter on the focused row, as a user would: a click can land on a hover that VS Code left
+  // open where the pointer rests (one covered the palette's row after the extension page).
+  const focused = page.locator(`.quick-input-list .monaco-list-row.focused[aria-label^="${command}"]`);
+  if (await focused.count()) await input.press('Enter');
+  else await row.click();
 }
 
 /** The other editor: a minimal JSON-RPC peer over the loopback socket. */
