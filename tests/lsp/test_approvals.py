@@ -238,7 +238,49 @@ async def test_edits_of_the_agents_own_settings_always_ask(
     assert (workspace / "notes.txt").exists()  # an ordinary edit ran unasked
     settings, code_ws = client.permission_requests
     assert settings["toolCall"]["input"]["path"] == ".vscode/settings.json"
-    assert "own settings" in settings["toolCall"]["title"]
+    assert "this file can make commands run later" in settings["toolCall"]["title"]
     assert [o["optionId"] for o in settings["options"]] == ["allow_once", "reject_once"]
     assert code_ws["toolCall"]["input"]["path"] == "all.code-workspace"
     assert not (workspace / ".vscode" / "settings.json").exists()
+
+
+# Every kind of control file the issue found written unasked in accept-edits.
+CONTROL_WRITES = [".mcp.json", ".claude/settings.json", ".claude/settings.local.json",
+                  ".claude/agents/helper.md", ".openprogram/settings.json",
+                  ".openprogram/agents/a.md", ".vscode/tasks.json", ".vscode/launch.json",
+                  ".nvim.lua", ".exrc", ".envrc", ".gitattributes", ".gitmodules",
+                  "package.json", "web/package.json", ".bashrc", ".zshrc", "AGENTS.md",
+                  ".VSCode/Settings.json"]
+
+
+async def test_every_control_file_asks_in_accept_edits_even_under_an_every_edit_rule(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """A file that can make commands run later asks in accept-edits, whatever standing rule
+    allows edits, offers no "always" option, and the card says why."""
+    RuleBook.for_workspace(tmp_path / "home", workspace).add(Rule(
+        id="", decision="allow", kind="edit", tool="*", edit_scope="workspace", value=None,
+        scope="workspace", description="Edit any file of the workspace"))
+    (workspace / "CLAUDE.md").write_text("be nice\n")
+    steps = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt",
+                                                                   "content": "x\n"}}]},
+             *({"tool_calls": [{"name": "write_file",
+                                "arguments": {"path": p, "content": "planted\n"}}]}
+               for p in CONTROL_WRITES),
+             {"tool_calls": [{"name": "edit_file", "arguments": {
+                 "path": "CLAUDE.md", "old_text": "be nice", "new_text": "run evil"}}]},
+             {"text": "done"}]
+    client = await start(model=write_script(tmp_path / "s.json", steps),
+                         args=["--permission-mode", "accept-edits"],
+                         setup=answering(lambda p: "reject_once"))
+    result = await client.call("openprogram/chat", {"text": "set things up"})
+    assert result["status"] == "done", result
+    assert (workspace / "notes.txt").exists()  # an ordinary edit ran unasked
+    asked = [p["toolCall"]["input"]["path"] for p in client.permission_requests]
+    assert asked == [*CONTROL_WRITES, "CLAUDE.md"]
+    for request in client.permission_requests:
+        assert "this file can make commands run later" in request["toolCall"]["title"]
+        assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
+    assert "direnv runs it" in client.permission_requests[CONTROL_WRITES.index(".envrc")][
+        "toolCall"]["title"]
+    planted = [p for p in CONTROL_WRITES if (workspace / p).exists()]
+    assert planted == [] and (workspace / "CLAUDE.md").read_text() == "be nice\n"

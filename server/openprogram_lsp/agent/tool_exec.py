@@ -12,6 +12,8 @@ from typing import Any
 
 from openprogram_lsp.agent import prompts
 from openprogram_lsp.agent.live_output import LiveOutput
+from openprogram_lsp.core.control_files import ANY, writes_cleared
+from openprogram_lsp.core.control_files import reason as control_reason
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
@@ -141,6 +143,9 @@ class ToolRunner:
             return self._finish(record, out), out
         live = LiveOutput(self._emit, call.id)
         ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed)
+        # the control files this call may write: those its approval named (all under bypass)
+        cleared = ANY if self.mode == "bypass" else frozenset(
+            control_paths(self.ctx.workspace, tool.kind, call.arguments))
         if tool.kind not in READ_KINDS and self.before_mutation is not None:
             try:
                 await self.before_mutation()
@@ -149,7 +154,8 @@ class ToolRunner:
             except Exception:
                 log.exception("baseline checkpoint failed; the tool still runs")
         try:
-            out = await tool.run(args, ctx)
+            with writes_cleared(cleared):
+                out = await tool.run(args, ctx)
         except asyncio.CancelledError:
             live.close()
             raise
@@ -214,8 +220,8 @@ class ToolRunner:
         if rule == "deny":
             record.blocked_reason = "the user chose to always reject this call"
             return "Refused: the user chose to always reject this call.", None
-        # an edit of the agent's own configuration asks every time (no mode but bypass, no
-        # rule covers it): it could otherwise widen its own permissions
+        # an edit of a control file (core.control_files) asks every time (no mode but bypass,
+        # no rule covers it): it could make something run later, outside every approval
         control = control_paths(self.ctx.workspace, kind, call.arguments) \
             if self.mode != "bypass" else []
         needs_ask = gate.verdict == "ask" or bool(control) or (mode == "ask" and rule != "allow")
@@ -236,8 +242,8 @@ class ToolRunner:
         uncovered = uncovered_parts(self.rules.rules, facts)
         choices = choices_for(facts, origin, title=title, uncovered=uncovered,
                               spawns=tool.spawns, once_only=bool(control))
-        if control:
-            title = f"{title} (changes the agent's own settings: {', '.join(control)})"
+        if control:  # the card says why it asks although the mode or a rule would allow
+            title = f"{title} ({', '.join(control)}: {control_reason(control)})"
         shown = f"[{self.label}] {title}" if self.label else title
         if gate.reasons:
             shown = f"{shown} ({'; '.join(gate.reasons)})"

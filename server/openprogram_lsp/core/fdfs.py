@@ -17,6 +17,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from openprogram_lsp.core.control_files import check_write
 from openprogram_lsp.core.errors import ToolError, WorkspaceEscape
 from openprogram_lsp.core.fsutil import current_umask
 from openprogram_lsp.core.turn_root import check_root
@@ -169,6 +170,7 @@ def write_atomic(root: Path, rel: str, data: bytes, *, mode: int | None = None,
     Missing parent directories are created. The file keeps its permissions unless ``mode`` is
     given; a directory, FIFO, socket or device in the way is refused.
     """
+    check_write(rel, rel)  # a tool call writes only the control files it was approved for
     parts = split(rel)
     if not parts:
         raise ToolError(f"{rel or '.'}: is a directory")
@@ -202,6 +204,7 @@ def write_atomic(root: Path, rel: str, data: bytes, *, mode: int | None = None,
 
 def write_symlink(root: Path, rel: str, target: str) -> None:
     """Create or replace a symlink (the link itself, inside the root) atomically."""
+    check_write(rel, rel)  # a tool call writes only the control files it was approved for
     parts = split(rel)
     if not parts:
         raise ToolError("cannot replace the workspace root")
@@ -223,6 +226,7 @@ def write_symlink(root: Path, rel: str, target: str) -> None:
 
 def chmod(root: Path, rel: str, mode: int) -> None:
     """Set a regular file's permissions through its descriptor."""
+    check_write(rel, rel)  # a tool call writes only the control files it was approved for
     parts = split(rel)
     with open_dir(root, parts[:-1], rel=rel) as dfd:
         fd = _open_regular(dfd, parts[-1], rel)
@@ -234,6 +238,7 @@ def chmod(root: Path, rel: str, mode: int) -> None:
 
 def unlink(root: Path, rel: str) -> bool:
     """Remove a file or symlink (never a directory); False when it was already gone."""
+    check_write(rel, rel)  # a tool call writes only the control files it was approved for
     parts = split(rel)
     if not parts:
         raise ToolError("cannot delete the workspace root")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.core.control_files import is_control_file
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.tools.paths import confined
 from openprogram_lsp.tools.rules import EDIT_KINDS, CallFacts
@@ -29,17 +30,9 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
                      parts=parts, path=path, rules_branch=rules_branch)
 
 
-def is_control_file(rel: str) -> bool:
-    """Whether a workspace-relative path configures the agent itself: an edit to it could widen
-    its own permissions (VS Code's workspace settings hold the permission mode and the server
-    command; a ``.code-workspace`` file holds settings too; ``.openprogram/config.toml``)."""
-    name = rel.rsplit("/", 1)[-1]
-    return rel in (".vscode/settings.json", ".openprogram/config.toml") \
-        or name.endswith(".code-workspace")
-
-
 def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list[str]:
-    """The control files an edit, delete or move touches (``path`` and a move's ``to``)."""
+    """The control files (``core.control_files``) an edit, delete or move touches (``path`` and
+    a move's ``to``); the write helpers refuse any other one the call then tries to write."""
     if kind not in EDIT_KINDS:
         return []
     out: list[str] = []
@@ -51,6 +44,6 @@ def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list
             rel = confined(workspace, raw)
         except OpenProgramError:
             continue
-        if is_control_file(rel.lower()):
+        if is_control_file(rel):
             out.append(rel)
     return out

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
+from openprogram_lsp.core.control_files import check_write
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.localfs import small_write_inline
 from openprogram_lsp.core.offload import offload
@@ -88,6 +89,7 @@ def _is_regular(workspace: Path, rel: str) -> bool:
 async def _editor_write(ctx: ToolContext, rel: str, content: str) -> bool:
     """Write through the editor (ACP ``fs/write_text_file``) when it offers that."""
     assert ctx.editor is not None
+    check_write(rel, rel)
     st = fdfs.lstat(ctx.workspace, rel)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise ToolError(f"{rel}: is {fdfs.kind_of(st.st_mode)}; only regular files are written")
@@ -111,6 +113,7 @@ def _unsaved(ctx: ToolContext, rel: str) -> str | None:
 async def _buffer_write(ctx: ToolContext, rel: str, display: str, old: str, new: str) -> None:
     """Make the change in the editor's unsaved buffer (never over the user's unsaved work)."""
     assert ctx.buffers is not None
+    check_write(rel, display)
     why = await ctx.buffers.apply(ctx.session_id, ctx.workspace.resolve() / rel, old, new)
     if why:
         raise ToolError(f"{display}: has unsaved changes in the editor and {why}; "
