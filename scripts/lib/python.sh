@@ -15,10 +15,13 @@ find_python() {
   return 1
 }
 
-ensure_venv() {  # create .venv (again, if it is missing, broken or on an older Python)
-  if [[ -x .venv/bin/python ]] && python_ok .venv/bin/python; then
-    return 0
-  fi
+venv_ok() {  # is .venv whole: a Python >= 3.11 that runs, and its pip?
+  [[ -x .venv/bin/python && -x .venv/bin/pip ]] && python_ok .venv/bin/python &&
+    .venv/bin/python -m pip --version >/dev/null 2>&1
+}
+
+ensure_venv() {  # create .venv (again, if it is missing, half made, broken or on an older Python)
+  venv_ok && return 0
   local py
   if ! py="$(find_python)"; then
     local found
@@ -29,10 +32,22 @@ ensure_venv() {  # create .venv (again, if it is missing, broken or on an older 
     return 1
   fi
   if [[ -e .venv ]]; then
-    printf '== .venv is missing its Python or uses one older than 3.11: recreating it with %s\n' \
+    printf '== .venv is incomplete, broken or older than Python 3.11: recreating it with %s\n' \
       "$py" >&2
     rm -rf .venv
   fi
-  "$py" -m venv .venv || return 1
-  .venv/bin/pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+  if ! "$py" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    local ver
+    ver="$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    printf '%s has no venv/ensurepip module; install it and run this again\n' "$py" >&2
+    printf '  (Debian/Ubuntu: sudo apt-get install python%s-venv; Fedora: sudo dnf install python3)\n' \
+      "$ver" >&2
+    return 1
+  fi
+  if ! "$py" -m venv .venv || ! .venv/bin/python -m pip install -q --disable-pip-version-check \
+    --upgrade pip >/dev/null; then
+    rm -rf .venv   # never leave a half-made .venv for the next run to trip over
+    printf 'could not create .venv with %s (see above); nothing was installed\n' "$py" >&2
+    return 1
+  fi
 }

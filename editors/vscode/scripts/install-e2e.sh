@@ -47,8 +47,11 @@ install_code_server() {
   fill_ripgrep_cache "$TOOLS/tmp"
   [[ -f "$CS_DIR/package.json" ]] || printf '{"name":"openprogram-e2e-tools","private":true}\n' \
     >"$CS_DIR/package.json"
-  # unsafe_perm: code-server's postinstall refuses root without it; yes: node-pty runs npx node-gyp.
+  # unsafe_perm: code-server's postinstall refuses root without it; yes: node-pty runs npx node-gyp;
+  # build_from_source: node-pre-gyp modules (argon2) build here instead of first asking GitHub
+  # for a binary, which only package registries may be reachable to refuse (31-165 s per run).
   (cd "$CS_DIR" && TMPDIR="$TOOLS/tmp" npm_config_unsafe_perm=true npm_config_yes=true \
+    npm_config_build_from_source=true \
     npm install --no-save --foreground-scripts --loglevel=error "code-server@$CS_VERSION")
   "$CS_BIN" --version >/dev/null
 }
