@@ -68,3 +68,20 @@ def test_a_bad_config_file_is_one_line_and_no_session(tmp_path: Path) -> None:
     assert f"{path}: max_iterations = 0: must be greater than or equal to 1" in r.stderr
     assert not (tmp_path / "home" / "sessions").exists() or not any(
         (tmp_path / "home" / "sessions").iterdir())
+
+
+def test_config_says_whether_each_key_was_found_never_its_value(tmp_path: Path) -> None:
+    _user_file(tmp_path, "[providers.anthropic]\napi_key_env = 'MY_CLAUDE_KEY'\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    r = run_command([sys.executable, "-m", "openprogram_lsp", "config"], cwd=tmp_path,
+                    env={**env, "OPENPROGRAM_HOME": str(tmp_path / "home"),
+                         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+                         "MY_CLAUDE_KEY": "sk-secret-value-123"}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "# openai API key: not found ($OPENAI_API_KEY)" in r.stdout
+    assert "# anthropic API key: found ($MY_CLAUDE_KEY)" in r.stdout
+    assert "sk-secret-value-123" not in r.stdout + r.stderr
+    j = run(["config", "--json"], tmp_path, OPENAI_API_KEY="sk-other")
+    keys = json.loads(j.stdout)["apiKeys"]
+    assert keys["openai"] == {"found": True, "source": "$OPENAI_API_KEY"}
+    assert "sk-other" not in j.stdout

@@ -104,8 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("text", nargs="*", help="the message (not needed with --compact)")
     chat.add_argument("--session", default=None, metavar="SID",
                       help="continue this session (in its own workspace)")
+    chat.add_argument("--continue", dest="resume_last", action="store_true",
+                      help="continue the most recent session of this workspace")
     chat.add_argument("--branch-from", default=None, metavar="NODE",
                       help="fork from this node id ('root' for a new root)")
+    chat.add_argument("--code", action="store_true",
+                      help="with --branch-from NODE: first bring the workspace back to the "
+                           "code as it was at NODE (undoable, as a checkout --code)")
     _add_model(chat)
     chat.add_argument("--json", action="store_true", help="print events as JSON lines")
     chat.add_argument("--compact", action="store_true",
@@ -281,7 +286,7 @@ def _explicit(args: argparse.Namespace) -> Path | None:
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
     from openprogram_lsp.app import build_dispatcher
-    from openprogram_lsp.terminal.chat import run_chat, turn_request
+    from openprogram_lsp.terminal.chat import fork_code, last_session, run_chat, turn_request
     from openprogram_lsp.terminal.prompts import (
         NoTerminalAsker,
         TerminalApprover,
@@ -289,6 +294,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     )
 
     home = _home(args)
+    if args.resume_last:
+        args.session = last_session(home, args.session, args.workspace)
     workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session,
                                  force=args.force_workspace)
     cfg = _app(args, workspace)
@@ -300,6 +307,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
                                   asker=TerminalAsker() if tty else NoTerminalAsker())
     if args.session and args.force_workspace:
         dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
+    if args.code:
+        fork_code(dispatcher, workspace, args.session, args.branch_from)
     return run_chat(dispatcher, req, args.json)
 
 
@@ -314,6 +323,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(json.dumps([{k: r.get(k) for k in ("id", "title", "headId", "status",
                                                   "updatedAt", "workspace")} for r in rows]))
         return 0
+    if not rows:
+        where = f" in {only}" if only is not None else ""
+        print(f"no sessions{where} yet; start one with: {PROG} chat \"list .\"")
     for r in rows:
         print(f"{r['id']}  {r.get('updatedAt', '')}  {r.get('title') or '(untitled)'}"
               f"  {r.get('workspace') or ''}")
@@ -477,7 +489,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     settings = _settings(args, _explicit(args) or Path.cwd().resolve())
     rows = settings.rows()
     if args.json:
-        print(json.dumps({"files": [str(f) for f in settings.files],
+        keys = {name: {"found": found, "source": source}
+                for name, found, source in _key_sources(settings, _environment(args))}
+        print(json.dumps({"files": [str(f) for f in settings.files], "apiKeys": keys,
                           "workspace": str(settings.workspace), "trusted": settings.trusted,
                           "settings": [{"key": k, "value": v, "source": s}
                                        for k, v, s in rows]}))
@@ -493,7 +507,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     vwidth = min(40, max(len(v) for _, v, _ in rows))
     for key, value, source in rows:
         print(f"{key:<{width}}  {value:<{vwidth}}  {source}")
+    for provider, found, source in _key_sources(settings, _environment(args)):
+        state = {True: "found", False: "not found", None: "from a command"}[found]
+        print(f"# {provider} API key: {state} ({source})")
     return 0
+
+
+def _key_sources(settings: Settings, env: dict[str, str]) -> list[tuple[str, bool | None, str]]:
+    """(provider, key found?, where it is looked for) for each remote provider."""
+    providers = settings.sections["providers"]
+    return [(name, *getattr(providers, name).key_source(env, f"{name.upper()}_API_KEY"))
+            for name in ("openai", "anthropic")]
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:

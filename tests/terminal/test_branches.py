@@ -38,3 +38,25 @@ def test_switch_code_between_branches_and_compare_them(tmp_path: Path) -> None:
 
     bad = run(["branch-diff", sid, "nope", alt["headId"]], tmp_path)
     assert "no branch 'nope'" in one_error_line(bad)
+
+
+def test_a_fork_from_the_command_line_can_bring_the_code_back(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = chat_json(["--workspace", str(ws), *MODE, "write a.txt\none"], tmp_path)
+    sid = str(first["sessionId"])
+    chat_json(["--session", sid, *MODE, "write a.txt\ntwo"], tmp_path)
+    r = run(["chat", "--session", sid, *MODE, "--branch-from", first["assistantNodeId"],
+             "--code", "read a.txt"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "a.txt").read_text() == "one\n"  # the code as it was at the fork point
+    assert "restored a.txt" in r.stderr
+    undo = next(ln for ln in r.stderr.splitlines() if "undo: openprogram-lsp restore" in ln)
+    back = run(["restore", undo.split("restore ")[1].rstrip("]")], tmp_path)
+    assert back.returncode == 0, back.stderr
+    assert (ws / "a.txt").read_text() == "two\n"
+
+    alone = run(["chat", "--session", sid, "--code", "hi"], tmp_path)
+    assert "--code needs --branch-from" in one_error_line(alone)
+    unknown = run(["chat", "--session", sid, "--branch-from", "nope", "--code", "hi"], tmp_path)
+    assert "no node 'nope'" in one_error_line(unknown)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import pty
 import select
@@ -98,3 +99,37 @@ def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes,
     assert not (ws / "a.txt").exists()
     hist = run(["sessions", "--json"], tmp_path)
     assert hist.returncode == 0
+
+
+def test_sigterm_mid_stream_keeps_the_partial_reply(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "slow.json"
+    words = " ".join(f"word{i}" for i in range(400))
+    script.write_text(f'[{{"text": "{words}", "delay": 0.05}}]')
+    proc = subprocess.Popen([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace",
+                             str(ws), "--model", f"scripted:{script}", "--json", "hi"],
+                            env=cli_env(tmp_path), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        for _ in range(200):  # bounded: the first text delta comes within a few lines
+            line = proc.stdout.readline()
+            assert line, "the command ended before streaming"
+            if b'"text.delta"' in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert code == 130, err
+    assert b"Traceback" not in err
+    listed = run(["sessions", "--json"], tmp_path)
+    sid = json.loads(listed.stdout)[0]["id"]
+    hist = run(["history", sid, "--json"], tmp_path)
+    reply = json.loads(hist.stdout)[-1]
+    assert reply["status"] == "cancelled" and reply["text"].startswith("word0")
+    assert "word399" not in reply["text"]  # cut where the signal came, what streamed is kept

@@ -68,3 +68,22 @@ def test_write_on_one_line_puts_the_rest_in_the_file(tmp_path: Path) -> None:
                "write 'my notes.md' two words"], tmp_path)
     assert (ws / "my notes.md").read_text() == "two words\n"
     assert not (ws / "notes.md hello world").exists()
+
+
+def test_continue_takes_the_newest_session_of_this_workspace(tmp_path: Path) -> None:
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    ws.mkdir()
+    other.mkdir()
+    none = run(["chat", "--continue", "hi"], tmp_path, ws)
+    assert f"no session to continue in {ws}" in one_error_line(none)
+    first = chat_json(["list ."], tmp_path, ws)
+    chat_json(["list ."], tmp_path, other)  # newer, but of another workspace
+    again = chat_json(["--continue", "read x"], tmp_path, ws)
+    assert again["sessionId"] == first["sessionId"]
+    both = run(["chat", "--continue", "--session", str(first["sessionId"]), "hi"], tmp_path, ws)
+    assert "--continue or --session" in one_error_line(both)
+
+
+def test_an_empty_session_list_says_so(tmp_path: Path) -> None:
+    r = run(["sessions"], tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("no sessions yet")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.agent.prompts import NO_APPROVER
@@ -59,12 +63,77 @@ def turn_request(args: argparse.Namespace, *, workspace: str, model: str | None,
                        "'openprogram-lsp sessions' lists them")
     if not text.strip():
         raise CliError("chat needs a message", "openprogram-lsp chat \"list src\" (or --compact)")
+    if getattr(args, "code", False) and (not args.branch_from or args.branch_from == "root"):
+        raise CliError("chat --code needs --branch-from NODE (the message whose code to go "
+                       "back to)", "'openprogram-lsp history SID' lists the node ids")
     branch: Any = INHERIT
     if args.branch_from:
         branch = None if args.branch_from == "root" else args.branch_from
     return TurnRequest(text=text, session_id=args.session, branch_from=branch, model=model,
                        workspace=workspace, source="cli",
                        permission_mode=mode)  # type: ignore[arg-type]
+
+
+def last_session(home: Path, session: str | None, workspace: Path | None) -> str:
+    """``--continue``: the most recently updated session of the workspace (--workspace, else
+    the current directory); CliError when there is none or --session is given too."""
+    from openprogram_lsp.terminal.workspaces import existing_workspace, known_sessions
+
+    if session:
+        raise CliError("chat takes --continue or --session SID, not both")
+    where = existing_workspace(workspace) if workspace is not None else Path.cwd().resolve()
+    for sid, ws in known_sessions(home):
+        if ws == where:
+            return sid
+    raise CliError(f"no session to continue in {where}",
+                   "start one with 'openprogram-lsp chat \"...\"', or list them with "
+                   "'openprogram-lsp sessions'")
+
+
+def fork_code(dispatcher: Dispatcher, workspace: Path, sid: str | None,
+              node: str | None) -> None:
+    """``--branch-from NODE --code``: bring the workspace to NODE's code first (undoable),
+    by the rule of ``openprogram/fork`` with ``restoreCode``."""
+    from openprogram_lsp.store import branch_code
+    from openprogram_lsp.store.checkpoints import CheckpointStore
+
+    if not sid or not node:
+        raise CliError("chat --code needs --session SID and --branch-from NODE")
+    sessions = dispatcher.services.store
+    if not sessions.exists(sid):
+        raise CliError(f"unknown session id {sid!r}", "'openprogram-lsp sessions' lists them")
+    if not sessions.has_node(sid, node):
+        raise CliError(f"no node {node!r} in session {sid}",
+                       f"'openprogram-lsp history {sid}' lists them")
+    store = dispatcher.checkpointer(workspace)
+    if not isinstance(store, CheckpointStore):
+        raise CliError("checkpoints are not available for this session's workspace")
+    out = branch_code.switch_code(sessions, store, sid, node)
+    for path in out.restored:
+        sys.stderr.write(f"  restored {path}\n")
+    for path in out.conflicts or []:
+        sys.stderr.write(f"  kept {path} (changed by another process during the switch)\n")
+    if out.safety_checkpoint_id:
+        sys.stderr.write(f"[code as at {node}; undo: openprogram-lsp restore "
+                         f"{out.safety_checkpoint_id[:12]}]\n")
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM during a turn ends it as Ctrl-C does (cancelled, the partial reply kept)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            yield
+            return
+        previous = signal.signal(signal.SIGTERM,
+                                 lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
@@ -78,8 +147,9 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
             lambda ev: printer(ev) if ev.session_id == sid else None))
 
     try:
-        result = dispatcher.process_user_turn(req, on_session=follow)
-        _wait_for_agents(dispatcher, result.session_id)
+        with sigterm_as_interrupt():
+            result = dispatcher.process_user_turn(req, on_session=follow)
+            _wait_for_agents(dispatcher, result.session_id)
     finally:
         for stop in unsubscribe:
             stop()

@@ -78,8 +78,8 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def known_workspaces(home: Path) -> list[Path]:
-    """Workspaces that sessions were started in, most recently used first (existing ones)."""
+def _metas(home: Path) -> list[dict[str, Any]]:
+    """Every session's meta, most recently updated first."""
     from openprogram_lsp.store import meta_slots  # not at import: `--help` loads no store
 
     root = home / "sessions"
@@ -94,13 +94,26 @@ def known_workspaces(home: Path) -> list[Path]:
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):
+            data.setdefault("id", entry.name)
             metas.append(data)
     metas.sort(key=lambda m: str(m.get("updatedAt", "")), reverse=True)
+    return metas
+
+
+def known_sessions(home: Path) -> list[tuple[str, Path]]:
+    """(session id, its existing workspace), most recently updated first."""
+    out: list[tuple[str, Path]] = []
+    for m in _metas(home):
+        ws, sid = m.get("workspace"), m.get("id")
+        if isinstance(ws, str) and ws and isinstance(sid, str) and Path(ws).is_dir():
+            out.append((sid, Path(ws).resolve()))
+    return out
+
+
+def known_workspaces(home: Path) -> list[Path]:
+    """Workspaces that sessions were started in, most recently used first (existing ones)."""
     out: list[Path] = []
-    for m in metas:
-        ws = m.get("workspace")
-        if isinstance(ws, str) and ws and Path(ws).is_dir():
-            p = Path(ws).resolve()
-            if p not in out:
-                out.append(p)
+    for _, p in known_sessions(home):
+        if p not in out:
+            out.append(p)
     return out

@@ -45,6 +45,17 @@ class Endpoint(BaseModel):
         return (env.get(self.api_key_env or default_env) or "").strip()
 
 
+    def key_source(self, env: Mapping[str, str], default_env: str) -> tuple[bool | None, str]:
+        """Whether a key is configured (None: only a command would tell, not run here) and
+        where from, never the key itself (``openprogram-lsp config``)."""
+        if self.api_key is not None:
+            return bool(self.api_key.get_secret_value().strip()), "api_key in a config file"
+        if self.api_key_command:
+            return None, f"api_key_command {self.api_key_command!r} (not run by config)"
+        name = self.api_key_env or default_env
+        return bool((env.get(name) or "").strip()), f"${name}"
+
+
 def _run_key_command(command: str) -> str:
     try:
         argv = shlex.split(command)
