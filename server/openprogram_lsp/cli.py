@@ -286,7 +286,13 @@ def _explicit(args: argparse.Namespace) -> Path | None:
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
     from openprogram_lsp.app import build_dispatcher
-    from openprogram_lsp.terminal.chat import fork_code, last_session, run_chat, turn_request
+    from openprogram_lsp.terminal.chat import (
+        fork_code,
+        last_session,
+        preflight_model,
+        run_chat,
+        turn_request,
+    )
     from openprogram_lsp.terminal.prompts import (
         NoTerminalAsker,
         TerminalApprover,
@@ -307,6 +313,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                                   asker=TerminalAsker() if tty else NoTerminalAsker())
     if args.session and args.force_workspace:
         dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
+    preflight_model(dispatcher, req.model or "offline", cfg.settings)
     if args.code:
         fork_code(dispatcher, workspace, args.session, args.branch_from)
     return run_chat(dispatcher, req, args.json)

@@ -97,3 +97,17 @@ def test_no_arguments_on_a_terminal_explains_instead_of_serving(tmp_path: Path) 
     assert proc.returncode == 2
     assert "editors run for you" in proc.stderr and "chat" in proc.stderr
     assert shutil.which("git")  # the environment the rest of the suite assumes
+
+
+def test_model_errors_before_the_first_call_leave_no_session(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    for spec, said in ((f"scripted:{tmp_path / 'missing.json'}", "no such file"),
+                       (f"scripted:{bad}", "is not valid JSON"),
+                       ("openai:gpt-4o", "OPENAI_API_KEY is not set")):
+        r = run(["chat", "--workspace", str(ws), "--model", spec, "hi"], tmp_path,
+                OPENAI_API_KEY="", OPENAI_BASE_URL="")
+        assert said in one_error_line(r)
+    assert sessions(tmp_path) == []

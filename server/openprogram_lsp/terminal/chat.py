@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.prompts import NO_APPROVER
 from openprogram_lsp.core.types import INHERIT, TurnRequest
@@ -18,6 +18,10 @@ from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.terminal.errors import EXIT_INTERRUPTED, CliError, report
+
+if TYPE_CHECKING:
+    from openprogram_lsp.config import Settings
+    from openprogram_lsp.providers.base import Provider
 
 
 class Printer:
@@ -88,6 +92,24 @@ def last_session(home: Path, session: str | None, workspace: Path | None) -> str
     raise CliError(f"no session to continue in {where}",
                    "start one with 'openprogram-lsp chat \"...\"', or list them with "
                    "'openprogram-lsp sessions'")
+
+
+def preflight_model(dispatcher: Dispatcher, spec: str, settings: Settings) -> None:
+    """Build the turn's model before anything is stored: a missing key or script file is one
+    line and leaves no session behind. The turn then takes this provider (built once: an
+    ``api_key_command`` runs once)."""
+    from openprogram_lsp.providers.factory import make_provider
+
+    services = dispatcher.services
+    built: list[Provider] = [make_provider(spec, settings=settings)]  # ConfigError: no session
+    later = services.provider_factory
+
+    def first_is_built(asked: str, turn: Settings | None) -> Provider:
+        if built and asked == spec:
+            return built.pop()
+        return later(asked, turn)
+
+    services.provider_factory = first_is_built
 
 
 def fork_code(dispatcher: Dispatcher, workspace: Path, sid: str | None,
