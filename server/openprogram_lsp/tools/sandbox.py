@@ -1,24 +1,31 @@
 """The bubblewrap sandbox ``run_command`` runs in (Linux).
 
 Inside: a new PID namespace with a fresh ``/proc`` (no server process is visible), the
-workspace bound read-write, the rest of the filesystem read-only, a private ``/tmp``, and
-``$OPENPROGRAM_HOME`` plus the user's credential stores not there at all (an empty tmpfs or
-``/dev/null`` over each). ``bwrap`` itself starts with a scrubbed environment, so
-``/proc/1/environ`` inside holds no key. Network stays on unless the settings turn it off.
+workspace bound read-write but its ``.git`` and control files (``core.control_files``: what
+makes something run later) read-only, missing ones uncreatable, the rest of the filesystem
+read-only, a private ``/tmp``, and ``$OPENPROGRAM_HOME`` plus the user's credential stores not
+there at all (an empty tmpfs or ``/dev/null`` over each). ``bwrap`` itself starts with a
+scrubbed environment, so ``/proc/1/environ`` inside holds no key. Network stays on unless the
+settings turn it off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import re
 import shutil
+import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from openprogram_lsp.config import Settings
 from openprogram_lsp.config.sections.sandbox import SandboxSection
+from openprogram_lsp.core.control_files import sandbox_entries
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.fsutil import protected_dirs
 from openprogram_lsp.tools.procs import scrubbed_env
@@ -97,6 +104,7 @@ class Plan:
     prefix: tuple[str, ...] = ()
     note: str = ""
     network: bool = True
+    placeholders: tuple[str, ...] = ()  # mount points it makes for missing control files
 
 
 def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Plan:
@@ -107,8 +115,8 @@ def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Pla
         if settings.mode == "required":
             raise ToolError(f"refused: the sandbox is required but {found.reason}")
         return Plan(False, note=f"not sandboxed: {found.reason}")
-    return Plan(True, tuple(bwrap_argv(found.path, workspace, network=settings.network)),
-                network=settings.network)
+    argv, made = _argv(found.path, workspace, network=settings.network)
+    return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -132,6 +140,11 @@ def hidden_paths() -> list[Path]:
 
 def bwrap_argv(bwrap: str, workspace: Path, *, network: bool) -> list[str]:
     """The ``bwrap`` command line up to ``--`` for commands run in ``workspace``."""
+    return _argv(bwrap, workspace, network=network)[0]
+
+
+def _argv(bwrap: str, workspace: Path, *, network: bool) -> tuple[list[str], list[str]]:
+    """``bwrap_argv`` and the placeholders it makes (see ``read_only_controls``)."""
     ws = Path(os.path.realpath(workspace))
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
@@ -149,7 +162,90 @@ def bwrap_argv(bwrap: str, workspace: Path, *, network: bool) -> list[str]:
     argv += ["--bind", str(ws), str(ws)]
     for p in after:
         argv += _hide(p)
-    return [*argv, "--chdir", str(ws), "--"]
+    controls, made = read_only_controls(ws)
+    return [*argv, *controls, "--chdir", str(ws), "--"], made
+
+
+_SUBMODULE = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+_PLACEHOLDERS: dict[str, int] = {}  # placeholder path -> sandboxed commands running with it
+
+
+def read_only_controls(ws: Path) -> tuple[list[str], list[str]]:
+    """bwrap arguments that keep ``.git`` and the control files at the workspace root (and
+    each submodule's ``.git``) read-only, and the placeholders among them.
+
+    An existing one is bound read-only onto itself (through a symlink: its target, when that
+    lies in the workspace; outside it is read-only already). A missing one that must not be
+    created (``.git``, ``.vscode``, ``.envrc``...) gets a read-only placeholder: an empty
+    tmpfs or ``/dev/null``. bwrap makes its mount point in the real workspace (an empty
+    directory or file, visible there while the command runs); ``hold`` counts the commands
+    using it and the last one's end removes it.
+    """
+    args: list[str] = []
+    made: list[str] = []
+    names = [(".git", True, True), *((c.value, c.match == "dir", c.sandbox == "always")
+                                     for c in sandbox_entries())]
+    for sub in _submodules(ws):
+        names.append((f"{sub}/.git", True, False))
+    for name, is_dir, always in names:
+        path = os.path.join(ws, name)
+        real = os.path.realpath(path)
+        if not _inside(Path(real), ws):
+            continue  # outside the workspace: read-only (or hidden) already
+        if os.path.lexists(real) and real not in _PLACEHOLDERS:
+            args += ["--ro-bind", real, real]
+        elif always or real in _PLACEHOLDERS:
+            args += (["--tmpfs", real, "--remount-ro", real] if is_dir
+                     else ["--ro-bind", "/dev/null", real])
+            made.append(real)
+    return args, made
+
+
+def _submodules(ws: Path) -> list[str]:
+    """The submodule paths ``.gitmodules`` lists (inside the workspace, no ``..``)."""
+    try:
+        text = (ws / ".gitmodules").read_text("utf-8", "replace")[:65536]
+    except OSError:
+        return []
+    out = []
+    for raw in _SUBMODULE.findall(text):
+        rel = raw.strip('"').strip("/")
+        if rel and ".." not in rel.split("/") and not os.path.isabs(rel):
+            out.append(rel)
+    return out[:256]
+
+
+def hold(how: Plan) -> Callable[[], None]:
+    """Count a command as running with ``how``'s placeholders; the returned call (once, after
+    its sandbox is gone) removes each one no other command uses, if it is still the empty
+    directory or file bwrap made."""
+    for p in how.placeholders:
+        _PLACEHOLDERS[p] = _PLACEHOLDERS.get(p, 0) + 1
+    done = False
+
+    def release() -> None:
+        nonlocal done
+        if done:
+            return
+        done = True
+        for p in how.placeholders:
+            left = _PLACEHOLDERS.get(p, 1) - 1
+            if left > 0:
+                _PLACEHOLDERS[p] = left
+                continue
+            _PLACEHOLDERS.pop(p, None)
+            _remove_if_empty(p)
+
+    return release
+
+
+def _remove_if_empty(path: str) -> None:
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode):
+            os.rmdir(path)  # only an empty one
+        elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(path)
 
 
 def _hide(path: Path) -> list[str]:

@@ -12,7 +12,13 @@ from pydantic import BaseModel, Field
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
-from openprogram_lsp.tools.sandbox import Plan, availability_async, plan, sandbox_settings
+from openprogram_lsp.tools.sandbox import (
+    Plan,
+    availability_async,
+    hold,
+    plan,
+    sandbox_settings,
+)
 
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 1_000
@@ -49,6 +55,13 @@ class RunCommand(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, RunCommandInput)
         how = await self.plan(ctx)
+        release = hold(how)  # its placeholders stay until its sandbox is gone
+        try:
+            return await self._run(args, ctx, how)
+        finally:
+            release()
+
+    async def _run(self, args: RunCommandInput, ctx: ToolContext, how: Plan) -> ToolOutput:
         timeout = args.timeout or DEFAULT_TIMEOUT
         env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
         if ctx.editor is not None:  # the editor's terminal, where it offers one
