@@ -36,12 +36,12 @@ async def test_read_serves_the_dirty_buffer(start: Starter, tmp_path: Path,
     client.events.clear()
     await client.call("openprogram/chat", {"text": "again"})
     out = _tool_output(client)
-    assert out == "x = 42\n"
+    assert out == "     1\tx = 42"
     ed.edit(uri, (0, 4), (0, 6), "7")  # dirty again, then closed without saving
     ed.close(uri)
     client.events.clear()
     await client.call("openprogram/chat", {"text": "after close"})
-    assert _tool_output(client) == "x = 42\n"  # the disk: a closed buffer is not consulted
+    assert _tool_output(client) == "     1\tx = 42"  # the disk: a closed buffer is not consulted
 
 
 async def test_edit_under_a_dirty_buffer_goes_into_the_buffer(start: Starter, tmp_path: Path,
@@ -126,4 +126,4 @@ async def test_grep_searches_the_dirty_buffer_like_read_file(start: Starter, tmp
     head, *hits = grep.splitlines()
     assert head.startswith("[unsaved changes in the editor: a.py searched as the editor's")
     assert sorted(hits) == ["a.py:1: new_name = 1", "b.py:1: print(old_name)"]
-    assert read.splitlines()[1] == "new_name = 1"  # read_file agrees
+    assert read.splitlines()[1] == "     1\tnew_name = 1"  # read_file agrees

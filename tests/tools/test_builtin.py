@@ -39,7 +39,7 @@ async def test_write_read_edit_list_grep(reg: ToolRegistry, ctx: ToolContext, to
                                          workspace: Path) -> None:
     assert "Created" in await call(reg, ctx, "write_file", path="src/a.py", content="x = 1\n")
     assert touched == ["src/a.py"]
-    assert await call(reg, ctx, "read_file", path="src/a.py") == "x = 1\n"
+    assert await call(reg, ctx, "read_file", path="src/a.py") == "     1\tx = 1"
     await call(reg, ctx, "edit_file", path="src/a.py", old_text="x = 1", new_text="x = 2")
     assert (workspace / "src/a.py").read_text() == "x = 2\n"
     assert await call(reg, ctx, "list_dir", path=".") == "src/"

@@ -15,9 +15,9 @@ from openprogram_lsp.tools.builtin.files import (
     MAX_PREVIEW_BYTES,
     EditFile,
     ListDir,
-    ReadFile,
     WriteFile,
 )
+from openprogram_lsp.tools.builtin.read import ReadFile
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ async def test_links_inside_the_workspace_still_work(ctx: ToolContext, workspace
     (workspace / "src" / "a.txt").write_text("one\n")
     os.symlink("src", workspace / "alias")
     os.symlink("a.txt", workspace / "src" / "link.txt")
-    assert await call(ReadFile(), ctx, path="alias/a.txt") == "one\n"
+    assert await call(ReadFile(), ctx, path="alias/a.txt") == "     1\tone"
     await call(WriteFile(), ctx, path="alias/link.txt", content="two\n")
     assert (workspace / "src" / "a.txt").read_text() == "two\n"  # written through the link
     assert (workspace / "src" / "link.txt").is_symlink()

@@ -15,10 +15,16 @@ from typing import Any
 CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
     "run_command": ("Bash",),
     "write_file": ("Write",),
-    "edit_file": ("Edit", "MultiEdit"),
+    "edit_file": ("Edit",),
+    "multi_edit": ("MultiEdit",),
     "read_file": ("Read",),
-    "list_dir": ("LS", "Glob"),
+    "list_dir": ("LS",),
+    "find_files": ("Glob",),
     "grep": ("Grep",),
+    "todo_write": ("TodoWrite",),
+    "web_fetch": ("WebFetch",),
+    "command_output": ("BashOutput", "TaskOutput"),
+    "command_stop": ("KillShell", "KillBash", "TaskStop"),
     "agent": ("Task", "Agent"),
     "ask_user": ("AskUserQuestion",),
 }
@@ -62,11 +68,27 @@ def claude_input(tool: str, arguments: dict[str, Any], workspace: str) -> dict[s
     """The tool input with Claude Code's field names added (``file_path`` absolute, ...)."""
     out = dict(arguments)
     path = arguments.get("path")
-    if isinstance(path, str) and tool in ("write_file", "edit_file", "read_file"):
+    if isinstance(path, str) and tool in ("write_file", "edit_file", "multi_edit", "read_file"):
         out.setdefault("file_path", f"{workspace.rstrip('/')}/{path.lstrip('/')}")
     if tool == "edit_file":
-        if "old_text" in arguments:
-            out.setdefault("old_string", arguments["old_text"])
-        if "new_text" in arguments:
-            out.setdefault("new_string", arguments["new_text"])
+        for key, value in _claude_edit(arguments).items():
+            out.setdefault(key, value)
+    if tool == "multi_edit" and isinstance(arguments.get("edits"), list):
+        out["edits"] = [{**_claude_edit(e), **e} if isinstance(e, dict) else e
+                        for e in arguments["edits"]]
+    if tool in ("command_output", "command_stop") and isinstance(arguments.get("id"), str):
+        for key in ("bash_id", "shell_id", "task_id"):  # old and new names
+            out.setdefault(key, arguments["id"])
+    if tool == "run_command" and arguments.get("background") is True:
+        out.setdefault("run_in_background", True)
+    return out
+
+
+def _claude_edit(edit: dict[str, Any]) -> dict[str, Any]:
+    """One edit's fields under Claude Code's names (``old_string``, ``new_string``)."""
+    out: dict[str, Any] = {}
+    if "old_text" in edit:
+        out["old_string"] = edit["old_text"]
+    if "new_text" in edit:
+        out["new_string"] = edit["new_text"]
     return out

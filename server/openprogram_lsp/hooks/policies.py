@@ -171,7 +171,7 @@ class UntestedEdits:
         """Record a finished tool call."""
         if not ok:
             return
-        if tool in ("write_file", "edit_file"):
+        if tool in ("write_file", "edit_file", "multi_edit"):
             path = arguments.get("path")
             if isinstance(path, str) and PurePosixPath(path).suffix.lower() in CODE_SUFFIXES:
                 self.edited = True

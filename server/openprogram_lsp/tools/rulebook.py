@@ -51,7 +51,8 @@ def _legacy(raw: dict[str, Any]) -> Rule | None:
     if isinstance(pattern, str):
         return Rule(id=rid, decision=decision, kind="command", tool=tool, value=pattern.strip(),
                     origin="legacy", description=f"{decision} `{pattern.strip()}` (older rule)")
-    what = "every edit" if tool in ("write_file", "edit_file") else f"every {tool} call"
+    edits = ("write_file", "edit_file", "multi_edit")
+    what = "every edit" if tool in edits else f"every {tool} call"
     return Rule(id=rid, decision=decision, kind="pattern", tool=tool, origin="legacy",
                 description=f"{decision} {what} (older rule)")
 

@@ -17,7 +17,7 @@ from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.session_store import SessionStore
 
 _CACHE_MAX = 256
-_EDIT_TOOLS = ("write_file", "edit_file")
+_EDIT_TOOLS = ("write_file", "edit_file", "multi_edit")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""File tools: read_file, list_dir, write_file, edit_file."""
+"""File tools: list_dir, write_file, edit_file and multi_edit (read_file is in ``read``)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 import os
 import stat
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -17,22 +18,12 @@ from openprogram_lsp.core.offload import offload
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.builtin.descriptions import EDIT_FILE, LIST_DIR, MULTI_EDIT, WRITE_FILE
 from openprogram_lsp.tools.paths import confined, protected_below
 
-MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
 MAX_EDIT_BYTES = 8 * 1024 * 1024
 MAX_PREVIEW_BYTES = 1024 * 1024
-
-
-def _read_text(workspace: Path, rel: str, display: str) -> str:
-    data, size = fdfs.read_bytes(workspace, rel, MAX_READ_BYTES)
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"{display}: binary file, not shown")
-    text = data.decode("utf-8", "replace")
-    if size > MAX_READ_BYTES:
-        text += f"\n[... truncated: showing {MAX_READ_BYTES} of {size} bytes]"
-    return text
 
 
 def _read_whole_text(workspace: Path, rel: str, display: str) -> str:
@@ -75,12 +66,6 @@ def _preview_old(workspace: Path, rel: str) -> str:
         return f"[existing binary file of {size} bytes, not shown]\n"
 
 
-def _cap_text(text: str) -> str:
-    if len(text) <= MAX_READ_BYTES:
-        return text
-    return text[:MAX_READ_BYTES] + f"\n[... truncated at {MAX_READ_BYTES} characters]"
-
-
 def _is_regular(workspace: Path, rel: str) -> bool:
     st = fdfs.lstat(workspace, rel)
     return st is not None and stat.S_ISREG(st.st_mode)
@@ -97,10 +82,6 @@ async def _editor_write(ctx: ToolContext, rel: str, content: str) -> bool:
     with fdfs.open_dir(ctx.workspace, parts[:-1], create=True, rel=rel):
         pass  # parents made by the same walk
     return await ctx.editor.write_text(ctx.session_id, ctx.workspace.resolve() / rel, content)
-
-
-UNSAVED_NOTE = ("[unsaved changes in the editor: this is the editor's buffer, which differs "
-                "from the file on disk]\n")
 
 
 def _unsaved(ctx: ToolContext, rel: str) -> str | None:
@@ -120,45 +101,26 @@ async def _buffer_write(ctx: ToolContext, rel: str, display: str, old: str, new:
                         "save or revert them, then try again")
 
 
-def _replace_once(text: str, old_text: str, new_text: str, display: str) -> str:
-    """Replace the one occurrence of ``old_text``; refuse none, several or an empty one."""
+def _replace(text: str, old_text: str, new_text: str, display: str, *,
+             replace_all: bool = False, which: str = "") -> str:
+    """Replace the one occurrence of ``old_text`` (every one with ``replace_all``); refuse
+    none, several (unless ``replace_all``), an empty one or a no-op. ``which`` names the edit
+    of a multi_edit in the errors."""
     if not old_text:
-        raise ToolError(f"{display}: old_text is empty")
+        raise ToolError(f"{display}: {which}old_text is empty")
+    if old_text == new_text:
+        raise ToolError(f"{display}: {which}old_text and new_text are the same; nothing to "
+                        "change")
     count = text.count(old_text)
     if count == 0:
-        raise ToolError(f"{display}: old_text not found in the file")
-    if count > 1:
-        raise ToolError(f"{display}: old_text occurs {count} times; include more context "
-                        "so that it is unique")
-    return text.replace(old_text, new_text, 1)
-
-
-class ReadFileInput(BaseModel):
-    path: str = Field(description="File path relative to the workspace root")
-
-
-class ReadFile(Tool):
-    name = "read_file"
-    description = "Read a text file of the workspace."
-    kind = "read"
-    Input = ReadFileInput
-
-    def title(self, args: BaseModel) -> str:
-        assert isinstance(args, ReadFileInput)
-        return f"Read {args.path}"
-
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ReadFileInput)
-        rel = confined(ctx.workspace, args.path)
-        unsaved = _unsaved(ctx, rel)
-        if unsaved is not None:
-            return ToolOutput(UNSAVED_NOTE + _cap_text(unsaved))
-        if ctx.editor is not None and _is_regular(ctx.workspace, rel):
-            # the editor's buffer, unsaved edits too
-            text = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel)
-            if text is not None:
-                return ToolOutput(_cap_text(text))
-        return ToolOutput(await asyncio.to_thread(_read_text, ctx.workspace, rel, args.path))
+        hint = " (it may have been changed by an earlier edit of this call)" if which else ""
+        raise ToolError(f"{display}: {which}old_text not found in the file{hint}; read the "
+                        "file again and copy the text exactly")
+    if count > 1 and not replace_all:
+        raise ToolError(f"{display}: {which}old_text occurs {count} times; include more "
+                        "context so that it is unique, or set replace_all to change every "
+                        "occurrence")
+    return text.replace(old_text, new_text, -1 if replace_all else 1)
 
 
 def _list(workspace: Path, rel: str, display: str) -> list[str]:
@@ -178,7 +140,7 @@ class ListDirInput(BaseModel):
 
 class ListDir(Tool):
     name = "list_dir"
-    description = "List a directory of the workspace (directories end with '/')."
+    description = LIST_DIR
     kind = "read"
     Input = ListDirInput
 
@@ -204,7 +166,7 @@ class WriteFileInput(BaseModel):
 
 class WriteFile(Tool):
     name = "write_file"
-    description = "Create or overwrite a file of the workspace with the given content."
+    description = WRITE_FILE
     kind = "edit"
     Input = WriteFileInput
 
@@ -243,45 +205,77 @@ class WriteFile(Tool):
 
 class EditFileInput(BaseModel):
     path: str = Field(description="File path relative to the workspace root")
-    old_text: str = Field(description="Exact text to replace; must occur exactly once")
-    new_text: str = Field(description="Replacement text")
+    old_text: str = Field(description="Exact text to replace (must occur exactly once unless "
+                          "replace_all is true)")
+    new_text: str = Field(description="Replacement text (must differ from old_text)")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_text")
+
+
+class Edit(BaseModel):
+    old_text: str = Field(description="Exact text to replace (must occur exactly once, in the "
+                          "file as the edits before this one left it, unless replace_all)")
+    new_text: str = Field(description="Replacement text (must differ from old_text)")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_text")
+
+
+class MultiEditInput(BaseModel):
+    path: str = Field(description="File path relative to the workspace root")
+    edits: list[Edit] = Field(min_length=1, max_length=100,
+                              description="The edits, applied in order; all or none apply")
 
 
 class EditFile(Tool):
+    """Exact replacements in one text file: the diff shown for approval is the change made,
+    through the editor's unsaved buffer when there is one, else the disk (one write)."""
+
     name = "edit_file"
-    description = "Replace one exact, unique occurrence of old_text with new_text in a file."
+    description = EDIT_FILE
     kind = "edit"
-    Input = EditFileInput
+    Input: ClassVar[type[BaseModel]] = EditFileInput
 
     def title(self, args: BaseModel) -> str:
         assert isinstance(args, EditFileInput)
         return f"Edit {args.path}"
 
-    def _apply(self, args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str]:
-        rel = confined(ctx.workspace, args.path)
-        old = _read_whole_text(ctx.workspace, rel, args.path)
-        return rel, old, _replace_once(old, args.old_text, args.new_text, args.path)
+    def transform(self, args: BaseModel, text: str) -> str:
+        """The file's new text (a ToolError when an edit cannot apply)."""
+        assert isinstance(args, EditFileInput)
+        return _replace(text, args.old_text, args.new_text, args.path,
+                        replace_all=args.replace_all)
+
+    def done(self, args: BaseModel, old: str, new: str) -> str:
+        """What the result says was changed."""
+        assert isinstance(args, EditFileInput)
+        if args.replace_all:
+            n = old.count(args.old_text)
+            return f"Edited {args.path} ({n} replacement{'s' if n != 1 else ''})"
+        return f"Edited {args.path}"
+
+    def _apply(self, args: BaseModel, ctx: ToolContext) -> tuple[str, str, str]:
+        path = args.path  # type: ignore[attr-defined]
+        rel = confined(ctx.workspace, path)
+        old = _read_whole_text(ctx.workspace, rel, path)
+        return rel, old, self.transform(args, old)
 
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
-        assert isinstance(args, EditFileInput)
-        rel = confined(ctx.workspace, args.path)
+        path: str = args.path  # type: ignore[attr-defined]
+        rel = confined(ctx.workspace, path)
         unsaved = _unsaved(ctx, rel)
         if unsaved is not None:  # the edit as it will be made: in the buffer the user sees
-            new = _replace_once(unsaved, args.old_text, args.new_text, args.path)
-            return DiffPreview(path=args.path, old_text=unsaved, new_text=new,
-                               unsaved_changes=True)
+            new = self.transform(args, unsaved)
+            return DiffPreview(path=path, old_text=unsaved, new_text=new, unsaved_changes=True)
         _, old, new = self._apply(args, ctx)  # an edit that cannot apply is refused unasked
-        return DiffPreview(path=args.path, old_text=old, new_text=new)
+        return DiffPreview(path=path, old_text=old, new_text=new)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, EditFileInput)
-        rel = confined(ctx.workspace, args.path)
+        path: str = args.path  # type: ignore[attr-defined]
+        rel = confined(ctx.workspace, path)
         unsaved = _unsaved(ctx, rel)
         if unsaved is not None:
-            new = _replace_once(unsaved, args.old_text, args.new_text, args.path)
-            await _buffer_write(ctx, rel, args.path, unsaved, new)
-            return ToolOutput(f"Edited {args.path} in the editor's buffer, which had unsaved "
-                              "changes; it is not saved to disk yet")
+            new = self.transform(args, unsaved)
+            await _buffer_write(ctx, rel, path, unsaved, new)
+            return ToolOutput(f"{self.done(args, unsaved, new)} in the editor's buffer, which "
+                              "had unsaved changes; it is not saved to disk yet")
         # a small file on a local disk is read inline (its size asked only there: on a
         # network filesystem even the lstat waits on a thread)
         root = real_path(ctx.workspace)
@@ -293,9 +287,37 @@ class EditFile(Tool):
         buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel) \
             if ctx.editor is not None and _is_regular(ctx.workspace, rel) else None
         if buffer is not None and buffer != old:  # the approved diff was made from the disk
-            raise ToolError(f"{args.path}: has unsaved changes in the editor; save or revert "
+            raise ToolError(f"{path}: has unsaved changes in the editor; save or revert "
                             "them, then try again")
         if ctx.editor is None or not await _editor_write(ctx, rel, new):
             await _write(ctx.workspace, rel, new.encode("utf-8"))
         ctx.touched(rel)
-        return ToolOutput(f"Edited {args.path}")
+        return ToolOutput(self.done(args, old, new))
+
+
+class MultiEdit(EditFile):
+    """Several exact edits of one file, all applied to its text before the one write (so
+    either all apply or the file is unchanged), shown for approval as one combined diff."""
+
+    name = "multi_edit"
+    description = MULTI_EDIT
+    Input = MultiEditInput
+
+    def title(self, args: BaseModel) -> str:
+        assert isinstance(args, MultiEditInput)
+        n = len(args.edits)
+        return f"Edit {args.path} ({n} edit{'s' if n != 1 else ''})"
+
+    def transform(self, args: BaseModel, text: str) -> str:
+        assert isinstance(args, MultiEditInput)
+        many = len(args.edits) > 1
+        for i, edit in enumerate(args.edits, 1):
+            text = _replace(text, edit.old_text, edit.new_text, args.path,
+                            replace_all=edit.replace_all,
+                            which=f"edit {i} of {len(args.edits)}: " if many else "")
+        return text
+
+    def done(self, args: BaseModel, old: str, new: str) -> str:
+        assert isinstance(args, MultiEditInput)
+        n = len(args.edits)
+        return f"Edited {args.path} ({n} edit{'s' if n != 1 else ''} applied)"
