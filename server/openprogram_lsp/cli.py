@@ -437,7 +437,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
             raise CliError(f"no turn changed files in {workspace}", cps.elsewhere(workspace, home))
         store = open_store(workspace)
         try:
-            turn = cps.find_turn(store, args.turn, args.session)
+            turn = cps.find_turn(store, args.turn, args.session,
+                                 on_branch=_on_current_branch(args, workspace))
         except NotFound as exc:
             raise CliError(f"{exc.message} in workspace {workspace}",
                            "pass a checkpoint id from 'openprogram-lsp checkpoints' or a node "
@@ -448,6 +449,23 @@ def cmd_undo(args: argparse.Namespace) -> int:
                                   open_store=open_store,
                                   probe=lambda s: cps.find_turn(s, args.turn, None))
     return cps.undo(store, workspace, cps.find_turn(store, args.turn, None))
+
+
+def _on_current_branch(args: argparse.Namespace, workspace: Path) -> Callable[[Any], bool]:
+    """Whether a turn checkpoint's turn is on its session's current branch (True where the
+    session is gone or unknown: its turn is then the newest there is)."""
+    sessions = _dispatcher(args, workspace).services.store
+    chains: dict[str, set[str]] = {}
+
+    def on_branch(checkpoint: Any) -> bool:
+        sid, turn = checkpoint.session_id, checkpoint.turn_id
+        if not sid or not turn or not sessions.exists(sid):
+            return True
+        if sid not in chains:
+            chains[sid] = {n.id for n in sessions.get_branch(sid)}
+        return str(turn) in chains[sid]
+
+    return on_branch
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -100,3 +100,25 @@ def test_undo_returns_a_turns_files_and_can_be_redone(tmp_path: Path) -> None:
     assert not (ws / "a.txt").exists()
     assert "not a turn's" in one_error_line(run(["undo", baseline], tmp_path))
     assert third["checkpoint"]["id"]
+
+
+def test_undo_acts_on_the_current_branch_and_refuses_an_empty_undo(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mode = ["--permission-mode", "accept-edits"]
+    first = chat_json(["--workspace", str(ws), *mode, "write a.txt\none"], tmp_path)
+    sid = str(first["sessionId"])
+    main = chat_json(["--session", sid, *mode, "write a.txt\ntwo"], tmp_path)
+    alt = chat_json(["--session", sid, *mode, "--branch-from", first["assistantNodeId"],
+                     "write b.txt\nalt"], tmp_path)
+    # back to the main branch with its code: b.txt (the other branch's) goes
+    assert run(["checkout", sid, main["headId"], "--code"], tmp_path).returncode == 0
+    assert not (ws / "b.txt").exists() and (ws / "a.txt").read_text() == "two\n"
+    r = run(["undo", "--workspace", str(ws)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    # the newest turn of THIS branch (a.txt two -> one), not the other branch's newer b.txt
+    assert main["checkpoint"]["id"][:12] in r.stdout, r.stdout
+    assert (ws / "a.txt").read_text() == "one\n"
+    again = run(["undo", main["checkpoint"]["id"], "--workspace", str(ws)], tmp_path)
+    assert "is undone already" in one_error_line(again) and "restore " in again.stderr
+    assert alt["checkpoint"]["id"]

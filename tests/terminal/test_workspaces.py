@@ -87,3 +87,14 @@ def test_continue_takes_the_newest_session_of_this_workspace(tmp_path: Path) -> 
 def test_an_empty_session_list_says_so(tmp_path: Path) -> None:
     r = run(["sessions"], tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("no sessions yet")
+
+
+def test_compact_prints_one_readable_line(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sid = str(chat_json(["list ."], tmp_path, ws)["sessionId"])
+    r = run(["chat", "--session", sid, "--compact"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stderr.splitlines() if "context compacted" in ln)
+    assert line.startswith("[context compacted (manual): ") and " tokens of " in line
+    assert "{" not in line and "tokens_before" not in line

@@ -53,9 +53,27 @@ class Printer:
             first = str(ev.payload.get("output", "")).strip().splitlines()[:1]
             err.write(f"  ⎿ {status}: {first[0][:200] if first else ''}\n")
         elif ev.type == "context.compacted":
-            err.write(f"\n[context compacted: {ev.payload}]\n")
+            err.write(f"\n[{compacted_line(ev.payload)}]\n")
         elif ev.type == "checkpoint.created":
             err.write(f"\n[checkpoint {ev.payload.get('id')}]\n")
+
+
+def compacted_line(p: dict[str, Any]) -> str:
+    """``context compacted (summarised): 5,210 -> 1,830 tokens of 16,000; 12 messages
+    summarised, 3 snipped`` from a ``context.compacted`` payload."""
+    def num(key: str) -> str:
+        value = p.get(key)
+        return f"{value:,}" if isinstance(value, int) else "?"
+
+    counts = [f"{p[k]} messages {k}" for k in ("summarised", "snipped", "replaced")
+              if isinstance(p.get(k), int) and p[k]]
+    line = (f"context compacted ({p.get('path', '?')}): {num('tokens_before')} -> "
+            f"{num('tokens_after')} tokens of {num('context_window')}")
+    if counts:
+        line += "; " + ", ".join(counts)
+    if p.get("summarizer_error"):
+        line += f"; the summary failed: {p['summarizer_error']}"
+    return line
 
 
 def turn_request(args: argparse.Namespace, *, workspace: str, model: str | None,

@@ -124,10 +124,12 @@ def restore(store: Any, workspace: Path, checkpoint_id: str, paths: list[str]) -
     return 0
 
 
-def find_turn(store: Any, turn: str | None, session: str | None) -> Any:
+def find_turn(store: Any, turn: str | None, session: str | None,
+              on_branch: Callable[[Any], bool] | None = None) -> Any:
     """The turn checkpoint ``turn`` names (a checkpoint id or prefix, a turn id or its user
     message's node id), or the newest turn checkpoint not undone yet (of ``session`` when
-    given), as the editors' ``/undo`` picks it."""
+    given) whose turn is on its session's current branch (``on_branch``): after a checkout
+    to another branch, the other branch's turns are not the code in the workspace."""
     items = store.list(session_id=session)
     turns = [c for c in items if c.kind == "turn"]
     if turn is None:
@@ -139,15 +141,28 @@ def find_turn(store: Any, turn: str | None, session: str | None) -> Any:
             raise CliError("every turn that changed files here is undone already",
                            "'openprogram-lsp checkpoints' shows each undo; restoring one "
                            "brings its turn back")
-        return left[0]
+        here = [c for c in left if on_branch is None or on_branch(c)]
+        if not here:
+            raise CliError("no turn on the current branch changed files and is not undone",
+                           "name one: 'openprogram-lsp undo CHECKPOINT' "
+                           "('openprogram-lsp checkpoints' lists them)")
+        return here[0]
     for c in turns:
         if c.turn_id in (turn, f"{turn}_reply"):
             return c
-    return store.get(turn)  # NotFound when it is not a checkpoint id either
+    found = store.get(turn)  # NotFound when it is not a checkpoint id either
+    # the listing's copy: only the listing knows whether a turn was undone
+    return next((c for c in turns if c.id == found.id), found)
 
 
 def undo(store: Any, workspace: Path, checkpoint: Any) -> int:
-    """Put the files a turn changed back as they were before it (undoable)."""
+    """Put the files a turn changed back as they were before it (undoable); a turn already
+    undone is refused (its undo would record nothing)."""
+    if checkpoint.kind == "turn" and checkpoint.undone_by:
+        raise CliError(f"turn {checkpoint.turn_id} is undone already (by checkpoint "
+                       f"{checkpoint.undone_by[:12]})",
+                       f"redo it with: openprogram-lsp restore {checkpoint.undone_by[:12]} "
+                       f"--workspace {_q(workspace)}")
     res = store.undo(checkpoint.id)
     restored = res.restored
     print(f"undid turn {checkpoint.turn_id} (checkpoint {checkpoint.id[:12]}): "
