@@ -179,7 +179,9 @@ async def test_base_url_with_v1_suffix(server: LoopbackServer, settings: HttpSet
     assert "x-api-key" not in server.received[0].headers
 
 
-async def test_refusal_is_a_clear_error(server: LoopbackServer, settings: HttpSettings) -> None:
+async def test_refusal_is_a_stop_not_an_error(server: LoopbackServer,
+                                              settings: HttpSettings) -> None:
     server.queue(Reply(chunks=AnthropicStream(text=["I can't"], stop="refusal").events()))
-    with pytest.raises(ProviderError, match="refusal"):
-        await collect(provider(server, settings), request())
+    events = await collect(provider(server, settings), request())
+    assert text_of(events) == "I can't"
+    assert end_of(events).stop_reason == "refusal"

@@ -898,7 +898,7 @@ export interface SubagentData {
   parentTurnId?: string | null;
   branchFrom?: string | null;
   /** subagent.ended only */
-  status?: 'done' | 'error' | 'cancelled' | null;
+  status?: 'done' | 'error' | 'cancelled' | 'truncated' | 'refused' | null;
   /** subagent.ended: the child's branch tip */
   headId?: string | null;
   checkpointId?: string | null;
@@ -984,7 +984,7 @@ export interface TurnResult {
   userNodeId: string;
   assistantNodeId: string;
   headId: string;
-  status: 'done' | 'error' | 'cancelled';
+  status: 'done' | 'error' | 'cancelled' | 'truncated' | 'refused';
   text: string;
   usage: Usage;
   checkpoint: Checkpoint | null;

@@ -22,12 +22,16 @@ from openprogram_lsp.providers.base import (
     Provider,
     StreamEnd,
     TextDelta,
+    ToolCallCut,
     ToolCallReady,
 )
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_MAX_ITERATIONS = 50
+MAX_PAUSES = 5  # ``pause_turn`` continuations in a row before the turn ends as it is
+HALTING: frozenset[StopReason] = frozenset({"max_tokens", "refusal"})
+"""Stops after which the response's tool calls are not run and the turn ends."""
 
 
 @dataclass(slots=True)
@@ -40,6 +44,9 @@ class LoopState:
     stop_reason: StopReason = "end_turn"
     model_calls: int = 0
     first_call_usage: Usage | None = None  # what the provider reported for the first call
+    stop_detail: str | None = None  # the provider's word on the last stop (a refusal's reason)
+    output_limit: int = 0  # the max_tokens each model call was sent
+    cut_calls: int = 0  # tool calls the output limit cut mid-arguments
     # user messages fed into the running turn (steering, follow-ups), with the index of the
     # step they came before, so the stored node renders exactly what the model saw
     interjections: list[dict[str, Any]] = field(default_factory=list)
@@ -114,6 +121,50 @@ def _keep_cancelled(state: LoopState, runner: ToolRunner, left: list[ToolCall],
             output=prompts.CANCELLED_CALL if n == 0 else prompts.NOT_RUN_CANCELLED))
 
 
+def stop_warning(state: LoopState) -> str | None:
+    """What the user is told when the model's reply ended at the output limit or in a
+    refusal (None otherwise)."""
+    if state.stop_reason == "max_tokens":
+        what = ("; a tool call was cut while its arguments were written and was not run"
+                if state.cut_calls else "")
+        return (f"the reply was cut: the model reached its output limit of "
+                f"{state.output_limit} tokens{what}. Send \"continue\" to let it go on.")
+    if state.stop_reason == "refusal":
+        why = f": {state.stop_detail}" if state.stop_detail else ""
+        return (f"the model declined to go on (refusal){why}. Rephrase the request (edit it "
+                f"or fork from an earlier message): the same conversation may be refused again.")
+    return None
+
+
+def _not_run(state: LoopState, emit: Callable[[str, dict[str, Any]], None],
+             runner: ToolRunner, ready: list[ToolCall], cut: list[ToolCallCut],
+             step: int) -> list[ToolCall]:
+    """Record the calls of a response that ended at the output limit or in a refusal: none
+    runs (a cut call's arguments are incomplete, and the others were written by a reply that
+    never finished), each is shown failed with why, so the model is told on the next turn.
+    Returns the calls as the transcript keeps them (a cut call with no arguments)."""
+    why = (prompts.CUT_BY_LIMIT.format(limit=state.output_limit)
+           if state.stop_reason == "max_tokens" else prompts.NOT_RUN_REFUSED)
+    kept: list[ToolCall] = []
+    for call, partial in [*((c, None) for c in ready),
+                          *((ToolCall(id=new_id("call_"), name=c.name or "unknown"), c.partial)
+                            for c in cut)]:
+        tool = runner.tools.get(call.name)
+        output = why
+        if partial is not None:
+            state.cut_calls += 1
+            output = prompts.CUT_CALL.format(limit=state.output_limit, chars=len(partial))
+        record = ToolCallRecord(id=call.id, name=call.name, kind=tool.kind if tool else "other",
+                                input=call.arguments, status="failed", step=step,
+                                title=call.name, output=output)
+        emit("tool.started", {"tool_call_id": call.id, "name": call.name, "kind": record.kind,
+                              "title": record.title, "input": call.arguments})
+        emit("tool.finished", {"tool_call_id": call.id, "status": "failed", "output": output})
+        state.tool_calls.append(record)
+        kept.append(call)
+    return kept
+
+
 async def agent_loop(*, provider: Provider, system: str, messages: list[Message] | Transcript,
                      runner: ToolRunner, bus: EventBus, control: TurnControl,
                      state: LoopState | None = None, hooks: LoopHooks | None = None,
@@ -126,7 +177,9 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
     prepared history is shared, not copied).
     """
     state = state if state is not None else LoopState()
+    state.output_limit = max_output_tokens
     hooks = hooks or LoopHooks()
+    pauses = 0
     specs = runner.tools.specs()
     sid, tid = runner.ctx.session_id, runner.ctx.turn_id
 
@@ -140,18 +193,19 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
             note = prompts.ITERATION_CAP.format(cap=max_iterations)
             state.steps.append(note)
             emit("text.delta", {"text": f"\n\n{note}"})
-            state.stop_reason = "max_tokens"
+            state.stop_reason = "max_iterations"
             break
         state.model_calls += 1
         step = len(state.steps)
         state.steps.append("")
         calls: list[ToolCall] = []
+        cut: list[ToolCallCut] = []
         emit("model.response_started", {"model": provider.model, "step": step})
         request = ModelRequest(system=system, messages=messages, tools=specs,
                                max_output_tokens=max_output_tokens, cancel=control.cancel)
 
         async def consume(step: int = step, calls: list[ToolCall] = calls,
-                          request: ModelRequest = request) -> None:
+                          cut: list[ToolCallCut] = cut, request: ModelRequest = request) -> None:
             async for ev in provider.stream(request):
                 if isinstance(ev, TextDelta):
                     state.steps[step] += ev.text
@@ -160,18 +214,38 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                     # Providers reuse ids (a restarted offline model, "call_0" every step); the
                     # server's own id is unique for the session's life, and editors key on it.
                     calls.append(ev.call.model_copy(update={"id": new_id("call_")}))
+                elif isinstance(ev, ToolCallCut):
+                    cut.append(ev)
                 elif isinstance(ev, StreamEnd):
                     state.usage = state.usage.add(ev.usage)
                     if state.first_call_usage is None:
                         state.first_call_usage = ev.usage
                     state.stop_reason = ev.stop_reason
+                    state.stop_detail = ev.detail
 
         await _race(consume(), control.cancel)
         emit("model.response_completed", {"model": provider.model, "step": step,
-                                          "tool_calls": len(calls)})
-        messages.append(Message(role="assistant", content=state.steps[step], tool_calls=calls))
+                                          "tool_calls": len(calls) + len(cut),
+                                          "stop_reason": state.stop_reason})
+        halted = state.stop_reason in HALTING
+        if halted and (calls or cut):
+            calls = _not_run(state, emit, runner, calls, cut, step)
+            messages.append(Message(role="assistant", content=state.steps[step],
+                                    tool_calls=calls))
+            messages.extend(Message(role="tool", content=r.output or "", tool_call_id=r.id,
+                                    name=r.name, is_error=True)
+                            for r in state.tool_calls[-len(calls):])
+        else:
+            messages.append(Message(role="assistant", content=state.steps[step],
+                                    tool_calls=calls))
         if hooks.on_step_finished:
             hooks.on_step_finished(state)
+        if halted:
+            break
+        if state.stop_reason == "pause_turn" and not calls and pauses < MAX_PAUSES:
+            pauses += 1  # the server paused a long turn: sent back as it is, it goes on
+            continue
+        pauses = 0
         if not calls:
             steering = control.take_steering()
             if steering:

@@ -24,3 +24,11 @@ ITERATION_CAP = "[stopped: the turn reached its limit of {cap} model calls]"
 def system_prompt(workspace: str) -> str:
     """The system prompt for a workspace."""
     return SYSTEM_PROMPT.format(workspace=workspace)
+CUT_CALL = ("Not run: your reply reached the output limit ({limit} tokens) while you were "
+            "writing this call's arguments ({chars} characters came, the JSON was incomplete). "
+            "Nothing was changed. Make the call again with smaller arguments (for example, "
+            "write a long file in parts, or change it with several small edits).")
+CUT_BY_LIMIT = ("Not run: your reply reached the output limit ({limit} tokens) before it "
+                "ended, so its tool calls were not run. Make the call again if it is still "
+                "needed.")
+NOT_RUN_REFUSED = "Not run: the reply ended in a refusal."

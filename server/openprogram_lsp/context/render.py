@@ -25,6 +25,9 @@ COMPACT_COMMAND = "/compact"
 SUMMARY_HEADER = "[Summary of the earlier conversation, written when the context was compacted]"
 
 Rendered = tuple[list[Message], int]
+_STOP_NOTES = {"max_tokens": "[reply cut: the output limit was reached]",
+               "refusal": "[reply ended in a refusal]"}
+"""What the model is told of its own reply that ended badly (``metadata.stop``)."""
 
 
 def is_compact_command(text: str) -> bool:
@@ -106,10 +109,12 @@ def _render_assistant(node: Node) -> Rendered:
                 for said in before[i]:
                     out.append({"role": "user", "content": said})
                     tokens += _tokens(said)
-    if node.status in ("error", "cancelled", "interrupted") and out:
+    note = (f"[turn {node.status}]" if node.status in ("error", "cancelled", "interrupted")
+            else _STOP_NOTES.get(meta.get("stop") or "") if meta else None)
+    if note and out:
         fields = out[-1]
         tokens -= _tokens(fields["content"])
-        fields["content"] += f"\n[turn {node.status}]"
+        fields["content"] += f"\n{note}"
         tokens += _tokens(fields["content"])
     return list(map(_new_message, out)), tokens
 

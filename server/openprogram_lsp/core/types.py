@@ -13,12 +13,13 @@ from pydantic.alias_generators import to_camel
 
 Role = Literal["user", "assistant", "tool", "summary", "system"]
 NodeStatus = Literal["running", "done", "error", "cancelled", "interrupted"]
-TurnStatus = Literal["done", "error", "cancelled"]
+TurnStatus = Literal["done", "error", "cancelled", "truncated", "refused"]
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 PermissionMode = Literal["ask", "accept-edits", "plan", "bypass"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "accept-edits", "plan", "bypass")
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "cancelled", "error"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal",
+                     "pause_turn", "max_iterations", "cancelled", "error"]
 
 
 def _wire_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:

@@ -11,7 +11,7 @@ from openprogram_lsp.agent.loop import LoopState
 from openprogram_lsp.context.commit import context_digest
 from openprogram_lsp.core.background import KeyedWorker
 from openprogram_lsp.core.ids import now_iso
-from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult
+from openprogram_lsp.core.types import Checkpoint, NodeStatus, TurnError, TurnResult, TurnStatus
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.session_store import SessionStore
 
@@ -58,6 +58,18 @@ def wait_for_retention(timeout: float = 30.0) -> None:
     _retention.drain(timeout)
 
 
+def turn_status(status: NodeStatus, state: LoopState) -> TurnStatus:
+    """The status a turn reports: a reply that ended well but at the output limit is
+    ``truncated``, one that ended in a refusal ``refused``."""
+    if status == "done":
+        if state.stop_reason == "max_tokens":
+            return "truncated"
+        if state.stop_reason == "refusal":
+            return "refused"
+        return "done"
+    return "cancelled" if status == "cancelled" else "error"
+
+
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
                   state: LoopState, status: NodeStatus, error: TurnError | None,
                   emit: Callable[[Event], None]) -> TurnResult:
@@ -101,6 +113,9 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
         metadata["checkpointId"] = checkpoint.id
     if error is not None:
         metadata["error"] = error.wire()
+    ended = turn_status(status, state)
+    if ended in ("truncated", "refused"):  # the model is told on the next turn (render)
+        metadata["stop"] = state.stop_reason
     if warnings:
         metadata["warnings"] = warnings
     store.update_node(sid, tid, text=text, status=status,
@@ -124,8 +139,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     result = TurnResult(
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
         head_id=store.head(sid) or tid,
-        status="done" if status == "done" else ("cancelled" if status == "cancelled"
-                                                 else "error"),
+        status=ended,
         text=text, usage=state.usage, checkpoint=checkpoint, error=error,
         warnings=warnings or None)
     emit(make_event("turn.finished", result.payload(), session_id=sid, turn_id=tid,

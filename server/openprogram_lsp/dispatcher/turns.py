@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.agent.control import TurnControl
-from openprogram_lsp.agent.loop import LoopHooks, LoopState
+from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.core.chain import NodeChain
@@ -525,7 +525,11 @@ class Dispatcher:
                        state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
                                                     on_tool_started=persist_started,
                                                     before_stop=before_stop))
-        if not state.text and not state.tool_calls and not turn.control.cancelled:
+        ending = stop_warning(state)
+        if ending is not None:
+            log.info("turn %s: %s", turn.turn_id, ending)
+            turn.warnings.append(ending)
+        elif not state.text and not state.tool_calls and not turn.control.cancelled:
             empty = "the model sent an empty reply (no text and no tool calls)"
             log.warning("turn %s: %s", turn.turn_id, empty)
             turn.warnings.append(empty)

@@ -14,6 +14,7 @@ from openprogram_lsp.providers.base import (
     ProviderEvent,
     StreamEnd,
     TextDelta,
+    ToolCallCut,
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
@@ -34,7 +35,8 @@ _STOP: dict[str, StopReason] = {
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
-    "pause_turn": "end_turn",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
     "model_context_window_exceeded": "max_tokens",
 }
 _RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
@@ -127,6 +129,8 @@ class _Block:
     name: str = ""
     json: list[str] = field(default_factory=list)
     input: dict[str, Any] = field(default_factory=dict)
+    stopped: bool = False  # its content_block_stop came
+    bad: ProviderError | None = None  # its arguments did not parse (cut, or malformed)
 
 
 class MessagesDecoder:
@@ -141,6 +145,7 @@ class MessagesDecoder:
         self._raw_usage: dict[str, int] = {}
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
+        self.stop_detail: str | None = None  # a refusal's explanation (``stop_details``)
         self.started = False
         self.done = False
 
@@ -168,6 +173,9 @@ class MessagesDecoder:
             delta = obj.get("delta") or {}
             if delta.get("stop_reason"):
                 self.stop_reason = str(delta["stop_reason"])
+            details = delta.get("stop_details") or obj.get("stop_details")
+            if isinstance(details, dict) and details.get("explanation"):
+                self.stop_detail = str(details["explanation"])
             self._merge_usage(obj.get("usage"))
         elif kind == "message_stop":
             self.done = True
@@ -210,7 +218,12 @@ class MessagesDecoder:
             return []
         if not b.name:
             raise ProviderError("the model sent a tool call without a name", provider=NAME)
-        args = (parse_arguments("".join(b.json), b.name, NAME) if b.json else b.input)
+        b.stopped = True
+        try:
+            args = (parse_arguments("".join(b.json), b.name, NAME) if b.json else b.input)
+        except ProviderError as exc:  # cut by max_tokens, or malformed: finish() tells
+            b.bad = exc
+            return []
         return [ToolCallReady(ToolCall(id=b.id, name=b.name, arguments=args))]
 
     def _merge_usage(self, raw: Any) -> None:
@@ -233,13 +246,19 @@ class MessagesDecoder:
         if not self.done:
             raise ProviderError("the stream ended before the response was complete",
                                 provider=NAME, retryable=True)
-        if self.stop_reason == "refusal":
-            raise ProviderError("the model declined to continue (stop reason: refusal)",
-                                provider=NAME)
         stop = _STOP.get(self.stop_reason or "", "end_turn")
-        if any(b.type == "tool_use" for b in self.blocks.values()):
+        out: list[ProviderEvent] = []
+        for b in self.blocks.values():
+            if b.type != "tool_use" or (b.stopped and b.bad is None):
+                continue
+            if stop != "max_tokens":  # a call left unfinished without the limit to blame
+                raise b.bad or ProviderError(f"the model's tool call {b.name!r} never ended",
+                                             provider=NAME)
+            out.append(ToolCallCut(b.id, b.name, "".join(b.json)))
+        if stop == "end_turn" and any(b.type == "tool_use" for b in self.blocks.values()):
             stop = "tool_use"
-        return [StreamEnd(stop, self.usage)]
+        out.append(StreamEnd(stop, self.usage, self.stop_detail if stop == "refusal" else None))
+        return out
 
 
 class AnthropicProvider(HttpProvider):

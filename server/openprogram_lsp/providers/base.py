@@ -25,14 +25,26 @@ class ToolCallReady:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallCut:
+    """A tool call the output limit cut while its arguments were being written: never run,
+    reported to the model and the user (``partial`` is the JSON text that came)."""
+
+    id: str
+    name: str
+    partial: str
+
+
+@dataclass(frozen=True, slots=True)
 class StreamEnd:
-    """The end of one model response."""
+    """The end of one model response; ``detail`` says more about a refusal (the provider's
+    explanation) when there is something to say."""
 
     stop_reason: StopReason = "end_turn"
     usage: Usage = field(default_factory=Usage)
+    detail: str | None = None
 
 
-ProviderEvent = TextDelta | ToolCallReady | StreamEnd
+ProviderEvent = TextDelta | ToolCallReady | ToolCallCut | StreamEnd
 
 
 @dataclass(slots=True)

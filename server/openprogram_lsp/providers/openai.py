@@ -16,6 +16,7 @@ from openprogram_lsp.providers.base import (
     ProviderEvent,
     StreamEnd,
     TextDelta,
+    ToolCallCut,
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
@@ -32,7 +33,9 @@ _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
+    "content_filter": "refusal",
 }
+CONTENT_FILTER = "the server's content filter stopped the response"
 
 
 def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -107,6 +110,7 @@ class ChatDecoder:
         self.choice_seen = False  # any chunk carried choice 0 (else the answer was empty)
         self.first_chunk = ""  # what came back first, named when no choice ever came
         self.chunks = 0
+        self.refused = False  # a ``delta.refusal`` came: the model declined
 
     def feed(self, event: str, data: str) -> list[ProviderEvent]:
         """Decode one ``data:`` payload."""
@@ -136,6 +140,10 @@ class ChatDecoder:
             content = delta.get("content")
             if content:
                 out.append(TextDelta(str(content)))
+            refusal = delta.get("refusal")
+            if isinstance(refusal, str) and refusal:  # shown as the reply: it is what was said
+                self.refused = True
+                out.append(TextDelta(refusal))
             for tc in delta.get("tool_calls") or ():
                 self._add_fragment(tc)
             if choice.get("finish_reason"):
@@ -177,22 +185,31 @@ class ChatDecoder:
                     if self.chunks else "an empty stream ([DONE] and nothing before it)")
             raise ProviderError(f"the server's response held no choices (no text, no tool "
                                 f"calls, no finish reason): it sent {sent}", provider=NAME)
+        reason = self.finish_reason or ""
+        stop: StopReason = _STOP.get(reason, "end_turn")
+        if self.refused and stop == "end_turn":
+            stop = "refusal"
         out: list[ProviderEvent] = []
         for idx in sorted(self.calls):
             part = self.calls[idx]
             if not part.name:
                 raise ProviderError(f"the model sent tool call #{idx} without a name",
                                     provider=NAME)
-            out.append(ToolCallReady(ToolCall(
-                id=part.id or new_id("call_"), name=part.name,
-                arguments=parse_arguments("".join(part.args), part.name))))
-        reason = self.finish_reason
-        if reason == "content_filter":
-            raise ProviderError("the response was stopped by the content filter", provider=NAME)
-        stop: StopReason = _STOP.get(reason or "", "end_turn")
-        if self.calls:
+            raw = "".join(part.args)
+            call_id = part.id or new_id("call_")
+            if stop == "max_tokens":  # the limit may have cut the arguments mid-way
+                try:
+                    args = parse_arguments(raw, part.name)
+                except ProviderError:
+                    out.append(ToolCallCut(call_id, part.name, raw))
+                    continue
+            else:
+                args = parse_arguments(raw, part.name)
+            out.append(ToolCallReady(ToolCall(id=call_id, name=part.name, arguments=args)))
+        if self.calls and stop in ("end_turn", "stop_sequence"):
             stop = "tool_use"
-        out.append(StreamEnd(stop, self.usage))
+        out.append(StreamEnd(stop, self.usage,
+                             CONTENT_FILTER if reason == "content_filter" else None))
         return out
 
 

@@ -720,7 +720,7 @@ M.event_types = {
 ---@field parentSessionId? string|vim.NIL
 ---@field parentTurnId? string|vim.NIL
 ---@field branchFrom? string|vim.NIL
----@field status? 'done'|'error'|'cancelled'|vim.NIL subagent.ended only
+---@field status? 'done'|'error'|'cancelled'|'truncated'|'refused'|vim.NIL subagent.ended only
 ---@field headId? string|vim.NIL subagent.ended: the child's branch tip
 ---@field checkpointId? string|vim.NIL
 ---@field error? string|vim.NIL
@@ -782,7 +782,7 @@ M.event_types = {
 ---@field userNodeId string
 ---@field assistantNodeId string
 ---@field headId string
----@field status 'done'|'error'|'cancelled'
+---@field status 'done'|'error'|'cancelled'|'truncated'|'refused'
 ---@field text string
 ---@field usage openprogram.Usage
 ---@field checkpoint openprogram.Checkpoint|vim.NIL
