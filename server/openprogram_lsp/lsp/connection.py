@@ -2,6 +2,9 @@
 
 With a token, the first message must be ``initialize`` carrying
 ``initializationOptions.token``; anything else is answered with -32006 and the link closed.
+The LSP lifecycle holds on every link: a request before ``initialize`` is answered -32002
+(ServerNotInitialized), one after ``shutdown`` -32600, and notifications then are dropped
+(``exit`` excepted).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
 from openprogram_lsp.core.errors import Unauthorized
+from openprogram_lsp.core.jsonrpc import INVALID_REQUEST
 from openprogram_lsp.lsp.framing import (
     FrameError,
     HttpRequest,
@@ -27,6 +31,7 @@ from openprogram_lsp.lsp.framing import (
 )
 
 log = logging.getLogger(__name__)
+SERVER_NOT_INITIALIZED = -32002
 
 
 def _token_of(message: dict[str, Any]) -> str | None:
@@ -50,6 +55,7 @@ class Connection:
         self._close = close
         self.closed = False
         self.reason = ""
+        self.initialized = False  # ``initialize`` arrived on this link
 
     def send(self, data: dict[str, Any]) -> None:
         """Write one message (best effort: the peer may be gone)."""
@@ -108,7 +114,32 @@ class Connection:
         self.close("unauthenticated client")
         return False
 
+    def _lifecycle(self, message: dict[str, Any]) -> bool:
+        """Whether the message may run now; answers the requests that may not."""
+        method = message.get("method")
+        if method is None or method == "exit":  # responses, and exit at any time
+            return True
+        error: tuple[int, str] | None = None
+        if getattr(self.protocol, "_shutdown", False):
+            error = (INVALID_REQUEST, f"{method}: the server is shutting down (shutdown was "
+                                      "requested; only exit is accepted)")
+        elif method == "initialize":
+            if not self.initialized:
+                self.initialized = True
+                return True
+            error = (INVALID_REQUEST, "initialize: the server is already initialized")
+        elif not self.initialized:
+            error = (SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized "
+                                             "(send initialize first)")
+        if error is None:
+            return True
+        if "id" in message:
+            self.send(error_response(message["id"], *error))
+        return False
+
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if not self._lifecycle(message):
+            return
         try:
             structured = self.protocol.structure_message(message)
         except JsonRpcException as exc:  # params of a standard method that do not structure

@@ -8,12 +8,13 @@ dropped. This reader replaces it (see ``docs/decisions/framing.md``).
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+from openprogram_lsp.core import jsonrpc
+from openprogram_lsp.core.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
+
+__all__ = ["FrameError", "HttpRequest", "Limits", "error_response", "parse_message", "read_body"]
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 MAX_HEADER_LINE = 8 * 1024
 MAX_HEADERS = 32
@@ -134,32 +135,11 @@ async def _exactly(reader: asyncio.StreamReader, length: int, stall: float) -> b
 
 
 def parse_message(body: bytes) -> dict[str, Any]:
-    """A JSON-RPC 2.0 message object from a body (errors per the JSON-RPC spec, not fatal)."""
+    """A JSON-RPC 2.0 message object from a body (errors per the JSON-RPC spec, not fatal;
+    nesting is limited before parsing, see ``core.jsonrpc``)."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FrameError(PARSE_ERROR, f"invalid JSON: {exc}", fatal=False) from None
-    if isinstance(data, list):
-        raise FrameError(INVALID_REQUEST, "batches are not supported", fatal=False)
-    if not isinstance(data, dict):
-        raise FrameError(INVALID_REQUEST, "a message must be a JSON object", fatal=False)
-    msg_id = data.get("id")
-    known_id = msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
-    if data.get("jsonrpc") != "2.0":
-        raise FrameError(INVALID_REQUEST, 'missing or wrong "jsonrpc" (must be "2.0")',
-                         msg_id=known_id, fatal=False)
-    if "id" in data and known_id is None and data["id"] is not None:
-        raise FrameError(INVALID_REQUEST, '"id" must be a string or a number', fatal=False)
-    method = data.get("method")
-    if "method" in data and not isinstance(method, str):
-        raise FrameError(INVALID_REQUEST, '"method" must be a string', msg_id=known_id,
-                         fatal=False)
-    if method is None and "result" not in data and "error" not in data:
-        raise FrameError(INVALID_REQUEST, "neither a request, a notification nor a response",
-                         msg_id=known_id, fatal=False)
-    return data
+        return jsonrpc.parse_message(body)
+    except jsonrpc.MessageError as err:
+        raise FrameError(err.code, err.message, msg_id=err.msg_id, fatal=False) from None
 
 
-def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC error response (``id`` null when it could not be read)."""
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
