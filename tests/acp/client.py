@@ -209,15 +209,14 @@ async def initialize(conn: ClientSideConnection, client: RecordingClient) -> Any
 async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
                      ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """Our agent and the SDK client on one loop, over a real socket pair (ndjson frames)."""
-    from acp.agent.connection import AgentSideConnection
-
     from openprogram_lsp.acp.server import attach
+    from openprogram_lsp.acp.transport import connect
 
     agent = attach(dispatcher, **agent_kw)
     a, b = socket.socketpair()
     a_reader, a_writer = await asyncio.open_connection(sock=a)
     b_reader, b_writer = await asyncio.open_connection(sock=b)
-    agent_conn = AgentSideConnection(agent, a_writer, a_reader, listening=False)  # type: ignore[arg-type]
+    agent_conn = connect(agent, a_reader, a_writer)  # type: ignore[arg-type]
     serving = asyncio.ensure_future(agent_conn.listen())
     conn = ClientSideConnection(client, b_writer, b_reader,
                                 use_unstable_protocol=client.elicitation)

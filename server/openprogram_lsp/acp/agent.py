@@ -40,6 +40,7 @@ from openprogram_lsp.acp.stream import TurnStream
 from openprogram_lsp.acp.toolsources import NoToolSources, ToolSources
 from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, camel_keys, replay
 from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES, Node, PermissionMode, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
@@ -142,6 +143,17 @@ class OpenProgramAgent:
             return sess.workspace
         meta_ws = self.dispatcher.services.store.meta(session_id).get("workspace")
         return Path(meta_ws) if meta_ws else Path(self.dispatcher.services.workspace)
+
+    def approval_timeout_of(self, session_id: str) -> float | None:
+        """How long a permission request waits: the session's workspace config says
+        (``approval_timeout``), else what the agent was started with."""
+        try:
+            settings = self.dispatcher.services.workspace_settings(self.workspace_of(session_id))
+            if settings is not None and self.dispatcher.services.settings_for is not None:
+                return settings.get(CoreSettings).approval_timeout
+        except (OpenProgramError, OSError):  # a broken workspace file fails its turns instead
+            log.debug("no approval_timeout for %s", session_id, exc_info=True)
+        return self.approval_timeout
 
     def approved(self, session_id: str, tool_call_id: str) -> None:
         sess = self.sessions.get(session_id)

@@ -46,7 +46,6 @@ class Host(Protocol):
     """The agent's side: connection, ordering, capabilities, workspaces and notices."""
 
     peer: Peer | None
-    approval_timeout: float | None
     question_timeout: float | None
 
     async def flush(self) -> None: ...
@@ -54,6 +53,8 @@ class Host(Protocol):
     def elicits(self) -> bool: ...
 
     def workspace_of(self, session_id: str) -> Path: ...
+
+    def approval_timeout_of(self, session_id: str) -> float | None: ...
 
     def approved(self, session_id: str, tool_call_id: str) -> None: ...
 
@@ -95,7 +96,7 @@ class AcpApprover:
         try:
             resp = await _ask(self.host, lambda p: p.request_permission(
                 session_id=request.session_id, tool_call=update, options=options),
-                self.host.approval_timeout)
+                self.host.approval_timeout_of(request.session_id))
         except Exception as exc:  # the client answered with an error
             log.info("permission request failed: %s", exc)
             return PermissionOutcome(outcome="cancelled", reason=f"client error: {exc}")

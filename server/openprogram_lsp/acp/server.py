@@ -10,14 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from acp.agent.connection import AgentSideConnection
-
 from acp import Agent
 from openprogram_lsp.acp.agent import OpenProgramAgent
 from openprogram_lsp.acp.approvals import AcpApprover, AcpAsker
 from openprogram_lsp.acp.editor import AcpEditor
 from openprogram_lsp.acp.stdio import open_streams
 from openprogram_lsp.acp.toolsources import ToolSources
+from openprogram_lsp.acp.transport import connect
+from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
 
@@ -65,7 +65,7 @@ async def run(dispatcher: Dispatcher, frames: BinaryIO, *, mode: PermissionMode 
                    approval_timeout=approval_timeout)
     reader, writer = await open_streams(frames)
     # The SDK routes only the methods an agent has; ours lacks the unstable ones on purpose.
-    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
+    conn = connect(cast(Agent, agent), reader, writer)
     try:
         await conn.listen()
     finally:
@@ -79,6 +79,8 @@ def serve(args: argparse.Namespace, frames: BinaryIO, build: Callable[[], Dispat
     configure_logging(getattr(args, "log_file", None))
     dispatcher = build()
     mode = dispatcher.services.permission_mode
+    settings = dispatcher.services.settings
+    timeout = settings.get(CoreSettings).approval_timeout if settings is not None else 600.0
     asyncio.run(run(dispatcher, frames, mode=mode, tool_sources=tool_sources(),
-                    approval_timeout=600.0))
+                    approval_timeout=timeout))
     return 0
