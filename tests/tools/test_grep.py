@@ -12,7 +12,8 @@ import pytest
 
 from openprogram_lsp.core.errors import ToolError, WorkspaceEscape
 from openprogram_lsp.tools.base import ToolContext
-from openprogram_lsp.tools.builtin.search import MAX_MATCHES, Grep, rg_binary
+from openprogram_lsp.tools.builtin.descriptions import GREP_HEAD_LIMIT
+from openprogram_lsp.tools.builtin.search import COUNT_MORE, Grep, rg_binary
 
 
 async def grep(ws: Path, pattern: str, path: str = ".") -> str:
@@ -67,7 +68,9 @@ async def test_odd_file_names_and_long_lines(workspace: Path) -> None:
 async def test_match_cap_and_invalid_pattern(workspace: Path) -> None:
     (workspace / "many.txt").write_text("hit\n" * 5000)
     out = await grep(workspace, "hit")
-    assert out.count("\n") == MAX_MATCHES and "stopped at 200 matches" in out
+    assert out.count("\n") == GREP_HEAD_LIMIT
+    assert out.endswith(f"\n[{5000 - GREP_HEAD_LIMIT:,} more lines left out; narrow the "
+                        f"search, or read on with offset={GREP_HEAD_LIMIT}]")
     with pytest.raises(ToolError, match="regex parse error"):
         await grep(workspace, "(unclosed")
 
@@ -112,7 +115,10 @@ async def test_200_mb_file_in_bounded_memory(workspace: Path) -> None:
     sampler.start()
     try:
         assert await grep(workspace, "NOPE") == "no matches"
-        assert (await grep(workspace, "lazy dog")).count("\n") == MAX_MATCHES
+        out = await grep(workspace, "lazy dog")
+        assert out.count("\n") == GREP_HEAD_LIMIT
+        assert out.endswith(f"[at least {COUNT_MORE:,} more lines left out; narrow the search, "
+                            f"or read on with offset={GREP_HEAD_LIMIT}]")
     finally:
         stop.set()
         sampler.join()
@@ -193,3 +199,103 @@ async def test_dirty_buffers_are_searched_as_the_user_sees_them(workspace: Path)
     assert (await run("a.py"))[1:] == ["a.py:2: needle = 2"]
     assert (await run("new.py"))[1:] == ["new.py:1: needle, not saved yet"]
     assert await run("b.py") == ["b.py:1: needle"]  # clean: no note
+
+
+async def rich(ws: Path, **args: object) -> str:
+    tool = Grep()
+    out = await tool.run(tool.parse(args), ToolContext(workspace=ws))
+    return out.text
+
+
+async def test_results_are_sorted_by_path_then_line(workspace: Path) -> None:
+    names = [f"d{i % 4}/sub{i % 3}/f{i:02}.txt" for i in range(40)] + ["a.txt", "d1.txt", "z.py"]
+    for name in names:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("x\nneedle one\nneedle two\n")
+    expected = [f"{n}:{line}: needle {w}" for n in sorted(names, key=lambda n: n.split("/"))
+                for line, w in ((2, "one"), (3, "two"))]
+    for _ in range(3):  # ripgrep's parallel walk would shuffle these
+        assert (await rich(workspace, pattern="needle", head_limit=0)).splitlines() == expected
+
+
+async def test_output_modes(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.py").write_text("import os\nos.path\nprint(os)\n")
+    (workspace / "src" / "b.ts").write_text("const os = 1;\n")
+    (workspace / "README.md").write_text("no match\n")
+    assert await rich(workspace, pattern="os", output_mode="files_with_matches") == \
+        "src/a.py\nsrc/b.ts"
+    assert await rich(workspace, pattern=r"\bos\b", output_mode="count") == \
+        "src/a.py:3\nsrc/b.ts:1"
+    assert await rich(workspace, pattern="os", output_mode="count", path="src/a.py") == \
+        "src/a.py:3"
+
+
+async def test_context_lines_and_separators(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    out = await rich(workspace, pattern="line (5|15)$", context=1)
+    assert out.splitlines() == ["f.txt-4- line 4", "f.txt:5: line 5", "f.txt-6- line 6", "--",
+                                "f.txt-14- line 14", "f.txt:15: line 15", "f.txt-16- line 16"]
+    assert (await rich(workspace, pattern="line 5$", **{"-B": 2})).splitlines() == [
+        "f.txt-3- line 3", "f.txt-4- line 4", "f.txt:5: line 5"]
+    assert (await rich(workspace, pattern="line 20$", after=3)).splitlines() == [
+        "f.txt:20: line 20"]
+
+
+async def test_glob_type_and_case_filters(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.py").write_text("Needle\n")
+    (workspace / "src" / "b.ts").write_text("needle\n")
+    (workspace / "c.md").write_text("NEEDLE\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "x.py").write_text("needle\n")
+    assert await rich(workspace, pattern="needle") == "src/b.ts:1: needle"
+    assert await rich(workspace, pattern="needle", case_insensitive=True) == \
+        "c.md:1: NEEDLE\nsrc/a.py:1: Needle\nsrc/b.ts:1: needle"
+    assert await rich(workspace, pattern="needle", **{"-i": True}, glob="*.py") == \
+        "src/a.py:1: Needle"
+    assert await rich(workspace, pattern="needle", **{"-i": True}, glob="!*.md") == \
+        "src/a.py:1: Needle\nsrc/b.ts:1: needle"
+    assert await rich(workspace, pattern="needle", **{"-i": True}, type="ts") == \
+        "src/b.ts:1: needle"
+    # a glob cannot bring back what the walk always leaves out
+    assert await rich(workspace, pattern="needle", glob=".git/**") == "no matches"
+    assert await rich(workspace, pattern="needle", glob="**/*.py") == "no matches"
+    with pytest.raises(ToolError, match="type"):
+        Grep().parse({"pattern": "x", "type": "--pre=sh"})
+    with pytest.raises(ToolError, match="grep failed"):
+        await rich(workspace, pattern="x", type="nosuchtype")
+
+
+async def test_head_limit_and_offset_page_through(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("".join(f"hit {i}\n" for i in range(1, 11)))
+    first = await rich(workspace, pattern="hit", head_limit=4)
+    assert first.splitlines() == ["f.txt:1: hit 1", "f.txt:2: hit 2", "f.txt:3: hit 3",
+                                  "f.txt:4: hit 4",
+                                  "[6 more lines left out; narrow the search, or read on with "
+                                  "offset=4]"]
+    last = await rich(workspace, pattern="hit", head_limit=4, offset=8)
+    assert last.splitlines() == ["f.txt:9: hit 9", "f.txt:10: hit 10"]
+    assert await rich(workspace, pattern="hit", offset=50) == \
+        "[no results after offset 50: there are 10]"
+
+
+async def test_multiline(workspace: Path) -> None:
+    (workspace / "f.py").write_text("def f(\n    a,\n):\n    pass\n")
+    assert await rich(workspace, pattern=r"def f\(\s*a") == "no matches"
+    assert (await rich(workspace, pattern=r"def f\(\s*a", multiline=True)).splitlines() == [
+        "f.py:1: def f(", "f.py:2:     a,"]
+
+
+async def test_filters_apply_to_dirty_buffers(workspace: Path) -> None:
+    (workspace / "a.py").write_text("old\n")
+    (workspace / "b.md").write_text("old\n")
+    dirty = _Dirty({workspace / "a.py": "needle\n", workspace / "b.md": "needle\n",
+                    workspace / "new.py": "needle\n"})
+    tool = Grep()
+    ctx = ToolContext(workspace=workspace, buffers=dirty)
+    out = await tool.run(tool.parse({"pattern": "needle", "glob": "*.py"}), ctx)
+    assert out.text.splitlines()[1:] == ["a.py:1: needle"]  # new.py: no file to filter
+    out = await tool.run(tool.parse({"pattern": "needle", "output_mode": "files_with_matches"}),
+                         ctx)
+    assert out.text.splitlines()[1:] == ["a.py", "b.md", "new.py"]

@@ -47,11 +47,12 @@ GREP: Final = f"""\
 Search file contents with a regular expression (ripgrep: Rust regex syntax, linear time, no \
 backreferences or look-around; escape literal braces and dots, e.g. `fn \\{{` or `a\\.b`). \
 Files ignored by .gitignore and binary files are skipped. Choose `output_mode`: \
-"files_with_matches" (default) lists the files that match, "content" prints matching lines \
-as `path:line: text` (with `context`, `before` or `after` lines around each match, printed as \
-`path-line- text`), "count" prints `path:count`. Narrow the search with `path` (a file or \
-folder), `glob` (e.g. `*.py` or `src/**/*.ts`; several separated by commas) or `type` \
-(ripgrep's file types: py, js, ts, rust, go, java, c, cpp, md, ...), and set \
+"content" (default) prints matching lines as `path:line: text` (with `context`, `before` or \
+`after` lines around each match, printed as `path-line- text`, groups separated by `--`), \
+"files_with_matches" lists only the files that match, "count" prints `path:matches`. Narrow \
+the search with `path` (a file or folder), `glob` (e.g. `*.py`, `src/**/*.ts`, \
+`*.{{ts,tsx}}`, or `!*.md` to leave files out) or `type` (ripgrep's file types: py, js, ts, \
+rust, go, java, c, cpp, md, ...), set `multiline` for a pattern that spans lines, and set \
 `case_insensitive` when case does not matter. Results are sorted by path, then line. At most \
 `head_limit` result lines are returned (default {GREP_HEAD_LIMIT}); the result then says how \
 many were left out, and `offset` skips that many lines to page on. Use grep to find where \

@@ -16,32 +16,92 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import stat
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.builtin.descriptions import GREP, GREP_HEAD_LIMIT
 from openprogram_lsp.tools.paths import confined, protected_below
 from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 
-MAX_MATCHES = 200
+MAX_HEAD_LIMIT = 2_000  # the most result lines one call returns
 MAX_LINE_CHARS = 300
+MAX_CONTEXT = 50
+COUNT_MORE = 10_000  # past the page, results are counted up to this many
 TIMEOUT = 30.0
 SKIP_DIRS = ("node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
              ".ruff_cache", ".tox")
 _MAX_RECORD = 64 * 1024  # longer than any record rg prints with --max-columns
+_LINE = re.compile(rb"(\d+)([:-])(.*)", re.DOTALL)
+
+OutputMode = Literal["content", "files_with_matches", "count"]
 
 
 class GrepInput(BaseModel):
-    pattern: str = Field(description="Regular expression (Rust/RE2 syntax: no backreferences "
+    model_config = ConfigDict(populate_by_name=True)
+
+    pattern: str = Field(description="Regular expression (Rust regex syntax: no backreferences "
                                       "or look-around; matching is linear-time)")
     path: str = Field(".", description="File or directory to search, relative to the workspace")
+    output_mode: OutputMode = Field(
+        "content", description="content: matching lines as path:line: text; "
+        "files_with_matches: the paths of matching files; count: path:number of matches")
+    glob: str | None = Field(None, description="Only files whose path matches this glob, e.g. "
+                             "'*.py', 'src/**/*.ts', '*.{ts,tsx}' ('!' first: leave them out)")
+    type: str | None = Field(None, pattern=r"^[A-Za-z0-9_+-]{1,30}$",
+                             description="Only files of this ripgrep type: py, js, ts, rust, "
+                             "go, java, c, cpp, md, json, yaml, ...")
+    case_insensitive: bool = Field(False, validation_alias=AliasChoices("case_insensitive", "-i"),
+                                   description="Match regardless of case")
+    context: int | None = Field(None, ge=0, le=MAX_CONTEXT,
+                                validation_alias=AliasChoices("context", "-C"),
+                                description="Lines of context before and after each match "
+                                "(content mode)")
+    before: int | None = Field(None, ge=0, le=MAX_CONTEXT,
+                               validation_alias=AliasChoices("before", "-B"),
+                               description="Lines of context before each match (content mode)")
+    after: int | None = Field(None, ge=0, le=MAX_CONTEXT,
+                              validation_alias=AliasChoices("after", "-A"),
+                              description="Lines of context after each match (content mode)")
+    multiline: bool = Field(False, description="Let a match span lines ('.' matches newlines)")
+    head_limit: int = Field(GREP_HEAD_LIMIT, ge=0, le=MAX_HEAD_LIMIT,
+                            description="Result lines to return at most (0: the maximum, "
+                            f"{MAX_HEAD_LIMIT})")
+    offset: int = Field(0, ge=0, description="Result lines to skip first (to page on)")
+
+    def flags(self) -> list[str]:
+        """The ripgrep flags of these options (the walk's filters are separate)."""
+        argv: list[str] = []
+        if self.case_insensitive:
+            argv.append("--ignore-case")
+        if self.multiline:
+            argv += ["--multiline", "--multiline-dotall"]
+        if self.type:
+            argv += ["--type", self.type]
+        if self.output_mode == "files_with_matches":
+            argv.append("--files-with-matches")
+        elif self.output_mode == "count":
+            argv.append("--count-matches")
+        else:
+            for flag, value in (("--context", self.context), ("--before-context", self.before),
+                                ("--after-context", self.after)):
+                if value:
+                    argv += [flag, str(value)]
+        return argv
+
+    @property
+    def limit(self) -> int:
+        return self.head_limit or MAX_HEAD_LIMIT
 
 
 def rg_binary() -> str | None:
@@ -53,12 +113,16 @@ def rg_binary() -> str | None:
 
 
 def _walk_flags(skip: list[str] | None, only: list[str] | None = None,
-                not_these: list[str] | None = None) -> list[str]:
+                not_these: list[str] | None = None, globs: list[str] | None = None) -> list[str]:
     """What a walk searches: ``.gitignore`` rules, hidden files, no links, no ``.git``, no
-    ``SKIP_DIRS`` or ``skip`` (our own state); ``only`` lists, ``not_these`` leaves out files."""
+    ``SKIP_DIRS`` or ``skip`` (our own state); ``only`` lists, ``not_these`` leaves out files;
+    ``globs`` are the model's filters. Later globs win in ripgrep: the whitelists come first,
+    so no filter can bring back what the exclusions after them leave out."""
     argv = ["--hidden", "--no-require-git", "--no-follow"]
-    for rel in only or []:  # a whitelist first: the exclusions after it win
+    for rel in only or []:
         argv += ["--glob", "/" + _glob_escape(rel)]
+    for glob in globs or []:
+        argv += ["--glob", glob]
     argv += ["--glob", "!.git"]
     for d in SKIP_DIRS:
         argv += ["--glob", f"!{d}/"]
@@ -79,26 +143,55 @@ def _nice() -> list[str]:
     return [nice, "-n", "10"] if nice else []
 
 
-def _argv(rg: str, pattern: str, target: str, skip: list[str] | None = None,
+def _argv(rg: str, args: GrepInput, target: str, skip: list[str] | None = None,
           not_these: list[str] | None = None) -> list[str]:
+    """One search; a directory's walk is sorted by path (ripgrep then runs one thread) so
+    results come in the same order every time."""
+    walk = _walk_flags(skip, not_these=not_these, globs=[args.glob] if args.glob else None) \
+        if target == "." else []
     argv = [*_nice(), rg, "--no-config", "--no-heading", "--with-filename", "--line-number",
             "--null", "--color", "never", "--max-columns", str(MAX_LINE_CHARS),
-            "--max-columns-preview", *_walk_flags(skip, not_these=not_these)]
-    return [*argv, "--regexp", pattern, "--", target]
+            "--max-columns-preview", "--no-context-separator", *args.flags(), *walk]
+    if target == ".":
+        argv += ["--sort", "path"]
+    return [*argv, "--regexp", args.pattern, "--", target]
 
 
 def _display(raw: bytes) -> str:
     return raw.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\r", "\\r")
 
 
-class _Records:
-    """Parses rg's ``path NUL line:text LF`` stream with bounded buffering."""
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One result line: its file (shown, and as the sort key), and per mode its line number,
+    separator (':' a match, '-' context) and text, or the file's count."""
 
-    def __init__(self, prefix: str, single: str | None) -> None:
+    shown: str
+    key: tuple[bytes, ...]
+    line: int = 0
+    sep: str = ":"
+    text: str = ""
+
+    def render(self, mode: OutputMode) -> str:
+        if mode == "files_with_matches":
+            return self.shown
+        if mode == "count":
+            return f"{self.shown}:{self.text}"
+        return f"{self.shown}{self.sep}{self.line}{self.sep} {self.text}"
+
+
+class _Records:
+    """Parses rg's output (``path NUL line:text LF``, ``path NUL count LF`` or ``path NUL``)
+    with bounded buffering: keeps the first ``keep`` results, counts the rest."""
+
+    def __init__(self, mode: OutputMode, prefix: str, single: str | None, keep: int) -> None:
+        self.mode = mode
         self.buf = b""
         self.prefix = prefix
         self.single = single
-        self.hits: list[str] = []
+        self.keep = keep
+        self.hits: list[Hit] = []
+        self.more = 0
 
     def feed(self, chunk: bytes) -> None:
         self.buf += chunk
@@ -106,31 +199,49 @@ class _Records:
             nul = self.buf.find(b"\0")
             if nul < 0:
                 break
-            end = self.buf.find(b"\n", nul)
-            if end < 0:
-                break
-            path, rest = self.buf[:nul], self.buf[nul + 1:end]
-            self.buf = self.buf[end + 1:]
+            if self.mode == "files_with_matches":
+                path, rest, self.buf = self.buf[:nul], b"", self.buf[nul + 1:]
+            else:
+                end = self.buf.find(b"\n", nul)
+                if end < 0:
+                    break
+                path, rest = self.buf[:nul], self.buf[nul + 1:end]
+                self.buf = self.buf[end + 1:]
             self._record(path, rest)
         if len(self.buf) > _MAX_RECORD:
             self.buf = b""  # not a record rg prints: drop it rather than grow
 
+    @property
+    def done(self) -> bool:
+        """Whether enough was read: the page, and as many more as are counted."""
+        return len(self.hits) >= self.keep and self.more >= COUNT_MORE
+
     def _record(self, path: bytes, rest: bytes) -> None:
-        number, _, text = rest.partition(b":")
-        if not number.isdigit():
+        line, sep, text = 0, ":", ""
+        if self.mode == "count":
+            if not rest.strip().isdigit():
+                return
+            text = rest.strip().decode()
+        elif self.mode == "content":
+            m = _LINE.fullmatch(rest)
+            if m is None:
+                return
+            line, sep = int(m[1]), m[2].decode()
+            text = _display(m[3])[:MAX_LINE_CHARS + 40]
+        if len(self.hits) >= self.keep:
+            self.more += 1
             return
         if self.single is not None:
             shown = self.single
         else:
             rel = _display(path.removeprefix(b"./"))
             shown = rel if self.prefix == "." else f"{self.prefix}/{rel}"
-        self.hits.append(f"{shown}:{int(number)}: {_display(text)[:MAX_LINE_CHARS + 40]}")
+        self.hits.append(Hit(shown, tuple(os.fsencode(shown).split(b"/")), line, sep, text))
 
 
 class Grep(Tool):
     name = "grep"
-    description = ("Search workspace files for a regular expression (linear-time; respects "
-                   ".gitignore, skips binary files); prints path:line: text.")
+    description = GREP
     kind = "search"
     Input = GrepInput
 
@@ -150,36 +261,42 @@ class Grep(Tool):
         st = fdfs.lstat(ctx.workspace, rel)
         if st is None and Path(os.path.realpath(base)) not in dirty:
             raise ToolError(f"{args.path}: no such file or directory")
+        found = _Found(args)
         if st is not None and stat.S_ISDIR(st.st_mode):
             with fdfs.open_dir(ctx.workspace, fdfs.split(rel), rel=args.path) as fd:
                 skip = protected_below(ctx.workspace, rel)
                 inside = {_relative(p, base): text for p, text in dirty.items()}
-                searched = await self._eligible(rg, fd, skip, inside) if inside else []
-                found = _Found()
-                for name in searched:  # the editor's buffers first: what the user sees
+                searched = await self._eligible(rg, fd, skip, inside, args) if inside else []
+                for name in searched:  # the editor's buffers: what the user sees
                     shown = name if rel == "." else f"{rel}/{name}"
-                    await self._search(_argv(rg, args.pattern, "-"), None,
-                                       inside[name].encode("utf-8"), _Records(rel, shown),
+                    await self._search(_argv(rg, args, "-"), None,
+                                       inside[name].encode("utf-8"), found.records(rel, shown),
                                        found)
-                await self._search(_argv(rg, args.pattern, ".", skip, list(inside)), fd, None,
-                                   _Records(rel, None), found)
+                await self._search(_argv(rg, args, ".", skip, list(inside)), fd, None,
+                                   found.records(rel, None), found)
                 return found.output([n if rel == "." else f"{rel}/{n}" for n in searched])
-        found = _Found()
         text = dirty.get(Path(os.path.realpath(base)))
         if text is not None:
-            await self._search(_argv(rg, args.pattern, "-"), None, text.encode("utf-8"),
-                               _Records(rel, rel), found)
+            await self._search(_argv(rg, args, "-"), None, text.encode("utf-8"),
+                               found.records(rel, rel), found)
             return found.output([rel])
         with fdfs.open_regular(ctx.workspace, rel) as fd:
-            await self._search(_argv(rg, args.pattern, "-"), None, fd, _Records(rel, rel), found)
+            await self._search(_argv(rg, args, "-"), None, fd, found.records(rel, rel), found)
         return found.output([])
 
-    async def _eligible(self, rg: str, dir_fd: int, skip: list[str],
-                        dirty: dict[str, str]) -> list[str]:
+    async def _eligible(self, rg: str, dir_fd: int, skip: list[str], dirty: dict[str, str],
+                        args: GrepInput) -> list[str]:
         """Which of the dirty files (relative to the searched directory) ripgrep's walk would
         search: those on disk that ``rg --files`` lists under the same rules, and those not
-        on disk yet (a new buffer) outside the directories a walk always skips."""
-        argv = [rg, "--no-config", "--files", "--null", *_walk_flags(skip, only=list(dirty)),
+        on disk yet (a new buffer) outside the directories a walk always skips. With a glob
+        or type filter the walk lists every file it admits (a whitelist of the dirty names
+        would widen the model's filter), and a buffer not on disk, which no filter can be
+        asked about, is left out."""
+        filtered = bool(args.glob or args.type)
+        globs = [args.glob] if args.glob else None
+        kinds = ["--type", args.type] if args.type else []
+        argv = [rg, "--no-config", "--files", "--null", *kinds,
+                *_walk_flags(skip, only=None if filtered else list(dirty), globs=globs),
                 "--", "."]
         child = await spawn(*argv, cwd=f"/proc/self/fd/{dir_fd}", pass_fds=(dir_fd,),
                             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -195,13 +312,13 @@ class Grep(Tool):
         listed = {os.fsdecode(n.removeprefix(b"./")) for n in out.split(b"\0") if n}
         skipped = {".git", *SKIP_DIRS}
         return sorted(n for n in dirty if n in listed or (
-            not os.path.lexists(f"/proc/self/fd/{dir_fd}/{n}")
+            not filtered and not os.path.lexists(f"/proc/self/fd/{dir_fd}/{n}")
             and not skipped.intersection(n.split("/")[:-1])
             and not any(n == d or n.startswith(d + "/") for d in skip)))
 
     async def _search(self, argv: list[str], dir_fd: int | None,
                       stdin: int | bytes | None, records: _Records, found: _Found) -> None:
-        """Run one search, adding its hits to ``found`` until the match cap."""
+        """Run one search, keeping the results a page needs and counting some more."""
         child = await spawn(
             *argv, cwd=f"/proc/self/fd/{dir_fd}" if dir_fd is not None else None,
             pass_fds=(dir_fd,) if dir_fd is not None else (),
@@ -213,10 +330,10 @@ class Grep(Tool):
         feeding = asyncio.create_task(_feed(child, stdin)) if isinstance(stdin, bytes) else None
         deadline = time.monotonic() + TIMEOUT
         try:
-            while not found.full(records):
+            while not records.done:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    found.note = f"\n[stopped after {TIMEOUT:g} s; results are partial]"
+                    found.timed_out = True
                     break
                 try:
                     async with asyncio.timeout(left):
@@ -230,13 +347,15 @@ class Grep(Tool):
                             await asyncio.wait([errors])
                     break
                 records.feed(chunk)
+            else:
+                found.counted_all = False
         finally:
             await child.close()
             for task in (errors, feeding):
                 if task is not None and not task.done():
                     task.cancel()
-        found.hits.extend(records.hits[:MAX_MATCHES - len(found.hits)])
-        if not found.note and child.returncode == 2 and not records.hits:
+        found.add(records)
+        if not found.timed_out and child.returncode == 2 and not records.hits:
             err = errors.result() if errors.done() and not errors.cancelled() else b""
             raise ToolError("grep failed: " + err.decode("utf-8", "replace").strip()[:1000])
 
@@ -246,28 +365,67 @@ def _relative(path: Path, base: Path) -> str:
 
 
 class _Found:
-    """The hits of one grep call over its searches, capped at ``MAX_MATCHES``."""
+    """The results of one grep call over its searches (the editor's buffers and the walk),
+    merged in path order, then the page the call asked for and a note of what is left."""
 
-    def __init__(self) -> None:
-        self.hits: list[str] = []
-        self.note = ""
+    def __init__(self, args: GrepInput) -> None:
+        self.args = args
+        self.keep = args.offset + args.limit
+        self.hits: list[Hit] = []
+        self.more = 0
+        self.timed_out = False
+        self.counted_all = True
 
-    def full(self, records: _Records) -> bool:
-        if len(self.hits) + len(records.hits) < MAX_MATCHES:
-            return False
-        self.note = self.note or f"\n[stopped at {MAX_MATCHES} matches; narrow the pattern or path]"
-        return True
+    def records(self, prefix: str, single: str | None) -> _Records:
+        return _Records(self.args.output_mode, prefix, single, self.keep)
+
+    def add(self, records: _Records) -> None:
+        self.hits.extend(records.hits)
+        self.more += records.more
 
     def output(self, unsaved: list[str]) -> ToolOutput:
-        """The result: the unsaved files searched as buffers named first, then the hits."""
+        """The result: the unsaved files searched as buffers named first, then the page."""
+        mode = self.args.output_mode
         head = ""
         if unsaved:
             names = ", ".join(unsaved[:20]) + (f" and {len(unsaved) - 20} more"
                                                if len(unsaved) > 20 else "")
             head = (f"[unsaved changes in the editor: {names} searched as the editor's "
                     "buffer, which differs from the file on disk]\n")
-        body = "\n".join(self.hits) or "no matches"
-        return ToolOutput(head + body + self.note, data={"unsaved": unsaved} if unsaved else {})
+        # each search's results come sorted: merged, the first ``keep`` are the first overall
+        hits = sorted(self.hits, key=lambda h: (h.key, h.line))
+        left = self.more + max(len(hits) - self.keep, 0)
+        page = hits[self.args.offset:self.keep]
+        lines: list[str] = []
+        for prev, hit in zip([None, *page], page, strict=False):
+            if mode == "content" and prev is not None and self._gap(prev, hit):
+                lines.append("--")
+            lines.append(hit.render(mode))
+        what = {"content": "lines", "files_with_matches": "files", "count": "files"}[mode]
+        if not hits:
+            body = "no matches"
+        elif not page:
+            body = f"[no results after offset {self.args.offset}: there are {len(hits)}]"
+        else:
+            body = "\n".join(lines)
+        notes = []
+        if left:
+            if not self.counted_all:  # counting stopped part-way through a chunk
+                left = min(left, COUNT_MORE)
+            at_least = "" if self.counted_all else "at least "
+            notes.append(f"{at_least}{left:,} more {what} left out; narrow the search, or "
+                         f"read on with offset={self.keep}")
+        if self.timed_out:
+            notes.append(f"stopped after {TIMEOUT:g} s; results are partial")
+        tail = "".join(f"\n[{n}]" for n in notes)
+        data: dict[str, Any] = {"unsaved": unsaved} if unsaved else {}
+        data.update(shown=len(page), left_out=left)
+        return ToolOutput(head + body + tail, data=data)
+
+    def _gap(self, prev: Hit, hit: Hit) -> bool:
+        """Whether two content lines are not adjacent (a ``--`` goes between their groups)."""
+        has_context = bool(self.args.context or self.args.before or self.args.after)
+        return has_context and (prev.key != hit.key or hit.line != prev.line + 1)
 
 
 async def _feed(child: Child, data: bytes) -> None:
