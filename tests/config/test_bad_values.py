@@ -41,6 +41,8 @@ BAD: dict[str, str] = {
     "ANTHROPIC_BASE_URL": "localhost:8000",
     "OPENPROGRAM_SANDBOX": "maybe",
     "OPENPROGRAM_SANDBOX_NETWORK": "sometimes",
+    "OPENPROGRAM_SANDBOX_MAX_PROCESSES": "-3",
+    "OPENPROGRAM_SANDBOX_MAX_MEMORY_MB": "lots",
 }
 """A value each variable refuses."""
 

@@ -395,3 +395,65 @@ async def test_placeholders_stay_while_any_command_uses_them(ctx: ToolContext,
     out = await slow
     assert "rc=0" not in out.text, out.text
     assert not (workspace / ".envrc").exists()
+
+
+def _limited(workspace: Path, processes: int, memory_mb: int) -> ToolContext:
+    return ToolContext(workspace=workspace, settings=load_settings(
+        env={"OPENPROGRAM_SANDBOX_MAX_PROCESSES": str(processes),
+             "OPENPROGRAM_SANDBOX_MAX_MEMORY_MB": str(memory_mb)}, user_file=False))
+
+
+# 2,000 background processes at once unless a limit stops it (bounded: never a real bomb);
+# ``started`` (a builtin's write: no fork) says how many it got before a fork failed
+SWARM = "i=0; while [ $i -lt 2000 ]; do sleep 4 & i=$((i+1)); echo $i > started; done"
+
+
+def _started(where: Path) -> int:
+    return int((where / "started").read_text())
+
+
+async def test_a_process_swarm_is_bounded_by_the_limit_and_named(workspace: Path) -> None:
+    out = await run(_limited(workspace, 64, 1024), SWARM, timeout=60)
+    assert out.data["sandboxed"] is True, out.text
+    assert 0 < _started(workspace) < 64, out.text
+    assert "[the command reached the sandbox's process limit (64, [sandbox] max_processes)]" \
+        in out.text
+
+
+async def test_a_big_allocation_is_refused_and_named(workspace: Path) -> None:
+    one = f"{sys.executable} -c \"b = b'x' * (1024 * 2**20)\"; echo rc=$?"
+    out = await run(_limited(workspace, 256, 200), one, timeout=60)
+    assert "rc=1" in out.text and "MemoryError" in out.text, out.text
+    assert "the sandbox's memory limit (200 MiB, [sandbox] max_memory_mb)" in out.text
+    # several processes each under the limit, together over it: the cgroup stops them
+    many = " ".join(f"{sys.executable} -c \"import time; b = b'x' * (90 * 2**20); "
+                    "time.sleep(3)\" &" for _ in range(4)) + " wait; echo all-done"
+    out = await run(_limited(workspace, 256, 200), many, timeout=60)
+    assert "[the command reached the sandbox's memory limit (200 MiB" in out.text, out.text
+
+
+def test_the_process_rlimit_counts_only_the_boxs_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a cgroup (an ordinary user may have none to make), RLIMIT_NPROC inside bwrap's
+    own user namespace bounds the box alone: the user's other processes do not count."""
+    from openprogram_lsp.tools import sandbox
+    from openprogram_lsp.tools.sandbox import plan, sandbox_settings
+    monkeypatch.setattr(sandbox, "hidden_paths", list)  # root's own dirs: not nobody's to hide
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tmp_path.chmod(0o755)
+    ws.chmod(0o777)
+    box = sandbox_settings(load_settings(env={"OPENPROGRAM_SANDBOX_MAX_PROCESSES": "40"},
+                                         user_file=False))
+    how = plan(ws, box, availability())
+    assert how.sandboxed and "--nproc=40" in " ".join(how.inner)
+    # as root there is no user namespace of the box's own: run it as an ordinary user then
+    user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] \
+        if os.getuid() == 0 else []
+    parents = [p for p in tmp_path.parents if p != Path("/")]
+    for p in parents:  # nobody must reach the workspace
+        if os.getuid() == 0:
+            p.chmod(p.stat().st_mode | 0o111)
+    done = subprocess.run([*user, *how.prefix, *how.inner, "/bin/sh", "-c", SWARM], cwd=ws,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert 0 < _started(ws) < 40, done.stdout + done.stderr

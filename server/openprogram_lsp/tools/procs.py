@@ -226,7 +226,8 @@ class Child(_Held):
             self._transports.append(writeend)
             self.stdin = asyncio.StreamWriter(writeend, protocol, None, loop)
 
-    async def _hold_sandbox(self, info_fd: int, hold_fd: int) -> None:
+    async def _hold_sandbox(self, info_fd: int, hold_fd: int,
+                            on_init: Callable[[int], None] | None = None) -> None:
         """Take bwrap's report of its sandbox's init (``--info-fd``), hold the init by a pidfd
         and aim the guard at its group, then let the sandbox go on (``--block-fd`` keeps it
         waiting until then, before ``--new-session`` and before it runs anything)."""
@@ -243,6 +244,8 @@ class Child(_Held):
             return  # the init is gone already (bwrap failed): nothing to let go
         self._init = fd  # None without pidfds (Linux before 5.3): the group kill only
         self._guard.aim(init)  # the group --new-session gives the init and the command
+        if on_init is not None:  # e.g. into its cgroup, before it runs anything
+            on_init(init)
         os.write(hold_fd, b"\0")
 
 
@@ -297,7 +300,8 @@ def _popen(argv: Sequence[str], *, stdin: int | None, stdout: int | None, stderr
 async def spawn(*argv: str, sandboxed: bool = False, stdin: int | None = None,
                 stdout: int | None = None, stderr: int | None = None,
                 cwd: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None,
-                pass_fds: Sequence[int] = ()) -> Child:
+                pass_fds: Sequence[int] = (),
+                on_init: Callable[[int], None] | None = None) -> Child:
     """Start ``argv`` in its own session, dying with this server (even by SIGKILL); a cancel
     at any point of the start kills whatever was started.
 
@@ -306,6 +310,7 @@ async def spawn(*argv: str, sandboxed: bool = False, stdin: int | None = None,
     ``--die-with-parent`` only covers it once it is set up; so bwrap reports the sandbox's
     init, the kill goes to that init (the kernel then ends every process in the namespace,
     whatever their session), and the sandbox waits for us to hold it before it runs anything.
+    ``on_init`` gets that init's pid then (a failure kills what was started).
     """
     info = hold = (-1, -1)
     keep = list(pass_fds)
@@ -329,7 +334,7 @@ async def spawn(*argv: str, sandboxed: bool = False, stdin: int | None = None,
     try:
         await child._connect()
         if sandboxed:
-            await child._hold_sandbox(info[0], hold[1])
+            await child._hold_sandbox(info[0], hold[1], on_init)
     except BaseException as exc:
         await asyncio.shield(child.close())
         if isinstance(exc, TimeoutError):

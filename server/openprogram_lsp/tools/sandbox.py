@@ -18,7 +18,6 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,8 +27,10 @@ from openprogram_lsp.config.sections.sandbox import SandboxSection
 from openprogram_lsp.core.control_files import sandbox_entries
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.fsutil import protected_dirs
+from openprogram_lsp.tools.limits import MIB, Cgroup, Limits, limits_of, note, rlimit_argv
 from openprogram_lsp.tools.procs import scrubbed_env
 
+NO_LIMITS = Limits()
 SandboxMode = Literal["auto", "required", "off"]
 
 # The user's credential stores (relative to $HOME); none of them is mounted in the sandbox.
@@ -42,16 +43,18 @@ HIDDEN_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
-    """``sandbox: auto | required | off`` and whether commands get the network."""
+    """``sandbox: auto | required | off``, whether commands get the network, their limits."""
 
     mode: SandboxMode = "auto"
     network: bool = True
+    limits: Limits = NO_LIMITS
 
 
 def sandbox_settings(settings: Settings | None = None) -> SandboxSettings:
     """The ``[sandbox]`` settings of the validated ``settings`` (the defaults without)."""
     section = (settings or Settings.defaults()).get(SandboxSection)
-    return SandboxSettings(mode=section.mode, network=section.network)
+    return SandboxSettings(mode=section.mode, network=section.network,
+                           limits=limits_of(settings))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,8 @@ class Plan:
     note: str = ""
     network: bool = True
     placeholders: tuple[str, ...] = ()  # mount points it makes for missing control files
+    limits: Limits = NO_LIMITS
+    inner: tuple[str, ...] = ()  # inside the box, in front of the shell (its rlimits)
 
 
 def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Plan:
@@ -116,7 +121,8 @@ def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Pla
             raise ToolError(f"refused: the sandbox is required but {found.reason}")
         return Plan(False, note=f"not sandboxed: {found.reason}")
     argv, made = _argv(found.path, workspace, network=settings.network)
-    return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made))
+    return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made),
+                limits=settings.limits, inner=tuple(rlimit_argv(settings.limits)))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -215,20 +221,39 @@ def _submodules(ws: Path) -> list[str]:
     return out[:256]
 
 
-def hold(how: Plan) -> Callable[[], None]:
-    """Count a command as running with ``how``'s placeholders; the returned call (once, after
-    its sandbox is gone) removes each one no other command uses, if it is still the empty
-    directory or file bwrap made."""
-    for p in how.placeholders:
-        _PLACEHOLDERS[p] = _PLACEHOLDERS.get(p, 0) + 1
-    done = False
+class Held:
+    """One sandboxed command's hold on what it runs with: its placeholders (counted, so the
+    last command's end removes each) and its cgroup, when one can be made."""
 
-    def release() -> None:
-        nonlocal done
-        if done:
-            return
-        done = True
+    def __init__(self, how: Plan) -> None:
+        self.how = how
+        self.cgroup = Cgroup.make(how.limits) if how.sandboxed else None
         for p in how.placeholders:
+            _PLACEHOLDERS[p] = _PLACEHOLDERS.get(p, 0) + 1
+        self._done = False
+        self._hit: list[str] | None = None  # what the cgroup's counters said at the end
+
+    def attach(self, pid: int) -> None:
+        """The box's first process, before it runs anything: into the cgroup."""
+        if self.cgroup is not None:
+            self.cgroup.attach(pid)
+
+    def limit_note(self, output: str) -> str:
+        """The line naming a limit the command ran into ("" when none)."""
+        if not self.how.sandboxed:
+            return ""
+        return note(self.how.limits, self._hit, output)
+
+    def release(self) -> None:
+        """Once, after the command's sandbox is gone: remove the cgroup, and each placeholder
+        no other command uses if it is still the empty directory or file bwrap made."""
+        if self._done:
+            return
+        self._done = True
+        if self.cgroup is not None:
+            self._hit = self.cgroup.hit()
+            self.cgroup.remove()
+        for p in self.how.placeholders:
             left = _PLACEHOLDERS.get(p, 1) - 1
             if left > 0:
                 _PLACEHOLDERS[p] = left
@@ -236,7 +261,10 @@ def hold(how: Plan) -> Callable[[], None]:
             _PLACEHOLDERS.pop(p, None)
             _remove_if_empty(p)
 
-    return release
+
+def hold(how: Plan) -> Held:
+    """Take the hold of a command about to run as ``how`` says (release it after its end)."""
+    return Held(how)
 
 
 def _remove_if_empty(path: str) -> None:
@@ -259,7 +287,8 @@ def _hide(path: Path) -> list[str]:
 def status(settings: Settings | None = None) -> dict[str, object]:
     """What commands will run in, for ``openprogram-lsp sandbox``, health checks and editors.
 
-    ``{"sandboxed", "mode", "network", "bwrap", "message"}``; ``message`` is one line.
+    ``{"sandboxed", "mode", "network", "limits", "bwrap", "message"}``; ``message`` is one
+    line.
     """
     box = sandbox_settings(settings)
     found = availability() if box.mode != "off" else Availability(False, None, "")
@@ -267,10 +296,13 @@ def status(settings: Settings | None = None) -> dict[str, object]:
     if box.mode == "off":
         message = "sandbox off (OPENPROGRAM_SANDBOX=off): commands run unsandboxed"
     elif found.ok:
-        message = f"sandbox on: bubblewrap at {found.path} (mode {box.mode}, network {net})"
+        message = (f"sandbox on: bubblewrap at {found.path} (mode {box.mode}, network {net}, "
+                   f"at most {box.limits.describe()} per command)")
     elif box.mode == "required":
         message = f"commands are refused (OPENPROGRAM_SANDBOX=required): {found.reason}"
     else:
         message = f"commands run unsandboxed: {found.reason}"
     return {"sandboxed": box.mode != "off" and found.ok, "mode": box.mode,
-            "network": box.network, "bwrap": found.path, "message": message}
+            "network": box.network, "limits": {"processes": box.limits.processes,
+                                               "memoryMb": box.limits.memory // MIB},
+            "bwrap": found.path, "message": message}

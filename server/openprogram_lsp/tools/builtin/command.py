@@ -13,6 +13,7 @@ from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 from openprogram_lsp.tools.sandbox import (
+    Held,
     Plan,
     availability_async,
     hold,
@@ -55,13 +56,18 @@ class RunCommand(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, RunCommandInput)
         how = await self.plan(ctx)
-        release = hold(how)  # its placeholders stay until its sandbox is gone
+        held = hold(how)  # its placeholders and cgroup stay until its sandbox is gone
         try:
-            return await self._run(args, ctx, how)
+            out = await self._run(args, ctx, how, held)
         finally:
-            release()
+            held.release()
+        hit = held.limit_note(out.text)
+        if hit:
+            out.text = f"{out.text}\n{hit}"
+        return out
 
-    async def _run(self, args: RunCommandInput, ctx: ToolContext, how: Plan) -> ToolOutput:
+    async def _run(self, args: RunCommandInput, ctx: ToolContext, how: Plan,
+                   held: Held) -> ToolOutput:
         timeout = args.timeout or DEFAULT_TIMEOUT
         env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
         if ctx.editor is not None:  # the editor's terminal, where it offers one
@@ -72,12 +78,12 @@ class RunCommand(Tool):
                 ctx.touched()
                 return _result(done.exit_code, done.output, timeout, how,
                                timed_out=done.timed_out, signal=done.signal)
-        argv = [*how.prefix, "/bin/sh", "-c", args.command]
+        argv = [*how.prefix, *how.inner, "/bin/sh", "-c", args.command]
         try:
             child = await spawn(
                 *argv, sandboxed=how.sandboxed, cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, env=env)
+                stderr=asyncio.subprocess.STDOUT, env=env, on_init=held.attach)
             out = HeadTail(MAX_OUTPUT_BYTES)
             try:
                 timed_out = await _collect(child, out, timeout, ctx.output)
@@ -99,7 +105,8 @@ def _with_env(how: Plan, env: dict[str, str], command: str) -> list[str]:
     """The argv for a process someone else starts (the editor): our scrubbed env, not theirs."""
     if how.sandboxed:
         sets = [x for k, v in env.items() for x in ("--setenv", k, v)]
-        return [*how.prefix[:-1], "--clearenv", *sets, "--", "/bin/sh", "-c", command]
+        return [*how.prefix[:-1], "--clearenv", *sets, "--", *how.inner, "/bin/sh", "-c",
+                command]
     return ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items() if "=" not in k),
             "/bin/sh", "-c", command]
 
