@@ -47,7 +47,7 @@ async def test_tool_result_is_fed_back_in_order(tmp_path: Path, workspace: Path)
                              runner=runner(workspace, bus), bus=bus, control=TurnControl())
     assert [m.role for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
     call_ids = [c.id for c in messages[1].tool_calls]
-    assert messages[2].tool_call_id == call_ids[0] and messages[2].content == "content of a"
+    assert messages[2].tool_call_id == call_ids[0] and messages[2].content == "     1\tcontent of a"
     assert messages[3].tool_call_id == call_ids[1]
     assert state.text == "Let me read.\n\nIt says: content of a"
     assert [c.status for c in state.tool_calls] == ["completed", "completed"]

@@ -70,6 +70,7 @@ export const EventTypes = [
   'permission.resolved',
   'rules.changed',
   'tool.output',
+  'plan.updated',
 ] as const;
 
 export interface AcceptedResult {
@@ -732,6 +733,20 @@ export interface PermissionWithdrawnData {
   reason: string;
 }
 
+/** One step of the agent's to-do list (`todo_write`; ACP `plan` entries). */
+export interface PlanEntry {
+  /** The step, imperative ("Run the tests") */
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  /** The step as an ongoing action ("Running the tests"), shown while in progress */
+  activeForm?: string;
+}
+
+/** The agent's to-do list, replaced whole (`todo_write`): show it as a checklist. On re-attach the latest plan is the input (`todos`) of the branch's last completed `todo_write` call in the history. */
+export interface PlanUpdatedData {
+  entries: PlanEntry[];
+}
+
 /** A question ended without an answer. */
 export interface QuestionRejectedData {
   questionId: string;
@@ -1072,6 +1087,7 @@ export interface EventData {
   'tool.started': ToolStartedData;
   'tool.finished': ToolFinishedData;
   'tool.output': ToolOutputData;
+  'plan.updated': PlanUpdatedData;
   'turn.finished': TurnResult;
   'context.compacted': ContextCompactedData;
   'context.usage': ContextUsageData;

@@ -142,7 +142,7 @@ class ToolRunner:
             out = ToolOutput(refusal, is_error=True)
             return self._finish(record, out), out
         live = LiveOutput(self._emit, call.id)
-        ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed)
+        ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed, emit=self._emit)
         # the control files this call may write: those its approval named (all under bypass)
         cleared = ANY if self.mode == "bypass" else frozenset(
             control_paths(self.ctx.workspace, tool.kind, call.arguments))

@@ -91,6 +91,18 @@ class Wire(BaseModel):
         return out
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+
+
+class PlanEntry(Wire):
+    """One step of the agent's to-do list (``todo_write``; ACP ``plan`` entries)."""
+
+    content: str = Field(description="The step, imperative (\"Run the tests\")")
+    status: PlanStatus
+    active_form: str | None = Field(None, description="The step as an ongoing action "
+                                    "(\"Running the tests\"), shown while in progress")
+
+
 class ToolCallRecord(Wire):
     """One tool call as recorded on an assistant node."""
 

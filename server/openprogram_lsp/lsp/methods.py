@@ -74,10 +74,10 @@ EVENT_TYPES: tuple[str, ...] = (
     "file.changed", "question.asked", "question.replied", "question.rejected",
     "branch.message_sent", "subagent.started", "subagent.ended", "permission.withdrawn",
     "permission.requested", "permission.resolved",
-    "rules.changed", "tool.output",
+    "rules.changed", "tool.output", "plan.updated",
 )
-"""Event types clients handle: the contract's, plus ``permission.*``, ``rules.changed`` and
-``tool.output``
+"""Event types clients handle: the contract's, plus ``permission.*``, ``rules.changed``,
+``tool.output`` and ``plan.updated``
 (others, such as
 ``model.response_started``, may also arrive and can be ignored)."""
 

@@ -18,6 +18,7 @@ from openprogram_lsp.core.types import (
     McpSource,
     Node,
     PermissionRequest,
+    PlanEntry,
     ToolKind,
     TurnResult,
     TurnStatus,
@@ -787,6 +788,14 @@ class ToolOutputData(Result):
                       "streamed, then a note; tool.finished carries the whole output")
 
 
+class PlanUpdatedData(Result):
+    """The agent's to-do list, replaced whole (``todo_write``): show it as a checklist. On
+    re-attach the latest plan is the input (``todos``) of the branch's last completed
+    ``todo_write`` call in the history."""
+
+    entries: list[PlanEntry]
+
+
 class FileChangedData(Result):
     """Files of a watched workspace folder changed (any process); ``sessionId`` is null."""
 
@@ -963,6 +972,7 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "tool.started": ToolStartedData,
     "tool.finished": ToolFinishedData,
     "tool.output": ToolOutputData,
+    "plan.updated": PlanUpdatedData,
     "turn.finished": TurnResult,
     "context.compacted": ContextCompactedData,
     "context.usage": ContextUsageData,

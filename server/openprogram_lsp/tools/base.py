@@ -36,6 +36,7 @@ class ToolContext:
     buffers: Buffers | None = None  # the LSP editor's open documents
     grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
     on_output: Callable[[str], None] | None = None  # live output of this call, as it comes
+    emit: Callable[[str, dict[str, Any]], None] | None = None  # an event of this turn (bus)
 
     def output(self, text: str) -> None:
         """Report a piece of this call's output while it runs (shown live by editors)."""

@@ -77,6 +77,7 @@ M.events = {
   PERMISSION_RESOLVED = 'permission.resolved',
   RULES_CHANGED = 'rules.changed',
   TOOL_OUTPUT = 'tool.output',
+  PLAN_UPDATED = 'plan.updated',
 }
 
 --- The experimental client capability that turns on the two custom server requests.
@@ -123,6 +124,7 @@ M.event_types = {
   ['tool.started'] = 'openprogram.ToolStartedData',
   ['tool.finished'] = 'openprogram.ToolFinishedData',
   ['tool.output'] = 'openprogram.ToolOutputData',
+  ['plan.updated'] = 'openprogram.PlanUpdatedData',
   ['turn.finished'] = 'openprogram.TurnResult',
   ['context.compacted'] = 'openprogram.ContextCompactedData',
   ['context.usage'] = 'openprogram.ContextUsageData',
@@ -612,6 +614,14 @@ M.event_types = {
 ---@class openprogram.PermissionWithdrawnData An approval prompt timed out or its turn was cancelled: close it.
 ---@field toolCallId string
 ---@field reason string
+
+---@class openprogram.PlanEntry One step of the agent's to-do list (`todo_write`; ACP `plan` entries).
+---@field content string The step, imperative ("Run the tests")
+---@field status 'pending'|'in_progress'|'completed'
+---@field activeForm? string The step as an ongoing action ("Running the tests"), shown while in progress
+
+---@class openprogram.PlanUpdatedData The agent's to-do list, replaced whole (`todo_write`): show it as a checklist. On re-attach the latest plan is the input (`todos`) of the branch's last completed `todo_write` call in the history.
+---@field entries openprogram.PlanEntry[]
 
 ---@class openprogram.QuestionRejectedData A question ended without an answer.
 ---@field questionId string

@@ -5,6 +5,7 @@ from openprogram_lsp.tools.builtin.ask import AskUser
 from openprogram_lsp.tools.builtin.command import RunCommand
 from openprogram_lsp.tools.builtin.files import EditFile, ListDir, MultiEdit, WriteFile
 from openprogram_lsp.tools.builtin.find import FindFiles
+from openprogram_lsp.tools.builtin.plan import TodoWrite
 from openprogram_lsp.tools.builtin.read import ReadFile
 from openprogram_lsp.tools.builtin.search import Grep
 
@@ -12,7 +13,7 @@ from openprogram_lsp.tools.builtin.search import Grep
 def builtin_tools() -> list[Tool]:
     """Fresh instances of every built-in tool."""
     return [ReadFile(), ListDir(), FindFiles(), Grep(), WriteFile(), EditFile(), MultiEdit(),
-            RunCommand(), AskUser()]
+            RunCommand(), TodoWrite(), AskUser()]
 
 
 __all__ = ["builtin_tools"]
