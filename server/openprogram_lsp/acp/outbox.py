@@ -6,7 +6,9 @@ waits until everything queued so far went out, so a ``tool_call`` always precede
 permission request about it and every update precedes the prompt's response.
 
 Text queued right behind text of the same stream, while that one still waits to go out, joins
-it: one ``agent_message_chunk`` instead of dozens, in the same order.
+it: one ``agent_message_chunk`` instead of dozens, in the same order. Text at the head of an
+otherwise empty queue waits until it is ``events.coalesce.INTERVAL`` old before it goes, so a
+fast stream becomes one chunk per interval (whatever is queued behind it waits with it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 
+from openprogram_lsp.events.coalesce import INTERVAL
+
 log = logging.getLogger(__name__)
 
 Send = Callable[[], Awaitable[None]]
@@ -24,8 +28,9 @@ Send = Callable[[], Awaitable[None]]
 class _Text:
     """A text chunk waiting to be sent; more text may join it until it goes out."""
 
-    def __init__(self, key: str, text: str, make: Callable[[str], Send]) -> None:
+    def __init__(self, key: str, text: str, make: Callable[[str], Send], born: float) -> None:
         self.key = key
+        self.born = born
         self.parts = [text]
         self.make = make
         self.taken = False
@@ -73,7 +78,7 @@ class Outbox:
         if isinstance(last, _Text) and last.key == key and not last.taken:
             last.parts.append(text)
             return
-        self._enqueue(_Text(key, text, make))
+        self._enqueue(_Text(key, text, make, self._loop.time()))
 
     async def flush(self, timeout: float = 10.0) -> None:
         """Wait until everything queued before this call was sent (or failed)."""
@@ -107,6 +112,10 @@ class Outbox:
                 if not item.done():
                     item.set_result(None)
                 continue
+            if isinstance(item, _Text) and self._queue.empty():
+                wait = item.born + INTERVAL - self._loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)  # more of its stream joins it meanwhile
             try:
                 await item()
             except ConnectionError:

@@ -1,12 +1,16 @@
 """The event bridge: bus events become ``openprogram/event`` payloads (the only place).
 
 Each event is turned into JSON once and handed to ``deliver`` (the host's fan-out), on the
-server loop, in bus order, whatever thread emitted it.
+server loop, in bus order, whatever thread emitted it. A turn's stream deltas are joined
+(``events.coalesce``: one notification per turn per 16 ms at most); any other event, and any
+other message the server writes (``flush``), first sends what is held. Events emitted on
+other threads reach the loop in batches: one wake-up for however many arrived meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -14,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.events.coalesce import DeltaJoiner
 from openprogram_lsp.lsp.dumps import notification
 
 log = logging.getLogger(__name__)
@@ -39,6 +44,9 @@ class EventBridge:
         self._thread = threading.get_ident()
         self._unsubscribe: Callable[[], None] | None = None
         self.listeners: list[Callable[[Event], None]] = listeners if listeners is not None else []
+        self._joiner = DeltaJoiner(loop, self._send)
+        self._inbox: list[Event] = []  # emitted on other threads, not yet on the loop
+        self._inbox_lock = threading.Lock()
 
     def start(self) -> None:
         """Subscribe to the bus."""
@@ -46,20 +54,42 @@ class EventBridge:
             self._unsubscribe = self._bus.subscribe(self._on_event)
 
     def stop(self) -> None:
-        """Unsubscribe."""
+        """Unsubscribe (what is held goes out)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Send the stream deltas held now (before another message goes out); a no-op off
+        the loop's thread."""
+        if threading.get_ident() == self._thread:
+            self._drain()
+            self._joiner.flush()
 
     def _on_event(self, event: Event) -> None:
-        if event.type in INTERNAL_TYPES:
+        if threading.get_ident() == self._thread:  # (a delta's path: kept short)
+            if self._inbox:
+                self._drain()
+            self._joiner.push(event)
             return
-        if threading.get_ident() == self._thread:
-            self._send(event)
-        elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._send, event)
+        with self._inbox_lock:
+            self._inbox.append(event)
+            if len(self._inbox) > 1:
+                return  # a drain is already on its way
+        if not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._inbox_lock:
+            events, self._inbox = self._inbox, []
+        for event in events:
+            self._joiner.push(event)
 
     def _send(self, event: Event) -> None:
+        if event.type in INTERNAL_TYPES:
+            return
         try:
             self._deliver(event, _jsonable(notification(event)))
         except Exception:

@@ -97,7 +97,11 @@ class OpenProgramProtocol(LanguageServerProtocol):
     def _send_data(self, data: Any) -> None:
         """A response whose result is a ``RawResult`` is framed around its bytes: the same
         bytes ``json.dumps`` of the whole response would give, without parsing or dumping the
-        result (the rest goes the pygls way)."""
+        result (the rest goes the pygls way). Stream deltas the event bridge holds go out
+        first: no response, request or log overtakes text streamed before it."""
+        bridge = getattr(self._server, "bridge", None)
+        if bridge is not None:
+            bridge.flush()
         if type(data) not in (RawResponse, JsonRPCResponseMessage) \
                 or type(data.result) is not RawResult:
             super()._send_data(data)
