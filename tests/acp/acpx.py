@@ -42,7 +42,22 @@ def acpx_bin() -> Path:
 def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
              timeout: float = 120, exec_agent: bool = False,
              ) -> tuple[int, list[dict[str, Any]], str]:
-    """Run acpx with our agent; returns the exit code, the JSON-RPC frames it printed, stderr."""
+    """Run acpx with our agent; returns the exit code, the JSON-RPC frames it printed, stderr.
+
+    acpx keeps a queue owner alive for ``--ttl`` (1 s) after a command; a command that reaches
+    one while it shuts down gets acpx's retryable QUEUE_OWNER_CLOSED without anything sent to
+    the agent: that command is run again (at most three times)."""
+    for _ in range(3):
+        code, frames, err = _run_acpx(args, cwd=cwd, home=home, agent_args=agent_args,
+                                      timeout=timeout, exec_agent=exec_agent)
+        if not any(f.get("error", {}).get("data", {}).get("detailCode") == "QUEUE_OWNER_CLOSED"
+                   for f in frames if isinstance(f.get("error"), dict)):
+            break
+    return code, frames, err
+
+
+def _run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str, timeout: float,
+              exec_agent: bool) -> tuple[int, list[dict[str, Any]], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
     cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",

@@ -209,17 +209,16 @@ async def initialize(conn: ClientSideConnection, client: RecordingClient) -> Any
 async def in_process(dispatcher: Any, client: RecordingClient, **agent_kw: Any
                      ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """Our agent and the SDK client on one loop, over a real socket pair (ndjson frames)."""
+    from openprogram_lsp.acp.routes import connect
     from openprogram_lsp.acp.server import attach
-    from openprogram_lsp.acp.transport import connect
 
     agent = attach(dispatcher, **agent_kw)
     a, b = socket.socketpair()
     a_reader, a_writer = await asyncio.open_connection(sock=a)
     b_reader, b_writer = await asyncio.open_connection(sock=b)
-    agent_conn = connect(agent, a_reader, a_writer)  # type: ignore[arg-type]
+    agent_conn = connect(agent, a_reader, a_writer)
     serving = asyncio.ensure_future(agent_conn.listen())
-    conn = ClientSideConnection(client, b_writer, b_reader,
-                                use_unstable_protocol=client.elicitation)
+    conn = ClientSideConnection(client, b_writer, b_reader, use_unstable_protocol=True)
     try:
         await initialize(conn, client)
         yield conn, agent
@@ -254,7 +253,8 @@ def agent_command() -> tuple[str, ...]:
 
 @contextlib.asynccontextmanager
 async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args: str,
-                           command: tuple[str, ...] | None = None
+                           command: tuple[str, ...] | None = None,
+                           env: dict[str, str] | None = None
                            ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """``openprogram-lsp acp`` as a child process, driven by the SDK client over stdio."""
     if command is None:
@@ -263,8 +263,9 @@ async def subprocess_agent(client: RecordingClient, home: Path, cwd: Path, *args
     # grace the MCP spec asks for after closing their stdin, and under load the SDK's
     # terminate() then raced the exit (ProcessLookupError)
     async with spawn_agent_process(client, command[0], *command[1:], *args,
-                                   env=agent_env(home), cwd=cwd,
-                                   transport_kwargs={"shutdown_timeout": 10.0}) as (conn, proc):
+                                   env=agent_env(home, **(env or {})), cwd=cwd,
+                                   transport_kwargs={"shutdown_timeout": 10.0},
+                                   use_unstable_protocol=True) as (conn, proc):
         try:
             await initialize(conn, client)
             yield conn, proc

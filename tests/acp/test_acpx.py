@@ -51,14 +51,20 @@ def test_a_client_without_fs_or_terminal_never_gets_those_calls(home: Path,
     assert done["status"] == "completed" and "from disk" in done["rawOutput"]["output"]
 
 
-def test_sessions_created_here_are_listed_and_loaded(home: Path, workspace: Path) -> None:
+def test_sessions_are_stored_with_their_first_message_listed_and_resumed(
+        home: Path, workspace: Path) -> None:
     code, frames, err = run_acpx(["sessions", "new"], cwd=workspace, home=home)
     assert code == 0, err
+    assert not list((home / "sessions").glob("s*"))  # an empty session is not stored
     code, frames, err = run_acpx(["--approve-all", "prompt", "write c.txt\nthree"],
                                  cwd=workspace, home=home)
     assert code == 0, err
-    assert "session/load" in methods(frames)
     assert (workspace / "c.txt").read_text() == "three\n"
+    code, frames, err = run_acpx(["--approve-all", "prompt", "write d.txt\nfour"],
+                                 cwd=workspace, home=home)
+    assert code == 0, err
+    sent = methods(frames)
+    assert "session/resume" in sent and "session/new" not in sent  # the stored one, again
     code, frames, err = run_acpx(["sessions", "list"], cwd=workspace, home=home)
     assert code == 0, err
     listed = next(f for f in frames if f.get("source") == "agent")["sessions"]

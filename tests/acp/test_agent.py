@@ -57,10 +57,13 @@ async def test_edit_asks_with_a_diff_then_writes_and_checkpoints(
     assert start < names.index("permission")  # pending tool call before the question
     assert "update:agent_message_chunk" in names[:start]
     perm = next(v for n, v in client.log if n == "permission")
-    # every "always" option names its scope (this file, every edit, the workspace)
-    assert [o.kind for o in perm["options"]] == ["allow_once", "allow_always", "allow_always",
-                                                 "allow_always", "reject_once", "reject_always"]
-    assert perm["options"][1].name == "Always allow edits to a.txt in this session"
+    # one option per ACP kind (one line and key each in codecompanion), the narrowest
+    # "always" first, each naming its scope
+    assert [o.kind for o in perm["options"]] == ["allow_once", "allow_always",
+                                                 "reject_once", "reject_always"]
+    assert [o.name for o in perm["options"]] == [
+        "Allow once", "Always, this file (this session)", "Reject",
+        "Never, this file (whole workspace)"]
     diff = perm["toolCall"].content[0]
     assert diff.type == "diff" and diff.new_text == "hello\n"
     assert diff.path == str(workspace.resolve() / "a.txt")
@@ -87,26 +90,29 @@ async def test_reject_leaves_the_file_unwritten(dispatcher: Any, workspace: Path
     assert client.updates("tool_call_update")[-1].status == "failed"
 
 
-async def test_always_allow_is_a_workspace_rule_the_lsp_server_shares(
+async def test_always_covers_that_file_in_this_session_and_never_is_a_shared_rule(
         dispatcher: Any, home: Path, workspace: Path) -> None:
-    """"Always" for one file, for the workspace: it covers that file in any session, only it."""
+    """"Always" is the narrowest standing option: that file, this session. "Never" is a
+    workspace rule the LSP server shares."""
     from openprogram_lsp.tools.facts import call_facts
 
-    client = RecordingClient(answer="allow_always_workspace")
+    client = RecordingClient(answer="allow_always")
     async with in_process(dispatcher, client) as (conn, _agent):
         session = await conn.new_session(cwd=str(workspace))
         await conn.prompt(session_id=session.session_id, prompt=[text_block("write a.txt\n1\n")])
-        client.answer = "reject_once"
+        client.answer = "reject_always"
         await conn.prompt(session_id=session.session_id, prompt=[text_block("write a.txt\n2\n")])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("write b.txt\n2\n")])
-    assert (workspace / "a.txt").read_text() == "2\n"
-    assert not (workspace / "b.txt").exists()
+        other = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=other.session_id, prompt=[text_block("write b.txt\n3\n")])
+    assert (workspace / "a.txt").read_text() == "2\n"  # the session rule let it write again
+    assert not (workspace / "b.txt").exists()  # asked (rejected always), then denied anywhere
     assert len([n for n, _ in client.log if n == "permission"]) == 2
     rules = RuleBook.for_workspace(home, workspace)  # what a fresh LSP server reads
-    write = {"path": "a.txt", "content": "x"}
-    assert rules.decide(call_facts(workspace, "write_file", "edit", write, "other")) == "allow"
-    other = {"path": "c.txt", "content": "x"}
-    assert rules.decide(call_facts(workspace, "write_file", "edit", other, "other")) is None
+    write = {"path": "b.txt", "content": "x"}
+    assert rules.decide(call_facts(workspace, "write_file", "edit", write, "other")) == "deny"
+    other_file = {"path": "a.txt", "content": "x"}
+    assert rules.decide(call_facts(workspace, "write_file", "edit", other_file, "x")) is None
 
 
 async def test_cancel_stops_a_running_command_within_a_second(dispatcher: Any,

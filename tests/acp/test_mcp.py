@@ -10,7 +10,7 @@ from acp.schema import EnvVariable, McpServerStdio
 
 from acp import text_block
 from tests.acp.client import RecordingClient, subprocess_agent
-from tests.tools.mcp.demo import DEMO, python
+from tests.tools.mcp.demo import DEMO, demo_def, python
 
 
 async def test_session_mcp_server_tool_runs_in_a_turn(home: Path, workspace: Path,
@@ -30,3 +30,44 @@ async def test_session_mcp_server_tool_runs_in_a_turn(home: Path, workspace: Pat
     assert resp.stop_reason == "end_turn"
     done = client.updates("tool_call_update")[-1]
     assert done.status == "completed" and "over mcp" in done.raw_output["output"]
+
+
+def assert_calls_announced_and_closed(client: RecordingClient) -> None:
+    """Every ``tool_call_update`` follows its ``tool_call``; every call ends completed or
+    failed (ACP's order, which clients rely on to draw a call)."""
+    shown: dict[str, str] = {}
+    for name, item in client.log:
+        if name == "permission":
+            assert item["toolCall"].tool_call_id in shown, "asked about an unannounced call"
+        if name != "update":
+            continue
+        if item.session_update == "tool_call":
+            shown[item.tool_call_id] = item.status
+        elif item.session_update == "tool_call_update":
+            assert item.tool_call_id in shown, f"update for unannounced {item.tool_call_id}"
+            shown[item.tool_call_id] = item.status or shown[item.tool_call_id]
+    assert shown and all(s in ("completed", "failed") for s in shown.values()), shown
+
+
+async def test_a_workspace_mcp_server_s_trust_prompt_is_a_call_of_its_own(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"notes": demo_def(notes=notes)}}))
+    for answer, status in (("reject_once", "failed"), ("allow_once", "completed")):
+        client = RecordingClient(answer=answer)
+        async with subprocess_agent(client, home, workspace) as (conn, _proc):
+            session = await conn.new_session(cwd=str(workspace))
+            resp = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                      prompt=[text_block("list .")]), 120)
+        assert resp.stop_reason == "end_turn"
+        trust = next(v for n, v in client.log if n == "permission")
+        call_id = trust["toolCall"].tool_call_id
+        assert ":mcp-trust:notes" in call_id
+        assert [o.kind for o in trust["options"]] == ["allow_always", "allow_once",
+                                                      "reject_once", "reject_always"]
+        ups = [u for u in client.updates() if getattr(u, "tool_call_id", None) == call_id]
+        assert [u.session_update for u in ups] == ["tool_call", "tool_call_update"]
+        assert ups[0].status == "pending" and ups[1].status == status
+        assert_calls_announced_and_closed(client)

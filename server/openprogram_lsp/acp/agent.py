@@ -13,6 +13,9 @@ from acp.schema import (
     AuthenticateResponse,
     AuthMethodAgent,
     ClientCapabilities,
+    CloseSessionResponse,
+    DeleteSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -21,10 +24,16 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionInfoUpdate,
     SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     Usage,
 )
@@ -32,6 +41,8 @@ from acp.schema import (
 from acp import PROTOCOL_VERSION, RequestError, helpers
 from openprogram_lsp import __version__
 from openprogram_lsp.acp import commands as cmds
+from openprogram_lsp.acp import forks
+from openprogram_lsp.acp import settings as conf
 from openprogram_lsp.acp.approvals import Peer
 from openprogram_lsp.acp.content import Block, build_prompt
 from openprogram_lsp.acp.outbox import Outbox
@@ -41,8 +52,15 @@ from openprogram_lsp.acp.toolsources import NoToolSources, ToolSources
 from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, camel_keys, replay
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.config.sections.core import CoreSettings
-from openprogram_lsp.core.errors import OpenProgramError
-from openprogram_lsp.core.types import PERMISSION_MODES, Node, PermissionMode, TurnRequest
+from openprogram_lsp.core.errors import InvalidParams, NotFound, OpenProgramError, SessionBusy
+from openprogram_lsp.core.ids import new_session_id
+from openprogram_lsp.core.types import (
+    INHERIT,
+    PERMISSION_MODES,
+    Node,
+    PermissionMode,
+    TurnRequest,
+)
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.store.watcher import WorkspaceWatcher
 
@@ -50,7 +68,9 @@ log = logging.getLogger(__name__)
 
 AUTH_METHOD = "environment"
 PAGE = 50
-STOP_REASONS = {"done": "end_turn", "cancelled": "cancelled"}
+STOP_REASONS = {"done": "end_turn", "cancelled": "cancelled", "truncated": "max_tokens",
+                "refused": "refusal"}
+SETTINGS_POLL = 1.0  # seconds between looks at open sessions' stored settings
 
 
 def _rpc(exc: OpenProgramError) -> RequestError:
@@ -87,6 +107,7 @@ class OpenProgramAgent:
         self._outbox: Outbox | None = None
         self._walks: set[asyncio.Future[Any]] = set()
         self._walk_stop = threading.Event()  # set at shutdown: the walks stop, so we can exit
+        self._settings_task: asyncio.Future[None] | None = None
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -138,10 +159,15 @@ class OpenProgramAgent:
         return self.client.elicitation is not None and self.client.elicitation.form is not None
 
     def workspace_of(self, session_id: str) -> Path:
+        """The workspace of a session (an ACP id or a stored session's id)."""
         sess = self.sessions.get(session_id)
+        if sess is None:
+            found = self.acp_id(session_id)
+            sess = self.sessions.get(found) if found else None
         if sess is not None:
             return sess.workspace
-        meta_ws = self.dispatcher.services.store.meta(session_id).get("workspace")
+        sid = session_id.partition(forks.SEP)[0]
+        meta_ws = self.dispatcher.services.store.meta(sid).get("workspace")
         return Path(meta_ws) if meta_ws else Path(self.dispatcher.services.workspace)
 
     def approval_timeout_of(self, session_id: str) -> float | None:
@@ -155,30 +181,64 @@ class OpenProgramAgent:
             log.debug("no approval_timeout for %s", session_id, exc_info=True)
         return self.approval_timeout
 
+    def acp_id(self, store_id: str) -> str | None:
+        """The ACP session a stored session's turn belongs to: the one running a prompt in
+        it, else the one opened under that id, else any fork of it (None: not open here)."""
+        mine = [s for s in self.sessions.values() if s.store_id == store_id]
+        running = [s for s in mine if s.running]
+        if running:
+            return running[0].session_id
+        if store_id in self.sessions:
+            return store_id
+        return mine[0].session_id if mine else None
+
     def approved(self, session_id: str, tool_call_id: str) -> None:
-        sess = self.sessions.get(session_id)
+        sess = self.sessions.get(self.acp_id(session_id) or session_id)
         if sess is not None and sess.stream is not None:
             sess.stream.running(tool_call_id)
 
+    def announced(self, session_id: str, tool_call_id: str) -> bool:
+        """Whether the client was shown ``tool_call`` for this id in the running turn."""
+        sess = self.sessions.get(self.acp_id(session_id) or session_id)
+        return sess is not None and sess.stream is not None and sess.stream.knows(tool_call_id)
+
     def show_terminal(self, session_id: str, terminal_id: str) -> None:
         """Point the session's running command at the client terminal it runs in."""
-        sess = self.sessions.get(session_id)
+        sess = self.sessions.get(self.acp_id(session_id) or session_id)
         if sess is not None and sess.stream is not None:
             sess.stream.terminal(terminal_id)
 
     def _session(self, session_id: str) -> AcpSession:
+        """An open session, or a stored one (or a fork of one) opened now; -32002 if none."""
         sess = self.sessions.get(session_id)
         if sess is not None:
             return sess
+        try:
+            sid, key = forks.split(session_id)
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
         store = self.dispatcher.services.store
-        if not store.exists(session_id):
+        if not store.exists(sid):
             raise RequestError.resource_not_found(session_id)
-        return self._open(session_id, self.workspace_of(session_id))
+        if key is not None:
+            try:
+                forks.record(store, sid, key)
+            except NotFound:
+                raise RequestError.resource_not_found(session_id) from None
+        return self._open(session_id, self.workspace_of(sid), store_id=sid, fork_key=key)
 
-    def _open(self, sid: str, workspace: Path) -> AcpSession:
-        sess = self.sessions.get(sid) or AcpSession(sid, workspace, self.default_mode)
-        self.sessions[sid] = sess
+    def _open(self, acp_id: str, workspace: Path, *, store_id: str | None = None,
+              fork_key: str | None = None, stored: bool = True) -> AcpSession:
+        sess = self.sessions.get(acp_id)
+        if sess is None:
+            sess = AcpSession(acp_id, workspace, self.default_mode, store_id=store_id or acp_id,
+                              fork_key=fork_key, stored=stored)
+            if stored:
+                conf.adopt(sess, self.dispatcher.services.store.meta(sess.store_id))
+            self.sessions[acp_id] = sess
+        sess.told = conf.shown(self.dispatcher, sess)
         self._watch(workspace)
+        self._poll_settings()
         return sess
 
     def _watch(self, root: Path) -> None:
@@ -219,12 +279,62 @@ class OpenProgramAgent:
 
         walk.add_done_callback(done)
 
-    def _announce(self, sid: str) -> None:
-        """Advertise the slash commands once the session's response is out."""
-        hub, sess = self.dispatcher.services.mcp, self.sessions.get(sid)
-        prompts = hub.prompts(sess.workspace) if hub is not None and sess is not None else []
-        asyncio.get_running_loop().call_soon(self.notify, sid, helpers.update_available_commands(
-            cmds.available(prompts)))
+    def _announce(self, acp_id: str, *, if_changed: bool = False) -> None:
+        """Advertise the slash commands (after the session's response is out); with
+        ``if_changed`` only when they differ from what the client was last shown."""
+        from openprogram_lsp.context.commands import load_commands
+
+        sess = self.sessions.get(acp_id)
+        if sess is None:
+            return
+        hub = self.dispatcher.services.mcp
+        prompts = hub.prompts(sess.workspace) if hub is not None else []
+        try:
+            custom = load_commands(sess.workspace)
+        except OSError:
+            custom = []
+        available = cmds.available(prompts, custom)
+        shown = [f"{c.name}\0{c.description}" for c in available]
+        if if_changed and shown == sess.commands:
+            return
+        sess.commands = shown
+        asyncio.get_running_loop().call_soon(self.notify, acp_id,
+                                             helpers.update_available_commands(available))
+
+    def _poll_settings(self) -> None:
+        """Start the look at open sessions' stored settings (once per connection)."""
+        if self._settings_task is None and not self._walk_stop.is_set():
+            self._settings_task = asyncio.ensure_future(self._follow_settings())
+
+    async def _follow_settings(self) -> None:
+        """Every ``SETTINGS_POLL`` seconds: what another client of an open session changed
+        (model, mode) reaches this one as ``config_option_update``/``current_mode_update``."""
+        store = self.dispatcher.services.store
+        while not self._walk_stop.is_set():
+            await asyncio.sleep(SETTINGS_POLL)
+            for sess in list(self.sessions.values()):
+                if not sess.stored or sess.running:
+                    continue
+                try:
+                    meta = await asyncio.to_thread(store.meta, sess.store_id)
+                except (OpenProgramError, OSError):
+                    continue
+                self._sync(sess, meta)
+
+    def _sync(self, sess: AcpSession, meta: dict[str, Any]) -> None:
+        """Adopt the stored settings and tell this client what changed."""
+        conf.adopt(sess, meta)
+        for update in conf.updates(self.dispatcher, sess):
+            self.notify(sess.session_id, update)
+
+    def _save_settings(self, sess: AcpSession) -> None:
+        """Store the session's settings (every client of it runs and shows them)."""
+        if sess.stored:
+            try:
+                self.dispatcher.services.store.update_meta(
+                    sess.store_id, **{conf.META_KEY: conf.record(sess)})
+            except OpenProgramError as exc:
+                raise _rpc(exc) from None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -243,7 +353,10 @@ class OpenProgramAgent:
                 prompt_capabilities=PromptCapabilities(image=False, audio=False,
                                                        embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=self.tool_sources.http, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities())),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(),
+                    fork=SessionForkCapabilities(), close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities())),
             auth_methods=[AuthMethodAgent(
                 id=AUTH_METHOD, name="Model keys from the environment",
                 description="OpenProgram reads OPENPROGRAM_MODEL and the provider's API key "
@@ -262,36 +375,71 @@ class OpenProgramAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
                           **kwargs: Any) -> NewSessionResponse:
-        """A new session rooted at ``cwd``; its MCP servers become tool sources."""
+        """A new session rooted at ``cwd``, stored once it holds a message; its MCP servers
+        become tool sources."""
         workspace = _absolute_dir(cwd)
-        store = self.dispatcher.services.store
-        sid = await asyncio.to_thread(store.create_session, workspace=str(workspace))
-        sess = self._open(sid, workspace)
+        sess = self._open(new_session_id(), workspace, stored=False)
         await self._connect_tools(sess, mcp_servers)
-        self._announce(sid)
-        return NewSessionResponse(session_id=sid, modes=modes(sess.mode))
+        self._announce(sess.session_id)
+        return NewSessionResponse(session_id=sess.session_id, modes=modes(sess.mode),
+                                  config_options=conf.options(self.dispatcher, sess))
 
     async def load_session(self, cwd: str, session_id: str,
                            mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        """Open a stored session (from any front end) and replay its active branch."""
-        _absolute_dir(cwd)
-        store = self.dispatcher.services.store
-        if not store.exists(session_id):
-            raise RequestError.resource_not_found(session_id)
-        sess = self._open(session_id, self.workspace_of(session_id))
-        await self._connect_tools(sess, mcp_servers)
-        try:
-            head = store.head(session_id)
-            nodes = store.get_branch(session_id, head) if head else []
-        except OpenProgramError as exc:
-            raise _rpc(exc) from None
+        """Open a stored session (from any front end) or a fork of one, and replay its
+        branch."""
+        sess = await self._reopen(cwd, session_id, mcp_servers)
+        nodes = self._chain(sess)
         for node in nodes:
-            for update in replay(node, sess.workspace, self._tool_nodes(session_id, node)):
+            for update in replay(node, sess.workspace, self._tool_nodes(sess.store_id, node)):
                 self.notify(session_id, update)
         await self.flush()
         self._announce(session_id)
-        return LoadSessionResponse(modes=modes(sess.mode))
+        return LoadSessionResponse(modes=modes(sess.mode),
+                                   config_options=conf.options(self.dispatcher, sess))
+
+    async def resume_session(self, cwd: str, session_id: str,
+                             mcp_servers: list[Any] | None = None,
+                             **kwargs: Any) -> ResumeSessionResponse:
+        """``session/load`` without the replay (the client kept the history)."""
+        sess = await self._reopen(cwd, session_id, mcp_servers)
+        self._announce(session_id)
+        return ResumeSessionResponse(modes=modes(sess.mode),
+                                     config_options=conf.options(self.dispatcher, sess))
+
+    async def _reopen(self, cwd: str, session_id: str, servers: list[Any] | None) -> AcpSession:
+        _absolute_dir(cwd)
+        sess = self._session(session_id)
+        if sess.stored:
+            try:
+                self._sync(sess, self.dispatcher.services.store.meta(sess.store_id))
+            except OpenProgramError as exc:
+                raise _rpc(exc) from None
+        sess.told = conf.shown(self.dispatcher, sess)
+        await self._connect_tools(sess, servers)
+        return sess
+
+    def _head(self, sess: AcpSession) -> str | None:
+        """Where the session's conversation ends: the active head, or its fork's tip (or,
+        before the fork's first message, the node it starts after)."""
+        if not sess.stored:
+            return None
+        store = self.dispatcher.services.store
+        try:
+            if sess.fork_key is None:
+                return store.head(sess.store_id)
+            fork = forks.record(store, sess.store_id, sess.fork_key)
+            return forks.tip(store, sess.store_id, fork) or fork.from_node
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+
+    def _chain(self, sess: AcpSession) -> list[Node]:
+        head = self._head(sess)
+        try:
+            return self.dispatcher.services.store.get_branch(sess.store_id, head) if head else []
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
 
     def _tool_nodes(self, sid: str, node: Node) -> dict[str, Node]:
         if node.role != "assistant":
@@ -301,25 +449,147 @@ class OpenProgramAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        """Stored sessions, newest first, optionally only those of ``cwd``; 50 a page."""
-        rows = await asyncio.to_thread(self.dispatcher.services.store.list_sessions)
-        if cwd is not None:
-            want = str(_absolute_dir(cwd))
-            rows = [r for r in rows if r.get("workspace")
-                    and str(Path(r["workspace"]).resolve()) == want]
+        """Stored sessions, newest first, optionally only those of ``cwd``; 50 a page, the
+        cursor opaque (an offset). Sessions without a message are not listed."""
+        want = str(_absolute_dir(cwd)) if cwd is not None else None
         start = 0
         if cursor:
-            if not cursor.isdigit():
+            if not cursor.isdigit() or len(cursor) > 9:
                 raise RequestError.invalid_params({"field": "cursor",
                                                    "message": "unknown cursor"})
             start = int(cursor)
-        page = rows[start:start + PAGE]
+        rows, total = await asyncio.to_thread(self.dispatcher.services.store.session_page,
+                                              workspace=want, offset=start, limit=PAGE)
         infos = [SessionInfo(session_id=r["id"], cwd=str(r.get("workspace") or ""),
                              title=r.get("title") or None, updated_at=r.get("updatedAt"))
-                 for r in page if isinstance(r.get("id"), str)]
-        more = start + PAGE < len(rows)
+                 for r in rows if isinstance(r.get("id"), str) and r.get("headId")]
+        more = start + PAGE < total
         return ListSessionsResponse(sessions=infos,
                                     next_cursor=str(start + PAGE) if more else None)
+
+    async def fork_session(self, cwd: str, session_id: str,
+                           mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> ForkSessionResponse:
+        """A new branch of the session as a new ACP session (``forks``): from the session's
+        head, or from ``_meta.openprogram.fromNodeId``; named ``_meta.openprogram.name`` (else
+        ``fork-N``); ``restoreCode`` brings the workspace to that node's code first, as
+        ``openprogram/fork`` does."""
+        workspace = _absolute_dir(cwd)
+        src = self._session(session_id)
+        if not src.stored:
+            raise RequestError.invalid_params({"field": "sessionId", "message":
+                                               "nothing to fork: the session has no message"})
+        given = kwargs.get("openprogram")
+        opts: dict[str, Any] = given if isinstance(given, dict) else {}
+        store, sid = self.dispatcher.services.store, src.store_id
+        try:
+            from_node = self._fork_point(src, opts)
+            name = forks.check_name(store, sid, opts["name"]) if "name" in opts \
+                else forks.free_name(store, sid)
+            rules = opts.get("rules", "inherit")
+            if rules not in ("inherit", "reset", "copy") or (rules != "inherit"
+                                                               and from_node is None):
+                raise InvalidParams("_meta.openprogram.rules: inherit, reset or copy, and "
+                                    "reset or copy only with a node to fork at")
+            restored = await self._restore_code(src, from_node) \
+                if opts.get("restoreCode") is True and from_node is not None else None
+            fork = forks.create(store, sid, from_node, name, rules)
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+        acp_id = forks.join(sid, fork.key)
+        sess = self._open(acp_id, src.workspace if src.workspace else workspace, store_id=sid,
+                          fork_key=fork.key)
+        sess.mode, sess.model = src.mode, src.model
+        sess.told = conf.shown(self.dispatcher, sess)
+        await self._connect_tools(sess, mcp_servers)
+        self._announce(acp_id)
+        extra: dict[str, Any] = {"sessionId": sid, "branch": name, "fromNodeId": from_node}
+        if restored is not None:
+            extra["codeRestore"] = restored
+        return ForkSessionResponse(session_id=acp_id, modes=modes(sess.mode),
+                                   config_options=conf.options(self.dispatcher, sess),
+                                   field_meta={"openprogram": extra})
+
+    def _fork_point(self, src: AcpSession, opts: dict[str, Any]) -> str | None:
+        if "fromNodeId" not in opts:
+            return self._head(src)
+        node_id = opts["fromNodeId"]
+        if node_id is None:
+            return None
+        store = self.dispatcher.services.store
+        if not isinstance(node_id, str) or not store.has_node(src.store_id, node_id):
+            raise InvalidParams(f"_meta.openprogram.fromNodeId: no message {node_id!r} in "
+                                f"session {src.store_id}")
+        node = store.get_node(src.store_id, node_id)
+        if node.role not in ("user", "assistant") or node.caller is not None:
+            raise InvalidParams(f"_meta.openprogram.fromNodeId: {node_id!r} is not a "
+                                "conversation message")
+        return node_id
+
+    async def _restore_code(self, src: AcpSession, node_id: str) -> dict[str, Any]:
+        """The code state of ``node_id``'s branch restored (undoable), as its record."""
+        from openprogram_lsp.store.branch_code import switch_code
+        from openprogram_lsp.store.checkpoints.store import CheckpointStore
+
+        checkpoints = self.dispatcher.checkpointer(src.workspace)
+        if not isinstance(checkpoints, CheckpointStore):
+            raise InvalidParams("_meta.openprogram.restoreCode: this workspace has no "
+                                "checkpoints")
+        busy = [t for t in self.dispatcher.active_turns()
+                if t.workspace.resolve() == src.workspace.resolve()]
+        if busy:
+            raise SessionBusy("a turn is running in this workspace; cancel it before forking "
+                              "with restoreCode")
+        out = await asyncio.to_thread(switch_code, self.dispatcher.services.store, checkpoints,
+                                      src.store_id, node_id)
+        record: dict[str, Any] = {"restored": out.restored,
+                                  "safetyCheckpointId": out.safety_checkpoint_id}
+        if out.code_checkpoint_id:
+            record["codeCheckpointId"] = out.code_checkpoint_id
+        if out.conflicts:
+            record["conflicts"] = out.conflicts
+        return record
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop the session's prompt and its MCP servers and forget it on this connection
+        (it stays stored: load or resume it again)."""
+        sess = self.sessions.get(session_id)
+        if sess is None:
+            self._session(session_id)  # -32002 for an unknown id; a stored one is not open
+            return CloseSessionResponse()
+        await self._close(sess)
+        return CloseSessionResponse()
+
+    async def _close(self, sess: AcpSession) -> None:
+        if sess.control is not None:
+            sess.control.request_cancel()
+            self.dispatcher.cancel(sess.store_id)
+        self.sessions.pop(sess.session_id, None)
+        if not any(s.store_id == sess.store_id for s in self.sessions.values()):
+            await self.tool_sources.disconnect(sess.store_id)
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete a stored session and everything of it (refused while any process runs a
+        turn in it); for a fork, forget the fork (its messages stay a branch of the
+        session)."""
+        sess = self._session(session_id)
+        if sess.running:
+            raise RequestError(-32002, f"session {session_id} is running a prompt; cancel it "
+                               "first")
+        store = self.dispatcher.services.store
+        for other in [s for s in self.sessions.values() if s.store_id == sess.store_id
+                      and (sess.fork_key is None or s.session_id == session_id)]:
+            await self._close(other)
+        if not sess.stored:
+            return DeleteSessionResponse()
+        try:
+            if sess.fork_key is not None:
+                forks.forget(store, sess.store_id, sess.fork_key)
+            else:
+                await asyncio.to_thread(store.delete_session, sess.store_id)
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+        return DeleteSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str,
                                **kwargs: Any) -> SetSessionModeResponse:
@@ -328,13 +598,42 @@ class OpenProgramAgent:
         if mode_id not in PERMISSION_MODES:
             raise RequestError.invalid_params({"field": "modeId", "message":
                                                f"use one of {', '.join(PERMISSION_MODES)}"})
-        sess.mode = mode_id  # type: ignore[assignment]
+        self.set_setting(sess, conf.MODE, mode_id)
         return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """Set the model or the permission mode (applies from the next prompt)."""
+        sess = self._session(session_id)
+        if not isinstance(value, str):
+            raise RequestError.invalid_params({"field": "value",
+                                               "message": f"{config_id} takes a value id"})
+        self.set_setting(sess, config_id, value)
+        return SetSessionConfigOptionResponse(
+            config_options=conf.options(self.dispatcher, sess))
+
+    async def set_session_model(self, session_id: str, model_id: str,
+                                **kwargs: Any) -> dict[str, Any]:
+        """``session/set_model`` (unstable ACP): the model option by another name."""
+        self.set_setting(self._session(session_id), conf.MODEL, model_id)
+        return {}
+
+    def set_setting(self, sess: AcpSession, config_id: str, value: str) -> None:
+        """Change one setting, store it, and show this client the change."""
+        before = dict(sess.told)
+        try:
+            conf.choose(self.dispatcher, sess, config_id, value)
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+        self._save_settings(sess)
+        sess.told = before
+        for update in conf.updates(self.dispatcher, sess):
+            self.notify(sess.session_id, update)
 
     async def _connect_tools(self, sess: AcpSession, servers: list[Any] | None) -> None:
         if servers:
             try:
-                await self.tool_sources.connect(sess.session_id, sess.workspace, servers)
+                await self.tool_sources.connect(sess.store_id, sess.workspace, servers)
             except OpenProgramError as exc:
                 raise _rpc(exc) from None
 
@@ -361,6 +660,12 @@ class OpenProgramAgent:
                       control: TurnControl) -> PromptResponse:
         from openprogram_lsp.acp.slash import run_slash
 
+        services = self.dispatcher.services
+        if sess.stored:  # another client may have changed the model or mode: run with those
+            try:
+                self._sync(sess, services.store.meta(sess.store_id))
+            except OpenProgramError as exc:
+                raise _rpc(exc) from None
         answered = await run_slash(self, sess, blocks)
         if isinstance(answered, PromptResponse):
             return answered
@@ -368,18 +673,20 @@ class OpenProgramAgent:
         if isinstance(answered, TurnRequest):
             request = answered
         else:
-            content = await build_prompt(blocks, sess.workspace, self._reader(sess.session_id))
+            content = await build_prompt(blocks, sess.workspace, self._reader(sess.store_id))
             if not content.text:
                 raise RequestError.invalid_params({"field": "prompt",
                                                    "message": "the prompt is empty"})
             meta: dict[str, Any] = {"client": "acp"}
             if content.attachments:
                 meta.update(promptText=content.typed, attachments=content.attachments)
-            request = TurnRequest(text=content.text, session_id=sess.session_id,
+            request = TurnRequest(text=content.text, session_id=sess.store_id,
                                   workspace=str(sess.workspace), metadata=meta)
+        first_of_fork = self._place(sess, request)
         request.permission_mode = sess.mode
-        services = self.dispatcher.services
-        stream = TurnStream(sess.session_id, sess.workspace, services.tools, sess.mode,
+        request.model = sess.model
+        await self._store(sess)
+        stream = TurnStream(sess.store_id, sess.workspace, services.tools, sess.mode,
                             services.rules_for(sess.workspace),
                             send=lambda u: self.notify(sess.session_id, u), ext=self.ext,
                             text=lambda t: self.notify_text(sess.session_id, t))
@@ -394,10 +701,14 @@ class OpenProgramAgent:
         finally:
             unsubscribe()
             stream.close("cancelled" if control.cancelled else "not finished")
-        title = services.store.meta(sess.session_id).get("title")
+            if first_of_fork is not None \
+                    and services.store.find_branch(sess.store_id, first_of_fork.name):
+                forks.mark_started(services.store, sess.store_id, first_of_fork)
+        title = services.store.meta(sess.store_id).get("title")
         if title:
             self.notify(sess.session_id, SessionInfoUpdate(
                 session_update="session_info_update", title=title))
+        self._announce(sess.session_id, if_changed=True)
         if result.status == "error":
             await self.flush()
             err = result.error
@@ -415,6 +726,38 @@ class OpenProgramAgent:
                                         "checkpointId": result.checkpoint.id
                                         if result.checkpoint else None}})
 
+    def _place(self, sess: AcpSession, request: TurnRequest) -> forks.Fork | None:
+        """Point a fork's prompt at its branch: its tip, or for its first message the node it
+        starts after, named (the returned fork, to mark started after the turn)."""
+        if sess.fork_key is None or request.branch_from is not INHERIT:
+            return None
+        store = self.dispatcher.services.store
+        try:
+            fork = forks.record(store, sess.store_id, sess.fork_key)
+            tip = forks.tip(store, sess.store_id, fork)
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+        if tip is not None:
+            request.branch_from = tip
+            return None
+        request.branch_from = fork.from_node
+        request.branch_name = fork.name
+        if fork.rules != "inherit":
+            request.metadata["rules"] = fork.rules
+        return fork
+
+    async def _store(self, sess: AcpSession) -> None:
+        """Create a new session in the store with its first message (and its settings)."""
+        if sess.stored:
+            return
+        try:
+            extra: dict[str, Any] = {conf.META_KEY: conf.record(sess)}
+            await asyncio.to_thread(lambda: self.dispatcher.services.store.create_session(
+                sid=sess.store_id, workspace=str(sess.workspace), **extra))
+        except OpenProgramError as exc:
+            raise _rpc(exc) from None
+        sess.stored = True
+
     def _reader(self, sid: str) -> Any:
         from openprogram_lsp.acp.editor import read_text
 
@@ -426,8 +769,9 @@ class OpenProgramAgent:
         sess = self.sessions.get(session_id)
         if sess is not None and sess.control is not None:
             sess.control.request_cancel()
-        if self.dispatcher.services.store.exists(session_id):
-            self.dispatcher.cancel(session_id)
+        sid = sess.store_id if sess is not None else session_id.partition(forks.SEP)[0]
+        if self.dispatcher.services.store.exists(sid):
+            self.dispatcher.cancel(sid)
 
     # -- extensions --------------------------------------------------------------------------
 
@@ -443,6 +787,8 @@ class OpenProgramAgent:
         """Cancel running turns, wait for their finalize, stop watchers, first walks and
         tool sources."""
         self._walk_stop.set()
+        if self._settings_task is not None:
+            self._settings_task.cancel()
         for sess in self.sessions.values():
             if sess.control is not None:
                 sess.control.request_cancel()

@@ -1,7 +1,12 @@
 """Approvals and questions over ACP: ``session/request_permission`` and ``elicitation/create``.
 
-The four option kinds map one to one onto ACP's; "always" answers become rules in the same
+A prompt offers at most one option of each ACP kind (clients such as codecompanion draw one
+line and key per kind): allow once, the narrowest "always" (this file, command or exact call,
+in this session), reject, and "never" (workspace-wide), each named with its scope. The wider
+"always" options of the LSP front ends are not offered here. Answers become rules in the same
 per-workspace rule store the LSP server uses (the dispatcher's tool runner records them).
+A prompt about a call the client was never shown (an MCP server or hook to trust) is announced
+as a ``tool_call`` first and completed or failed with the answer.
 A question goes to an elicitation form when the client offers one; otherwise a question with
 choices becomes a permission-style choice, and a free-text question is refused with a note.
 """
@@ -27,7 +32,9 @@ from acp.schema import (
 
 from acp import helpers
 from openprogram_lsp.acp.updates import SessionUpdate, diff_content, location
+from openprogram_lsp.core.types import PermissionOption as Option
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
+from openprogram_lsp.tools.policy import EDIT_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +65,36 @@ class Host(Protocol):
 
     def approved(self, session_id: str, tool_call_id: str) -> None: ...
 
+    def announced(self, session_id: str, tool_call_id: str) -> bool: ...
+
+    def acp_id(self, store_id: str) -> str | None: ...
+
     def notify(self, session_id: str, update: SessionUpdate) -> None: ...
+
+
+def _scope(option: Option, kind: str) -> str:
+    """What a standing option covers, in a few words."""
+    if kind in EDIT_KINDS:
+        return "this file"
+    if kind == "execute":
+        return "these commands" if " these " in f" {option.name}" else "this command"
+    return "this exact call"
+
+
+def acp_options(options: list[Option], kind: str) -> list[PermissionOption]:
+    """One option per ACP kind, the first (narrowest) of each; the rule-making ones renamed
+    to say their scope briefly (others, such as an MCP server's trust, keep their names)."""
+    out: list[PermissionOption] = []
+    for option in options:
+        if any(o.kind == option.kind for o in out):
+            continue
+        name = option.name
+        if option.kind == "allow_always" and name.startswith("Always allow"):
+            name = f"Always, {_scope(option, kind)} (this session)"
+        elif option.kind == "reject_always" and name.startswith("Always reject"):
+            name = f"Never, {_scope(option, kind)} (whole workspace)"
+        out.append(PermissionOption(option_id=option.option_id, name=name, kind=option.kind))
+    return out
 
 
 async def _ask(host: Host, make: Callable[[Peer], Awaitable[Any]],
@@ -85,33 +121,51 @@ class AcpApprover:
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         """Ask the client; a timeout, an error, a dismissal or an unknown option is cancelled."""
         call = request.tool_call
+        sid = self.host.acp_id(request.session_id) or request.session_id
         workspace = self.host.workspace_of(request.session_id)
         content = [diff_content(workspace, call.diff)] if call.diff is not None else None
+        kind: Any = call.kind
         update = ToolCallUpdate(tool_call_id=call.tool_call_id, title=call.title,
-                                kind=call.kind, status="pending", content=content,
+                                kind=kind, status="pending", content=content,
                                 locations=location(workspace, call.input),
                                 raw_input=call.input)
-        options = [PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
-                   for o in request.options]
-        try:
-            resp = await _ask(self.host, lambda p: p.request_permission(
-                session_id=request.session_id, tool_call=update, options=options),
-                self.host.approval_timeout_of(request.session_id))
-        except Exception as exc:  # the client answered with an error
-            log.info("permission request failed: %s", exc)
-            return PermissionOutcome(outcome="cancelled", reason=f"client error: {exc}")
-        if resp is None:
-            return PermissionOutcome(outcome="cancelled", reason="timeout")
-        outcome = resp.outcome
-        chosen = next((o for o in request.options
-                       if isinstance(outcome, AllowedOutcome) and o.option_id == outcome.option_id),
-                      None)
+        announce = not self.host.announced(request.session_id, call.tool_call_id)
+        if announce:  # a prompt about no tool call of the turn: show it as one first
+            self.host.notify(sid, helpers.start_tool_call(
+                call.tool_call_id, call.title, kind=kind, status="pending", content=content,
+                locations=update.locations, raw_input=call.input))
+        options = acp_options(request.options, call.kind)
+        offered = {o.option_id for o in options}
+        outcome = await self._answer(sid, update, options,
+                                     self.host.approval_timeout_of(request.session_id))
+        chosen = next((o for o in request.options if o.option_id in offered
+                       and isinstance(outcome, AllowedOutcome)
+                       and o.option_id == outcome.option_id), None)
+        allowed = chosen is not None and chosen.kind in ("allow_once", "allow_always")
+        if announce:
+            self.host.notify(sid, helpers.update_tool_call(
+                call.tool_call_id, status="completed" if allowed else "failed",
+                content=[helpers.tool_content(helpers.text_block(
+                    chosen.name if chosen is not None else "No answer"))]))
+        if isinstance(outcome, str):
+            return PermissionOutcome(outcome="cancelled", reason=outcome)
         if chosen is None:
             return PermissionOutcome(outcome="cancelled", reason="dismissed")
-        if chosen.kind in ("allow_once", "allow_always"):
+        if allowed:
             self.host.approved(request.session_id, call.tool_call_id)
         return PermissionOutcome(outcome="selected", option_id=chosen.option_id,
                                  kind=chosen.kind)
+
+    async def _answer(self, sid: str, update: ToolCallUpdate,
+                      options: list[PermissionOption], timeout: float | None) -> Any:
+        """The client's outcome, or a reason string when there is none."""
+        try:
+            resp = await _ask(self.host, lambda p: p.request_permission(
+                session_id=sid, tool_call=update, options=options), timeout)
+        except Exception as exc:  # the client answered with an error
+            log.info("permission request failed: %s", exc)
+            return f"client error: {exc}"
+        return resp.outcome if resp is not None else "timeout"
 
 
 class AcpAsker:
@@ -123,6 +177,7 @@ class AcpAsker:
     async def ask(self, question: Question) -> str | None:
         """Return the answer, or None when dismissed or when the client cannot ask."""
         sid = question.session_id or ""
+        sid = self.host.acp_id(sid) or sid
         try:
             if self.host.elicits():
                 return await self._form(question, sid)

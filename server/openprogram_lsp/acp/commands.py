@@ -16,6 +16,7 @@ from typing import Any
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from openprogram_lsp.context.commands import Command
 from openprogram_lsp.core.errors import CheckpointError, InvalidParams, SessionBusy
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
@@ -34,12 +35,21 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def available(mcp_prompts: Sequence[tuple[str, PromptInfo]] = ()) -> list[AvailableCommand]:
-    """The commands as ACP advertises them, then the running MCP servers' prompts."""
+def available(mcp_prompts: Sequence[tuple[str, PromptInfo]] = (),
+              custom: Sequence[Command] = ()) -> list[AvailableCommand]:
+    """The commands as ACP advertises them, then the workspace's and the user's own commands
+    (``.openprogram/commands``), then the running MCP servers' prompts."""
     ours = [AvailableCommand(name=name, description=desc,
                              input=AvailableCommandInput(UnstructuredCommandInput(hint=hint))
                              if hint else None)
             for name, (desc, hint) in COMMANDS.items()]
+    for command in custom:
+        if command.source == "builtin" or command.name in COMMANDS:
+            continue
+        ours.append(AvailableCommand(
+            name=command.name, description=command.description or f"/{command.name}",
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=command.argument_hint))
+            if command.argument_hint else None))
     for server, prompt in mcp_prompts:
         hint = " ".join(f"{a.name}=..." for a in prompt.arguments)
         ours.append(AvailableCommand(

@@ -63,13 +63,16 @@ class AcpEditor:
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
 
-    def _peer(self, session_id: str) -> Any:
-        return self.agent.peer if session_id in self.agent.sessions else None
+    def _peer(self, session_id: str) -> tuple[Any, str]:
+        """The client and the ACP id of the session a turn of ``session_id`` (a stored
+        session's id) runs for; (None, id) when it is not open on this connection."""
+        acp_id = self.agent.acp_id(session_id)
+        return (self.agent.peer, acp_id) if acp_id is not None else (None, session_id)
 
     async def read_text(self, session_id: str, path: Path) -> str | None:
         """The client's view of the file; None when it does not offer reads."""
         fs = self.agent.client.fs
-        peer = self._peer(session_id)
+        peer, session_id = self._peer(session_id)
         if peer is None or fs is None or not fs.read_text_file:
             return None
         try:
@@ -81,7 +84,7 @@ class AcpEditor:
     async def write_text(self, session_id: str, path: Path, content: str) -> bool:
         """Write through the client; False when it does not offer writes."""
         fs = self.agent.client.fs
-        peer = self._peer(session_id)
+        peer, session_id = self._peer(session_id)
         if peer is None or fs is None or not fs.write_text_file:
             return False
         try:
@@ -93,7 +96,7 @@ class AcpEditor:
     async def run_command(self, session_id: str, argv: list[str], cwd: Path,
                           timeout: float) -> CommandResult | None:
         """Run in a client terminal and wait (killed on timeout or cancel); None if not offered."""
-        peer = self._peer(session_id)
+        peer, session_id = self._peer(session_id)
         if peer is None or not self.agent.client.terminal:
             return None
         try:

@@ -8,15 +8,14 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
-from acp import Agent
 from openprogram_lsp.acp.agent import OpenProgramAgent
 from openprogram_lsp.acp.approvals import AcpApprover, AcpAsker
 from openprogram_lsp.acp.editor import AcpEditor
+from openprogram_lsp.acp.routes import connect
 from openprogram_lsp.acp.stdio import open_streams
 from openprogram_lsp.acp.toolsources import ToolSources
-from openprogram_lsp.acp.transport import connect
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
@@ -64,8 +63,7 @@ async def run(dispatcher: Dispatcher, frames: BinaryIO, *, mode: PermissionMode 
     agent = attach(dispatcher, mode=mode, tool_sources=tool_sources,
                    approval_timeout=approval_timeout)
     reader, writer = await open_streams(frames)
-    # The SDK routes only the methods an agent has; ours lacks the unstable ones on purpose.
-    conn = connect(cast(Agent, agent), reader, writer)
+    conn = connect(agent, reader, writer)
     try:
         await conn.listen()
     finally:

@@ -1,9 +1,10 @@
-"""What the agent keeps per ACP session: workspace, permission mode, the running prompt."""
+"""What the agent keeps per ACP session: workspace, settings, the running prompt, its branch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp.schema import SessionMode, SessionModeState
 
@@ -29,13 +30,29 @@ def modes(current: PermissionMode) -> SessionModeState:
 
 @dataclass(slots=True)
 class AcpSession:
-    """One session opened over this connection (by ``session/new`` or ``session/load``)."""
+    """One ACP session opened over this connection (``session/new``, ``load``, ``resume`` or
+    ``fork``).
+
+    ``session_id`` is the ACP id: a stored session's id, or for a fork ``<sid>~<key>``
+    (``forks``), which follows that fork's branch of the stored session ``store_id``.
+    ``stored`` is False until the first message creates the session in the store."""
 
     session_id: str
     workspace: Path
     mode: PermissionMode
+    store_id: str = ""
+    fork_key: str | None = None
+    stored: bool = True
+    model: str | None = None
+    effort: str | None = None
     control: TurnControl | None = None
     stream: TurnStream | None = None
+    told: dict[str, Any] = field(default_factory=dict)  # the settings this client was shown
+    commands: list[str] = field(default_factory=list)  # the slash commands it was shown
+
+    def __post_init__(self) -> None:
+        if not self.store_id:
+            self.store_id = self.session_id
 
     @property
     def running(self) -> bool:

@@ -27,14 +27,16 @@ async def run_slash(agent: AgentView, sess: AcpSession,
         parsed = cmds.parse(text)
         if parsed is None:
             return None
+        if not sess.stored and parsed.name != "mode":
+            raise OpenProgramError(f"/{parsed.name}: nothing yet (this session has no message)")
         if parsed.name == "compact":
-            return TurnRequest(text="/compact", session_id=sess.session_id,
+            return TurnRequest(text="/compact", session_id=sess.store_id,
                                workspace=str(sess.workspace), metadata={"client": "acp"})
         if parsed.name == "fork":
             if not parsed.rest:
                 raise OpenProgramError("/fork: give the new message")
-            return TurnRequest(text=parsed.rest, session_id=sess.session_id,
-                               branch_from=agent.commands.fork_point(sess.session_id),
+            return TurnRequest(text=parsed.rest, session_id=sess.store_id,
+                               branch_from=agent.commands.fork_point(sess.store_id),
                                workspace=str(sess.workspace), metadata={"client": "acp"})
         reply = await _answer(agent, sess, parsed)
     except OpenProgramError as exc:
@@ -46,7 +48,7 @@ async def run_slash(agent: AgentView, sess: AcpSession,
 
 async def _answer(agent: AgentView, sess: AcpSession, parsed: cmds.Parsed) -> str:
     c = agent.commands
-    sid, ws = sess.session_id, sess.workspace
+    sid, ws = sess.store_id, sess.workspace
     if parsed.name == "branches":
         return c.branches(sid)
     if parsed.name == "checkout":
@@ -62,6 +64,5 @@ async def _answer(agent: AgentView, sess: AcpSession, parsed: cmds.Parsed) -> st
     assert parsed.name == "mode"
     if not parsed.args:
         return f"The permission mode is {sess.mode}."
-    sess.mode = c.mode(parsed.args[0])
-    agent.notify(sid, helpers.update_current_mode(sess.mode))
+    agent.set_setting(sess, "mode", c.mode(parsed.args[0]))
     return f"Permission mode set to {sess.mode}."

@@ -91,9 +91,14 @@ class TurnStream:
         if not asks or self.rules.decide(facts) == "allow":
             self.running(call_id)
 
+    def knows(self, call_id: str) -> bool:
+        """Whether this call was announced (``tool_call``) and is not finished."""
+        return call_id in self.open_calls
+
     def running(self, call_id: str) -> None:
-        """The call passed its approval and runs now."""
-        self.send(helpers.update_tool_call(call_id, status="in_progress"))
+        """The call passed its approval and runs now (only a call the client was shown)."""
+        if call_id in self.open_calls:
+            self.send(helpers.update_tool_call(call_id, status="in_progress"))
 
     def terminal(self, terminal_id: str) -> None:
         """The newest open command runs in a client terminal: show it, now and when done."""

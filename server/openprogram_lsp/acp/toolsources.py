@@ -24,6 +24,10 @@ class ToolSources(Protocol):
         """Start (or reuse) the servers and make their tools available to the session."""
         ...
 
+    async def disconnect(self, session_id: str) -> None:
+        """Drop one session's servers (``session/close``)."""
+        ...
+
     async def close(self) -> None:
         """Stop every server started through this interface."""
         ...
@@ -37,6 +41,9 @@ class NoToolSources:
     async def connect(self, session_id: str, workspace: Path, servers: list[Any]) -> None:
         names = ", ".join(str(getattr(s, "name", "?")) for s in servers)
         log.warning("session %s: MCP servers not started (no MCP layer): %s", session_id, names)
+
+    async def disconnect(self, session_id: str) -> None:
+        return None
 
     async def close(self) -> None:
         return None

@@ -15,9 +15,6 @@ import json
 import logging
 from typing import Any
 
-from acp.agent.connection import AgentSideConnection
-
-from acp import Agent
 from openprogram_lsp.core.jsonrpc import (
     INVALID_REQUEST,
     MessageError,
@@ -104,8 +101,3 @@ class CheckedTransport:
                 f"message of {size} bytes is over the limit of {self.max_line}"))
             parts, size = [], 0
 
-
-def connect(agent: Agent, reader: asyncio.StreamReader,
-            writer: asyncio.StreamWriter) -> AgentSideConnection:
-    """The SDK's agent side over a checked transport (call ``listen()`` to serve)."""
-    return AgentSideConnection(agent, CheckedTransport(reader, writer), listening=False)

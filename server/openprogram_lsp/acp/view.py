@@ -25,3 +25,9 @@ class AgentView(Protocol):
 
     def show_terminal(self, session_id: str, terminal_id: str) -> None:
         """Embed a client terminal in the session's current tool call."""
+
+    def set_setting(self, sess: AcpSession, config_id: str, value: str) -> None:
+        """Change a session setting (model, mode), store it and show it to the client."""
+
+    def acp_id(self, store_id: str) -> str | None:
+        """The ACP session a stored session's turn belongs to (None: not open here)."""

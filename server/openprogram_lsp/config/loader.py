@@ -246,6 +246,9 @@ def _explain(exc: ValidationError, name: str, raw: Any, sources: Mapping[str, st
     more = len(exc.errors()) - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if source.startswith("env "):
+        given = err.get("input")
+        if isinstance(given, list):  # a comma-separated variable: shown as it was set
+            shown = repr(",".join(str(v) for v in given))
         return f"{source[4:]}={shown}: {msg}{tail}"
     if source.startswith("flag "):
         return f"{source[5:]} {shown}: {msg}{tail}"

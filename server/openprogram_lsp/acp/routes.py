@@ -1,0 +1,47 @@
+"""The connection to a client: the SDK's agent side with the unstable session methods on, plus
+the two methods SDK 0.12 does not route: ``session/delete`` (in its schema, not its router) and
+``session/set_model`` (the older model switch codecompanion and acpx still send)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, cast
+
+from acp.agent.connection import AgentSideConnection
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
+from acp.schema import DeleteSessionRequest
+from acp.utils import normalize_result
+from pydantic import BaseModel, ConfigDict, Field
+
+from acp import Agent
+from openprogram_lsp.acp.transport import CheckedTransport
+
+SET_MODEL = "session/set_model"
+
+
+class SetSessionModelRequest(BaseModel):
+    """``session/set_model`` params (ACP's unstable schema)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    session_id: Annotated[str, Field(alias="sessionId")]
+    model_id: Annotated[str, Field(alias="modelId")]
+    field_meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+
+
+def connect(agent: Any, reader: asyncio.StreamReader,
+            writer: asyncio.StreamWriter) -> AgentSideConnection:
+    """The agent side of one client connection over the checked transport (``transport``),
+    every session method routed (call ``listen()`` to serve)."""
+    conn = AgentSideConnection(cast(Agent, agent), CheckedTransport(reader, writer),
+                               listening=False, use_unstable_protocol=True)
+    router = getattr(getattr(conn, "_conn", None), "_handler", None)
+    if not isinstance(router, MessageRouter):  # an SDK change: fail loudly, not silently
+        raise RuntimeError("agent-client-protocol changed its connection; session/delete and "
+                           "session/set_model cannot be routed")
+    router.route_request(AGENT_METHODS["session_delete"], DeleteSessionRequest, agent,
+                         "delete_session", adapt_result=normalize_result)
+    router.route_request(SET_MODEL, SetSessionModelRequest, agent, "set_session_model",
+                         adapt_result=normalize_result)
+    return conn
