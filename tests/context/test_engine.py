@@ -70,7 +70,7 @@ def test_under_budget_nothing_happens() -> None:
 
 
 def test_snip_drops_oldest_whole_turns_and_is_announced() -> None:
-    eng, seen = make_engine()
+    eng, seen = make_engine(snip_max_ratio=0.4)  # snip may hide the 30% from 80% to 50%
     chain = build_chain([*chatty(16), Turn("final question")])
     prep = prepare(eng, chain, window=16_000)
     assert eng.should_auto_compact(prep)
@@ -101,7 +101,7 @@ def test_snip_hides_at_most_a_quarter_window_then_compaction_runs() -> None:
 
 
 def test_snip_keeps_the_same_floor_on_the_next_turn() -> None:
-    eng, _ = make_engine()
+    eng, _ = make_engine(snip_max_ratio=0.4)
     turns = [*chatty(16), Turn("q1")]
     first = run(eng.auto_compact(prepare(eng, build_chain(turns), window=16_000), history=[],
                                  summarize=None))
@@ -190,7 +190,7 @@ def test_a_summary_does_not_apply_to_a_fork_before_its_range() -> None:
 
 
 def test_snip_keeps_turns_whose_results_are_referenced_later() -> None:
-    eng, _ = make_engine()
+    eng, _ = make_engine(snip_max_ratio=0.4)
     turns = chatty(16)
     turns[1] = Turn("read the config", steps=[("Reading.", [Call("conf/settings.toml",
                                                                  "key = 1\n" + FILLER)])])

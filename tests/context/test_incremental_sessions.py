@@ -42,7 +42,8 @@ STEPS = 50
 
 def engine() -> ContextEngine:
     return ContextEngine(config=ContextConfig(microcompact_min_tokens=60, gap_threshold_seconds=600,
-                                              snip_max_ratio=0.5), calibration=Calibration())
+                                              snip_max_ratio=0.4, target_ratio=0.6),
+                         calibration=Calibration())
 
 
 def same(a: TurnPrep, b: TurnPrep) -> None:

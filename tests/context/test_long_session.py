@@ -38,7 +38,8 @@ async def test_a_long_session_stays_within_the_window(
     bus = EventBus()
     seen: list[Event] = []
     bus.subscribe(seen.append, types=["context.compacted"])
-    eng = ContextEngine(config=ContextConfig(microcompact_min_tokens=200),
+    # snip may hide what separates the trigger from the target, so every path is taken
+    eng = ContextEngine(config=ContextConfig(microcompact_min_tokens=200, snip_max_ratio=0.4),
                         calibration=Calibration(), bus=bus)
     calls = 0
 

@@ -20,6 +20,15 @@ log = logging.getLogger(__name__)
 MESSAGE_OVERHEAD = 4
 TOOL_OVERHEAD = 5
 MIN_RESERVE = 256
+# Calibration bounds. Real tokenizers count within about -20% .. x4 of the estimator (dense
+# English prose is the low end, CJK and emoji the high one); a server reporting less than half
+# the estimate is counting something else (only the uncached part, a fixed placeholder), so its
+# figure is suspect and ignored, and no ratio lowers the estimate by more than a fifth: with
+# the auto-compact threshold at 80%, a turn's request measured by the estimator alone still
+# fits the window at that bound.
+SUSPECT_BELOW = 0.5
+RATIO_MIN = 0.8
+RATIO_MAX = 4.0
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
@@ -103,11 +112,19 @@ def output_reserve(max_output_tokens: int, window: int) -> int:
     return max(1, min(max_output_tokens, max(MIN_RESERVE, window // 4)))
 
 
+def _bounded(ratio: float) -> float:
+    return min(RATIO_MAX, max(RATIO_MIN, ratio))
+
+
 class Calibration:
     """Per-model ratio of reported prompt tokens to estimated ones (an exponential average).
 
     The estimator is multiplied by this ratio; ``observe`` feeds the provider's reported usage
     back after each turn, so the estimate converges on the real count without any tokenizer.
+    A report below ``SUSPECT_BELOW`` of the estimate is ignored (logged once per model), and
+    the ratio stays within ``RATIO_MIN`` .. ``RATIO_MAX`` (a file written before these bounds
+    is read within them), so a server that under-reports cannot shrink the estimate and send
+    requests larger than the window.
     The file is rewritten only when a ratio moved by ``SAVE_STEP`` (relative) from the value
     saved, and then at most once every ``SAVE_EVERY`` seconds (a ratio that still moves is
     written by the first observation after that, and at the interpreter's exit): a converged
@@ -126,6 +143,7 @@ class Calibration:
         self._saved: dict[str, float] = {}  # ratio per model as the file has it
         self._saved_at = float("-inf")  # time.monotonic() of the last write
         self._dirty = False  # a moved ratio waits for SAVE_EVERY (or the exit)
+        self.suspect: dict[str, int] = {}  # reports ignored as suspect, per model
 
     def _load(self) -> dict[str, dict[str, float]]:
         if self._data is None:
@@ -133,7 +151,7 @@ class Calibration:
             if self.path is not None and self.path.exists():
                 try:
                     raw = json.loads(self.path.read_bytes())
-                    self._data = {str(k): {"ratio": float(v["ratio"]),
+                    self._data = {str(k): {"ratio": _bounded(float(v["ratio"])),
                                            "samples": float(v.get("samples", 1))}
                                   for k, v in raw.items()}
                     self._saved = {k: v["ratio"] for k, v in self._data.items()}
@@ -157,7 +175,16 @@ class Calibration:
         """Fold one (estimate, reported) pair into the model's ratio and return the new ratio."""
         if estimated <= 0 or reported <= 0:
             return self.ratio(model)
-        sample = min(4.0, max(0.25, reported / estimated))
+        if reported < SUSPECT_BELOW * estimated:
+            with self._lock:
+                seen = self.suspect.get(model, 0)
+                self.suspect[model] = seen + 1
+            if not seen:
+                log.warning("model %s reported %d prompt tokens for about %d estimated; "
+                            "ignoring reports below %d%% of the estimate", model, reported,
+                            estimated, round(100 * SUSPECT_BELOW))
+            return self.ratio(model)
+        sample = _bounded(reported / estimated)
         with self._lock:
             data = self._load()
             entry = data.get(model)

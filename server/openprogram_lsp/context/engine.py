@@ -35,6 +35,7 @@ from openprogram_lsp.context.references import TermCache, protected_nodes, scan_
 from openprogram_lsp.context.render import RenderCache, flatten
 from openprogram_lsp.context.snip import snip
 from openprogram_lsp.context.types import (
+    OVER_RATIO,
     ContextConfig,
     PrepareArgs,
     Segment,
@@ -225,40 +226,77 @@ class ContextEngine:
         return prep.usage_ratio >= self.config.recommend_ratio
 
     def should_auto_compact(self, prep: TurnPrep) -> bool:
-        """Whether the prepared context is over the auto-compact threshold."""
-        return prep.usage_ratio >= self.config.auto_compact_ratio
+        """Whether the turn compacts before the model call: over the auto-compact threshold,
+        and either past the cooldown since the last compaction, or really over the window (the
+        request would not fit), or carrying an earlier snip (re-applied to keep its prefix)."""
+        ratio = prep.usage_ratio
+        if ratio < self.config.auto_compact_ratio:
+            return False
+        if ratio >= OVER_RATIO or self._floor(prep.session_id) is not None:
+            return True
+        return not self.cooling_down(prep)
+
+    def turns_since_compaction(self, prep: TurnPrep) -> int | None:
+        """User turns since the summary in use was made (None: no summary, or one made before
+        the turn it was made in was recorded, or whose turn is out of the rendered tail)."""
+        if prep.summary_node_id is None or prep.args is None:
+            return None
+        summary = next((n for n in prep.args.summaries if n.id == prep.summary_node_id), None)
+        at = summary.metadata.get("compactedAt") if summary is not None else None
+        segments = prep.full_segments or prep.segments
+        if not isinstance(at, str) or not segments:
+            return None
+        turn = next((s.turn for s in segments if s.node_id == at), None)
+        return None if turn is None else segments[-1].turn - turn
+
+    def cooling_down(self, prep: TurnPrep) -> bool:
+        """Whether the last compaction was fewer than ``cooldown_turns`` turns ago."""
+        since = self.turns_since_compaction(prep)
+        return since is not None and since < self.config.cooldown_turns
+
+    def _floor(self, sid: str) -> str | None:
+        with self._lock:
+            return self._floors.get(sid)
 
     # -- compaction ---------------------------------------------------------------------------
 
     async def auto_compact(self, prep: TurnPrep, *, history: Sequence[Node] | None = None,
                            summarize: Summarizer | None, persist: SummaryWriter | None = None,
                            bus: EventBus | None = None) -> TurnPrep:
-        """Snip; when that is not enough compact (then prepare again); emit context.compacted."""
+        """Snip; when that is not enough compact (then prepare again); emit context.compacted.
+
+        An earlier snip of the session is re-applied first, exactly (same kept prefix, so the
+        provider's prompt cache holds), while that keeps the turn under the threshold. Within
+        the cooldown after a compaction nothing more is done unless the request would not fit.
+        Otherwise snip and compact bring the context to at most ``target_ratio``."""
+        cfg = self.config
         bus = bus or prep.bus
         before = prep.estimate
         segments = list(prep.segments)  # compaction looks at every segment
         refs = set(prep.protected) or scan_references(segments, self.term_cache)
-        budget = self._history_budget(prep, self.config.target_ratio)
         sid = prep.session_id
-        with self._lock:
-            floor = self._floors.get(sid)
-        res = snip(segments, budget=budget, keep_turns=self.config.snip_keep_turns,
-                   protected=protected_nodes(refs), floor=floor,
-                   max_drop=int(self.config.snip_max_ratio * prep.context_window))
+        floor = self._floor(sid)
+        max_drop = int(cfg.snip_max_ratio * prep.context_window)
+        if floor is not None:
+            res = snip(segments, budget=self._history_budget(prep, cfg.auto_compact_ratio) - 1,
+                       keep_turns=cfg.snip_keep_turns, protected=protected_nodes(refs),
+                       floor=floor, max_drop=max_drop, floor_only=True)
+            if res.fits and res.dropped:
+                return self._snipped(prep, res.segments, res.dropped, refs, before, bus)
+        if prep.usage_ratio < OVER_RATIO and self.cooling_down(prep):
+            return prep
+        res = snip(segments, budget=self._history_budget(prep, cfg.target_ratio),
+                   keep_turns=cfg.snip_keep_turns, protected=protected_nodes(refs), floor=floor,
+                   max_drop=max_drop)
         if res.fits and res.dropped:
-            new = self._derive(prep, res.segments)
-            new.snipped, new.protected = res.dropped, sorted(refs)
-            new.path, new.tokens_before = "snip", before
-            new.actions.append("snip")
             self._remember_floor(sid, res.segments)
-            self._emit(new, before, "snip", bus)
-            return new
+            return self._snipped(prep, res.segments, res.dropped, refs, before, bus)
         new = await self._compact(prep, summarize, persist, bus, manual=False)
         changed = new is not prep
-        if self.should_auto_compact(new):
+        if new.usage_ratio >= cfg.auto_compact_ratio:
             # last resort: the kept tail itself is too big; snip it, protection off
             res = snip(list(new.segments),
-                       budget=self._history_budget(new, self.config.target_ratio),
+                       budget=self._history_budget(new, cfg.target_ratio),
                        keep_turns=1)
             if res.dropped:
                 snipped = new.snipped
@@ -268,14 +306,25 @@ class ContextEngine:
                 if not changed:
                     new.path = "snip"
                 changed = True
-            if self.should_auto_compact(new):
+            if new.usage_ratio >= cfg.auto_compact_ratio:
                 new.details["over_budget"] = True
                 log.warning("session %s is still at %.0f%% of its window after compaction",
                             sid, 100 * new.usage_ratio)
         if not changed:  # nothing could be removed: no event, the turn goes on as it is
             return new
+        with self._lock:  # a summary replaces what an earlier snip hid
+            self._floors.pop(sid, None)
         new.tokens_before = before
         self._emit(new, before, new.path, bus)
+        return new
+
+    def _snipped(self, prep: TurnPrep, segments: list[Segment], dropped: list[str],
+                 refs: set[str], before: int, bus: EventBus | None) -> TurnPrep:
+        new = self._derive(prep, segments)
+        new.snipped, new.protected = dropped, sorted(refs)
+        new.path, new.tokens_before = "snip", before
+        new.actions.append("snip")
+        self._emit(new, before, "snip", bus)
         return new
 
     async def compact_now(self, prep: TurnPrep, *, summarize: Summarizer | None,
@@ -297,20 +346,25 @@ class ContextEngine:
         cfg = self.config
         segments = list(prep.full_segments or prep.segments)
         window = prep.context_window
+        # what the history may use after compaction: summary and kept tail within the target
+        room = self._history_budget(prep, cfg.target_ratio)
+        summary_cap = max(128, min(cfg.summary_max_tokens, int(window * cfg.summary_window_ratio)))
         plan = plan_cut(segments, keep_turns=cfg.compact_keep_turns,
-                        tail_budget=int(window * cfg.compact_tail_ratio), manual=manual)
+                        tail_budget=max(0, min(int(window * cfg.compact_tail_ratio),
+                                               room - summary_cap)), manual=manual)
         covered = plan.covered(segments)
         if not any(s.node.role in ("user", "assistant") for s in covered) or prep.args is None:
             prep.details["nothing_to_compact"] = True
             return prep
-        summary_tokens = max(128, min(cfg.summary_max_tokens,
-                                      int(window * cfg.summary_window_ratio)))
+        tail = sum(s.tokens for s in segments[plan.cut:])
+        summary_tokens = max(128, min(summary_cap, room - tail))
         chunk_tokens = max(512, window // 2 - summary_tokens - estimate_text(SUMMARY_PROMPT))
         path, text, error = await build_summary(covered, summarize, max_tokens=summary_tokens,
                                                 chunk_tokens=chunk_tokens,
                                                 timeout=cfg.summarizer_timeout)
         extra: dict[str, object] = {"model": prep.model, "tokensBefore": prep.estimate,
-                                    "manual": manual}
+                                    "manual": manual,
+                                    "compactedAt": id_at(prep.args.history, -1)}
         if error:
             extra["summarizerError"] = error
         node = summary_node(text, covered, path=path, extra=extra)

@@ -45,13 +45,14 @@ def note_segment(n: int, anchor: Node) -> Segment:
 
 def snip(segments: list[Segment], *, budget: int, keep_turns: int = 2,
          protected: set[str] | None = None, floor: str | None = None,
-         max_drop: int | None = None) -> SnipResult:
+         max_drop: int | None = None, floor_only: bool = False) -> SnipResult:
     """Drop oldest whole turns until the segments' tokens are at most ``budget``.
 
     ``floor`` is the first kept node of an earlier snip of the same session; turns before it
     are dropped first so the kept prefix (and the provider's prompt cache) stays stable.
-    ``max_drop`` caps the tokens snip may hide (hidden turns are in no summary); past it the
-    result does not fit and the caller compacts instead.
+    ``floor_only`` drops exactly those turns and no more (``fits`` says whether that was
+    enough). ``max_drop`` caps the tokens snip may hide (hidden turns are in no summary); past
+    it the result does not fit and the caller compacts instead.
     """
     protected = protected or set()
     total = sum(s.tokens for s in segments)
@@ -66,6 +67,8 @@ def snip(segments: list[Segment], *, budget: int, keep_turns: int = 2,
                        if any(segments[i].node_id == floor for i in idx)), None)
     hidden = 0
     for t, idx in enumerate(droppable):
+        if floor_only and (floor_turn is None or t >= floor_turn):
+            break
         if any(segments[i].node_id in protected for i in idx):
             continue
         if total + note_cost <= budget and (floor_turn is None or t >= floor_turn):

@@ -15,6 +15,9 @@ from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 GAP_THRESHOLD_SECONDS = 3600.0
 RECOMMEND_PCT = 0.70
 AUTO_COMPACT_PCT = 0.80
+TARGET_PCT = 0.50
+COOLDOWN_TURNS = 4
+OVER_RATIO = 1.0  # "really over": the request would not fit the window at all
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +26,8 @@ class ContextConfig:
 
     recommend_ratio: float = RECOMMEND_PCT
     auto_compact_ratio: float = AUTO_COMPACT_PCT
-    target_ratio: float = 0.60  # where snip and compact aim, so the next turns do not re-trigger
+    target_ratio: float = TARGET_PCT  # snip and compact bring the context to at most this
+    cooldown_turns: int = COOLDOWN_TURNS  # no compaction this soon after one, unless over
     gap_threshold_seconds: float = GAP_THRESHOLD_SECONDS
     microcompact_keep_recent: int = 5
     microcompact_min_tokens: int = 500
@@ -41,6 +45,7 @@ class ContextConfig:
     def from_config(cls, section: ContextSection) -> ContextConfig:
         """The engine's settings from the validated ``[context]`` section."""
         return cls(recommend_ratio=section.recommend, auto_compact_ratio=section.auto_compact,
+                   target_ratio=section.target, cooldown_turns=section.cooldown_turns,
                    gap_threshold_seconds=section.gap_seconds, window_override=section.window)
 
 
