@@ -28,6 +28,7 @@ from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.dispatcher.runtime import Runtime
+from openprogram_lsp.dispatcher.turn_settings import withhold_keys
 from openprogram_lsp.events.bus import EventBus
 from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import HookEngine
@@ -127,6 +128,7 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
     elif runtime.settings is not settings:  # one holder of the settings the app was built from
         runtime = dataclasses.replace(runtime, settings=settings)
     install_gates(runtime.gates)
+    withhold_keys(settings)  # before any command: the configured key variables are withheld
     protect_dir(config.home)  # the whole state root: trust files, rules, run files, stores
     store = SessionStore(config.home, capacity=settings.get(CoreSettings).session_cache_cap)
     rulebooks: dict[str, RuleBook] = {}  # by real path

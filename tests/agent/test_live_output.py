@@ -51,3 +51,21 @@ def test_live_output_is_batched_and_bounded() -> None:
     assert streamed.count("x") + streamed.count("y") == LIVE_LIMIT
     assert "z" not in streamed
     assert streamed.count("live output stops here") == 1
+
+
+def test_a_configured_key_split_across_pieces_is_redacted_live() -> None:
+    from openprogram_lsp.core.secrets import REDACTED, remember_value
+    remember_value("live-key-0a9b8c7d6e")
+    sent: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        live = LiveOutput(lambda _type, payload: sent.append(payload), "c1")
+        live.feed("before live-key-0a9")
+        live.flush()
+        live.feed("b8c7d6e after\n")
+        live.close()
+
+    asyncio.run(main())
+    text = "".join(p["text"] for p in sent)
+    assert text == f"before {REDACTED} after\n"
+    assert all("0a9" not in p["text"] for p in sent)

@@ -42,3 +42,33 @@ def test_values_gone_from_proc_names_and_python_copy_kept() -> None:
     lines = done.stdout.splitlines()
     assert "OPENAI_API_KEY" in lines[0]
     assert lines[1] == "sk-proc-test-1"  # children started without env= are as before
+
+
+def test_configured_key_values_are_redacted_and_a_split_one_is_held_back() -> None:
+    from openprogram_lsp.core.secrets import REDACTED, partial_tail, redact, remember_value
+    remember_value("short")  # too short to redact without eating ordinary words
+    remember_value("  cmd-key-6b1d2e3f4a  \n")  # as a key command prints it
+    assert redact("x cmd-key-6b1d2e3f4a y short") == f"x {REDACTED} y short"
+    assert partial_tail("output ends cmd-key-6b") == len("cmd-key-6b")
+    assert partial_tail("ordinary output\n") == 0
+
+
+def test_the_endpoint_key_of_a_key_command_is_redacted_from_then_on() -> None:
+    from openprogram_lsp.config.sections.providers import Endpoint
+    from openprogram_lsp.core.secrets import REDACTED, redact
+    key = Endpoint(api_key_command="printf from-a-command-77c1e0").key({}, "OPENAI_API_KEY")
+    assert key == "from-a-command-77c1e0"
+    assert redact(f"echo {key}") == f"echo {REDACTED}"
+
+
+def test_a_withheld_variable_is_withheld_before_any_key_is_read() -> None:
+    from openprogram_lsp.config.sections.providers import ProviderSettings
+    from openprogram_lsp.core.secrets import REDACTED, redact
+    os.environ["MY_EARLY_KEY_VAR"] = "early-value-5e4d3c2b"
+    try:
+        ProviderSettings.model_validate(
+            {"openai": {"api_key_env": "MY_EARLY_KEY_VAR"}}).withhold_keys()
+        assert "MY_EARLY_KEY_VAR" not in scrubbed_env()
+        assert redact("early-value-5e4d3c2b") == REDACTED
+    finally:
+        del os.environ["MY_EARLY_KEY_VAR"]

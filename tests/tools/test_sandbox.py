@@ -296,7 +296,8 @@ async def test_output_is_capped_in_bytes_and_lines(ctx: ToolContext) -> None:
     assert "truncated" in out.text and "2000000" in out.text  # the tail is kept
 
 
-def _chat(ws: Path, home: Path, command: str, **env: str) -> str:
+def _chat_events(ws: Path, home: Path, command: str, **env: str) -> str:
+    """``openprogram-lsp chat --json`` running one command: its whole event stream."""
     full = {**os.environ, "OPENPROGRAM_HOME": str(home), "OPENAI_API_KEY": SECRET,
             "ANTHROPIC_BASE_URL": f"https://user:{SECRET}@example.invalid", **env}
     full.pop("OPENPROGRAM_MODEL", None)
@@ -305,7 +306,11 @@ def _chat(ws: Path, home: Path, command: str, **env: str) -> str:
                        env=full, capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
-    finished = [json.loads(x) for x in r.stdout.splitlines()
+    return r.stdout
+
+
+def _chat(ws: Path, home: Path, command: str, **env: str) -> str:
+    finished = [json.loads(x) for x in _chat_events(ws, home, command, **env).splitlines()
                 if json.loads(x)["type"] == "tool.finished"]
     return str(finished[0]["data"]["output"])
 
@@ -457,3 +462,35 @@ def test_the_process_rlimit_counts_only_the_boxs_processes(
     done = subprocess.run([*user, *how.prefix, *how.inner, "/bin/sh", "-c", SWARM], cwd=ws,
                           capture_output=True, text=True, timeout=120, check=False)
     assert 0 < _started(ws) < 40, done.stdout + done.stderr
+
+
+MYKEY = "mykey-value-1f2e3d4c5b6a"  # held in a variable no name pattern calls a credential
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_the_configured_key_variable_never_reaches_a_command_nor_the_store(
+        workspace: Path, home: Path, tmp_path: Path, sandbox: str) -> None:
+    """``api_key_env = "MYKEY"``: no command's environment, no /proc of the server, and a
+    command that prints the value anyway gets it redacted in the events and the session."""
+    config = tmp_path / "xdg" / "openprogram-lsp"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[providers.openai]\napi_key_env = "MYKEY"\n')
+    (workspace / "leak.txt").write_text(f"the key is {MYKEY}\n")
+    stream = _chat_events(workspace, home, "env; echo ==; tr '\\0' '\\n' < /proc/$PPID/environ;"
+                          " echo ==; cat leak.txt; echo END", MYKEY=MYKEY,
+                          XDG_CONFIG_HOME=str(tmp_path / "xdg"), OPENPROGRAM_SANDBOX=sandbox)
+    finished = [json.loads(x)["data"]["output"] for x in stream.splitlines()
+                if json.loads(x)["type"] == "tool.finished"]
+    env_part, proc_part, printed = finished[0].split("==")
+    assert "END" in printed and "MYKEY" not in env_part
+    if sandbox == "off":  # the server's own block: the name, no value
+        assert "MYKEY=\n" in proc_part, proc_part
+    assert "the key is [redacted: a configured API key]" in printed
+    assert MYKEY not in stream  # no event carried it (tool.output, tool.finished)
+    sid = next(json.loads(x)["sessionId"] for x in stream.splitlines()
+               if json.loads(x).get("sessionId"))
+    history = subprocess.run([sys.executable, "-m", "openprogram_lsp", "history", "--json",
+                              "--workspace", str(workspace), "--home", str(home), sid],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "the key is [redacted: a configured API key]" in history  # the stored session
+    assert MYKEY not in history

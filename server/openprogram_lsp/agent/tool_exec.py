@@ -17,6 +17,7 @@ from openprogram_lsp.core.control_files import reason as control_reason
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
+from openprogram_lsp.core.secrets import redact
 from openprogram_lsp.core.types import (
     PermissionMode,
     PermissionRequest,
@@ -165,7 +166,8 @@ class ToolRunner:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         live.close()  # its last piece before tool.finished
-        out.text = cap_text(out.text)  # whatever the tool, the model and the store get a cap
+        # whatever the tool, the model and the store get a cap, and no configured key
+        out.text = redact(cap_text(out.text))
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1
         if self.hooks is not None:

@@ -24,6 +24,9 @@ _PR_SET_DUMPABLE = 4
 
 
 _CONFIGURED: set[str] = set()  # key variables named in the config (``api_key_env``)
+_VALUES: set[str] = set()  # the configured keys themselves, redacted from tool output
+MIN_REDACTED = 8  # shorter values would redact ordinary words
+REDACTED = "[redacted: a configured API key]"
 
 
 def is_secret_name(name: str) -> bool:
@@ -32,7 +35,9 @@ def is_secret_name(name: str) -> bool:
 
 
 def withhold(name: str) -> None:
-    """Treat a variable the config names as holding a key as a credential from now on."""
+    """Treat a variable the config names as holding a key as a credential from now on: no
+    command gets it, ``/proc/<our pid>/environ`` shows it blank, its value is redacted."""
+    remember_value(os.environ.get(name, ""))
     if is_secret_name(name):
         return
     _CONFIGURED.add(name)
@@ -40,6 +45,35 @@ def withhold(name: str) -> None:
         for wiped in wipe_env_block():
             if wiped in os.environ:
                 os.putenv(wiped, os.environ[wiped])
+
+
+def remember_value(value: str) -> None:
+    """Redact this key from every tool output from now on (``redact``)."""
+    value = value.strip()
+    if len(value) >= MIN_REDACTED:
+        _VALUES.add(value)
+
+
+def partial_tail(text: str) -> int:
+    """How many characters at the end of ``text`` could be the start of a configured key
+    (what a stream must hold back until more comes; 0 almost always)."""
+    longest = 0
+    for value in _VALUES:
+        for k in range(min(len(value) - 1, len(text)), longest, -1):
+            if text.endswith(value[:k]):
+                longest = k
+                break
+    return longest
+
+
+def redact(text: str) -> str:
+    """``text`` with every configured key's value replaced by ``REDACTED``."""
+    if not _VALUES or not text:
+        return text
+    for value in sorted(_VALUES, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 def _env_block() -> tuple[int, int] | None:

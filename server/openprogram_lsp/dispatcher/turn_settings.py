@@ -35,12 +35,23 @@ def with_editor_providers(settings: Settings, providers: dict[str, dict[str, str
     return settings.with_section(merged, EDITOR)
 
 
+def withhold_keys(settings: Settings | None) -> None:
+    """Withhold and redact the keys ``settings`` configure (at start, and for each turn's
+    settings, which may carry an editor's ``apiKeyEnv``): see ``Endpoint.withhold_key``."""
+    if settings is not None:
+        settings.get(ProviderSettings).withhold_keys()
+
+
 def turn_settings(services: Services, workspace: Path, options: ClientOptions) -> Settings | None:
-    """The workspace's settings with the editor's provider overrides (None: none known)."""
+    """The workspace's settings with the editor's provider overrides (None: none known); the
+    keys they configure are withheld from commands and redacted from tool output."""
     base = services.workspace_settings(workspace)
     if base is None or not options.providers:
+        withhold_keys(base)
         return base
-    return with_editor_providers(base, options.providers)
+    merged = with_editor_providers(base, options.providers)
+    withhold_keys(merged)
+    return merged
 
 
 def default_model(services: Services, settings: Settings | None) -> str | None:

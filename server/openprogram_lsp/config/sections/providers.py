@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
 
 from openprogram_lsp.config.section import EnvVar, Section
 from openprogram_lsp.core.errors import ConfigError
-from openprogram_lsp.core.secrets import withhold
+from openprogram_lsp.core.secrets import remember_value, withhold
 
 KEY_COMMAND_TIMEOUT = 15.0
 
@@ -35,14 +35,25 @@ class Endpoint(BaseModel):
         return v.strip() if v else None
 
     def key(self, env: Mapping[str, str], default_env: str) -> str:
-        """The API key ("" when none is configured); ConfigError when the command fails."""
+        """The API key ("" when none is configured); ConfigError when the command fails.
+        Whatever it is, tool output never shows it from now on (``core.secrets.redact``)."""
         if self.api_key is not None:
-            return self.api_key.get_secret_value().strip()
-        if self.api_key_command:
-            return _run_key_command(self.api_key_command)
-        if self.api_key_env:
-            withhold(self.api_key_env)  # commands never see it, /proc does not show it
-        return (env.get(self.api_key_env or default_env) or "").strip()
+            key = self.api_key.get_secret_value().strip()
+        elif self.api_key_command:
+            key = _run_key_command(self.api_key_command)
+        else:
+            if self.api_key_env:
+                withhold(self.api_key_env)  # commands never see it, /proc does not show it
+            key = (env.get(self.api_key_env or default_env) or "").strip()
+        remember_value(key)
+        return key
+
+    def withhold_key(self, default_env: str) -> None:
+        """Before any key is read: the variable that holds it is withheld from commands and
+        from ``/proc``, and its value (or the config's own ``api_key``) is redacted."""
+        if self.api_key is not None:
+            remember_value(self.api_key.get_secret_value())
+        withhold(self.api_key_env or default_env)
 
 
     def key_source(self, env: Mapping[str, str], default_env: str) -> tuple[bool | None, str]:
@@ -85,3 +96,9 @@ class ProviderSettings(Section):
 
     openai: Endpoint = Endpoint()
     anthropic: Endpoint = Endpoint()
+
+    def withhold_keys(self) -> None:
+        """``Endpoint.withhold_key`` for each provider (the default variables by name)."""
+        self.openai.withhold_key("OPENAI_API_KEY")
+        self.anthropic.withhold_key("ANTHROPIC_API_KEY")
+
