@@ -71,6 +71,7 @@ export const EventTypes = [
   'rules.changed',
   'tool.output',
   'plan.updated',
+  'thought.delta',
 ] as const;
 
 export interface AcceptedResult {
@@ -932,6 +933,11 @@ export interface TextDeltaData {
   text: string;
 }
 
+/** The next piece of the model's reasoning (extended thinking, `reasoning_content`): shown collapsed, never part of the reply's text; stored in the reply's `metadata.thoughts`. */
+export interface ThoughtDeltaData {
+  text: string;
+}
+
 /** One tool call as recorded on an assistant node. */
 export interface ToolCallRecord {
   id: string;
@@ -1084,6 +1090,7 @@ export interface ServerRequestTypes {
 export interface EventData {
   'turn.started': TurnStartedData;
   'text.delta': TextDeltaData;
+  'thought.delta': ThoughtDeltaData;
   'tool.started': ToolStartedData;
   'tool.finished': ToolFinishedData;
   'tool.output': ToolOutputData;

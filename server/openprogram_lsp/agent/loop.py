@@ -15,13 +15,22 @@ from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.transcript import Transcript
-from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolCallRecord, Usage
+from openprogram_lsp.core.types import (
+    Message,
+    StopReason,
+    Thought,
+    ToolCall,
+    ToolCallRecord,
+    Usage,
+)
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.providers.base import (
     ModelRequest,
     Provider,
     StreamEnd,
     TextDelta,
+    ThoughtDelta,
+    ThoughtReady,
     ToolCallCut,
     ToolCallReady,
 )
@@ -47,6 +56,7 @@ class LoopState:
     stop_detail: str | None = None  # the provider's word on the last stop (a refusal's reason)
     output_limit: int = 0  # the max_tokens each model call was sent
     cut_calls: int = 0  # tool calls the output limit cut mid-arguments
+    thoughts: dict[int, list[Thought]] = field(default_factory=dict)  # by step: reasoning
     # user messages fed into the running turn (steering, follow-ups), with the index of the
     # step they came before, so the stored node renders exactly what the model saw
     interjections: list[dict[str, Any]] = field(default_factory=list)
@@ -55,6 +65,11 @@ class LoopState:
         """Record a user message fed into the turn before the next step."""
         self.interjections.append({"beforeStep": len(self.steps), "kind": kind, "text": text})
         return Message(role="user", content=text)
+
+    def stored_thoughts(self) -> list[dict[str, Any]]:
+        """The reasoning of every step as the reply node's ``metadata.thoughts`` keeps it."""
+        return [{"step": step, **t.model_dump(exclude_none=True)}
+                for step in sorted(self.thoughts) for t in self.thoughts[step]]
 
     @property
     def text(self) -> str:
@@ -210,6 +225,10 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                 if isinstance(ev, TextDelta):
                     state.steps[step] += ev.text
                     emit("text.delta", {"text": ev.text})
+                elif isinstance(ev, ThoughtDelta):  # shown apart, never part of the reply
+                    emit("thought.delta", {"text": ev.text})
+                elif isinstance(ev, ThoughtReady):
+                    state.thoughts.setdefault(step, []).append(ev.thought)
                 elif isinstance(ev, ToolCallReady):
                     # Providers reuse ids (a restarted offline model, "call_0" every step); the
                     # server's own id is unique for the session's life, and editors key on it.
@@ -231,13 +250,13 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
         if halted and (calls or cut):
             calls = _not_run(state, emit, runner, calls, cut, step)
             messages.append(Message(role="assistant", content=state.steps[step],
-                                    tool_calls=calls))
+                                    tool_calls=calls, thoughts=state.thoughts.get(step, [])))
             messages.extend(Message(role="tool", content=r.output or "", tool_call_id=r.id,
                                     name=r.name, is_error=True)
                             for r in state.tool_calls[-len(calls):])
         else:
             messages.append(Message(role="assistant", content=state.steps[step],
-                                    tool_calls=calls))
+                                    tool_calls=calls, thoughts=state.thoughts.get(step, [])))
         if hooks.on_step_finished:
             hooks.on_step_finished(state)
         if halted:

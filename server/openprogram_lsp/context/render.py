@@ -50,6 +50,16 @@ def _tokens(text: str) -> int:
     return MESSAGE_OVERHEAD + ((len(text) + 3) // 4 if text.isascii() else estimate_text(text))
 
 
+def _attach(fields: dict[str, Any], thoughts: dict[int, list[dict[str, Any]]],
+            step: int) -> int:
+    """Put a step's stored reasoning on its assistant message; the tokens it adds."""
+    mine = thoughts.get(step)
+    if not mine:
+        return 0
+    fields["thoughts"] = mine
+    return sum(_tokens(t.get("text") or "") for t in mine)
+
+
 def _render_assistant(node: Node) -> Rendered:
     """An assistant node's messages (steps, tool calls and their results) and their estimate."""
     meta = node.metadata
@@ -73,13 +83,19 @@ def _render_assistant(node: Node) -> Rendered:
     if interjections:
         for item in interjections:
             before.setdefault(int(item["beforeStep"]), []).append(str(item["text"]))
+    thoughts: dict[int, list[dict[str, Any]]] = {}
+    for item in meta.get("thoughts") or ():  # reasoning, kept to be sent back unchanged
+        fields = {k: v for k, v in item.items() if k != "step"}
+        thoughts.setdefault(int(item.get("step", 0)), []).append(fields)
     out: list[dict[str, Any]] = []  # each message's fields, validated at the end
     tokens = 0
     if not by_step and not before:
-        for text in steps:
+        for i, text in enumerate(steps):
             if text:
                 out.append({"role": "assistant", "content": text})
                 tokens += _tokens(text)
+                if thoughts:
+                    tokens += _attach(out[-1], thoughts, i)
     else:
         for i, text in enumerate(steps):
             if before and i in before:
@@ -91,11 +107,15 @@ def _render_assistant(node: Node) -> Rendered:
                 if text:
                     out.append({"role": "assistant", "content": text})
                     tokens += _tokens(text)
+                    if thoughts:
+                        tokens += _attach(out[-1], thoughts, i)
                 continue
             out.append({"role": "assistant", "content": text,
                         "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.input}
                                        for c in step_calls]})
             tokens += _tokens(text)
+            if thoughts:
+                tokens += _attach(out[-1], thoughts, i)
             for c in step_calls:
                 content = c.output or "(no output)"
                 tokens += _tokens(content) + _tokens(c.name) + estimate_json(c.input)

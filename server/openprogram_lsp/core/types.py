@@ -148,6 +148,18 @@ class ToolCall(Wire):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class Thought(Wire):
+    """Reasoning a model wrote before a step's reply: shown collapsed, never reply text, sent
+    back where its API requires it (by the model that wrote it only)."""
+
+    text: str = ""
+    source: Literal["anthropic", "openai"]
+    model: str | None = None  # the model that wrote it
+    signature: str | None = None  # Anthropic ``thinking``: checked when the block comes back
+    redacted: str | None = None  # Anthropic ``redacted_thinking``: its encrypted ``data``
+    field: str | None = None  # OpenAI-compatible: reasoning_content or reasoning
+
+
 class Message(Wire):
     """A provider-neutral chat message."""
 
@@ -157,6 +169,7 @@ class Message(Wire):
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    thoughts: list[Thought] = Field(default_factory=list)  # assistant: its step's reasoning
 
 
 class ToolSpec(Wire):

@@ -106,6 +106,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     node = store.get_node(sid, tid)
     metadata = {**node.metadata, "steps": list(state.steps), "usage": state.usage.wire(),
                 **({"interjections": list(state.interjections)} if state.interjections else {}),
+                **({"thoughts": state.stored_thoughts()} if state.thoughts else {}),
                 "model": turn.model, "finishedAt": now_iso()}
     if record is not None:
         metadata["context"] = context_digest(record)

@@ -77,7 +77,8 @@ def _prepare(services: Services, *, session_id: str, history: Sequence[Node], pr
     return services.context.prepare(
         session_id=session_id, history=history, system=system,
         tools=runner.tools.specs(), model=provider.model,
-        context_window=provider.context_window, max_output_tokens=services.max_output_tokens,
+        context_window=provider.context_window,
+        max_output_tokens=getattr(provider, "max_output_tokens", services.max_output_tokens),
         last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),
         bus=services.bus, instructions=load_instructions(runner.ctx.workspace))
 

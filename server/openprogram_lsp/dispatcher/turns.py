@@ -511,7 +511,9 @@ class Dispatcher:
                               tool_calls=[*state.tool_calls, running],
                               metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
                                         "steps": list(state.steps),
-                                        "interjections": list(state.interjections)})
+                                        "interjections": list(state.interjections),
+                                        **({"thoughts": state.stored_thoughts()}
+                                           if state.thoughts else {})})
 
         before_stop = None
         if hooks is not None and (hooks.has("SubagentStop") if hooks.subagent

@@ -74,10 +74,10 @@ EVENT_TYPES: tuple[str, ...] = (
     "file.changed", "question.asked", "question.replied", "question.rejected",
     "branch.message_sent", "subagent.started", "subagent.ended", "permission.withdrawn",
     "permission.requested", "permission.resolved",
-    "rules.changed", "tool.output", "plan.updated",
+    "rules.changed", "tool.output", "plan.updated", "thought.delta",
 )
 """Event types clients handle: the contract's, plus ``permission.*``, ``rules.changed``,
-``tool.output`` and ``plan.updated``
+``tool.output``, ``plan.updated`` and ``thought.delta``
 (others, such as
 ``model.response_started``, may also arrive and can be ignored)."""
 

@@ -757,6 +757,14 @@ class TextDeltaData(Result):
     text: str
 
 
+class ThoughtDeltaData(Result):
+    """The next piece of the model's reasoning (extended thinking, ``reasoning_content``):
+    shown collapsed, never part of the reply's text; stored in the reply's
+    ``metadata.thoughts``."""
+
+    text: str
+
+
 class ToolStartedData(Result):
     """A tool call is about to run (approval may still be asked)."""
 
@@ -969,6 +977,7 @@ SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 EVENT_DATA: dict[str, type[BaseModel]] = {
     "turn.started": TurnStartedData,
     "text.delta": TextDeltaData,
+    "thought.delta": ThoughtDeltaData,
     "tool.started": ToolStartedData,
     "tool.finished": ToolFinishedData,
     "tool.output": ToolOutputData,

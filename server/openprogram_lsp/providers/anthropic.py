@@ -8,17 +8,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openprogram_lsp.core.errors import ProviderError
-from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+from openprogram_lsp.core.types import Message, StopReason, Thought, ToolCall, ToolSpec, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
     StreamEnd,
     TextDelta,
+    ThoughtDelta,
+    ThoughtReady,
     ToolCallCut,
     ToolCallReady,
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
+from openprogram_lsp.providers.models import MIN_BUDGET
 from openprogram_lsp.providers.openai import parse_arguments
 
 NAME = "anthropic"
@@ -29,6 +32,7 @@ BASE_ENV = "ANTHROPIC_BASE_URL"
 API_VERSION = "2023-06-01"
 CACHE_TYPE = "ephemeral"
 MAX_BREAKPOINTS = 4
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"  # thinking between tool calls, Claude 4
 
 _STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -39,6 +43,7 @@ _STOP: dict[str, StopReason] = {
     "refusal": "refusal",
     "model_context_window_exceeded": "max_tokens",
 }
+_THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 _RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 
 
@@ -46,8 +51,16 @@ def _text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
-    """One neutral message as an Anthropic role and content blocks."""
+def thought_block(t: Thought) -> dict[str, Any]:
+    """A thinking block exactly as the API sent it (its signature unchanged)."""
+    if t.redacted is not None:
+        return {"type": "redacted_thinking", "data": t.redacted}
+    return {"type": "thinking", "thinking": t.text, "signature": t.signature or ""}
+
+
+def _blocks(m: Message, model: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """One neutral message as an Anthropic role and content blocks (an assistant's thinking
+    blocks first, those ``model`` wrote, when ``model`` is given)."""
     if m.role == "tool":
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
                                  "content": m.content or "(no output)"}
@@ -55,15 +68,20 @@ def _blocks(m: Message) -> tuple[str, list[dict[str, Any]]]:
             block["is_error"] = True
         return "user", [block]
     if m.role == "assistant":
-        blocks = [_text_block(m.content)] if m.content.strip() else []
+        blocks = [thought_block(t) for t in m.thoughts
+                  if model is not None and t.source == NAME and t.model == model
+                  and (t.signature or t.redacted is not None)]
+        blocks += [_text_block(m.content)] if m.content.strip() else []
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                    for c in m.tool_calls]
         return "assistant", blocks
     return "user", [_text_block(m.content if m.content.strip() else "(empty message)")]
 
 
-def encode_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
-    """Neutral messages as Messages API turns: extra system text, then alternating turns.
+def encode_messages(messages: Sequence[Message], thinking_of: str | None = None,
+                    ) -> tuple[str, list[dict[str, Any]]]:
+    """Neutral messages as Messages API turns: extra system text, then alternating turns
+    (with the thinking blocks ``thinking_of``, a model, wrote: sent when thinking is on).
 
     Consecutive same-role messages merge into one turn (tool results first), because the API
     wants every tool result of an assistant turn in the single user turn that follows it.
@@ -75,7 +93,7 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
             if m.content.strip():
                 extra_system.append(m.content)
             continue
-        role, blocks = _blocks(m)
+        role, blocks = _blocks(m, thinking_of)
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -118,7 +136,11 @@ def mark_cache(system: list[dict[str, Any]], tools: list[dict[str, Any]],
     for i in targets:
         if marks >= MAX_BREAKPOINTS:
             break
-        turns[i]["content"][-1]["cache_control"] = {"type": CACHE_TYPE}
+        block = next((b for b in reversed(turns[i]["content"])
+                      if b["type"] not in _THINKING_BLOCKS), None)
+        if block is None:  # a turn of thinking blocks only: they take no breakpoint
+            continue
+        block["cache_control"] = {"type": CACHE_TYPE}
         marks += 1
 
 
@@ -130,13 +152,17 @@ class _Block:
     json: list[str] = field(default_factory=list)
     input: dict[str, Any] = field(default_factory=dict)
     stopped: bool = False  # its content_block_stop came
+    thinking: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)
+    data: str | None = None  # redacted_thinking
     bad: ProviderError | None = None  # its arguments did not parse (cut, or malformed)
 
 
 class MessagesDecoder:
     """Decodes Messages API stream events into text, tool calls, usage and the stop reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model  # named on the thoughts it decodes
         self.reset()
 
     def reset(self) -> None:
@@ -195,6 +221,14 @@ class MessagesDecoder:
         if isinstance(block.get("input"), dict):
             b.input = block["input"]
         self.blocks[idx] = b
+        if b.type == "redacted_thinking":
+            b.data = str(block.get("data") or "")
+        elif b.type == "thinking":
+            if block.get("thinking"):
+                b.thinking.append(str(block["thinking"]))
+                return [ThoughtDelta(str(block["thinking"]))]
+            if block.get("signature"):
+                b.signature.append(str(block["signature"]))
         text = block.get("text") if b.type == "text" else None
         return [TextDelta(str(text))] if text else []
 
@@ -204,6 +238,17 @@ class MessagesDecoder:
         if dtype == "text_delta":
             text = delta.get("text")
             return [TextDelta(str(text))] if text else []
+        if dtype in ("thinking_delta", "signature_delta"):
+            b = self.blocks.get(int(obj.get("index", -1)))
+            if b is None or b.type != "thinking":
+                raise ProviderError(f"malformed stream: {dtype} outside a thinking block",
+                                    provider=NAME)
+            if dtype == "signature_delta":
+                b.signature.append(str(delta.get("signature") or ""))
+                return []
+            piece = str(delta.get("thinking") or "")
+            b.thinking.append(piece)
+            return [ThoughtDelta(piece)] if piece else []
         if dtype == "input_json_delta":
             b = self.blocks.get(int(obj.get("index", -1)))
             if b is None:
@@ -214,6 +259,12 @@ class MessagesDecoder:
 
     def _stop(self, obj: dict[str, Any]) -> list[ProviderEvent]:
         b = self.blocks.get(int(obj.get("index", -1)))
+        if b is not None and b.type in _THINKING_BLOCKS:
+            b.stopped = True
+            return [ThoughtReady(Thought(
+                text="".join(b.thinking), source=NAME, model=self.model,
+                signature="".join(b.signature) if b.type == "thinking" else None,
+                redacted=b.data))]
         if b is None or b.type != "tool_use":
             return []
         if not b.name:
@@ -266,7 +317,7 @@ class AnthropicProvider(HttpProvider):
 
     name = NAME
     BASE_ENV, KEY_ENV, DEFAULT_BASE_URL = BASE_ENV, KEY_ENV, DEFAULT_BASE_URL
-    OFFICIAL_HOST, DEFAULT_WINDOW, HINT = OFFICIAL_HOST, 200_000, "a compatible server"
+    OFFICIAL_HOST, HINT = OFFICIAL_HOST, "a compatible server"
 
     @property
     def url(self) -> str:
@@ -274,9 +325,26 @@ class AnthropicProvider(HttpProvider):
         base = self.base_url
         return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
+    def thinking(self, max_tokens: int) -> dict[str, Any] | None:
+        """The ``thinking`` parameter the model's table entry asks for (None: no thinking)."""
+        info = self.info
+        if not info.thinking:
+            return None
+        if info.reasoning == "adaptive":
+            return {"type": "adaptive"}
+        if info.reasoning == "budget":
+            budget = info.budget_tokens or MIN_BUDGET
+            if budget >= max_tokens and not info.interleaved:
+                budget = max_tokens // 2  # the budget must stay below max_tokens
+            return {"type": "enabled", "budget_tokens": budget} if budget >= MIN_BUDGET \
+                else None
+        return None
+
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Messages request, cache breakpoints included."""
-        extra, turns = encode_messages(request.messages)
+        thinking = self.thinking(request.max_output_tokens)
+        extra, turns = encode_messages(request.messages,
+                                       self.model if thinking is not None else None)
         system_text = "\n\n".join(s for s in (request.system, extra) if s.strip())
         system = [_text_block(system_text)] if system_text else []
         tools = encode_tools(request.tools)
@@ -287,6 +355,10 @@ class AnthropicProvider(HttpProvider):
             body["system"] = system
         if tools:
             body["tools"] = tools
+        if thinking is not None:
+            body["thinking"] = thinking
+            if thinking["type"] == "adaptive" and self.info.effort:
+                body["output_config"] = {"effort": self.info.effort}
         return body
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
@@ -294,7 +366,10 @@ class AnthropicProvider(HttpProvider):
         headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        call = HttpCall(provider=NAME, url=self.url, body=self.build_body(request),
+        body = self.build_body(request)
+        if body.get("thinking", {}).get("type") == "enabled" and self.info.interleaved:
+            headers["anthropic-beta"] = INTERLEAVED_BETA
+        call = HttpCall(provider=NAME, url=self.url, body=body,
                         headers=headers, key_env=KEY_ENV, has_key=bool(self._api_key),
                         secrets=(self._api_key,), base_env=BASE_ENV)
-        return stream_events(call, MessagesDecoder(), self.settings, request.cancel)
+        return stream_events(call, MessagesDecoder(self.model), self.settings, request.cancel)

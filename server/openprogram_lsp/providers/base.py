@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+from openprogram_lsp.core.types import Message, StopReason, Thought, ToolCall, ToolSpec, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +15,20 @@ class TextDelta:
     """A piece of the reply's text."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtDelta:
+    """A piece of the model's reasoning, streamed as it comes (never reply text)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtReady:
+    """One whole reasoning block (with what its API needs to get it back unchanged)."""
+
+    thought: Thought
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +58,7 @@ class StreamEnd:
     detail: str | None = None
 
 
-ProviderEvent = TextDelta | ToolCallReady | ToolCallCut | StreamEnd
+ProviderEvent = TextDelta | ThoughtDelta | ThoughtReady | ToolCallReady | ToolCallCut | StreamEnd
 
 
 @dataclass(slots=True)

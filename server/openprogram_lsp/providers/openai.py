@@ -10,12 +10,14 @@ from urllib.parse import urlsplit
 
 from openprogram_lsp.core.errors import ProviderError
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.core.types import Message, StopReason, ToolCall, ToolSpec, Usage
+from openprogram_lsp.core.types import Message, StopReason, Thought, ToolCall, ToolSpec, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
     StreamEnd,
     TextDelta,
+    ThoughtDelta,
+    ThoughtReady,
     ToolCallCut,
     ToolCallReady,
 )
@@ -38,8 +40,15 @@ _STOP: dict[str, StopReason] = {
 CONTENT_FILTER = "the server's content filter stopped the response"
 
 
-def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Provider-neutral messages as Chat Completions messages (tool results as ``tool``)."""
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Where OpenAI-compatible servers put reasoning text: DeepSeek, llama.cpp and older vLLM
+``reasoning_content``; newer vLLM, Ollama and OpenRouter ``reasoning``."""
+
+
+def encode_messages(system: str, messages: Sequence[Message],
+                    reasoning_of: str | None = None) -> list[dict[str, Any]]:
+    """Provider-neutral messages as Chat Completions messages (tool results as ``tool``); the
+    thoughts ``reasoning_of`` (a model) wrote go back in the field they came in."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -59,6 +68,10 @@ def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
                     for c in m.tool_calls]
             elif not m.content:
                 msg["content"] = ""
+            mine = [t for t in m.thoughts if reasoning_of is not None and t.source == NAME
+                    and t.model == reasoning_of and t.text]
+            if mine:
+                msg[mine[0].field or REASONING_FIELDS[0]] = "".join(t.text for t in mine)
             out.append(msg)
         else:
             out.append({"role": m.role, "content": m.content})
@@ -98,12 +111,15 @@ class _PartialCall:
 class ChatDecoder:
     """Decodes ``chat.completion.chunk`` events: text, tool calls by index, usage, finish."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model  # named on the thoughts it decodes
         self.reset()
 
     def reset(self) -> None:
         """Forget everything decoded so far."""
         self.usage = Usage()
+        self.reasoning: list[str] = []
+        self.reasoning_field: str | None = None
         self.calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.done = False
@@ -137,6 +153,13 @@ class ChatDecoder:
                 continue
             self.choice_seen = True
             delta = choice.get("delta") or {}
+            for name in REASONING_FIELDS:
+                piece = delta.get(name)
+                if isinstance(piece, str) and piece:
+                    self.reasoning_field = self.reasoning_field or name
+                    self.reasoning.append(piece)
+                    out.append(ThoughtDelta(piece))
+                    break
             content = delta.get("content")
             if content:
                 out.append(TextDelta(str(content)))
@@ -190,6 +213,9 @@ class ChatDecoder:
         if self.refused and stop == "end_turn":
             stop = "refusal"
         out: list[ProviderEvent] = []
+        if self.reasoning:
+            out.append(ThoughtReady(Thought(text="".join(self.reasoning), source=NAME,
+                                            model=self.model, field=self.reasoning_field)))
         for idx in sorted(self.calls):
             part = self.calls[idx]
             if not part.name:
@@ -238,7 +264,7 @@ class OpenAIProvider(HttpProvider):
 
     name = NAME
     BASE_ENV, KEY_ENV, DEFAULT_BASE_URL = BASE_ENV, KEY_ENV, DEFAULT_BASE_URL
-    OFFICIAL_HOST, DEFAULT_WINDOW = OFFICIAL_HOST, 128_000
+    OFFICIAL_HOST = OFFICIAL_HOST
     HINT = "a local OpenAI-compatible server"
 
     def __init__(self, model: str, **kwargs: Any) -> None:
@@ -248,11 +274,16 @@ class OpenAIProvider(HttpProvider):
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Chat Completions request."""
+        info = self.info
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": encode_messages(request.system, request.messages),
+            "messages": encode_messages(
+                request.system, request.messages,
+                self.model if info.reasoning == "field" and info.send_reasoning else None),
             "stream": True,
         }
+        if info.effort and info.reasoning in ("effort", "field"):
+            body["reasoning_effort"] = info.effort
         if self.usage_option:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
@@ -280,4 +311,4 @@ class OpenAIProvider(HttpProvider):
                         headers=headers, key_env=KEY_ENV, has_key=bool(self._api_key),
                         secrets=(self._api_key,), base_env=BASE_ENV,
                         on_rejected=without_usage_option)
-        return stream_events(call, ChatDecoder(), self.settings, request.cancel)
+        return stream_events(call, ChatDecoder(self.model), self.settings, request.cancel)

@@ -78,6 +78,7 @@ M.events = {
   RULES_CHANGED = 'rules.changed',
   TOOL_OUTPUT = 'tool.output',
   PLAN_UPDATED = 'plan.updated',
+  THOUGHT_DELTA = 'thought.delta',
 }
 
 --- The experimental client capability that turns on the two custom server requests.
@@ -121,6 +122,7 @@ M.request_types = {
 M.event_types = {
   ['turn.started'] = 'openprogram.TurnStartedData',
   ['text.delta'] = 'openprogram.TextDeltaData',
+  ['thought.delta'] = 'openprogram.ThoughtDeltaData',
   ['tool.started'] = 'openprogram.ToolStartedData',
   ['tool.finished'] = 'openprogram.ToolFinishedData',
   ['tool.output'] = 'openprogram.ToolOutputData',
@@ -741,6 +743,9 @@ M.event_types = {
 ---@field runningTurnId? string
 
 ---@class openprogram.TextDeltaData The next piece of the reply.
+---@field text string
+
+---@class openprogram.ThoughtDeltaData The next piece of the model's reasoning (extended thinking, `reasoning_content`): shown collapsed, never part of the reply's text; stored in the reply's `metadata.thoughts`.
 ---@field text string
 
 ---@class openprogram.ToolCallRecord One tool call as recorded on an assistant node.

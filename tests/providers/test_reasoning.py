@@ -1,0 +1,194 @@
+"""Reasoning models: thinking and reasoning_content streamed as thoughts, kept in the session,
+never reply text, and sent back exactly as each API requires (streams from ``streams/``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from openprogram_lsp.config import load_settings
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event
+from openprogram_lsp.providers.anthropic import AnthropicProvider
+from openprogram_lsp.providers.base import ThoughtDelta, ThoughtReady
+from openprogram_lsp.providers.http import HttpSettings
+from openprogram_lsp.providers.models import model_info
+
+from .conftest import SECRET
+from .loopback import LoopbackServer, Reply
+from .run import calls_of, collect, request, text_of
+from .test_stop_reasons import STREAMS, recorded
+from .wire import AnthropicStream, OpenAIStream
+
+THINKING = {"type": "thinking",
+            "thinking": "The user wants the version string; it lives in pyproject.toml — read "
+                        "it before answering “what version”.",
+            "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds7mzdINUGkBL7NeX3hEq"
+                         "LoRq8v1cYpG+5jH0PzYE2c8UhcxJiYtD1yzkRv6uQH0bIsjzK29pQWx1YGYlmpYuCQXzxERF"
+                         "2FoZHvDSFK/4tw=="}
+REDACTED = {"type": "redacted_thinking",
+            "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qyPUc6ns0j4g"
+                    "jEv26kq2iyAC7cMBoEaOY5Y+NvY3dnHmLJzKW5TKhTQxNamMSFH2XS/HkO5hEGzKGlHmA=="}
+SONNET = "claude-sonnet-4-5-20250929"
+
+
+def blocks_in(data: bytes, kind: str) -> list[bytes]:
+    """The raw JSON text of every ``{"type":KIND...}`` object in a request body, as sent."""
+    text = data.decode()
+    out, at = [], 0
+    needle = f'{{"type":"{kind}"'
+    while (at := text.find(needle, at)) >= 0:
+        depth, end = 0, at
+        for end in range(at, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        out.append(text[at:end + 1].encode())
+        at = end + 1
+    return out
+
+
+def unmarked(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Messages without their cache breakpoints (which move from request to request)."""
+    return [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"}
+                              for b in m["content"]]} for m in messages]  # type: ignore[attr-defined]
+
+
+async def test_anthropic_thinking_streams_as_thoughts_not_text(
+        server: LoopbackServer, settings: HttpSettings) -> None:
+    server.queue(recorded("anthropic_thinking_tool_use.sse"))
+    p = AnthropicProvider(SONNET, base_url=server.url, api_key=SECRET, settings=settings)
+    events = await collect(p, request())
+    assert text_of(events) == ""
+    assert "".join(e.text for e in events if isinstance(e, ThoughtDelta)) == THINKING["thinking"]
+    ready = [e.thought for e in events if isinstance(e, ThoughtReady)]
+    assert [(t.text, t.signature, t.redacted) for t in ready] == [
+        (THINKING["thinking"], THINKING["signature"], None), ("", None, REDACTED["data"])]
+    assert [c.name for c in calls_of(events)] == ["read_file"]
+
+
+def test_thinking_settings_per_model() -> None:
+    adaptive = AnthropicProvider("claude-opus-4-7", api_key="k")
+    body = adaptive.build_body(request(max_output_tokens=32_000))
+    assert body["thinking"] == {"type": "adaptive"} and "output_config" not in body
+    effort = AnthropicProvider("claude-opus-4-7", api_key="k", info=model_info(
+        "anthropic", "claude-opus-4-7", {"claude-opus-*": {"effort": "high"}}))
+    assert effort.build_body(request())["output_config"] == {"effort": "high"}
+    budget = AnthropicProvider(SONNET, api_key="k")
+    assert budget.build_body(request(max_output_tokens=32_000))["thinking"] == {
+        "type": "enabled", "budget_tokens": 8_000}
+    off = AnthropicProvider(SONNET, api_key="k", info=model_info(
+        "anthropic", SONNET, {SONNET: {"thinking": False}}))
+    assert "thinking" not in off.build_body(request())
+    old = AnthropicProvider("claude-3-5-sonnet-20241022", api_key="k")
+    assert "thinking" not in old.build_body(request())
+    small = AnthropicProvider("claude-3-7-sonnet-20250219", api_key="k")  # off unless asked
+    assert "thinking" not in small.build_body(request())
+    small.info = model_info("anthropic", "claude-3-7-sonnet-20250219",
+                            {"claude-3-7-*": {"thinking": True}})
+    assert small.build_body(request(max_output_tokens=4096))["thinking"] == {
+        "type": "enabled", "budget_tokens": 2048}  # below max_tokens, as the API requires
+
+
+async def test_thinking_and_tool_use_turn_sends_the_blocks_back_byte_for_byte(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    (workspace / "pyproject.toml").write_text('version = "1.2.3"\n')
+    server.queue(recorded("anthropic_thinking_tool_use.sse"),
+                 Reply(chunks=AnthropicStream(model=SONNET, text=["It is 1.2.3."]).events()),
+                 Reply(chunks=AnthropicStream(model=SONNET, text=["Yes."]).events()))
+    dispatcher = make_dispatcher(f"anthropic:{SONNET}", permission_mode="bypass")
+    seen: list[Event] = []
+    result = await dispatcher.run_turn(TurnRequest(text="what version?",
+                                                   workspace=str(workspace)),
+                                       on_event=seen.append)
+    assert result.status == "done", result.error
+    assert result.text == "It is 1.2.3."  # the thinking is never reply text
+    first, follow = server.received[0], server.received[1]
+    assert first.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    assert first.json["thinking"] == {"type": "enabled", "budget_tokens": 8_000}
+    assistant = follow.json["messages"][1]
+    assert assistant["content"][:2] == [THINKING, REDACTED]
+    assert assistant["content"][2]["type"] == "tool_use"
+    # the bytes of each block as the API sent them, unchanged (the signature's escapes too)
+    sent = (STREAMS / "anthropic_thinking_tool_use.sse").read_bytes()
+    assert json.dumps(THINKING["signature"]).encode() in sent
+    assert blocks_in(follow.body, "thinking") == [
+        json.dumps(THINKING, separators=(",", ":"), ensure_ascii=False).encode()]
+    assert blocks_in(follow.body, "redacted_thinking") == [
+        json.dumps(REDACTED, separators=(",", ":"), ensure_ascii=False).encode()]
+    # thoughts streamed as their own events, stored on the reply node
+    thought = "".join(e.payload["text"] for e in seen if e.type == "thought.delta")
+    assert thought == THINKING["thinking"]
+    assert "".join(e.payload["text"] for e in seen if e.type == "text.delta") == "It is 1.2.3."
+    node = dispatcher.services.store.get_node(result.session_id, result.assistant_node_id)
+    stored = node.metadata["thoughts"]
+    assert [(t["step"], t.get("signature"), t.get("redacted")) for t in stored] == [
+        (0, THINKING["signature"], None), (0, None, REDACTED["data"])]
+    assert THINKING["thinking"] not in node.text
+    # the next turn renders them from the session: the same bytes, so the cached prefix holds
+    await dispatcher.run_turn(TurnRequest(text="sure?", session_id=result.session_id,
+                                          workspace=str(workspace)))
+    again = server.received[2].body
+    assert unmarked(server.received[2].json["messages"][:3]) == unmarked(
+        follow.json["messages"][:3])
+    assert blocks_in(again, "thinking") == blocks_in(follow.body, "thinking")
+
+
+async def test_deepseek_thinking_sends_reasoning_content_back_in_the_tool_loop(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    (workspace / "setup.cfg").write_text("[metadata]\nname = demo\n")
+    server.queue(recorded("deepseek_reasoning_tool_call.sse"),
+                 Reply(chunks=OpenAIStream(model="deepseek-v4-pro", text=["demo"]).events()))
+    dispatcher = make_dispatcher("openai:deepseek-v4-pro", permission_mode="bypass")
+    result = await dispatcher.run_turn(TurnRequest(text="name?", workspace=str(workspace)))
+    assert (result.status, result.text) == ("done", "demo")
+    assistant = server.received[1].json["messages"][2]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"]
+    assert assistant["reasoning_content"] == "I should read the config first."
+
+
+async def test_deepseek_r1_never_gets_reasoning_content_back(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    stream = (STREAMS / "deepseek_reasoning_tool_call.sse").read_bytes().replace(
+        b"deepseek-v4-pro", b"deepseek-reasoner")
+    (workspace / "setup.cfg").write_text("[metadata]\nname = demo\n")
+    server.queue(Reply(chunks=[stream]),
+                 Reply(chunks=OpenAIStream(model="deepseek-reasoner", text=["demo"]).events()))
+    dispatcher = make_dispatcher("openai:deepseek-reasoner", permission_mode="bypass")
+    result = await dispatcher.run_turn(TurnRequest(text="name?", workspace=str(workspace)))
+    assert result.status == "done", result.error
+    node = dispatcher.services.store.get_node(result.session_id, result.assistant_node_id)
+    assert node.metadata["thoughts"][0]["text"] == "I should read the config first."
+    assert all("reasoning_content" not in m for m in server.received[1].json["messages"])
+
+
+async def test_reasoning_effort_is_sent_when_configured(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        tmp_path: Path, make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    conf = tmp_path / "xdg" / "openprogram-lsp" / "config.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text('[models."gpt-5*"]\neffort = "low"\n[models."gpt-5-mini"]\nmax_output = 9000\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    server.queue(Reply(chunks=OpenAIStream(model="gpt-5-mini", text=["ok"]).events()))
+    settings = load_settings(user_file=True)
+    result = await make_dispatcher("openai:gpt-5-mini", settings=settings).run_turn(
+        TurnRequest(text="hi", workspace=str(workspace)))
+    assert result.status == "done", result.error
+    body = server.received[0].json
+    assert body["reasoning_effort"] == "low"
+    assert body["max_tokens"] == 9000
