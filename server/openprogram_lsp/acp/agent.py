@@ -798,5 +798,6 @@ class OpenProgramAgent:
             await watcher.stop()
         self.watchers.clear()
         await self.tool_sources.close()
+        await self.dispatcher.services.tools.aclose()  # background commands end with us
         if self._outbox is not None:
             await self._outbox.close()

@@ -212,7 +212,7 @@ class ToolRunner:
             why = "; ".join(gate.reasons) or "no reason given"
             record.blocked_reason = why
             return f"Denied by a tool gate: {why}", None
-        mode = mode_decision(self.mode, kind)
+        mode = mode_decision(self.mode, kind) if tool.asks else "allow"
         if mode == "deny":
             record.blocked_reason = f"permission mode {self.mode!r} is read-only"
             return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "

@@ -216,6 +216,7 @@ class ServerHost:
         self.watchers.clear()
         if self.dispatcher.services.mcp is not None:
             await self.dispatcher.services.mcp.aclose()
+        await self.dispatcher.services.tools.aclose()  # background commands end with us
         if self.bridge is not None:
             self.bridge.stop()
             self.bridge = None

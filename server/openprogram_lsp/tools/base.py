@@ -74,6 +74,8 @@ class Tool:
     kind: ClassVar[ToolKind] = "other"
     category: ClassVar[str] = "core"
     spawns: ClassVar[bool] = False  # starts an agent: its prompt may grant "run without asking"
+    asks: ClassVar[bool] = True  # False: allowed in every mode without a prompt (rules and
+    # gates still apply): it only ends or reads what an approved call started
     Input: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:
@@ -117,3 +119,6 @@ class Tool:
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         """Execute the tool."""
         raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """End what the tool still runs (the server is stopping)."""

@@ -70,6 +70,11 @@ class ToolRegistry:
         return ToolRegistry((t for t in self._tools.values() if keep[t.name]),
                             refused=self._refused | {n for n, ok in keep.items() if not ok})
 
+    async def aclose(self) -> None:
+        """End what the tools still run (background commands), each tool once."""
+        for tool in self._tools.values():
+            await tool.aclose()
+
     def specs(self) -> list[ToolSpec]:
         """Every tool's spec, for the model: built once per registry (twice a turn asks), so
         the specs are shared; read them, never change them."""

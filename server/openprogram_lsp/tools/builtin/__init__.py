@@ -2,6 +2,7 @@
 
 from openprogram_lsp.tools.base import Tool
 from openprogram_lsp.tools.builtin.ask import AskUser
+from openprogram_lsp.tools.builtin.background import CommandOutput, CommandStop, Jobs
 from openprogram_lsp.tools.builtin.command import RunCommand
 from openprogram_lsp.tools.builtin.files import EditFile, ListDir, MultiEdit, WriteFile
 from openprogram_lsp.tools.builtin.find import FindFiles
@@ -11,9 +12,11 @@ from openprogram_lsp.tools.builtin.search import Grep
 
 
 def builtin_tools() -> list[Tool]:
-    """Fresh instances of every built-in tool."""
+    """Fresh instances of every built-in tool (the command tools share their background
+    jobs)."""
+    jobs = Jobs()
     return [ReadFile(), ListDir(), FindFiles(), Grep(), WriteFile(), EditFile(), MultiEdit(),
-            RunCommand(), TodoWrite(), AskUser()]
+            RunCommand(jobs), CommandOutput(jobs), CommandStop(jobs), TodoWrite(), AskUser()]
 
 
 __all__ = ["builtin_tools"]

@@ -6,10 +6,17 @@ import asyncio
 import codecs
 import time
 from collections.abc import Callable
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.builtin.background import Jobs
+from openprogram_lsp.tools.builtin.descriptions import (
+    COMMAND_MAX_TIMEOUT,
+    COMMAND_TIMEOUT,
+    RUN_COMMAND,
+)
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 from openprogram_lsp.tools.sandbox import (
@@ -23,26 +30,48 @@ from openprogram_lsp.tools.sandbox import (
 
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 1_000
-DEFAULT_TIMEOUT = 60.0
-MAX_TIMEOUT = 600.0
+DEFAULT_TIMEOUT = COMMAND_TIMEOUT
+MAX_TIMEOUT = COMMAND_MAX_TIMEOUT
+
+
+def _seconds(value: float | None) -> float | None:
+    """A timeout in seconds; above ``MAX_TIMEOUT`` the number is taken as milliseconds."""
+    if value is None:
+        return None
+    seconds = value / 1000 if value > MAX_TIMEOUT else value
+    if seconds > MAX_TIMEOUT:
+        raise ValueError(f"at most {MAX_TIMEOUT:g} seconds ({MAX_TIMEOUT * 1000:g} ms)")
+    return seconds
 
 
 class RunCommandInput(BaseModel):
-    command: str = Field(description="Shell command, run with the workspace as working directory")
-    timeout: float | None = Field(None, description="Seconds before the command is killed",
-                                  gt=0, le=MAX_TIMEOUT)
+    command: str = Field(min_length=1, description="Shell command (/bin/sh -c), run with the "
+                         "workspace as working directory")
+    timeout: Annotated[float | None, AfterValidator(_seconds)] = Field(
+        None, gt=0, description=f"Seconds before the command is killed (default "
+        f"{DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}; a value above {MAX_TIMEOUT:g} is taken "
+        "as milliseconds). A background command has none unless one is given")
+    background: bool = Field(False, description="Start it and return an id at once; read its "
+                             "output with command_output, end it with command_stop")
+    description: str | None = Field(None, max_length=200,
+                                    description="What the command does, in a few words")
 
 
 class RunCommand(Tool):
     name = "run_command"
-    description = ("Run a shell command in the workspace and return its exit code and output. "
-                   "It runs in a sandbox: only the workspace is writable, /tmp is private.")
+    description = RUN_COMMAND
     kind = "execute"
     Input = RunCommandInput
 
+    def __init__(self, jobs: Jobs | None = None) -> None:
+        self.jobs = jobs if jobs is not None else Jobs()
+
     def title(self, args: BaseModel) -> str:
         assert isinstance(args, RunCommandInput)
-        return f"Run `{args.command}`"
+        return f"Run `{args.command}`" + (" in the background" if args.background else "")
+
+    async def aclose(self) -> None:
+        await self.jobs.aclose()
 
     async def plan(self, ctx: ToolContext) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
@@ -57,6 +86,12 @@ class RunCommand(Tool):
         assert isinstance(args, RunCommandInput)
         how = await self.plan(ctx)
         held = hold(how)  # its placeholders and cgroup stay until its sandbox is gone
+        if args.background:
+            try:
+                return await self._background(args, ctx, how, held)  # its job releases it
+            except BaseException:
+                held.release()
+                raise
         try:
             out = await self._run(args, ctx, how, held)
         finally:
@@ -99,6 +134,25 @@ class RunCommand(Tool):
         code = child.returncode
         return ToolOutput(f"exit code {code}\n{text}".rstrip() + note, is_error=code != 0,
                           data={"sandboxed": how.sandboxed})
+
+    async def _background(self, args: RunCommandInput, ctx: ToolContext, how: Plan,
+                          held: Held) -> ToolOutput:
+        """Start the command and return its id; its output waits for command_output."""
+        self.jobs.room(ctx.session_id)
+        env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
+        child = await spawn(*how.prefix, *how.inner, "/bin/sh", "-c", args.command,
+                            sandboxed=how.sandboxed, cwd=ctx.workspace,
+                            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                            stderr=asyncio.subprocess.STDOUT, env=env, on_init=held.attach)
+        ctx.touched()  # what it changes before the turn ends is in the turn's checkpoint
+        job = self.jobs.start(ctx.session_id, args.command, child, args.timeout, how.note,
+                              on_end=held.release)
+        limit = f"; killed after {args.timeout:g} s" if args.timeout else ""
+        note = f"\n[{how.note}]" if how.note else ""
+        return ToolOutput(f"Started in the background as {job.id}{limit}. Read its output "
+                          f"with command_output {{\"id\": \"{job.id}\"}}; stop it with "
+                          f"command_stop.{note}",
+                          data={"id": job.id, "sandboxed": how.sandboxed, "background": True})
 
 
 def _with_env(how: Plan, env: dict[str, str], command: str) -> list[str]:

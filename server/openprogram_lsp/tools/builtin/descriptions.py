@@ -88,7 +88,7 @@ Run a shell command (`/bin/sh -c`) with the workspace as working directory and r
 exit code and output (stdout and stderr together; a long output keeps its beginning and end). \
 It runs in a sandbox where only the workspace and a private /tmp are writable, and may need the \
 user's approval. `timeout` is in seconds (default {COMMAND_TIMEOUT:g}, at most \
-{COMMAND_MAX_TIMEOUT:g}; a value above 1,000 is taken as milliseconds); the command and \
+{COMMAND_MAX_TIMEOUT:g}; a larger number is taken as milliseconds); the command and \
 everything it started are killed when it runs out. For a server, a watcher or anything that \
 runs longer, set `background: true`: the call returns an id at once and the command keeps \
 running; read its new output with command_output and end it with command_stop. Give a short \
