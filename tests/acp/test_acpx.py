@@ -7,6 +7,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from openprogram_lsp.store.session_store import SessionStore
 from tests.acp.acpx import methods, run_acpx, start_acpx, updates
 
 
@@ -104,3 +105,27 @@ def test_cancel_stops_a_running_command_within_a_second(home: Path, workspace: P
             if key in line:
                 stamps[key] = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
     assert (stamps["answers cancelled"] - stamps["session/cancel for"]).total_seconds() < 1.0
+
+
+def test_the_documented_config_sets_model_and_mode_and_lists_by_cwd(
+        home: Path, workspace: Path) -> None:
+    """docs/acp.md's acpx block as written: a named agent in ~/.acpx/config.json."""
+    def acpx(*args: str) -> list[dict[str, object]]:
+        code, frames, err = run_acpx(["--approve-all", *args], cwd=workspace, home=home,
+                                     named=True)
+        assert code == 0, err
+        return frames
+
+    acpx("sessions", "new")
+    first = acpx("list .")
+    sid = next(f["result"]["sessionId"] for f in first
+               if isinstance(f.get("result"), dict) and "sessionId" in f["result"])
+    acpx("set", "model", "offline")
+    acpx("set-mode", "plan")
+    assert SessionStore(home).meta(sid)["settings"] == {"mode": "plan", "model": "offline"}
+    frames = acpx("write x.txt\nhi")
+    assert "session/resume" in methods(frames)
+    assert not (workspace / "x.txt").exists()  # the stored plan mode refused the edit
+    listed = next(f for f in acpx("sessions", "list", "--filter-cwd", str(workspace))
+                  if f.get("source") == "agent")["sessions"]
+    assert [s["sessionId"] for s in listed] == [sid]

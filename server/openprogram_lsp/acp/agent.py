@@ -143,6 +143,18 @@ class OpenProgramAgent:
 
         self.outbox.put_text(session_id, text, make)
 
+    def notify_thought(self, session_id: str, text: str) -> None:
+        """Queue reasoning text (joined like ``notify_text``, never with reply text)."""
+        peer = self.peer
+        if peer is None:
+            return
+
+        def make(joined: str) -> Any:
+            return lambda: peer.session_update(  # type: ignore[attr-defined]
+                session_id=session_id, update=helpers.update_agent_thought_text(joined))
+
+        self.outbox.put_text(f"{session_id}\0thought", text, make)
+
     def ext(self, params: dict[str, Any]) -> None:
         """Queue an ``_openprogram/event`` notification (from any thread)."""
         peer = self.peer
@@ -689,7 +701,8 @@ class OpenProgramAgent:
         stream = TurnStream(sess.store_id, sess.workspace, services.tools, sess.mode,
                             services.rules_for(sess.workspace),
                             send=lambda u: self.notify(sess.session_id, u), ext=self.ext,
-                            text=lambda t: self.notify_text(sess.session_id, t))
+                            text=lambda t: self.notify_text(sess.session_id, t),
+                            thought=lambda t: self.notify_thought(sess.session_id, t))
         sess.stream = stream
         unsubscribe = services.bus.subscribe(stream.on_event)
         try:

@@ -17,6 +17,7 @@ from openprogram_lsp.acp.updates import (
     ext_event,
     location,
     output_content,
+    plan_update,
     preview,
 )
 from openprogram_lsp.core.types import PermissionMode
@@ -43,6 +44,7 @@ class TurnStream:
     send: Callable[[SessionUpdate], None]
     ext: Callable[[dict[str, Any]], None]
     text: Callable[[str], None] | None = None
+    thought: Callable[[str], None] | None = None
     turn_id: str | None = None
     diffs: dict[str, list[ToolContent]] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
@@ -63,6 +65,15 @@ class TurnStream:
                 self.text(str(data["text"]))
             else:
                 self.send(helpers.update_agent_message_text(str(data["text"])))
+        elif ev.type == "thought.delta" and data.get("text"):
+            if self.thought is not None:
+                self.thought(str(data["text"]))
+            else:
+                self.send(helpers.update_agent_thought_text(str(data["text"])))
+        elif ev.type == "plan.updated":
+            plan = plan_update(data.get("entries"))
+            if plan is not None:
+                self.send(plan)
         elif ev.type == "tool.started":
             self._started(data)
         elif ev.type == "tool.finished":

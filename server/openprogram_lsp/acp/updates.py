@@ -90,6 +90,24 @@ def preview(tools: ToolRegistry, workspace: Path, name: str,
         return None
 
 
+PLAN_STATUSES = ("pending", "in_progress", "completed")
+
+
+def plan_update(entries: Any) -> SessionUpdate | None:
+    """A ``plan.updated`` event's entries (or a ``todo_write`` call's ``todos``) as ACP's
+    ``plan`` update: the whole list, in order (None when it is not a list)."""
+    if not isinstance(entries, list):
+        return None
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+            continue
+        status = entry.get("status")
+        out.append(helpers.plan_entry(entry["content"], status=status  # type: ignore[arg-type]
+                                      if status in PLAN_STATUSES else "pending"))
+    return helpers.update_plan(out)
+
+
 def output_content(kind: str, output: str) -> list[ToolContent]:
     """A tool's output as content: commands as terminal-like text, others as plain text."""
     if not output:
@@ -122,8 +140,13 @@ def replay(node: Node, workspace: Path, tool_nodes: dict[str, Node]) -> list[Ses
     for i, step in enumerate(steps):
         if step:
             out.append(helpers.update_agent_message_text(step))
-        out.extend(_replay_call(c, workspace, tool_nodes)
-                   for c in calls if c.step == i or (i == len(steps) - 1 and c.step >= i))
+        for call in calls:
+            if call.step == i or (i == len(steps) - 1 and call.step >= i):
+                out.append(_replay_call(call, workspace, tool_nodes))
+                plan = plan_update(call.input.get("todos")) \
+                    if call.name == "todo_write" and call.status == "completed" else None
+                if plan is not None:
+                    out.append(plan)
     return out
 
 

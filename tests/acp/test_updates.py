@@ -1,0 +1,101 @@
+"""The session updates beyond text and tool calls: the plan, thoughts, commands kept current."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from acp import text_block
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import EventBus, make_event
+from tests.acp.client import RecordingClient, in_process, until
+
+TODOS = [{"content": "Read the code", "status": "completed"},
+         {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+         {"content": "Run the tests", "status": "pending"}]
+
+
+def scripted(home: Path, workspace: Path, script: Path, steps: list[dict[str, Any]]
+             ) -> Dispatcher:
+    script.write_text(json.dumps(steps))
+    return build_dispatcher(AppConfig(home=home, workspace=workspace,
+                                      model=f"scripted:{script}"), bus=EventBus())
+
+
+async def test_the_plan_tool_s_list_is_a_plan_update_and_comes_back_on_load(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    dispatcher = scripted(home, workspace, tmp_path / "s.json", [
+        {"tool_calls": [{"name": "todo_write", "arguments": {"todos": TODOS}}]},
+        {"text": "Working on it."}])
+    client = RecordingClient()
+    async with in_process(dispatcher, client) as (conn, _agent):
+        session = await conn.new_session(cwd=str(workspace))
+        resp = await conn.prompt(session_id=session.session_id,
+                                 prompt=[text_block("fix the bug")])
+    assert resp.stop_reason == "end_turn"
+    assert "permission" not in client.names()  # the plan asks nothing
+    plans = client.updates("plan")
+    assert len(plans) == 1
+    assert [(e.content, e.status) for e in plans[0].entries] == [
+        ("Read the code", "completed"), ("Fix the bug", "in_progress"),
+        ("Run the tests", "pending")]
+    names = client.names()
+    assert names.index("update:tool_call") < names.index("update:plan")
+    again = RecordingClient()
+    async with in_process(dispatcher, again) as (conn, _agent):
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id)
+    replayed = again.updates("plan")
+    assert [e.content for e in replayed[-1].entries] == [t["content"] for t in TODOS]
+
+
+async def test_reasoning_is_thought_chunks_never_reply_text(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    dispatcher = scripted(home, workspace, tmp_path / "s.json", [
+        {"text": "I will write it.",
+         "tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt",
+                                                              "content": "x\n"}}]},
+        {"text": "Done."}])
+    client = RecordingClient(hold=asyncio.Event())
+    async with in_process(dispatcher, client) as (conn, _agent):
+        session = await conn.new_session(cwd=str(workspace))
+        sid = session.session_id
+        turn = asyncio.ensure_future(conn.prompt(session_id=sid,
+                                                 prompt=[text_block("write a")]))
+        await until(lambda: "permission" in client.names(), "the permission request")
+        running = dispatcher.user_turn(sid)
+        assert running is not None
+        for piece in ("The user wants ", "a file."):  # what a reasoning model streams
+            dispatcher.services.bus.emit(make_event(
+                "thought.delta", {"text": piece}, session_id=sid, turn_id=running.turn_id))
+        await until(lambda: bool(client.updates("agent_thought_chunk")), "the thought")
+        assert client.hold is not None
+        client.hold.set()
+        resp = await asyncio.wait_for(turn, 60)
+    assert resp.stop_reason == "end_turn"
+    thoughts = "".join(u.content.text for u in client.updates("agent_thought_chunk"))
+    assert thoughts == "The user wants a file."
+    assert "wants" not in client.text()
+    assert "I will write it." in client.text()
+
+
+async def test_available_commands_follow_the_workspace_s_own_commands(
+        acp: Any, client: RecordingClient, workspace: Path) -> None:
+    session = await acp.new_session(cwd=str(workspace))
+    await until(lambda: bool(client.updates("available_commands_update")), "the commands")
+    first = [c.name for c in client.updates("available_commands_update")[-1].available_commands]
+    assert "fork" in first and "review" not in first
+    commands = workspace / ".openprogram" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review the diff\n---\nReview $ARGUMENTS\n")
+    await acp.prompt(session_id=session.session_id, prompt=[text_block("list .")])
+    await until(lambda: len(client.updates("available_commands_update")) == 2, "the update")
+    latest = client.updates("available_commands_update")[-1].available_commands
+    review = next(c for c in latest if c.name == "review")
+    assert review.description == "Review the diff"
+    await acp.prompt(session_id=session.session_id, prompt=[text_block("list .")])
+    await asyncio.sleep(0.05)
+    assert len(client.updates("available_commands_update")) == 2  # unchanged: not sent again
