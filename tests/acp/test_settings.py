@@ -47,7 +47,7 @@ async def test_a_chosen_model_runs_from_the_next_prompt_and_set_model_is_the_sam
     one.write_text(json.dumps([{"text": "from model one"}]))
     two.write_text(json.dumps([{"text": "from model two"}]))
     client = RecordingClient()
-    env = {"OPENPROGRAM_MODELS": f"scripted:{one},scripted:{two}"}
+    env = {"OPENPROGRAM_MODEL_MENU": f"scripted:{one},scripted:{two}"}
     async with subprocess_agent(client, home, workspace, env=env) as (conn, _proc):
         session = await conn.new_session(cwd=str(workspace))
         sid = session.session_id

@@ -17,7 +17,7 @@ from tests.forkserver import run_command
 
 BAD: dict[str, str] = {
     "OPENPROGRAM_MODEL": "gpt-4o",
-    "OPENPROGRAM_MODELS": "offline,gpt-4o",
+    "OPENPROGRAM_MODEL_MENU": "offline,gpt-4o",
     "OPENPROGRAM_PERMISSION_MODE": "wild",
     "OPENPROGRAM_MAX_ITERATIONS": "0",
     "OPENPROGRAM_SESSION_CACHE_CAP": "many",

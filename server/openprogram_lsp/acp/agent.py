@@ -511,7 +511,7 @@ class OpenProgramAgent:
         acp_id = forks.join(sid, fork.key)
         sess = self._open(acp_id, src.workspace if src.workspace else workspace, store_id=sid,
                           fork_key=fork.key)
-        sess.mode, sess.model = src.mode, src.model
+        sess.mode, sess.model, sess.effort = src.mode, src.model, src.effort
         sess.told = conf.shown(self.dispatcher, sess)
         await self._connect_tools(sess, mcp_servers)
         self._announce(acp_id)
@@ -615,7 +615,8 @@ class OpenProgramAgent:
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse:
-        """Set the model or the permission mode (applies from the next prompt)."""
+        """Set the model, the permission mode or the reasoning effort (from the next
+        prompt)."""
         sess = self._session(session_id)
         if not isinstance(value, str):
             raise RequestError.invalid_params({"field": "value",
@@ -697,6 +698,7 @@ class OpenProgramAgent:
         first_of_fork = self._place(sess, request)
         request.permission_mode = sess.mode
         request.model = sess.model
+        request.reasoning_effort = sess.effort if conf.thinks(self.dispatcher, sess) else None
         await self._store(sess)
         stream = TurnStream(sess.store_id, sess.workspace, services.tools, sess.mode,
                             services.rules_for(sess.workspace),

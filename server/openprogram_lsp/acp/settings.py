@@ -1,10 +1,12 @@
-"""A session's model and permission mode as ACP config options, kept in the session's meta.
+"""A session's model, permission mode and reasoning effort as ACP config options, kept in
+the session's meta.
 
-The choices are the configured models (``model``, ``models``, ``agent_model`` of the
-workspace's settings) and ``offline``; a value outside them is refused, so a client can never
-make the agent run a model (or a ``scripted:FILE``) nobody configured. The settings are stored
-in the session's meta (``settings``), so they hold after a restart and every client of the
-session, in any process, runs and shows the same ones; they apply from the next prompt.
+The model choices are the configured models (``model``, ``model_menu``, ``agent_model`` of the
+workspace's settings) and ``offline``; the effort is offered only while the model takes one. A
+value outside the choices is refused, so a client can never make the agent run a model (or a
+``scripted:FILE``) nobody configured. The settings are stored in the session's meta
+(``settings``), so they hold after a restart and every client of the session, in any process,
+runs and shows the same ones; they apply from the next prompt.
 """
 
 from __future__ import annotations
@@ -19,29 +21,36 @@ from acp.schema import (
 )
 
 from openprogram_lsp.acp.session import MODE_INFO, AcpSession
+from openprogram_lsp.config import Settings
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.config.sections.models import ModelsSection
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings
+from openprogram_lsp.providers.models import model_info
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher import Dispatcher
 
 MODEL = "model"
 MODE = "mode"
+EFFORT = "effort"
+EFFORTS = ("default", "low", "medium", "high")
+EFFORT_INFO = {"default": "As configured for the model", "low": "Think briefly",
+               "medium": "Think more", "high": "Think longest"}
 META_KEY = "settings"
 OFFLINE = "offline"
 
 
 def model_choices(dispatcher: Dispatcher, sess: AcpSession) -> list[str]:
     """The models this session may run: the default (the configured model, else
-    ``offline``, what a turn runs without a choice), then ``models``, ``agent_model``."""
+    ``offline``, what a turn runs without a choice), then ``model_menu``, ``agent_model``."""
     services = dispatcher.services
-    settings = turn_settings(services, sess.workspace, services.options_of(sess.store_id))
+    settings = _settings(dispatcher, sess)
     out: list[str] = []
     first = default_model(services, settings) or OFFLINE
     core = settings.get(CoreSettings) if settings is not None else None
-    for spec in (first, *(core.models if core else ()), core.agent_model if core else None,
+    for spec in (first, *(core.model_menu if core else ()), core.agent_model if core else None,
                  OFFLINE):
         if spec and spec not in out:
             out.append(spec)
@@ -51,6 +60,23 @@ def model_choices(dispatcher: Dispatcher, sess: AcpSession) -> list[str]:
 def current_model(dispatcher: Dispatcher, sess: AcpSession) -> str:
     """The model the session's next prompt runs with."""
     return sess.model or model_choices(dispatcher, sess)[0]
+
+
+def _settings(dispatcher: Dispatcher, sess: AcpSession) -> Settings | None:
+    services = dispatcher.services
+    return turn_settings(services, sess.workspace, services.options_of(sess.store_id))
+
+
+def thinks(dispatcher: Dispatcher, sess: AcpSession) -> bool:
+    """Whether the session's model takes a reasoning effort (Anthropic adaptive thinking,
+    OpenAI ``reasoning_effort``): only then is the effort option offered."""
+    kind, _, name = current_model(dispatcher, sess).partition(":")
+    settings = _settings(dispatcher, sess)
+    if kind not in ("openai", "anthropic") or not name or settings is None:
+        return False
+    info = model_info(kind, name, settings.get(ModelsSection).overrides())
+    return info.reasoning == "adaptive" if kind == "anthropic" \
+        else info.reasoning in ("effort", "field")
 
 
 def _label(spec: str) -> str:
@@ -65,7 +91,7 @@ def options(dispatcher: Dispatcher, sess: AcpSession) -> list[Any]:
     current = current_model(dispatcher, sess)
     if current not in models:  # chosen elsewhere (another client's config): still shown
         models = [current, *models]
-    return [
+    out: list[Any] = [
         SessionConfigOptionSelect(
             id=MODEL, name="Model", category="model", type="select", current_value=current,
             description="The model the next prompt runs with",
@@ -76,6 +102,14 @@ def options(dispatcher: Dispatcher, sess: AcpSession) -> list[Any]:
             options=[SessionConfigSelectOption(value=m, name=MODE_INFO[m][0],
                                                description=MODE_INFO[m][1])
                      for m in PERMISSION_MODES])]
+    if thinks(dispatcher, sess):
+        out.append(SessionConfigOptionSelect(
+            id=EFFORT, name="Reasoning effort", category="thought_level", type="select",
+            current_value=sess.effort or "default",
+            description="How long the model thinks before it answers",
+            options=[SessionConfigSelectOption(value=e, name=e.capitalize(),
+                                               description=EFFORT_INFO[e]) for e in EFFORTS]))
+    return out
 
 
 def choose(dispatcher: Dispatcher, sess: AcpSession, config_id: str, value: str) -> None:
@@ -89,8 +123,12 @@ def choose(dispatcher: Dispatcher, sess: AcpSession, config_id: str, value: str)
         if value not in PERMISSION_MODES:
             raise InvalidParams(f"value: use one of {', '.join(PERMISSION_MODES)}")
         sess.mode = value  # type: ignore[assignment]
+    elif config_id == EFFORT and thinks(dispatcher, sess):
+        if value not in EFFORTS:
+            raise InvalidParams(f"value: use one of {', '.join(EFFORTS)}")
+        sess.effort = None if value == "default" else value
     else:
-        raise InvalidParams(f"configId: unknown option {config_id!r} (use {MODEL} or {MODE})")
+        raise InvalidParams(f"configId: unknown option {config_id!r} for this session's model")
 
 
 def record(sess: AcpSession) -> dict[str, Any]:
@@ -98,6 +136,8 @@ def record(sess: AcpSession) -> dict[str, Any]:
     out: dict[str, Any] = {"mode": sess.mode}
     if sess.model:
         out["model"] = sess.model
+    if sess.effort:
+        out["effort"] = sess.effort
     return out
 
 
@@ -111,11 +151,14 @@ def adopt(sess: AcpSession, meta: dict[str, Any]) -> None:
         sess.mode = mode
     model = kept.get("model")
     sess.model = model if isinstance(model, str) and model else None
+    effort = kept.get("effort")
+    sess.effort = effort if effort in EFFORTS[1:] else None
 
 
 def shown(dispatcher: Dispatcher, sess: AcpSession) -> dict[str, Any]:
     """The state a client is shown: what ``updates`` compares with ``sess.told``."""
-    return {"model": current_model(dispatcher, sess), "mode": sess.mode}
+    return {"model": current_model(dispatcher, sess), "mode": sess.mode,
+            "effort": sess.effort if thinks(dispatcher, sess) else None}
 
 
 def updates(dispatcher: Dispatcher, sess: AcpSession) -> list[Any]:

@@ -300,6 +300,7 @@ class TurnRequest(BaseModel):
     session_id: str | None = None
     branch_from: Any = INHERIT  # INHERIT | None (new root) | node id (sibling fork)
     model: str | None = None
+    reasoning_effort: str | None = None  # over the model's configured effort (ACP config)
     workspace: str | None = None
     source: Literal["user", "agent_spawn", "send_message", "follow_up", "cli"] = "user"
     permission_mode: PermissionMode | None = None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from openprogram_lsp.config import Settings
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.config.sections.models import ModelsSection
 from openprogram_lsp.config.sections.providers import Endpoint, ProviderSettings
 from openprogram_lsp.core.types import ClientOptions
 from openprogram_lsp.dispatcher.services import Services
@@ -59,3 +60,15 @@ def default_model(services: Services, settings: Settings | None) -> str | None:
     if services.settings_for is not None and settings is not None:
         return settings.get(CoreSettings).model
     return services.default_model
+
+
+def with_effort(settings: Settings, spec: str, effort: str) -> Settings:
+    """``[models."NAME"] effort`` of the turn's model set to ``effort`` (a client's reasoning
+    effort for its session), over whatever the files say of that model."""
+    kind, _, name = spec.partition(":")
+    if kind not in ("openai", "anthropic") or not name:
+        return settings
+    section = settings.get(ModelsSection)
+    raw = {k: v.model_dump(exclude_none=True) for k, v in (section.model_extra or {}).items()}
+    raw[name] = {**raw.get(name, {}), "effort": effort}
+    return settings.with_section(ModelsSection.model_validate(raw), EDITOR)

@@ -57,7 +57,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
     start_hooks,
     system_extra,
 )
-from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings
+from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings, with_effort
 from openprogram_lsp.events.bus import Event, make_event
 from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
 from openprogram_lsp.store.reply_calls import ended_call
@@ -398,6 +398,8 @@ class Dispatcher:
         options = s.options_of(turn.session_id)
         settings = turn_settings(s, turn.workspace, options)
         spec_model = turn.request.model or default_model(s, settings) or "offline"
+        if turn.request.reasoning_effort and settings is not None:
+            settings = with_effort(settings, spec_model, turn.request.reasoning_effort)
         provider = s.provider_factory(spec_model, settings)
         turn.model = provider.model
         checkpointer = self.checkpointer(turn.workspace)

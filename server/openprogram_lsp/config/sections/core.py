@@ -32,8 +32,8 @@ class CoreSettings(Section):
     name: ClassVar[str] = ""
     env: ClassVar[dict[str, EnvVar]] = {
         "model": EnvVar("OPENPROGRAM_MODEL", "the model turns run with (e.g. openai:gpt-4o)"),
-        "models": EnvVar("OPENPROGRAM_MODELS", "more models a client may switch a session to",
-                         split=True),
+        "model_menu": EnvVar("OPENPROGRAM_MODEL_MENU",
+                             "more models a client may switch a session to", split=True),
         "permission_mode": EnvVar("OPENPROGRAM_PERMISSION_MODE",
                                   "ask, accept-edits, plan or bypass"),
         "max_iterations": EnvVar("OPENPROGRAM_MAX_ITERATIONS", "model calls per turn, at most"),
@@ -50,7 +50,7 @@ class CoreSettings(Section):
 
     model: str | None = None
     agent_model: str | None = None  # what subagents run with (default: the parent's model)
-    models: list[str] = Field(default_factory=list)  # more models to pick from (ACP, menus)
+    model_menu: list[str] = Field(default_factory=list)  # more models to pick (ACP menus)
     permission_mode: PermissionMode = "ask"
     max_iterations: int = Field(50, ge=1)
     approval_timeout: float = Field(600.0, gt=0)
@@ -78,7 +78,7 @@ class CoreSettings(Section):
     def _spec(cls, v: str | None) -> str | None:
         return check_model_spec(v)
 
-    @field_validator("models")
+    @field_validator("model_menu")
     @classmethod
     def _specs(cls, v: list[str]) -> list[str]:
         out: list[str] = []
@@ -97,8 +97,8 @@ class CoreSettings(Section):
         for key in ("model", "agent_model"):
             if isinstance(raw.get(key), str) and raw[key].strip().startswith("scripted"):
                 keys.append(key)
-        listed = raw.get("models")
+        listed = raw.get("model_menu")
         if isinstance(listed, list) and any(isinstance(m, str) and m.strip().startswith(
                 "scripted") for m in listed):
-            keys.append("models")
+            keys.append("model_menu")
         return keys
