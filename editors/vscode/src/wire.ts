@@ -815,8 +815,8 @@ export interface RevokeRuleResult {
 export interface RuleInfo {
   id: string;
   decision: 'allow' | 'deny';
-  /** command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings */
-  kind: 'command' | 'edit' | 'call' | 'pattern';
+  /** command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port) */
+  kind: 'command' | 'edit' | 'call' | 'pattern' | 'host';
   tool: string;
   value?: string;
   editScope?: 'file' | 'folder' | 'workspace';

@@ -662,9 +662,10 @@ class RuleInfo(Result):
 
     id: str
     decision: Literal["allow", "deny"]
-    kind: Literal["command", "edit", "call", "pattern"] = Field(
+    kind: Literal["command", "edit", "call", "pattern", "host"] = Field(
         description="command: one exact simple command; edit: a file, folder or every edit; "
-                    "call: one exact call; pattern: an fnmatch pattern from settings")
+                    "call: one exact call; pattern: an fnmatch pattern from settings; host: "
+                    "every fetch from one host (value: host, or host:port)")
     tool: str
     value: str | None = None
     edit_scope: Literal["file", "folder", "workspace"] | None = None

@@ -47,7 +47,7 @@ def _short(text: str) -> str:
 
 
 def _rule(origin: Origin, facts: CallFacts, *, decision: Literal["allow", "deny"],
-          kind: Literal["command", "edit", "call"], value: str | None, scope: RuleScope,
+          kind: Literal["command", "edit", "call", "host"], value: str | None, scope: RuleScope,
           description: str, edit_scope: EditScope | None = None) -> Rule:
     return Rule(id="", decision=decision, kind=kind, tool=facts.tool, value=value,
                 edit_scope=edit_scope, scope=scope,
@@ -138,6 +138,24 @@ def _call_choices(facts: CallFacts, origin: Origin, title: str) -> list[Choice]:
                         "reject_always"), (deny,))]
 
 
+def _host_choices(facts: CallFacts, origin: Origin) -> list[Choice]:
+    """A fetch: once, or every fetch of ``web_fetch`` from this host (session or workspace)."""
+    host = facts.host
+    out = [Choice(ALLOW_ONCE)]
+    for option_id, scope in (("allow_always", "session"), ("allow_always_workspace",
+                                                          "workspace")):
+        rule = _rule(origin, facts, decision="allow", kind="host", value=host,
+                     scope=scope, description=f"Fetch from {host}")  # type: ignore[arg-type]
+        out.append(Choice(_opt(option_id, f"Always allow fetches from {host} "
+                               f"{SCOPE_WORDS[scope]}", "allow_always"), (rule,)))
+    out.append(Choice(REJECT_ONCE))
+    out.append(Choice(_opt("reject_always", f"Always reject fetches from {host}",
+                           "reject_always"),
+                      (_rule(origin, facts, decision="deny", kind="host", value=host,
+                             scope="workspace", description=f"Fetch from {host}"),)))
+    return out
+
+
 def spawn_choices() -> list[Choice]:
     """A child agent: allow it under this turn's mode, or, only if chosen, without asking."""
     return [Choice(_opt("allow_once", "Allow (it asks before its own edits and commands)",
@@ -158,4 +176,6 @@ def choices_for(facts: CallFacts, origin: Origin, *, title: str, uncovered: list
         return _command_choices(facts, origin, uncovered)
     if facts.kind in EDIT_KINDS:
         return _edit_choices(facts, origin)
+    if facts.kind == "fetch" and facts.host is not None:
+        return _host_choices(facts, origin)
     return _call_choices(facts, origin, title)

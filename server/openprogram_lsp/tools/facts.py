@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from openprogram_lsp.core.control_files import is_control_file
 from openprogram_lsp.core.errors import OpenProgramError
@@ -20,6 +21,9 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
     command = arguments.get("command")
     if kind == "execute" and isinstance(command, str):
         parts = tuple(split_command(command))
+    host: str | None = None
+    if kind == "fetch" and isinstance(arguments.get("url"), str):
+        host = url_host(arguments["url"])
     raw = arguments.get("path")
     if kind in EDIT_KINDS and isinstance(raw, str):
         try:
@@ -27,7 +31,24 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
         except OpenProgramError:
             path = None  # the tool will refuse it; no rule covers it meanwhile
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
-                     parts=parts, path=path, rules_branch=rules_branch)
+                     parts=parts, path=path, host=host, rules_branch=rules_branch)
+
+
+def url_host(url: str) -> str | None:
+    """The host a URL reaches, lowercased, with its port when not the scheme's default (None:
+    not an http(s) URL with a host)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    host = parts.hostname.lower().rstrip(".")
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    default = 443 if parts.scheme.lower() == "https" else 80
+    return host if port in (None, default) else f"{host}:{port}"
 
 
 def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list[str]:

@@ -8,7 +8,7 @@ from openprogram_lsp.core.types import PermissionMode, ToolKind
 from openprogram_lsp.tools.rules import EDIT_KINDS
 
 Decision = Literal["allow", "ask", "deny"]
-READ_KINDS: frozenset[str] = frozenset({"read", "search", "think", "fetch"})
+READ_KINDS: frozenset[str] = frozenset({"read", "search", "think"})
 
 __all__ = ["EDIT_KINDS", "READ_KINDS", "Decision", "mode_decision"]
 
@@ -20,7 +20,7 @@ def mode_decision(mode: PermissionMode, kind: ToolKind) -> Decision:
     if mode == "bypass":
         return "allow"
     if mode == "plan":
-        return "deny"
+        return "ask" if kind == "fetch" else "deny"  # a fetch changes nothing: ask, in plan too
     if mode == "accept-edits" and kind in EDIT_KINDS:
         return "allow"
     return "ask"

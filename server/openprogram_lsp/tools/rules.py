@@ -18,7 +18,7 @@ from typing import Any, Literal
 from openprogram_lsp.core.types import ToolKind, Wire
 
 Verdict = Literal["allow", "deny"]
-RuleKind = Literal["command", "edit", "call", "pattern"]
+RuleKind = Literal["command", "edit", "call", "pattern", "host"]
 EditScope = Literal["file", "folder", "workspace"]
 RuleScope = Literal["session", "workspace"]
 RuleOrigin = Literal["prompt", "settings", "legacy"]
@@ -29,8 +29,9 @@ class Rule(Wire):
     """One standing decision.
 
     ``value`` is, by ``kind``: the exact text of a simple command; the workspace-relative path
-    of a file or folder (``edit_scope``); the canonical JSON input of a call; or, for settings
-    rules, an fnmatch pattern over the command part or path (None: every call of ``tool``).
+    of a file or folder (``edit_scope``); the canonical JSON input of a call; a host (and
+    port, when not the scheme's) a fetch may reach; or, for settings rules, an fnmatch pattern
+    over the command part, path or URL (None: every call of ``tool``).
     """
 
     id: str
@@ -73,6 +74,7 @@ class CallFacts:
     session_id: str | None = None
     parts: tuple[str, ...] = ()  # simple commands, for execute calls
     path: str | None = None  # resolved workspace-relative path, for edits
+    host: str | None = None  # the URL's host (``host:port`` off the default port), for fetches
     rules_branch: str | None = None  # the call's rules scope in its session (Rule.branch)
 
     @property
@@ -94,7 +96,7 @@ def in_folder(path: str, folder: str) -> bool:
 
 
 def _subject(facts: CallFacts) -> str | None:
-    for key in ("path", "command", "to"):
+    for key in ("path", "command", "to", "url"):
         value = facts.arguments.get(key)
         if isinstance(value, str):
             return value
@@ -123,6 +125,8 @@ def covers(rule: Rule, facts: CallFacts, part: str | None = None) -> bool:
         return in_folder(facts.path, rule.value)
     if rule.kind == "call":
         return rule.tool == facts.tool and rule.value == canonical_input(facts.arguments)
+    if rule.kind == "host":
+        return rule.tool == facts.tool and facts.host is not None and rule.value == facts.host
     # a pattern the user wrote in settings
     if not fnmatchcase(facts.tool, rule.tool):
         return False

@@ -667,7 +667,7 @@ M.event_types = {
 ---@class openprogram.RuleInfo One standing rule: what it covers, its scope, and where it came from.
 ---@field id string
 ---@field decision 'allow'|'deny'
----@field kind 'command'|'edit'|'call'|'pattern' command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings
+---@field kind 'command'|'edit'|'call'|'pattern'|'host' command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port)
 ---@field tool string
 ---@field value? string
 ---@field editScope? 'file'|'folder'|'workspace'

@@ -9,6 +9,7 @@ from openprogram_lsp.tools.builtin.find import FindFiles
 from openprogram_lsp.tools.builtin.plan import TodoWrite
 from openprogram_lsp.tools.builtin.read import ReadFile
 from openprogram_lsp.tools.builtin.search import Grep
+from openprogram_lsp.tools.builtin.web import WebFetch
 
 
 def builtin_tools() -> list[Tool]:
@@ -16,7 +17,8 @@ def builtin_tools() -> list[Tool]:
     jobs)."""
     jobs = Jobs()
     return [ReadFile(), ListDir(), FindFiles(), Grep(), WriteFile(), EditFile(), MultiEdit(),
-            RunCommand(jobs), CommandOutput(jobs), CommandStop(jobs), TodoWrite(), AskUser()]
+            RunCommand(jobs), CommandOutput(jobs), CommandStop(jobs), TodoWrite(), WebFetch(),
+            AskUser()]
 
 
 __all__ = ["builtin_tools"]
