@@ -145,3 +145,23 @@ def test_cancelled_calls_and_the_turn_s_tokens(tmp_path: Path) -> None:
     assert "## Assistant · 10:02 · ↑1.3k ↓52" in lines
     assert "- ⊘ Run `sleep 30` · execute · cancelled" in lines
     assert "- ⊘ Write b.txt · edit · cancelled" in lines
+
+
+def test_a_todo_write_call_shows_its_checklist(tmp_path: Path) -> None:
+    todos = [{"content": "Read the code", "status": "completed"},
+             {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+             {"content": "Run the tests", "status": "pending"}]
+    history = {"nodes": [
+        {"id": "u1", "role": "user", "text": "fix it", "predecessor": None},
+        {"id": "u1_reply", "role": "assistant", "text": "Planning.", "predecessor": "u1",
+         "toolCalls": [{"id": "t1", "name": "todo_write", "kind": "think", "status": "completed",
+                        "title": "Plan: 1/3 done", "input": {"todos": todos}, "step": 0,
+                        "output": "To-do list updated: 1 of 3 completed."}],
+         "metadata": {"steps": ["Planning."]}}]}
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history))
+    lines = _render(path)["lines"]
+    start = lines.index("Planning.")
+    assert lines[start + 1:start + 5] == [
+        "- ✓ Plan: 1/3 done · think · completed → To-do list updated: 1 of 3 completed.",
+        "  [x] Read the code", "  [~] Fixing the bug", "  [ ] Run the tests"]

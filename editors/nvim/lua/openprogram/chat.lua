@@ -438,7 +438,7 @@ function M.on_event(params, ctx)
     maybe_watch(params, data)
     return
   end
-  if t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED then
+  if t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED or t == ev.PLAN_UPDATED then
     if params.turnId == nil or params.turnId ~= S.turn_id then
       return -- another turn of the session (a subagent's, another client's)
     end
@@ -456,6 +456,12 @@ function M.on_event(params, ctx)
     on_tool_started(data)
   elseif t == ev.TOOL_FINISHED then
     on_tool_finished(data)
+  elseif t == ev.PLAN_UPDATED and valid(S.buf) then
+    -- the to-do list as a checklist under its todo_write line (the history shows it there too)
+    local lines = render.plan_lines(data.entries)
+    if #lines > 0 then
+      append_lines(lines)
+    end
   elseif t == ev.CHECKPOINT_CREATED then
     local cp = data.checkpoint or data
     local n = type(cp.files) == 'table' and #cp.files or 0

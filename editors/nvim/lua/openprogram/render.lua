@@ -93,6 +93,37 @@ local function history_tool_line(tc)
   return line
 end
 
+local PLAN_MARK = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
+
+--- The agent's to-do list (`plan.updated` entries, or a `todo_write` call's `todos`) as
+--- checklist lines; an item in progress shows its `activeForm` when it has one.
+---@param entries any
+---@return string[]
+function M.plan_lines(entries)
+  local out = {}
+  for _, e in ipairs(type(entries) == 'table' and entries or {}) do
+    if type(e) == 'table' and type(e.content) == 'string' then
+      local text = e.content
+      if e.status == 'in_progress' and type(e.activeForm) == 'string' and e.activeForm ~= '' then
+        text = e.activeForm
+      end
+      table.insert(out, ('  %s %s'):format(PLAN_MARK[e.status] or '[ ]', (text:gsub('\n', ' '))))
+    end
+  end
+  return out
+end
+
+--- A history tool call's lines: its line, and for a completed `todo_write` its checklist.
+---@param tc table a Node.toolCalls entry
+---@return string[]
+local function history_tool_lines(tc)
+  local out = { history_tool_line(tc) }
+  if tc.name == 'todo_write' and tc.status == 'completed' and type(tc.input) == 'table' then
+    vim.list_extend(out, M.plan_lines(tc.input.todos))
+  end
+  return out
+end
+
 --- The first 12 characters of an id (`c` + time + 2 random characters), as
 --- `openprogram-lsp checkpoints` prints them; the server accepts any unique prefix of 6 or more.
 ---@param id any
@@ -174,7 +205,7 @@ function M.body_lines(node)
       add_text(text)
       for j, tc in ipairs(calls) do
         if tc.step == i - 1 then
-          table.insert(out, history_tool_line(tc))
+          vim.list_extend(out, history_tool_lines(tc))
           placed[j] = true
         end
       end
@@ -184,7 +215,7 @@ function M.body_lines(node)
   end
   for j, tc in ipairs(calls) do
     if not placed[j] then
-      table.insert(out, history_tool_line(tc))
+      vim.list_extend(out, history_tool_lines(tc))
     end
   end
   for _, k in ipairs(keys) do -- fed in after the last step (just before a cancel), or no steps
