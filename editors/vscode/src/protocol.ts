@@ -11,7 +11,7 @@ export type {
   BranchMessageSentData, ChatParams, Checkpoint, CheckpointDiffResult, CheckpointFile,
   CheckpointsResult, CommandInfo, CommandsResult, CompactionRecommendedData, ContextCompactedData, ContextUsageData, DiffFile,
   DiffHunk, EventData, FileChange, FileChangedData, FileEntry, FilesResult, ForkParams, HistoryResult, KnownEvent,
-  McpResult, McpServerInfo, McpSource, PermissionOption, PermissionResolvedData,
+  McpResult, McpServerInfo, McpSource, PermissionOption, PermissionResolvedData, PlanEntry, PlanUpdatedData,
   PermissionToolCall, PermissionWithdrawnData, RequestTypes, RestoreResult, RuleInfo,
   RulesResult, SessionInfo,
   SubagentData, SubscribeResult, ToolCallRecord, ToolFinishedData, ToolOutputData, ToolStartedData, TurnError,

@@ -753,3 +753,31 @@ test('a user message shows its attachments: as sent, and from history as the mod
   s = run([{ type: 'attachments', chips: [{ id: 'active', kind: 'file', label: 'a.py', active: true }] }, { type: 'reset', sessionId: null }], s);
   assert.equal(s.attachments.length, 1);
 });
+
+test('the plan follows plan.updated live and the last todo_write from history', () => {
+  const entries = [
+    { content: 'Read the code', status: 'completed' },
+    { content: 'Fix the bug', status: 'in_progress', activeForm: 'Fixing the bug' },
+    { content: 'Run the tests', status: 'pending' },
+  ];
+  let s = run([...ourTurn(), ev('plan.updated', { entries })]);
+  assert.deepEqual(s.plan, entries);
+  s = run([ev('plan.updated', { entries: [{ content: 'x', status: 'weird' }, { nope: 1 }] })], s);
+  assert.deepEqual(s.plan, [{ content: 'x', status: 'pending' }], 'untrusted entries are checked');
+  // another turn of the session (a subagent's) does not replace the shown branch's plan
+  s = run([ev('plan.updated', { entries: [] }, 't-other')], s);
+  assert.deepEqual(s.plan, [{ content: 'x', status: 'pending' }]);
+  const todo = (id: string, status: 'completed' | 'failed', todos: unknown[]) =>
+    ({ id, name: 'todo_write', kind: 'think' as const, input: { todos }, status, step: 0, output: '' });
+  const h = run([{ type: 'history', sessionId: S, headId: 'a2', nodes: [
+    { id: 'u1', role: 'user', text: 'go', createdAt: '', metadata: {} },
+    { id: 'a1', role: 'assistant', text: 'x', createdAt: '', predecessor: 'u1', metadata: {}, toolCalls: [
+      todo('c1', 'completed', [{ content: 'old', status: 'pending' }])] },
+    { id: 'u2', role: 'user', text: 'more', createdAt: '', predecessor: 'a1', metadata: {} },
+    { id: 'a2', role: 'assistant', text: 'y', createdAt: '', predecessor: 'u2', metadata: {}, toolCalls: [
+      todo('c2', 'completed', entries), todo('c3', 'failed', [{ content: 'refused', status: 'pending' }])] },
+  ] }]);
+  assert.deepEqual(h.plan, entries, 'the last completed todo_write of the branch');
+  const none = run([{ type: 'history', sessionId: 'other', headId: 'u1', nodes: [{ id: 'u1', role: 'user', text: 'x', createdAt: '', metadata: {} }] }], h);
+  assert.equal(none.plan, null);
+});

@@ -81,6 +81,7 @@ function layout(): void {
 </section>
 <main id="log" aria-live="polite"></main>
 <button id="jump" class="jump" hidden title="Scroll to the latest message">↓ New activity below</button>
+<details id="plan" class="plan" open hidden><summary></summary><ul role="list"></ul></details>
 <footer class="composer">
   <div id="fork" class="fork-chip" hidden></div>
   <div id="chips" class="chips" aria-label="Attached to the next message"></div>
@@ -637,6 +638,7 @@ function renderChrome(): void {
     ctx.title = `Context: about ${usedTokens} of ${windowTokens} tokens used at the last step`
       + `${compactions ? `; compacted ${compactions} time${compactions === 1 ? '' : 's'} on this branch` : ''} (compaction starts near the limit).`;
   }
+  renderPlan();
   renderChips();
   const banner = document.getElementById('banner') as HTMLElement;
   banner.hidden = state.server === 'running';
@@ -651,6 +653,28 @@ function renderChrome(): void {
       banner.appendChild(button('Open Settings', 'secondary', () => post({ type: 'openSettings' })));
     }
   }
+}
+
+const PLAN_MARK: Record<string, string> = { pending: '☐', in_progress: '◐', completed: '☑' };
+
+/** The agent's to-do list as a checklist above the input (hidden when there is none). */
+function renderPlan(): void {
+  const box = document.getElementById('plan') as HTMLDetailsElement;
+  const plan = state.plan ?? [];
+  box.hidden = plan.length === 0;
+  const key = JSON.stringify(plan);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  const done = plan.filter((e) => e.status === 'completed').length;
+  (box.querySelector('summary') as HTMLElement).textContent = `Plan · ${done}/${plan.length} done`;
+  const list = box.querySelector('ul') as HTMLElement;
+  list.replaceChildren(...plan.map((e) => {
+    const li = h('li', `plan-item ${e.status}`);
+    li.dataset.status = e.status;
+    const text = e.status === 'in_progress' && e.activeForm ? e.activeForm : e.content;
+    li.append(h('span', 'plan-mark', PLAN_MARK[e.status] ?? '☐'), h('span', 'plan-text', escapeHtml(text)));
+    return li;
+  }));
 }
 
 /** Set when the user sent something: the view follows to the end whatever the scroll was. */

@@ -7,6 +7,7 @@ import {
   type Interjection,
   type Node,
   type PermissionOption,
+  type PlanEntry,
   type ToolFinishedData,
   type ToolOutputData,
   type ToolKind,
@@ -190,6 +191,8 @@ export interface ChatState {
   turns: string[];
   /** The id of this panel's running turn, once its `turn.started` arrived. */
   ownTurn: string | null;
+  /** The agent's to-do list on the shown branch (`plan.updated`, or its last `todo_write`). */
+  plan?: PlanEntry[] | null;
 }
 
 /** The state of an empty chat. */
@@ -228,6 +231,7 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
         oldestNodeId: msg.nodes[0]?.id ?? null,
         // the meter is the shown branch's: its last turn's, none before a first turn
         context: meterOf(msg.nodes),
+        plan: planOf(msg.nodes),
       };
     case 'attachments':
       return { ...state, attachments: msg.chips };
@@ -514,6 +518,34 @@ function afterTurn(state: ChatState, node: Node, from: number): ChatState {
 }
 
 /**
+ * The to-do list of a branch from its history: the input of its last completed `todo_write`
+ * call (each call replaces the whole list); null when it has none.
+ */
+export function planOf(nodes: Node[]): PlanEntry[] | null {
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const calls = nodes[i].role === 'assistant' ? nodes[i].toolCalls ?? [] : [];
+    for (let j = calls.length - 1; j >= 0; j--) {
+      if (calls[j].name === 'todo_write' && calls[j].status === 'completed') {
+        return planEntries(calls[j].input?.todos);
+      }
+    }
+  }
+  return null;
+}
+
+/** Plan entries from untrusted JSON (a `plan.updated` payload or a stored call's input). */
+export function planEntries(raw: unknown): PlanEntry[] {
+  const out: PlanEntry[] = [];
+  for (const e of Array.isArray(raw) ? raw : []) {
+    const x = e as { content?: unknown; status?: unknown; activeForm?: unknown } | null;
+    if (!x || typeof x.content !== 'string') continue;
+    const status = x.status === 'completed' || x.status === 'in_progress' ? x.status : 'pending';
+    out.push({ content: x.content, status, ...(typeof x.activeForm === 'string' && x.activeForm ? { activeForm: x.activeForm } : {}) });
+  }
+  return out;
+}
+
+/**
  * The meter of a branch from its history: the newest turn's ContextCommit digest
  * (`metadata.context`: the estimate its model call started with, and the window), and the
  * summaries on the branch. null when no turn recorded one.
@@ -572,7 +604,7 @@ function userSent(
 }
 
 /** Events that belong to one turn's stream (and so to one branch). */
-const TURN_SCOPED = new Set(['text.delta', 'tool.started', 'tool.finished', 'tool.output', 'turn.finished', 'context.usage', 'permission.requested']);
+const TURN_SCOPED = new Set(['text.delta', 'tool.started', 'tool.finished', 'tool.output', 'turn.finished', 'context.usage', 'permission.requested', 'plan.updated']);
 
 function onEvent(state: ChatState, ev: EventParams): ChatState {
   if (state.sessionId === null) {
@@ -628,6 +660,8 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     }
     case 'turn.finished':
       return onTurnResult(adopted, ev.data as unknown as TurnResult);
+    case 'plan.updated':
+      return { ...adopted, plan: planEntries(ev.data.entries) };
     case 'context.usage': {
       const used = Number(ev.data.usedTokens);
       const window = Number(ev.data.windowTokens);
