@@ -15,6 +15,7 @@ import pytest
 from acp import text_block
 from openprogram_lsp.store.session_store import SessionStore
 from tests.acp.client import RecordingClient, subprocess_agent
+from tests.acp.test_mcp import assert_calls_announced_and_closed
 from tests.providers.loopback import LoopbackServer, Reply
 from tests.providers.wire import Call, OpenAIStream
 
@@ -72,6 +73,9 @@ async def test_thoughts_plan_fork_resume_model_and_stop_reasons(
     thoughts = "".join(u.content.text for u in first.updates("agent_thought_chunk"))
     assert thoughts == "I should read the config first."
     assert "I should" not in first.text() and "It is demo." in first.text()
+    assert_calls_announced_and_closed(first)
+    usage = first.updates("usage_update")  # before each model call: the context's fill
+    assert usage and all(0 < u.used < u.size for u in usage)
     plan = first.updates("plan")[-1]
     assert [(e.content, e.status) for e in plan.entries] == [("Read setup.cfg", "completed"),
                                                              ("Answer", "in_progress")]
@@ -98,6 +102,9 @@ async def test_thoughts_plan_fork_resume_model_and_stop_reasons(
         assert resp.stop_reason == "max_tokens"
         resp = await _prompt(conn, fork.session_id, "something bad")
         assert resp.stop_reason == "refusal"
+        await conn.load_session(cwd=str(workspace), session_id=fork.session_id)
+    replayed = "".join(u.content.text for u in second.updates("agent_thought_chunk"))
+    assert replayed == "I should read the config first."  # stored with the reply, shown again
     sent = server.received[-2].json
     assert (sent["model"], sent["reasoning_effort"]) == ("gpt-5-mini", "high")
     # the fork is one named branch of the one stored session, with every turn on it

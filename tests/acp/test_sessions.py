@@ -197,3 +197,35 @@ async def test_close_forgets_the_session_here_and_delete_removes_it(
     await raw.send_request("session/delete", {"sessionId": empty.session_id})
     with pytest.raises(RequestError):
         await acp.prompt(session_id=empty.session_id, prompt=[text_block("list .")])
+
+
+async def test_hostile_ids_and_anchors_are_refused_and_the_agent_keeps_serving(
+        acp: Any, dispatcher: Dispatcher, workspace: Path) -> None:
+    session = await acp.new_session(cwd=str(workspace))
+    sid = session.session_id
+    await acp.prompt(session_id=sid, prompt=[text_block("list .")])
+    raw = acp._conn
+    for method, params in (
+            ("session/load", {"cwd": str(workspace), "sessionId": f"{sid}~../../etc"}),
+            ("session/resume", {"cwd": str(workspace), "sessionId": f"{sid}~"}),
+            ("session/fork", {"cwd": str(workspace), "sessionId": "../" + sid}),
+            ("session/delete", {"sessionId": "a/b"}),
+            ("session/close", {"sessionId": "x" * 300}),
+            ("session/set_model", {"sessionId": sid, "modelId": "scripted:/etc/passwd"}),
+            ("session/set_config_option", {"sessionId": sid, "configId": "model",
+                                           "type": "boolean", "value": True})):
+        with pytest.raises(RequestError) as err:
+            await raw.send_request(method, params)
+        assert err.value.code == -32602, (method, err.value)
+    for key in (f"{sid}~fnope", ):  # well-formed, but no such fork
+        with pytest.raises(RequestError) as err:
+            await acp.resume_session(cwd=str(workspace), session_id=key)
+        assert err.value.code == -32002
+    store = dispatcher.services.store
+    tool = next(n for n in store.nodes(sid) if n.role == "tool")  # not a conversation message
+    with pytest.raises(RequestError) as err:
+        await acp.fork_session(cwd=str(workspace), session_id=sid,
+                               openprogram={"fromNodeId": tool.id})
+    assert err.value.code == -32602
+    resp = await acp.prompt(session_id=sid, prompt=[text_block("list .")])
+    assert resp.stop_reason == "end_turn"

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from acp.schema import UsageUpdate
+
 from acp import helpers
 from openprogram_lsp.acp.updates import (
     EXT_TYPES,
@@ -74,6 +76,10 @@ class TurnStream:
             plan = plan_update(data.get("entries"))
             if plan is not None:
                 self.send(plan)
+        elif ev.type == "context.usage":
+            used, size = data.get("used_tokens"), data.get("window_tokens")
+            if isinstance(used, int) and isinstance(size, int) and used >= 0 and size > 0:
+                self.send(UsageUpdate(session_update="usage_update", used=used, size=size))
         elif ev.type == "tool.started":
             self._started(data)
         elif ev.type == "tool.finished":

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from acp.schema import (
+    ConfigOptionUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
     TerminalToolCallContent,
     ToolCallLocation,
+    UsageUpdate,
 )
 from pydantic.alias_generators import to_camel
 
@@ -25,7 +27,7 @@ from openprogram_lsp.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-SessionUpdate = helpers.SessionUpdate
+SessionUpdate = helpers.SessionUpdate | UsageUpdate | ConfigOptionUpdate
 
 EXT_EVENT = "openprogram/event"
 """Extension notification (sent as ``_openprogram/event``) for events ACP has no update for."""
@@ -137,7 +139,12 @@ def replay(node: Node, workspace: Path, tool_nodes: dict[str, Node]) -> list[Ses
     out = []
     if not steps:
         steps = [node.text]
+    thoughts = [t for t in node.metadata.get("thoughts") or [] if isinstance(t, dict)]
     for i, step in enumerate(steps):
+        thought = "".join(str(t.get("text") or "") for t in thoughts
+                          if t.get("step", 0) == i and not t.get("redacted"))
+        if thought:
+            out.append(helpers.update_agent_thought_text(thought))
         if step:
             out.append(helpers.update_agent_message_text(step))
         for call in calls:
