@@ -30,8 +30,9 @@ Paths are relative to the workspace root."""
 
 LIST_DIR: Final = """\
 List one directory of the workspace (not recursive): directories end with '/', names are \
-sorted. Use it to see a folder's layout; to find files by name anywhere below a folder use \
-find_files, and to find text inside files use grep."""
+sorted, and at most 500 entries are shown. Use it to see a folder's layout before reading or \
+creating files in it. To find files by name anywhere below a folder use find_files, and to find \
+text inside files use grep."""
 
 FIND_FILES: Final = f"""\
 Find files by glob pattern, e.g. `**/*.py`, `src/**/test_*.ts` or `*.{{md,rst}}` (`*` stays \
