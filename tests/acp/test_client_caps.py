@@ -10,6 +10,7 @@ from typing import Any
 
 from acp import embedded_text_resource, resource_block, resource_link_block, text_block
 from tests.acp.client import RecordingClient, in_process, until
+from tests.acp.test_mcp import assert_calls_announced_and_closed
 
 
 async def test_reads_see_the_editor_buffer_and_writes_go_through_it(
@@ -100,6 +101,7 @@ async def test_questions_with_choices_fall_back_to_a_permission_choice(
     perm = next(v for n, v in client.log if n == "permission")
     assert [o.name for o in perm["options"]] == ["left", "right", "Dismiss"]
     assert client.updates("tool_call_update")[-1].raw_output["output"] == "right"
+    assert_calls_announced_and_closed(client)  # the question is a call of its own
 
 
 async def test_free_text_questions_without_elicitation_are_refused_clearly(

@@ -214,11 +214,21 @@ class AcpAsker:
         options.append(PermissionOption(option_id="dismiss", name="Dismiss", kind="reject_once"))
         call = ToolCallUpdate(tool_call_id=question.question_id, title=question.question,
                               kind="think", status="pending")
-        resp = await _ask(self.host, lambda p: p.request_permission(
-            session_id=sid, tool_call=call, options=options), self.host.question_timeout)
-        outcome = resp.outcome if resp is not None else None
-        if not isinstance(outcome, AllowedOutcome) or not outcome.option_id.startswith("answer-"):
-            return None
-        index = int(outcome.option_id.removeprefix("answer-"))
-        opts = question.options or []
-        return opts[index] if 0 <= index < len(opts) else None
+        # the question is a call of its own: announced, then completed with the answer
+        self.host.notify(sid, helpers.start_tool_call(question.question_id, question.question,
+                                                      kind="think", status="pending"))
+        answer: str | None = None
+        try:
+            resp = await _ask(self.host, lambda p: p.request_permission(
+                session_id=sid, tool_call=call, options=options), self.host.question_timeout)
+            outcome = resp.outcome if resp is not None else None
+            if isinstance(outcome, AllowedOutcome) and outcome.option_id.startswith("answer-") \
+                    and outcome.option_id.removeprefix("answer-").isdigit():
+                index = int(outcome.option_id.removeprefix("answer-"))
+                opts = question.options or []
+                answer = opts[index] if 0 <= index < len(opts) else None
+        finally:
+            self.host.notify(sid, helpers.update_tool_call(
+                question.question_id, status="completed" if answer is not None else "failed",
+                content=[helpers.tool_content(helpers.text_block(answer or "No answer"))]))
+        return answer
