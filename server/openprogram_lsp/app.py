@@ -29,7 +29,7 @@ from openprogram_lsp.core.types import PERMISSION_MODES, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher, Services
 from openprogram_lsp.dispatcher.runtime import Runtime
 from openprogram_lsp.dispatcher.turn_settings import withhold_keys
-from openprogram_lsp.events.bus import EventBus
+from openprogram_lsp.events.bus import Event, EventBus
 from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import HookEngine
 from openprogram_lsp.hooks.gate import install_gates
@@ -168,6 +168,14 @@ def build_dispatcher(config: AppConfig, *, approver: Approver | None = None,
         context=ContextEngine(config=ContextConfig.from_config(settings.get(ContextSection)),
                               calibration=Calibration(config.home / "context-calibration.json")),
     )
+
+    def tools_added(workspace: Path, server: str, tools: list[dict[str, Any]]) -> None:
+        # no session: every editor is told (the MCP loop may carry a turn's context)
+        runtime.bus.emit(Event("mcp.tools_added", {
+            "workspace": str(workspace), "server": server, "tools": tools}))
+
+    assert services.mcp is not None
+    services.mcp.on_tools_added = tools_added
 
     def collaboration(dispatcher: Dispatcher) -> Subagents:
         agents = Subagents(dispatcher)

@@ -55,7 +55,8 @@ async def test_mcp_tools_are_governed_like_built_ins(start: Starter, tmp_path: P
     assert trust["toolCall"]["input"]["definition"]["args"][0].endswith("demo_server.py")
     assert delete["toolCall"]["name"] == "mcp__notes__delete_note"
     assert delete["toolCall"]["kind"] == "delete"
-    assert delete["toolCall"]["mcp"] == {"server": "notes", "tool": "delete_note"}
+    assert delete["toolCall"]["mcp"] == {"server": "notes", "tool": "delete_note",
+                                         "description": "Delete a note."}
     assert delete["toolCall"]["input"] == {"name": "a.txt"}
     assert (notes / "a.txt").read_text() == "note a"  # the rejected call did nothing
 

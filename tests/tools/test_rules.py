@@ -135,3 +135,33 @@ def test_a_session_rule_covers_only_its_rules_scope_in_the_session() -> None:
     assert not root.same_coverage(forked)
     workspace = command_rule("ls", scope="workspace")
     assert decide([workspace], on_fork) == "allow"  # workspace rules reach every branch
+
+
+def mcp_call(tool: str, *, destructive: bool = False, path: str | None = None) -> CallFacts:
+    server, _, name = tool.removeprefix("mcp__").partition("__")
+    return CallFacts(tool=tool, kind="delete" if destructive else "edit",
+                     arguments={"path": path} if path else {}, session_id="s1",
+                     mcp=(server, name), destructive=destructive)
+
+
+def test_edit_rules_never_cover_an_mcp_tool() -> None:
+    every_edit = edit_rule("workspace", None, scope="session", session_id="s1")
+    assert decide([every_edit], edit("a.txt")) == "allow"
+    for facts in (mcp_call("mcp__git__git_reset", destructive=True),
+                  mcp_call("mcp__fs__move_file", destructive=True, path="a.txt"),
+                  mcp_call("mcp__fs__write_file", path="a.txt")):
+        assert decide([every_edit, edit_rule("file", "a.txt")], facts) is None
+
+
+def test_a_destructive_mcp_tool_is_allowed_only_by_a_rule_naming_it() -> None:
+    reset = mcp_call("mcp__git__git_reset", destructive=True)
+    pattern = Rule(id="p", decision="allow", kind="pattern", tool="mcp__git__*",
+                   origin="settings")
+    other = Rule(id="t", decision="allow", kind="tool", tool="mcp__git__git_status")
+    named = Rule(id="n", decision="allow", kind="tool", tool="mcp__git__git_reset")
+    assert decide([pattern, other], reset) is None
+    assert decide([pattern], mcp_call("mcp__git__git_log")) == "allow"  # not destructive
+    assert decide([other], mcp_call("mcp__git__git_log")) is None  # another tool's rule
+    assert decide([named], reset) == "allow"
+    deny = Rule(id="d", decision="deny", kind="pattern", tool="mcp__git__*", origin="settings")
+    assert decide([named, deny], reset) == "deny"  # a deny pattern still refuses it

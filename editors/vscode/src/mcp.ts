@@ -60,8 +60,9 @@ export function offerLines(s: McpServerInfo): string[] {
 }
 
 /** The text of an approval asked by notification: an MCP call names server, tool and arguments. */
-export function approvalMessage(tc: { title: string; name: string; input: Record<string, unknown>; mcp?: { server: string; tool: string } | null }): string {
+export function approvalMessage(tc: { title: string; name: string; input: Record<string, unknown>; mcp?: { server: string; tool: string; description?: string | null } | null }): string {
   const title = tc.title || tc.name;
   if (!tc.mcp) return `OpenProgram: allow ${title}?`;
-  return `OpenProgram: allow MCP server ${tc.mcp.server}, tool ${tc.mcp.tool}, with arguments ${JSON.stringify(tc.input)}?`;
+  const about = tc.mcp.description ? ` (the server says: ${tc.mcp.description})` : '';
+  return `OpenProgram: allow MCP server ${tc.mcp.server}, tool ${tc.mcp.tool}${about}, with arguments ${JSON.stringify(tc.input)}?`;
 }

@@ -72,6 +72,7 @@ export const EventTypes = [
   'tool.output',
   'plan.updated',
   'thought.delta',
+  'mcp.tools_added',
 ] as const;
 
 export interface AcceptedResult {
@@ -628,6 +629,8 @@ export interface McpServerInfo {
 export interface McpSource {
   server: string;
   tool: string;
+  /** The server's own description of the tool (on approval cards) */
+  description?: string;
 }
 
 export interface McpToolInfo {
@@ -637,6 +640,13 @@ export interface McpToolInfo {
   tool: string;
   kind: 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'other';
   description: string;
+}
+
+/** A running MCP server added tools after it was trusted: each asks before its first call, whatever its annotations, mode and rules say. */
+export interface McpToolsAddedData {
+  workspace: string;
+  server: string;
+  tools: McpToolInfo[];
 }
 
 export interface McpTrustInfo {
@@ -815,8 +825,8 @@ export interface RevokeRuleResult {
 export interface RuleInfo {
   id: string;
   decision: 'allow' | 'deny';
-  /** command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port) */
-  kind: 'command' | 'edit' | 'call' | 'pattern' | 'host';
+  /** command: one exact simple command; edit: a file, folder or every edit; call: one exact call; tool: every call of one MCP server's tool; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port) */
+  kind: 'command' | 'edit' | 'call' | 'tool' | 'pattern' | 'host';
   tool: string;
   value?: string;
   editScope?: 'file' | 'folder' | 'workspace';
@@ -1111,6 +1121,7 @@ export interface EventData {
   'permission.requested': PermissionCardData;
   'permission.resolved': PermissionResolvedData;
   'rules.changed': RulesChangedData;
+  'mcp.tools_added': McpToolsAddedData;
 }
 
 /** One `openprogram/event` of a known type, discriminated by `type`. */

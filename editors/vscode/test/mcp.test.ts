@@ -49,4 +49,8 @@ test('a notification approval names the MCP server, tool and every argument', ()
     approvalMessage({ title: 'MCP notes: delete_note', name: 'mcp__notes__delete_note', input, mcp: { server: 'notes', tool: 'delete_note' } }),
     'OpenProgram: allow MCP server notes, tool delete_note, with arguments {"name":"a.txt","force":true}?',
   );
+  assert.equal(
+    approvalMessage({ title: 'MCP notes: delete_note', name: 'mcp__notes__delete_note', input, mcp: { server: 'notes', tool: 'delete_note', description: 'Delete a note.' } }),
+    'OpenProgram: allow MCP server notes, tool delete_note (the server says: Delete a note.), with arguments {"name":"a.txt","force":true}?',
+  );
 });

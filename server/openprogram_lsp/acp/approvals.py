@@ -123,7 +123,13 @@ class AcpApprover:
         call = request.tool_call
         sid = self.host.acp_id(request.session_id) or request.session_id
         workspace = self.host.workspace_of(request.session_id)
-        content = [diff_content(workspace, call.diff)] if call.diff is not None else None
+        content: list[Any] | None = [diff_content(workspace, call.diff)] \
+            if call.diff is not None else None
+        if call.mcp is not None:  # what the server says its tool does, on the card
+            about = f"MCP server {call.mcp.server}, tool {call.mcp.tool}"
+            if call.mcp.description:
+                about = f"{about}: {call.mcp.description}"
+            content = [*(content or []), helpers.tool_content(helpers.text_block(about))]
         kind: Any = call.kind
         update = ToolCallUpdate(tool_call_id=call.tool_call_id, title=call.title,
                                 kind=kind, status="pending", content=content,

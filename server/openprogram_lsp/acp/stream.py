@@ -103,8 +103,13 @@ class TurnStream:
             call_id, str(data.get("title") or name), kind=kind,  # type: ignore[arg-type]
             status="pending", content=content or None,
             locations=location(self.workspace, raw_input), raw_input=_jsonable(raw_input)))
-        asks = mode_decision(self.mode, kind) == "ask"  # type: ignore[arg-type]
-        facts = call_facts(self.workspace, name, kind, raw_input, self.session_id)
+        source = data.get("mcp")
+        mcp = (str(source.get("server")), str(source.get("tool"))) \
+            if isinstance(source, dict) else None
+        asks = mode_decision(self.mode, kind, mcp=mcp is not None) == "ask"  # type: ignore[arg-type]
+        tool = self.tools.get(name)
+        facts = call_facts(self.workspace, name, kind, raw_input, self.session_id, mcp=mcp,
+                           destructive=tool is not None and tool.destructive())
         if not asks or self.rules.decide(facts) == "allow":
             self.running(call_id)
 

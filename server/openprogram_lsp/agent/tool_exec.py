@@ -39,16 +39,18 @@ from openprogram_lsp.tools.rulebook import RuleBook
 from openprogram_lsp.tools.rules import CallFacts, Rule, uncovered_parts
 
 log = logging.getLogger(__name__)
+MAX_CARD_DESCRIPTION = 1000  # of an MCP tool's own description, on its approval card
 RECORDED = {"id", "kind", "tool", "value", "edit_scope", "decision", "scope", "origin",
             "description"}  # what an approval record keeps of a rule
 
 
-def approval_record(mode: PermissionMode, kind: Any, rules: list[Rule]) -> dict[str, Any]:
+def approval_record(mode: PermissionMode, kind: Any, rules: list[Rule], *,
+                    mcp: bool = False) -> dict[str, Any]:
     """Why a call ran without asking: the remembered rules that allowed it (one per part of a
     compound command), the bypass mode, or the mode's default for its kind (reads, and edits
     under accept-edits)."""
     allows = [r for r in rules if r.decision == "allow"]
-    if allows and mode_decision(mode, kind) == "ask":
+    if allows and mode_decision(mode, kind, mcp=mcp) == "ask":
         shown = [r.model_dump(mode="json", by_alias=True, include=RECORDED) for r in allows]
         return {"by": "rule", "decidedAt": now_iso(), "mode": mode, "rule": shown[0],
                 "rules": shown}
@@ -193,10 +195,14 @@ class ToolRunner:
             return await asyncio.to_thread(consult)
         return consult()
 
-    def facts(self, call: ToolCall, kind: Any) -> CallFacts:
-        """What rules look at in a call: its command parts, or its resolved path."""
+    def facts(self, call: ToolCall, kind: Any, tool: Tool | None = None) -> CallFacts:
+        """What rules look at in a call: its command parts, or its resolved path (an MCP
+        tool: its server and name, and whether it is marked destructive)."""
+        source = tool.source() if tool is not None else None
+        mcp = (source["server"], source["tool"]) if source else None
         return call_facts(self.ctx.workspace, call.name, kind, call.arguments,
-                          self.rules_session or self.ctx.session_id, self.rules_branch)
+                          self.rules_session or self.ctx.session_id, self.rules_branch,
+                          mcp=mcp, destructive=tool is not None and tool.destructive())
 
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Tool,
                       args: Any, record: ToolCallRecord) -> tuple[str | None, Grant | None]:
@@ -212,12 +218,13 @@ class ToolRunner:
             why = "; ".join(gate.reasons) or "no reason given"
             record.blocked_reason = why
             return f"Denied by a tool gate: {why}", None
-        mode = mode_decision(self.mode, kind) if tool.asks else "allow"
+        source = tool.source()
+        mode = mode_decision(self.mode, kind, mcp=source is not None) if tool.asks else "allow"
         if mode == "deny":
             record.blocked_reason = f"permission mode {self.mode!r} is read-only"
             return (f"Refused: permission mode {self.mode!r} is read-only; {call.name} "
                     "changes things."), None
-        facts = self.facts(call, kind)
+        facts = self.facts(call, kind, tool)
         rule = self.rules.decide(facts)
         if rule == "deny":
             record.blocked_reason = "the user chose to always reject this call"
@@ -226,9 +233,12 @@ class ToolRunner:
         # no rule covers it): it could make something run later, outside every approval
         control = control_paths(self.ctx.workspace, kind, call.arguments) \
             if self.mode != "bypass" else []
-        needs_ask = gate.verdict == "ask" or bool(control) or (mode == "ask" and rule != "allow")
+        first = tool.must_ask() if self.mode != "bypass" else None  # e.g. a late MCP tool
+        needs_ask = (gate.verdict == "ask" or bool(control) or first is not None
+                     or (mode == "ask" and rule != "allow"))
         if not needs_ask:
-            record.approval = approval_record(self.mode, kind, self.rules.deciding(facts))
+            record.approval = approval_record(self.mode, kind, self.rules.deciding(facts),
+                                              mcp=source is not None)
             return None, None
         if self.approver is None:
             return prompts.NO_APPROVER, None
@@ -246,6 +256,8 @@ class ToolRunner:
                               spawns=tool.spawns, once_only=bool(control))
         if control:  # the card says why it asks although the mode or a rule would allow
             title = f"{title} ({', '.join(control)}: {control_reason(control)})"
+        if first is not None:
+            title = f"{title} ({first})"
         shown = f"[{self.label}] {title}" if self.label else title
         if gate.reasons:
             shown = f"{shown} ({'; '.join(gate.reasons)})"
@@ -255,7 +267,8 @@ class ToolRunner:
                 tool_call_id=call.id, name=call.name, kind=kind, title=shown,
                 input=call.arguments, diff=diff, parts=list(facts.parts) or None,
                 uncovered_parts=uncovered if len(facts.parts) > 1 else None,
-                mcp=tool.source()),
+                mcp={**source, "description": tool.description[:MAX_CARD_DESCRIPTION]}
+                if source else None),
             options=[c.option for c in choices], label=self.label,
             workspace=str(self.ctx.workspace))
         if sandbox is not None:
@@ -273,6 +286,7 @@ class ToolRunner:
             self._emit("rules.changed", {"action": "added", "rule_ids": [r.id for r in added],
                                          "tool_call_id": call.id})
         if outcome.allowed:
+            tool.approved()
             record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
                                "optionId": outcome.option_id, "option": outcome.kind}
             return None, choice.grant if choice is not None else None

@@ -343,6 +343,8 @@ class McpSource(Wire):
 
     server: str
     tool: str
+    description: str | None = Field(None, description="The server's own description of the "
+                                                      "tool (on approval cards)")
 
 
 class PermissionToolCall(Wire):

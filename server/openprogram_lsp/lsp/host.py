@@ -61,6 +61,7 @@ class ServerHost:
         self.runner = TurnRunner(dispatcher, None, self.listeners)
         self.pages = PageKeeper(dispatcher.services.store)  # first pages for the next server
         self.listeners.append(self.pages.on_event)
+        self.listeners.append(self._tools_added)
         self.watchers: dict[Path, WorkspaceWatcher] = {}
         self.log_handler: WindowLogHandler | None = None
         self.owners: dict[str, Link] = {}  # session id -> connection driving it
@@ -145,6 +146,18 @@ class ServerHost:
             if server.send_raw(data):
                 sent += 1
         return sent
+
+    def _tools_added(self, event: Event) -> None:
+        """An MCP server added tools after it was trusted: every editor is told (a warning),
+        besides the ``mcp.tools_added`` event its panel shows."""
+        if event.type != "mcp.tools_added":
+            return
+        tools = ", ".join(str(t.get("tool")) for t in event.payload.get("tools") or [])
+        message = (f"OpenProgram: MCP server {event.payload.get('server')} added tools after "
+                   f"you trusted it: {tools}. Each asks before its first use.")
+        for server in list(self.connections):
+            if server.sees(None):
+                server.show_warning(message)
 
     def _follow_child(self, sid: str | None, data: dict[str, Any]) -> None:
         """A child session is seen, and prompted, where its parent session is."""

@@ -38,6 +38,9 @@ class Link(Protocol):
     def send_raw(self, data: bytes) -> bool:
         """Write an already framed message; False when the link is gone."""
 
+    def show_warning(self, message: str) -> None:
+        """``window/showMessage`` at warning level."""
+
     def window_log_message(self, params: Any) -> None:
         """``window/logMessage`` to this editor."""
 

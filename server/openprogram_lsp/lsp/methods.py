@@ -74,7 +74,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "file.changed", "question.asked", "question.replied", "question.rejected",
     "branch.message_sent", "subagent.started", "subagent.ended", "permission.withdrawn",
     "permission.requested", "permission.resolved",
-    "rules.changed", "tool.output", "plan.updated", "thought.delta",
+    "rules.changed", "tool.output", "plan.updated", "thought.delta", "mcp.tools_added",
 )
 """Event types clients handle: the contract's, plus ``permission.*``, ``rules.changed``,
 ``tool.output``, ``plan.updated`` and ``thought.delta``

@@ -103,8 +103,10 @@ def _describe(request: PermissionRequest) -> str:
         args = json.dumps(call.input, ensure_ascii=False, sort_keys=True, default=str)
         cut = f"{args[:4000]} [... {len(args) - 4000} more characters]" \
             if len(args) > 4000 else args
-        text += (f"\nMCP server: {call.mcp.server}\ntool: {call.mcp.tool}"
-                 f"\narguments: {cut}")
+        text += f"\nMCP server: {call.mcp.server}\ntool: {call.mcp.tool}"
+        if call.mcp.description:
+            text += f"\nwhat the server says it does: {call.mcp.description}"
+        text += f"\narguments: {cut}"
     if call.parts and len(call.parts) > 1:
         text += "\nCommands: " + " | ".join(call.parts)
     task = call.input.get("prompt") if call.name == "agent" else None

@@ -91,6 +91,14 @@ class OpenProgramServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                          message=message))
 
+    def show_warning(self, message: str) -> None:
+        """``window/showMessage`` at warning level (best effort: the link may be gone)."""
+        try:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                             message=message))
+        except Exception:
+            log.debug("warning not delivered", exc_info=True)
+
     def track(self, fut: asyncio.Future[None]) -> None:
         """Keep a background task alive until it is done."""
         self._background.add(fut)

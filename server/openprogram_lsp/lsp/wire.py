@@ -662,10 +662,11 @@ class RuleInfo(Result):
 
     id: str
     decision: Literal["allow", "deny"]
-    kind: Literal["command", "edit", "call", "pattern", "host"] = Field(
+    kind: Literal["command", "edit", "call", "tool", "pattern", "host"] = Field(
         description="command: one exact simple command; edit: a file, folder or every edit; "
-                    "call: one exact call; pattern: an fnmatch pattern from settings; host: "
-                    "every fetch from one host (value: host, or host:port)")
+                    "call: one exact call; tool: every call of one MCP server's tool; "
+                    "pattern: an fnmatch pattern from settings; host: every fetch from one "
+                    "host (value: host, or host:port)")
     tool: str
     value: str | None = None
     edit_scope: Literal["file", "folder", "workspace"] | None = None
@@ -929,6 +930,15 @@ class RulesChangedData(EventData):
     workspace: str | None = Field(None, description="The workspace folder of the rules")
 
 
+class McpToolsAddedData(EventData):
+    """A running MCP server added tools after it was trusted: each asks before its first
+    call, whatever its annotations, mode and rules say."""
+
+    workspace: str
+    server: str
+    tools: list[McpToolInfo]
+
+
 class PermissionCardData(PermissionRequest):
     """``permission.requested``: another editor's approval, shown read-only."""
 
@@ -999,6 +1009,7 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "permission.requested": PermissionCardData,
     "permission.resolved": PermissionResolvedData,
     "rules.changed": RulesChangedData,
+    "mcp.tools_added": McpToolsAddedData,
 }
 """The ``data`` of every event type in ``methods.EVENT_TYPES`` (others may arrive; ignore them)."""
 

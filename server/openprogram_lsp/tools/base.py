@@ -108,6 +108,18 @@ class Tool:
         """Where the tool comes from when it is not built in (MCP: server and tool)."""
         return None
 
+    def destructive(self) -> bool:
+        """Whether its author marks it destructive (MCP ``destructiveHint``): only a rule
+        naming the tool itself allows it without asking."""
+        return False
+
+    def must_ask(self) -> str | None:
+        """Why its next call asks whatever the mode and the rules say (None: they decide)."""
+        return None
+
+    def approved(self) -> None:
+        """The user allowed a call that ``must_ask`` made ask."""
+
     def preview(self, args: BaseModel, ctx: ToolContext) -> DiffPreview | None:
         """The edit this call would make, if it is an edit."""
         return None

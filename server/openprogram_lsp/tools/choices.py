@@ -47,7 +47,8 @@ def _short(text: str) -> str:
 
 
 def _rule(origin: Origin, facts: CallFacts, *, decision: Literal["allow", "deny"],
-          kind: Literal["command", "edit", "call", "host"], value: str | None, scope: RuleScope,
+          kind: Literal["command", "edit", "call", "host", "tool"], value: str | None,
+          scope: RuleScope,
           description: str, edit_scope: EditScope | None = None) -> Rule:
     return Rule(id="", decision=decision, kind=kind, tool=facts.tool, value=value,
                 edit_scope=edit_scope, scope=scope,
@@ -156,6 +157,27 @@ def _host_choices(facts: CallFacts, origin: Origin) -> list[Choice]:
     return out
 
 
+def _mcp_choices(facts: CallFacts, origin: Origin) -> list[Choice]:
+    """Standing options naming the one tool of the one server (never "every edit")."""
+    assert facts.mcp is not None
+    server, tool = facts.mcp
+    what = f"`{_short(tool)}` of MCP server `{_short(server)}`"
+    description = f"Call {tool} of MCP server {server}"
+    out = [Choice(ALLOW_ONCE)]
+    scopes: tuple[tuple[str, RuleScope], ...] = (("allow_always", "session"),
+                                                  ("allow_always_workspace", "workspace"))
+    for option_id, scope in scopes:
+        out.append(Choice(_opt(option_id, f"Always allow {what} {SCOPE_WORDS[scope]}",
+                               "allow_always"),
+                          (_rule(origin, facts, decision="allow", kind="tool", value=None,
+                                 scope=scope, description=description),)))
+    out.append(Choice(REJECT_ONCE))
+    out.append(Choice(_opt("reject_always", f"Always reject {what}", "reject_always"),
+                      (_rule(origin, facts, decision="deny", kind="tool", value=None,
+                             scope="workspace", description=description),)))
+    return out
+
+
 def spawn_choices() -> list[Choice]:
     """A child agent: allow it under this turn's mode, or, only if chosen, without asking."""
     return [Choice(_opt("allow_once", "Allow (it asks before its own edits and commands)",
@@ -172,6 +194,8 @@ def choices_for(facts: CallFacts, origin: Origin, *, title: str, uncovered: list
         return [Choice(ALLOW_ONCE), Choice(REJECT_ONCE)]
     if spawns:
         return spawn_choices()
+    if facts.mcp is not None:
+        return _mcp_choices(facts, origin)
     if facts.kind == "execute" and facts.parts:
         return _command_choices(facts, origin, uncovered)
     if facts.kind in EDIT_KINDS:

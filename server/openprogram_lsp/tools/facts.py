@@ -14,8 +14,10 @@ from openprogram_lsp.tools.shell_split import split_command
 
 
 def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
-               session_id: str | None, rules_branch: str | None = None) -> CallFacts:
-    """The facts of one call (an edit's path resolved through links, workspace-relative)."""
+               session_id: str | None, rules_branch: str | None = None, *,
+               mcp: tuple[str, str] | None = None, destructive: bool = False) -> CallFacts:
+    """The facts of one call (an edit's path resolved through links, workspace-relative;
+    ``mcp``: the server and tool of an MCP tool, whose rules are its own)."""
     parts: tuple[str, ...] = ()
     path: str | None = None
     command = arguments.get("command")
@@ -25,13 +27,14 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
     if kind == "fetch" and isinstance(arguments.get("url"), str):
         host = url_host(arguments["url"])
     raw = arguments.get("path")
-    if kind in EDIT_KINDS and isinstance(raw, str):
+    if kind in EDIT_KINDS and isinstance(raw, str) and mcp is None:
         try:
             path = confined(workspace, raw)
         except OpenProgramError:
             path = None  # the tool will refuse it; no rule covers it meanwhile
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
-                     parts=parts, path=path, host=host, rules_branch=rules_branch)
+                     parts=parts, path=path, host=host, rules_branch=rules_branch, mcp=mcp,
+                     destructive=destructive)
 
 
 def url_host(url: str) -> str | None:

@@ -13,14 +13,15 @@ READ_KINDS: frozenset[str] = frozenset({"read", "search", "think"})
 __all__ = ["EDIT_KINDS", "READ_KINDS", "Decision", "mode_decision"]
 
 
-def mode_decision(mode: PermissionMode, kind: ToolKind) -> Decision:
-    """What a permission mode says about a tool kind, before rules."""
+def mode_decision(mode: PermissionMode, kind: ToolKind, *, mcp: bool = False) -> Decision:
+    """What a permission mode says about a tool kind, before rules (``accept-edits`` accepts
+    our own edit tools, never an MCP server's tool: ``mcp``)."""
     if kind in READ_KINDS:
         return "allow"
     if mode == "bypass":
         return "allow"
     if mode == "plan":
         return "ask" if kind == "fetch" else "deny"  # a fetch changes nothing: ask, in plan too
-    if mode == "accept-edits" and kind in EDIT_KINDS:
+    if mode == "accept-edits" and kind in EDIT_KINDS and not mcp:
         return "allow"
     return "ask"

@@ -2,9 +2,14 @@
 
 A rule made from a prompt covers exactly what the prompt showed: one simple command (a compound
 command is allowed only when every part has its rule), edits to one file, to one folder or to
-the whole workspace, or one exact call of another tool. Only rules the user writes in settings
-use patterns (``fnmatch``). Every rule has a scope (this session or this workspace) and records
-its origin: when, and for which call, it was made.
+the whole workspace, one exact call of another tool, or every call of one MCP server's tool.
+Only rules the user writes in settings use patterns (``fnmatch``).
+
+MCP tools are the server's, not ours: edit and command rules never cover them (an edit rule
+made for ``write_file`` says nothing about ``mcp__git__git_reset``), and a tool the server
+marks ``destructiveHint`` is allowed only by a rule naming that very tool. Every rule has a
+scope (this session or this workspace) and records its origin: when, and for which call, it
+was made.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Literal
 from openprogram_lsp.core.types import ToolKind, Wire
 
 Verdict = Literal["allow", "deny"]
-RuleKind = Literal["command", "edit", "call", "pattern", "host"]
+RuleKind = Literal["command", "edit", "call", "tool", "pattern", "host"]
 EditScope = Literal["file", "folder", "workspace"]
 RuleScope = Literal["session", "workspace"]
 RuleOrigin = Literal["prompt", "settings", "legacy"]
@@ -30,8 +35,9 @@ class Rule(Wire):
 
     ``value`` is, by ``kind``: the exact text of a simple command; the workspace-relative path
     of a file or folder (``edit_scope``); the canonical JSON input of a call; a host (and
-    port, when not the scheme's) a fetch may reach; or, for settings rules, an fnmatch pattern
-    over the command part, path or URL (None: every call of ``tool``).
+    port, when not the scheme's) a fetch may reach; None for a ``tool`` rule (every call of
+    exactly ``tool``, an MCP tool); or, for settings rules, an fnmatch pattern over the command
+    part, path or URL (None: every call of ``tool``).
     """
 
     id: str
@@ -76,6 +82,8 @@ class CallFacts:
     path: str | None = None  # resolved workspace-relative path, for edits
     host: str | None = None  # the URL's host (``host:port`` off the default port), for fetches
     rules_branch: str | None = None  # the call's rules scope in its session (Rule.branch)
+    mcp: tuple[str, str] | None = None  # (server, tool) of an MCP server's tool
+    destructive: bool = False  # an MCP tool marked destructiveHint
 
     @property
     def command(self) -> str | None:
@@ -107,6 +115,12 @@ def covers(rule: Rule, facts: CallFacts, part: str | None = None) -> bool:
     """Whether a rule covers a call (for execute calls: one ``part`` of it)."""
     if not rule.applies_in(facts.session_id, facts.rules_branch):
         return False
+    if facts.mcp is not None and rule.kind in ("command", "edit"):
+        return False  # our edit and command rules say nothing about a server's tools
+    if facts.destructive and rule.decision == "allow" and rule.tool != facts.tool:
+        return False  # only a rule naming the destructive tool itself allows it
+    if rule.kind == "tool":
+        return rule.tool == facts.tool
     if rule.kind == "command":
         if facts.kind != "execute" or rule.tool != facts.tool:
             return False

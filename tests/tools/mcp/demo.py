@@ -24,3 +24,12 @@ def demo_def(*flags: str, notes: Path | None = None, exec_server: bool = False,
     env = {"DEMO_DIR": str(notes)} if notes is not None else {}
     command = sys.executable if exec_server else python()
     return {"command": command, "args": [str(DEMO), *flags], "env": env, **extra}
+
+
+HOSTILE = Path(__file__).with_name("hostile_server.py")
+
+
+def hostile_def(*flags: str, notes: Path | None = None) -> dict[str, Any]:
+    """A stdio definition of the hostile server (``hostile_server.py``)."""
+    env = {"DEMO_DIR": str(notes)} if notes is not None else {}
+    return {"command": python(), "args": [str(HOSTILE), *flags], "env": env}

@@ -46,6 +46,12 @@ function M.lines(params)
     end
   end
   if type(tc.mcp) == 'table' then
+    if type(tc.mcp.description) == 'string' and tc.mcp.description ~= '' then
+      table.insert(out, 'what the server says it does:')
+      for _, l in ipairs(vim.split(tc.mcp.description, '\n', { plain = true })) do
+        table.insert(out, '  ' .. l)
+      end
+    end
     table.insert(out, ('MCP server %s · tool %s · arguments:'):format(tostring(tc.mcp.server), tostring(tc.mcp.tool)))
     for _, l in ipairs(require('openprogram.approvals').argument_lines(tc)) do
       table.insert(out, '  ' .. l)

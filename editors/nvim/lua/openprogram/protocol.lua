@@ -79,6 +79,7 @@ M.events = {
   TOOL_OUTPUT = 'tool.output',
   PLAN_UPDATED = 'plan.updated',
   THOUGHT_DELTA = 'thought.delta',
+  MCP_TOOLS_ADDED = 'mcp.tools_added',
 }
 
 --- The experimental client capability that turns on the two custom server requests.
@@ -143,6 +144,7 @@ M.event_types = {
   ['permission.requested'] = 'openprogram.PermissionCardData',
   ['permission.resolved'] = 'openprogram.PermissionResolvedData',
   ['rules.changed'] = 'openprogram.RulesChangedData',
+  ['mcp.tools_added'] = 'openprogram.McpToolsAddedData',
 }
 
 ---@class openprogram.AcceptedResult
@@ -537,12 +539,18 @@ M.event_types = {
 ---@class openprogram.McpSource Where an MCP tool comes from.
 ---@field server string
 ---@field tool string
+---@field description? string The server's own description of the tool (on approval cards)
 
 ---@class openprogram.McpToolInfo
 ---@field name string The registry name, mcp__<server>__<tool>
 ---@field tool string The tool's name on its server
 ---@field kind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'other'
 ---@field description string
+
+---@class openprogram.McpToolsAddedData A running MCP server added tools after it was trusted: each asks before its first call, whatever its annotations, mode and rules say.
+---@field workspace string
+---@field server string
+---@field tools openprogram.McpToolInfo[]
 
 ---@class openprogram.McpTrustInfo
 ---@field server string
@@ -667,7 +675,7 @@ M.event_types = {
 ---@class openprogram.RuleInfo One standing rule: what it covers, its scope, and where it came from.
 ---@field id string
 ---@field decision 'allow'|'deny'
----@field kind 'command'|'edit'|'call'|'pattern'|'host' command: one exact simple command; edit: a file, folder or every edit; call: one exact call; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port)
+---@field kind 'command'|'edit'|'call'|'tool'|'pattern'|'host' command: one exact simple command; edit: a file, folder or every edit; call: one exact call; tool: every call of one MCP server's tool; pattern: an fnmatch pattern from settings; host: every fetch from one host (value: host, or host:port)
 ---@field tool string
 ---@field value? string
 ---@field editScope? 'file'|'folder'|'workspace'

@@ -112,6 +112,11 @@ class Connection:
         self._restart_requested = False
         self._closed: asyncio.Event | None = None
         self._pump: _StderrPump | None = None  # the running stdio server's stderr
+        # the tool names of its first listing (what its trust covered); a later listing's new
+        # names are announced (``on_tools_added``) and ask before their first call
+        self.known: set[str] | None = None
+        self.unconfirmed: set[str] = set()
+        self.on_tools_added: Callable[[list[ToolInfo]], None] | None = None
 
     @property
     def name(self) -> str:
@@ -248,7 +253,7 @@ class Connection:
         await client.__aenter__()
         try:
             with _fail_after(self.startup_timeout, "did not list its tools in time"):
-                self.offer = await _list_offer(client)
+                self._offered(await _list_offer(client))
             self._client = client
             self.generation += 1
             self.last_error = None
@@ -320,11 +325,30 @@ class Connection:
             client = self._client
             if client is not None:
                 try:
-                    self.offer = await _list_offer(client)
+                    self._offered(await _list_offer(client))
                     self.generation += 1
                     self._set(self.state)
                 except Exception as exc:
                     log.warning("MCP server %s: relisting failed: %s", self.name, exc)
+
+    def _offered(self, offer: Offer) -> None:
+        """Take a listing; tools new since the first one are unconfirmed and announced."""
+        names = {t.name for t in offer.tools}
+        if self.known is None:
+            self.known = names
+        added = [t for t in offer.tools if t.name not in self.known]
+        self.offer = offer
+        if not added:
+            return
+        self.known |= {t.name for t in added}
+        self.unconfirmed |= {t.name for t in added}
+        log.warning("MCP server %s added tools after it was trusted: %s (each asks before its "
+                    "first call)", self.name, ", ".join(t.name for t in added))
+        if self.on_tools_added is not None:
+            try:
+                self.on_tools_added(added)
+            except Exception:
+                log.exception("MCP tools-added listener failed")
 
     # -- calls -------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from openprogram_lsp.tools.mcp.catalog import (
     PromptInfo,
     ResourceInfo,
     ServerState,
+    ToolInfo,
 )
 from openprogram_lsp.tools.mcp.config import (
     ORIGIN_ORDER,
@@ -92,6 +93,8 @@ class McpHub:
         self._spaces: dict[str, _Space] = {}  # by real path
         self._lock = threading.Lock()
         self._loop = McpLoop()
+        # (workspace, server, tools) when a running server adds tools (from the MCP loop)
+        self.on_tools_added: Callable[[Path, str, list[dict[str, Any]]], None] | None = None
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -269,8 +272,9 @@ class McpHub:
                 await self._drop(sp, name)
         for name, d in usable.items():
             if name not in sp.connections:
-                sp.connections[name] = Connection(d, sp.root,
-                                                  startup_timeout=self.startup_timeout)
+                conn = sp.connections[name] = Connection(d, sp.root,
+                                                         startup_timeout=self.startup_timeout)
+                conn.on_tools_added = self._announcer(sp.root, name)
             sp.connections[name].start()
         if wait:
             pending = [c.wait_settled(self.startup_timeout) for c in sp.connections.values()
@@ -310,7 +314,8 @@ class McpHub:
             if tools is None:
                 tools = []
                 for info in conn.offer.tools:
-                    tools.append(make_tool(name, info, self._caller(sp, name)))
+                    tools.append(make_tool(name, info, self._caller(sp, name),
+                                           conn.unconfirmed))
                 sp.tools = {k: v for k, v in sp.tools.items() if k[0] != name}
                 sp.tools[key] = tools
             for tool in tools:
@@ -321,6 +326,15 @@ class McpHub:
                 seen.add(tool.name)
                 out.append(tool)
         return out
+
+    def _announcer(self, root: Path, server: str) -> Callable[[list[ToolInfo]], None]:
+        def announce(added: list[ToolInfo]) -> None:
+            listener = self.on_tools_added
+            if listener is not None:
+                listener(root, server, [
+                    {"name": full_name(server, t.name), "tool": t.name, "kind": t.kind,
+                     "description": t.description[:300]} for t in added])
+        return announce
 
     def _caller(self, sp: _Space, name: str) -> Any:
         async def call(tool: str, arguments: dict[str, Any]) -> CallResult:

@@ -42,10 +42,13 @@ class McpTool(Tool):
     category = "mcp"
     Input = McpArgs
 
-    def __init__(self, server: str, info: ToolInfo, call: Caller) -> None:
+    def __init__(self, server: str, info: ToolInfo, call: Caller,
+                 unconfirmed: set[str] | None = None) -> None:
         self.server = server
         self.info = info
         self._call = call
+        # the tools its server added after it was trusted whose first call is still to come
+        self._unconfirmed = unconfirmed if unconfirmed is not None else set()
         schema = dict(info.input_schema) or {"type": "object"}
         schema.setdefault("type", "object")
         schema.pop("title", None)
@@ -60,6 +63,19 @@ class McpTool(Tool):
     def source(self) -> dict[str, str] | None:
         """Server and tool, for approval cards."""
         return {"server": self.server, "tool": self.info.name}
+
+    def destructive(self) -> bool:
+        """The server marks it ``destructiveHint``."""
+        return self.info.destructive is True
+
+    def must_ask(self) -> str | None:
+        """A tool the server added after it was trusted asks before its first call."""
+        if self.info.name not in self._unconfirmed:
+            return None
+        return f"added by MCP server {self.server} after it was trusted: first use"
+
+    def approved(self) -> None:
+        self._unconfirmed.discard(self.info.name)
 
     def parse(self, arguments: dict[str, Any]) -> BaseModel:
         """Check the arguments against the tool's JSON schema before anyone approves them."""
@@ -103,10 +119,12 @@ class McpTool(Tool):
         return to_output(result, server=self.server, tool=self.info.name)
 
 
-def make_tool(server: str, info: ToolInfo, call: Caller) -> McpTool:
-    """A registry tool for one MCP tool (a class per tool: name and kind are class-level)."""
+def make_tool(server: str, info: ToolInfo, call: Caller,
+              unconfirmed: set[str] | None = None) -> McpTool:
+    """A registry tool for one MCP tool (a class per tool: name and kind are class-level);
+    ``unconfirmed``: the server's late tools not yet allowed once (shared, see ``must_ask``)."""
     name = full_name(server, info.name)
     description = (info.description or info.title or info.name)[:MAX_DESCRIPTION]
     cls = type(f"McpTool[{name}]", (McpTool,),
                {"name": name, "description": description, "kind": info.kind})
-    return cast(type[McpTool], cls)(server, info, call)
+    return cast(type[McpTool], cls)(server, info, call, unconfirmed)
