@@ -329,6 +329,12 @@ class OpenProgramAgent:
                     continue
                 try:
                     meta = await asyncio.to_thread(store.meta, sess.store_id)
+                    kept = meta.get(conf.META_KEY)
+                    if kept is None or kept == conf.record(sess):
+                        continue
+                    # read again on the loop: a change made here while the thread read must
+                    # not be undone by the older copy
+                    meta = store.meta(sess.store_id)
                 except (OpenProgramError, OSError):
                     continue
                 self._sync(sess, meta)
