@@ -1,14 +1,12 @@
-"""Prompt texts, kept apart from the code that uses them."""
+"""Prompt texts, kept apart from the code that uses them: the system prompt is built from
+``prompts/system.md`` and the sections of ``prompts/tools.md`` for the tools offered."""
 
 from __future__ import annotations
 
-SYSTEM_PROMPT = """\
-You are a coding agent working inside the user's editor, in the workspace at {workspace}.
-Use the tools to read, search and change files; paths are relative to the workspace root and
-tools cannot reach outside it. Edits and commands may need the user's approval; when a call is
-rejected, do not retry it unchanged: explain or try another way. Ask the user (ask_user) when a
-decision is theirs to make. Keep answers short and concrete; show code in fenced blocks.
-"""
+import functools
+import platform
+from collections.abc import Iterable
+from importlib import resources
 
 CANCELLED_CALL = "Cancelled: the user stopped the turn while this call was pending or running."
 NOT_RUN_CANCELLED = "Not run: the user stopped the turn before this call started."
@@ -19,11 +17,6 @@ NO_APPROVER = ("This call needs the user's approval and no one can approve it he
                "The user can allow it with --permission-mode accept-edits (edits) or bypass "
                "(everything), or by approving it in the editor.")
 ITERATION_CAP = "[stopped: the turn reached its limit of {cap} model calls]"
-
-
-def system_prompt(workspace: str) -> str:
-    """The system prompt for a workspace."""
-    return SYSTEM_PROMPT.format(workspace=workspace)
 CUT_CALL = ("Not run: your reply reached the output limit ({limit} tokens) while you were "
             "writing this call's arguments ({chars} characters came, the JSON was incomplete). "
             "Nothing was changed. Make the call again with smaller arguments (for example, "
@@ -32,3 +25,40 @@ CUT_BY_LIMIT = ("Not run: your reply reached the output limit ({limit} tokens) b
                 "ended, so its tool calls were not run. Make the call again if it is still "
                 "needed.")
 NOT_RUN_REFUSED = "Not run: the reply ended in a refusal."
+
+
+def system_prompt(workspace: str, tools: Iterable[str] = ()) -> str:
+    """The system prompt for a workspace and the names of the tools offered.
+
+    Only what stays the same for a session goes here (it is the head of every request's cached
+    prefix); what changes between turns (git state, date, top-level listing) goes with the
+    user's message instead (``context.environment``)."""
+    offered = set(tools)
+    guidance = "".join(f"{text}\n" for names, text in _tool_sections() if offered & names)
+    return _template().format(workspace=workspace, os=_os_name(),
+                              tool_guidance=guidance)
+
+
+def _read(name: str) -> str:
+    return resources.files("openprogram_lsp").joinpath("prompts", name).read_text("utf-8")
+
+
+@functools.cache
+def _template() -> str:
+    return _read("system.md")
+
+
+@functools.cache
+def _tool_sections() -> tuple[tuple[frozenset[str], str], ...]:
+    """``tools.md``'s sections: the tool names of each heading and its text."""
+    out = []
+    for part in _read("tools.md").split("\n## ")[1:]:
+        head, _, body = part.partition("\n")
+        names = frozenset(n.strip() for n in head.split(","))
+        out.append((names, body.strip("\n")))
+    return tuple(out)
+
+
+@functools.cache
+def _os_name() -> str:
+    return f"{platform.system()} {platform.release()}".strip() or "unknown"

@@ -17,6 +17,7 @@ from openprogram_lsp.context.budget import (
     estimate_text,
 )
 from openprogram_lsp.context.types import Segment
+from openprogram_lsp.core.transcript import with_environment
 from openprogram_lsp.core.types import Message, Node, ToolCallRecord
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,8 @@ def render_fields(node: Node) -> Rendered:
         text = meta.get("modelText") or node.text
         if meta.get("context"):  # editor attachments: what the user pointed at
             text = with_context(text, meta["context"])
+        if meta.get("environment"):  # the workspace's state when it changed (environment.py)
+            text = with_environment(text, meta["environment"])
         return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role == "summary":
         text = f"{SUMMARY_HEADER}\n{node.text}"

@@ -82,3 +82,20 @@ def content_chars(messages: Sequence[Message]) -> int:
     if isinstance(messages, Transcript):
         return messages.content_chars()
     return sum(len(m.content) for m in messages)
+
+
+ENVIRONMENT_OPEN = "<environment>"
+"""How the workspace-state note starts (``context.environment``): rendered after a user's
+message, on its own lines."""
+
+
+def with_environment(text: str, note: str) -> str:
+    """A user's message with the environment note after it."""
+    return f"{text}\n\n{note}"
+
+
+def without_environment(text: str) -> str:
+    """A user's message as they wrote it: any environment note after it left out."""
+    head, sep, _ = text.partition(f"\n\n{ENVIRONMENT_OPEN}\n")
+    return head if sep else text
+

@@ -13,6 +13,7 @@ from typing import Any
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.environment import environment_note, last_note
 from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.errors import (
@@ -443,6 +444,11 @@ class Dispatcher:
                 and not is_compact_command(turn.request.text):
             history = history.with_last(await expand_user_message(
                 s, turn.workspace, turn.session_id, history[-1]))
+            env = await asyncio.to_thread(environment_note, turn.workspace)
+            if env != last_note(history.prefix(len(history) - 1)):  # changed: told again
+                user = history[-1]
+                history = history.with_last(s.store.update_node(
+                    turn.session_id, user.id, metadata={**user.metadata, "environment": env}))
         req = turn.request
         delegated = req.source in ("agent_spawn", "send_message")
         parent_sid = req.metadata.get("parentSessionId")

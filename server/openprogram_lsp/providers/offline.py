@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.core.transcript import content_chars
+from openprogram_lsp.core.transcript import content_chars, without_environment
 from openprogram_lsp.core.types import Message, ToolCall, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
@@ -59,7 +59,7 @@ def plan_reply(messages: Sequence[Message]) -> tuple[str, list[ToolCall]]:
         if len(body) > 2000:
             body = body[:2000] + "\n…"
         return f"Done.\n\n```\n{body}\n```" if "\n" in body else f"Done: {body}", []
-    text = last.content
+    text = without_environment(last.content)  # what the user typed, not the context's note
     head, _, rest = text.partition("\n")
     verb, _, arg = head.strip().partition(" ")
     verb, arg = verb.lower(), arg.strip()

@@ -1,0 +1,136 @@
+"""The workspace's state as the model is told it with a user message: the date, the git branch
+and whether the working tree changed, the top-level entries.
+
+It changes between turns, so it never goes in the system prompt (the head of every request's
+cached prefix): a turn's note is stored on its user node (``metadata.environment``) and
+rendered after the message, so later turns send the very same bytes; a note equal to the last
+one on the chain is not repeated.
+
+Nothing here runs git: a workspace's own git config can name programs to run (an fsmonitor, a
+clean filter), so the branch is read from ``HEAD`` and the index is parsed and compared by size
+and modification time, as ``git status`` does before it looks closer.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from openprogram_lsp.core.transcript import ENVIRONMENT_OPEN
+from openprogram_lsp.core.types import Node
+
+MAX_ENTRIES = 40  # top-level entries listed; the rest are counted
+MAX_INDEX = 50_000  # index entries compared; a bigger index is not checked
+MAX_PARENTS = 32  # directories searched upwards for a repository
+GITLINK = 0o160000
+
+
+def environment_note(workspace: Path, today: datetime.date | None = None) -> str:
+    """The ``<environment>`` note of a workspace as it is now."""
+    day = (today or datetime.date.today()).isoformat()
+    lines = [f"Date: {day}", f"Git: {_git_state(workspace)}",
+             f"Top level of the workspace: {_top_level(workspace)}"]
+    return f"{ENVIRONMENT_OPEN}\n" + "\n".join(lines) + "\n</environment>"
+
+
+def last_note(history: Sequence[Node]) -> str | None:
+    """The environment note the model last saw on this chain (None: never)."""
+    for node in reversed(history):
+        if node.role == "user":
+            note = node.metadata.get("environment")
+            if isinstance(note, str):
+                return note
+    return None
+
+
+def _top_level(workspace: Path) -> str:
+    try:
+        with os.scandir(workspace) as it:
+            entries = sorted((e.name + ("/" if e.is_dir(follow_symlinks=False) else ""))
+                             for e in it if e.name != ".git")
+    except OSError:
+        return "(cannot be listed)"
+    if not entries:
+        return "(empty)"
+    shown = ", ".join(entries[:MAX_ENTRIES])
+    more = len(entries) - MAX_ENTRIES
+    return f"{shown} (and {more} more)" if more > 0 else shown
+
+
+def _git_dir(workspace: Path) -> tuple[Path, Path] | None:
+    """The repository's git directory and work-tree root holding the workspace, if any."""
+    here = workspace
+    for _ in range(MAX_PARENTS):
+        dot = here / ".git"
+        try:
+            if dot.is_dir():
+                return dot, here
+            if dot.is_file():  # a linked worktree or submodule: "gitdir: PATH"
+                text = dot.read_text("utf-8", "replace").strip()
+                if text.startswith("gitdir:"):
+                    target = Path(text[len("gitdir:"):].strip())
+                    return (target if target.is_absolute() else here / target), here
+                return None
+        except OSError:
+            return None
+        if here.parent == here:
+            return None
+        here = here.parent
+    return None
+
+
+def _git_state(workspace: Path) -> str:
+    found = _git_dir(workspace)
+    if found is None:
+        return "not a git repository"
+    gitdir, root = found
+    try:
+        head = (gitdir / "HEAD").read_text("utf-8", "replace").strip()
+    except OSError:
+        return "a git repository whose HEAD cannot be read"
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        where = f"branch {ref.removeprefix('refs/heads/')}"
+    else:
+        where = f"detached HEAD at {head[:12]}"
+    changed = _changed(gitdir, root)
+    if changed is None:
+        state = "working tree state unknown"
+    elif changed:
+        state = (f"{changed} tracked file{'s' if changed != 1 else ''} changed since the index "
+                 f"(uncommitted work)")
+    else:
+        state = "no tracked file changed"
+    return f"{where}; {state}"
+
+
+def _changed(gitdir: Path, root: Path) -> int | None:
+    """Tracked files whose size or modification time differ from the index, or that are
+    gone; None when the index cannot be read (absent, too big, a format not understood)."""
+    from git.index.fun import read_cache  # parses the index file; runs nothing
+
+    try:
+        with open(gitdir / "index", "rb") as fh:
+            _version, entries, _ext, _sha = read_cache(fh)
+    except Exception:  # absent, truncated, a version the parser does not know
+        return None
+    if len(entries) > MAX_INDEX:
+        return None
+    changed = 0
+    for entry in entries.values():
+        if entry.mode == GITLINK:  # a submodule: its own repository
+            continue
+        path = str(entry.path)
+        if path.startswith("/") or ".." in path.split("/"):
+            continue
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            changed += 1
+            continue
+        if st.st_size != entry.size or (int(st.st_mtime), st.st_mtime_ns % 1_000_000_000) \
+                != tuple(entry.mtime):
+            changed += 1
+    return changed
