@@ -165,3 +165,26 @@ def test_a_todo_write_call_shows_its_checklist(tmp_path: Path) -> None:
     assert lines[start + 1:start + 5] == [
         "- ✓ Plan: 1/3 done · think · completed → To-do list updated: 1 of 3 completed.",
         "  [x] Read the code", "  [~] Fixing the bug", "  [ ] Run the tests"]
+
+
+def test_thoughts_show_collapsed_before_their_step(tmp_path: Path) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"nodes": [
+        {"id": "u1", "role": "user", "text": "what version?", "predecessor": None,
+         "caller": None, "createdAt": "", "metadata": {}},
+        {"id": "u1_reply", "role": "assistant", "text": "It is 1.2.3.", "predecessor": "u1",
+         "caller": None, "createdAt": "", "status": "done",
+         "toolCalls": [{"id": "c1", "name": "read_file", "kind": "read", "status": "completed",
+                        "input": {"path": "pyproject.toml"}, "title": "Read pyproject.toml",
+                        "step": 0}],
+         "metadata": {"steps": ["", "It is 1.2.3."], "thoughts": [
+             {"step": 0, "text": "Read the config\nfirst.", "source": "anthropic",
+              "signature": "sig"},
+             {"step": 1, "text": "Answer.", "source": "anthropic", "signature": "sig2"}]}},
+    ]}))
+    lines = _render(history)["lines"]
+    body = lines[lines.index("## Assistant") + 1:]
+    assert body[0] == "> ▸ _thought · 2 lines · gT to read_"
+    assert body[1].startswith("- ✓ Read pyproject.toml")
+    assert body[2:] == ["", "> ▸ _thought · 1 line · gT to read_", "", "It is 1.2.3."]
+    assert "Read the config" not in "\n".join(lines)  # collapsed: the text is behind gT

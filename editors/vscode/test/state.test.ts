@@ -781,3 +781,32 @@ test('the plan follows plan.updated live and the last todo_write from history', 
   const none = run([{ type: 'history', sessionId: 'other', headId: 'u1', nodes: [{ id: 'u1', role: 'user', text: 'x', createdAt: '', metadata: {} }] }], h);
   assert.equal(none.plan, null);
 });
+
+test('thoughts stream into their own collapsed item, never into the reply', () => {
+  const s = run([
+    ...ourTurn(),
+    ev('thought.delta', { text: 'Read the ' }),
+    ev('thought.delta', { text: 'config first.' }),
+    ev('text.delta', { text: 'It is 1.2.3.' }),
+    ev('thought.delta', { text: 'Now check.' }),
+  ]);
+  const thoughts = s.items.filter((i) => i.kind === 'thought');
+  assert.deepEqual(thoughts.map((t) => t.kind === 'thought' && t.text), ['Read the config first.', 'Now check.']);
+  assert.equal(messages(s).filter((m) => m.role === 'assistant').map((m) => m.text).join(''), 'It is 1.2.3.');
+  const done = reduce(s, ev('turn.finished', result({ text: 'It is 1.2.3.' }) as unknown as Record<string, unknown>));
+  assert.ok(done.items.every((i) => i.kind !== 'thought' || !i.streaming));
+});
+
+test('history shows each step\'s stored thoughts before its text', () => {
+  const s = run([{
+    type: 'history', sessionId: S, headId: 'a1', nodes: [
+      { id: 'u1', role: 'user', text: 'go', predecessor: null, caller: null, createdAt: '', metadata: {} },
+      {
+        id: 'a1', role: 'assistant', text: 'Done.', predecessor: 'u1', caller: null, createdAt: '', status: 'done',
+        metadata: { steps: ['', 'Done.'], thoughts: [{ step: 0, text: 'Plan it.', source: 'anthropic', signature: 'sig' }, { step: 1, text: 'Finish.', source: 'anthropic' }] },
+      },
+    ],
+  }]);
+  const kinds = s.items.map((i) => (i.kind === 'thought' ? `thought:${i.text}` : i.kind === 'message' ? `${i.role}:${i.text}` : i.kind));
+  assert.deepEqual(kinds, ['user:go', 'thought:Plan it.', 'thought:Finish.', 'assistant:Done.']);
+});

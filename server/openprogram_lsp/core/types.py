@@ -153,7 +153,7 @@ class Thought(Wire):
     back where its API requires it (by the model that wrote it only)."""
 
     text: str = ""
-    source: Literal["anthropic", "openai"]
+    source: Literal["anthropic", "openai", "scripted"]
     model: str | None = None  # the model that wrote it
     signature: str | None = None  # Anthropic ``thinking``: checked when the block comes back
     redacted: str | None = None  # Anthropic ``redacted_thinking``: its encrypted ``data``

@@ -11,15 +11,21 @@ from typing import Any
 
 from openprogram_lsp.core.errors import ConfigError, ProviderError
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.core.types import ToolCall, Usage
+from openprogram_lsp.core.types import StopReason, Thought, ToolCall, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
     StreamEnd,
     TextDelta,
+    ThoughtDelta,
+    ThoughtReady,
     ToolCallReady,
 )
 from openprogram_lsp.providers.offline import estimate_tokens, split_deltas
+
+SCRIPTED_STOPS: frozenset[StopReason] = frozenset({"end_turn", "tool_use", "max_tokens",
+                                                   "refusal", "pause_turn"})
+"""The ``stop`` a scripted response may give (the way a real model's response can end)."""
 
 _cursors: dict[str, int] = {}
 _cursor_lock = threading.Lock()
@@ -87,6 +93,13 @@ class ScriptedProvider:
             raise ProviderError(str(resp["error"]), provider="scripted")
         text = str(resp.get("text") or "")
         delay = float(resp.get("delay", 0.0))
+        thought = str(resp.get("thought") or "")
+        for piece in split_deltas(thought, 8):
+            if piece:
+                yield ThoughtDelta(piece)
+                await asyncio.sleep(delay)
+        if thought:
+            yield ThoughtReady(Thought(text=thought, source="scripted", model=self.model))
         for piece in split_deltas(text, 8):
             if piece:
                 yield TextDelta(piece)
@@ -98,7 +111,8 @@ class ScriptedProvider:
                                          arguments=dict(raw.get("arguments") or {})))
         prompt = request.system + "".join(m.content for m in request.messages)
         usage = resp.get("usage") or {}
-        yield StreamEnd("tool_use" if calls else "end_turn",
+        stop = resp.get("stop")
+        yield StreamEnd(stop if stop in SCRIPTED_STOPS else "tool_use" if calls else "end_turn",
                         Usage(input_tokens=int(usage.get("input_tokens",
                                                          estimate_tokens(prompt))),
                               output_tokens=int(usage.get("output_tokens",

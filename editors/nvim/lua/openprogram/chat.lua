@@ -125,7 +125,7 @@ local function begin_stream(header_text, label, own)
   vim.list_extend(lines, vim.split(header_text, '\n', { plain = true }))
   vim.list_extend(lines, { '', '## Assistant', '' })
   append_lines(lines)
-  S.tools, S.tool_meta = {}, {}
+  S.tools, S.tool_meta, S.thinking, S.live_thoughts = {}, {}, nil, {}
   -- The user's own message is shown even when they had scrolled up to read; anything else
   -- (a follow-up turn, streamed text, notes) moves only a panel whose cursor was at the end.
   if own and valid(S.buf) then
@@ -285,6 +285,39 @@ end
 -- Events ------------------------------------------------------------------------------------
 
 ---@param data table
+--- A piece of the model's reasoning: one collapsed line per thought, updated as it grows; the
+--- text is kept for `gT` (panel.show_thoughts).
+---@param text string
+local function on_thought(text)
+  if not valid(S.buf) then
+    return
+  end
+  local render = require('openprogram.render')
+  if not S.thinking then
+    append_lines({ '', render.thought_line(text, true) })
+    S.thinking = { line = vim.api.nvim_buf_line_count(S.buf) - 1, text = '' }
+    table.insert(S.live_thoughts, '')
+  end
+  S.thinking.text = S.thinking.text .. text
+  S.live_thoughts[#S.live_thoughts] = S.thinking.text
+  local line = S.thinking.line
+  panel.edit(function(buf)
+    vim.api.nvim_buf_set_lines(buf, line, line + 1, false, { render.thought_line(S.thinking.text, true) })
+  end)
+end
+
+--- The streaming thought is whole: its line says so.
+local function end_thought()
+  local th = S.thinking
+  S.thinking = nil
+  if th and valid(S.buf) then
+    panel.edit(function(buf)
+      vim.api.nvim_buf_set_lines(buf, th.line, th.line + 1, false,
+        { require('openprogram.render').thought_line(th.text) })
+    end)
+  end
+end
+
 local function on_tool_started(data)
   if not valid(S.buf) then
     return
@@ -438,12 +471,18 @@ function M.on_event(params, ctx)
     maybe_watch(params, data)
     return
   end
-  if t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED or t == ev.PLAN_UPDATED then
+  if t == ev.TEXT_DELTA or t == ev.TOOL_STARTED or t == ev.TOOL_FINISHED or t == ev.PLAN_UPDATED
+    or t == ev.THOUGHT_DELTA then
     if params.turnId == nil or params.turnId ~= S.turn_id then
       return -- another turn of the session (a subagent's, another client's)
     end
   end
-  if t == ev.TEXT_DELTA and type(data.text) == 'string' then
+  if t ~= ev.THOUGHT_DELTA and S.thinking then
+    end_thought() -- text or a tool call: the thought before it is whole
+  end
+  if t == ev.THOUGHT_DELTA and type(data.text) == 'string' then
+    on_thought(data.text)
+  elseif t == ev.TEXT_DELTA and type(data.text) == 'string' then
     if not S.streaming_text and valid(S.buf) then
       local n = vim.api.nvim_buf_line_count(S.buf)
       if vim.api.nvim_buf_get_lines(S.buf, n - 1, n, false)[1] ~= '' then

@@ -42,6 +42,8 @@ M.ns = ns
 ---@field tools table<string, integer> toolCallId -> extmark id
 ---@field tool_meta table<string, {title: string, kind?: string}> toolCallId -> how it was shown
 ---@field streaming_text boolean the last line of the buffer is reply text being streamed
+---@field thinking? {line: integer, text: string} the thought streaming into its collapsed line
+---@field live_thoughts string[] the streaming turn's thoughts so far (gT before history has them)
 ---@field progress? string latest $/progress message of our client
 ---@field title? string session title for the winbar
 ---@field new_session? boolean the running turn started a session (fetch its title when done)
@@ -65,6 +67,7 @@ local S = {
   tools = {},
   tool_meta = {},
   streaming_text = false,
+  live_thoughts = {},
 }
 M.state = S
 
@@ -197,6 +200,9 @@ local function create_buffers()
       require('openprogram.chat').cancel()
     end, 'cancel the turn')
     map(buf, 'gR', M.refresh, 'redraw from history')
+    map(buf, 'gT', function()
+      M.show_thoughts()
+    end, "read the model's thoughts of the message under the cursor")
     map(buf, 'ga', function()
       require('openprogram.approval_float').focus()
     end, 'answer the waiting approval')
@@ -555,6 +561,51 @@ function M.node_at_cursor(win)
     return found.id, found.role, found.predecessor
   end
   return nil
+end
+
+--- The model's thoughts (collapsed in the panel) of the reply under the cursor, in a float; the
+--- streaming turn's when the cursor is past the last message drawn from history.
+---@return integer? win
+function M.show_thoughts()
+  local id, role = M.node_at_cursor()
+  local parts = {} ---@type string[]
+  local node ---@type table?
+  for _, n in ipairs(S.loaded or {}) do
+    if n.id == id then
+      node = n
+    end
+  end
+  if node and role == 'assistant' then
+    local by_step = require('openprogram.render').thoughts_by_step(node)
+    local steps = vim.tbl_keys(by_step)
+    table.sort(steps)
+    for _, k in ipairs(steps) do
+      table.insert(parts, by_step[k])
+    end
+  end
+  if #parts == 0 then
+    parts = vim.tbl_filter(function(t)
+      return t ~= ''
+    end, S.live_thoughts)
+  end
+  if #parts == 0 then
+    vim.notify('openprogram: no thoughts here', vim.log.levels.INFO)
+    return nil
+  end
+  local lines = vim.split(table.concat(parts, '\n\n---\n\n'), '\n', { plain = true })
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable, vim.bo[buf].bufhidden, vim.bo[buf].filetype = false, 'wipe', 'markdown'
+  local width = math.min(100, math.max(40, vim.o.columns - 10))
+  local height = math.min(#lines + 1, math.max(5, vim.o.lines - 8))
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = 'editor', width = width, height = height, style = 'minimal', border = 'rounded',
+    row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2),
+    title = ' Thoughts ', title_pos = 'center',
+  })
+  vim.wo[win].wrap = true
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, desc = 'close' })
+  return win
 end
 
 -- For chat.lua, which streams into the panel.

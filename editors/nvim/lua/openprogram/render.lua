@@ -157,6 +157,33 @@ function M.interjection_lines(item)
   return out
 end
 
+--- The one line a thought (the model's reasoning) shows as: collapsed, `gT` opens it.
+---@param text string the thought so far
+---@param streaming? boolean still coming
+---@return string
+function M.thought_line(text, streaming)
+  local n = #vim.split(vim.trim(text), '\n', { plain = true })
+  if streaming then
+    return ('> ▸ _thinking… · %d line%s · gT to read_'):format(n, n == 1 and '' or 's')
+  end
+  return ('> ▸ _thought · %d line%s · gT to read_'):format(n, n == 1 and '' or 's')
+end
+
+--- The thoughts stored on a reply node (`metadata.thoughts`), joined per model step (0-based).
+---@param node table
+---@return table<integer, string>
+function M.thoughts_by_step(node)
+  local meta = type(node.metadata) == 'table' and node.metadata or {}
+  local out = {} ---@type table<integer, string>
+  for _, t in ipairs(type(meta.thoughts) == 'table' and meta.thoughts or {}) do
+    if type(t) == 'table' and type(t.text) == 'string' and t.text ~= '' then
+      local k = tonumber(t.step) or 0
+      out[k] = out[k] and (out[k] .. '\n\n' .. t.text) or t.text
+    end
+  end
+  return out
+end
+
 --- A message's body: its text, with tool calls placed after the model step that made them
 --- (`metadata.steps` holds each step's text) so the order matches what streamed, and the
 --- steering / follow-up messages (`metadata.interjections`) before the step that saw them.
@@ -199,9 +226,16 @@ function M.body_lines(node)
     shown[k] = true
   end
   local placed = {}
+  local thoughts = M.thoughts_by_step(node)
   if type(steps) == 'table' and #steps > 0 then
     for i, text in ipairs(steps) do
       add_interjections(i - 1)
+      if thoughts[i - 1] then -- collapsed: one line, the text behind gT
+        if #out > 0 then
+          table.insert(out, '')
+        end
+        table.insert(out, M.thought_line(thoughts[i - 1]))
+      end
       add_text(text)
       for j, tc in ipairs(calls) do
         if tc.step == i - 1 then

@@ -29,6 +29,8 @@ const vscode = acquireVsCodeApi();
 let state: ChatState = (vscode.getState() as ChatState | undefined) ?? initialState();
 let forkFrom: { nodeId: string | null; label: string; name?: string } | null = null;
 const rendered = new Map<string, { item: ChatItem; el: HTMLElement }>();
+/** Thoughts the user opened (a streaming one is redrawn with each delta). */
+const openThoughts = new Set<string>();
 
 const CHOICE_LABEL: Record<string, string> = {
   allow_once: 'Allowed once', allow_always: 'Always allowed', reject_once: 'Rejected', reject_always: 'Always rejected',
@@ -595,6 +597,16 @@ function renderItem(item: ChatItem): HTMLElement {
     }
     case 'note':
       return h('div', `note level-${item.level}`, escapeHtml(item.text));
+    case 'thought': {
+      // The model's reasoning: collapsed, the open state kept across redraws.
+      const det = h('details', 'thought') as HTMLDetailsElement;
+      det.dataset.key = item.key;
+      det.open = openThoughts.has(item.key);
+      det.addEventListener('toggle', () => { if (det.open) openThoughts.add(item.key); else openThoughts.delete(item.key); });
+      det.appendChild(h('summary', 'thought-summary', item.streaming ? 'Thinking…' : 'Thought'));
+      det.appendChild(h('div', 'thought-text', escapeHtml(item.text)));
+      return det;
+    }
   }
 }
 

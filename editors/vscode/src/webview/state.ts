@@ -144,7 +144,16 @@ export interface InterjectionItem {
   text: string;
 }
 
-export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem;
+/** The model's reasoning (`thought.delta`, `metadata.thoughts`): shown collapsed, never reply text. */
+export interface ThoughtItem {
+  kind: 'thought';
+  key: string;
+  text: string;
+  turnId: string | null;
+  streaming: boolean;
+}
+
+export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem | ThoughtItem;
 
 export interface PanelSettings {
   /** '' is the server's default. */
@@ -332,7 +341,7 @@ function mapItems(state: ChatState, fn: (it: ChatItem) => ChatItem): ChatState {
 }
 
 function closeStreams(state: ChatState): ChatState {
-  return mapItems(state, (it) => (it.kind === 'message' && it.streaming ? { ...it, streaming: false } : it));
+  return mapItems(state, (it) => ((it.kind === 'message' || it.kind === 'thought') && it.streaming ? { ...it, streaming: false } : it));
 }
 
 function message(
@@ -452,6 +461,10 @@ function fromHistory(
     segments.forEach((seg, i) => {
       for (const x of seg.before) {
         next = push(next, { kind: 'interjection', key: `i${next.seq}`, mode: x.kind, text: x.text });
+      }
+      const thought = steps && i < steps.length ? storedThought(node, i) : '';
+      if (thought) {
+        next = push(next, { kind: 'thought', key: `th${next.seq}`, text: thought, turnId: node.id, streaming: false });
       }
       if (seg.text) {
         const isLast = i === last;
@@ -604,7 +617,7 @@ function userSent(
 }
 
 /** Events that belong to one turn's stream (and so to one branch). */
-const TURN_SCOPED = new Set(['text.delta', 'tool.started', 'tool.finished', 'tool.output', 'turn.finished', 'context.usage', 'permission.requested', 'plan.updated']);
+const TURN_SCOPED = new Set(['text.delta', 'thought.delta', 'tool.started', 'tool.finished', 'tool.output', 'turn.finished', 'context.usage', 'permission.requested', 'plan.updated']);
 
 function onEvent(state: ChatState, ev: EventParams): ChatState {
   if (state.sessionId === null) {
@@ -637,6 +650,8 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
   switch (ev.type) {
     case 'text.delta':
       return appendDelta(adopted, turnId, String(ev.data.text ?? ''));
+    case 'thought.delta':
+      return appendThought(adopted, turnId, String(ev.data.text ?? ''));
     case 'tool.started':
       return upsertTool(adopted, ev.data as unknown as ToolStartedData, turnId);
     case 'tool.finished': {
@@ -772,6 +787,24 @@ function appendDelta(state: ChatState, turnId: string | null, text: string): Cha
   return push({ ...state, busy: true }, message(state, 'assistant', text, { streaming: true, turnId }));
 }
 
+function appendThought(state: ChatState, turnId: string | null, text: string): ChatState {
+  if (!text) {
+    return state;
+  }
+  const last = state.items[state.items.length - 1];
+  if (last && last.kind === 'thought' && last.streaming && last.turnId === turnId) {
+    return { ...state, busy: true, items: [...state.items.slice(0, -1), { ...last, text: last.text + text }] };
+  }
+  // Reasoning after text or a tool call is the next model call's: its own block.
+  return push(closeStreams({ ...state, busy: true }), { kind: 'thought', key: `th${state.seq}`, text, turnId, streaming: true });
+}
+
+/** A history node's stored reasoning for one step (`metadata.thoughts`), joined. */
+function storedThought(node: Node, step: number): string {
+  const all = Array.isArray(node.metadata?.thoughts) ? node.metadata.thoughts as { step?: unknown; text?: unknown }[] : [];
+  return all.filter((t) => (Number(t.step) || 0) === step && typeof t.text === 'string').map((t) => t.text).join('\n\n');
+}
+
 function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null): ChatState {
   const found = state.items.some((it) => isCard(it, turnId, d.toolCallId));
   if (found) {
@@ -840,7 +873,7 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   }
   const ended = r.status !== 'done';
   let items = state.items.map((it): ChatItem => {
-    if (it.kind === 'message' && it.streaming) return { ...it, streaming: false };
+    if ((it.kind === 'message' || it.kind === 'thought') && it.streaming) return { ...it, streaming: false };
     // A cancelled or failed turn leaves no tool running.
     if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
       return { ...it, status: 'failed', output: it.output ?? (r.status === 'cancelled' ? 'Cancelled.' : 'The turn failed.'),
