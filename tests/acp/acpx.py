@@ -45,7 +45,7 @@ DOCUMENTED_CONFIG = {"agents": {"openprogram": {"argv": ["openprogram-lsp", "acp
 
 def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
              timeout: float = 120, exec_agent: bool = False, named: bool = False,
-             ) -> tuple[int, list[dict[str, Any]], str]:
+             ttl: int = 1) -> tuple[int, list[dict[str, Any]], str]:
     """Run acpx with our agent; returns the exit code, the JSON-RPC frames it printed, stderr.
 
     acpx keeps a queue owner alive for ``--ttl`` (1 s) after a command; a command that reaches
@@ -53,7 +53,8 @@ def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
     the agent: that command is run again (at most three times)."""
     for _ in range(3):
         code, frames, err = _run_acpx(args, cwd=cwd, home=home, agent_args=agent_args,
-                                      timeout=timeout, exec_agent=exec_agent, named=named)
+                                      timeout=timeout, exec_agent=exec_agent, named=named,
+                                      ttl=ttl)
         if not any(f.get("error", {}).get("data", {}).get("detailCode") == "QUEUE_OWNER_CLOSED"
                    for f in frames if isinstance(f.get("error"), dict)):
             break
@@ -61,7 +62,7 @@ def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
 
 
 def _run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str, timeout: float,
-              exec_agent: bool, named: bool) -> tuple[int, list[dict[str, Any]], str]:
+              exec_agent: bool, named: bool, ttl: int) -> tuple[int, list[dict[str, Any]], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
     if named:  # the documented config file, `openprogram-lsp` found on PATH (this venv's)
@@ -71,10 +72,10 @@ def _run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str, timeou
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         flags = [a for a in args[:next((i for i, a in enumerate(args)
                                           if not a.startswith("--")), len(args))]]
-        cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", *flags, "openprogram",
+        cmd = [str(acpx_bin()), "--format", "json", "--ttl", str(ttl), *flags, "openprogram",
                *args[len(flags):]]
     else:
-        cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
+        cmd = [str(acpx_bin()), "--format", "json", "--ttl", str(ttl), "--agent",
                agent_command(agent_args, exec_agent=exec_agent), *args]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)

@@ -129,3 +129,21 @@ def test_the_documented_config_sets_model_and_mode_and_lists_by_cwd(
     listed = next(f for f in acpx("sessions", "list", "--filter-cwd", str(workspace))
                   if f.get("source") == "agent")["sessions"]
     assert [s["sessionId"] for s in listed] == [sid]
+
+
+def test_sessions_close_reaches_the_agent_of_a_live_session(home: Path, workspace: Path,
+                                                            tmp_path: Path) -> None:
+    log = tmp_path / "agent.log"
+    agent_args = f"--log-file {log}"
+    code, _frames, err = run_acpx(["sessions", "new"], cwd=workspace, home=home,
+                                  agent_args=agent_args)
+    assert code == 0, err
+    code, frames, err = run_acpx(["--approve-all", "prompt", "list ."], cwd=workspace,
+                                 home=home, agent_args=agent_args, ttl=60)  # stays alive
+    assert code == 0, err
+    sid = next(f["params"]["sessionId"] for f in frames if f.get("method") == "session/prompt")
+    code, _frames, err = run_acpx(["sessions", "close"], cwd=workspace, home=home,
+                                  agent_args=agent_args)
+    assert code == 0, err
+    assert f"session/close for {sid}" in log.read_text()
+    assert SessionStore(home).exists(sid)  # closed, not deleted

@@ -571,6 +571,7 @@ class OpenProgramAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Stop the session's prompt and its MCP servers and forget it on this connection
         (it stays stored: load or resume it again)."""
+        log.info("session/close for %s", session_id)
         sess = self.sessions.get(session_id)
         if sess is None:
             self._session(session_id)  # -32002 for an unknown id; a stored one is not open
