@@ -60,6 +60,22 @@ def test_failed_turn_exits_non_zero(tmp_path: Path) -> None:
     assert r.returncode == 1 and "model down" in r.stderr
 
 
+def test_thoughts_go_to_stderr_and_a_cut_reply_says_so(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"thought": "Plan: a long\nanswer.", "text": "Here is the sta",
+                                   "stop": "max_tokens"}]))
+    r = run(["chat", "--workspace", str(ws), "--model", f"scripted:{script}", "explain"], home,
+            tmp_path)
+    assert r.returncode == 1
+    assert r.stdout.strip() == "Here is the sta"  # the thought is never the reply
+    assert "✻ Plan: a long\n  answer." in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("openprogram-lsp: error: the reply was cut: the model reached its "
+                           "output limit")
+
+
 def test_bad_input_gets_a_clear_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     r = run(["chat", "--permission-mode", "yolo", "hi"], home, tmp_path)

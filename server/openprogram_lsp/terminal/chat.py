@@ -30,6 +30,7 @@ class Printer:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.unapproved = 0
+        self.thinking = False  # a thought is being printed
         self.out = sys.stdout
 
     def __call__(self, ev: Event) -> None:
@@ -44,9 +45,17 @@ class Printer:
         if ev.type == "model.response_started" and ev.payload.get("step"):
             self.out.write("\n\n")
         elif ev.type == "text.delta":
+            self.thinking = False
             self.out.write(str(ev.payload.get("text", "")))
             self.out.flush()
+        elif ev.type == "thought.delta":  # the model's reasoning: on stderr, never the reply
+            if not self.thinking:
+                err.write("\n✻ ")
+                self.thinking = True
+            err.write(str(ev.payload.get("text", "")).replace("\n", "\n  "))
+            err.flush()
         elif ev.type == "tool.started":
+            self.thinking = False
             err.write(f"\n⏺ {ev.payload.get('title')} [{ev.payload.get('kind')}]\n")
         elif ev.type == "tool.finished":
             status = ev.payload.get("status")
@@ -204,6 +213,9 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
         return EXIT_INTERRUPTED
     if result.error:
         report(result.error.message)
+        return 1
+    if result.status in ("truncated", "refused"):  # the warning says why and what to do
+        report(next(iter(result.warnings or []), f"the reply ended {result.status}"))
         return 1
     if printer.unapproved:
         report(f"{printer.unapproved} tool call(s) needed approval and there is no terminal "
