@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime
 import os
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from openprogram_lsp.core.types import Node
 
 MAX_ENTRIES = 40  # top-level entries listed; the rest are counted
 MAX_INDEX = 50_000  # index entries compared; a bigger index is not checked
+TIME_BUDGET = 0.25  # seconds the comparison may take before it gives up ("unknown")
 MAX_PARENTS = 32  # directories searched upwards for a repository
 GITLINK = 0o160000
 
@@ -106,31 +109,63 @@ def _git_state(workspace: Path) -> str:
     return f"{where}; {state}"
 
 
-def _changed(gitdir: Path, root: Path) -> int | None:
-    """Tracked files whose size or modification time differ from the index, or that are
-    gone; None when the index cannot be read (absent, too big, a format not understood)."""
+_index_cache: dict[str, tuple[tuple[int, int, int], list[tuple[str, int, int, int, int]]]] = {}
+_cache_lock = threading.Lock()
+
+
+def _index(gitdir: Path) -> list[tuple[str, int, int, int, int]] | None:
+    """The index's entries as (path, mode, size, mtime seconds, nanoseconds), parsed once per
+    version of the file (a turn's cost is then the comparison alone)."""
     from git.index.fun import read_cache  # parses the index file; runs nothing
 
+    path = gitdir / "index"
     try:
-        with open(gitdir / "index", "rb") as fh:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    with _cache_lock:
+        hit = _index_cache.get(str(path))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    try:
+        with open(path, "rb") as fh:
             _version, entries, _ext, _sha = read_cache(fh)
     except Exception:  # absent, truncated, a version the parser does not know
         return None
     if len(entries) > MAX_INDEX:
         return None
+    rows = [(str(e.path), int(e.mode), int(e.size), int(e.mtime[0]), int(e.mtime[1]))
+            for e in entries.values()]
+    with _cache_lock:
+        if len(_index_cache) >= 8:
+            _index_cache.pop(next(iter(_index_cache)))
+        _index_cache[str(path)] = (key, rows)
+    return rows
+
+
+def _changed(gitdir: Path, root: Path) -> int | None:
+    """Tracked files whose size or modification time differ from the index, or that are
+    gone; None when the index cannot be read (absent, too big, a format not understood)."""
+    entries = _index(gitdir)
+    if entries is None:
+        return None
     changed = 0
-    for entry in entries.values():
-        if entry.mode == GITLINK:  # a submodule: its own repository
+    top = f"{root}{os.sep}"
+    deadline = time.monotonic() + TIME_BUDGET
+    for n, (path, mode, size, sec, nsec) in enumerate(entries):
+        if n % 512 == 511 and time.monotonic() > deadline:
+            return None  # a slow disk or a huge tree: not worth a turn's wait
+        if mode == GITLINK:  # a submodule: its own repository
             continue
-        path = str(entry.path)
         if path.startswith("/") or ".." in path.split("/"):
             continue
         try:
-            st = os.lstat(root / path)
+            st = os.lstat(top + path)
         except OSError:
             changed += 1
             continue
-        if st.st_size != entry.size or (int(st.st_mtime), st.st_mtime_ns % 1_000_000_000) \
-                != tuple(entry.mtime):
+        if st.st_size != size or (int(st.st_mtime), st.st_mtime_ns % 1_000_000_000) \
+                != (sec, nsec):
             changed += 1
     return changed
