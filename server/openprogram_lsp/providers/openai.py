@@ -23,6 +23,7 @@ from openprogram_lsp.providers.base import (
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
+from openprogram_lsp.providers.think_tags import ThinkTagSplitter
 
 NAME = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -111,8 +112,9 @@ class _PartialCall:
 class ChatDecoder:
     """Decodes ``chat.completion.chunk`` events: text, tool calls by index, usage, finish."""
 
-    def __init__(self, model: str | None = None) -> None:
+    def __init__(self, model: str | None = None, think_tags: bool = False) -> None:
         self.model = model  # named on the thoughts it decodes
+        self.think_tags = think_tags  # split <think>…</think> out of the content
         self.reset()
 
     def reset(self) -> None:
@@ -120,6 +122,7 @@ class ChatDecoder:
         self.usage = Usage()
         self.reasoning: list[str] = []
         self.reasoning_field: str | None = None
+        self.splitter = ThinkTagSplitter() if self.think_tags else None
         self.calls: dict[int, _PartialCall] = {}
         self.finish_reason: str | None = None
         self.done = False
@@ -162,7 +165,7 @@ class ChatDecoder:
                     break
             content = delta.get("content")
             if content:
-                out.append(TextDelta(str(content)))
+                out += self._content(str(content))
             refusal = delta.get("refusal")
             if isinstance(refusal, str) and refusal:  # shown as the reply: it is what was said
                 self.refused = True
@@ -174,6 +177,20 @@ class ChatDecoder:
         usage = obj.get("usage")
         if isinstance(usage, dict):
             self.usage = _usage(usage)
+        return out
+
+    def _content(self, text: str, end: bool = False) -> list[ProviderEvent]:
+        """Reply text, with a leading <think> block as thoughts when the model is one that may
+        send it that way."""
+        if self.splitter is None:
+            return [TextDelta(text)] if text else []
+        out: list[ProviderEvent] = []
+        for thought, piece in (self.splitter.flush() if end else self.splitter.feed(text)):
+            if thought:
+                self.reasoning.append(piece)
+                out.append(ThoughtDelta(piece))
+            else:
+                out.append(TextDelta(piece))
         return out
 
     def _add_fragment(self, tc: dict[str, Any]) -> None:
@@ -212,7 +229,7 @@ class ChatDecoder:
         stop: StopReason = _STOP.get(reason, "end_turn")
         if self.refused and stop == "end_turn":
             stop = "refusal"
-        out: list[ProviderEvent] = []
+        out: list[ProviderEvent] = self._content("", end=True)
         if self.reasoning:
             out.append(ThoughtReady(Thought(text="".join(self.reasoning), source=NAME,
                                             model=self.model, field=self.reasoning_field)))
@@ -311,4 +328,5 @@ class OpenAIProvider(HttpProvider):
                         headers=headers, key_env=KEY_ENV, has_key=bool(self._api_key),
                         secrets=(self._api_key,), base_env=BASE_ENV,
                         on_rejected=without_usage_option)
-        return stream_events(call, ChatDecoder(self.model), self.settings, request.cancel)
+        decoder = ChatDecoder(self.model, think_tags=self.info.reasoning == "field")
+        return stream_events(call, decoder, self.settings, request.cancel)
