@@ -33,3 +33,13 @@ def test_tool_guidance_only_for_the_tools_offered() -> None:
 
 def test_the_same_inputs_give_the_same_bytes() -> None:
     assert system_prompt("/w", ALL) == system_prompt("/w", list(reversed(ALL)))
+
+
+def test_a_small_window_gets_the_brief_prompt() -> None:
+    brief = system_prompt("/home/me/project", ALL, 16_000)
+    full = system_prompt("/home/me/project", ALL, 200_000)
+    assert brief.startswith("You are openprogram")
+    assert "Workspace root: /home/me/project" in brief and "{" not in brief
+    assert "A rejected call" in brief and "run the relevant tests" in brief
+    assert len(brief) * 3 < len(full)
+    assert system_prompt("/home/me/project", ALL) == full  # no window known: the full one

@@ -27,16 +27,25 @@ CUT_BY_LIMIT = ("Not run: your reply reached the output limit ({limit} tokens) b
 NOT_RUN_REFUSED = "Not run: the reply ended in a refusal."
 
 
-def system_prompt(workspace: str, tools: Iterable[str] = ()) -> str:
-    """The system prompt for a workspace and the names of the tools offered.
+BRIEF_BELOW = 32_000
+"""Context windows smaller than this get the brief prompt (``system_brief.md``, about a
+quarter of the full one's 1,300 tokens): a small local model's window is better spent on the
+conversation."""
+
+
+def system_prompt(workspace: str, tools: Iterable[str] = (), window: int | None = None) -> str:
+    """The system prompt for a workspace, the names of the tools offered and the model's
+    context window (a small one gets the brief prompt).
 
     Only what stays the same for a session goes here (it is the head of every request's cached
     prefix); what changes between turns (git state, date, top-level listing) goes with the
     user's message instead (``context.environment``)."""
+    if window is not None and window < BRIEF_BELOW:
+        return _read_cached("system_brief.md").format(workspace=workspace, os=_os_name())
     offered = set(tools)
     guidance = "".join(f"{text}\n" for names, text in _tool_sections() if offered & names)
-    return _template().format(workspace=workspace, os=_os_name(),
-                              tool_guidance=guidance)
+    return _read_cached("system.md").format(workspace=workspace, os=_os_name(),
+                                            tool_guidance=guidance)
 
 
 def _read(name: str) -> str:
@@ -44,8 +53,8 @@ def _read(name: str) -> str:
 
 
 @functools.cache
-def _template() -> str:
-    return _read("system.md")
+def _read_cached(name: str) -> str:
+    return _read(name)
 
 
 @functools.cache

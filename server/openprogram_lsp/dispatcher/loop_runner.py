@@ -71,7 +71,8 @@ def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
 
 def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,
              runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
-    system = system_prompt(str(runner.ctx.workspace), runner.tools.names())
+    system = system_prompt(str(runner.ctx.workspace), runner.tools.names(),
+                           provider.context_window)
     if system_extra:
         system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
