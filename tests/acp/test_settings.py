@@ -93,3 +93,19 @@ async def test_a_change_reaches_the_other_clients_of_the_session(
                         "the mode change from the other process", timeout=60)
             await conn.prompt(session_id=sid, prompt=[text_block("write p.txt\np\n")])
     assert not (workspace / "p.txt").exists()  # the next prompt ran in the other's plan mode
+
+
+async def test_the_model_slash_command_lists_and_switches_for_clients_without_a_menu(
+        acp: Any, client: RecordingClient, dispatcher: Dispatcher, workspace: Path) -> None:
+    session = await acp.new_session(cwd=str(workspace))
+    sid = session.session_id
+    await acp.prompt(session_id=sid, prompt=[text_block("/model")])
+    assert "* 1. offline" in client.text()
+    await acp.prompt(session_id=sid, prompt=[text_block("/model scripted:/etc/passwd")])
+    assert "is not one of offline" in client.text()
+    await acp.prompt(session_id=sid, prompt=[text_block("/model 1")])
+    assert "Model set to offline" in client.text()
+    assert not dispatcher.services.store.exists(sid)  # slash commands store nothing
+    await acp.prompt(session_id=sid, prompt=[text_block("list .")])
+    assert dispatcher.services.store.meta(sid)["settings"] == {"mode": "ask",
+                                                               "model": "offline"}

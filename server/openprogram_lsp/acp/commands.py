@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "restore": ("Restore files from a checkpoint (undoable)", "checkpoint id [paths...]"),
     "compact": ("Summarise the conversation to free context", None),
     "mode": ("Set the permission mode", "ask | accept-edits | plan | bypass"),
+    "model": ("Show or switch the model (from the next prompt)", "model or its number"),
 }
 
 

@@ -27,7 +27,7 @@ async def run_slash(agent: AgentView, sess: AcpSession,
         parsed = cmds.parse(text)
         if parsed is None:
             return None
-        if not sess.stored and parsed.name != "mode":
+        if not sess.stored and parsed.name not in ("mode", "model"):
             raise OpenProgramError(f"/{parsed.name}: nothing yet (this session has no message)")
         if parsed.name == "compact":
             return TurnRequest(text="/compact", session_id=sess.store_id,
@@ -61,8 +61,29 @@ async def _answer(agent: AgentView, sess: AcpSession, parsed: cmds.Parsed) -> st
         return await c.diff(ws, parsed.args)
     if parsed.name == "restore":
         return await c.restore(sid, ws, parsed.args)
+    if parsed.name == "model":
+        return _model(agent, sess, parsed.args)
     assert parsed.name == "mode"
     if not parsed.args:
         return f"The permission mode is {sess.mode}."
     agent.set_setting(sess, "mode", c.mode(parsed.args[0]))
     return f"Permission mode set to {sess.mode}."
+
+
+def _model(agent: AgentView, sess: AcpSession, args: list[str]) -> str:
+    """``/model``: the configured models, numbered (``*`` the current one); ``/model X`` picks
+    one by name or number, as the model option does (for clients without a model menu)."""
+    from openprogram_lsp.acp import settings as conf
+
+    choices = conf.model_choices(agent.dispatcher, sess)
+    current = conf.current_model(agent.dispatcher, sess)
+    if not args:
+        lines = [f"{'*' if m == current else ' '} {i}. {m}" for i, m in enumerate(choices, 1)]
+        return "Models (* is this session's):\n```\n" + "\n".join(lines) + "\n```"
+    pick = args[0]
+    if pick.isdigit() and 1 <= int(pick) <= len(choices):
+        pick = choices[int(pick) - 1]
+    if pick not in choices:
+        raise OpenProgramError(f"/model: {pick!r} is not one of {', '.join(choices)}")
+    agent.set_setting(sess, "model", pick)
+    return f"Model set to {pick} (from the next prompt)."

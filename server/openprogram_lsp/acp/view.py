@@ -10,6 +10,7 @@ from openprogram_lsp.acp import commands as cmds
 from openprogram_lsp.acp.approvals import Peer
 from openprogram_lsp.acp.session import AcpSession
 from openprogram_lsp.acp.updates import SessionUpdate
+from openprogram_lsp.dispatcher import Dispatcher
 
 
 class AgentView(Protocol):
@@ -19,6 +20,7 @@ class AgentView(Protocol):
     client: ClientCapabilities
     sessions: dict[str, AcpSession]
     commands: cmds.Commands
+    dispatcher: Dispatcher
 
     def notify(self, session_id: str, update: SessionUpdate) -> None:
         """Send a ``session/update``."""
