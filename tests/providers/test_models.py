@@ -25,6 +25,8 @@ from .wire import AnthropicStream, OpenAIStream
     ("anthropic", "claude-sonnet-4-5-20250929", 200_000, 64_000, True, "budget", False),
     ("anthropic", "claude-sonnet-4-20250514", 200_000, 64_000, True, "budget", False),
     ("anthropic", "claude-3-5-haiku-20241022", 200_000, 8_192, True, "none", False),
+    ("openai", "anthropic/claude-sonnet-4.5", 200_000, 64_000, True, "budget", False),
+    ("openai", "anthropic/claude-opus-4.6", 1_000_000, 128_000, True, "adaptive", False),
     ("openai", "gpt-5.5", 1_050_000, 128_000, True, "effort", False),
     ("openai", "gpt-5-mini", 400_000, 128_000, True, "effort", False),
     ("openai", "gpt-5-chat-latest", 128_000, 16_384, True, "none", False),
