@@ -71,6 +71,7 @@ PAGE = 50
 STOP_REASONS = {"done": "end_turn", "cancelled": "cancelled", "truncated": "max_tokens",
                 "refused": "refusal"}
 SETTINGS_POLL = 1.0  # seconds between looks at open sessions' stored settings
+POLLED = 32  # the sessions looked at: the most recently opened or prompted
 
 
 def _rpc(exc: OpenProgramError) -> RequestError:
@@ -324,7 +325,7 @@ class OpenProgramAgent:
         store = self.dispatcher.services.store
         while not self._walk_stop.is_set():
             await asyncio.sleep(SETTINGS_POLL)
-            for sess in list(self.sessions.values()):
+            for sess in list(self.sessions.values())[-POLLED:]:
                 if not sess.stored or sess.running:
                     continue
                 try:
@@ -335,9 +336,11 @@ class OpenProgramAgent:
                     # read again on the loop: a change made here while the thread read must
                     # not be undone by the older copy
                     meta = store.meta(sess.store_id)
+                    self._sync(sess, meta)
                 except (OpenProgramError, OSError):
-                    continue
-                self._sync(sess, meta)
+                    continue  # deleted or unreadable meanwhile: its next request says so
+                except Exception:  # never let one session end the look for all of them
+                    log.exception("could not follow the settings of %s", sess.session_id)
 
     def _sync(self, sess: AcpSession, meta: dict[str, Any]) -> None:
         """Adopt the stored settings and tell this client what changed."""
@@ -665,6 +668,7 @@ class OpenProgramAgent:
         if sess.running:
             raise RequestError(-32002, f"session {session_id} is already running a prompt; "
                                "cancel it first")
+        self.sessions[session_id] = self.sessions.pop(session_id)  # the most recent: followed
         control = TurnControl()
         sess.control = control
         try:
