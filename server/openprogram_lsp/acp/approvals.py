@@ -73,7 +73,11 @@ class Host(Protocol):
 
 
 def _scope(option: Option, kind: str) -> str:
-    """What a standing option covers, in a few words."""
+    """What a standing option covers, in a few words (``tools.choices`` names it in full)."""
+    if " of MCP server " in option.name:
+        return "this MCP tool"
+    if " fetches from " in option.name:
+        return "this host"
     if kind in EDIT_KINDS:
         return "this file"
     if kind == "execute":
