@@ -181,14 +181,21 @@ def build_parser() -> argparse.ArgumentParser:
     restore = sub.add_parser("restore", help="put files back as a checkpoint had them",
                              description="Restore every file (or PATHs) as checkpoint ID had "
                                          "them. The current state is checkpointed first, so "
-                                         "the restore can be undone.")
+                                         "the restore can be undone. Files no checkpoint "
+                                         "could record (over checkpoints.max_file_bytes, 5 MiB "
+                                         "by default; unreadable; FIFOs, sockets, devices) are "
+                                         "left as they are and printed as 'not restored'.")
     restore.add_argument("checkpoint", metavar="ID", help="checkpoint id (or a prefix of 6+)")
     restore.add_argument("paths", nargs="*", metavar="PATH", help="only these files")
     _add_common(restore, workspace=found_in)
 
     undo = sub.add_parser("undo", help="undo a turn's file changes (undoable)",
                           description="Put the files a turn changed back as they were before "
-                                      "it, in one step; prints how to redo.")
+                                      "it, in one step; prints how to redo. Files no "
+                                      "checkpoint could record (over "
+                                      "checkpoints.max_file_bytes, 5 MiB by default; "
+                                      "unreadable; FIFOs, sockets, devices) are left as they "
+                                      "are and printed as 'not restored'.")
     undo.add_argument("turn", nargs="?", metavar="TURN",
                       help="the turn's checkpoint id, or its node id from 'history' "
                            "(default: the newest turn that changed files and is not "

@@ -91,3 +91,24 @@ def test_undo_a_turn_from_the_checkpoint_view_and_undo_the_undo(tmp_path: Path) 
     assert out["undo_note"].startswith("openprogram: undid turn ")
     assert "notes.txt" in out["undo_note"] and "undo this with U" in out["undo_note"]
     assert out["after_cmd"] == "one\n"  # :OpenProgramUndo: the newest turn again
+
+
+def test_undo_names_a_file_too_large_to_record_and_leaves_it(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    (ws / "data.bin").write_bytes(b"\x01" * 6_000_000)  # over checkpoints.max_file_bytes
+    model = runner.write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "keep.txt",
+                                                               "content": "one\n"}}]},
+        {"text": "Created."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "data.bin",
+                                                               "content": "small\n"}}]},
+        {"text": "Truncated."},
+    ])
+    out = runner.run_scenario("undo_unrecorded", ws, model=model, home=home)
+    assert out["truncated"] == "small\n"
+    assert out["after_undo"] == "small\n"  # never deleted
+    note = out["undo_note"]
+    assert note.startswith("openprogram: undid turn "), note
+    assert "NOT restored, left as they are: data.bin (larger than checkpoints.max_file_bytes" \
+        in note, note

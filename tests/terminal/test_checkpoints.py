@@ -122,3 +122,48 @@ def test_undo_acts_on_the_current_branch_and_refuses_an_empty_undo(tmp_path: Pat
     again = run(["undo", main["checkpoint"]["id"], "--workspace", str(ws)], tmp_path)
     assert "is undone already" in one_error_line(again) and "restore " in again.stderr
     assert alt["checkpoint"]["id"]
+
+
+def test_undo_leaves_a_file_too_large_to_record_and_says_so(tmp_path: Path) -> None:
+    """#31: a 6 MB file (over checkpoints.max_file_bytes) truncated by a turn was removed by
+    undo; now it is left as the turn made it, and named as not restored."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data.bin").write_bytes(b"\x01" * 6_000_000)
+    chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+               "write keep.txt\nfirst"], tmp_path)  # the session's baseline knows data.bin
+    chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+               "write data.bin\nsmall"], tmp_path)
+    assert (ws / "data.bin").read_bytes() == b"small\n"
+    r = run(["undo", "--workspace", str(ws)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "data.bin").read_bytes() == b"small\n"  # left as it is: never deleted
+    assert "not restored: data.bin: larger than checkpoints.max_file_bytes (5 MiB)" in r.stdout
+    assert "0 file(s) back as before it" in r.stdout, r.stdout
+
+
+def test_undo_of_a_shell_turn_puts_directories_and_links_back(tmp_path: Path) -> None:
+    """#31: a symlink to a directory replaced by a real (empty) directory, an empty directory
+    removed and one made: undo brings each back exactly, and its redo undoes that."""
+    ws = tmp_path / "ws"
+    (ws / "real").mkdir(parents=True)
+    (ws / "real" / "f.txt").write_text("f\n")
+    (ws / "link").symlink_to("real")
+    (ws / "empty").mkdir()
+    chat_json(["--workspace", str(ws), "--permission-mode", "accept-edits",
+               "write keep.txt\nfirst"], tmp_path)
+    chat_json(["--workspace", str(ws), "--permission-mode", "bypass",
+               "run rm link && mkdir link && rmdir empty && mkdir -p made/deep"], tmp_path)
+    assert (ws / "link").is_dir() and not (ws / "link").is_symlink()
+    assert not (ws / "empty").exists() and (ws / "made" / "deep").is_dir()
+    r = run(["undo", "--workspace", str(ws)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "link").is_symlink() and str((ws / "link").readlink()) == "real"
+    assert (ws / "empty").is_dir() and not any((ws / "empty").iterdir())
+    assert not (ws / "made").exists()
+    assert "not restored" not in r.stdout, r.stdout
+    redo = next(ln for ln in r.stdout.splitlines() if ln.startswith("redo with:"))
+    assert run(redo.removeprefix("redo with: openprogram-lsp ").split(), tmp_path
+               ).returncode == 0
+    assert (ws / "link").is_dir() and not (ws / "link").is_symlink()
+    assert not (ws / "empty").exists() and (ws / "made" / "deep").is_dir()

@@ -12,7 +12,7 @@ import { checkpointLabel, diffTitle, type CheckpointNode, type CheckpointTree } 
 import { actionsFor, offerLines, serverItem } from './mcp';
 import { Requests, type BranchDiffResult, type BranchInfo, type Checkpoint, type McpResult, type McpServerInfo, type RestoreResult, type SessionInfo } from './protocol';
 import { hunkUnderCursor, type HunkRef } from './checkpoints/hunks';
-import { nextToUndo } from './checkpoints/undo';
+import { nextToUndo, notRestoredNote } from './checkpoints/undo';
 import { traceError } from './log';
 import { listRules, removeSettingsRule, revokeRule, ruleItems } from './rules';
 import { PERMISSION_MODES } from './settings';
@@ -90,7 +90,10 @@ export function registerCommands(p: Parts): api.Disposable[] {
     void api.setContext('openprogram.canUndoRestore', true);
     refreshTrees();
     const n = res.restored.length;
-    void api.showInfo(`OpenProgram: ${what}: ${n} file${n === 1 ? '' : 's'} restored.`, 'Undo Restore').then((pick) => {
+    const left = notRestoredNote(res);
+    const text = `OpenProgram: ${what}: ${n} file${n === 1 ? '' : 's'} restored.${left}`;
+    const show = left ? api.showWarning : api.showInfo;
+    void show(text, 'Undo Restore').then((pick) => {
       if (pick === 'Undo Restore') void api.executeCommand('openprogram.undoRestore');
     });
   };

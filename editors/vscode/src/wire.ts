@@ -676,6 +676,14 @@ export interface Node {
   metadata: Record<string, unknown>;
 }
 
+/** A path a restore (or undo) left as it is. */
+export interface NotRestoredFile {
+  /** Workspace-relative, '/'-separated (a directory ends in '/') */
+  path: string;
+  /** Why, for people */
+  reason: string;
+}
+
 /** Params with an optional session filter (checkpoints, agents). */
 export interface OptionalSessionParams {
   sessionId?: string | null;
@@ -807,7 +815,10 @@ export interface RestoreResult {
   restoredFromCheckpointId?: string;
   /** Files another process changed during the restore (left as they are) */
   conflicts?: string[];
+  /** The paths of notRestored */
   skipped?: string[];
+  /** Paths left as they are, each with why: files a checkpoint could not record (over checkpoints.max_file_bytes, unreadable, a FIFO, socket or device), or something unrecorded in the way */
+  notRestored?: NotRestoredFile[];
 }
 
 /** `openprogram/revokeRule`: forget one rule, at once. */

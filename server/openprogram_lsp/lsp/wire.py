@@ -309,6 +309,13 @@ class FileChange(Result):
     change: Literal["added", "modified", "deleted"]
 
 
+class NotRestoredFile(Result):
+    """A path a restore (or undo) left as it is."""
+
+    path: str = Field(description="Workspace-relative, '/'-separated (a directory ends in '/')")
+    reason: str = Field(description="Why, for people")
+
+
 class CancelResult(Result):
     cancelled: bool
 
@@ -450,7 +457,11 @@ class RestoreResult(Result):
         None, description="With undo: the checkpoint the files came back to")
     conflicts: list[str] | None = Field(
         None, description="Files another process changed during the restore (left as they are)")
-    skipped: list[str] | None = None
+    skipped: list[str] | None = Field(None, description="The paths of notRestored")
+    not_restored: list[NotRestoredFile] | None = Field(
+        None, description="Paths left as they are, each with why: files a checkpoint could not "
+                          "record (over checkpoints.max_file_bytes, unreadable, a FIFO, socket "
+                          "or device), or something unrecorded in the way")
 
 
 class BlameToolCall(Result):

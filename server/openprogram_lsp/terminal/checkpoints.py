@@ -112,7 +112,11 @@ def restore(store: Any, workspace: Path, checkpoint_id: str, paths: list[str]) -
     target = store.get(checkpoint_id)
     res = store.restore(checkpoint_id, paths or None)
     restored = res.restored
+    _not_restored(res)
     if not restored:
+        if res.not_restored:
+            print(f"restored 0 files from checkpoint {target.id[:12]}")
+            return 0
         print(f"restored 0 files: the workspace already matches checkpoint {target.id[:12]}")
         if target.kind == "turn":
             print(f"  that is the state AFTER turn {target.turn_id}; to undo the turn run:\n"
@@ -165,11 +169,19 @@ def undo(store: Any, workspace: Path, checkpoint: Any) -> int:
                        f"--workspace {_q(workspace)}")
     res = store.undo(checkpoint.id)
     restored = res.restored
+    _not_restored(res)
     print(f"undid turn {checkpoint.turn_id} (checkpoint {checkpoint.id[:12]}): "
-          f"{len(restored)} file(s) back as before it: {_names(restored)}")
+          f"{len(restored)} file(s) back as before it"
+          + (f": {_names(restored)}" if restored else ""))
     print(f"redo with: openprogram-lsp restore {res.safety_checkpoint_id[:12]} "
           f"--workspace {_q(workspace)}")
     return 0
+
+
+def _not_restored(res: Any) -> None:
+    """Name each path a restore left as it is, and why."""
+    for item in res.not_restored or ():
+        print(f"not restored: {item.path}: {item.reason}")
 
 
 def _names(paths: list[str]) -> str:

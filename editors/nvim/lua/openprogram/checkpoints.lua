@@ -160,13 +160,29 @@ function M.request_restore(method, params, what, describe, done)
     end
     M.last_safety = result.safetyCheckpointId
     M.reload_buffers(result.restored or {})
-    local msg = describe(result)
-    vim.notify('openprogram: ' .. msg, vim.log.levels.INFO)
+    local msg = describe(result) .. M.not_restored_note(result)
+    local left = result.notRestored and #result.notRestored > 0
+    vim.notify('openprogram: ' .. msg, left and vim.log.levels.WARN or vim.log.levels.INFO)
     require('openprogram.panel').note(msg)
     if done then
       done(result)
     end
   end)
+end
+
+--- What a restore left as it was (files no checkpoint could record...), as a sentence to append.
+---@param result table a RestoreResult
+---@return string
+function M.not_restored_note(result)
+  local items = result.notRestored or {}
+  if #items == 0 then
+    return ''
+  end
+  local parts = {}
+  for _, item in ipairs(items) do
+    parts[#parts + 1] = ('%s (%s)'):format(item.path, item.reason)
+  end
+  return ('; NOT restored, left as they are: %s'):format(table.concat(parts, '; '))
 end
 
 --- The safety checkpoint of the last restore made from a diff tab (`U` undoes it).

@@ -574,6 +574,10 @@ M.event_types = {
 ---@field toolCalls? openprogram.ToolCallRecord[]
 ---@field metadata table<string, any>
 
+---@class openprogram.NotRestoredFile A path a restore (or undo) left as it is.
+---@field path string Workspace-relative, '/'-separated (a directory ends in '/')
+---@field reason string Why, for people
+
 ---@class openprogram.OptionalSessionParams Params with an optional session filter (checkpoints, agents).
 ---@field sessionId? string|vim.NIL
 
@@ -663,7 +667,8 @@ M.event_types = {
 ---@field undoneCheckpointId? string With undo: the turn undone
 ---@field restoredFromCheckpointId? string With undo: the checkpoint the files came back to
 ---@field conflicts? string[] Files another process changed during the restore (left as they are)
----@field skipped? string[]
+---@field skipped? string[] The paths of notRestored
+---@field notRestored? openprogram.NotRestoredFile[] Paths left as they are, each with why: files a checkpoint could not record (over checkpoints.max_file_bytes, unreadable, a FIFO, socket or device), or something unrecorded in the way
 
 ---@class openprogram.RevokeRuleParams `openprogram/revokeRule`: forget one rule, at once.
 ---@field ruleId string

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from openprogram_lsp.store.checkpoints.extras import UNREADABLE
 from openprogram_lsp.store.checkpoints.modes import EXEC, PLAIN, default_perm
 from openprogram_lsp.store.checkpoints.objects import TreeChange, diff_trees
 from openprogram_lsp.store.checkpoints.stage import Stager
@@ -50,7 +51,7 @@ class BulkResult:
 @dataclass(slots=True)
 class _Hashed:
     path: str
-    kind: str  # file, gone, nested, large, dir or other (a socket or fifo)
+    kind: str  # file, gone, nested, large, unreadable, dir or other (a socket or fifo)
     leaf: Leaf = None
     binsha: bytes = b""
     record: bytes = b""  # empty for a file too big to keep in a worker's batch
@@ -83,6 +84,8 @@ def _hash_one(root: str, path: str, limit: int, keep: int) -> _Hashed:
             return _Hashed(path, "other")
     except (FileNotFoundError, NotADirectoryError):
         return _Hashed(path, "gone")
+    except PermissionError:
+        return _Hashed(path, "unreadable")
     binsha, record = pack_record("blob", data)
     return _Hashed(path, "file", (mode, binsha.hex()), binsha, record, perm)
 
@@ -143,9 +146,11 @@ def bulk_stage(stager: Stager, parent_tree: str | None, scanned: list[str],
             elif item.kind == "nested":
                 repo.nested.add(item.path)
                 state_changed = True
-            else:  # large
+            else:  # large, or unreadable
                 state_changed |= item.path not in repo.large
                 repo.large.add(item.path)
+                if item.kind == "unreadable":
+                    repo.why[item.path] = UNREADABLE
             if progress is not None and (done % 1000 == 0 or done == len(files)):
                 progress(done, len(files))
         tree = update_tree(pack, parent_tree, leaves)

@@ -40,11 +40,13 @@ def load_chain(repo: ShadowRepo, start: str | None = None) -> list[Entry]:
                 changes.append((status[0], tokens[i + 1].decode("utf-8", "surrogateescape")))
         raw.append((commit, parent, meta, changes if parent else []))
     ids = {c: (m.id if m and m.kind != "base" else None) for c, _, m, _ in raw}
+    metas = {c: m for c, _, m, _ in raw}
     entries = []
     for commit, parent, meta, changes in raw:
         checkpoint = None
         if meta is not None and meta.kind != "base":
-            checkpoint = to_checkpoint(meta, ids.get(parent) if parent else None, changes)
+            checkpoint = to_checkpoint(meta, ids.get(parent) if parent else None, changes,
+                                       metas.get(parent) if parent else None)
         entries.append(Entry(commit, parent, meta, checkpoint))
     return entries
 

@@ -55,7 +55,7 @@ def fast_stage(stager: Stager, head_tree: str, paths: set[str], *,
         if stat.S_ISLNK(st.st_mode):
             mode, content = "120000", os.fsencode(os.readlink(full))
         elif stat.S_ISREG(st.st_mode):
-            if st.st_size > limit:
+            if st.st_size > limit or not os.access(full, os.R_OK):
                 return None
             mode = "100755" if st.st_mode & 0o100 else "100644"
             with open(full, "rb") as fh:

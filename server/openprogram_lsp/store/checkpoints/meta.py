@@ -6,6 +6,13 @@ import json
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.types import Checkpoint, CheckpointFile
+from openprogram_lsp.store.checkpoints.extras import (
+    REASONS,
+    TOO_LARGE,
+    Extras,
+    Unrecorded,
+    dir_changes,
+)
 
 PREFIX = "Openprogram-"
 MAX_SKIPPED_TRAILERS = 200
@@ -28,6 +35,16 @@ class CommitMeta:
     undoes: str | None = None  # an undo's restore: the turn checkpoint it undid
     # permission bits of files whose mode is not git's default under the umask (0600, 0640...)
     modes: dict[str, int] = field(default_factory=dict)
+    # empty directories and unrecorded files (``extras``); None: a commit made before they
+    # were kept, whose empty directories are unknown
+    extras: Extras | None = None
+
+    def extras_or_skipped(self) -> Extras:
+        """The extras, or for an older commit its skipped (too large) files, fingerprint
+        unknown."""
+        if self.extras is not None:
+            return self.extras
+        return Extras(files={p: Unrecorded(TOO_LARGE, -1, -1) for p in self.skipped})
 
 
 def _one_line(value: str) -> str:
@@ -59,6 +76,11 @@ def build_message(meta: CommitMeta) -> str:
     trailers += [f"{PREFIX}Mode: {mode:04o} {json.dumps(path)}"
                  for path, mode in sorted(meta.modes.items())]
     trailers += [f"{PREFIX}Skipped: {_one_line(p)}" for p in meta.skipped[:MAX_SKIPPED_TRAILERS]]
+    if meta.extras is not None:
+        trailers.append(f"{PREFIX}Dirs: {len(meta.extras.dirs)}")
+        trailers += [f"{PREFIX}Dir: {json.dumps(d)}" for d in sorted(meta.extras.dirs)]
+        trailers += [f"{PREFIX}Unrecorded: {u.reason} {u.size} {u.mtime_ns} {json.dumps(p)}"
+                     for p, u in sorted(meta.extras.files.items())]
     parts = [subject]
     if text:
         parts.append(text)
@@ -92,6 +114,7 @@ def parse_message(body: str) -> CommitMeta | None:
         except ValueError:
             continue
     return CommitMeta(
+        extras=_extras(values),
         id=first("Checkpoint") or "", kind=first("Kind") or "turn",
         created_at=first("Created") or "", session_id=first("Session"),
         turn_id=first("Turn"), message=text, skipped=values.get("Skipped", []),
@@ -100,13 +123,47 @@ def parse_message(body: str) -> CommitMeta | None:
     )
 
 
+def _extras(values: dict[str, list[str]]) -> Extras | None:
+    if "Dirs" not in values:
+        return None
+    dirs: set[str] = set()
+    for raw in values.get("Dir", []):
+        try:
+            path = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(path, str):
+            dirs.add(path)
+    files: dict[str, Unrecorded] = {}
+    for value in values.get("Unrecorded", []):
+        reason, size, mtime, raw = [*value.split(" ", 3), "", "", ""][:4]
+        try:
+            path = json.loads(raw)
+            entry = Unrecorded(reason if reason in REASONS else TOO_LARGE, int(size), int(mtime))
+        except ValueError:
+            continue
+        if isinstance(path, str):
+            files[path] = entry
+    return Extras(frozenset(dirs), files)
+
+
 STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified"}
 
 
 def to_checkpoint(meta: CommitMeta, parent_id: str | None,
-                  changes: list[tuple[str, str]]) -> Checkpoint:
-    """A Checkpoint from its trailers, its parent's id and its (status letter, path) changes."""
+                  changes: list[tuple[str, str]],
+                  parent: CommitMeta | None = None) -> Checkpoint:
+    """A Checkpoint from its trailers, its parent's id and its (status letter, path) changes;
+    with the parent's trailers, the empty directories that came or went are listed too
+    (``dir/``). ``skipped``: the files it could not record (too large, unreadable, special)."""
     skipped = set(meta.skipped)
+    listed_skipped = list(meta.skipped)
+    if meta.extras is not None:
+        before = parent.extras if parent is not None else None
+        if before is not None:
+            changes = sorted(changes + dir_changes(before, meta.extras, changes),
+                             key=lambda c: c[1])
+        listed_skipped = sorted(meta.extras.files)
     files = [CheckpointFile(path=p, status=STATUS.get(s, "modified"))  # type: ignore[arg-type]
              for s, p in changes if p not in skipped]
     kind = meta.kind if meta.kind in ("baseline", "turn", "safety", "restore") else "turn"
@@ -114,5 +171,5 @@ def to_checkpoint(meta: CommitMeta, parent_id: str | None,
         id=meta.id, session_id=meta.session_id, turn_id=meta.turn_id, parent_id=parent_id,
         created_at=meta.created_at, message=meta.message, files=files,
         kind=kind,  # type: ignore[arg-type]
-        skipped=list(meta.skipped) or None,
+        skipped=listed_skipped[:MAX_SKIPPED_TRAILERS] or None,
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,22 +12,31 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
 from openprogram_lsp.core.fsutil import protected_dir_of
 from openprogram_lsp.store.checkpoints import cas
+from openprogram_lsp.store.checkpoints.extras import EMPTY, Extras, describe
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
+    TREE_MODE,
     TreeChange,
     commit_tree,
     diff_trees,
     lookup,
     read_blobs,
 )
-from openprogram_lsp.store.checkpoints.results import Change, FileChange, RestoreOutcome
+from openprogram_lsp.store.checkpoints.results import (
+    Change,
+    FileChange,
+    NotRestored,
+    RestoreOutcome,
+)
 
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
 
-
-
+OURS = "inside openprogram's own state: never written by a restore"
+OUTSIDE = "leads outside the workspace"
+A_DIRECTORY = "a directory is in its place: left as it is"
+IN_THE_WAY = "something the checkpoint did not record is in its place: left as it is"
 
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
@@ -68,17 +78,35 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
             raise CheckpointError("checkpoint store has no head")
         safety_id = safety.id if safety else store._head_checkpoint_id(head)
         changes = diff_trees(store.repo, commit_tree(store.repo, head), target_tree, wanted=only)
+        was = target.meta.extras_or_skipped() if target.meta is not None else EMPTY
+        now = store._extras_of(head)
+        # files either side could not record are left as they are, and named
+        left = _unrecorded(was, now or EMPTY, only, {c.path for c in changes},
+                           store.repo.config.max_file_bytes)
+        changes = [c for c in changes if c.path not in left]
         blobs = read_blobs(store.repo, [c.new_sha for c in changes
                                         if c.status != "D" and c.new_mode != GITLINK_MODE])
         perms = target.meta.modes if target.meta is not None else {}
-        applied, skipped, conflicts = _apply(store.workspace, blobs, changes, perms)
+        # empty directories: only between two checkpoints that both kept them
+        dirs = (was.dirs, now.dirs) if target.meta is not None and \
+            target.meta.extras is not None and now is not None else None
+
+        def kept(rel: str) -> bool:  # whether the target had this directory
+            if rel in was.dirs or any(d.startswith(rel + "/") for d in was.dirs):
+                return True
+            entry = lookup(store.repo, target_tree, rel)
+            return entry is not None and entry[0] == TREE_MODE
+
+        applied, skipped, conflicts = _apply(store.workspace, blobs, changes, perms, dirs, only,
+                                             kept)
         applied += _fix_modes(store, target_tree, perms, store._modes_of(head), only,
                               {c.path for c in changes})
+        left.update(skipped)
         restored = None
         if conflicts:  # what another process wrote meanwhile is recorded, never lost
             store.note_paths(conflicts)
         if applied or conflicts or undoes:
-            store.note_paths([p for p, _ in applied])
+            store.note_paths([p.rstrip("/") for p, _ in applied])
             what = f"Undid turn checkpoint {undoes}" if undoes else (
                 f"Restored checkpoint {checkpoint_id}")
             restored = store._commit("restore", session_id, None, what,
@@ -86,9 +114,31 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
                                      restored_from=checkpoint_id, undo=safety_id, undoes=undoes)
         return RestoreOutcome(
             restored=[p for p, _ in applied], safety_checkpoint_id=safety_id,
-            changes=[FileChange(p, c) for p, c in applied],
+            changes=[FileChange(p, c) for p, c in applied if not p.endswith("/")],
             checkpoint_id=restored.id if restored is not None else None,
-            skipped=skipped or None, conflicts=conflicts or None)
+            skipped=sorted(left) or None, conflicts=conflicts or None,
+            not_restored=[NotRestored(p, why) for p, why in sorted(left.items())] or None)
+
+
+def _in(path: str, only: tuple[str, ...] | None) -> bool:
+    return not only or any(path == w or path.startswith(w + "/") for w in only)
+
+
+def _unrecorded(was: Extras, now: Extras, only: tuple[str, ...] | None,
+                changed: set[str], limit: int) -> dict[str, str]:
+    """Path -> why, for the files (in scope) that the target or the current state could not
+    record and that a restore would have to touch: a tree change at their path, or an
+    unrecorded file that is not as the target saw it. Restoring them could not be undone (or
+    is impossible), so they are left as they are."""
+    out: dict[str, str] = {}
+    for path in was.files.keys() | now.files.keys():
+        if not _in(path, only):
+            continue
+        entry = now.files.get(path) or was.files[path]
+        before = was.files.get(path)
+        if path in changed or before is None or not before.same_as(now.files.get(path)):
+            out[path] = describe(entry.reason, limit)
+    return out
 
 
 def _fix_modes(store: StoreView, tree: str, perms: dict[str, int],
@@ -117,8 +167,13 @@ def _fix_modes(store: StoreView, tree: str, perms: dict[str, int],
 
 
 def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
-           perms: dict[str, int]) -> tuple[list[tuple[str, Change]], list[str], list[str]]:
-    """Delete, then write; returns ([(path, added|modified|deleted)], [skipped], [conflicts]).
+           perms: dict[str, int], dirs: tuple[frozenset[str], frozenset[str]] | None = None,
+           only: tuple[str, ...] | None = None, kept: Callable[[str], bool] = bool,
+           ) -> tuple[list[tuple[str, Change]], dict[str, str], list[str]]:
+    """Delete, remove empty directories the target lacks, write, then make the empty
+    directories it had; returns ([(path, added|modified|deleted)] (a directory as ``dir/``),
+    {path: why it was left alone}, [conflicts]). ``dirs``: (the target's empty directories,
+    the current ones), or None to leave directories be.
 
     Every path is walked from the workspace's descriptor (``core.fdfs``): a directory swapped
     for a symlink during the restore fails that path instead of writing outside. Each file is
@@ -126,10 +181,11 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
     another process changed meanwhile is left as it is and reported as a conflict.
     """
     applied: list[tuple[str, Change]] = []
-    skipped: list[str] = []
+    skipped: dict[str, str] = {}
     conflicts: list[str] = []
     ours = [c.path for c in changes if _ours(workspace, c.path)]
-    skipped += ours  # restore never writes into our own state, whatever the workspace is
+    # restore never writes into our own state, whatever the workspace is
+    skipped.update((p, OURS) for p in ours)
     changes = [c for c in changes if c.path not in set(ours)]
     for change in changes:
         if change.status != "D":
@@ -139,32 +195,36 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
             if st is None:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                skipped.append(change.path)
+                skipped[change.path] = A_DIRECTORY
                 continue
             cas.swap(workspace, change.path, (change.old_mode, change.old_sha), None, 0)
         except cas.Conflict:
             conflicts.append(change.path)
             continue
         except (WorkspaceEscape, ToolError):
-            skipped.append(change.path)
+            skipped[change.path] = OUTSIDE
             continue
         except OSError as exc:
             raise CheckpointError(f"could not remove {change.path}: {exc}") from exc
         fdfs.prune_empty_dirs(workspace, change.path.rpartition("/")[0])
         applied.append((change.path, "deleted"))
+    if dirs is not None:
+        applied += _remove_dirs(workspace, sorted((d for d in dirs[1] - dirs[0] if _in(d, only)),
+                                                  reverse=True), kept)
     for change in changes:
         if change.status == "D" or change.new_mode == GITLINK_MODE:
             continue
         try:
             st = fdfs.lstat(workspace, change.path)
         except (WorkspaceEscape, ToolError):
-            skipped.append(change.path)
+            skipped[change.path] = OUTSIDE
             continue
         existed = st is not None
         if (change.status == "A" and existed) or (st is not None and stat.S_ISDIR(st.st_mode)):
             # a file the safety checkpoint did not record (ignored, too big, a directory):
             # overwriting it could not be undone, so it is left alone
-            skipped.append(change.path)
+            skipped[change.path] = A_DIRECTORY if st is not None and stat.S_ISDIR(st.st_mode) \
+                else IN_THE_WAY
             continue
         perm = wanted_perm(perms, change.path, change.new_mode)
         try:
@@ -179,12 +239,63 @@ def _apply(workspace: Path, blobs: dict[str, bytes], changes: list[TreeChange],
             conflicts.append(change.path)
             continue
         except (WorkspaceEscape, ToolError):
-            skipped.append(change.path)
+            skipped[change.path] = OUTSIDE
             continue
         except OSError as exc:
             raise CheckpointError(f"could not restore {change.path}: {exc}") from exc
         applied.append((change.path, "modified" if existed else "added"))
+    if dirs is not None:
+        made, blocked = _make_dirs(workspace, sorted(d for d in dirs[0] - dirs[1] if _in(d, only)))
+        applied += made
+        skipped.update(blocked)
     return applied, skipped, conflicts
+
+
+def _remove_dirs(workspace: Path, dirs: list[str],
+                 kept: Callable[[str], bool]) -> list[tuple[str, Change]]:
+    """Remove directories (deepest first) that are still empty, then their parents that are
+    empty now and that the target did not have (``kept``); a directory that holds anything is
+    left as it is (what it holds was recorded, or is kept unrecorded)."""
+    out: list[tuple[str, Change]] = []
+    for rel in dirs:
+        if kept(rel):  # the target has files in it: they are written into it
+            continue
+        while rel:
+            parts = fdfs.split(rel)
+            try:
+                with fdfs.open_dir(workspace, parts[:-1], rel=rel) as dfd:
+                    os.rmdir(parts[-1], dir_fd=dfd)
+            except (OSError, WorkspaceEscape, ToolError):
+                break
+            out.append((rel + "/", "deleted"))
+            rel = rel.rpartition("/")[0]
+            if kept(rel):
+                break
+    return out
+
+
+def _make_dirs(workspace: Path, dirs: list[str]
+               ) -> tuple[list[tuple[str, Change]], dict[str, str]]:
+    """Make the target's empty directories (and their parents); one with something else in
+    its place is left as it is and named."""
+    made: list[tuple[str, Change]] = []
+    blocked: dict[str, str] = {}
+    for rel in dirs:
+        try:
+            if fdfs.lstat(workspace, rel) is not None:
+                st = fdfs.lstat(workspace, rel)
+                if st is not None and not stat.S_ISDIR(st.st_mode):
+                    blocked[rel + "/"] = IN_THE_WAY
+                continue
+            with fdfs.open_dir(workspace, fdfs.split(rel), create=True, rel=rel):
+                pass
+        except (WorkspaceEscape, ToolError, NotADirectoryError):
+            blocked[rel + "/"] = IN_THE_WAY
+            continue
+        except OSError as exc:
+            raise CheckpointError(f"could not make the directory {rel}: {exc}") from exc
+        made.append((rel + "/", "added"))
+    return made, blocked
 
 
 def _ours(workspace: Path, path: str) -> bool:

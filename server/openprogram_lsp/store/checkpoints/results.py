@@ -55,6 +55,14 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
+class NotRestored:
+    """A path a restore left as it is, and why (never recorded, something in its place...)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class RestoreOutcome:
     """What a restore (or undo, or hunk restore) wrote, and how to undo it."""
 
@@ -65,7 +73,8 @@ class RestoreOutcome:
     undone_checkpoint_id: str | None = None  # undo: the turn's checkpoint undone
     restored_from_checkpoint_id: str | None = None  # undo: the state the files came back to
     conflicts: list[str] | None = None  # changed by another process meanwhile, left alone
-    skipped: list[str] | None = None  # not restorable (our own state, a directory, ...)
+    skipped: list[str] | None = None  # not restored: the paths of ``not_restored``
+    not_restored: list[NotRestored] | None = None  # left as they are, each with why
     code_checkpoint_id: str | None = None  # switching a branch's code: the state restored
 
     def but(self, **changes: object) -> RestoreOutcome:

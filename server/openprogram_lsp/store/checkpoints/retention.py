@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.store.checkpoints.chain import Entry
-from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message
+from openprogram_lsp.store.checkpoints.meta import CommitMeta, build_message, parse_message
 from openprogram_lsp.store.checkpoints.objects import (
     commit_tree,
     read_object,
@@ -75,8 +75,12 @@ def _base(repo: ShadowRepo, dropped: str, parent: str | None, child: Entry,
     """A hidden commit holding a dropped parent's tree, so a kept child's diff stays exact."""
     child_id = child.meta.id if child.meta else child.commit
     created = now_iso()
+    _kind, body = read_object(repo, dropped)
+    was = parse_message(body.partition(b"\n\n")[2].decode("utf-8", "replace"))
     meta = CommitMeta(id=f"base-{child_id}", kind="base", created_at=created,
-                      message=f"Parent state of checkpoint {child_id}")
+                      message=f"Parent state of checkpoint {child_id}",
+                      modes=was.modes if was is not None else {},
+                      extras=was.extras if was is not None else None)
     epoch = int(datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp())
     if sink is not None:
         return _trees.write_commit(sink, commit_tree(repo, dropped), [parent] if parent else [],

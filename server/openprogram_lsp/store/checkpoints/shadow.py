@@ -73,7 +73,8 @@ class ShadowRepo:
             "GIT_INDEX_FILE": str(self.index_file),
         }
         self.nested: set[str] = set()
-        self.large: set[str] = set()
+        self.large: set[str] = set()  # files left out: too large, or unreadable (``why``)
+        self.why: dict[str, str] = {}  # path in ``large`` -> "unreadable" (else too large)
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -98,10 +99,14 @@ class ShadowRepo:
             data = {}
         self.nested = set(data.get("nested", []))
         self.large = set(data.get("large", []))
+        why = data.get("why", {})
+        self.why = {p: r for p, r in why.items() if p in self.large} if isinstance(why, dict) \
+            else {}
 
     def save_state(self) -> None:
         """Persist the nested repositories and oversized files found so far."""
-        data = {"nested": sorted(self.nested), "large": sorted(self.large)}
+        self.why = {p: r for p, r in self.why.items() if p in self.large}
+        data = {"nested": sorted(self.nested), "large": sorted(self.large), "why": self.why}
         atomic_write(self.state_file, json.dumps(data, indent=1))
 
     def write_excludes(self) -> None:

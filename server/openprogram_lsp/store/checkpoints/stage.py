@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.store.checkpoints.extras import UNREADABLE
 from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, ZERO_SHA, TreeChange, diff_trees
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
@@ -163,7 +164,14 @@ class Stager:
                 st = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
                 plan.missing.append(path)
+                if path in self.repo.large:
+                    self.repo.large.discard(path)
+                    plan.state_changed = True
                 continue
+            if path in self.repo.large and self._recordable(full, st):
+                # shrunk (or readable again): recorded from now on, so no longer excluded
+                self.repo.large.discard(path)
+                plan.state_changed = True
             if stat.S_ISDIR(st.st_mode):
                 if os.path.lexists(os.path.join(full, ".git")):
                     self.repo.nested.add(path)
@@ -176,6 +184,12 @@ class Stager:
             elif stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 plan.state_changed |= path not in self.repo.large
                 self.repo.large.add(path)
+                self.repo.why.pop(path, None)
+                plan.drop.append(path)
+            elif stat.S_ISREG(st.st_mode) and not os.access(full, os.R_OK):
+                plan.state_changed |= path not in self.repo.large
+                self.repo.large.add(path)
+                self.repo.why[path] = UNREADABLE
                 plan.drop.append(path)
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 plan.files.append(path)
@@ -244,6 +258,10 @@ class Stager:
             self.repo.write_excludes()
         return todo
 
+    def _recordable(self, full: str, st: os.stat_result) -> bool:
+        """Whether a regular file can be recorded: not too large, and readable."""
+        return st.st_size <= self.repo.config.max_file_bytes and os.access(full, os.R_OK)
+
     def in_nested(self, path: str) -> bool:
         """Whether a path is, or lies in, a nested repository already known."""
         return any(path == n or path.startswith(n + "/") for n in self.repo.nested)
@@ -254,11 +272,12 @@ class Stager:
         before = (set(self.repo.large), set(self.repo.nested))
         keep_large = set()
         for path in self.repo.large:
+            full = os.path.join(ws, path)
             try:
-                st = os.lstat(os.path.join(ws, path))
+                st = os.lstat(full)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_size > self.repo.config.max_file_bytes:
+            if stat.S_ISREG(st.st_mode) and not self._recordable(full, st):
                 keep_large.add(path)
         self.repo.large = keep_large
         self.repo.nested = {p for p in self.repo.nested

@@ -16,11 +16,19 @@ from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import protect_dir
 from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints import extras as extras_mod
 from openprogram_lsp.store.checkpoints import stage as stage_mod
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.checkpoints.disk_check import modified_files
+from openprogram_lsp.store.checkpoints.extras import EMPTY as EMPTY_EXTRAS
+from openprogram_lsp.store.checkpoints.extras import (
+    Extras,
+    Unrecorded,
+    changed_unrecorded,
+    dir_changes,
+)
 from openprogram_lsp.store.checkpoints.fast import fast_stage
 from openprogram_lsp.store.checkpoints.lock import TurnGuard, WorkspaceLock
 from openprogram_lsp.store.checkpoints.meta import (
@@ -66,6 +74,7 @@ class Prepared:
     head: str | None
     tree: str
     modes: dict[str, int]
+    extras: Extras
 
 
 def epoch(iso: str) -> int:
@@ -104,6 +113,7 @@ class CheckpointStore:
         self._head_id: tuple[str, str] | None = None
         self._head_tree: tuple[str, str] | None = None
         self._head_modes: tuple[str, dict[str, int]] | None = None
+        self._head_extras: tuple[str, Extras | None] | None = None
         self._seen_head: str | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._disabled: str | None = None
@@ -212,6 +222,7 @@ class CheckpointStore:
                     if modes is None:
                         modes = update_modes(str(self.workspace), parent_modes,
                                              self._files_of(tree, parent_tree, changes))
+                    extras = self._scan_extras(tree, parent_tree, changes)
                 except BaseException as exc:
                     self._staging_failed(noted, exc)
                     raise
@@ -219,8 +230,9 @@ class CheckpointStore:
                     self.progress = before
                 self._seen_head = head
                 self._stamp = self.repo.index_stamp()
-                if head is None or tree != parent_tree or modes != parent_modes:
-                    self._prepared = Prepared(head, tree, modes)
+                if head is None or tree != parent_tree or modes != parent_modes \
+                        or extras != self._extras_of(head):
+                    self._prepared = Prepared(head, tree, modes, extras)
                 return True
         except _Cancelled:
             return False
@@ -416,6 +428,13 @@ class CheckpointStore:
                 raise CheckpointError(f"checkpoint {cp.id} has no earlier state to go back to")
             paths = [c.path for c in diff_trees(self.repo, commit_tree(self.repo, entry.parent),
                                                 commit_tree(self.repo, entry.commit))]
+            # and what the tree cannot show: exact modes, empty directories, unrecorded files
+            was, now = self._modes_of(entry.parent), self._modes_of(entry.commit)
+            paths += [p for p in was.keys() | now.keys() if was.get(p) != now.get(p)]
+            before, after = self._extras_of(entry.parent), self._extras_of(entry.commit)
+            if before is not None and after is not None:
+                paths += [p.rstrip("/") for _s, p in dir_changes(before, after)]
+                paths += changed_unrecorded(before, after)
         if not paths:
             raise CheckpointError(f"turn checkpoint {cp.id} changed no files; nothing to undo")
         out = self.restore(cp.parent_id, paths, session_id=session_id, undoes=cp.id)
@@ -553,6 +572,8 @@ class CheckpointStore:
                 self._head_tree = (new_head, self._head_tree[1])
             if self._head_modes is not None and self._head_modes[0] == head:
                 self._head_modes = (new_head, self._head_modes[1])
+            if self._head_extras is not None and self._head_extras[0] == head:
+                self._head_extras = (new_head, self._head_extras[1])
             if ours:  # the rewrite is ours: nothing is stale
                 self._seen_head = new_head
         self._collect_garbage()
@@ -647,12 +668,17 @@ class CheckpointStore:
                 parent_tree = self._tree_of_head(head)
                 if prepared is None:
                     tree, changes, read_modes = self._stage(parent_tree, noted, walk)
+                    extras = self._scan_extras(tree, parent_tree, changes) if walk else \
+                        self._update_extras(self._extras_of(head) or EMPTY_EXTRAS,
+                                            noted | {c.path for c in changes}, tree)
                 else:  # what ``prepare`` staged, plus what was noted since
                     tree, later, _modes = self._stage(prepared.tree, noted, False)
                     # (a first checkpoint lists no files, as a walk's does)
                     changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
                     read_modes = update_modes(str(self.workspace), prepared.modes,
                                               noted | {c.path for c in later})
+                    extras = self._update_extras(prepared.extras,
+                                                 noted | {c.path for c in later}, tree)
             except BaseException as exc:
                 self._staging_failed(noted, exc)
                 raise
@@ -668,12 +694,18 @@ class CheckpointStore:
             mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
                                if modes.get(p) != parent_modes.get(p)
                                and p not in {c.path for c in changes})
-            if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only:
+            parent_extras = self._extras_of(head)
+            extra_changes = [] if parent_extras is None else \
+                dir_changes(parent_extras, extras) + \
+                [("M", p) for p in changed_unrecorded(parent_extras, extras)]
+            if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only \
+                    and not extra_changes:
                 return None
             created = now_iso()
             meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
                               turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
-                              restored_from=restored_from, undo=undo, undoes=undoes, modes=modes)
+                              restored_from=restored_from, undo=undo, undoes=undoes, modes=modes,
+                              extras=extras)
             sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
@@ -681,8 +713,12 @@ class CheckpointStore:
         self._seen_head = sha
         self._head_tree = (sha, tree)
         self._head_modes = (sha, modes)
+        self._head_extras = (sha, extras)
         listed = [(c.status, c.path) for c in changes] + [("M", p) for p in mode_only]
-        checkpoint = to_checkpoint(meta, parent_id, sorted(listed, key=lambda c: c[1]))
+        parent_meta = CommitMeta(id="", kind="", created_at="", extras=parent_extras) \
+            if head is not None else None
+        checkpoint = to_checkpoint(meta, parent_id, sorted(listed, key=lambda c: c[1]),
+                                   parent_meta)
         if self._chain is not None and self._chain_head == head:
             self._chain.insert(0, Entry(sha, head, meta, checkpoint))
             self._chain_head = sha
@@ -740,6 +776,45 @@ class CheckpointStore:
         if scanned:
             self.stager.paths(scanned, scanned=True)
         return *self.stager.write_tree(parent_tree), None
+
+    def _scan_extras(self, tree: str, parent_tree: str | None, changes: Changes) -> Extras:
+        """Empty directories and unrecorded files after a walk: the tree's directories read."""
+        dirs, special = extras_mod.scan(str(self.workspace),
+                                        self._files_of(tree, parent_tree, changes),
+                                        self.stager.ignored, self.repo.nested)
+        return self._with_large(dirs, special)
+
+    def _update_extras(self, parent: Extras, paths: set[str], tree: str) -> Extras:
+        """The parent's empty directories and unrecorded files, the noted paths re-read."""
+        if not paths:
+            return self._with_large(set(parent.dirs), {
+                p: u for p, u in parent.files.items() if u.reason == extras_mod.SPECIAL})
+        dirs, special = extras_mod.update(str(self.workspace), parent, paths,
+                                          self.stager.ignored, self.repo.nested,
+                                          lambda: self._files_of(tree))
+        return self._with_large(dirs, special)
+
+    def _with_large(self, dirs: set[str], special: dict[str, Unrecorded]) -> Extras:
+        files = dict(special)
+        ws = str(self.workspace)
+        for path in self.repo.large:
+            entry = extras_mod.fingerprint(ws, path, self.repo.why.get(path, extras_mod.TOO_LARGE))
+            if entry is not None:
+                files[path] = entry
+        return Extras(frozenset(dirs), files)
+
+    def _extras_of(self, commit: str | None) -> Extras | None:
+        """The empty directories and unrecorded files recorded with a checkpoint commit
+        (None for a commit made before they were kept)."""
+        if commit is None:
+            return EMPTY_EXTRAS
+        if self._head_extras is not None and self._head_extras[0] == commit:
+            return self._head_extras[1]
+        _kind, body = read_object(self.repo, commit)
+        meta = parse_message(body.partition(b"\n\n")[2].decode("utf-8", "replace"))
+        extras = meta.extras if meta is not None else None
+        self._head_extras = (commit, extras)
+        return extras
 
     def _modes_of(self, commit: str | None) -> dict[str, int]:
         """The mode table recorded with a checkpoint commit (cached for the head)."""

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints.chain import Entry
+from openprogram_lsp.store.checkpoints.extras import Extras
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
@@ -38,6 +39,8 @@ class StoreView(Protocol):
     def _head_checkpoint_id(self, head: str) -> str | None: ...
 
     def _modes_of(self, commit: str | None) -> dict[str, int]: ...
+
+    def _extras_of(self, commit: str | None) -> Extras | None: ...
 
     def _checked_relative(self, path: str) -> str: ...
 
