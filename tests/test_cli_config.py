@@ -82,6 +82,6 @@ def test_config_says_whether_each_key_was_found_never_its_value(tmp_path: Path) 
     assert "# anthropic API key: found ($MY_CLAUDE_KEY)" in r.stdout
     assert "sk-secret-value-123" not in r.stdout + r.stderr
     j = run(["config", "--json"], tmp_path, OPENAI_API_KEY="sk-other")
-    keys = json.loads(j.stdout)["apiKeys"]
+    keys = json.loads(j.stdout)["keys"]
     assert keys["openai"] == {"found": True, "source": "$OPENAI_API_KEY"}
     assert "sk-other" not in j.stdout

@@ -523,7 +523,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.json:
         keys = {name: {"found": found, "source": source}
                 for name, found, source in _key_sources(settings, _environment(args))}
-        print(json.dumps({"files": [str(f) for f in settings.files], "apiKeys": keys,
+        print(json.dumps({"files": [str(f) for f in settings.files], "keys": keys,
                           "workspace": str(settings.workspace), "trusted": settings.trusted,
                           "settings": [{"key": k, "value": v, "source": s}
                                        for k, v, s in rows]}))

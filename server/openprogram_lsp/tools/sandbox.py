@@ -304,5 +304,5 @@ def status(settings: Settings | None = None) -> dict[str, object]:
         message = f"commands run unsandboxed: {found.reason}"
     return {"sandboxed": box.mode != "off" and found.ok, "mode": box.mode,
             "network": box.network, "limits": {"processes": box.limits.processes,
-                                               "memoryMb": box.limits.memory // MIB},
+                                               "memory_mb": box.limits.memory // MIB},
             "bwrap": found.path, "message": message}
