@@ -125,6 +125,13 @@ async def test_fork_is_a_named_branch_of_the_same_session(
     assert tail_chain == ["write a.txt\none\n", "write a.txt\ntwo\n", "list ."]
     names = {r.name for r in store.list_branches(sid)}
     assert {"alt", "fork-1"} <= names
+    # listed beside their session (forks with a message), the same branch for any client
+    unstarted = await acp.fork_session(cwd=str(workspace), session_id=sid)
+    listed = [(s.session_id, s.title) for s in (await acp.list_sessions()).sessions]
+    assert listed[0] == (sid, "write a.txt")
+    assert set(listed[1:]) == {(tail.session_id, "write a.txt (fork-1)"),
+                               (alt.session_id, "write a.txt (alt)")}
+    assert unstarted.session_id not in dict(listed)
     # bad anchors and names are refused, naming the field
     for meta, field in (({"fromNodeId": "nope"}, "fromNodeId"), ({"name": "alt"}, "name"),
                         ({"name": ""}, "name"), ({"rules": "all"}, "rules")):

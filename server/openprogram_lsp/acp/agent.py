@@ -470,8 +470,9 @@ class OpenProgramAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        """Stored sessions, newest first, optionally only those of ``cwd``; 50 a page, the
-        cursor opaque (an offset). Sessions without a message are not listed."""
+        """Stored sessions, newest first, optionally only those of ``cwd``; 50 sessions a
+        page, each followed by its forks that hold a message; the cursor opaque (an offset).
+        Sessions without a message are not listed."""
         want = str(_absolute_dir(cwd)) if cwd is not None else None
         start = 0
         if cursor:
@@ -481,9 +482,17 @@ class OpenProgramAgent:
             start = int(cursor)
         rows, total = await asyncio.to_thread(self.dispatcher.services.store.session_page,
                                               workspace=want, offset=start, limit=PAGE)
-        infos = [SessionInfo(session_id=r["id"], cwd=str(r.get("workspace") or ""),
-                             title=r.get("title") or None, updated_at=r.get("updatedAt"))
-                 for r in rows if isinstance(r.get("id"), str) and r.get("headId")]
+        infos: list[SessionInfo] = []
+        for r in rows:
+            if not isinstance(r.get("id"), str) or not r.get("headId"):
+                continue
+            cwd, title = str(r.get("workspace") or ""), r.get("title") or None
+            infos.append(SessionInfo(session_id=r["id"], cwd=cwd, title=title,
+                                     updated_at=r.get("updatedAt")))
+            for key, name in forks.listed(r):  # its forks with a message, beside it
+                infos.append(SessionInfo(session_id=forks.join(r["id"], key), cwd=cwd,
+                                         title=f"{title or 'untitled'} ({name})",
+                                         updated_at=r.get("updatedAt")))
         more = start + PAGE < total
         return ListSessionsResponse(sessions=infos,
                                     next_cursor=str(start + PAGE) if more else None)

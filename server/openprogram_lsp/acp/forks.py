@@ -65,6 +65,15 @@ def record(store: SessionStore, sid: str, key: str) -> Fork:
                 name=str(raw.get("name") or key), rules=rules, started=bool(raw.get("started")))
 
 
+def listed(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, branch name) of a session's forks that hold a message, in creation order."""
+    raw = meta.get(META_KEY)
+    if not isinstance(raw, dict):
+        return []
+    return [(key, str(rec.get("name") or key)) for key, rec in raw.items()
+            if isinstance(rec, dict) and rec.get("started") and is_safe_id(str(key))]
+
+
 def tip(store: SessionStore, sid: str, fork: Fork) -> str | None:
     """The fork's branch tip (None before its first message); NotFound when its branch is
     gone (renamed or its name given to another branch by hand)."""

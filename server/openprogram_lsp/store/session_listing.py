@@ -23,7 +23,8 @@ from openprogram_lsp.core.fsutil import atomic_write, write_all
 from openprogram_lsp.store import meta_slots
 
 LISTING = ".listing"
-LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running")
+LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running",
+          "acpForks")
 SLACK = 256
 """Lines past twice the session count after which the listing is rewritten."""
 
