@@ -99,3 +99,24 @@ async def test_available_commands_follow_the_workspace_s_own_commands(
     await acp.prompt(session_id=session.session_id, prompt=[text_block("list .")])
     await asyncio.sleep(0.05)
     assert len(client.updates("available_commands_update")) == 2  # unchanged: not sent again
+
+
+async def test_an_image_sent_anyway_is_described_and_the_user_told_it_went_unseen(
+        acp: Any, client: RecordingClient, dispatcher: Dispatcher, workspace: Path) -> None:
+    import base64
+
+    from acp import image_block
+
+    session = await acp.new_session(cwd=str(workspace))
+    caps = await acp._conn.send_request("initialize", {"protocolVersion": 1})
+    assert caps["agentCapabilities"]["promptCapabilities"].get("image") is False
+    png = base64.b64encode(b"\x89PNG" + bytes(4096)).decode()
+    resp = await acp.prompt(session_id=session.session_id,
+                            prompt=[text_block("what is on it?"), image_block(png, "image/png")])
+    assert resp.stop_reason == "end_turn"
+    assert "Not passed to the model: an image (image/png, 4 KB)" in client.text()
+    user = next(n for n in dispatcher.services.store.get_branch(session.session_id)
+                if n.role == "user")
+    assert "[the user attached an image (image/png, 4 KB)" in user.text
+    assert user.metadata["attachments"][0]["note"] == "an image (image/png, 4 KB): not passed " \
+        "to the model"

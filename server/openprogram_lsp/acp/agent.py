@@ -713,6 +713,10 @@ class OpenProgramAgent:
             meta: dict[str, Any] = {"client": "acp"}
             if content.attachments:
                 meta.update(promptText=content.typed, attachments=content.attachments)
+            if content.unseen:  # not advertised, sent anyway: the user learns it went unseen
+                self.notify_text(sess.session_id, f"(Not passed to the model: "
+                                 f"{', '.join(content.unseen)}. This agent takes text, files "
+                                 "and resources only.)\n\n")
             request = TurnRequest(text=content.text, session_id=sess.store_id,
                                   workspace=str(sess.workspace), metadata=meta)
         first_of_fork = self._place(sess, request)

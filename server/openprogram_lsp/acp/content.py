@@ -42,6 +42,7 @@ class Prompt:
     typed: str
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)  # images and audio the model never gets
 
 
 def file_path(uri: str) -> Path | None:
@@ -90,6 +91,7 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText)
     typed: list[str] = []
     parts: list[str] = []
     records: list[dict[str, Any]] = []
+    unseen: list[str] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
             typed.append(block.text)
@@ -107,8 +109,12 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText)
                 assert isinstance(res, BlobResourceContents)
                 text, note = None, "binary content; not shown"
         else:  # images and audio are not advertised; say so instead of dropping them
-            records.append({"uri": "", "name": block.type, "note": "not supported"})
-            parts.append(f"[the user attached {block.type} content, which is not supported]")
+            what = _media(block)
+            records.append({"uri": getattr(block, "uri", None) or "", "name": block.type,
+                            "note": f"{what}: not passed to the model"})
+            parts.append(f"[the user attached {what}, which this agent cannot pass to the "
+                         "model; say so if it matters]")
+            unseen.append(what)
             continue
         typed.append(f"@{name}")
         record: dict[str, Any] = {"uri": uri, "name": name}
@@ -123,4 +129,12 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText)
     if not message.strip() and not parts:
         message = ""
     full = "\n\n".join([message.rstrip("\n"), *parts]) if parts else message
-    return Prompt(typed=message, text=full, attachments=records)
+    return Prompt(typed=message, text=full, attachments=records, unseen=unseen)
+
+
+def _media(block: ImageContentBlock | AudioContentBlock) -> str:
+    """An image or audio block described: its kind, type and size (its data never read)."""
+    size = len(block.data or "") * 3 // 4  # base64
+    shown = f"{size // 1024} KB" if size >= 1024 else f"{size} bytes"
+    return f"an {block.type} ({block.mime_type}, {shown})" if block.type == "image" \
+        else f"{block.type} ({block.mime_type}, {shown})"

@@ -128,7 +128,7 @@ def replay(node: Node, workspace: Path, tool_nodes: dict[str, Node]) -> list[Ses
         text = str(node.metadata.get("promptText", node.text))
         out: list[SessionUpdate] = [helpers.update_user_message_text(text)] if text else []
         for att in node.metadata.get("attachments") or []:
-            if isinstance(att, dict) and isinstance(att.get("uri"), str):
+            if isinstance(att, dict) and isinstance(att.get("uri"), str) and att["uri"]:
                 out.append(helpers.update_user_message(helpers.resource_link_block(
                     name=str(att.get("name") or att["uri"]), uri=att["uri"])))
         return out
