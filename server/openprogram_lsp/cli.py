@@ -235,6 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(config)
     _add_common(config)
 
+    editor = sub.add_parser("editor", help="where this install's Neovim plugin or VS Code "
+                                           "extension is",
+                            description="Print the Neovim plugin's directory (for rtp:append "
+                                        "or a lazy.nvim dir) or the VS Code extension's .vsix.")
+    editor.add_argument("which", choices=("nvim", "vscode"), help="the editor")
+    editor.add_argument("--install", action="store_true",
+                        help="vscode: install the .vsix with `code --install-extension`")
+
     box = sub.add_parser("sandbox", help="say whether commands run in the sandbox (exit 1: not)",
                          description="Say whether run_command is sandboxed here, and why not.")
     box.add_argument("--json", action="store_true", help="print JSON")
@@ -622,13 +630,30 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0 if info["sandboxed"] or info["mode"] == "off" else 1
 
 
+def cmd_editor(args: argparse.Namespace) -> int:
+    """Print (or install) the editor client this install carries."""
+    from openprogram_lsp.terminal import editor
+
+    if args.which == "nvim":
+        if args.install:
+            raise CliError("--install is for vscode; add the printed directory to Neovim's "
+                           "runtimepath (see editors/nvim/README.md)")
+        print(editor.nvim_dir())
+        return 0
+    path = editor.vsix()
+    if args.install:
+        return editor.install_vsix(path)
+    print(path)
+    return 0
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": cmd_chat, "sessions": cmd_sessions, "history": cmd_history,
     "checkpoints": cmd_checkpoints, "diff": cmd_diff_restore, "restore": cmd_diff_restore,
     "undo": cmd_undo, "branches": cmd_branches, "checkout": cmd_branches,
     "branch-diff": cmd_branches, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
     "config": cmd_config, "sandbox": cmd_sandbox, "hooks": cmd_hooks,
-    "rules": cmd_rules,
+    "rules": cmd_rules, "editor": cmd_editor,
 }
 
 
