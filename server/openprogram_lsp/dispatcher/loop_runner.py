@@ -78,15 +78,15 @@ BRIEF_TOOLS_BELOW = 32_768
 
 def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,
              runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
-    system = system_prompt(str(runner.ctx.workspace), runner.tools.names(),
-                           provider.context_window)
+    # the window the budget will use (context.window overrides the model's): a small one gets
+    # the brief prompt and the tools' first sentences
+    window = resolve_window(provider.context_window, services.context.config.window_override)
+    system = system_prompt(str(runner.ctx.workspace), runner.tools.names(), window)
     if system_extra:
         system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
         session_id=session_id, history=history, system=system,
-        tools=runner.tools.specs(brief=resolve_window(
-            provider.context_window, services.context.config.window_override)
-            < BRIEF_TOOLS_BELOW),
+        tools=runner.tools.specs(brief=window < BRIEF_TOOLS_BELOW),
         model=provider.model,
         context_window=provider.context_window,
         max_output_tokens=getattr(provider, "max_output_tokens", services.max_output_tokens),

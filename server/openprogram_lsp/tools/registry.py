@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
+from typing import Any
 
 from openprogram_lsp.core.types import ToolSpec
 from openprogram_lsp.tools.base import Tool
@@ -31,6 +32,16 @@ def first_sentence(text: str) -> str:
         elif ch == "." and ticks % 2 == 0 and text[i + 1:i + 2] in (" ", "\n"):
             return text[:i + 1]
     return text
+
+
+def _brief_schema(schema: Any) -> Any:
+    """A JSON Schema with every ``description`` cut to its first sentence."""
+    if isinstance(schema, dict):
+        return {k: first_sentence(v) if k == "description" and isinstance(v, str)
+                else _brief_schema(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_brief_schema(v) for v in schema]
+    return schema
 
 
 class ToolRegistry:
@@ -97,6 +108,7 @@ class ToolRegistry:
         if not brief:
             return list(self._specs)
         if self._brief is None:
-            self._brief = tuple(s.model_copy(update={"description": first_sentence(
-                s.description)}) for s in self._specs)
+            self._brief = tuple(s.model_copy(update={
+                "description": first_sentence(s.description),
+                "input_schema": _brief_schema(s.input_schema)}) for s in self._specs)
         return list(self._brief)
