@@ -135,3 +135,32 @@ def test_agent_reads_and_edits_a_dirty_buffer_with_the_plugin(tmp_path: Path) ->
     assert out["buffer"] == ["def add(a, b):", "    return a + b", "# mine, unsaved"]
     assert out["modified"] is True
     assert out["disk"] == "def add(a, b):\n    return a - b\n"
+
+
+def test_an_agent_edit_into_an_unsaved_buffer_is_undone_and_blamed(tmp_path: Path) -> None:
+    """#31 in real Neovim: the turn's checkpoint holds the buffer's edit; /undo takes it back
+    out of the buffer with the user's unsaved line kept; U redoes it; saved, it is blamed."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "src").mkdir(parents=True)
+    home.mkdir()
+    (ws / "src" / "util.py").write_text("def f():\n    return 1\n", "utf-8")
+    model = runner.write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {
+            "path": "src/util.py", "content": "def f():\n    return 2\n# mine, unsaved\n"}}]},
+        {"text": "Bumped."}])
+    out = runner.run_scenario("buffer_undo", ws, model=model, home=home)
+    user = ["def f():", "    return 1", "# mine, unsaved"]
+    agent = ["def f():", "    return 2", "# mine, unsaved"]
+    assert out["after_turn"] == agent
+    assert out["disk_after_turn"] == "def f():\n    return 1\n"
+    turn = out["checkpoints"]["checkpoints"][0]
+    assert turn["kind"] == "turn"
+    assert turn["files"] == [{"path": "src/util.py", "status": "modified", "unsaved": True}]
+    assert out["undo_note"].startswith("openprogram: undid turn "), out["undo_note"]
+    assert "src/util.py" in out["undo_note"]
+    assert out["after_undo"] == user and out["modified_after_undo"] is True
+    assert out["disk_after_undo"] == "def f():\n    return 1\n"  # never written under the buffer
+    assert out["after_redo"] == agent
+    assert out["disk_saved"] == "def f():\n    return 2\n# mine, unsaved\n"
+    assert [lens["line"] for lens in out["lenses"]] == [1], out["lenses"]
+    assert out["lenses"][0]["title"].startswith("edited by the agent in turn 1")

@@ -62,10 +62,12 @@ async def test_edit_under_a_dirty_buffer_goes_into_the_buffer(start: Starter, tm
     assert "unsaved changes in the editor" in card["title"]
     assert card["diff"]["unsavedChanges"] is True
     assert "# mine, unsaved" in card["diff"]["oldText"]
-    # both sides kept, in the buffer; the disk and so the checkpoint are untouched
+    # both sides kept, in the buffer; the disk is untouched, and the checkpoint holds the
+    # buffer (tests/lsp/test_buffer_checkpoints.py: undo, redo and blame of it)
     assert ed.text[uri] == "def f():\n    return 2\n# mine, unsaved\n"
     assert target.read_text("utf-8") == "def f():\n    return 1\n"
-    assert result["checkpoint"] is None
+    assert result["checkpoint"]["files"] == [{"path": "m.py", "status": "modified",
+                                              "unsaved": True}]
     assert "editor's buffer" in _tool_output(client)
 
 

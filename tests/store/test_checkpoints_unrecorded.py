@@ -172,3 +172,35 @@ def test_a_directory_only_change_is_a_checkpoint_and_survives_a_restart(tmp_path
     assert [(f.path, f.status) for f in store.get(cp).files] == [("fresh/", "added")]
     out = open_store(ws, home).undo(cp)  # another process reads the tables back
     assert not (ws / "fresh").exists() and out.restored == ["fresh/"]
+
+
+def test_a_walk_rereads_only_directories_that_changed_and_misses_nothing(
+        tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    (ws / "src" / "old").mkdir()
+    past = 1_000_000_000
+    for d in (ws, ws / "src", ws / "docs", ws / "src" / "old"):
+        os.utime(d, (past, past))  # long unchanged: their listings are kept
+    assert store.ensure_baseline("s") is not None
+    assert "src/old" in store._listings and "src" in store._listings
+    reads: list[str] = []
+    real = os.scandir
+
+    def counting(path):  # type: ignore[no-untyped-def]
+        reads.append(os.path.relpath(path, ws))
+        return real(path)
+
+    (ws / "src" / "old" / "new").mkdir()  # moves src/old's mtime: read again
+    os.mkfifo(ws / "docs" / "pipe")  # moves docs' mtime
+    store.note_all()
+    os.scandir = counting  # type: ignore[assignment]
+    try:
+        cp = store.commit_turn("s", "t1", "shell")
+    finally:
+        os.scandir = real  # type: ignore[assignment]
+    assert cp is not None
+    assert {(f.path, f.status) for f in cp.files} == {("src/old/new/", "added")}
+    assert cp.skipped == ["docs/pipe"]
+    assert "." not in reads and "src" not in reads  # unchanged since listed: not read
+    assert "src/old" in reads and "docs" in reads

@@ -338,6 +338,8 @@ export interface CheckpointDiffResult {
 export interface CheckpointFile {
   path: string;
   status: 'added' | 'modified' | 'deleted';
+  /** The checkpoint holds the editor buffer's unsaved text of this file, not the disk's (an agent edit into a buffer with unsaved changes) */
+  unsaved?: boolean;
 }
 
 export interface CheckpointsResult {

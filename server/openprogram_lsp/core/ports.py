@@ -51,6 +51,13 @@ class Checkpointer(Protocol):
         """Tell the checkpointer which workspace paths may have changed."""
         ...
 
+    def record_buffer(self, session_id: str, rel: str,
+                      current: Callable[[], str | None]) -> Checkpoint | None:
+        """Record a workspace path as its editor buffer's unsaved text (``current``: that text
+        while it differs from the disk, else None) from now on, checkpointing the text it has
+        now when the store holds something else."""
+        ...
+
     def commit_turn(self, session_id: str, turn_id: str, message: str,
                     *, full_scan: bool = False) -> Checkpoint | None:
         """Commit the workspace's changes for a turn; None when nothing changed."""

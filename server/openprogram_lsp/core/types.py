@@ -206,6 +206,9 @@ class CheckpointFile(Wire):
 
     path: str
     status: Literal["added", "modified", "deleted"]
+    unsaved: bool | None = Field(
+        None, description="The checkpoint holds the editor buffer's unsaved text of this file, "
+                          "not the disk's (an agent edit into a buffer with unsaved changes)")
 
 
 class Checkpoint(Wire):

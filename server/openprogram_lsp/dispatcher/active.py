@@ -25,6 +25,7 @@ class ActiveTurn:
     touched: set[str] = field(default_factory=set)
     full_scan: bool = False
     baseline_done: bool = False
+    buffers_recorded: set[str] = field(default_factory=set)  # unsaved buffers it edited
     prep: TurnPrep | None = None
     model: str = ""
     resources: AsyncExitStack = field(default_factory=AsyncExitStack)

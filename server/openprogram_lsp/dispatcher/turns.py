@@ -429,11 +429,30 @@ class Dispatcher:
             if not checkpointer.baseline_ready(turn.session_id):  # else nothing to do
                 await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
 
+        async def buffer_edit(rel: str) -> None:
+            # the first edit of this turn into an unsaved buffer: from now on checkpoints
+            # record that buffer, and its text before the edit (the user's unsaved changes)
+            # is checkpointed first, so the turn's checkpoint holds only the agent's change
+            buffers = s.buffers
+            if checkpointer is None or buffers is None or rel in turn.buffers_recorded:
+                return
+            await before_mutation()
+            turn.buffers_recorded.add(rel)
+            path = turn.workspace.resolve() / rel
+            sid = turn.session_id
+            try:
+                await asyncio.to_thread(checkpointer.record_buffer, sid, rel,
+                                        lambda: buffers.unsaved(sid, path))
+            except CheckpointError as exc:  # the edit goes on; its undo may then be partial
+                log.warning("could not checkpoint the buffer of %s: %s", rel, exc.message)
+                turn.warnings.append(f"checkpoint of the unsaved buffer of {rel} failed: "
+                                     f"{exc.message}")
+
         ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
                           question_timeout=options.question_timeout or s.question_timeout,
                           on_paths_changed=paths_changed, editor=s.editor,
-                          buffers=s.buffers,
+                          buffers=s.buffers, on_buffer_edit=buffer_edit,
                           questions=s.questions, settings=settings, collab=s.collab)
         definition = agent_definition(s, turn)
         hooks = turn.hooks = await start_hooks(s, turn)

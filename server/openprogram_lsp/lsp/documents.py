@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 MAX_COMPARE_BYTES = 16 * 1024 * 1024  # a larger file counts as dirty when it is open
 APPLY_TIMEOUT = 30.0
+SYNC_TIMEOUT = 5.0  # for the didChange that follows an applied edit
 
 
 def doc_path(uri: str) -> str | None:
@@ -153,4 +154,42 @@ class DocumentBuffers:
             return f"the editor refused the edit ({exc})"
         if not result.applied:
             return f"the editor refused the edit ({result.failure_reason or 'no reason given'})"
+        await self._synced(conn, doc.uri, new_text)
         return ""
+
+    @staticmethod
+    async def _synced(conn: Link, uri: str, text: str) -> None:
+        """Wait (bounded) for the editor's ``didChange`` of an applied edit: editors may send
+        it after answering (Neovim debounces it), and what reads the buffer next (the turn's
+        checkpoint) must see the edit."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SYNC_TIMEOUT
+        while loop.time() < deadline:
+            doc = conn.workspace.text_documents.get(uri)
+            if doc is None or doc.source == text:
+                return
+            await asyncio.sleep(0.01)
+        log.info("no didChange for the applied edit of %s within %ss", uri, SYNC_TIMEOUT)
+
+
+class RestoreBuffers:
+    """The open documents of a workspace as a restore's ``BufferSink``: called from the
+    restore's worker thread, edits go through ``workspace/applyEdit`` on the server's loop."""
+
+    def __init__(self, buffers: DocumentBuffers, workspace: Path,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.buffers = buffers
+        self.workspace = workspace.resolve()
+        self.loop = loop
+
+    def unsaved(self, rel: str) -> str | None:
+        return self.buffers.unsaved("", self.workspace / rel)
+
+    def apply(self, rel: str, old: str, new: str) -> str:
+        future = asyncio.run_coroutine_threadsafe(
+            self.buffers.apply("", self.workspace / rel, old, new), self.loop)
+        try:
+            return future.result(APPLY_TIMEOUT + 5.0)
+        except TimeoutError:
+            future.cancel()
+            return "the editor did not apply the edit in time"

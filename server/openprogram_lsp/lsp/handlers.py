@@ -31,11 +31,13 @@ from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
 from openprogram_lsp.lsp.blame_features import BlameFeatures
 from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.context_handlers import ContextHandlers
+from openprogram_lsp.lsp.documents import DocumentBuffers, RestoreBuffers
 from openprogram_lsp.lsp.history_result import history_result
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.protocol import RawResult
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
+from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
 from openprogram_lsp.store.page_snapshot import MIN_NODES
 
@@ -336,15 +338,25 @@ class Handlers:
                                  "root": str(root)},
                 session_id=None, turn_id=None, origin="restore"))
 
+    def _buffer_sink(self, cp: Any) -> RestoreBuffers | None:
+        """The editors' open documents for a restore: files with unsaved changes there are
+        restored into the buffer (``workspace/applyEdit``), never under it on disk."""
+        buffers = self.dispatcher.services.buffers
+        if not isinstance(buffers, DocumentBuffers) or not isinstance(cp, CheckpointStore):
+            return None
+        return RestoreBuffers(buffers, cp.workspace, asyncio.get_running_loop())
+
     async def restore(self, raw: Any) -> dict[str, Any]:
         p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
         cp = self._checkpointer()
         self._refuse_during_turn()
         if p.undo and p.paths:
             raise InvalidParams("paths: not allowed with undo (an undo covers the turn's files)")
+        sink = self._buffer_sink(cp)
         out: RestoreOutcome = (
-            await asyncio.to_thread(cp.undo, p.checkpoint_id) if p.undo else
-            await asyncio.to_thread(cp.restore, p.checkpoint_id, p.paths or None))
+            await asyncio.to_thread(cp.undo, p.checkpoint_id, buffers=sink) if p.undo else
+            await asyncio.to_thread(cp.restore, p.checkpoint_id, p.paths or None,
+                                    buffers=sink))
         self._changed(out)
         return dumps.restore(out)
 

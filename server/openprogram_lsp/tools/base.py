@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +37,9 @@ class ToolContext:
     grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
     on_output: Callable[[str], None] | None = None  # live output of this call, as it comes
     emit: Callable[[str, dict[str, Any]], None] | None = None  # an event of this turn (bus)
+    # before an edit goes into an editor buffer with unsaved changes (the workspace-relative
+    # path): the turn's checkpoint records that buffer from then on
+    on_buffer_edit: Callable[[str], Awaitable[None]] | None = None
 
     def output(self, text: str) -> None:
         """Report a piece of this call's output while it runs (shown live by editors)."""

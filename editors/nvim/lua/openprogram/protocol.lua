@@ -329,6 +329,7 @@ M.event_types = {
 ---@class openprogram.CheckpointFile A file changed by a checkpoint.
 ---@field path string
 ---@field status 'added'|'modified'|'deleted'
+---@field unsaved? boolean The checkpoint holds the editor buffer's unsaved text of this file, not the disk's (an agent edit into a buffer with unsaved changes)
 
 ---@class openprogram.CheckpointsResult
 ---@field checkpoints openprogram.Checkpoint[]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -76,46 +77,106 @@ def parents(files: Iterable[str]) -> set[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What a scan needs of one directory: its subdirectories, its special files, and
+    whether it holds anything but directories."""
+
+    dirs: tuple[str, ...]
+    special: tuple[str, ...]
+    only_dirs: bool
+    empty: bool
+
+
+ListingCache = dict[str, tuple[int, Listing]]
+"""Directory -> (its mtime when listed, the listing): a directory whose mtime has not moved
+since is not read again (an entry made, removed or renamed in it moves its mtime)."""
+
+RACY_NS = 2_000_000_000
+"""A listing is kept only for a directory last changed this long before it was read: a change
+within the same clock tick as the read would leave its mtime unchanged (git's racy rule)."""
+
+
+def _listing(full: str, rel: str, cache: ListingCache | None, fresh: ListingCache,
+             now: int) -> Listing | None:
+    try:
+        mtime = os.lstat(full).st_mtime_ns
+    except OSError:
+        return None
+    hit = cache.get(rel) if cache is not None else None
+    if hit is not None and hit[0] == mtime:
+        fresh[rel] = hit
+        return hit[1]
+    dirs: list[str] = []
+    special: list[str] = []
+    only_dirs = True
+    count = 0
+    try:
+        with os.scandir(full) as it:
+            for e in it:
+                count += 1
+                if e.is_file(follow_symlinks=False) or e.is_symlink():
+                    only_dirs = False  # git's own business (d_type: no system call)
+                elif e.is_dir(follow_symlinks=False):
+                    dirs.append(e.name)
+                else:
+                    only_dirs = False
+                    special.append(e.name)
+    except OSError:
+        return None
+    listing = Listing(tuple(dirs), tuple(special), only_dirs, count == 0)
+    if now - mtime > RACY_NS:
+        fresh[rel] = (mtime, listing)
+    return listing
+
+
 def scan(workspace: str, files: Iterable[str], ignored: Ignored,
-         skip: Iterable[str] = (), root: str = "") -> tuple[set[str], dict[str, Unrecorded]]:
+         skip: Iterable[str] = (), root: str = "",
+         cache: ListingCache | None = None) -> tuple[set[str], dict[str, Unrecorded]]:
     """(empty directories, special files) of the workspace (or of the directory ``root``),
     found by reading the directories that hold recorded ``files`` and, below them,
     directories that hold only directories (a directory holding a file git did not record is
-    ignored content or a nested repository)."""
+    ignored content or a nested repository). ``cache``: the listings of the last scan, replaced
+    by this one's (directories unchanged since are not read again)."""
     known = parents(files)
     if root:
         known.add(root)
     skipped = list(skip)
     empty: list[str] = []
     special: dict[str, Unrecorded] = {}
+    fresh: ListingCache = {}
+    now = time.time_ns()
     todo = [root]
     while todo:
         rel = todo.pop()
-        try:
-            with os.scandir(os.path.join(workspace, rel) if rel else workspace) as it:
-                entries = list(it)
-        except OSError:
+        full = os.path.join(workspace, rel) if rel else workspace
+        listing = _listing(full, rel, cache, fresh, now)
+        if listing is None:
             continue
-        if not entries and rel and rel not in known:
-            empty.append(rel)
-            continue
-        only_dirs = all(e.is_dir(follow_symlinks=False) for e in entries)
-        if rel not in known and not only_dirs:
-            continue  # ignored content, or a nested repository (.git)
-        for e in entries:
-            path = f"{rel}/{e.name}" if rel else e.name
-            if e.name == ".git" or _under(path, skipped):
+        inside = rel in known
+        if not inside:
+            if listing.empty:
+                empty.append(rel)
                 continue
-            if e.is_dir(follow_symlinks=False):
+            if not listing.only_dirs:
+                continue  # ignored content, or a nested repository (.git)
+        prefix = rel + "/" if rel else ""
+        for name in listing.dirs:
+            path = prefix + name
+            if name != ".git" and not (skipped and _under(path, skipped)):
                 todo.append(path)
-            elif rel in known and not e.is_file(follow_symlinks=False) \
-                    and not e.is_symlink():
+        if inside:
+            for name in listing.special:
+                path = prefix + name
                 try:
-                    st = e.stat(follow_symlinks=False)
+                    st = os.lstat(os.path.join(workspace, path))
                 except OSError:
                     continue
-                if special_kind(st.st_mode):
+                if special_kind(st.st_mode) and not (skipped and _under(path, skipped)):
                     special[path] = Unrecorded(SPECIAL, st.st_size, st.st_mtime_ns)
+    if cache is not None and not root:
+        cache.clear()
+        cache.update(fresh)
     candidates = empty + list(special)
     out = ignored(candidates) if candidates else set()
     return ({d for d in empty if d not in out},
@@ -208,7 +269,9 @@ def dir_changes(old: Extras, new: Extras,
     left empty by deleting its files (or filled by adding some) is not listed again."""
     added = [d for d in new.dirs - old.dirs]
     gone = [d for d in old.dirs - new.dirs]
-    if files is not None:
+    if files is not None:  # (a leaf that moved down or up a level is not a change of its own)
+        added, gone = ([d for d in added if not any(g.startswith(d + "/") for g in gone)],
+                       [d for d in gone if not any(a.startswith(d + "/") for a in added)])
         listed = list(files)
         added = [d for d in added if not any(s == "D" and p.startswith(d + "/")
                                              for s, p in listed)]

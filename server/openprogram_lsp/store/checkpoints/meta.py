@@ -38,6 +38,8 @@ class CommitMeta:
     # empty directories and unrecorded files (``extras``); None: a commit made before they
     # were kept, whose empty directories are unknown
     extras: Extras | None = None
+    # paths recorded as an editor buffer's unsaved text (not the disk's)
+    buffers: list[str] = field(default_factory=list)
 
     def extras_or_skipped(self) -> Extras:
         """The extras, or for an older commit its skipped (too large) files, fingerprint
@@ -76,6 +78,7 @@ def build_message(meta: CommitMeta) -> str:
     trailers += [f"{PREFIX}Mode: {mode:04o} {json.dumps(path)}"
                  for path, mode in sorted(meta.modes.items())]
     trailers += [f"{PREFIX}Skipped: {_one_line(p)}" for p in meta.skipped[:MAX_SKIPPED_TRAILERS]]
+    trailers += [f"{PREFIX}Buffer: {json.dumps(p)}" for p in meta.buffers]
     if meta.extras is not None:
         trailers.append(f"{PREFIX}Dirs: {len(meta.extras.dirs)}")
         trailers += [f"{PREFIX}Dir: {json.dumps(d)}" for d in sorted(meta.extras.dirs)]
@@ -113,8 +116,16 @@ def parse_message(body: str) -> CommitMeta | None:
                 modes[path] = int(octal, 8) & 0o7777
         except ValueError:
             continue
+    buffers = []
+    for raw in values.get("Buffer", []):
+        try:
+            path = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(path, str):
+            buffers.append(path)
     return CommitMeta(
-        extras=_extras(values),
+        extras=_extras(values), buffers=buffers,
         id=first("Checkpoint") or "", kind=first("Kind") or "turn",
         created_at=first("Created") or "", session_id=first("Session"),
         turn_id=first("Turn"), message=text, skipped=values.get("Skipped", []),
@@ -164,7 +175,9 @@ def to_checkpoint(meta: CommitMeta, parent_id: str | None,
             changes = sorted(changes + dir_changes(before, meta.extras, changes),
                              key=lambda c: c[1])
         listed_skipped = sorted(meta.extras.files)
-    files = [CheckpointFile(path=p, status=STATUS.get(s, "modified"))  # type: ignore[arg-type]
+    unsaved = set(meta.buffers)
+    files = [CheckpointFile(path=p, status=STATUS.get(s, "modified"),  # type: ignore[arg-type]
+                            unsaved=True if p in unsaved else None)
              for s, p in changes if p not in skipped]
     kind = meta.kind if meta.kind in ("baseline", "turn", "safety", "restore") else "turn"
     return Checkpoint(

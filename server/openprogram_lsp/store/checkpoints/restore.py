@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -12,12 +13,14 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
 from openprogram_lsp.core.fsutil import protected_dir_of
 from openprogram_lsp.store.checkpoints import cas
+from openprogram_lsp.store.checkpoints.buffers import BufferSink
 from openprogram_lsp.store.checkpoints.extras import EMPTY, Extras, describe
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
     GITLINK_MODE,
     TREE_MODE,
     TreeChange,
+    blob_id,
     commit_tree,
     diff_trees,
     lookup,
@@ -33,6 +36,8 @@ from openprogram_lsp.store.checkpoints.results import (
 if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
 
+UNSAVED_OPEN = "open in the editor with unsaved changes"
+UNSAVED = f"{UNSAVED_OPEN}: save or revert it first"
 OURS = "inside openprogram's own state: never written by a restore"
 OUTSIDE = "leads outside the workspace"
 A_DIRECTORY = "a directory is in its place: left as it is"
@@ -40,11 +45,14 @@ IN_THE_WAY = "something the checkpoint did not record is in its place: left as i
 
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
-                       full_scan: bool = False, undoes: str | None = None) -> RestoreOutcome:
+                       full_scan: bool = False, undoes: str | None = None,
+                       buffers: BufferSink | None = None) -> RestoreOutcome:
     """Restore a checkpoint's files (all, or under ``paths``); what was written, how to undo.
 
     ``undoes``: the restore undoes that turn checkpoint; its restore checkpoint says so (made
     even when no file needed writing), so every client sees the turn as undone.
+    ``buffers``: the editor's open documents; a file whose buffer has unsaved changes is
+    recorded as that buffer and restored into it (``workspace/applyEdit``), never on disk.
     """
     with store.lock:
         store._open()
@@ -71,6 +79,10 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         stale = store.modified_on_disk(only, touched)
         if stale:
             store.note_paths(stale)
+        if buffers is not None:  # unsaved buffers the restore writes: the safety holds them
+            for path in {*touched, *stale}:
+                if not store.buffers.tracked(path) and buffers.unsaved(path) is not None:
+                    store.buffers.track(path, functools.partial(buffers.unsaved, path))
         safety = store._commit("safety", session_id, None,
                                f"Before restoring checkpoint {checkpoint_id}", full=full_scan)
         head = store.repo.head()
@@ -86,6 +98,11 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         changes = [c for c in changes if c.path not in left]
         blobs = read_blobs(store.repo, [c.new_sha for c in changes
                                         if c.status != "D" and c.new_mode != GITLINK_MODE])
+        into_buffers: list[tuple[str, Change]] = []
+        buffer_conflicts: list[str] = []
+        if buffers is not None:
+            changes, into_buffers, buffer_conflicts = _into_buffers(store, buffers, changes,
+                                                                    blobs, left)
         perms = target.meta.modes if target.meta is not None else {}
         # empty directories: only between two checkpoints that both kept them
         dirs = (was.dirs, now.dirs) if target.meta is not None and \
@@ -100,7 +117,9 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         applied, skipped, conflicts = _apply(store.workspace, blobs, changes, perms, dirs, only,
                                              kept)
         applied += _fix_modes(store, target_tree, perms, store._modes_of(head), only,
-                              {c.path for c in changes})
+                              {c.path for c in changes} | {p for p, _ in into_buffers})
+        applied += into_buffers
+        conflicts += buffer_conflicts
         left.update(skipped)
         restored = None
         if conflicts:  # what another process wrote meanwhile is recorded, never lost
@@ -118,6 +137,40 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
             checkpoint_id=restored.id if restored is not None else None,
             skipped=sorted(left) or None, conflicts=conflicts or None,
             not_restored=[NotRestored(p, why) for p, why in sorted(left.items())] or None)
+
+
+def _into_buffers(store: StoreView, sink: BufferSink, changes: list[TreeChange],
+                  blobs: dict[str, bytes], left: dict[str, str]
+                  ) -> tuple[list[TreeChange], list[tuple[str, Change]], list[str]]:
+    """Apply the changes of paths whose editor buffer has unsaved changes to the buffer
+    (compare-and-swap against what the safety checkpoint recorded of it); returns the changes
+    left for the disk, the buffers changed and the conflicts. What a buffer cannot take (a
+    deletion, a symlink, bytes that are not text) is left and named in ``left``."""
+    rest: list[TreeChange] = []
+    done: list[tuple[str, Change]] = []
+    conflicts: list[str] = []
+    for change in changes:
+        current = sink.unsaved(change.path) if store.buffers.tracked(change.path) else None
+        if current is None:
+            rest.append(change)
+            continue
+        if change.status == "D" or change.new_mode in (GITLINK_MODE, cas.LINK):
+            left[change.path] = UNSAVED
+            continue
+        try:
+            text = blobs[change.new_sha].decode("utf-8")
+        except UnicodeDecodeError:
+            left[change.path] = UNSAVED
+            continue
+        if blob_id(current.encode("utf-8", "surrogateescape")) != change.old_sha:
+            conflicts.append(change.path)  # typed into since the safety checkpoint
+            continue
+        why = sink.apply(change.path, current, text)
+        if why:
+            left[change.path] = f"{UNSAVED_OPEN}, and {why}"
+            continue
+        done.append((change.path, "modified"))
+    return rest, done, conflicts
 
 
 def _in(path: str, only: tuple[str, ...] | None) -> bool:

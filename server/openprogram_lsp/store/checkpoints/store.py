@@ -18,6 +18,12 @@ from openprogram_lsp.core.ids import new_id, now_iso
 from openprogram_lsp.core.types import Checkpoint
 from openprogram_lsp.store.checkpoints import extras as extras_mod
 from openprogram_lsp.store.checkpoints import stage as stage_mod
+from openprogram_lsp.store.checkpoints.buffers import (
+    BufferOverlay,
+    BufferSink,
+    Current,
+    git_mode,
+)
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
@@ -44,13 +50,14 @@ from openprogram_lsp.store.checkpoints.objects import (
     diff_trees,
     read_object,
     write_commit,
+    write_object,
 )
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
 from openprogram_lsp.store.gitobj.batch import batched
 from openprogram_lsp.store.gitobj.packwrite import PackWriter
-from openprogram_lsp.store.gitobj.trees import EMPTY_TREE
+from openprogram_lsp.store.gitobj.trees import EMPTY_TREE, TreeConflict, update_tree
 from openprogram_lsp.store.pack_maintenance import SMALL_PACKS, pack_count, repack_later
 
 Entries = list[Entry]
@@ -125,6 +132,9 @@ class CheckpointStore:
         self._prepared: Prepared | None = None
         self._idle = threading.Event()  # cleared while ``prepare`` runs
         self._idle.set()
+        self._listings: extras_mod.ListingCache = {}  # directories as the last walk read them
+        self.buffers = BufferOverlay()
+        """Paths recorded as an editor buffer's unsaved text (``record_buffer``)."""
 
     @property
     def root(self) -> Path:
@@ -386,7 +396,8 @@ class CheckpointStore:
 
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
                 *, session_id: str | None = None, full_scan: bool = False,
-                wait: float = 0.0, undoes: str | None = None) -> RestoreOutcome:
+                wait: float = 0.0, undoes: str | None = None,
+                buffers: BufferSink | None = None) -> RestoreOutcome:
         """Put files back as a checkpoint had them; undo by restoring ``safety_checkpoint_id``.
 
         Holds the workspace's turn guard (this process's turns and every other process's), so
@@ -394,6 +405,8 @@ class CheckpointStore:
         ``wait`` seconds.
 
         ``changes`` (each file written and how) is ready for a ``file.changed`` event.
+        ``buffers``: the editor's open documents; files with unsaved changes there are
+        recorded and restored as those buffers (``buffers.py``).
         """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
@@ -404,11 +417,12 @@ class CheckpointStore:
                               "cancel it or wait for it before restoring") from None
         try:
             return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
-                                      full_scan=full_scan, undoes=undoes)
+                                      full_scan=full_scan, undoes=undoes, buffers=buffers)
         finally:
             self.guard.release()
 
-    def undo(self, checkpoint_id: str, *, session_id: str | None = None) -> RestoreOutcome:
+    def undo(self, checkpoint_id: str, *, session_id: str | None = None,
+             buffers: BufferSink | None = None) -> RestoreOutcome:
         """Put the files a turn's checkpoint changed back as they were before that turn.
 
         One restore (so one safety checkpoint: undoable) of the checkpoint before it, limited
@@ -437,7 +451,8 @@ class CheckpointStore:
                 paths += changed_unrecorded(before, after)
         if not paths:
             raise CheckpointError(f"turn checkpoint {cp.id} changed no files; nothing to undo")
-        out = self.restore(cp.parent_id, paths, session_id=session_id, undoes=cp.id)
+        out = self.restore(cp.parent_id, paths, session_id=session_id, undoes=cp.id,
+                           buffers=buffers)
         return out.but(undone_checkpoint_id=cp.id, restored_from_checkpoint_id=cp.parent_id)
 
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
@@ -600,7 +615,9 @@ class CheckpointStore:
 
     def _pending(self) -> bool:
         with self._noted_lock:
-            return self._scan_all or bool(self._noted) or self._prepared is not None
+            if self._scan_all or bool(self._noted) or self._prepared is not None:
+                return True
+        return self.buffers.changed()
 
     def _open(self) -> None:
         if not self._opened:
@@ -643,8 +660,11 @@ class CheckpointStore:
     def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
                 *, full: bool = False, allow_empty: bool = False,
                 restored_from: str | None = None, undo: str | None = None,
-                undoes: str | None = None) -> Checkpoint | None:
-        """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint."""
+                undoes: str | None = None, buffer_only: str | None = None) -> Checkpoint | None:
+        """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint.
+
+        ``buffer_only``: record only that path's unsaved buffer text, leaving everything else
+        noted for the next checkpoint (so a turn's earlier edits stay the turn's)."""
         if self._disabled is not None:
             raise CheckpointError(self._disabled)
         head = self.repo.head()
@@ -654,19 +674,32 @@ class CheckpointStore:
         if foreign:
             self.stager.forget()
         prepared, self._prepared = self._prepared, None
-        with self._noted_lock:
-            noted, self._noted = self._noted, set()
-            if prepared is not None and (full or self._scan_all or foreign
-                                         or prepared.head != head):
-                prepared = None  # stale: walk as if there had been none
-            walk = prepared is None and (full or self._scan_all or foreign or head is None)
-            self._scan_all = False
+        texts, dropped = self.buffers.take()  # unsaved buffers: their text, not the disk's
+        if buffer_only is not None and head is not None:
+            texts = {p: t for p, t in texts.items() if p == buffer_only}
+            self._prepared, prepared = prepared, None  # kept for the next checkpoint
+            with self._noted_lock:
+                self._noted |= set(dropped)
+                self._scan_all |= foreign
+            noted, walk = set(), False
+        else:
+            with self._noted_lock:
+                noted, self._noted = self._noted | set(dropped), set()
+                if prepared is not None and (full or self._scan_all or foreign
+                                             or prepared.head != head):
+                    prepared = None  # stale: walk as if there had been none
+                walk = prepared is None and (full or self._scan_all or foreign or head is None)
+                self._scan_all = False
         # the checkpoint's new objects (blobs, trees, commit) go out as one small pack; if
         # anything fails before it is written, the index must not name its blobs
         with self._forget_on_error(), batched(self.repo.odb):
             try:
                 parent_tree = self._tree_of_head(head)
-                if prepared is None:
+                if prepared is None and buffer_only is not None and head is not None:
+                    changes: Changes = []
+                    tree, read_modes = parent_tree or EMPTY_TREE, None
+                    extras = self._extras_of(head) or EMPTY_EXTRAS
+                elif prepared is None:
                     tree, changes, read_modes = self._stage(parent_tree, noted, walk)
                     extras = self._scan_extras(tree, parent_tree, changes) if walk else \
                         self._update_extras(self._extras_of(head) or EMPTY_EXTRAS,
@@ -679,6 +712,9 @@ class CheckpointStore:
                                               noted | {c.path for c in later})
                     extras = self._update_extras(prepared.extras,
                                                  noted | {c.path for c in later}, tree)
+                if texts:
+                    tree, texts = self._with_buffers(tree, texts)
+                    changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
             except BaseException as exc:
                 self._staging_failed(noted, exc)
                 raise
@@ -705,7 +741,7 @@ class CheckpointStore:
             meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
                               turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
                               restored_from=restored_from, undo=undo, undoes=undoes, modes=modes,
-                              extras=extras)
+                              extras=extras, buffers=sorted(texts))
             sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
@@ -714,6 +750,7 @@ class CheckpointStore:
         self._head_tree = (sha, tree)
         self._head_modes = (sha, modes)
         self._head_extras = (sha, extras)
+        self.buffers.recorded(texts)
         listed = [(c.status, c.path) for c in changes] + [("M", p) for p in mode_only]
         parent_meta = CommitMeta(id="", kind="", created_at="", extras=parent_extras) \
             if head is not None else None
@@ -777,11 +814,48 @@ class CheckpointStore:
             self.stager.paths(scanned, scanned=True)
         return *self.stager.write_tree(parent_tree), None
 
+    def _with_buffers(self, tree: str, texts: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """The staged tree with each unsaved buffer's text in place of its file's, and the
+        index told the same (so index plus deferred entries still equal the head tree)."""
+        leaves: dict[str, tuple[str, str] | None] = {}
+        kept: dict[str, str] = {}
+        for rel, text in texts.items():
+            if self.stager.in_nested(rel) or self.stager.beyond_symlink(rel):
+                continue
+            sha = write_object(self.repo, "blob", text.encode("utf-8", "surrogateescape"))
+            leaves[rel] = (git_mode(str(self.workspace), rel), sha)
+            kept[rel] = text
+        if not leaves:
+            return tree, {}
+        try:
+            new = update_tree(self.repo.odb, tree, leaves)
+        except TreeConflict:  # a directory where the buffer's file was: the disk wins
+            return tree, {}
+        self.stager.defer(leaves)
+        if self.stager.tracked is not None:
+            self.stager.tracked.update(leaves)
+        return new, kept
+
+    def record_buffer(self, session_id: str, rel: str, current: Current) -> Checkpoint | None:
+        """Record ``rel`` as its editor buffer's unsaved text from now on, and checkpoint that
+        text as it is now (the user's unsaved changes, before the agent edits the buffer) when
+        it differs from what the store holds: the turn's own checkpoint then holds exactly the
+        agent's change to the buffer. None when nothing needed recording."""
+        rel = self._checked_relative(rel)
+        self._wait_idle()
+        with self.lock:
+            self._open()
+            self.buffers.track(rel, current)
+            return self._commit("baseline", session_id, None,
+                                f"Unsaved changes in the editor's buffer of {rel}, before the "
+                                "agent's edit", buffer_only=rel)
+
     def _scan_extras(self, tree: str, parent_tree: str | None, changes: Changes) -> Extras:
         """Empty directories and unrecorded files after a walk: the tree's directories read."""
         dirs, special = extras_mod.scan(str(self.workspace),
                                         self._files_of(tree, parent_tree, changes),
-                                        self.stager.ignored, self.repo.nested)
+                                        self.stager.ignored, self.repo.nested,
+                                        cache=self._listings)
         return self._with_large(dirs, special)
 
     def _update_extras(self, parent: Extras, paths: set[str], tree: str) -> Extras:

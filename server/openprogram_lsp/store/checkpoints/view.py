@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from openprogram_lsp.core.types import Checkpoint
+from openprogram_lsp.store.checkpoints.buffers import BufferOverlay
 from openprogram_lsp.store.checkpoints.chain import Entry
 from openprogram_lsp.store.checkpoints.extras import Extras
 from openprogram_lsp.store.checkpoints.lock import WorkspaceLock
@@ -20,6 +21,7 @@ class StoreView(Protocol):
     workspace: Path
     repo: ShadowRepo
     lock: WorkspaceLock
+    buffers: BufferOverlay
 
     def note_paths(self, paths: Iterable[str]) -> None:
         """Record paths that may have changed."""

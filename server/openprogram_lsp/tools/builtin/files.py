@@ -95,10 +95,13 @@ async def _buffer_write(ctx: ToolContext, rel: str, display: str, old: str, new:
     """Make the change in the editor's unsaved buffer (never over the user's unsaved work)."""
     assert ctx.buffers is not None
     check_write(rel, display)
+    if ctx.on_buffer_edit is not None:  # the checkpoints record the buffer, before and after
+        await ctx.on_buffer_edit(rel)
     why = await ctx.buffers.apply(ctx.session_id, ctx.workspace.resolve() / rel, old, new)
     if why:
         raise ToolError(f"{display}: has unsaved changes in the editor and {why}; "
                         "save or revert them, then try again")
+    ctx.touched(rel)
 
 
 def _replace(text: str, old_text: str, new_text: str, display: str, *,
