@@ -309,3 +309,24 @@ def test_children_inherit_the_count_and_the_budget_stops_them(
     kid_tip = d.services.store.find_branch(sid, "kid")
     assert kid_tip is not None
     assert d.services.store.get_node(sid, kid_tip).text.endswith("stopped")
+
+
+def test_a_child_cut_by_the_output_limit_is_listed_truncated(
+        home: Path, workspace: Path, bus: EventBus, script: Callable,
+        dispatchers: list[Dispatcher]) -> None:
+    from openprogram_lsp.lsp import dumps
+    from openprogram_lsp.lsp import wire as w
+
+    parent = script([call("agent", prompt="explain it all", label="talker"), text("spawned"),
+                     text("noted")])
+    child = script([{"text": "It begins wi", "stop": "max_tokens"}])
+    d, _ = build(home, workspace, bus, parent, child=child)
+    dispatchers.append(d)
+    r = d.process_user_turn(TurnRequest(text="go"))
+    assert d.agents.runner.wait_idle(60)
+    [run] = d.list_agents(r.session_id)
+    assert run.status == "truncated"
+    assert dumps.model(w.AgentInfo, run).status == "truncated"  # the wire takes it
+    d2, _ = build(home, workspace, bus, parent, child=child)  # a fresh process, same state
+    dispatchers.append(d2)
+    assert [a.status for a in d2.list_agents(r.session_id)] == ["truncated"]

@@ -99,7 +99,7 @@ export interface AgentInfo {
   sessionId: string;
   headId?: string;
   label?: string;
-  status: 'running' | 'done' | 'error' | 'cancelled';
+  status: 'running' | 'done' | 'error' | 'cancelled' | 'truncated' | 'refused';
   /** agent: a subagent run; message: a send_message delivery; reply: a follow-up */
   kind: 'agent' | 'message' | 'reply';
   createdAt: string;

@@ -11,9 +11,10 @@ from openprogram_lsp.core.ports import AgentRun
 if TYPE_CHECKING:
     from openprogram_lsp.collab.hub import Hub
 
-RunStatus = Literal["running", "done", "error", "cancelled"]
+RunStatus = Literal["running", "done", "error", "cancelled", "truncated", "refused"]
 _STORED_STATUS = {"done": "done", "error": "error", "cancelled": "cancelled",
                   "interrupted": "error"}
+_STOPPED = {"max_tokens": "truncated", "refusal": "refused"}  # a reply node's metadata.stop
 
 
 def _job_tip(sub: Hub, job: Job) -> str | None:
@@ -60,6 +61,8 @@ def _stored(sub: Hub, sid: str, known: set[str]) -> list[AgentRun]:
         turn = store.get_node(sid, turn_id)
         status = "running" if turn_id in active else _STORED_STATUS.get(turn.status or "",
                                                                           "error")
+        if status == "done":  # a reply cut by the output limit or refused says so
+            status = _STOPPED.get(str(turn.metadata.get("stop") or ""), status)
         label = node.metadata.get("label")
         label = label if isinstance(label, str) and label else None
         tip = store.find_branch(sid, label) if label else None

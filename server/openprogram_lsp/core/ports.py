@@ -148,7 +148,7 @@ class AgentRun:
     id: str
     session_id: str
     head_id: str | None  # the child's branch tip now
-    status: Literal["running", "done", "error", "cancelled"]
+    status: Literal["running", "done", "error", "cancelled", "truncated", "refused"]
     kind: Literal["agent", "message", "reply"]
     created_at: str
     label: str | None = None

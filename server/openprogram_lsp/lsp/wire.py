@@ -516,7 +516,7 @@ class AgentInfo(Result):
     session_id: str
     head_id: str | None = None
     label: str | None = None
-    status: Literal["running", "done", "error", "cancelled"]
+    status: Literal["running", "done", "error", "cancelled", "truncated", "refused"]
     kind: Literal["agent", "message", "reply"] = Field(
         description="agent: a subagent run; message: a send_message delivery; reply: a follow-up")
     created_at: str

@@ -167,7 +167,7 @@ M.event_types = {
 ---@field sessionId string
 ---@field headId? string
 ---@field label? string
----@field status 'running'|'done'|'error'|'cancelled'
+---@field status 'running'|'done'|'error'|'cancelled'|'truncated'|'refused'
 ---@field kind 'agent'|'message'|'reply' agent: a subagent run; message: a send_message delivery; reply: a follow-up
 ---@field createdAt string
 ---@field queued? boolean Waiting behind other work on its branch
