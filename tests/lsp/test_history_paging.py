@@ -72,3 +72,27 @@ async def test_sessions_page_and_filter_by_workspace(start: Starter, tmp_path: P
     with pytest.raises(JsonRpcException) as info:
         await client.call("openprogram/sessions", {"offset": -1})
     assert info.value.code == -32602 and "offset" in info.value.message
+
+
+async def test_a_limit_past_the_largest_page_gets_that_page_and_has_more(
+        start: Starter, tmp_path: Path) -> None:
+    from openprogram_lsp.core.types import Node
+    from openprogram_lsp.store.session_store import SessionStore
+
+    store = SessionStore(tmp_path / "home")
+    sid = store.create_session(title="long")
+    pred = None
+    total = wire.HISTORY_MAX + 30
+    for i in range(total):
+        pred = store.append(sid, Node(id=f"n{i:05d}", role="user" if i % 2 == 0 else "assistant",
+                                      text=f"m{i}", predecessor=pred, status="done"),
+                            advance_head=True).id
+    store.commit_turn(sid, "t")
+    client = await start(model="offline")
+    page = await client.call("openprogram/history", {"sessionId": sid, "limit": 10_000})
+    assert len(page["nodes"]) == wire.HISTORY_MAX and page["hasMore"] is True
+    assert page["nodes"][-1]["id"] == f"n{total - 1:05d}"
+    rest = await client.call("openprogram/history", {
+        "sessionId": sid, "limit": 10_000, "beforeNodeId": page["nodes"][0]["id"]})
+    assert [n["id"] for n in rest["nodes"]] == [f"n{i:05d}" for i in range(30)]
+    assert rest["hasMore"] is False

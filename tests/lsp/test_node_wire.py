@@ -34,3 +34,14 @@ def test_many_dumps_at_once_equal_each_node_s_wire() -> None:
     assert got[3] == kept and got[3] is not kept  # a fresh copy each time
     assert len(cache._dumps) <= 3
     assert cache.wire_many(nodes) == got
+
+
+def test_a_page_longer_than_the_cache_is_dumped_whole_and_keeps_the_newest() -> None:
+    cache = WireCache(cap=8)
+    nodes = [Node(id=f"n{i}", role="user", text=str(i)) for i in range(50)]
+    kept_before = cache.wire(nodes[10])
+    got = cache.wire_many(nodes)
+    assert got == [n.wire() for n in nodes] and got[10] == kept_before
+    assert len(cache._dumps) <= 8
+    assert {id(n) for n, _ in cache._dumps.values()} <= {id(n) for n in nodes[-8:]} | {
+        id(nodes[10])}

@@ -265,3 +265,34 @@ def test_a_node_file_holding_another_node_leaves_the_page_to_the_index(
     with pytest.raises(BrokenChain, match="holds 'n4', not 'n3'"):
         cold.history_page(sid, None, limit=3)
     assert sid in cold._open  # the view gave up and the index said why
+
+
+def test_a_view_keeps_few_bodies_and_a_page_of_an_open_session_keeps_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store import cold_page
+
+    monkeypatch.setattr(cold_page, "BODIES_KEPT", 20)
+    store = SessionStore(tmp_path / "home")
+    sid = store.create_session(title="long")
+    pred = None
+    for i in range(120):
+        pred = store.append(sid, Node(id=f"n{i:03d}", role="user" if i % 2 == 0 else "assistant",
+                                      text=f"message {i}", predecessor=pred, status="done"),
+                            advance_head=True).id
+    store.commit_turn(sid, "t")
+    cold = SessionStore(tmp_path / "home")
+    seen: list[str] = []
+    before = None
+    while True:  # paged back to the root by a server that never opened the session
+        page = cold.history_page(sid, None, limit=50, before=before)
+        seen[:0] = [n.id for n in page.nodes]
+        assert len(cold._cold[sid]._bodies) <= 20
+        if not page.more:
+            break
+        before = page.nodes[0].id
+    assert seen == [f"n{i:03d}" for i in range(120)]
+    # an open session: the page's bodies are read, not kept by the index
+    store.index(sid).nodes._cache.clear()
+    page = store.history_page(sid, None, limit=100)
+    assert [n.id for n in page.nodes] == [f"n{i:03d}" for i in range(20, 120)]
+    assert store.index(sid).nodes.cached() == 0

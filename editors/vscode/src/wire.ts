@@ -521,7 +521,7 @@ export interface HistoryNode {
 export interface HistoryParams {
   sessionId: string;
   headId?: string | null;
-  /** At most this many nodes: the newest ones before beforeNodeId */
+  /** At most this many nodes: the newest ones before beforeNodeId (the server sends 1,000 at most; hasMore) */
   limit?: number;
   /** Return the nodes just before this one (the oldest node of the last page) */
   beforeNodeId?: string | null;

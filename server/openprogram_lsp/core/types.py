@@ -75,7 +75,7 @@ class Wire(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
                               json_schema_serialization_defaults_required=True,
-                              json_schema_extra=_wire_schema)
+                              json_schema_extra=_wire_schema, defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """Dump as the JSON-ready camelCase dict sent to clients."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.core import memory
 from openprogram_lsp.core.errors import (
     CheckpointError,
     InvalidParams,
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
     from openprogram_lsp.lsp.view import ConnectionView
 
 log = logging.getLogger(__name__)
+RELEASE_AFTER = 0.2
+"""Seconds after a long history answer before the heap it freed is given back (it is sent
+by then)."""
 
 Handler = Callable[[Any], Awaitable[dict[str, Any] | RawResult]]
 
@@ -227,14 +231,17 @@ class Handlers:
         store = self.dispatcher.services.store
         # a session this process has not opened: its kept first page when nothing it was
         # read from changed (``page_snapshot``), else its node log's tail (``cold_page``)
-        kept = store.kept_page(sid, p.head_id, limit=p.limit, before=p.before_node_id)
+        limit = min(p.limit, w.HISTORY_MAX)  # a longer branch: hasMore, the client pages on
+        kept = store.kept_page(sid, p.head_id, limit=limit, before=p.before_node_id)
         if kept is not None:
             log.debug("history of %s: its kept first page", sid)
             return RawResult(kept)
         page = store.history_page(
-            sid, p.head_id, limit=p.limit, before=p.before_node_id, reply_role="system")
+            sid, p.head_id, limit=limit, before=p.before_node_id, reply_role="system")
         if p.before_node_id is None and len(page.nodes) >= MIN_NODES:
-            self.server.host.pages.want(sid, p.limit)  # keep it for the next fresh server
+            self.server.host.pages.want(sid, limit)  # keep it for the next fresh server
+        if len(page.nodes) > w.HISTORY_PAGE:  # once it is sent, its memory goes back
+            asyncio.get_running_loop().call_later(RELEASE_AFTER, memory.release)
         return history_result(sid, page, self.node_wire.wire_many)
 
     async def name_branch(self, raw: Any) -> dict[str, Any]:

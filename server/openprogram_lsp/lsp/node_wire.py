@@ -10,8 +10,9 @@ from typing import Any
 
 from openprogram_lsp.core.types import NODES, Node
 
-CAP = 4096
-"""Dumps kept per connection (the older half is dropped past it)."""
+CAP = 512
+"""Dumps kept per connection (the older half is dropped past it): a page or two of nodes.
+A longer page is dumped without keeping more than this."""
 
 
 class WireCache:
@@ -36,9 +37,16 @@ class WireCache:
         new = [n for n in nodes if type(n) is Node and (
             (hit := dumps.get(id(n))) is None or hit[0] is not n)]
         if len(new) > 1:
+            made = NODES.dump_python(new, mode="json", by_alias=True, exclude_none=True)
+            if len(nodes) > self.cap:  # more than is kept: the newest ``cap`` only
+                fresh = dict(zip(map(id, new), made, strict=True))
+                out = [dict(fresh[id(n)]) if id(n) in fresh else self.wire(n) for n in nodes]
+                self._make_room(self.cap)
+                for node, dump in zip(new[-self.cap:], made[-self.cap:], strict=True):
+                    dumps[id(node)] = (node, dump)
+                return out
             self._make_room(len(new))
-            for node, dump in zip(new, NODES.dump_python(new, mode="json", by_alias=True,
-                                                         exclude_none=True), strict=True):
+            for node, dump in zip(new, made, strict=True):
                 dumps[id(node)] = (node, dump)
         return [self.wire(n) for n in nodes]
 

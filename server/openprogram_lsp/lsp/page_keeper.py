@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 
+from openprogram_lsp.core import memory
 from openprogram_lsp.core.background import KeyedWorker
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.lsp.history_result import history_result
@@ -67,6 +68,8 @@ class PageKeeper:
         except Exception:  # a session deleted meanwhile, a full disk: not kept
             log.debug("keeping the first page of %s failed", sid, exc_info=True)
             return None
+        finally:
+            memory.release()  # the page it read and rendered: not kept by this thread's heap
         return (again, (limit, tries - 1)) if again is not None and tries > 1 else None
 
     def drain(self, timeout: float = 10.0) -> bool:

@@ -31,7 +31,8 @@ P = TypeVar("P", bound=BaseModel)
 class Params(BaseModel):
     """Base of request params: camelCase on the wire, unknown fields ignored."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
+                              defer_build=True)
 
 
 class Result(Wire):
@@ -159,6 +160,9 @@ class SessionsParams(Params):
 
 HISTORY_PAGE = 200
 """Nodes ``openprogram/history`` returns when no ``limit`` is given."""
+HISTORY_MAX = 1000
+"""Nodes one ``openprogram/history`` answer holds at most, whatever its ``limit`` (``hasMore``
+then says older ones remain): a page is built and sent in bounded memory."""
 
 
 class HistoryParams(Params):
@@ -167,7 +171,8 @@ class HistoryParams(Params):
     session_id: str = Field(min_length=1, max_length=200)
     head_id: str | None = Field(None, min_length=1)
     limit: int = Field(HISTORY_PAGE, ge=1, le=10_000, strict=True,
-                       description="At most this many nodes: the newest ones before beforeNodeId")
+                       description="At most this many nodes: the newest ones before "
+                                   "beforeNodeId (the server sends 1,000 at most; hasMore)")
     before_node_id: str | None = Field(
         None, min_length=1, max_length=200,
         description="Return the nodes just before this one (the oldest node of the last page)")

@@ -16,6 +16,7 @@ log, recovers dead turns and raises the right error).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from openprogram_lsp.store.index import PENDING, node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG, Row
+
+BODIES_KEPT = 512
+"""Node bodies a view keeps for the next page (the ones read last)."""
 
 
 @dataclass(slots=True)
@@ -74,7 +78,7 @@ class ColdView:
         self.stamp = stamp
         self.meta = meta
         self.tail = tail
-        self._bodies: dict[str, Node] = {}
+        self._bodies: OrderedDict[str, Node] = OrderedDict()
 
     @classmethod
     def open(cls, root: Path) -> ColdView | None:
@@ -152,8 +156,15 @@ class ColdView:
 
     def _bodies_of(self, rows: list[Row]) -> list[Node] | None:
         cache = self._bodies
-        missing = [(nid, name or node_path(seq, nid)) for seq, nid, *_rest, name in rows
-                   if nid not in cache]
+        got: dict[str, Node] = {}
+        missing: list[tuple[str, str]] = []
+        for seq, nid, *_rest, name in rows:
+            node = cache.get(nid)
+            if node is None:
+                missing.append((nid, name or node_path(seq, nid)))
+            else:
+                got[nid] = node
+                cache.move_to_end(nid)
         if missing:
             nodes_dir = f"{self.root}/nodes/"
             try:
@@ -164,8 +175,10 @@ class ColdView:
                 if node.id != nid:
                     return None
             for node in read:
-                cache[node.id] = node
-        return [cache[row[1]] for row in rows]
+                got[node.id] = cache[node.id] = node
+            while len(cache) > BODIES_KEPT:  # the newest pages' bodies, a few at most
+                cache.popitem(last=False)
+        return [got[row[1]] for row in rows]
 
 def _seq(row: Row) -> int:
     return row[0]

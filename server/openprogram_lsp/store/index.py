@@ -186,19 +186,21 @@ class NodeBodies(Mapping[str, Node]):
     def __len__(self) -> int:
         return len(self._index.seq)
 
-    def many(self, ids: list[str]) -> list[Node]:
-        """The bodies of ``ids`` in order (reading only those not in memory)."""
+    def many(self, ids: list[str], *, keep: bool = True) -> list[Node]:
+        """The bodies of ``ids`` in order (reading only those not in memory); ``keep=False``:
+        the ones read are not kept (a history page: what it shows is not held after it)."""
         out = list(map(self._cache.get, ids))
         # not ``None in out``: that compares every node with None through pydantic's __eq__
         if any(map(_is_none, out)):
-            out = [n if n is not None else self._read(i) for n, i in zip(out, ids, strict=True)]
+            out = [n if n is not None else self._read(i, keep=keep)
+                   for n, i in zip(out, ids, strict=True)]
         return out  # type: ignore[return-value]
 
     def cached(self) -> int:
         """How many bodies are in memory."""
         return len(self._cache)
 
-    def _read(self, nid: str) -> Node:
+    def _read(self, nid: str, *, keep: bool = True) -> Node:
         idx = self._index
         name = idx.files[nid]
         if idx.root is None:
@@ -215,7 +217,8 @@ class NodeBodies(Mapping[str, Node]):
         if node.id != nid:
             raise BrokenChain(f"node file {name!r} holds {node.id!r}, not {nid!r}")
         self.reads += 1
-        self.put(node)
+        if keep:
+            self.put(node)
         return node
 
     def put(self, node: Node) -> None:

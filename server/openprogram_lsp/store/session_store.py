@@ -723,10 +723,11 @@ class SessionStore:
             return nodes
         return [self.settled(sid, n) if n.id in running else n for n in nodes]
 
-    def page(self, sid: str, head: str, *, limit: int,
-             before: str | None = None) -> tuple[list[Node], bool]:
+    def page(self, sid: str, head: str, *, limit: int, before: str | None = None,
+             keep: bool = True) -> tuple[list[Node], bool]:
         """Up to ``limit`` nodes of the chain ending at ``head`` that come just before
-        ``before`` (default: the last ones), root first, and whether older ones remain."""
+        ``before`` (default: the last ones), root first, and whether older ones remain
+        (``keep=False``: bodies read for it are not kept in the session's cache)."""
         idx = self._get(sid).index
         ids = idx.chain_ids(head)
         end = len(ids)
@@ -736,7 +737,7 @@ class SessionStore:
                 raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch of {head!r}")
             end = at
         start = max(0, end - limit)
-        return idx.nodes.many(ids[start:end]), start > 0
+        return idx.nodes.many(ids[start:end], keep=keep), start > 0
 
     def history_page(self, sid: str, head_id: str | None, *, limit: int,
                      before: str | None = None, reply_role: str = "system") -> HistoryPage:
@@ -762,10 +763,12 @@ class SessionStore:
             if before is not None:
                 raise InvalidParams(f"beforeNodeId: {before!r} is not on the branch")
             return HistoryPage(None, [], False)
-        nodes, more = self.page(sid, head, limit=limit, before=before)
+        # a page holds only what it returns: bodies read for it are not kept by the index
+        nodes, more = self.page(sid, head, limit=limit, before=before, keep=False)
         nodes = self._settled_all(sid, nodes)
         return HistoryPage(head, nodes, more,
-                           self.callees_of(sid, [n.id for n in nodes], role=reply_role))
+                           self.callees_of(sid, [n.id for n in nodes], role=reply_role,
+                                           keep=False))
 
     def kept_page(self, sid: str, head_id: str | None, *, limit: int,
                   before: str | None) -> bytes | None:
@@ -835,8 +838,10 @@ class SessionStore:
             ids = [c for c in ids if idx.role_of(c) == role]
         return idx.nodes.many(list(ids))
 
-    def callees_of(self, sid: str, ids: list[str], *, role: str) -> dict[str, list[Node]]:
-        """``callees(..., role=role)`` of many nodes at once (nodes without any left out)."""
+    def callees_of(self, sid: str, ids: list[str], *, role: str,
+                   keep: bool = True) -> dict[str, list[Node]]:
+        """``callees(..., role=role)`` of many nodes at once (nodes without any left out;
+        ``keep=False``: bodies read for it are not kept)."""
         idx = self._get(sid).index
         out: dict[str, list[Node]] = {}
         links = idx.callees
@@ -844,7 +849,7 @@ class SessionStore:
             if nid in links:
                 kids = [c for c in links[nid] if idx.role_of(c) == role]
                 if kids:
-                    out[nid] = idx.nodes.many(kids)
+                    out[nid] = idx.nodes.many(kids, keep=keep)
         return out
 
     # -- branches -----------------------------------------------------------------------------

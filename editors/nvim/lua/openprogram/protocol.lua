@@ -457,7 +457,7 @@ M.event_types = {
 ---@class openprogram.HistoryParams `openprogram/history`: one branch, root to head, a page at a time.
 ---@field sessionId string
 ---@field headId? string|vim.NIL
----@field limit? integer At most this many nodes: the newest ones before beforeNodeId
+---@field limit? integer At most this many nodes: the newest ones before beforeNodeId (the server sends 1,000 at most; hasMore)
 ---@field beforeNodeId? string|vim.NIL Return the nodes just before this one (the oldest node of the last page)
 
 ---@class openprogram.HistoryResult
