@@ -139,3 +139,20 @@ def test_the_domain_reads_no_setting_from_the_environment(tmp_path: Path) -> Non
     assert not any("from-env" in d for d in seen["dirs"])  # not the one the variable names
     assert "OPENPROGRAM_HOME" in seen["entry"]  # the settings loader is where it is read
     assert seen["entry_home"] == str(tmp_path / "from-env")
+
+
+CHAT = r"""
+import json, sys
+import openprogram_lsp.cli, openprogram_lsp.app, openprogram_lsp.terminal.chat
+import openprogram_lsp.terminal.prompts  # all that `chat` imports before it runs
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_chat_command_starts_without_the_language_server() -> None:
+    out = subprocess.run([sys.executable, "-c", CHAT], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    loaded = json.loads(out.stdout)
+    assert _loaded(loaded, {"openprogram_lsp.lsp", "pygls", "lsprotocol", "openprogram_lsp.acp",
+                            *SDKS}) == set()

@@ -16,7 +16,6 @@ from openprogram_lsp.agent.prompts import NO_APPROVER
 from openprogram_lsp.core.types import INHERIT, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.terminal.errors import EXIT_INTERRUPTED, CliError, report
 
 if TYPE_CHECKING:
@@ -32,13 +31,18 @@ class Printer:
         self.unapproved = 0
         self.thinking = False  # a thought is being printed
         self.out = sys.stdout
+        self._wire: Callable[[Event], dict[str, Any]] | None = None
+        if as_json:  # the wire's spelling, loaded only for --json (the LSP's models)
+            from openprogram_lsp.lsp.dumps import notification
+
+            self._wire = notification
 
     def __call__(self, ev: Event) -> None:
         if ev.type == "tool.finished" and str(ev.payload.get("output", "")).startswith(
                 NO_APPROVER[:40]):
             self.unapproved += 1
-        if self.as_json:
-            self.out.write(json.dumps(notification(ev), default=str) + "\n")
+        if self._wire is not None:
+            self.out.write(json.dumps(self._wire(ev), default=str) + "\n")
             self.out.flush()
             return
         err = sys.stderr
