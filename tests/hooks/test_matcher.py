@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openprogram_lsp.hooks.matcher import claude_input, matches, matches_tool
+from openprogram_lsp.hooks.matcher import matches, matches_tool
 
 
 @pytest.mark.parametrize(("matcher", "tool", "hit"), [
@@ -25,14 +25,6 @@ def test_subject_matchers() -> None:
     assert matches("startup|resume", "resume")
 
 
-def test_claude_input_adds_claudes_field_names() -> None:
-    out = claude_input("edit_file", {"path": "a/b.py", "old_text": "x", "new_text": "y"},
-                       "/ws")
-    assert out == {"path": "a/b.py", "old_text": "x", "new_text": "y",
-                   "file_path": "/ws/a/b.py", "old_string": "x", "new_string": "y"}
-    assert claude_input("run_command", {"command": "ls"}, "/ws") == {"command": "ls"}
-
-
 @pytest.mark.parametrize(("matcher", "tool"), [
     ("Glob", "find_files"), ("MultiEdit", "multi_edit"), ("TodoWrite", "todo_write"),
     ("WebFetch", "web_fetch"), ("BashOutput", "command_output"), ("KillShell", "command_stop"),
@@ -41,14 +33,3 @@ def test_claude_input_adds_claudes_field_names() -> None:
 def test_the_new_tools_match_their_claude_code_names(matcher: str, tool: str) -> None:
     assert matches_tool(matcher, tool)
     assert not matches_tool(matcher, "run_command")
-
-
-def test_claude_input_of_multi_edit_and_background_commands() -> None:
-    out = claude_input("multi_edit", {"path": "a.py", "edits": [
-        {"old_text": "x", "new_text": "y", "replace_all": True}]}, "/ws")
-    assert out["file_path"] == "/ws/a.py"
-    assert out["edits"] == [{"old_text": "x", "new_text": "y", "replace_all": True,
-                             "old_string": "x", "new_string": "y"}]
-    assert claude_input("command_output", {"id": "bg1"}, "/ws")["bash_id"] == "bg1"
-    assert claude_input("run_command", {"command": "make", "background": True},
-                        "/ws")["run_in_background"] is True

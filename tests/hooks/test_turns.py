@@ -125,10 +125,14 @@ def test_post_tool_use_gets_the_output_and_its_feedback_reaches_the_model(
     r = run(d)
     payload = json.loads(seen.read_text())
     assert payload["hook_event_name"] == "PostToolUse"
-    assert payload["tool_name"] == "write_file" and payload["tool_input"]["content"] == "x = 1\n"
+    assert payload["tool_name"] == "Write" and payload["tool_input"]["content"] == "x = 1\n"
+    assert payload["openprogram_tool_name"] == "write_file"
+    assert payload["openprogram_tool_input"] == {"path": "m.py", "content": "x = 1\n"}
     assert payload["tool_input"]["file_path"] == f"{workspace.resolve()}/m.py"
     assert payload["session_id"] == r.session_id and payload["cwd"] == str(workspace.resolve())
     assert payload["tool_response"]["success"] is True
+    assert payload["tool_response"]["filePath"] == f"{workspace.resolve()}/m.py"
+    assert payload["tool_response"]["type"] == "create"
     assert "m.py" in payload["tool_response"]["output"]
     [done] = reply(d, r).tool_calls
     assert done.status == "completed"

@@ -26,6 +26,7 @@ from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
+from openprogram_lsp.hooks.claude_tools import claude_input, claude_name, claude_response
 from openprogram_lsp.hooks.config import (
     WORKSPACE_FILES,
     HookConfig,
@@ -36,7 +37,7 @@ from openprogram_lsp.hooks.config import (
     user_files,
 )
 from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
-from openprogram_lsp.hooks.matcher import CLAUDE_NAMES, claude_input, matches, matches_tool
+from openprogram_lsp.hooks.matcher import matches, matches_tool
 from openprogram_lsp.hooks.policies import UntestedEdits
 from openprogram_lsp.hooks.runner import HookRun, run_hook
 from openprogram_lsp.hooks.trust import TrustState, TrustStore
@@ -253,10 +254,6 @@ def _agent_dirs(user: Path, workspace: str) -> list[tuple[Path, str, Scope]]:
 current_hooks: ContextVar[TurnHooks | None] = ContextVar("op_turn_hooks", default=None)
 
 
-def _claude_flavoured(spec: HookSpec) -> bool:
-    return spec.source.startswith(".claude/") or "/.claude/" in spec.source
-
-
 @dataclass(slots=True)
 class TurnHooks:
     """The hooks of one turn and what it needs to run them."""
@@ -319,11 +316,11 @@ class TurnHooks:
             out["agent_id"] = self.agent_id
         tool = extra.pop("tool_name", None)
         if tool is not None:
-            aliases = CLAUDE_NAMES.get(tool, ())
-            out["tool_name"] = aliases[0] if aliases and _claude_flavoured(spec) else tool
-            out["openprogram_tool_name"] = tool
             arguments = extra.pop("tool_input", {})
+            out["tool_name"] = claude_name(tool)
             out["tool_input"] = claude_input(tool, arguments, str(self.workspace))
+            out["openprogram_tool_name"] = tool
+            out["openprogram_tool_input"] = arguments
         out.update(extra)
         return out
 
@@ -375,7 +372,7 @@ class TurnHooks:
         specs = self.matching("PostToolUse", tool=name) if ok else []
         if not specs:
             return None
-        response = {"output": output, "success": ok}
+        response = claude_response(name, output, ok, arguments, str(self.workspace))
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
             s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id,
             tool_response=response))

@@ -3,31 +3,18 @@
 An empty matcher or ``*`` matches everything. A matcher of letters, digits, ``_`` and ``|``
 is a list of exact names. Anything else is a regular expression searched in the name. A tool
 matches under its own name and under its Claude Code name, so ``"Edit|Write"`` written for
-Claude Code matches ``edit_file`` and ``write_file``.
+Claude Code matches ``edit_file`` and ``write_file`` (the names: ``claude_tools.TOOLS``).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+
+from openprogram_lsp.hooks.claude_tools import TOOLS, names_of
 
 CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
-    "run_command": ("Bash",),
-    "write_file": ("Write",),
-    "edit_file": ("Edit",),
-    "multi_edit": ("MultiEdit",),
-    "read_file": ("Read",),
-    "list_dir": ("LS",),
-    "find_files": ("Glob",),
-    "grep": ("Grep",),
-    "todo_write": ("TodoWrite",),
-    "web_fetch": ("WebFetch",),
-    "command_output": ("BashOutput", "TaskOutput"),
-    "command_stop": ("KillShell", "KillBash", "TaskStop"),
-    "agent": ("Task", "Agent"),
-    "ask_user": ("AskUserQuestion",),
-}
+    ours: (m.claude, *m.aliases) for ours, m in TOOLS.items()}  # (agent definitions' tools)
 _EXACT = re.compile(r"[A-Za-z0-9_|]+")
 
 
@@ -43,11 +30,6 @@ def _compiled(matcher: str) -> re.Pattern[str] | frozenset[str] | None:
         return frozenset({matcher})  # an invalid pattern matches only itself
 
 
-def names_of(tool: str) -> tuple[str, ...]:
-    """A tool's own name and its Claude Code names."""
-    return (tool, *CLAUDE_NAMES.get(tool, ()))
-
-
 def matches(matcher: str, subject: str, *, aliases: tuple[str, ...] = ()) -> bool:
     """Whether a matcher selects a subject (a tool name, a compaction trigger, a source)."""
     compiled = _compiled(matcher)
@@ -61,34 +43,4 @@ def matches(matcher: str, subject: str, *, aliases: tuple[str, ...] = ()) -> boo
 
 def matches_tool(matcher: str, tool: str) -> bool:
     """Whether a matcher selects a tool, by our name or its Claude Code one."""
-    return matches(matcher, tool, aliases=CLAUDE_NAMES.get(tool, ()))
-
-
-def claude_input(tool: str, arguments: dict[str, Any], workspace: str) -> dict[str, Any]:
-    """The tool input with Claude Code's field names added (``file_path`` absolute, ...)."""
-    out = dict(arguments)
-    path = arguments.get("path")
-    if isinstance(path, str) and tool in ("write_file", "edit_file", "multi_edit", "read_file"):
-        out.setdefault("file_path", f"{workspace.rstrip('/')}/{path.lstrip('/')}")
-    if tool == "edit_file":
-        for key, value in _claude_edit(arguments).items():
-            out.setdefault(key, value)
-    if tool == "multi_edit" and isinstance(arguments.get("edits"), list):
-        out["edits"] = [{**_claude_edit(e), **e} if isinstance(e, dict) else e
-                        for e in arguments["edits"]]
-    if tool in ("command_output", "command_stop") and isinstance(arguments.get("id"), str):
-        for key in ("bash_id", "shell_id", "task_id"):  # old and new names
-            out.setdefault(key, arguments["id"])
-    if tool == "run_command" and arguments.get("background") is True:
-        out.setdefault("run_in_background", True)
-    return out
-
-
-def _claude_edit(edit: dict[str, Any]) -> dict[str, Any]:
-    """One edit's fields under Claude Code's names (``old_string``, ``new_string``)."""
-    out: dict[str, Any] = {}
-    if "old_text" in edit:
-        out["old_string"] = edit["old_text"]
-    if "new_text" in edit:
-        out["new_string"] = edit["new_text"]
-    return out
+    return matches(matcher, tool, aliases=names_of(tool)[1:])
