@@ -78,3 +78,17 @@ async def test_a_closed_buffer_is_undone_on_disk(start: Starter, tmp_path: Path,
     # the state before the agent's edit: what the user had in the buffer
     assert (workspace / "m.py").read_text("utf-8") == USER
     assert out["restored"] == ["m.py"]
+
+
+async def test_a_hunk_of_a_buffer_edit_is_restored_in_the_buffer(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    client, ed, uri, result = await _setup(start, tmp_path, workspace)
+    turn = result["checkpoint"]
+    assert turn is not None
+    out = await client.call("openprogram/restoreHunk",
+                            {"checkpointId": turn["id"], "path": "m.py", "hunk": 0})
+    assert out["restored"] == ["m.py"]
+    assert ed.text[uri] == USER  # the agent's hunk out of the buffer, the user's line kept
+    assert (workspace / "m.py").read_text("utf-8") == DISK
+    await client.call("openprogram/restore", {"checkpointId": out["safetyCheckpointId"]})
+    assert ed.text[uri] == AGENT  # and that is undoable

@@ -25,3 +25,15 @@ test('the turn to undo is the newest with files and no standing undo', () => {
   const list = [cp('c3', { files: [] }), cp('c2', { undoneBy: 'r1' }), cp('c1', {})];
   assert.equal(nextToUndo(list)?.id, 'c1');
 });
+
+test('a checkpoint file recorded from an unsaved buffer says so in the tree', async () => {
+  const { CheckpointTree } = await import('../src/checkpoints/tree');
+  const cp = {
+    id: 'c1', parentId: 'c0', createdAt: 'now', message: 'turn t1: edit', kind: 'turn' as const,
+    files: [{ path: 'a.py', status: 'modified' as const, unsaved: true }, { path: 'b.py', status: 'added' as const }],
+  };
+  const tree = new CheckpointTree({} as never, () => 's1');
+  const [a, b] = cp.files.map((file) => tree.getTreeItem({ kind: 'file', checkpoint: cp, file }));
+  assert.equal(a.description, 'modified · unsaved in the editor');
+  assert.equal(b.description, 'added');
+});

@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 from openprogram_lsp.core.errors import CheckpointError, InvalidParams, OpenProgramError
 from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.documents import DocumentBuffers, RestoreBuffers
 from openprogram_lsp.store.blame.agent import AgentBlame, Hunk
 from openprogram_lsp.store.checkpoints import CheckpointStore
 
@@ -208,7 +209,11 @@ class BlameFeatures:
         if not isinstance(cp, CheckpointStore):
             raise CheckpointError("checkpoints are not available for this workspace")
         self.h._refuse_during_turn()
-        out = await asyncio.to_thread(cp.restore_hunk, args[1], args[0], args[2])
+        buffers = self.h.dispatcher.services.buffers
+        sink = RestoreBuffers(buffers, cp.workspace, asyncio.get_running_loop()) \
+            if isinstance(buffers, DocumentBuffers) else None
+        out = await asyncio.to_thread(cp.restore_hunk, args[1], args[0], args[2],
+                                      buffers=sink)
         self.h._changed(out)
         return dumps.restore(out)
 

@@ -372,7 +372,8 @@ class Handlers:
         cp = self._checkpointer()
         self._refuse_during_turn()
         out: RestoreOutcome = await asyncio.to_thread(cp.restore_hunk, p.checkpoint_id,
-                                                      p.path, p.hunk)
+                                                      p.path, p.hunk,
+                                                      buffers=self._buffer_sink(cp))
         self._changed(out)
         return dumps.restore(out)
 

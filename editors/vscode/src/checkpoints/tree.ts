@@ -55,7 +55,7 @@ export class CheckpointTree extends SessionTree<CheckpointNode> {
         const { checkpoint: cp, file } = node;
         const item = new api.TreeItem(file.path, api.TreeItemCollapsibleState.None);
         item.id = `f:${cp.id}:${file.path}`;
-        item.description = file.status;
+        item.description = file.unsaved ? `${file.status} · unsaved in the editor` : file.status;
         item.iconPath = new api.ThemeIcon(FILE_ICON[file.status] ?? 'file');
         item.contextValue = 'checkpointFile';
         // VS Code's own diff command: its arguments (URIs, a title) go with the row as they are.

@@ -9,6 +9,7 @@ file as it is now, with a safety checkpoint first like every restore.
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import TYPE_CHECKING
 
 from openprogram_lsp.core import fdfs
@@ -20,6 +21,7 @@ from openprogram_lsp.core.errors import (
     WorkspaceEscape,
 )
 from openprogram_lsp.core.fsutil import current_umask
+from openprogram_lsp.store.checkpoints.buffers import BufferSink
 from openprogram_lsp.store.checkpoints.results import FileChange, Hunk, RestoreOutcome
 
 _MAX_HUNK_FILE = 64 * 1024 * 1024
@@ -76,8 +78,12 @@ def revert_hunk(current: str, before: str, after: str, index: int) -> str:
 
 
 def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
-                 session_id: str | None = None) -> RestoreOutcome:
-    """Undo one hunk of a checkpoint's change to ``path``; what was written, how to undo it."""
+                 session_id: str | None = None,
+                 buffers: BufferSink | None = None) -> RestoreOutcome:
+    """Undo one hunk of a checkpoint's change to ``path``; what was written, how to undo it.
+
+    ``buffers``: the editors' open documents; a file open there with unsaved changes is
+    reverted in that buffer (``workspace/applyEdit``), never under it on disk."""
     with store.lock:
         store._open()
         entry = store._entry(checkpoint_id)
@@ -91,6 +97,10 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
         if item.binary or item.truncated:
             raise CheckpointError(f"path: {rel} is binary or too large to restore by hunk")
         target = store.workspace / rel
+        unsaved = buffers.unsaved(rel) if buffers is not None else None
+        if buffers is not None and unsaved is not None:
+            return _restore_in_buffer(store, buffers, rel, unsaved, item.before or "",
+                                      item.after or "", index, full_id, session_id)
         try:  # walked from the workspace's descriptor; a FIFO or a swapped link is refused
             data = fdfs.read_bytes(store.workspace, rel, _MAX_HUNK_FILE + 1)[0] \
                 if fdfs.lstat(store.workspace, rel) is not None else b""
@@ -117,6 +127,31 @@ def restore_hunk(store: StoreView, checkpoint_id: str, path: str, index: int, *,
             restored=[rel], safety_checkpoint_id=safety_id,
             changes=[FileChange(rel, "modified" if existed else "added")],
             checkpoint_id=restored.id if restored is not None else None)
+
+
+def _restore_in_buffer(store: StoreView, sink: BufferSink, rel: str, current: str,
+                       before: str, after: str, index: int, full_id: str,
+                       session_id: str | None) -> RestoreOutcome:
+    """``restore_hunk`` for a file whose editor buffer has unsaved changes: the buffer is
+    recorded (so the safety checkpoint holds it), then reverted through the editor."""
+    text = revert_hunk(current, before, after, index)
+    if not store.buffers.tracked(rel):
+        store.buffers.track(rel, functools.partial(sink.unsaved, rel))
+    store.note_paths([rel])
+    safety = store._commit("safety", session_id, None,
+                           f"Before restoring hunk {index} of {rel} from {full_id}")
+    head = store.repo.head()
+    safety_id = safety.id if safety else (store._head_checkpoint_id(head) if head else None)
+    why = sink.apply(rel, current, text)
+    if why:
+        raise SessionBusy(f"hunk: {rel} is open in the editor with unsaved changes, and {why}; "
+                          "nothing was changed")
+    restored = store._commit("restore", session_id, None,
+                             f"Restored hunk {index} of {rel} from checkpoint {full_id}",
+                             restored_from=full_id)
+    return RestoreOutcome(restored=[rel], safety_checkpoint_id=safety_id,
+                          changes=[FileChange(rel, "modified")],
+                          checkpoint_id=restored.id if restored is not None else None)
 
 
 def _swap_text(store: StoreView, rel: str, before: bytes, existed: bool,

@@ -456,11 +456,14 @@ class CheckpointStore:
         return out.but(undone_checkpoint_id=cp.id, restored_from_checkpoint_id=cp.parent_id)
 
     def restore_hunk(self, checkpoint_id: str, path: str, hunk: int,
-                     *, session_id: str | None = None) -> RestoreOutcome:
-        """Undo one hunk (``files[].hunks[hunk]`` of the diff) in the file as it is now."""
+                     *, session_id: str | None = None,
+                     buffers: BufferSink | None = None) -> RestoreOutcome:
+        """Undo one hunk (``files[].hunks[hunk]`` of the diff) in the file as it is now (in
+        its editor buffer while that has unsaved changes, with ``buffers``)."""
         from openprogram_lsp.store.checkpoints.hunks import restore_hunk
 
-        return restore_hunk(self, checkpoint_id, path, hunk, session_id=session_id)
+        return restore_hunk(self, checkpoint_id, path, hunk, session_id=session_id,
+                            buffers=buffers)
 
     def prune(self, max_count: int | None = None, max_age_days: float | None = None,
               keep_ids: Iterable[str] = (), *, force: bool = False,
