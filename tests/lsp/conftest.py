@@ -143,14 +143,16 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
                      apply_edit: bool = False, extra_env: dict[str, str] | None = None,
                      args: list[str] | None = None,
                      setup: Callable[[OpClient], None] | None = None,
-                     home: Path | None = None) -> OpClient:
+                     home: Path | None = None, wrap: list[str] | None = None) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
         env["OPENPROGRAM_HOME"] = str(home or tmp_path / "home")
         if model:
             env["OPENPROGRAM_MODEL"] = model
         env.update(extra_env or {})
         log_args = ["--log-file", str(tmp_path / f"server{len(clients)}.log")]
-        config = ClientServerConfig(server_command=[*SERVER, *log_args, *(args or [])],
+        # ``wrap``: a command the server runs under (e.g. bwrap; a real exec, not a fork)
+        config = ClientServerConfig(server_command=[*(wrap or []), *SERVER, *log_args,
+                                                    *(args or [])],
                                     server_env=env, client_factory=_factory)
         client: OpClient = await config.start()  # type: ignore[assignment]
         clients.append(client)

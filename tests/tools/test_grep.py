@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,55 @@ async def test_filters_apply_to_dirty_buffers(workspace: Path) -> None:
     out = await tool.run(tool.parse({"pattern": "needle", "output_mode": "files_with_matches"}),
                          ctx)
     assert out.text.splitlines()[1:] == ["a.py", "b.md", "new.py"]
+
+
+def make_deep(root: Path, depth: int = 2100) -> None:
+    """``root/d/d/…/x.txt``, ``depth`` directories down (past PATH_MAX: made by descriptors)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        out = os.open("x.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(out, b"needle deep down\n")
+        os.close(out)
+    finally:
+        os.close(fd)
+
+
+def remove_deep(root: Path) -> None:
+    """Undo ``make_deep`` without recursion (pytest's rmtree recurses once per level)."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    while True:
+        try:
+            fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    os.unlink("x.txt", dir_fd=fds[-1])
+    while len(fds) > 1:
+        os.close(fds.pop())
+        os.rmdir("d", dir_fd=fds[-1])
+    os.close(fds[0])
+
+
+@pytest.fixture
+def deep(workspace: Path) -> Iterator[Path]:
+    make_deep(workspace)
+    yield workspace
+    remove_deep(workspace)
+
+
+async def test_a_path_too_deep_to_open_spoils_only_itself(deep: Path) -> None:
+    workspace = deep
+    (workspace / "a.txt").write_text("needle here\n")
+    nothing = await grep(workspace, "nowhere to be found")
+    first, note = nothing.split("\n", 1)
+    assert first == "no matches", nothing
+    assert note.startswith("[not searched (unreadable, or too deep to open): ./d/d/"), note
+    assert "File name too long" in note and len(note) < 400, note
+    found = await grep(workspace, "needle")
+    assert found.startswith("a.txt:1: needle here\n[not searched"), found
+    with pytest.raises(ToolError, match="grep failed"):  # an error of the search itself
+        await grep(workspace, "(")

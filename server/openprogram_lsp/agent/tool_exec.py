@@ -28,6 +28,7 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
+from openprogram_lsp.tools import fs_errors
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
 from openprogram_lsp.tools.facts import call_facts, control_paths
@@ -77,6 +78,7 @@ class ToolRunner:
     label: str | None = None  # a child's label: its prompts say whose they are
     rules_session: str | None = None  # whose session rules apply (default: this session)
     rules_branch: str | None = None  # their scope in it: the nearest reset fork (Rule.branch)
+    faults: list[str] = field(default_factory=list)  # calls the machine failed (warnings)
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -164,6 +166,10 @@ class ToolRunner:
             raise
         except OpenProgramError as exc:
             out = ToolOutput(exc.message, is_error=True)
+        except OSError as exc:  # the file system refused (read-only, full, …): no bug
+            out = ToolOutput(fs_errors.describe(call.name, call.arguments, exc), is_error=True)
+            log.warning("%s", out.text)
+            self.faults.append(out.text)
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)

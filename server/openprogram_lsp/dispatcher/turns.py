@@ -554,6 +554,7 @@ class Dispatcher:
                        state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
                                                     on_tool_started=persist_started,
                                                     before_stop=before_stop))
+        turn.warnings.extend(runner.faults)  # a tool the machine failed (read-only, full, …)
         ending = stop_warning(state)
         if ending is not None:
             log.info("turn %s: %s", turn.turn_id, ending)

@@ -7,10 +7,14 @@ goes through; ``refuse_protected`` is its last step, for callers that walk a tre
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from openprogram_lsp.core.errors import WorkspaceEscape
 from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs, protected_real_of
@@ -101,6 +105,23 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
 def relative(workspace: Path, target: Path) -> str:
     """The workspace-relative form of an absolute path, with forward slashes."""
     return Path(os.path.relpath(target, real_path(workspace))).as_posix()
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def plain_name(path: str) -> str:
+    """A path a tool writes to, refused when it holds a control character (a newline, a tab,
+    an escape…): such a name breaks every listing, diff and command that shows it."""
+    bad = _CONTROL.search(path)
+    if bad is not None:
+        raise ValueError(f"control character {bad.group()!r} in the file name; names with "
+                         "newlines, tabs or other control characters are refused")
+    return path
+
+
+WritePath = Annotated[str, AfterValidator(plain_name)]
+"""A path argument of a tool that creates or changes files (pydantic checks ``plain_name``)."""
 
 
 def confined(workspace: Path, path: str) -> str:

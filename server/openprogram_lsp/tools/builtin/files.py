@@ -19,7 +19,7 @@ from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import DiffPreview
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import EDIT_FILE, LIST_DIR, MULTI_EDIT, WRITE_FILE
-from openprogram_lsp.tools.paths import confined, protected_below
+from openprogram_lsp.tools.paths import WritePath, confined, protected_below
 
 MAX_LIST_ENTRIES = 500
 MAX_EDIT_BYTES = 8 * 1024 * 1024
@@ -163,7 +163,7 @@ class ListDir(Tool):
 
 
 class WriteFileInput(BaseModel):
-    path: str = Field(description="File path relative to the workspace root")
+    path: WritePath = Field(description="File path relative to the workspace root")
     content: str = Field(description="The whole new content of the file")
 
 
@@ -207,7 +207,7 @@ class WriteFile(Tool):
 
 
 class EditFileInput(BaseModel):
-    path: str = Field(description="File path relative to the workspace root")
+    path: WritePath = Field(description="File path relative to the workspace root")
     old_text: str = Field(description="Exact text to replace (must occur exactly once unless "
                           "replace_all is true)")
     new_text: str = Field(description="Replacement text (must differ from old_text)")
@@ -222,7 +222,7 @@ class Edit(BaseModel):
 
 
 class MultiEditInput(BaseModel):
-    path: str = Field(description="File path relative to the workspace root")
+    path: WritePath = Field(description="File path relative to the workspace root")
     edits: list[Edit] = Field(min_length=1, max_length=100,
                               description="The edits, applied in order; all or none apply")
 

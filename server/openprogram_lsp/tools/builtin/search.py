@@ -326,7 +326,7 @@ class Grep(Tool):
             else stdin if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=scrubbed_env())
         assert child.stdout is not None and child.stderr is not None
-        errors = asyncio.create_task(_head(child.stderr, 4096))
+        errors = asyncio.create_task(_head(child.stderr, 1 << 16))  # a deep path is long
         feeding = asyncio.create_task(_feed(child, stdin)) if isinstance(stdin, bytes) else None
         deadline = time.monotonic() + TIMEOUT
         try:
@@ -355,9 +355,13 @@ class Grep(Tool):
                 if task is not None and not task.done():
                     task.cancel()
         found.add(records)
-        if not found.timed_out and child.returncode == 2 and not records.hits:
+        if not found.timed_out and child.returncode == 2:
             err = errors.result() if errors.done() and not errors.cancelled() else b""
-            raise ToolError("grep failed: " + err.decode("utf-8", "replace").strip()[:1000])
+            # a path the walk could not read (too deep to open, unreadable) spoils only itself
+            other = found.skip_paths(err.decode("utf-8", "replace")) if dir_fd is not None \
+                else err.decode("utf-8", "replace").strip()
+            if other and not records.hits:
+                raise ToolError("grep failed: " + other[:1000])
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -375,7 +379,21 @@ class _Found:
         self.more = 0
         self.timed_out = False
         self.counted_all = True
+        self.unsearched: list[str] = []  # paths the walk could not read, and why
 
+    def skip_paths(self, stderr: str) -> str:
+        """Keep ripgrep's per-path errors (``./a/b: File name too long``) as paths left out;
+        return whatever else it said (an error of the search itself)."""
+        other = []
+        for line in stderr.splitlines():
+            text = line.removeprefix("rg: ")
+            if text.startswith("./"):
+                path, _, why = text.rpartition(": ")
+                shown = path if len(path) <= 80 else f"{path[:40]}…{path[-20:]}"
+                self.unsearched.append(f"{shown} ({why})" if path else _short(text))
+            elif line.strip():
+                other.append(line.strip())
+        return "\n".join(other)
     def records(self, prefix: str, single: str | None) -> _Records:
         return _Records(self.args.output_mode, prefix, single, self.keep)
 
@@ -417,6 +435,10 @@ class _Found:
                          f"read on with offset={self.keep}")
         if self.timed_out:
             notes.append(f"stopped after {TIMEOUT:g} s; results are partial")
+        if self.unsearched:
+            more = len(self.unsearched) - 1
+            notes.append(f"not searched (unreadable, or too deep to open): "
+                         f"{self.unsearched[0]}" + (f" and {more} more" if more else ""))
         tail = "".join(f"\n[{n}]" for n in notes)
         data: dict[str, Any] = {"unsaved": unsaved} if unsaved else {}
         data.update(shown=len(page), left_out=left)
@@ -426,6 +448,10 @@ class _Found:
         """Whether two content lines are not adjacent (a ``--`` goes between their groups)."""
         has_context = bool(self.args.context or self.args.before or self.args.after)
         return has_context and (prev.key != hit.key or hit.line != prev.line + 1)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else f"{text[:60]}…{text[-40:]}"
 
 
 async def _feed(child: Child, data: bytes) -> None:
