@@ -156,7 +156,8 @@ class Commands:
                                       args[1:] or None, session_id=sid)
         restored, safety = out.restored, out.safety_checkpoint_id
         undo = f" Undo with `/restore {safety}`." if safety else ""
-        return f"Restored {len(restored)} file(s).{undo}"
+        left = "".join(f"\nNot restored: `{n.path}`: {n.reason}" for n in out.not_restored or ())
+        return f"Restored {len(restored)} file(s).{undo}{left}"
 
     @staticmethod
     def mode(value: str) -> PermissionMode:
