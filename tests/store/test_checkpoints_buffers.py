@@ -117,3 +117,13 @@ def test_a_buffer_edit_does_not_take_the_turns_earlier_disk_edits(tmp_path: Path
     turn = store.commit_turn("s", "t1", "m")
     assert turn is not None
     assert {f.path for f in turn.files} == {"docs/readme.md", "src/util.py"}
+
+
+def test_a_buffer_with_a_lone_surrogate_is_still_checkpointed(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    editor = Editor(ws)
+    assert store.ensure_baseline("s") is not None
+    editor.docs["src/util.py"] = "x = '\ud800'\n"  # what a hostile client can put in a buffer
+    cp = store.record_buffer("s", "src/util.py", editor.current("src/util.py"))
+    assert cp is not None and [f.path for f in cp.files] == ["src/util.py"]

@@ -94,6 +94,15 @@ class BufferOverlay:
         return False
 
 
+def buffer_bytes(text: str) -> bytes:
+    """A buffer's text as the bytes a save would write (UTF-8; a lone surrogate, which an LSP
+    client can send, is replaced rather than failing the checkpoint)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
 def git_mode(workspace: str, rel: str) -> str:
     """The git mode a buffer's text is recorded with: the file's executable bit, if any."""
     try:

@@ -13,7 +13,7 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import CheckpointError, ToolError, WorkspaceEscape
 from openprogram_lsp.core.fsutil import protected_dir_of
 from openprogram_lsp.store.checkpoints import cas
-from openprogram_lsp.store.checkpoints.buffers import BufferSink
+from openprogram_lsp.store.checkpoints.buffers import BufferSink, buffer_bytes
 from openprogram_lsp.store.checkpoints.extras import EMPTY, Extras, describe
 from openprogram_lsp.store.checkpoints.modes import wanted_perm
 from openprogram_lsp.store.checkpoints.objects import (
@@ -162,7 +162,7 @@ def _into_buffers(store: StoreView, sink: BufferSink, changes: list[TreeChange],
         except UnicodeDecodeError:
             left[change.path] = UNSAVED
             continue
-        if blob_id(current.encode("utf-8", "surrogateescape")) != change.old_sha:
+        if blob_id(buffer_bytes(current)) != change.old_sha:
             conflicts.append(change.path)  # typed into since the safety checkpoint
             continue
         why = sink.apply(change.path, current, text)

@@ -22,6 +22,7 @@ from openprogram_lsp.store.checkpoints.buffers import (
     BufferOverlay,
     BufferSink,
     Current,
+    buffer_bytes,
     git_mode,
 )
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
@@ -825,7 +826,7 @@ class CheckpointStore:
         for rel, text in texts.items():
             if self.stager.in_nested(rel) or self.stager.beyond_symlink(rel):
                 continue
-            sha = write_object(self.repo, "blob", text.encode("utf-8", "surrogateescape"))
+            sha = write_object(self.repo, "blob", buffer_bytes(text))
             leaves[rel] = (git_mode(str(self.workspace), rel), sha)
             kept[rel] = text
         if not leaves:
