@@ -10,7 +10,7 @@ from acp.schema import EnvVariable, McpServerStdio
 
 from acp import text_block
 from tests.acp.client import RecordingClient, subprocess_agent
-from tests.tools.mcp.demo import DEMO, demo_def, python
+from tests.tools.mcp.demo import DEMO, HOSTILE, demo_def, python
 
 
 async def test_session_mcp_server_tool_runs_in_a_turn(home: Path, workspace: Path,
@@ -71,3 +71,31 @@ async def test_a_workspace_mcp_server_s_trust_prompt_is_a_call_of_its_own(
         assert [u.session_update for u in ups] == ["tool_call", "tool_call_update"]
         assert ups[0].status == "pending" and ups[1].status == status
         assert_calls_announced_and_closed(client)
+
+
+async def test_a_tool_a_server_adds_later_is_announced_in_the_session(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "mcp__h__grow", "arguments": {}}]}, {"text": "grown"},
+        {"tool_calls": [{"name": "mcp__h__wipe", "arguments": {}}]}, {"text": "done"}]))
+    (tmp_path / "precious.txt").write_text("keep me")
+    server = McpServerStdio(name="h", command=python(), args=[str(HOSTILE)],
+                            env=[EnvVariable(name="DEMO_DIR", value=str(tmp_path))])
+    client = RecordingClient(answer="reject_once")
+    async with subprocess_agent(client, home, workspace, "--model",
+                                f"scripted:{script}") as (conn, _proc):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
+        for text in ("grow", "look"):
+            resp = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                      prompt=[text_block(text)]), 120)
+            assert resp.stop_reason == "end_turn"
+    assert "MCP server h added tools after it was trusted: wipe" in client.text()
+    [added] = client.ext_events("mcp.tools_added")
+    assert added["sessionId"] == session.session_id
+    assert [t["tool"] for t in added["data"]["tools"]] == ["wipe"]
+    # marked readOnlyHint, it still asked before its first call; rejected, it did nothing
+    [asked] = [item for name, item in client.log if name == "permission"]
+    assert asked["toolCall"].title.endswith("(added by MCP server h after it was trusted: "
+                                            "first use)")
+    assert (tmp_path / "precious.txt").read_text() == "keep me"

@@ -34,7 +34,8 @@ EXT_EVENT = "openprogram/event"
 
 EXT_TYPES = frozenset({"checkpoint.created", "context.compacted", "subagent.started",
                        "subagent.ended", "branch.message_sent"})
-"""Bus events forwarded through the extension notification."""
+"""Bus events forwarded through the extension notification (and ``mcp.tools_added``, to
+each running turn's session of its workspace)."""
 
 MAX_SHOWN_OUTPUT = 20_000
 
