@@ -57,6 +57,7 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENPROGRAM_CONTEXT_WINDOW", raising=False)
     monkeypatch.delenv("OPENPROGRAM_PERMISSION_MODE", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # never the user's file
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))  # nor ~/.claude
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openprogram_lsp.hooks.config import HookSpec, load_config, parse_hooks
+from openprogram_lsp.hooks.config import HookSpec, parse_hooks
+from openprogram_lsp.hooks.sources import load_config
 
 
 def test_parses_claude_codes_shape_with_defaults() -> None:
@@ -24,14 +25,14 @@ def test_parses_claude_codes_shape_with_defaults() -> None:
 
 def test_what_cannot_be_used_is_skipped_with_a_warning() -> None:
     warnings: list[str] = []
-    hooks = parse_hooks({"SessionEnd": [], "PreToolUse": [
+    hooks = parse_hooks({"Bogus": [], "PreToolUse": [
         {"matcher": 3, "hooks": []}, {"hooks": [{"type": "prompt", "prompt": "x"},
                                                 {"command": ""},
                                                 {"command": "ok", "timeout": -1}]}],
         "Stop": "nope"}, source="s.json", scope="user", warnings=warnings)
     assert [h.command for h in hooks] == ["ok"] and hooks[0].timeout == 60.0
     text = "\n".join(warnings)
-    for expected in ("'SessionEnd' is not supported", "matcher must be a string",
+    for expected in ("'Bogus' is not supported", "matcher must be a string",
                      "type 'prompt' is not supported", "command must be a non-empty",
                      "timeout must be a positive", "hooks.Stop must be a list"):
         assert expected in text
@@ -108,3 +109,96 @@ def test_config_toml_hooks_pass_the_settings_layer_and_policies_stay_the_users(
     (ws / ".openprogram" / "config.toml").write_text("[policies]\ndestructive_commands = false\n")
     with pytest.raises(ConfigError, match="only be set in your own config file"):
         load_settings(workspace=ws, env={"XDG_CONFIG_HOME": str(tmp_path / "x")})
+
+
+def _claude_home(tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    """A fake HOME whose ~/.claude Claude Code would read (never the real one)."""
+    home = tmp_path / "fakehome"
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return home
+
+
+def test_claude_codes_user_settings_are_a_user_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from openprogram_lsp.hooks.config import claude_dir, user_files
+
+    home = _claude_home(tmp_path, monkeypatch)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "validate.py"}]}]}}))
+    assert claude_dir() == home / ".claude" and settings in user_files()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    [hook] = load_config(ws).hooks
+    assert (hook.command, hook.scope, hook.source) == ("validate.py", "user", str(settings))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
+    assert load_config(ws).hooks == []  # CLAUDE_CONFIG_DIR moves it, as in Claude Code
+
+
+def _plugin(root: Path, hooks: dict, manifest: dict | None = None) -> Path:
+    (root / "hooks").mkdir(parents=True)
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"description": "x", "hooks": hooks}))
+    (root / ".claude-plugin").mkdir()
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest or {"name": "p"}))
+    return root
+
+
+def _install(claude: Path, plugins: dict[str, Path]) -> None:
+    (claude / "plugins").mkdir(parents=True, exist_ok=True)
+    (claude / "plugins" / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {k: [{"scope": "user", "installPath": str(v),
+                                        "version": "1.0.0"}] for k, v in plugins.items()}}))
+
+
+def test_plugin_hooks_only_of_enabled_installed_plugins(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    home = _claude_home(tmp_path, monkeypatch)
+    claude = home / ".claude"
+    cache = claude / "plugins" / "cache" / "market"
+    guard = _plugin(cache / "guard" / "1.0.0", {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/g.py"}]}]})
+    off = _plugin(cache / "off" / "1.0.0", {"Stop": [{"hooks": [{"command": "off.sh"}]}]})
+    proj = _plugin(cache / "proj" / "1.0.0", {"Stop": [{"hooks": [{"command": "proj.sh"}]}]},
+                   manifest={"name": "proj", "hooks": "./extra/hooks.json"})
+    (proj / "extra").mkdir()
+    (proj / "extra" / "hooks.json").write_text(json.dumps(
+        {"hooks": {"SessionStart": [{"hooks": [{"command": "hello.sh"}]}]}}))
+    _install(claude, {"guard@market": guard, "off@market": off, "proj@market": proj})
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {
+        "guard@market": True, "off@market": True, "missing@market": True}}))
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(json.dumps(
+        {"enabledPlugins": {"proj@market": True, "guard@market": True}}))
+    (ws / ".claude" / "settings.local.json").write_text(json.dumps(
+        {"enabledPlugins": {"off@market": False}}))  # local wins over the user's file
+    cfg = load_config(ws)
+    got = {(h.command, h.scope, h.plugin_root) for h in cfg.hooks}
+    assert got == {("python3 ${CLAUDE_PLUGIN_ROOT}/hooks/g.py", "user", str(guard)),
+                   ("proj.sh", "workspace", str(proj)), ("hello.sh", "workspace", str(proj))}
+    assert any("missing@market is enabled but not installed" in w for w in cfg.warnings)
+    [g] = [h for h in cfg.hooks if h.plugin_root == str(guard)]
+    assert g.source.startswith("plugin guard@market: ")
+    assert g.describe()["pluginRoot"] == str(guard)
+    assert str(claude / "plugins" / "installed_plugins.json") in cfg.files
+
+
+def test_a_plugin_hooks_file_outside_the_plugin_is_refused(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    home = _claude_home(tmp_path, monkeypatch)
+    claude = home / ".claude"
+    evil = _plugin(claude / "plugins" / "cache" / "m" / "evil" / "1", {},
+                   manifest={"name": "evil", "hooks": "../../../../../../escape.json"})
+    _install(claude, {"evil@m": evil})
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"evil@m": True}}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cfg = load_config(ws)
+    assert cfg.hooks == [] and any("outside the plugin" in w for w in cfg.warnings)
+
+
+def test_new_claude_code_events_parse(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    hooks = parse_hooks({e: [{"hooks": [{"command": "x"}]}] for e in (
+        "SessionEnd", "SubagentStart", "PostToolUseFailure")}, source="s", scope="user",
+        warnings=warnings)
+    assert len(hooks) == 3 and warnings == []

@@ -2,8 +2,9 @@
 
 ``{"hooks": {Event: [{"matcher": str, "hooks": [{"type": "command", "command": str,
 "timeout": seconds, "critical": bool}]}]}}`` -- the same in ``.openprogram/settings.json``,
-``.claude/settings.json``, ``.claude/settings.local.json``, the user's
-``settings.json`` and the ``hooks`` table of the TOML config files.
+``.claude/settings.json``, ``.claude/settings.local.json``, the user's ``settings.json`` (ours
+and Claude Code's ``~/.claude/settings.json``), the ``hooks`` table of the TOML config files
+and the ``hooks/hooks.json`` of enabled Claude Code plugins (``plugins.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop",
-                           "SubagentStop", "SessionStart", "PreCompact", "Notification")
+EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
+                           "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop",
+                           "SessionStart", "SessionEnd", "PreCompact", "Notification")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
 Scope = Literal["user", "workspace"]
@@ -39,19 +41,26 @@ class HookSpec:
     critical: bool = False
     source: str = ""
     scope: Scope = "user"
+    plugin_root: str = ""  # a Claude Code plugin's directory (``CLAUDE_PLUGIN_ROOT``)
 
     @property
     def id(self) -> str:
         """A fingerprint of everything that decides what the hook does (trust is per id)."""
-        blob = json.dumps([self.scope, self.source, self.event, self.matcher, self.command,
-                           self.timeout, self.critical])
+        fields: list[Any] = [self.scope, self.source, self.event, self.matcher, self.command,
+                             self.timeout, self.critical]
+        if self.plugin_root:
+            fields.append(self.plugin_root)
+        blob = json.dumps(fields)
         return "h" + hashlib.sha256(blob.encode()).hexdigest()[:15]
 
     def describe(self) -> dict[str, Any]:
         """The definition as shown to the user (wire, trust prompts)."""
-        return {"id": self.id, "event": self.event, "matcher": self.matcher,
-                "command": self.command, "timeout": self.timeout, "critical": self.critical,
-                "source": self.source, "scope": self.scope}
+        out = {"id": self.id, "event": self.event, "matcher": self.matcher,
+               "command": self.command, "timeout": self.timeout, "critical": self.critical,
+               "source": self.source, "scope": self.scope}
+        if self.plugin_root:
+            out["pluginRoot"] = self.plugin_root
+        return out
 
 
 @dataclass(slots=True)
@@ -69,9 +78,11 @@ class HookConfig:
     hooks: list[HookSpec] = field(default_factory=list)
     policies: Policies = field(default_factory=Policies)
     warnings: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # plugin files read (a change re-reads)
 
 
-def parse_hooks(raw: Any, *, source: str, scope: Scope, warnings: list[str]) -> list[HookSpec]:
+def parse_hooks(raw: Any, *, source: str, scope: Scope, warnings: list[str],
+                plugin_root: str = "") -> list[HookSpec]:
     """The hooks of one ``hooks`` table; what cannot be used is skipped with a warning."""
     if raw is None:
         return []
@@ -104,7 +115,7 @@ def parse_hooks(raw: Any, *, source: str, scope: Scope, warnings: list[str]) -> 
                 spec = _parse_entry(entry, event=event, matcher=matcher, source=source,
                                     scope=scope, where=f"{where}.hooks[{j}]", warnings=warnings)
                 if spec is not None:
-                    out.append(spec)
+                    out.append(replace(spec, plugin_root=plugin_root) if plugin_root else spec)
     return out
 
 
@@ -122,6 +133,8 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
     if not isinstance(command, str) or not command.strip():
         warnings.append(f"{where}.command must be a non-empty string; ignored")
         return None
+    if kind == "command" and entry.get("async") is True:
+        warnings.append(f"{where}: `async` hooks run synchronously here")
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         warnings.append(f"{where}.timeout must be a positive number of seconds; using "
@@ -161,20 +174,36 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None
 
 
 def user_files(env: Mapping[str, str] | None = None) -> list[Path]:
-    """The user-level files: ``$XDG_CONFIG_HOME/openprogram-lsp/{settings.json,config.toml}``."""
+    """The user-level files: ``$XDG_CONFIG_HOME/openprogram-lsp/{settings.json,config.toml}``
+    and Claude Code's ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR/settings.json``)."""
     env = os.environ if env is None else env
-    return list(_user_files(env.get("XDG_CONFIG_HOME") or "", env.get("HOME")))
+    return list(_user_files(env.get("XDG_CONFIG_HOME") or "", env.get("HOME"),
+                            env.get("CLAUDE_CONFIG_DIR") or ""))
+
+
+def claude_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's user directory: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    env = os.environ if env is None else env
+    return _claude_dir(env.get("HOME"), env.get("CLAUDE_CONFIG_DIR") or "")
 
 
 @functools.lru_cache(maxsize=16)
-def _user_files(xdg: str, home: str | None) -> tuple[Path, Path]:
-    """``user_files`` for one ``XDG_CONFIG_HOME`` and ``HOME`` (worked out once per pair:
-    every turn asks)."""
-    base = Path(xdg or Path.home() / ".config").expanduser()
-    return base / "openprogram-lsp" / "settings.json", base / "openprogram-lsp" / "config.toml"
+def _claude_dir(home: str | None, configured: str) -> Path:
+    if configured:
+        return Path(configured).expanduser()
+    return Path(home).expanduser() / ".claude" if home else Path.home() / ".claude"
 
 
-def _policies(raw: Any, policies: Policies, source: str, warnings: list[str]) -> None:
+@functools.lru_cache(maxsize=16)
+def _user_files(xdg: str, home: str | None, claude: str) -> tuple[Path, Path, Path]:
+    """``user_files`` for one ``XDG_CONFIG_HOME``, ``HOME`` and ``CLAUDE_CONFIG_DIR``
+    (worked out once per triple: every turn asks)."""
+    base = Path(xdg or (Path(home) if home else Path.home()) / ".config").expanduser()
+    return (base / "openprogram-lsp" / "settings.json", base / "openprogram-lsp" / "config.toml",
+            _claude_dir(home, claude) / "settings.json")
+
+
+def policies_of(raw: Any, policies: Policies, source: str, warnings: list[str]) -> None:
     if raw is None:
         return
     if not isinstance(raw, Mapping):
@@ -188,31 +217,3 @@ def _policies(raw: Any, policies: Policies, source: str, warnings: list[str]) ->
                 setattr(policies, attr, getattr(policies, attr) and raw[key])
             else:
                 warnings.append(f"{source}: policies.{key} must be true or false; ignored")
-
-
-def load_config(workspace: Path, *, user: list[Path] | None = None,
-                policies: Policies | None = None) -> HookConfig:
-    """Hooks of the user's files, then of the workspace's; policy switches (user files only).
-
-    ``policies`` is what the settings layer read (``[policies]`` of config.toml, environment);
-    the user's ``settings.json`` may switch a policy off too.
-    """
-    cfg = HookConfig(policies=replace(policies) if policies is not None else Policies())
-    for path in user if user is not None else user_files():
-        data = read_settings_file(path, cfg.warnings)
-        if data is None or data.get("disableAllHooks") is True:
-            continue
-        cfg.hooks.extend(parse_hooks(data.get("hooks"), source=str(path), scope="user",
-                                     warnings=cfg.warnings))
-        if path.suffix == ".json":  # config.toml's [policies] comes through the settings layer
-            _policies(data.get("policies"), cfg.policies, str(path), cfg.warnings)
-    for rel in WORKSPACE_FILES:
-        data = read_settings_file(workspace / rel, cfg.warnings)
-        if data is None or data.get("disableAllHooks") is True:
-            continue
-        cfg.hooks.extend(parse_hooks(data.get("hooks"), source=rel, scope="workspace",
-                                     warnings=cfg.warnings))
-        if "policies" in data:  # a workspace may not switch off the user's safety policies
-            cfg.warnings.append(f"{rel}: `policies` can only be set in the user's config; "
-                                "ignored")
-    return cfg

@@ -33,13 +33,14 @@ from openprogram_lsp.hooks.config import (
     HookSpec,
     Policies,
     Scope,
-    load_config,
+    claude_dir,
     user_files,
 )
 from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
 from openprogram_lsp.hooks.matcher import matches, matches_tool
 from openprogram_lsp.hooks.policies import UntestedEdits
 from openprogram_lsp.hooks.runner import HookRun, run_hook
+from openprogram_lsp.hooks.sources import load_config
 from openprogram_lsp.hooks.trust import TrustState, TrustStore
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,9 @@ class HookEngine:
     """Hook definitions per workspace (re-read when their files change), trust, last runs."""
 
     def __init__(self, home: Path, *, user_files: list[Path] | None = None,
-                 policies: Policies | None = None) -> None:
+                 policies: Policies | None = None, claude_dir: Path | None = None) -> None:
         self.home = home
+        self.claude_dir = claude_dir  # Claude Code's user directory (None: ~/.claude)
         self.policies = policies
         self.trust = TrustStore(home)
         self.user_files = user_files
@@ -79,13 +81,14 @@ class HookEngine:
                 out.append((p, None))
         return tuple(out)
 
-    def _stamp(self, workspace: str) -> tuple[Any, ...]:
+    def _stamp(self, workspace: str, extra: list[str]) -> tuple[Any, ...]:
         return self._stat([*map(str, self._user_files()),
-                           *(f"{workspace}/{rel}" for rel in WORKSPACE_FILES)])
+                           *(f"{workspace}/{rel}" for rel in WORKSPACE_FILES), *extra])
 
     def agent_dirs(self, workspace: Path) -> list[tuple[Path, str, Scope]]:
         """Where agent definitions are read from: the user's, then the workspace's."""
-        return list(_agent_dirs(self._user_files()[0].parent, str(workspace)))
+        claude = self.claude_dir if self.claude_dir is not None else claude_dir()
+        return list(_agent_dirs(self._user_files()[0].parent, str(workspace), claude))
 
     def definitions(self, workspace: Path) -> Definitions:
         """The workspace's hooks and agent definitions as they are now, each stamped once:
@@ -154,12 +157,15 @@ class HookEngine:
 
     def _config(self, real: str) -> HookConfig:
         key = Path(real)
-        stamp = self._stamp(real)
         with self._lock:
             cached = self._configs.get(key)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
-        cfg = load_config(key, user=self.user_files, policies=self.policies)
+        if cached is not None and cached[0] == self._stamp(real, cached[1].files):
+            return cached[1]
+        stamp = self._stamp(real, [])  # before reading: an edit meanwhile re-reads next time
+        cfg = load_config(key, user=self.user_files, policies=self.policies,
+                          claude=self.claude_dir)
+        if cfg.files:
+            stamp = (*stamp, *self._stat(cfg.files))
         for warning in cfg.warnings:
             log.warning("%s", warning)
         with self._lock:
@@ -242,12 +248,13 @@ class Definitions:
 
 
 @functools.lru_cache(maxsize=64)
-def _agent_dirs(user: Path, workspace: str) -> list[tuple[Path, str, Scope]]:
-    """``agent_dirs`` for one user config directory and workspace (built once: every turn
-    asks; handed out as copies)."""
+def _agent_dirs(user: Path, workspace: str, claude: Path) -> list[tuple[Path, str, Scope]]:
+    """``agent_dirs`` for one user config directory, workspace and Claude Code directory
+    (built once: every turn asks; handed out as copies). Later directories win a name."""
     user_dir = user / "agents"
+    claude_agents = claude / "agents"
     root = Path(workspace)
-    return [(user_dir, str(user_dir), "user"),
+    return [(claude_agents, str(claude_agents), "user"), (user_dir, str(user_dir), "user"),
             *((root / d, d, "workspace") for d in WORKSPACE_DIRS)]
 
 

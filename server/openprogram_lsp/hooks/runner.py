@@ -67,8 +67,11 @@ class HookRun:
                               stderr=self.stderr.strip()[-500:] or None)
 
 
-def _env(workspace: Path, event: str) -> dict[str, str]:
+def _env(workspace: Path, hook: HookSpec) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+    event = hook.event
+    if hook.plugin_root:
+        env["CLAUDE_PLUGIN_ROOT"] = hook.plugin_root
     env["CLAUDE_PROJECT_DIR"] = str(workspace)
     env["OPENPROGRAM_PROJECT_DIR"] = str(workspace)
     env["OPENPROGRAM_HOOK_EVENT"] = event
@@ -87,7 +90,7 @@ def run_hook(hook: HookSpec, payload: dict[str, Any], workspace: Path, *,
     try:
         child = procs.start("/bin/sh", "-c", hook.command, cwd=workspace,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env(workspace, hook.event))
+                            stderr=subprocess.PIPE, env=_env(workspace, hook))
     except OSError as exc:
         return HookRun(hook, None, "", "", time.monotonic() - start,
                        error=f"could not start: {exc.strerror or exc}")
