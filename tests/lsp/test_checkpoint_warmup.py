@@ -85,3 +85,21 @@ async def test_a_small_folder_shows_no_progress(start: Starter, workspace: Path)
     listed = await client.call("openprogram/checkpoints", {})
     assert listed == {"checkpoints": []}  # the walk records nothing visible by itself
     assert _kinds(client) == {}
+
+
+async def test_a_first_edit_that_starts_the_walk_reports_it(
+        start: Starter, workspace: Path, tmp_path: Path) -> None:
+    _tree(workspace)
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Editing.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "target.txt", "content": "after\n"}}]},
+        {"text": "Done."}])
+    client = await start(model=script, progress=True, setup=_allow)
+    # at once, before the background walk starts: the edit's baseline walks the tree
+    result = await client.call("openprogram/chat", {"text": "edit target.txt"})
+    assert result["status"] == "done" and result["checkpoint"]
+    token = await _until(lambda: next(iter(_kinds(client)), None), "a checkpoint progress")
+    reports = await _until(
+        lambda: (r := _kinds(client)[token]) and r[-1].kind == "end" and r, "the progress end")
+    assert reports[0].kind == "begin" and "report" in [r.kind for r in reports]
+    assert f"{FILES + 1:,} files recorded" == reports[-1].message

@@ -63,9 +63,6 @@ class CheckpointWarmup:
             self.server.track(asyncio.ensure_future(self._run(key)))
 
     async def _run(self, root: Path) -> None:
-        await asyncio.sleep(START_AFTER)
-        if self._stopped:
-            return
         try:
             store = self.server.dispatcher.checkpointer(root)
         except OpenProgramError as exc:  # a bad workspace config: the turn reports it
@@ -82,6 +79,19 @@ class CheckpointWarmup:
             if not hashing.is_set():
                 loop.call_soon_threadsafe(hashing.set)
 
+        # whoever walks first (this, or a turn's first edit before it starts) reports here
+        store.progress = on_files
+        try:
+            await self._walk(root, store, counts, hashing, on_files)
+        finally:
+            if store.progress is on_files:
+                store.progress = None
+
+    async def _walk(self, root: Path, store: CheckpointStore, counts: list[int],
+                    hashing: asyncio.Event, on_files: Any) -> None:
+        await asyncio.sleep(START_AFTER)
+        if self._stopped:
+            return
         cancel = threading.Event()
         self._cancels.add(cancel)
         work = asyncio.ensure_future(asyncio.to_thread(store.prepare, on_files, cancel))
@@ -93,8 +103,12 @@ class CheckpointWarmup:
                 self._report(token, counts)
         try:
             walked = work.result()
-            message = (f"{counts[1]:,} files recorded" if counts[1] else "workspace recorded") \
-                if walked else "stopped" if cancel.is_set() else "already recorded"
+            if walked:
+                message = f"{counts[1]:,} files recorded" if counts[1] else "workspace recorded"
+            elif cancel.is_set():
+                message = "stopped"
+            else:  # a turn's first edit walked first (and reported here), or an earlier one
+                message = f"{counts[1]:,} files recorded" if counts[1] else "already recorded"
         except Exception as exc:
             log.warning("background checkpoint walk of %s failed: %s", root, exc)
             message = f"not recorded: {exc}"[:200]
