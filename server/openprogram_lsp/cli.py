@@ -1,5 +1,5 @@
-"""The command line: ``serve``, ``chat``, ``sessions``, ``history``, checkpoints, ``config``
-and ``rules``.
+"""The command line: ``serve``, ``chat``, ``sessions``, ``history``, checkpoints, ``config``,
+``rules`` and ``eval``.
 
 Every user error ends as one line on stderr (``openprogram-lsp: error: …``) and a non-zero
 exit code; ``--debug`` shows tracebacks.
@@ -242,6 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
     editor.add_argument("which", choices=("nvim", "vscode"), help="the editor")
     editor.add_argument("--install", action="store_true",
                         help="vscode: install the .vsix with `code --install-extension`")
+
+    from openprogram_lsp.evals.args import DESCRIPTION, add_arguments
+
+    ev = sub.add_parser("eval", help="run the evaluation tasks with a model and report",
+                        description=DESCRIPTION)
+    add_arguments(ev)
 
     box = sub.add_parser("sandbox", help="say whether commands run in the sandbox (exit 1: not)",
                          description="Say whether run_command is sandboxed here, and why not.")
@@ -621,6 +627,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run the evaluation tasks (``openprogram_lsp.evals``)."""
+    from openprogram_lsp.evals.command import run
+
+    return run(args)
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     """Print whether ``run_command`` will be sandboxed here, and why not."""
     from openprogram_lsp.tools.sandbox import status
@@ -653,7 +666,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "undo": cmd_undo, "branches": cmd_branches, "checkout": cmd_branches,
     "branch-diff": cmd_branches, "serve": cmd_serve, "schema": cmd_schema, "acp": cmd_acp,
     "config": cmd_config, "sandbox": cmd_sandbox, "hooks": cmd_hooks,
-    "rules": cmd_rules, "editor": cmd_editor,
+    "rules": cmd_rules, "editor": cmd_editor, "eval": cmd_eval,
 }
 
 

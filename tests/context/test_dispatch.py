@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,15 +78,15 @@ def test_small_window_override_compacts_turns_of_the_scripted_model(
         make_dispatcher: Make, script: Callable, events: list[Event],
         monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     long = "word " * 700  # ~875 tokens a reply
-    d = make_dispatcher(script([{"text": long}] * 12 + [{"text": "the summary"}]
-                               + [{"text": "short"}] * 5),
+    # the summariser's calls take responses too (long ones: clipped to the summary budget)
+    d = make_dispatcher(script([{"text": long}] * 40),
                         settings=load_settings(env={"OPENPROGRAM_CONTEXT_WINDOW": "8000"},
                                                user_file=False))
     sid = None
     for i in range(14):
         r = d.process_user_turn(TurnRequest(text=f"question {i} about pkg/m{i}.py",
                                             session_id=sid))
-        assert r.status == "done"
+        assert r.status == "done", (i, r.error)
         sid = r.session_id
     assert sid is not None
     store = d.services.store
@@ -97,4 +98,9 @@ def test_small_window_override_compacts_turns_of_the_scripted_model(
     commits = [store.read_context_commit(sid, n.id) for n in store.get_branch(sid)
                if n.role == "assistant"]
     assert all(c and c["contextWindow"] == 8000 for c in commits)
-    assert all(c["estimate"] < 0.8 * 8000 for c in commits if c)
+    # the tool schemas and reserve alone are ~70% of 8,000 tokens: after a compaction the
+    # turns go on over 80% (the cooldown) while the request fits, and compact before it would
+    # not; never two compactions in a row
+    assert all(c["estimate"] <= 8000 for c in commits if c)
+    paths = [c["path"] for c in commits if c]
+    assert "compact" in paths and ("compact", "compact") not in set(itertools.pairwise(paths))

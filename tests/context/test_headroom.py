@@ -166,25 +166,28 @@ async def test_a_long_session_compacts_with_headroom(
         make_dispatcher: Callable[..., Dispatcher], server: LoopbackServer, workspace: Path,
         events: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
     model = SessionModel(server).install()
-    d = dispatcher_for(make_dispatcher, server, workspace, 16_000, monkeypatch)
+    # 24,000 tokens: the tool schemas, prompt and output reserve take a third, so a
+    # compaction can reach the 50% target (bench_compaction shows 16,000)
+    d = dispatcher_for(make_dispatcher, server, workspace, 24_000, monkeypatch)
     at = await run_session(d, 60, events)
     compacted = [e for e in events if e.type == "context.compacted"]
     assert compacted and all(e.payload["path"] == "compact" for e in compacted)
-    assert all(e.payload["tokens_after"] <= 8000 for e in compacted), compacted
+    assert all(e.payload["tokens_after"] <= 12_000 for e in compacted), compacted
     gaps = [b - a for a, b in itertools.pairwise(at)]
     assert len(at) >= 2 and min(gaps) >= 4, at  # never within the cooldown
     assert model.summaries >= len(at)  # a summary call (or two, in chunks) each
-    assert max(request_tokens(b) for b in model.requests) <= 16_000
+    assert max(request_tokens(b) for b in model.requests) <= 24_000
 
 
 async def test_a_server_reporting_tiny_usage_never_gets_a_request_over_the_window(
         make_dispatcher: Callable[..., Dispatcher], server: LoopbackServer, workspace: Path,
         events: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
     model = SessionModel(server, reported_prompt_tokens=100).install()
-    d = dispatcher_for(make_dispatcher, server, workspace, 6000, monkeypatch)
+    # (before: the calibration fell to 0.25 and requests grew to four windows)
+    d = dispatcher_for(make_dispatcher, server, workspace, 10_000, monkeypatch)
     at = await run_session(d, 24, events)
     sizes = [request_tokens(b) for b in model.requests]
-    assert len(sizes) >= 48 and max(sizes) <= 6000, sizes
+    assert len(sizes) >= 48 and max(sizes) <= 10_000, sizes
     assert at, "the session outgrew the window: it must have compacted"
     cal = d.services.context.calibration
     assert cal.ratio("gpt-test") == 1.0 and cal.suspect["gpt-test"] >= 20

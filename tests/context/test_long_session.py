@@ -132,5 +132,5 @@ async def test_a_long_session_stays_within_the_window(
         r = await d.run_turn(TurnRequest(text=text, session_id=sid))
         assert r.status == "done", r.error
         c = d.services.store.read_context_commit(sid, r.assistant_node_id)
-        assert c is not None and c["estimate"] < 0.8 * WINDOW
+        assert c is not None and c["estimate"] <= WINDOW  # within the cooldown: over 80%
     assert len(d.services.store.get_branch(sid)) == 2 * TURNS + 6

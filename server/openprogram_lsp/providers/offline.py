@@ -7,11 +7,12 @@ It recognises ``write PATH`` + newline + content, ``read PATH``, ``list PATH``, 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 
 from openprogram_lsp.core.ids import new_id
 from openprogram_lsp.core.transcript import content_chars, without_environment
-from openprogram_lsp.core.types import Message, ToolCall, Usage
+from openprogram_lsp.core.types import Message, ToolCall, ToolSpec, Usage
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
@@ -32,6 +33,26 @@ HELP = (
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 characters a token)."""
     return max(1, (len(text) + 3) // 4)
+
+
+_schema_chars: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], int]] = {}
+
+
+def tool_chars(tools: Sequence[ToolSpec]) -> int:
+    """Characters of the tool schemas a request offers (a real server counts them as prompt:
+    without them the usage reported looks far below the context engine's estimate).
+    Remembered for the same spec objects, which a registry hands out every turn."""
+    specs = tuple(tools)
+    key = tuple(map(id, specs))
+    hit = _schema_chars.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], specs, strict=True)):
+        return hit[1]
+    n = sum(len(json.dumps({"name": t.name, "description": t.description,
+                            "parameters": t.input_schema}, ensure_ascii=False)) for t in specs)
+    if len(_schema_chars) >= 64:
+        _schema_chars.clear()
+    _schema_chars[key] = (specs, n)  # holding the specs keeps their ids from being reused
+    return n
 
 
 def split_deltas(text: str, size: int = 16) -> list[str]:
@@ -103,7 +124,7 @@ class OfflineProvider:
         for call in calls:
             yield ToolCallReady(call)
         # the size of the whole prompt, the carried history's from its count (not joined)
-        prompt = len(request.system) + content_chars(request.messages)
+        prompt = len(request.system) + content_chars(request.messages) + tool_chars(request.tools)
         yield StreamEnd("tool_use" if calls else "end_turn",
                         Usage(input_tokens=max(1, (prompt + 3) // 4),
                               output_tokens=estimate_tokens(text)))

@@ -21,7 +21,7 @@ from openprogram_lsp.providers.base import (
     ThoughtReady,
     ToolCallReady,
 )
-from openprogram_lsp.providers.offline import estimate_tokens, split_deltas
+from openprogram_lsp.providers.offline import estimate_tokens, split_deltas, tool_chars
 
 SCRIPTED_STOPS: frozenset[StopReason] = frozenset({"end_turn", "tool_use", "max_tokens",
                                                    "refusal", "pause_turn"})
@@ -112,8 +112,8 @@ class ScriptedProvider:
         prompt = request.system + "".join(m.content for m in request.messages)
         usage = resp.get("usage") or {}
         stop = resp.get("stop")
+        prompt_tokens = estimate_tokens(prompt) + tool_chars(request.tools) // 4
         yield StreamEnd(stop if stop in SCRIPTED_STOPS else "tool_use" if calls else "end_turn",
-                        Usage(input_tokens=int(usage.get("input_tokens",
-                                                         estimate_tokens(prompt))),
+                        Usage(input_tokens=int(usage.get("input_tokens", prompt_tokens)),
                               output_tokens=int(usage.get("output_tokens",
                                                           estimate_tokens(text)))))
