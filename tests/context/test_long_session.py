@@ -132,5 +132,6 @@ async def test_a_long_session_stays_within_the_window(
         r = await d.run_turn(TurnRequest(text=text, session_id=sid))
         assert r.status == "done", r.error
         c = d.services.store.read_context_commit(sid, r.assistant_node_id)
-        assert c is not None and c["estimate"] <= WINDOW  # within the cooldown: over 80%
+        # within the cooldown over 80%, but the prompt leaves an eighth of the window to reply
+        assert c is not None and c["estimateInput"] + WINDOW // 8 <= WINDOW
     assert len(d.services.store.get_branch(sid)) == 2 * TURNS + 6

@@ -35,7 +35,6 @@ from openprogram_lsp.context.references import TermCache, protected_nodes, scan_
 from openprogram_lsp.context.render import RenderCache, flatten
 from openprogram_lsp.context.snip import snip
 from openprogram_lsp.context.types import (
-    OVER_RATIO,
     ContextConfig,
     PrepareArgs,
     Segment,
@@ -228,11 +227,11 @@ class ContextEngine:
     def should_auto_compact(self, prep: TurnPrep) -> bool:
         """Whether the turn compacts before the model call: over the auto-compact threshold,
         and either past the cooldown since the last compaction, or really over the window (the
-        request would not fit), or carrying an earlier snip (re-applied to keep its prefix)."""
-        ratio = prep.usage_ratio
-        if ratio < self.config.auto_compact_ratio:
+        request would not fit even with the least reply, ``TurnPrep.over_window``), or
+        carrying an earlier snip (re-applied to keep its prefix)."""
+        if prep.usage_ratio < self.config.auto_compact_ratio:
             return False
-        if ratio >= OVER_RATIO or self._floor(prep.session_id) is not None:
+        if prep.over_window or self._floor(prep.session_id) is not None:
             return True
         return not self.cooling_down(prep)
 
@@ -283,7 +282,7 @@ class ContextEngine:
                        floor=floor, max_drop=max_drop, floor_only=True)
             if res.fits and res.dropped:
                 return self._snipped(prep, res.segments, res.dropped, refs, before, bus)
-        if prep.usage_ratio < OVER_RATIO and self.cooling_down(prep):
+        if not prep.over_window and self.cooling_down(prep):
             return prep
         res = snip(segments, budget=self._history_budget(prep, cfg.target_ratio),
                    keep_turns=cfg.snip_keep_turns, protected=protected_nodes(refs), floor=floor,

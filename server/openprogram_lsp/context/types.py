@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -17,7 +18,7 @@ RECOMMEND_PCT = 0.70
 AUTO_COMPACT_PCT = 0.80
 TARGET_PCT = 0.50
 COOLDOWN_TURNS = 4
-OVER_RATIO = 1.0  # "really over": the request would not fit the window at all
+MIN_REPLY_SHARE = 8  # a request leaves at least 1/8 of the window for the reply (or the reserve)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,3 +209,25 @@ class TurnPrep:
     def raw_input(self) -> int:
         """The uncalibrated estimate of the prompt (what the provider will count as input)."""
         return self.fixed_tokens + self.history_tokens
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The calibrated estimate of the prompt."""
+        return math.ceil(self.raw_input * self.calibration)
+
+    @property
+    def min_reply(self) -> int:
+        """The least output a request may ask for: the reserve, at most 1/8 of the window."""
+        return min(self.max_output_tokens, max(256, self.context_window // MIN_REPLY_SHARE))
+
+    @property
+    def reply_tokens(self) -> int:
+        """The output tokens the request asks for: the reserve, or what the window leaves after
+        the prompt when that is less (so prompt and reply fit), but never under ``min_reply``."""
+        return max(self.min_reply,
+                   min(self.max_output_tokens, self.context_window - self.prompt_tokens))
+
+    @property
+    def over_window(self) -> bool:
+        """Whether the request cannot fit the window even with the least reply."""
+        return self.prompt_tokens + self.min_reply > self.context_window
