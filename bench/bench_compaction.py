@@ -47,6 +47,7 @@ async def session(window: int, turns: int, reported: int | None) -> dict[str, An
     """One session in this process (``openprogram_lsp`` from whichever tree is on the path)."""
     from tests.context.agent_server import (
         SessionModel,
+        request_estimate,
         request_tokens,
         user_text,
         write_workspace,
@@ -109,6 +110,7 @@ async def session(window: int, turns: int, reported: int | None) -> dict[str, An
     return {"compacted_at": at, "min_gap": min(gaps) if gaps else None,
             "summaries": model.summaries, "requests": len(main),
             "max_request": max(request_tokens(b) for b in model.requests),
+            "max_estimate": max(request_estimate(b) for b in model.requests),
             "prefix_all": kept / max(1, pairs), "prefix_calm": calm_kept / max(1, calm_pairs),
             "wall": wall}
 
@@ -142,7 +144,8 @@ def show(label: str, now: dict[str, Any], before: dict[str, Any], turns: int) ->
     for key, name in (("compacted_at", "turns that compacted"),
                       ("min_gap", "fewest turns between two compactions"),
                       ("summaries", "summariser calls"),
-                      ("max_request", "largest request, tokens (input + asked output)"),
+                      ("max_request", "largest request, JSON bytes / 4 + asked output"),
+                      ("max_estimate", "largest request, estimator + asked output"),
                       ("prefix_all", "requests extending the previous one (all)"),
                       ("prefix_calm", "requests extending the previous one (no compaction)")):
         a, b = now[key], before[key]

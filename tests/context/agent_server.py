@@ -16,6 +16,8 @@ from typing import Any
 from tests.providers.loopback import LoopbackServer, Received, Reply
 from tests.providers.wire import Call, OpenAIStream, fragments
 
+from openprogram_lsp.context.budget import estimate_text
+
 FILES = 40
 
 
@@ -88,6 +90,18 @@ class SessionModel:
                   "config API; switching to the typed settings object would remove eighteen "
                   "lookups. Nothing else in the file depends on the old API.")
         return Reply(chunks=OpenAIStream(text=[answer], usage=usage).events())
+
+
+def request_estimate(body: dict[str, Any]) -> int:
+    """A request's input as the estimator counts it (~4 characters a token: contents, call
+    arguments, tool schemas; 4 a message), uncalibrated, plus the output tokens it asked for."""
+    n = sum(estimate_text(json.dumps(t, ensure_ascii=False)) for t in body.get("tools") or [])
+    for m in body["messages"]:
+        n += 4 + estimate_text(str(m.get("content") or ""))
+        for c in m.get("tool_calls") or []:
+            n += 4 + estimate_text(c["function"]["name"]) + estimate_text(
+                c["function"]["arguments"])
+    return n + int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
 
 
 def request_tokens(body: dict[str, Any]) -> int:

@@ -10,7 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.context.agent_server import SessionModel, request_tokens, user_text, write_workspace
+from tests.context.agent_server import (
+    SessionModel,
+    request_estimate,
+    request_tokens,
+    user_text,
+    write_workspace,
+)
 from tests.context.convo import Turn, build_chain, prepare
 from tests.providers.loopback import LoopbackServer
 
@@ -186,8 +192,11 @@ async def test_a_server_reporting_tiny_usage_never_gets_a_request_over_the_windo
     # (before: the calibration fell to 0.25 and requests grew to four windows)
     d = dispatcher_for(make_dispatcher, server, workspace, 10_000, monkeypatch)
     at = await run_session(d, 24, events)
-    sizes = [request_tokens(b) for b in model.requests]
+    # by the estimator's count every request fits; counted as JSON bytes / 4 (keys and quotes
+    # too) within 10%
+    sizes = [request_estimate(b) for b in model.requests]
     assert len(sizes) >= 48 and max(sizes) <= 10_000, sizes
+    assert max(request_tokens(b) for b in model.requests) <= 11_000
     assert at, "the session outgrew the window: it must have compacted"
     cal = d.services.context.calibration
     assert cal.ratio("gpt-test") == 1.0 and cal.suspect["gpt-test"] >= 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -184,12 +184,16 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                      runner: ToolRunner, bus: EventBus, control: TurnControl,
                      state: LoopState | None = None, hooks: LoopHooks | None = None,
                      max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                     max_output_tokens: int = 4096) -> LoopState:
+                     max_output_tokens: int = 4096,
+                     output_room: Callable[[Sequence[Message]], int] | None = None
+                     ) -> LoopState:
     """Drive the model-tool loop to completion; raises TurnCancelled or ProviderError.
 
     ``state`` is filled in place so the caller keeps partial text when this raises.
     ``messages`` gets the loop's replies and tool results appended (a ``Transcript``: the
-    prepared history is shared, not copied).
+    prepared history is shared, not copied). ``output_room``, given the messages the turn
+    added so far, says how many output tokens the next call may ask for (the window left after
+    the turn's own tool traffic); without it every call asks for ``max_output_tokens``.
     """
     state = state if state is not None else LoopState()
     state.output_limit = max_output_tokens
@@ -216,8 +220,11 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
         calls: list[ToolCall] = []
         cut: list[ToolCallCut] = []
         emit("model.response_started", {"model": provider.model, "step": step})
+        if output_room is not None:
+            added = messages.added if isinstance(messages, Transcript) else []
+            state.output_limit = output_room(added)
         request = ModelRequest(system=system, messages=messages, tools=specs,
-                               max_output_tokens=max_output_tokens, cancel=control.cancel)
+                               max_output_tokens=state.output_limit, cancel=control.cancel)
 
         async def consume(step: int = step, calls: list[ToolCall] = calls,
                           cut: list[ToolCallCut] = cut, request: ModelRequest = request) -> None:

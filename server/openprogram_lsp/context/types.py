@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from openprogram_lsp.config.sections.context import ContextSection
+from openprogram_lsp.context.budget import estimate_messages
 from openprogram_lsp.context.digest import DigestState
 from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.transcript import Transcript
@@ -223,9 +224,18 @@ class TurnPrep:
     @property
     def reply_tokens(self) -> int:
         """The output tokens the request asks for: the reserve, or what the window leaves after
-        the prompt when that is less (so prompt and reply fit), but never under ``min_reply``."""
-        return max(self.min_reply,
-                   min(self.max_output_tokens, self.context_window - self.prompt_tokens))
+        the prompt and a 5% margin (the estimate is not the server's count) when that is less,
+        but never under ``min_reply``."""
+        return self.reply_tokens_after(())
+
+    def reply_tokens_after(self, added: Sequence[Message]) -> int:
+        """``reply_tokens`` once the turn has added ``added`` (its replies and tool results)
+        after the prepared messages."""
+        prompt = self.prompt_tokens
+        if added:
+            prompt += math.ceil(estimate_messages(added) * self.calibration)
+        room = self.context_window - prompt - self.context_window // 20
+        return max(self.min_reply, min(self.max_output_tokens, room))
 
     @property
     def over_window(self) -> bool:

@@ -155,4 +155,5 @@ async def run_loop(services: Services, *, prep: TurnPrep, provider: Provider,
     return await agent_loop(provider=provider, system=prep.system, messages=prep.transcript(),
                             runner=runner, bus=services.bus, control=control, state=state,
                             hooks=hooks, max_iterations=services.max_iterations,
-                            max_output_tokens=prep.reply_tokens)
+                            max_output_tokens=prep.reply_tokens,
+                            output_room=prep.reply_tokens_after)
