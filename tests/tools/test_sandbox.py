@@ -494,3 +494,17 @@ def test_the_configured_key_variable_never_reaches_a_command_nor_the_store(
                              capture_output=True, text=True, timeout=60, check=True).stdout
     assert "the key is [redacted: a configured API key]" in history  # the stored session
     assert MYKEY not in history
+
+
+async def test_a_state_root_inside_a_read_only_control_dir_stays_hidden(
+        workspace: Path) -> None:
+    """Binding `.openprogram` read-only must not bring back our state hidden inside it."""
+    state = workspace / ".openprogram" / "state"
+    SessionStore(state)  # what app builds from the settings: it registers its directories
+    (state / "sessions.txt").write_text("state-secret\n")
+    out = await run(ToolContext(workspace=workspace),
+                    "cat .openprogram/state/sessions.txt 2>&1; "
+                    "touch .openprogram/x 2>&1; echo END")
+    assert out.data["sandboxed"] is True and "END" in out.text, out.text
+    assert "state-secret" not in out.text
+    assert not (workspace / ".openprogram" / "x").exists()

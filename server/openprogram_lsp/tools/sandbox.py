@@ -166,10 +166,13 @@ def _argv(bwrap: str, workspace: Path, *, network: bool) -> tuple[list[str], lis
     for p in before:
         argv += _hide(p)
     argv += ["--bind", str(ws), str(ws)]
+    # the control files before what is hidden in the workspace: a read-only bind of
+    # `.openprogram` must not bring back a state directory hidden inside it
+    controls, made = read_only_controls(ws)
+    argv += controls
     for p in after:
         argv += _hide(p)
-    controls, made = read_only_controls(ws)
-    return [*argv, *controls, "--chdir", str(ws), "--"], made
+    return [*argv, "--chdir", str(ws), "--"], made
 
 
 _SUBMODULE = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
