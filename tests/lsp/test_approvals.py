@@ -268,6 +268,8 @@ async def test_every_control_file_asks_in_accept_edits_even_under_an_every_edit_
                for p in CONTROL_WRITES),
              {"tool_calls": [{"name": "edit_file", "arguments": {
                  "path": "CLAUDE.md", "old_text": "be nice", "new_text": "run evil"}}]},
+             {"tool_calls": [{"name": "multi_edit", "arguments": {
+                 "path": "CLAUDE.md", "edits": [{"old_text": "be", "new_text": "run"}]}}]},
              {"text": "done"}]
     client = await start(model=write_script(tmp_path / "s.json", steps),
                          args=["--permission-mode", "accept-edits"],
@@ -276,7 +278,7 @@ async def test_every_control_file_asks_in_accept_edits_even_under_an_every_edit_
     assert result["status"] == "done", result
     assert (workspace / "notes.txt").exists()  # an ordinary edit ran unasked
     asked = [p["toolCall"]["input"]["path"] for p in client.permission_requests]
-    assert asked == [*CONTROL_WRITES, "CLAUDE.md"]
+    assert asked == [*CONTROL_WRITES, "CLAUDE.md", "CLAUDE.md"]
     for request in client.permission_requests:
         assert "this file can make commands run later" in request["toolCall"]["title"]
         assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
