@@ -59,8 +59,9 @@ def test_mcp_approval_shows_server_tool_and_arguments_and_health_lists_it(
         {"tool_calls": [{"name": "mcp__notes__delete_note", "arguments": {"name": "a.txt"}}]},
         {"text": "It was not deleted."},
     ], extra_env={"OP_MCP": json.dumps(servers)})
-    assert out["prompts"] == [
-        'Allow MCP server notes, tool delete_note [delete] with {"name":"a.txt"}?']
+    trust, delete = out["prompts"]
+    assert "Start MCP server 'notes' from the editor's mcpServers setting" in trust
+    assert delete == 'Allow MCP server notes, tool delete_note [delete] with {"name":"a.txt"}?'
     assert out["preview"][:3] == ["// MCP server: notes", "// tool: delete_note",
                                   "// arguments:"]
     assert '  "name": "a.txt"' in out["preview"]

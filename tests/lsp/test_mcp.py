@@ -125,3 +125,49 @@ def test_show_message_request_names_server_tool_and_arguments() -> None:
     text = _describe(request)
     assert "MCP server: gh" in text and "tool: create_issue" in text
     assert '"title": "Bug"' in text and "more characters" in text
+
+
+async def test_editor_mcp_servers_are_asked_about_once_per_definition(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """``mcpServers`` in the initialization options (a workspace's .vscode/settings.json could
+    hold them) start only once the user trusts them, like a .mcp.json: asked once per exact
+    definition, remembered across restarts; a changed definition asks again."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    answers = iter(["reject_once", "allow_always"])
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": next(answers, "reject_once")}
+
+    steps = [*_calls(("mcp__notes__echo", {"text": "hi"})), {"text": "spare"}]
+    options = {"mcpServers": {"notes": demo_def(notes=notes)}}
+    first = await start(model=write_script(tmp_path / "a.json", steps), setup=setup,
+                        init_options=options)
+    refused = await first.call("openprogram/chat", {"text": "echo"})
+    assert refused["status"] == "done", refused
+    [asked] = first.permission_requests
+    assert "Start MCP server 'notes' from the editor's mcpServers setting" in \
+        asked["toolCall"]["title"]
+    [out] = [e["data"]["output"] for e in first.of_type("tool.finished")]
+    assert "Unknown tool 'mcp__notes__echo'" in out  # never started: no tool
+
+    allowing = await start(model=write_script(tmp_path / "b.json", steps), setup=setup,
+                           init_options=options)  # a new server, the same state root
+    assert (await allowing.call("openprogram/chat", {"text": "echo"}))["status"] == "done"
+    assert len(allowing.permission_requests) == 1
+    assert [e["data"]["output"] for e in allowing.of_type("tool.finished")] == ["hi"]
+    status = await allowing.call("openprogram/mcp", {})
+    assert [(s["origin"], s["trust"]) for s in status["servers"]] == [("editor", "allow")]
+
+    again = await start(model=write_script(tmp_path / "c.json", steps), setup=setup,
+                        init_options=options)
+    assert (await again.call("openprogram/chat", {"text": "echo"}))["status"] == "done"
+    assert again.permission_requests == []  # remembered: not asked twice
+    changed = {"mcpServers": {"notes": demo_def("--garbage", notes=notes)}}
+    other = await start(model=write_script(tmp_path / "d.json", steps), setup=setup,
+                        init_options=changed)
+    assert (await other.call("openprogram/chat", {"text": "echo"}))["status"] == "done"
+    assert len(other.permission_requests) == 1  # another definition: asked again

@@ -21,7 +21,7 @@ import {
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
 import { exitDetail, spawnServer, type ServerProcess } from './process';
-import { expand, launchPlan, parseSettings, USER_ONLY_KEYS, type Settings } from './settings';
+import { expand, launchPlan, parseSettings, userOnly, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
 
@@ -44,10 +44,9 @@ class OpenProgramFeature implements StaticFeature {
 
 /** Read and validate the `openprogram.*` settings. */
 export function readSettings(): { settings: Settings; problems: string[] } {
-  const cfg = api.getConfiguration('openprogram');
-  // A base URL or key command from a workspace's settings could send the user's key
-  // elsewhere or run code: only the user's own (global) value counts for those.
-  return parseSettings((key) => (USER_ONLY_KEYS.includes(key) ? cfg.inspect(key)?.globalValue : cfg.get(key)));
+  // A server command, MCP server, permission mode, base URL or key command from a workspace's
+  // settings could run code or widen the agent's power: only the user's own value counts.
+  return parseSettings(userOnly(api.getConfiguration('openprogram')));
 }
 
 /** What the chat, trees and commands need from a connection to the server. */

@@ -57,8 +57,32 @@ export interface ProviderSettings {
   apiKeyEnv: string;
   apiKeyCommand: string;
 }
-/** The provider settings, which only the user's own settings may set. */
-export const USER_ONLY_KEYS = PROVIDERS.flatMap((p) => [`${p}.baseUrl`, `${p}.apiKeyEnv`, `${p}.apiKeyCommand`]);
+/**
+ * Settings only the user's own (global) settings may set: each runs code, sends the user's key
+ * somewhere, or widens what the agent may do unasked. A workspace's `.vscode/settings.json`
+ * travels with the repository; its values for these are ignored (package.json gives them
+ * `application` or `machine` scope, and `userOnly` reads `inspect().globalValue`).
+ */
+export const USER_ONLY_KEYS = [
+  'permissionMode',
+  'mcpServers',
+  'server.command',
+  'server.args',
+  'server.connect',
+  'home',
+  ...PROVIDERS.flatMap((p) => [`${p}.baseUrl`, `${p}.apiKeyEnv`, `${p}.apiKeyCommand`]),
+];
+
+/** The part of a `WorkspaceConfiguration` the settings are read through. */
+export interface ConfigView {
+  get(key: string): unknown;
+  inspect(key: string): { globalValue?: unknown } | undefined;
+}
+
+/** A setting's value as the extension uses it: the user's own for `USER_ONLY_KEYS`. */
+export function userOnly(cfg: ConfigView): (key: string) => unknown {
+  return (key) => (USER_ONLY_KEYS.includes(key) ? cfg.inspect(key)?.globalValue : cfg.get(key));
+}
 const NO_PROVIDER: ProviderSettings = { baseUrl: '', apiKeyEnv: '', apiKeyCommand: '' };
 
 export const DEFAULTS: Settings = {

@@ -1,5 +1,6 @@
 /** The one module that touches the `vscode` runtime API; everything else imports from here. */
 import * as vscode from 'vscode';
+import { USER_ONLY_KEYS } from './settings';
 
 export {
   CancellationTokenSource,
@@ -207,14 +208,15 @@ export function showNotice(message: string, onClose: (close: () => void) => void
 
 /**
  * Change a setting where it takes effect: the workspace (folder) level when it is set there,
- * else the user's settings.
+ * else the user's settings (always the user's for a user-only one: `USER_ONLY_KEYS`).
  */
 export async function updateSetting(key: string, value: unknown): Promise<void> {
   const dot = key.indexOf('.');
   const cfg = vscode.workspace.getConfiguration(key.slice(0, dot));
   const name = key.slice(dot + 1);
   const where = cfg.inspect(name);
-  const target = where?.workspaceFolderValue !== undefined
+  const target = USER_ONLY_KEYS.includes(name) ? vscode.ConfigurationTarget.Global
+    : where?.workspaceFolderValue !== undefined
     ? vscode.ConfigurationTarget.WorkspaceFolder
     : where?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await cfg.update(name, value, target);

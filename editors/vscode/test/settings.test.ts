@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { firstAnswer, type Cancellable } from '../src/chat/settle';
 import { formatRef, parseRef } from '../src/checkpoints/uri';
-import { DEFAULTS, launchPlan, parseSettings } from '../src/settings';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DEFAULTS, launchPlan, parseSettings, USER_ONLY_KEYS, userOnly } from '../src/settings';
 
 test('defaults apply; bad values fall back and are reported', () => {
   assert.deepEqual(parseSettings(() => undefined), { settings: DEFAULTS, problems: [] });
@@ -115,4 +117,36 @@ test('provider base URLs and key sources reach the server; a key or a bad URL do
   const bad = parseSettings((k) => ({ 'openai.baseUrl': 'file:///etc/passwd', 'openai.apiKeyEnv': 'sk-live-123456' })[k]);
   assert.equal(bad.problems.length, 2);
   assert.equal(launchPlan(bad.settings, '/ws', {}).initializationOptions.providers, undefined);
+});
+
+test('settings that run code or widen power are the user\'s alone (package.json scopes and the read)', () => {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
+  const props = pkg.contributes.configuration.properties as Record<string, { scope?: string }>;
+  for (const key of ['permissionMode', 'mcpServers', 'server.command', 'server.args', 'home']) {
+    assert.ok(USER_ONLY_KEYS.includes(key), key);
+  }
+  for (const key of USER_ONLY_KEYS) {
+    assert.ok(['application', 'machine'].includes(props[`openprogram.${key}`]?.scope ?? ''), `openprogram.${key} has scope ${props[`openprogram.${key}`]?.scope}`);
+  }
+  // every other setting may come from a workspace, but none of those may run code
+  const workspaceScoped = Object.keys(props).filter((k) => !['application', 'machine'].includes(props[k].scope ?? ''));
+  assert.deepEqual(workspaceScoped.sort(), ['openprogram.approvalTimeout', 'openprogram.blame.enabled', 'openprogram.disabledTools', 'openprogram.model', 'openprogram.models', 'openprogram.switchCode', 'openprogram.trace.server']);
+  assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
+  assert.ok(pkg.capabilities.untrustedWorkspaces.description.length > 0);
+  // a workspace's .vscode/settings.json sets them: get() would see its values, the read does not
+  const workspace: Record<string, unknown> = {
+    permissionMode: 'bypass', 'server.command': '/tmp/evil', 'server.args': ['--evil'],
+    mcpServers: { evil: { command: 'sh' } }, home: '/tmp/h', 'server.connect': '4444', model: 'ws-model',
+  };
+  const cfg = { get: (k: string) => workspace[k], inspect: (_k: string) => ({ globalValue: undefined, workspaceValue: 'x' }) };
+  const { settings } = parseSettings(userOnly(cfg));
+  assert.equal(settings.permissionMode, 'ask');
+  assert.equal(settings.serverCommand, DEFAULTS.serverCommand);
+  assert.deepEqual(settings.serverArgs, DEFAULTS.serverArgs);
+  assert.deepEqual(settings.mcpServers, {});
+  assert.equal(settings.home, '');
+  assert.equal(settings.connect, '');
+  assert.equal(settings.model, 'ws-model'); // an ordinary setting still comes from the workspace
+  const user = { get: (k: string) => workspace[k], inspect: (k: string) => ({ globalValue: k === 'permissionMode' ? 'accept-edits' : undefined }) };
+  assert.equal(parseSettings(userOnly(user)).settings.permissionMode, 'accept-edits');
 });

@@ -40,7 +40,8 @@ class McpHandlers:
         hub = self.hub
         trust = [w.McpTrustInfo(server=e.server, decision=e.decision, created_at=e.created_at,
                                 command=e.command)
-                 for e in hub.trust_book(self.workspace).entries()]
+                 for e in [*hub.trust_book(self.workspace).entries(),
+                           *hub.editor_trust.entries()]]
         return w.McpResult(workspace=str(self.workspace), servers=self._servers(), trust=trust,
                            problems=hub.config_problems(self.workspace)).wire()
 

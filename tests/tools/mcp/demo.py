@@ -33,3 +33,15 @@ def hostile_def(*flags: str, notes: Path | None = None) -> dict[str, Any]:
     """A stdio definition of the hostile server (``hostile_server.py``)."""
     env = {"DEMO_DIR": str(notes)} if notes is not None else {}
     return {"command": python(), "args": [str(HOSTILE), *flags], "env": env}
+
+
+def trusted_editor_servers(hub: Any, block: dict[str, Any], owner: str = "editor") -> list[str]:
+    """``hub.set_editor_servers`` with each definition already trusted, as the user's "allow"
+    in a chat turn leaves it (editor-settings servers ask first: test_trust.py)."""
+    from openprogram_lsp.tools.mcp.config import parse_servers
+
+    problems: list[str] = hub.set_editor_servers(block, owner=owner)
+    for d in parse_servers(block, "editor")[0]:
+        hub.editor_trust.remember(d.name, d.fingerprint, "allow", command=d.describe(),
+                                  persist=False)
+    return problems

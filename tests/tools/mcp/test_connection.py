@@ -10,7 +10,7 @@ from pathlib import Path
 
 from openprogram_lsp.tools.base import Tool, ToolContext
 from openprogram_lsp.tools.mcp import McpHub
-from tests.tools.mcp.demo import demo_def
+from tests.tools.mcp.demo import demo_def, trusted_editor_servers
 
 
 async def _call(tool: Tool, ws: Path, **arguments: object) -> tuple[str, bool]:
@@ -21,7 +21,7 @@ async def _call(tool: Tool, ws: Path, **arguments: object) -> tuple[str, bool]:
 async def test_a_crash_mid_call_is_a_tool_error_and_the_server_restarts(
         tmp_path: Path, workspace: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=20)
-    hub.set_editor_servers({"demo": demo_def()})
+    trusted_editor_servers(hub, {"demo": demo_def()})
     try:
         tools = {t.name: t for t in await hub.tools_for(workspace)}
         first_pid, _ = await _call(tools["mcp__demo__pid"], workspace)
@@ -54,7 +54,7 @@ async def test_a_server_that_never_answers_fails_clearly_without_blocking(
     hub = McpHub(tmp_path / "home", read_user_config=False, startup_timeout=1.0)
     pid_file = tmp_path / "mute.pid"
     # a real exec: the hub's kill of the pid it holds must end the server that never answered
-    hub.set_editor_servers({"mute": demo_def("--no-start", exec_server=True,
+    trusted_editor_servers(hub, {"mute": demo_def("--no-start", exec_server=True,
                                              env={"DEMO_PID_FILE": str(pid_file)})})
     try:
         started = time.monotonic()
@@ -87,7 +87,7 @@ def _alive(pid: int) -> bool:
 async def test_lines_that_are_not_json_rpc_do_not_break_the_connection(
         tmp_path: Path, workspace: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=5)
-    hub.set_editor_servers({"noisy": demo_def("--garbage")})
+    trusted_editor_servers(hub, {"noisy": demo_def("--garbage")})
     try:
         tools = {t.name: t for t in await hub.tools_for(workspace)}
         started = time.monotonic()
@@ -103,7 +103,7 @@ async def test_streamable_http_on_loopback(tmp_path: Path, workspace: Path, note
     (notes / "a.txt").write_text("over http")
     url = http_demo()
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=10)
-    hub.set_editor_servers({"remote": {"type": "http", "url": url,
+    trusted_editor_servers(hub, {"remote": {"type": "http", "url": url,
                                        "headers": {"X-Test": "1"}}})
     try:
         tools = {t.name: t for t in await hub.tools_for(workspace)}

@@ -14,7 +14,7 @@ import pytest
 from openprogram_lsp.tools.base import Tool, ToolContext
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.mcp.stdio import MAX_MESSAGE
-from tests.tools.mcp.demo import hostile_def
+from tests.tools.mcp.demo import hostile_def, trusted_editor_servers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -29,7 +29,7 @@ async def _call(tool: Tool, ws: Path, **arguments: object) -> tuple[str, bool]:
 async def test_an_answer_over_the_limit_fails_its_call_at_once(
         flags: tuple[str, ...], tmp_path: Path, workspace: Path) -> None:
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=120)
-    hub.set_editor_servers({"h": hostile_def(*flags)})
+    trusted_editor_servers(hub, {"h": hostile_def(*flags)})
     try:
         tools = {t.name: t for t in await hub.tools_for(workspace)}
         started = time.monotonic()
@@ -53,7 +53,7 @@ async def test_a_tool_added_after_trust_is_announced_and_asks_first(
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=30)
     announced: list[tuple[Path, str, list[dict[str, Any]]]] = []
     hub.on_tools_added = lambda ws, server, tools: announced.append((ws, server, tools))
-    hub.set_editor_servers({"h": hostile_def(notes=tmp_path)})
+    trusted_editor_servers(hub, {"h": hostile_def(notes=tmp_path)})
     try:
         tools = {t.name: t for t in await hub.tools_for(workspace)}
         assert "mcp__h__wipe" not in tools

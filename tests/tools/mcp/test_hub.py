@@ -14,7 +14,7 @@ from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.command import MAX_OUTPUT_BYTES
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.mcp.expand import expand
-from tests.tools.mcp.demo import demo_def
+from tests.tools.mcp.demo import demo_def, trusted_editor_servers
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpHub, P
     ws.mkdir()
     notes.mkdir()
     hub = McpHub(root / "home", read_user_config=False, call_timeout=10)
-    hub.set_editor_servers({"demo": demo_def(notes=notes)})
+    trusted_editor_servers(hub, {"demo": demo_def(notes=notes)})
     yield hub, ws, notes
     hub.shutdown()
 
@@ -125,7 +125,7 @@ async def test_status_lists_servers_tools_and_stderr(shared: tuple[McpHub, Path,
     await hub.tools_for(ws)
     [row] = hub.status(ws)
     assert row["name"] == "demo" and row["status"] == "ready" and row["origin"] == "editor"
-    assert row["transport"] == "stdio" and row["trust"] is None
+    assert row["transport"] == "stdio" and row["trust"] == "allow"  # asked first (test_trust)
     assert {"name": "mcp__demo__echo", "tool": "echo", "kind": "read",
             "description": "Echo the text back."} in row["tools"]
     assert row["prompts"][0]["command"] == "/mcp__demo__review"

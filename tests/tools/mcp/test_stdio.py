@@ -17,7 +17,7 @@ import pytest
 from openprogram_lsp.tools.mcp import McpHub, stdio
 from tests import signals
 from tests.tooling import missing
-from tests.tools.mcp.demo import python
+from tests.tools.mcp.demo import python, trusted_editor_servers
 
 TINY = Path(__file__).with_name("tiny_server.py")
 
@@ -71,7 +71,7 @@ async def test_closing_ends_the_server_and_its_child(flags: tuple[str, ...], tmp
     monkeypatch.setattr(stdio, "TERM_WAIT", 0.3)
     pids = tmp_path / "pids"
     hub = McpHub(tmp_path / "home", read_user_config=False)
-    hub.set_editor_servers({"tiny": _tiny(pids, "42.1", *flags)})
+    trusted_editor_servers(hub, {"tiny": _tiny(pids, "42.1", *flags)})
     server = child = -1
     try:
         assert await hub.tools_for(workspace) == []
@@ -94,13 +94,17 @@ _OURS = textwrap.dedent("""
     import asyncio, os, sys
     from pathlib import Path
     from openprogram_lsp.tools.mcp import McpHub
+    from openprogram_lsp.tools.mcp.config import parse_servers
 
     async def main():
         hub = McpHub(Path(sys.argv[1]) / "home", read_user_config=False)
-        hub.set_editor_servers({"tiny": {"command": sys.executable,
-                                         "args": [sys.argv[2], "--child", *sys.argv[4:]],
-                                         "env": {"TINY_PIDS": sys.argv[3],
-                                                 "TINY_MARK": "42.2"}}})
+        block = {"tiny": {"command": sys.executable,
+                          "args": [sys.argv[2], "--child", *sys.argv[4:]],
+                          "env": {"TINY_PIDS": sys.argv[3], "TINY_MARK": "42.2"}}}
+        hub.set_editor_servers(block)
+        for d in parse_servers(block, "editor")[0]:  # trusted, as after the user's "allow"
+            hub.editor_trust.remember(d.name, d.fingerprint, "allow", command="",
+                                      persist=False)
         await hub.tools_for(Path(sys.argv[1]))
         print(os.getpid(), flush=True)
         await asyncio.sleep(60)

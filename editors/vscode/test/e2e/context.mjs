@@ -13,7 +13,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor, chatFrame, palette, Peer } from './harness.mjs';
+import { waitFor, chatFrame, palette, Peer, setUserSettings } from './harness.mjs';
 
 const T = 60_000;
 const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
@@ -71,7 +71,7 @@ async function serveTcp(command, home) {
  * directory for their state; `modelLog`: the code-server environment's OPENPROGRAM_SCRIPTED_LOG;
  * `begin` names each step, `shot` takes a screenshot (and fails on a "command not found").
  */
-export async function sharedAndContext({ page, ws, work, command, modelLog, begin, shot }) {
+export async function sharedAndContext({ page, ws, work, command, modelLog, begin, shot, userSettingsFile }) {
   const home = join(work, 'context-home');
   const sharedHome = join(work, 'shared-home'); // the shared `serve --tcp`'s state
   const script = join(work, 'context-script.json');
@@ -79,10 +79,14 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
   mkdirSync(sharedHome, { recursive: true });
   const before = modelInputs(modelLog).length; // the run's own earlier calls
   const calls = () => modelInputs(modelLog).slice(before);
-  /** The workspace settings: attached to the shared server (part 1), or a server of its own. */
-  const writeSettings = (attachTo) => writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify(attachTo
-    ? { 'openprogram.server.connect': String(attachTo), 'openprogram.home': sharedHome }
-    : { 'openprogram.server.command': command, 'openprogram.model': `scripted:${script}`, 'openprogram.home': home }, null, 2));
+  /** The settings: attached to the shared server (part 1), or a server of its own; the
+   * user-only ones (connect, command, home, MCP servers) in the user's settings. */
+  const writeSettings = async (attachTo) => {
+    writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify(attachTo ? {} : { 'openprogram.model': `scripted:${script}` }, null, 2));
+    await setUserSettings(page, userSettingsFile, attachTo
+      ? { 'openprogram.server.connect': String(attachTo), 'openprogram.home': sharedHome, 'openprogram.mcpServers': {} }
+      : { 'openprogram.server.connect': undefined, 'openprogram.server.command': command, 'openprogram.home': home, 'openprogram.mcpServers': {} });
+  };
 
   begin('start serve --tcp; the other editor starts a session');
   prepare(ws, script);
@@ -101,7 +105,7 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     begin('the workspace setting attaches the extension to the shared server');
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
     let frame = await chatFrame(page);
-    writeSettings(port);
+    await writeSettings(port);
     // the header names no model once the extension has seen the change and begun the restart
     // (the run's last model was "offline"); from then on its requests wait for the new server
     await frame.locator('#model', { hasText: 'server default model' }).waitFor({ timeout: T });
@@ -169,7 +173,7 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     begin('the workspace setting switches the extension to a server of its own');
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click({ timeout: T });
     frame = await chatFrame(page);
-    writeSettings(null);
+    await writeSettings(null);
     // the header shows the new model once the extension has seen the change and begun the
     // restart; from then on its requests wait for the new server
     await frame.locator('#model', { hasText: 'scripted:' }).waitFor({ timeout: T });

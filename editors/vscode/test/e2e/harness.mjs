@@ -1,7 +1,46 @@
 // Helpers shared by the code-server end-to-end scripts (run.mjs, context.mjs).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 /** A free loopback TCP port. */
+/**
+ * Set keys of a settings file (JSON as VS Code writes it), keeping the others (what the
+ * extension wrote meanwhile); `undefined` removes a key. The user-only settings
+ * (server.command, home, mcpServers, ...) go here: a workspace's value for them is ignored.
+ */
+export function mergeSettings(file, entries) {
+  writeFileSync(file, JSON.stringify(merged(file, entries), null, 2));
+}
+
+function merged(file, entries) {
+  const current = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8') || '{}') : {};
+  for (const [k, v] of Object.entries(entries)) {
+    if (v === undefined) delete current[k];
+    else current[k] = v;
+  }
+  return current;
+}
+
+/**
+ * `mergeSettings` on the user's settings while VS Code runs. code-server does not notice the
+ * file changed behind its back, so the new text is saved once more through its own editor (a
+ * newline added at the end), as a user's edit would be; resolves once VS Code saved it.
+ */
+export async function setUserSettings(page, file, entries, timeout = 60_000) {
+  mergeSettings(file, entries);
+  const want = readFileSync(file, 'utf8');
+  await palette(page, 'Preferences: Open User Settings (JSON)', timeout);
+  await page.locator('.editor-group-container .tab', { hasText: 'settings.json' }).first().waitFor({ timeout });
+  await page.locator('.editor-group-container .monaco-editor textarea').first().focus();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Control+S');
+  await waitFor(() => readFileSync(file, 'utf8').trim() === want.trim() && readFileSync(file, 'utf8') !== want, 'the user settings to be saved');
+  // the palette, not the keybinding: the restart the change causes may take the focus
+  await palette(page, 'View: Close All Editors', timeout);
+  await page.locator('.editor-group-container .tab').first().waitFor({ state: 'detached', timeout });
+}
+
 export function freePort() {
   return new Promise((res, rej) => {
     const srv = createServer();

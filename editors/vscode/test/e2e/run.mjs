@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
-import { freePort, waitFor, waitHttp, chatFrame, palette, notices, closeAllEditors } from './harness.mjs';
+import { freePort, waitFor, waitHttp, chatFrame, palette, notices, closeAllEditors, mergeSettings, setUserSettings } from './harness.mjs';
 import { sharedAndContext } from './context.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -78,20 +78,26 @@ function prepare() {
   ], null, 2));
   mkdirSync(notes, { recursive: true });
   writeFileSync(join(notes, 'keep.txt'), 'keep me\n');
-  writeSettings('/nonexistent/bin/openprogram-lsp');
   writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
+  writeSettings('/nonexistent/bin/openprogram-lsp');
 }
 
-/** The workspace settings, with `command` as the server command. */
-function writeSettings(command) {
+/** The settings, with `command` as the server command: the user-only ones (server command,
+ * state directory, MCP servers) in the user's settings, where only they count (`page`: VS Code
+ * runs, and they are changed through its settings editor). */
+async function writeSettings(command, page) {
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
-    'openprogram.server.command': command,
     'openprogram.model': `scripted:${script}`,
-    'openprogram.home': home,
     'openprogram.trace.server': 'verbose',
+  }, null, 2));
+  const user = {
+    'openprogram.server.command': command,
+    'openprogram.home': home,
     // a real MCP server (the tests' demo server on the SDK), for the MCP card step
     'openprogram.mcpServers': { notes: { command: python, args: [demoServer], env: { DEMO_DIR: notes } } },
-  }, null, 2));
+  };
+  if (page) await setUserSettings(page, userSettingsFile, user);
+  else mergeSettings(userSettingsFile, user);
 }
 
 const userSettingsFile = join(userData, 'User', 'settings.json');
@@ -233,7 +239,7 @@ async function main() {
     await frame.locator('#banner:not([hidden])', { hasText: 'no such executable' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#banner button', { hasText: 'Restart Server' }).waitFor({ timeout: STEP_TIMEOUT });
     await shot('00-no-server');
-    writeSettings(serverCommand);
+    await writeSettings(serverCommand, page);
     await frame.locator('#banner[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
     // the failure's notification went with the failure
     await waitFor(async () => (await page.locator('.notification-toast', { hasText: 'did not start' }).count()) === 0, 'the stale failure toast to close');
@@ -245,7 +251,11 @@ async function main() {
     begin('send a chat whose reply writes a file');
     await frame.locator('#input').fill('Put the greeting in hello.py into a function');
     await frame.locator('#input').press('Enter');
-    const allow = frame.locator('button[data-option-kind="allow_once"]');
+    // the MCP server from the settings starts only once trusted (asked once, remembered)
+    const trust = frame.locator('.tool-card', { hasText: "Start MCP server 'notes'" }).locator('button[data-option-kind="allow_always"]');
+    await trust.waitFor({ timeout: STEP_TIMEOUT });
+    await trust.click();
+    const allow = frame.locator('.tool-card', { hasText: 'hello.py' }).locator('button[data-option-kind="allow_once"]');
     await allow.waitFor({ timeout: STEP_TIMEOUT });
     if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the file was written before approval');
     // the status bar counts the waiting card and the activity bar icon carries a badge
@@ -704,7 +714,7 @@ async function main() {
     await frame.locator('.session-empty', { hasText: 'No sessions yet' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('#sessions-toggle').click();
 
-    await sharedAndContext({ page, ws, work, command: contextCommand, modelLog, begin, shot });
+    await sharedAndContext({ page, ws, work, command: contextCommand, modelLog, begin, shot, userSettingsFile });
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       begin('save the README screenshot');

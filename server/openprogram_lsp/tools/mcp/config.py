@@ -86,8 +86,16 @@ class ServerDef:
 
     @property
     def needs_trust(self) -> bool:
-        """A workspace file is someone else's code until the user says otherwise."""
-        return self.origin == "workspace"
+        """A workspace file is someone else's code until the user says otherwise; so is an
+        editor's ``mcpServers`` (initialization options can come from a workspace's settings,
+        or from any client that connects)."""
+        return self.origin in ("workspace", "editor")
+
+    @property
+    def source(self) -> str:
+        """Where the definition was read, for prompts and status."""
+        return {"workspace": ".mcp.json", "editor": "the editor's mcpServers setting",
+                "user": "your config file", "acp": "the ACP client"}[self.origin]
 
     @property
     def fingerprint(self) -> str:

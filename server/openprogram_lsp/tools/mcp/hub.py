@@ -89,6 +89,9 @@ class McpHub:
         self._read_user = read_user_config
         self._user = _FileDefs()
         self._editor: dict[str, list[ServerDef]] = {}  # by owner (an editor connection)
+        # trust answers about editors' servers: one book for every workspace (they are the
+        # same servers wherever the editor works), beside the workspaces' books
+        self.editor_trust = TrustBook(home / "mcp-trust" / "editor-settings.json")
         self.problems: list[str] = []
         self._spaces: dict[str, _Space] = {}  # by real path
         self._lock = threading.Lock()
@@ -193,10 +196,17 @@ class McpHub:
         """The remembered trust answers of a workspace."""
         return self.space(workspace).trust
 
+    def _book(self, sp: _Space, d: ServerDef) -> TrustBook:
+        """Where the trust answer about a definition is kept."""
+        return self.editor_trust if d.origin == "editor" else sp.trust
+
     async def revoke_trust(self, workspace: Path, server: str) -> bool:
-        """Forget the trust answer about a server; a running one from ``.mcp.json`` stops."""
+        """Forget the trust answer about a server; a running one from ``.mcp.json`` or an
+        editor's settings stops."""
         sp = self.space(workspace)
-        changed = sp.trust.revoke(server)
+        d = self.definitions(workspace).get(server)
+        changed = (self.editor_trust if d is not None and d.origin == "editor"
+                   else sp.trust).revoke(server)
         conn = sp.connections.get(server)
         if changed and conn is not None and conn.definition.needs_trust:
             await self._loop.run(self._drop(sp, server))
@@ -209,8 +219,10 @@ class McpHub:
         sp.tools = {k: v for k, v in sp.tools.items() if k[0] != name}
 
     async def _trusted(self, sp: _Space, defs: dict[str, ServerDef], approver: Approver | None,
-                       session_id: str, turn_id: str) -> dict[str, ServerDef]:
-        """The definitions that may start: asks about new ``.mcp.json`` servers (once each)."""
+                       session_id: str, turn_id: str,
+                       mine: set[str] | None = None) -> dict[str, ServerDef]:
+        """The definitions that may start: asks about new ``.mcp.json`` and editor-settings
+        servers (once each; an editor's only of its own turns, ``mine``)."""
         usable: dict[str, ServerDef] = {}
         sp.blocked = {}
         for name, d in defs.items():
@@ -220,16 +232,18 @@ class McpHub:
             if not d.needs_trust:
                 usable[name] = d
                 continue
-            decision = sp.trust.decision(d.fingerprint)
-            if decision is None and approver is not None and d.fingerprint not in sp.asking:
+            decision = self._book(sp, d).decision(d.fingerprint)
+            ours = d.origin != "editor" or mine is None or name in mine
+            if decision is None and approver is not None and ours \
+                    and d.fingerprint not in sp.asking:
                 decision = await self._ask_trust(sp, d, approver, session_id, turn_id)
             if decision == "allow":
                 usable[name] = d
             elif decision == "deny":
                 sp.blocked[name] = ("denied", "you chose not to start this server from "
-                                    f"{WORKSPACE_FILE}")
+                                    f"{d.source}")
             else:
-                sp.blocked[name] = ("untrusted", f"defined in {WORKSPACE_FILE}; it starts once "
+                sp.blocked[name] = ("untrusted", f"defined in {d.source}; it starts once "
                                     "you trust it (you are asked in a chat turn)")
         return usable
 
@@ -242,8 +256,8 @@ class McpHub:
                 tool_call=PermissionToolCall(
                     tool_call_id=f"{turn_id}:mcp-trust:{d.name}", name=f"mcp__{d.name}",
                     kind="execute",
-                    title=f"Start MCP server {d.name!r} from {WORKSPACE_FILE}: {d.describe()}",
-                    input={"server": d.name, "definition": d.raw, "file": WORKSPACE_FILE}),
+                    title=f"Start MCP server {d.name!r} from {d.source}: {d.describe()}",
+                    input={"server": d.name, "definition": d.raw, "file": d.source}),
                 options=list(TRUST_OPTIONS), workspace=str(sp.root))
             outcome = await approver.request_permission(request)
         except asyncio.CancelledError:
@@ -256,7 +270,7 @@ class McpHub:
         if outcome.outcome != "selected" or outcome.kind is None:
             return None
         decision: TrustDecision = "allow" if outcome.kind.startswith("allow") else "deny"
-        sp.trust.remember(d.name, d.fingerprint, decision, command=d.describe(),
+        self._book(sp, d).remember(d.name, d.fingerprint, decision, command=d.describe(),
                           persist=outcome.kind.endswith("always"))
         return decision
 
@@ -283,13 +297,16 @@ class McpHub:
                 await asyncio.gather(*pending)
 
     async def start(self, workspace: Path, *, approver: Approver | None = None,
-                    session_id: str = "", turn_id: str = "", wait: bool = True) -> None:
-        """Start a workspace's servers now (an ACP session start), asking trust if needed."""
+                    session_id: str = "", turn_id: str = "", wait: bool = True,
+                    editor_owner: str | None = None) -> None:
+        """Start a workspace's servers now (an ACP session start), asking trust if needed
+        (with ``editor_owner``: about editor-settings servers of that editor only)."""
         sp = self.space(workspace)
         defs = self.definitions(workspace)
         if not defs and not sp.connections:
             return
-        usable = await self._trusted(sp, defs, approver, session_id, turn_id)
+        usable = await self._trusted(sp, defs, approver, session_id, turn_id,
+                                     self._editor_names(editor_owner))
         await self._loop.run(self._sync(sp, usable, wait))
 
     async def tools_for(self, workspace: Path, *, approver: Approver | None = None,
@@ -300,7 +317,8 @@ class McpHub:
         With ``editor_owner``, servers from editor settings count only when that editor
         defined them."""
         sp = self.space(workspace)
-        await self.start(workspace, approver=approver, session_id=session_id, turn_id=turn_id)
+        await self.start(workspace, approver=approver, session_id=session_id, turn_id=turn_id,
+                         editor_owner=editor_owner)
         mine = self._editor_names(editor_owner)
         out: list[Tool] = []
         seen: set[str] = set()
@@ -417,7 +435,7 @@ class McpHub:
                 state, error = "stopped", None
             trust = None
             if d.needs_trust:
-                trust = sp.trust.decision(d.fingerprint) or "unknown"
+                trust = self._book(sp, d).decision(d.fingerprint) or "unknown"
             row: dict[str, Any] = {
                 "name": name, "origin": d.origin,
                 "transport": "stdio" if d.raw.get("type", "stdio") == "stdio"

@@ -1,5 +1,6 @@
--- An MCP server from setup({ mcp_servers }): the approval of its destructive tool shows server,
--- tool and arguments (prompt and preview split) and is rejected; :checkhealth lists the server.
+-- An MCP server from setup({ mcp_servers }): started once trusted (asked first, like a
+-- .mcp.json); the approval of its destructive tool shows server, tool and arguments (prompt
+-- and preview split) and is rejected; :checkhealth lists the server.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
@@ -17,9 +18,11 @@ H.run(function()
       end
     end
     vim.defer_fn(function()
-      for _, it in ipairs(items) do
-        if (opts.format_item and opts.format_item(it) or it) == 'Reject' then
-          return on_choice(it)
+      for _, want in ipairs({ 'Start it this time', 'Reject' }) do
+        for _, it in ipairs(items) do
+          if (opts.format_item and opts.format_item(it) or it) == want then
+            return on_choice(it)
+          end
         end
       end
       on_choice(nil)
