@@ -46,3 +46,19 @@ def test_unknown_verdict_fails_closed(registry: GateRegistry) -> None:
     registry.register(lambda e: "maybe", name="typo")  # type: ignore[arg-type,return-value]
     d = registry.decide(Event("tool.before"))
     assert d.verdict == "deny" and "unknown verdict" in d.reasons[0]
+
+
+def test_approval_rewrites_and_context_merge() -> None:
+    gates = GateRegistry()
+    event = Event("tool.before")
+    gates.register(lambda e: GateDecision("allow", approved=True, updated_input={"a": 1},
+                                          context=("one",)), name="a")
+    gates.register(lambda e: GateDecision("allow", context=("two",)), name="b")
+    merged = gates.decide(event)
+    assert merged.approved and merged.updated_input == {"a": 1}
+    assert merged.context == ("one", "two")
+    gates.register(lambda e: "ask", name="c")
+    assert not gates.decide(event).approved  # an ask anywhere means the user is asked
+    gates.register(lambda e: GateDecision("allow", updated_input={"a": 2}), name="d")
+    split = gates.decide(event)
+    assert split.verdict == "deny" and "different ways" in split.reasons[-1]

@@ -59,6 +59,19 @@ def approval_record(mode: PermissionMode, kind: Any, rules: list[Rule], *,
 
 
 @dataclass(slots=True)
+class Permit:
+    """What ``_permit`` decided: the call to run (a PreToolUse hook may have rewritten it),
+    its parsed arguments and grant, or the refusal; context hooks added for the model."""
+
+    call: ToolCall
+    args: Any
+    refusal: str | None = None
+    grant: Grant | None = None
+    rewritten_from: dict[str, Any] | None = None
+    context: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
 class ToolRunner:
     """Everything needed to run the tool calls of one turn."""
 
@@ -141,11 +154,12 @@ class ToolRunner:
         if self.failures.get(key, 0) >= 2:
             out = ToolOutput(prompts.REPEATED_FAILURE, is_error=True)
             return self._finish(record, out), out
-        refusal, grant = await self._permit(call, tool.kind, record.title or call.name, tool,
-                                            args, record)
-        if refusal is not None:
-            out = ToolOutput(refusal, is_error=True)
+        permit = await self._permit(call, tool.kind, record.title or call.name, tool, args,
+                                    record)
+        if permit.refusal is not None:
+            out = ToolOutput(permit.refusal, is_error=True)
             return self._finish(record, out), out
+        call, args, grant = permit.call, permit.args, permit.grant  # a hook may have rewritten it
         live = LiveOutput(self._emit, call.id)
         ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed, emit=self._emit)
         # the control files this call may write: those its approval named (all under bypass)
@@ -178,6 +192,9 @@ class ToolRunner:
         out.text = redact(cap_text(out.text))
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1
+        if permit.context:
+            out = ToolOutput(f"{out.text}\n\n[PreToolUse hook]\n" + "\n".join(permit.context),
+                             out.is_error, out.data)
         if self.hooks is not None:
             note = await self.hooks.post_tool(call.name, call.arguments, call.id, out.text,
                                               not out.is_error)
@@ -211,15 +228,64 @@ class ToolRunner:
                           mcp=mcp, destructive=tool is not None and tool.destructive())
 
     async def _permit(self, call: ToolCall, kind: Any, title: str, tool: Tool,
-                      args: Any, record: ToolCallRecord) -> tuple[str | None, Grant | None]:
-        """Gate, mode, rules and approval: (a refusal message or None to run, a grant)."""
-        before = make_event("tool.before", {"tool_call_id": call.id, "name": call.name,
-                                            "kind": kind, "input": call.arguments,
-                                            "mode": self.mode},
-                            session_id=self.ctx.session_id, turn_id=self.ctx.turn_id,
-                            origin="agent")
+                      args: Any, record: ToolCallRecord) -> Permit:
+        """Gate, mode, rules and approval: a refusal message or the call to run (as a
+        PreToolUse hook may have rewritten it) with its grant."""
+        permit = Permit(call, args)
+        refusal, grant = await self._decide(permit, kind, title, tool, record)
+        permit.refusal, permit.grant = refusal, grant
+        return permit
+
+    def _before(self, call: ToolCall, kind: Any, *, rewritten: bool = False) -> Any:
+        payload = {"tool_call_id": call.id, "name": call.name, "kind": kind,
+                   "input": call.arguments, "mode": self.mode}
+        if rewritten:
+            payload["rewritten"] = True
+        return make_event("tool.before", payload, session_id=self.ctx.session_id,
+                          turn_id=self.ctx.turn_id, origin="agent")
+
+    async def _rewrite(self, permit: Permit, gate: GateDecision, kind: Any, tool: Tool,
+                       record: ToolCallRecord) -> GateDecision | str:
+        """Apply a PreToolUse hook's ``updatedInput``: the rewritten call is checked as the
+        tool checks any call and judged again by the gates (the policy sees what will run);
+        what the user is asked about and what runs is the rewritten call."""
+        assert gate.updated_input is not None
+        original = permit.call.arguments
+        if gate.updated_input == original:
+            return gate
+        try:
+            args = tool.parse(gate.updated_input)
+        except ToolError as exc:
+            record.blocked_reason = "a PreToolUse hook rewrote the call into invalid input"
+            return f"A PreToolUse hook rewrote the call into invalid input: {exc.message}"
+        permit.call = permit.call.model_copy(update={"arguments": dict(gate.updated_input)})
+        permit.args = args
+        permit.rewritten_from = original
+        record.input = permit.call.arguments
+        record.title = tool.title(args)
+        again = await self._consult(self._before(permit.call, kind, rewritten=True))
+        if again.verdict == "deny":
+            return GateDecision("deny", again.reasons)
+        verdict = "ask" if "ask" in (gate.verdict, again.verdict) else "allow"
+        return GateDecision(verdict, (*gate.reasons, *again.reasons),  # type: ignore[arg-type]
+                            approved=gate.approved and verdict == "allow", context=gate.context)
+
+    async def _decide(self, permit: Permit, kind: Any, title: str, tool: Tool,
+                      record: ToolCallRecord) -> tuple[str | None, Grant | None]:
+        """``_permit``'s decision: (a refusal message or None to run, a grant)."""
+        call = permit.call
+        before = self._before(call, kind)
         self.bus.emit(before)
         gate = await self._consult(before)
+        permit.context = gate.context
+        if gate.verdict != "deny" and gate.updated_input is not None:
+            rewritten = await self._rewrite(permit, gate, kind, tool, record)
+            if isinstance(rewritten, str):
+                return rewritten, None
+            gate, call, args = rewritten, permit.call, permit.args
+            title = record.title or call.name
+        else:
+            args = permit.args
         if gate.verdict == "deny":
             why = "; ".join(gate.reasons) or "no reason given"
             record.blocked_reason = why
@@ -240,11 +306,16 @@ class ToolRunner:
         control = control_paths(self.ctx.workspace, kind, call.arguments) \
             if self.mode != "bypass" else []
         first = tool.must_ask() if self.mode != "bypass" else None  # e.g. a late MCP tool
+        # a hook's explicit allow skips the prompt; a deny rule, a control file or a tool's
+        # first use still stop or ask, and the sandbox is the tool's own
         needs_ask = (gate.verdict == "ask" or bool(control) or first is not None
-                     or (mode == "ask" and rule != "allow"))
+                     or (mode == "ask" and rule != "allow" and not gate.approved))
         if not needs_ask:
             record.approval = approval_record(self.mode, kind, self.rules.deciding(facts),
                                               mcp=source is not None)
+            if gate.approved and mode == "ask" and rule != "allow":
+                record.approval = {"by": "hook", "decidedAt": now_iso(), "mode": self.mode}
+            self._note_rewrite(permit, record)
             return None, None
         if self.approver is None:
             return prompts.NO_APPROVER, None
@@ -295,11 +366,19 @@ class ToolRunner:
             tool.approved()
             record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
                                "optionId": outcome.option_id, "option": outcome.kind}
+            self._note_rewrite(permit, record)
             return None, choice.grant if choice is not None else None
         if outcome.outcome == "cancelled":
             return (f"The approval was withdrawn or timed out ({outcome.reason or 'no answer'}); "
                     "the call did not run."), None
         return "The user rejected this tool call.", None
+
+    @staticmethod
+    def _note_rewrite(permit: Permit, record: ToolCallRecord) -> None:
+        """The approval record keeps what the model asked for when a hook rewrote it."""
+        if permit.rewritten_from is not None and record.approval is not None:
+            record.approval["rewrittenBy"] = "PreToolUse hook"
+            record.approval["originalInput"] = permit.rewritten_from
 
     @staticmethod
     def _chosen(choices: list[Choice], outcome: Any) -> Choice | None:

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from openprogram_lsp.events.bus import Event
 
@@ -23,10 +23,15 @@ _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 @dataclass(frozen=True, slots=True)
 class GateDecision:
-    """A gate's verdict and why."""
+    """A gate's verdict and why; a gate may also approve explicitly (``approved``: the call
+    needs no prompt, though rules, control files and the sandbox still apply), rewrite the
+    call (``updated_input``, the tool's own arguments) and add context for the model."""
 
     verdict: Verdict = "allow"
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    approved: bool = False
+    updated_input: dict[str, Any] | None = None
+    context: tuple[str, ...] = field(default_factory=tuple)
 
 
 GateResult = GateDecision | Verdict | None
@@ -66,6 +71,9 @@ class GateRegistry:
         """Consult every gate about a ``tool.before`` event and merge their verdicts."""
         verdict: Verdict = "allow"
         reasons: list[str] = []
+        approved = False
+        rewrites: list[dict[str, Any]] = []
+        context: list[str] = []
         for entry in self._gates:  # tuple snapshot
             decision = _consult(entry, event)
             if decision is None:
@@ -74,7 +82,16 @@ class GateRegistry:
                 verdict = decision.verdict
             if decision.verdict != "allow":
                 reasons.extend(decision.reasons)
-        return GateDecision(verdict, tuple(reasons))
+            approved = approved or decision.approved
+            if decision.updated_input is not None and decision.updated_input not in rewrites:
+                rewrites.append(decision.updated_input)
+            context.extend(decision.context)
+        if len(rewrites) > 1:  # which one would the user have seen? neither runs
+            return GateDecision("deny", (*reasons, "tool gates rewrote the call in different "
+                                         "ways"), context=tuple(context))
+        return GateDecision(verdict, tuple(reasons), approved=approved and verdict == "allow",
+                            updated_input=rewrites[0] if rewrites else None,
+                            context=tuple(context))
 
     def names(self) -> list[str]:
         """Names of the registered gates, in order."""

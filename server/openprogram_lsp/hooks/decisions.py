@@ -48,14 +48,17 @@ def _warn(run: HookRun) -> None:
 
 @dataclass(frozen=True, slots=True)
 class GateAnswer:
-    """A PreToolUse hook's verdict on a call."""
+    """A PreToolUse hook's answer on a call: a verdict, a rewritten input, context."""
 
     verdict: Verdict | None  # None: no opinion
     reason: str = ""
+    updated_input: dict[str, Any] | None = None  # in Claude Code's spelling (or ours)
+    context: str | None = None  # additionalContext, for the model
 
 
 def pre_tool(run: HookRun) -> GateAnswer:
-    """PreToolUse: exit 2 / ``decision: block`` / ``permissionDecision`` decide the call."""
+    """PreToolUse: exit 2 / ``decision: block`` / ``permissionDecision`` decide the call;
+    ``updatedInput`` rewrites it and ``additionalContext`` goes to the model with its result."""
     if run.exit_code == 2:
         return GateAnswer("deny", run.stderr.strip() or f"blocked by {failure_text(run)}")
     if run.failed:
@@ -74,13 +77,18 @@ def pre_tool(run: HookRun) -> GateAnswer:
         raw = out.get("decision")
     if out.get("continue") is False:
         return GateAnswer("deny", _str(out.get("stopReason")) or reason or "stopped by a hook")
+    updated = spec.get("updatedInput")
+    if updated is not None and not isinstance(updated, dict):
+        return GateAnswer("deny", f"hook `{run.hook.command}` answered an updatedInput that is "
+                                  "not an object")
+    context = _str(spec.get("additionalContext"))
     if raw is None or raw == "defer":
-        return GateAnswer(None)
+        return GateAnswer(None, reason, updated, context)
     verdict = _VERDICTS.get(str(raw))
     if verdict is None:  # an answer we cannot read is not a yes
         return GateAnswer("deny", f"hook `{run.hook.command}` answered an unknown decision "
                                   f"{raw!r}")
-    return GateAnswer(verdict, reason)  # type: ignore[arg-type]
+    return GateAnswer(verdict, reason, updated, context)  # type: ignore[arg-type]
 
 
 def feedback(run: HookRun) -> str | None:

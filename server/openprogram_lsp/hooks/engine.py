@@ -26,7 +26,12 @@ from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
-from openprogram_lsp.hooks.claude_tools import claude_input, claude_name, claude_response
+from openprogram_lsp.hooks.claude_tools import (
+    claude_input,
+    claude_name,
+    claude_response,
+    our_input,
+)
 from openprogram_lsp.hooks.config import (
     WORKSPACE_FILES,
     HookConfig,
@@ -261,6 +266,16 @@ def _agent_dirs(user: Path, workspace: str, claude: Path) -> list[tuple[Path, st
 current_hooks: ContextVar[TurnHooks | None] = ContextVar("op_turn_hooks", default=None)
 
 
+@dataclass(frozen=True, slots=True)
+class PreToolVerdict:
+    """What the PreToolUse hooks of one tier answered on a call."""
+
+    verdict: str | None  # allow, ask, deny; None: no opinion
+    reasons: tuple[str, ...] = ()
+    updated_input: dict[str, Any] | None = None  # our arguments
+    context: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class TurnHooks:
     """The hooks of one turn and what it needs to run them."""
@@ -347,9 +362,9 @@ class TurnHooks:
 
     # -- the gate (synchronous, called from GateRegistry.decide) -----------------------------
 
-    def pre_tool(self, payload: dict[str, Any], *, critical: bool
-                 ) -> tuple[str, tuple[str, ...]] | None:
-        """PreToolUse hooks of one tier on a ``tool.before`` payload: (verdict, reasons)."""
+    def pre_tool(self, payload: dict[str, Any], *, critical: bool) -> PreToolVerdict | None:
+        """PreToolUse hooks of one tier on a ``tool.before`` payload: their merged answer
+        (deny > ask > allow > no opinion), the rewritten input in our arguments, context."""
         name = str(payload.get("name", ""))
         specs = [h for h in self.matching("PreToolUse", tool=name) if h.critical == critical]
         if not specs:
@@ -358,17 +373,31 @@ class TurnHooks:
         runs = self.run_all(specs, lambda s: self.payload(
             s, tool_name=name, tool_input=arguments, tool_use_id=payload.get("tool_call_id")))
         rank = {"allow": 0, "ask": 1, "deny": 2}
-        verdict, reasons = "allow", []
+        verdict: str | None = None
+        reasons: list[str] = []
+        rewrites: list[dict[str, Any]] = []
+        context: list[str] = []
         for run in runs:
             answer = decisions.pre_tool(run)
-            self.engine.record(run, answer.verdict or "no decision")
+            self.engine.record(run, answer.verdict or (
+                "rewrite" if answer.updated_input is not None else "no decision"))
+            if answer.context:
+                context.append(answer.context)
+            if answer.updated_input is not None:
+                ours = our_input(name, answer.updated_input, arguments, str(self.workspace))
+                if ours not in rewrites:
+                    rewrites.append(ours)
             if answer.verdict is None:
                 continue
-            if rank[answer.verdict] > rank[verdict]:
+            if verdict is None or rank[answer.verdict] > rank[verdict]:
                 verdict = answer.verdict
-            if answer.verdict != "allow" and answer.reason:
+            if answer.reason and (answer.verdict != "allow" or len(runs) == 1):
                 reasons.append(answer.reason)
-        return verdict, tuple(reasons)
+        if len(rewrites) > 1:
+            return PreToolVerdict("deny", (*reasons, "PreToolUse hooks rewrote the call in "
+                                           "different ways"), context=tuple(context))
+        return PreToolVerdict(verdict, tuple(reasons), rewrites[0] if rewrites else None,
+                              tuple(context))
 
     # -- the other events (awaited from the turn, run off the loop) -----------------------
 

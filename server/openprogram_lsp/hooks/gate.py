@@ -22,11 +22,15 @@ def _hooks(critical: bool) -> GateDecision | None:
         turn = current_hooks.get()
         if turn is None or event.type != "tool.before":
             return None
+        if event.payload.get("rewritten"):  # a call the hooks rewrote: judged by the policy
+            return None
         answer = turn.pre_tool(event.payload, critical=critical)
         if answer is None:
             return None
-        verdict, reasons = answer
-        return GateDecision(verdict, reasons)  # type: ignore[arg-type]
+        return GateDecision(answer.verdict or "allow",  # type: ignore[arg-type]
+                            answer.reasons if answer.verdict != "allow" else (),
+                            approved=answer.verdict == "allow",
+                            updated_input=answer.updated_input, context=answer.context)
 
     return gate  # type: ignore[return-value]
 
