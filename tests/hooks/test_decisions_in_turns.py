@@ -197,3 +197,34 @@ def test_post_tool_use_block_feedback_reaches_the_model(
                                 text("ok")]), permission_mode="bypass")
     [rec] = records(d, run(d))
     assert (rec.output or "").endswith("[PostToolUse hook]\nlint: trailing whitespace on line 1")
+
+
+def test_a_stop_hook_reads_the_branch_as_claude_codes_transcript(
+        make_dispatcher: Make, script: Callable, workspace: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    copy = tmp_path / "seen.jsonl"
+    monkeypatch.setenv("TRANSCRIPT_COPY", str(copy))
+    user_settings(on("Stop", f"{sys.executable} {CLAUDE / 'transcript_stop.py'}"))
+    d = make_dispatcher(script([call("write_file", path="m.py", content="x = 1\n"),
+                                text("done"),
+                                call("run_command", command="echo pytest ran"),
+                                text("tested")]), permission_mode="bypass")
+    r = run(d, "add m.py")
+    assert r.status == "done"
+    calls = records(d, r)
+    assert [c.name for c in calls] == ["write_file", "run_command"]  # the hook made it test
+    entries = [json.loads(line) for line in copy.read_text().splitlines()]
+    assert entries[0]["type"] == "user" and "add m.py" in json.dumps(entries[0]["message"])
+    assert all(e["sessionId"] == r.session_id for e in entries)
+    assert [e["parentUuid"] for e in entries[1:]] == [e["uuid"] for e in entries[:-1]]
+    uses = [b for e in entries if e["type"] == "assistant"
+            for b in e["message"]["content"] if b["type"] == "tool_use"]
+    assert uses[0]["name"] == "Write"
+    assert uses[0]["input"]["file_path"] == f"{workspace.resolve()}/m.py"
+    assert uses[-1]["name"] == "Bash" and uses[-1]["input"]["command"] == "echo pytest ran"
+    results = [b for e in entries if e["type"] == "user" and isinstance(
+        e["message"]["content"], list) for b in e["message"]["content"]]
+    assert results[0]["type"] == "tool_result" and results[0]["tool_use_id"] == uses[0]["id"]
+    written = d.services.store.session_dir(r.session_id) / "transcripts" / "main.jsonl"
+    assert written.read_text() == copy.read_text()  # in our state root, never the workspace
+    assert home in written.parents and not any(workspace.rglob("*.jsonl"))

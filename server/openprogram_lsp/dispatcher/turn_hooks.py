@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprogram_lsp.core.errors import NotFound, TurnCancelled
+from openprogram_lsp.core.turn_root import real_path
+from openprogram_lsp.hooks import transcript
 from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
@@ -57,10 +61,18 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
             f"({', '.join(p.id for p in left)}); approve them in the editor or with "
             "`openprogram-lsp hooks --trust ID`")
     mode = turn.request.permission_mode or s.permission_mode
+    subagent = turn.request.source in SUBAGENT_SOURCES
+    path = transcript_path(services, turn)
+
+    def render() -> None:
+        transcript.write(path, s.store.get_branch(turn.session_id, turn.turn_id),
+                         session_id=turn.session_id, cwd=str(real_path(turn.workspace)),
+                         sidechain=subagent)
+
     hooks = engine.for_turn(
         workspace=turn.workspace, session_id=turn.session_id, turn_id=turn.turn_id, mode=mode,
-        transcript_path=str(s.store.session_dir(turn.session_id) / "nodes"),
-        subagent=turn.request.source in SUBAGENT_SOURCES, agent_id=turn.request.agent_id,
+        transcript_path=str(path), render_transcript=render,
+        subagent=subagent, agent_id=turn.request.agent_id,
         rules=with_client_rules(s.rules_for(turn.workspace), turn.request.rules),
         cancel=turn.control.cancel, once=once, config=defs.config)
     turn.trusted_once = once
@@ -68,6 +80,14 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     if start is not None:
         hooks.notify("SessionStart", start, source=start)
     return hooks
+
+
+def transcript_path(services: Services, turn: ActiveTurn) -> Path:
+    """Where hooks read the turn's branch as Claude Code's transcript (our state root): one
+    file for the session's own turns, one per child agent."""
+    agent = turn.request.agent_id
+    name = "main" if not agent else "agent-" + hashlib.sha256(agent.encode()).hexdigest()[:16]
+    return services.store.session_dir(turn.session_id) / "transcripts" / f"{name}.jsonl"
 
 
 async def _until_cancel(aw: Coroutine[Any, Any, T], cancel: asyncio.Event) -> T:

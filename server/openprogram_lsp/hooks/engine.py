@@ -228,7 +228,8 @@ class HookEngine:
                  transcript_path: str, subagent: bool = False, agent_id: str | None = None,
                  rules: Any = None, cancel: asyncio.Event | None = None,
                  once: frozenset[str] = frozenset(),
-                 config: HookConfig | None = None) -> TurnHooks:
+                 config: HookConfig | None = None,
+                 render_transcript: Callable[[], None] | None = None) -> TurnHooks:
         """The hooks one turn runs: user-level ones and approved (or approved-once) ones (of
         ``config``, the turn's ``Definitions``; default: as they are now)."""
         real = real_path(workspace)
@@ -239,7 +240,8 @@ class HookEngine:
                          session_id=session_id,
                          turn_id=turn_id, mode=mode, transcript_path=transcript_path,
                          hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
-                         agent_id=agent_id, cancel=cancel)
+                         agent_id=agent_id, cancel=cancel,
+                         render_transcript=render_transcript)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +298,7 @@ class TurnHooks:
     untested: UntestedEdits = field(default_factory=UntestedEdits)
     stop_hook_active: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    render_transcript: Callable[[], None] | None = None  # writes ``transcript_path`` afresh
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -351,7 +354,13 @@ class TurnHooks:
 
     def run_all(self, specs: list[HookSpec], make: Callable[[HookSpec], dict[str, Any]]
                 ) -> list[HookRun]:
-        """Run hooks in parallel, blocking until each ends, times out or the turn cancels."""
+        """Run hooks in parallel, blocking until each ends, times out or the turn cancels;
+        the transcript is rendered first, so a hook reads the branch as it is now."""
+        if self.render_transcript is not None:
+            try:
+                self.render_transcript()
+            except Exception:  # a hook without its transcript still runs
+                log.warning("the transcript for hooks could not be written", exc_info=True)
         if len(specs) == 1:
             return [run_hook(specs[0], make(specs[0]), self.workspace,
                              cancelled=self._cancelled)]
