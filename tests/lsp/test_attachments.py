@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.core.transcript import without_environment
 from tests.lsp.conftest import Starter, write_script
 from tests.lsp.docs_helpers import Editor, with_editor
 
@@ -40,7 +41,7 @@ async def test_selection_reaches_the_model_and_history(start: Starter, tmp_path:
     user = _model_inputs(log)[0]["messages"][-1]
     assert user["role"] == "user"
     content = user["content"]
-    assert content.endswith("\n\nwhy does this fail?")
+    assert without_environment(content).endswith("\n\nwhy does this fail?")  # note after it
     assert ('<selection path="app.py" lines="3-5" unsaved="true">\n'
             "def main():\n    print(x)\n    return 1\n</selection>") in content
     assert "app.py:4:11: error: undefined name 'x' [pyflakes]" in content

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from openprogram_lsp.core.transcript import without_environment
 from tests.lsp.conftest import Starter, write_script
 
 
@@ -28,7 +29,8 @@ async def test_files_and_commands(start: Starter, tmp_path: Path, workspace: Pat
                                 "path": ".openprogram/commands/explain.md"}
     result = await client.call("openprogram/chat", {"text": "/explain pkg/server.py"})
     sent = json.loads(log.read_text("utf-8").splitlines()[0])["messages"][-1]["content"]
-    assert sent == "Explain pkg/server.py to a newcomer."
+    assert without_environment(sent) == "Explain pkg/server.py to a newcomer."
+    assert sent.endswith("</environment>")  # the workspace note, after the message
     history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
     assert history["nodes"][0]["text"] == "/explain pkg/server.py"
     assert history["nodes"][0]["metadata"]["slashCommand"]["name"] == "explain"
