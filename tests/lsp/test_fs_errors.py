@@ -5,6 +5,7 @@ file named, no "crashed" in the log), and the turn's warnings say which tool fai
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,12 +28,12 @@ def deep(workspace: Path) -> Iterator[Path]:
     (workspace / "tree").mkdir()
     make_deep(workspace / "tree")
     yield workspace
-    remove_deep(workspace / "tree")
+    if (workspace / "tree" / "d").exists():
+        remove_deep(workspace / "tree")
 
 
 async def test_file_system_refusals_are_tool_errors_and_the_turn_says_so(
         deep: Path, start: Starter, tmp_path: Path) -> None:
-    # ``deep`` first: its tree goes after the server (a removal under a live watcher is slow)
     workspace = deep
     bwrap = shutil.which("bwrap")
     assert bwrap is not None, "bubblewrap is installed by scripts/install-sandbox"
@@ -79,3 +80,9 @@ async def test_file_system_refusals_are_tool_errors_and_the_turn_says_so(
     assert result["warnings"][:4] == outputs[:4], result["warnings"]
     log = (tmp_path / "server0.log").read_text()
     assert "crashed" not in log and "Traceback" not in log
+
+    # the deep tree removed under the live watcher: the server serves on (it was held for
+    # minutes, deciding whether each of the 2,100 paths was ignored)
+    remove_deep(workspace / "tree")
+    listed = await asyncio.wait_for(client.call("openprogram/sessions", {}), 30)
+    assert listed["sessions"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from watchfiles import Change
 
 from openprogram_lsp.events.bus import Event, EventBus
-from openprogram_lsp.store.watcher import IgnoreRules, WorkspaceWatcher, parse_gitignore
+from openprogram_lsp.store.watcher import MAX_DEPTH, IgnoreRules, WorkspaceWatcher, parse_gitignore
 
 
 def test_gitignore_rules(tmp_path: Path) -> None:
@@ -90,3 +90,10 @@ def test_new_directory_reports_the_files_already_in_it(tmp_path: Path) -> None:
     changes = watcher.changes_of({(Change.added, str(tmp_path / "pkg"))})
     assert changes == [{"path": "pkg/a.py", "change": "added"},
                        {"path": "pkg/sub/b.py", "change": "added"}]
+
+
+def test_paths_deeper_than_the_limit_are_ignored(tmp_path: Path) -> None:
+    rules = IgnoreRules(tmp_path)
+    assert not rules.is_ignored("/".join(["d"] * MAX_DEPTH))
+    assert rules.is_ignored("/".join(["d"] * (MAX_DEPTH + 1)))
+    assert rules.is_ignored("/".join(["d"] * 2100) + "/x.txt")
