@@ -192,3 +192,21 @@ async def test_reasoning_effort_is_sent_when_configured(
     body = server.received[0].json
     assert body["reasoning_effort"] == "low"
     assert body["max_tokens"] == 9000
+
+
+async def test_adaptive_thinking_turn_sends_its_blocks_back_without_a_beta_header(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    (workspace / "pyproject.toml").write_text('version = "1.2.3"\n')
+    server.queue(recorded("anthropic_thinking_tool_use.sse"),
+                 Reply(chunks=AnthropicStream(text=["1.2.3"]).events()))
+    dispatcher = make_dispatcher("anthropic:claude-opus-4-7", permission_mode="bypass")
+    result = await dispatcher.run_turn(TurnRequest(text="version?", workspace=str(workspace)))
+    assert result.status == "done", result.error
+    first, follow = server.received
+    assert first.json["thinking"] == {"type": "adaptive"}
+    assert "anthropic-beta" not in first.headers  # interleaving comes with adaptive thinking
+    assert follow.json["messages"][1]["content"][:2] == [THINKING, REDACTED]
+    assert follow.json["max_tokens"] <= 32_000
