@@ -156,3 +156,15 @@ def test_one_approval_covers_the_start_only(make_dispatcher: Callable[..., Dispa
     assert calls[0].output.startswith("Started in the background as bg_1")
     assert "[bg_1: stopped by command_stop]" in (calls[2].output or "")
     assert os.path.isdir(workspace)
+
+
+async def test_a_deleted_session_ends_its_jobs_only(reg: ToolRegistry, ctx: ToolContext,
+                                                     workspace: Path) -> None:
+    await call(reg, ctx, "run_command", command="sleep 30", background=True)
+    other = ToolContext(workspace=workspace, session_id="s2")
+    await call(reg, other, "run_command", command="sleep 30", background=True)
+    await reg.end_session("s1")
+    with pytest.raises(ToolError, match="no background command 'bg_1'"):
+        await call(reg, ctx, "command_output", id="bg_1")
+    assert "[bg_2: running" in (await call(reg, other, "command_output", id="bg_2")).text
+    await reg.aclose()

@@ -134,3 +134,21 @@ def test_a_multi_edit_that_cannot_apply_is_refused_unasked(
     assert (workspace / "app.py").read_text() == "A = 1\n"
     call_ = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls[0]
     assert call_.status == "failed" and "edit 2 of 2" in (call_.output or "")
+
+
+def test_a_multi_edit_of_the_agents_settings_asks_even_in_accept_edits(
+        make_dispatcher: Callable[..., Dispatcher], script: Callable[[list[dict]], str],
+        workspace: Path) -> None:
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text('{"a": 1, "b": 2}\n')
+    approver = RecordingApprover("reject_once")
+    d = make_dispatcher(script([
+        {"tool_calls": [{"name": "multi_edit", "arguments": {
+            "path": ".vscode/settings.json", "edits": [
+                {"old_text": '"a": 1', "new_text": '"a": 5'}]}}]},
+        {"text": "ok"}]), approver=approver, permission_mode="accept-edits")
+    d.process_user_turn(TurnRequest(text="go"))
+    [asked] = approver.requests
+    assert "(.vscode/settings.json: " in asked.tool_call.title  # the control-file note
+    assert [o.option_id for o in asked.options] == ["allow_once", "reject_once"]
+    assert (workspace / ".vscode" / "settings.json").read_text() == '{"a": 1, "b": 2}\n'

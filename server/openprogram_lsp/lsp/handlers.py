@@ -222,6 +222,7 @@ class Handlers:
         sid = self._session(p.session_id)
         if self.dispatcher.user_turn(sid) is not None:
             raise SessionBusy(f"session {sid} is running a turn; cancel it before deleting")
+        await self.dispatcher.services.tools.end_session(sid)  # its background commands
         await asyncio.to_thread(self.dispatcher.services.store.delete_session, sid)
         return w.EmptyResult().wire()
 

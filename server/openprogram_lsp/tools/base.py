@@ -137,3 +137,6 @@ class Tool:
 
     async def aclose(self) -> None:
         """End what the tool still runs (the server is stopping)."""
+
+    async def end_session(self, session_id: str) -> None:
+        """End what the tool still runs for one session (it is being deleted)."""

@@ -99,6 +99,11 @@ class ToolRegistry:
         for tool in self._tools.values():
             await tool.aclose()
 
+    async def end_session(self, session_id: str) -> None:
+        """End what the tools still run for one session (its background commands)."""
+        for tool in self._tools.values():
+            await tool.end_session(session_id)
+
     def specs(self, *, brief: bool = False) -> list[ToolSpec]:
         """Every tool's spec, for the model: built once per registry (twice a turn asks), so
         the specs are shared; read them, never change them. ``brief``: each description cut

@@ -136,6 +136,12 @@ class Jobs:
                 async with asyncio.timeout(5):
                     await asyncio.shield(job.reader)
 
+    async def end_session(self, session_id: str) -> None:
+        """End and forget one session's jobs (the session is being deleted)."""
+        for job in [j for j in self._jobs.values() if j.session_id == session_id]:
+            del self._jobs[job.id]
+            await self.stop(job)
+
     async def aclose(self) -> None:
         """End every job (the server is stopping)."""
         jobs, self._jobs = list(self._jobs.values()), {}

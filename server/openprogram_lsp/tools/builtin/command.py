@@ -73,6 +73,9 @@ class RunCommand(Tool):
     async def aclose(self) -> None:
         await self.jobs.aclose()
 
+    async def end_session(self, session_id: str) -> None:
+        await self.jobs.end_session(session_id)
+
     async def plan(self, ctx: ToolContext) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
         return plan(ctx.workspace, sandbox_settings(ctx.settings),
