@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-MAX_TOOL_BYTES = 300_000  # above read_file's 256 KiB window
+MAX_TOOL_BYTES = 300_000  # above any one tool's own cap (read_file: a 100 KiB page)
 MAX_TOOL_LINES = 10_000
 
 
