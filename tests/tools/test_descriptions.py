@@ -27,3 +27,20 @@ def test_descriptions_say_when_and_how_in_several_sentences() -> None:
     assert "default 250" in DESCRIPTIONS["grep"]
     assert "default 120" in DESCRIPTIONS["run_command"] and "at most 600" in \
         DESCRIPTIONS["run_command"]
+
+
+def test_a_small_windows_registry_is_brief_for_the_request_too() -> None:
+    from openprogram_lsp.context.budget import estimate_tools
+    from openprogram_lsp.tools.registry import ToolRegistry, first_sentence
+
+    full = ToolRegistry(builtin_tools())
+    brief = full.brief()
+    assert brief.specs() == full.specs(brief=True)  # what was counted is what is sent
+    assert brief.admitted(disabled=["web_fetch"]).is_brief
+    assert brief.with_tools([]).is_brief
+    grep = next(s for s in brief.specs() if s.name == "grep")
+    assert grep.description == first_sentence(DESCRIPTIONS["grep"])
+    assert estimate_tools(brief.specs()) < 0.75 * estimate_tools(full.specs())
+    # no title or null branch costs tokens in any schema
+    text = str([s.input_schema for s in full.specs()])
+    assert "'title'" not in text and "'null'" not in text

@@ -13,6 +13,7 @@ from typing import Any
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.environment import environment_note, last_note
 from openprogram_lsp.context.render import is_compact_command
 from openprogram_lsp.core.chain import NodeChain
@@ -47,7 +48,12 @@ from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
 from openprogram_lsp.dispatcher.finalize import finalize_turn
 from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history
-from openprogram_lsp.dispatcher.loop_runner import compact_command, prepare_context, run_loop
+from openprogram_lsp.dispatcher.loop_runner import (
+    BRIEF_TOOLS_BELOW,
+    compact_command,
+    prepare_context,
+    run_loop,
+)
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
@@ -459,6 +465,9 @@ class Dispatcher:
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
                                  turn_id=turn.turn_id, options=options)
         tools = admitted_tools(every, definition)
+        window = resolve_window(provider.context_window, s.context.config.window_override)
+        if window < BRIEF_TOOLS_BELOW:  # the request carries the brief specs that were counted
+            tools = tools.brief()
         if history and history.id_at(-1) == turn.user_node_id \
                 and not is_compact_command(turn.request.text):
             history = history.with_last(await expand_user_message(

@@ -69,6 +69,27 @@ class ToolOutput:
 _SPECS: dict[type, tuple[ToolSpec, str]] = {}  # the spec and its schema as JSON
 
 
+def lean_schema(schema: Any) -> Any:
+    """A pydantic JSON Schema without what only costs the model tokens: every ``title`` (the
+    field's name again), and an optional field's ``anyOf [T, null]`` with ``default: null``
+    (a field left out is the same)."""
+    if isinstance(schema, list):
+        return [lean_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: lean_schema(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema.get("properties"), dict):  # the names here are fields, not keywords
+        out["properties"] = {name: lean_schema(v) for name, v in schema["properties"].items()}
+    any_of = out.get("anyOf")
+    if "default" in out and out["default"] is None and isinstance(any_of, list) \
+            and len(any_of) == 2 and {"type": "null"} in any_of:
+        kept = next(x for x in any_of if x != {"type": "null"})
+        out.pop("anyOf")
+        out.pop("default")
+        out = {**kept, **out}
+    return out
+
+
 class Tool:
     """Base class of every tool."""
 
@@ -85,8 +106,7 @@ class Tool:
         """The tool as offered to the model (built once: schemas are static, and costly)."""
         cached = _SPECS.get(type(self))
         if cached is None:
-            schema = self.Input.model_json_schema()
-            schema.pop("title", None)
+            schema = lean_schema(self.Input.model_json_schema())
             cached = _SPECS[type(self)] = (
                 ToolSpec(name=self.name, description=self.description, input_schema=schema,
                          kind=self.kind), json.dumps(schema))

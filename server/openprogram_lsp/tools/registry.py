@@ -35,23 +35,29 @@ def first_sentence(text: str) -> str:
 
 
 def _brief_schema(schema: Any) -> Any:
-    """A JSON Schema with every ``description`` cut to its first sentence."""
-    if isinstance(schema, dict):
-        return {k: first_sentence(v) if k == "description" and isinstance(v, str)
-                else _brief_schema(v) for k, v in schema.items()}
+    """A JSON Schema without its parameters' descriptions (names, types, enums and bounds
+    stay): in a small window the tool's own first sentence says what it is for, and the
+    parameters' words cost more than the 6k-window budget has (tests/context/test_headroom)."""
     if isinstance(schema, list):
-        return [_brief_schema(v) for v in schema]
-    return schema
+        return [_brief_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _brief_schema(v) for k, v in schema.items() if k != "description"}
+    if isinstance(schema.get("properties"), dict):  # the names here are fields, not keywords
+        out["properties"] = {n: _brief_schema(v) for n, v in schema["properties"].items()}
+    return out
 
 
 class ToolRegistry:
     """Tools by name; duplicate names are refused."""
 
-    def __init__(self, tools: Iterable[Tool] = (), *, refused: Iterable[str] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, refused: Iterable[str] = (),
+                 brief: bool = False) -> None:
         self._tools: dict[str, Tool] = {}
         self._refused = frozenset(refused)
         self._specs: tuple[ToolSpec, ...] | None = None
         self._brief: tuple[ToolSpec, ...] | None = None
+        self.is_brief = brief  # the specs say less (a model with a small window)
         for tool in tools:
             self.register(tool)
 
@@ -80,7 +86,7 @@ class ToolRegistry:
 
     def with_tools(self, tools: Iterable[Tool]) -> ToolRegistry:
         """A registry with more tools (a name already taken keeps its first tool)."""
-        out = ToolRegistry(self._tools.values(), refused=self._refused)
+        out = ToolRegistry(self._tools.values(), refused=self._refused, brief=self.is_brief)
         for tool in tools:
             if tool.name not in out._tools:
                 out.register(tool)
@@ -92,7 +98,8 @@ class ToolRegistry:
         keep = {name: admit(t.name, t.category, disabled=disabled, allowed=allowed,
                             categories=categories) for name, t in self._tools.items()}
         return ToolRegistry((t for t in self._tools.values() if keep[t.name]),
-                            refused=self._refused | {n for n, ok in keep.items() if not ok})
+                            refused=self._refused | {n for n, ok in keep.items() if not ok},
+                            brief=self.is_brief)
 
     async def aclose(self) -> None:
         """End what the tools still run (background commands), each tool once."""
@@ -104,13 +111,19 @@ class ToolRegistry:
         for tool in self._tools.values():
             await tool.end_session(session_id)
 
+    def brief(self) -> ToolRegistry:
+        """The same tools, whose specs always say less (``specs(brief=True)``): the registry
+        of a turn whose model has a small window, so the request carries what was counted."""
+        return ToolRegistry(self._tools.values(), refused=self._refused, brief=True)
+
     def specs(self, *, brief: bool = False) -> list[ToolSpec]:
         """Every tool's spec, for the model: built once per registry (twice a turn asks), so
         the specs are shared; read them, never change them. ``brief``: each description cut
-        to its first sentence, for a window too small for the whole guidance."""
+        to its first sentence and its parameters undescribed, for a window too small for the
+        whole guidance."""
         if self._specs is None:
             self._specs = tuple(t.spec() for t in self._tools.values())
-        if not brief:
+        if not (brief or self.is_brief):
             return list(self._specs)
         if self._brief is None:
             self._brief = tuple(s.model_copy(update={

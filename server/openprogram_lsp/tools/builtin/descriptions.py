@@ -1,5 +1,6 @@
 """What each built-in tool tells the model: when to use it and how (one place, so the system
-prompt can refer to them and a change to a tool's limits changes its words beside them)."""
+prompt can refer to them and a change to a tool's limits changes its words beside them).
+A model with a small window gets each one's first sentence (``ToolRegistry.brief``)."""
 
 from __future__ import annotations
 
