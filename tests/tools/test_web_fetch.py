@@ -3,10 +3,12 @@ network setting, and the approval per host through a real turn."""
 
 from __future__ import annotations
 
+import base64
+import json
 import socket
-import threading
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -38,9 +40,15 @@ ROUTES: dict[str, tuple[int, dict[str, str], bytes]] = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        status, headers, body = ROUTES.get(self.path, (404, {}, b""))
+SERVER = """
+import base64, json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+raw = json.loads(sys.stdin.readline())
+routes = {k: (v[0], v[1], base64.b64decode(v[2])) for k, v in raw.items()}
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        status, headers, body = routes.get(self.path, (404, {}, b""))
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
@@ -48,21 +56,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:
+    def log_message(self, *args):
         pass
+
+httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(httpd.server_address[1], flush=True)
+httpd.serve_forever()
+"""
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    """A loopback HTTP server in a process of its own (a port of this process would be
+    refused as the server's own)."""
+    routes = {k: (st, h, base64.b64encode(b).decode()) for k, (st, h, b) in ROUTES.items()}
+    proc = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE,
+                            stdin=subprocess.PIPE, text=True)
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+        assert proc.stdout is not None and proc.stdin is not None
+        proc.stdin.write(json.dumps(routes) + "\n")
+        proc.stdin.close()
+        port = int(proc.stdout.readline())
+        yield f"http://127.0.0.1:{port}"
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+        proc.kill()
+        proc.wait(10)
 
 
 async def fetch(workspace: Path, url: str, **args: object) -> ToolOutput:
@@ -120,15 +138,18 @@ async def test_refused_without_network_and_on_timeout(workspace: Path, server: s
         env={"OPENPROGRAM_SANDBOX_NETWORK": "off"}, user_file=False))
     with pytest.raises(ToolError, match="network setting is off"):
         await tool.run(tool.parse({"url": f"{server}/plain"}), ctx)
-    silent = socket.socket()  # accepts (the backlog) but never answers
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(1)
+    silent = subprocess.Popen(  # accepts (the backlog) but never answers
+        [sys.executable, "-c", "import socket, time\ns = socket.socket()\n"
+         "s.bind(('127.0.0.1', 0))\ns.listen(1)\nprint(s.getsockname()[1], flush=True)\n"
+         "time.sleep(60)"], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
+        assert silent.stdout is not None
+        port = int(silent.stdout.readline())
         with pytest.raises(ToolError, match=r"did not answer within 0\.3 s"):
-            port = silent.getsockname()[1]
             await fetch(workspace, f"http://127.0.0.1:{port}/", timeout=0.3)
     finally:
-        silent.close()
+        silent.kill()
+        silent.wait(10)
 
 
 def test_a_turn_asks_per_host(make_dispatcher: Callable[..., Dispatcher],
@@ -163,3 +184,16 @@ def test_plan_mode_asks_and_a_rejection_fetches_nothing(
     assert len(approver.requests) == 1
     call = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls[0]
     assert call.status == "failed" and "rejected" in (call.output or "")
+
+
+async def test_our_own_listening_ports_are_never_fetched(workspace: Path) -> None:
+    ours = socket.socket()  # this process listening: as the server's --tcp port would
+    ours.bind(("127.0.0.1", 0))
+    ours.listen(1)
+    try:
+        port = ours.getsockname()[1]
+        for host in ("127.0.0.1", "localhost", "127.1.2.3"):
+            with pytest.raises(ToolError, match="this server's own port"):
+                await fetch(workspace, f"http://{host}:{port}/")
+    finally:
+        ours.close()

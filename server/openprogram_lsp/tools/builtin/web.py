@@ -10,6 +10,9 @@ call of its own. Only ``http`` and ``https`` URLs are fetched (no ``file:``, no 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ipaddress
+import os
 import time
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
@@ -61,7 +64,45 @@ def _checked(url: str) -> str:
         raise ToolError(f"web_fetch: {url!r} has no host (or a bad port)")
     if urlsplit(url).username or urlsplit(url).password:
         raise ToolError("web_fetch: URLs with a user name or password are not fetched")
+    if _ours(url):
+        raise ToolError("web_fetch: that address is this server's own port; it is not fetched")
     return url
+
+
+def own_ports() -> set[int]:
+    """The TCP ports this process listens on (its ``--tcp`` server, an MCP bridge): a fetch
+    must not reach our own state through them. Read from ``/proc`` (Linux); empty elsewhere."""
+    inodes: set[str] = set()
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    except OSError:
+        return set()
+    ports: set[int] = set()
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as fh:
+            next(fh, None)
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 9 and fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _ours(url: str) -> bool:
+    """Whether a URL names a loopback address at one of our own listening ports."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    try:
+        loopback = host == "localhost" or host.endswith(".localhost") \
+            or ipaddress.ip_address(host).is_loopback or host in ("0.0.0.0", "::")
+    except ValueError:
+        return False
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    return loopback and port in own_ports()
 
 
 def _same_origin(a: str, b: str) -> bool:
@@ -125,7 +166,7 @@ class WebFetch(Tool):
                                 f"{url} redirects ({response.status_code}) to another host: "
                                 f"{target}\nFetch that URL with web_fetch to follow it.",
                                 data={"status": response.status_code, "redirect": target})
-                        url = target
+                        url = _checked(target)
                         continue
                     body, cut = await _read(response)
                     return _result(url, response, body, cut, args.format)
