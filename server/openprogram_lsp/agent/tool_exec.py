@@ -165,7 +165,8 @@ class ToolRunner:
         # the control files this call may write: those its approval named (all under bypass)
         cleared = ANY if self.mode == "bypass" else frozenset(
             control_paths(self.ctx.workspace, tool.kind, call.arguments))
-        if tool.kind not in READ_KINDS and self.before_mutation is not None:
+        if tool.kind not in READ_KINDS and tool.kind != "fetch" \
+                and self.before_mutation is not None:  # a fetch asks, yet changes no file
             try:
                 await self.before_mutation()
             except asyncio.CancelledError:
