@@ -481,6 +481,18 @@ test('an MCP tool card keeps the server and tool from tool.started and from the 
   const card = tools(asked)[0];
   assert.deepEqual(card.mcp, mcp);
   assert.equal((card.input.body as string).length, 5000, 'the card holds the whole input');
+  const described = { ...mcp, description: 'Create an issue.' };
+  const withText = run([
+    { type: 'reset', sessionId: S },
+    {
+      type: 'permission',
+      requestId: 'p2',
+      turnId: 't1',
+      toolCall: { toolCallId: 'c3', name: 'mcp__github__create_issue', kind: 'other', title: 'MCP github: create_issue', input, mcp: described },
+      options: [{ optionId: 'o1', name: 'Allow once', kind: 'allow_once' }],
+    },
+  ]);
+  assert.equal(tools(withText)[0].mcp?.description, 'Create an issue.', 'the approval carries what the server says');
 });
 
 test("another editor's turn shows its message, its approval read-only, then the outcome", () => {

@@ -472,6 +472,10 @@ function renderTool(item: ToolItem): HTMLElement {
     if (item.mcp) {
       el.appendChild(h('div', 'mcp-source',
         `MCP server <b>${escapeHtml(item.mcp.server)}</b> · tool <b>${escapeHtml(item.mcp.tool)}</b>`));
+      // what the server says the tool does (approval cards carry it): its claim, shown as such
+      if (item.mcp.description) {
+        el.appendChild(h('div', 'mcp-description', `The server says: ${escapeHtml(item.mcp.description)}`));
+      }
     }
     el.appendChild(h('pre', 'arguments', escapeHtml(JSON.stringify(item.input, null, 2))));
   }

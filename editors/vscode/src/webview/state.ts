@@ -72,7 +72,7 @@ export interface ToolItem {
   blockedReason: string | null;
   diff: { path: string; oldText: string; newText: string } | null;
   /** The MCP server and tool, for tools that come from one. */
-  mcp: { server: string; tool: string } | null;
+  mcp: { server: string; tool: string; description?: string | null } | null;
   permission: PermissionPrompt | null;
   /** The turn the call belongs to; with `toolCallId`, the key the server guarantees unique. */
   turnId: string | null;
