@@ -14,6 +14,8 @@ const STATUS_ICON: Record<AgentInfo['status'], string> = {
   done: 'pass',
   error: 'error',
   cancelled: 'circle-slash',
+  truncated: 'warning',
+  refused: 'circle-slash',
 };
 
 /** Whether an event changes the list of subagents. */
