@@ -286,3 +286,35 @@ async def test_every_control_file_asks_in_accept_edits_even_under_an_every_edit_
         "toolCall"]["title"]
     planted = [p for p in CONTROL_WRITES if (workspace / p).exists()]
     assert planted == [] and (workspace / "CLAUDE.md").read_text() == "be nice\n"
+
+
+async def test_a_command_outside_the_sandbox_always_asks_and_can_write_git(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """.git is read-only in the box: `git add` fails there with a hint; asked to run outside
+    the sandbox it asks every time (a rule for the command does not cover it, no "always"
+    option), the card says so, and once allowed it writes the repository."""
+    import subprocess
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    (workspace / "a.txt").write_text("a\n")
+    RuleBook.for_workspace(tmp_path / "home", workspace).add(Rule(
+        id="", decision="allow", kind="command", tool="run_command", value="git add a.txt",
+        scope="workspace", description="Run `git add a.txt`"))
+    outside = {"command": "git add a.txt", "outside_sandbox": True}
+    steps = [run("git add a.txt"), {"tool_calls": [{"name": "run_command",
+                                                    "arguments": outside}]},
+             {"text": "done"}]
+    client = await start(model=write_script(tmp_path / "s.json", steps),
+                         setup=answering(lambda p: "allow_once"))
+    result = await client.call("openprogram/chat", {"text": "stage a.txt"})
+    assert result["status"] == "done", result
+    inside, out = [e["data"] for e in client.of_type("tool.finished")]
+    assert "Read-only file system" in inside["output"], inside
+    assert "outside_sandbox: true" in inside["output"]  # the model is told how
+    [asked] = client.permission_requests  # the rule covered the sandboxed run only
+    assert "outside the sandbox" in asked["toolCall"]["title"]
+    assert asked["toolCall"]["sandboxed"] is False
+    assert [o["optionId"] for o in asked["options"]] == ["allow_once", "reject_once"]
+    assert out["status"] == "completed", out
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=workspace,
+                            capture_output=True, text=True, check=True).stdout
+    assert staged.split() == ["a.txt"]

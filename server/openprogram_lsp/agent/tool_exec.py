@@ -308,8 +308,11 @@ class ToolRunner:
             if self.mode != "bypass" else []
         first = tool.must_ask() if self.mode != "bypass" else None  # e.g. a late MCP tool
         # a hook's explicit allow skips the prompt; a deny rule, a control file or a tool's
-        # first use still stop or ask, and the sandbox is the tool's own
+        # first use still stop or ask, and the sandbox is the tool's own. A call the tool says
+        # always asks (a command outside the sandbox) asks every time, once, like a control file
+        forced = tool.always_asks(args) if self.mode != "bypass" else None
         needs_ask = (gate.verdict == "ask" or bool(control) or first is not None
+                     or forced is not None
                      or (mode == "ask" and rule != "allow" and not gate.approved))
         if not needs_ask:
             record.approval = approval_record(self.mode, kind, self.rules.deciding(facts),
@@ -322,7 +325,7 @@ class ToolRunner:
             return prompts.NO_APPROVER, None
         try:
             diff = tool.preview(args, self.ctx)
-            sandbox = await tool.sandboxing(self.ctx)
+            sandbox = await tool.sandboxing(self.ctx, args)
         except OpenProgramError as exc:
             return exc.message, None
         if diff is not None and diff.unsaved_changes:
@@ -331,11 +334,13 @@ class ToolRunner:
                         turn_id=self.ctx.turn_id, tool_call_id=call.id)
         uncovered = uncovered_parts(self.rules.rules, facts)
         choices = choices_for(facts, origin, title=title, uncovered=uncovered,
-                              spawns=tool.spawns, once_only=bool(control))
+                              spawns=tool.spawns, once_only=bool(control) or forced is not None)
         if control:  # the card says why it asks although the mode or a rule would allow
             title = f"{title} ({', '.join(control)}: {control_reason(control)})"
         if first is not None:
             title = f"{title} ({first})"
+        if forced is not None:
+            title = f"{title} ({forced})"
         shown = f"[{self.label}] {title}" if self.label else title
         if gate.reasons:
             shown = f"{shown} ({'; '.join(gate.reasons)})"

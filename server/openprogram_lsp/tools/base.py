@@ -147,8 +147,14 @@ class Tool:
         """The edit this call would make, if it is an edit."""
         return None
 
-    async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
+    async def sandboxing(self, ctx: ToolContext,
+                         args: BaseModel | None = None) -> tuple[bool, str] | None:
         """Whether a call will run sandboxed and why not (None: not a command tool)."""
+        return None
+
+    def always_asks(self, args: BaseModel) -> str | None:
+        """Why this call asks every time outside ``bypass``, whatever the mode or a rule says,
+        with no "always" option (None: the usual rules apply); shown on the approval card."""
         return None
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:

@@ -28,6 +28,13 @@ from openprogram_lsp.tools.sandbox import (
     sandbox_settings,
 )
 
+OUTSIDE_WHY = ("outside the sandbox, as the model asked: it can write .git and the files "
+               "that make commands run later")
+OUTSIDE_NOTE = "not sandboxed: run outside the sandbox as asked, with the user's approval"
+READ_ONLY_HINT = ("[inside the sandbox only the workspace is writable, and in it not .git nor "
+                  "the editor and agent settings; a git command that writes the repository "
+                  "(add, commit, checkout, init) needs outside_sandbox: true, which asks the "
+                  "user]")
 MAX_OUTPUT_BYTES = 30_000
 MAX_OUTPUT_LINES = 1_000
 DEFAULT_TIMEOUT = COMMAND_TIMEOUT
@@ -55,6 +62,10 @@ class RunCommandInput(BaseModel):
                              "output with command_output, end it with command_stop")
     description: str | None = Field(None, max_length=200,
                                     description="What the command does, in a few words")
+    outside_sandbox: bool = Field(False, description=(
+        "Run it outside the sandbox, as the user: only for what the sandbox refuses (git add, "
+        "commit, checkout, init: .git and editor/agent settings are read-only inside). The "
+        "user is asked every time"))
 
 
 class RunCommand(Tool):
@@ -76,18 +87,25 @@ class RunCommand(Tool):
     async def end_session(self, session_id: str) -> None:
         await self.jobs.end_session(session_id)
 
-    async def plan(self, ctx: ToolContext) -> Plan:
+    async def plan(self, ctx: ToolContext, args: BaseModel | None = None) -> Plan:
         """How the next command will run (for the approval card and for ``run``)."""
+        if isinstance(args, RunCommandInput) and args.outside_sandbox:
+            return Plan(False, note=OUTSIDE_NOTE)
         return plan(ctx.workspace, sandbox_settings(ctx.settings),
             await availability_async())
 
-    async def sandboxing(self, ctx: ToolContext) -> tuple[bool, str] | None:
-        how = await self.plan(ctx)
+    async def sandboxing(self, ctx: ToolContext,
+                         args: BaseModel | None = None) -> tuple[bool, str] | None:
+        how = await self.plan(ctx, args)
         return how.sandboxed, how.note
+
+    def always_asks(self, args: BaseModel) -> str | None:
+        assert isinstance(args, RunCommandInput)
+        return OUTSIDE_WHY if args.outside_sandbox else None
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, RunCommandInput)
-        how = await self.plan(ctx)
+        how = await self.plan(ctx, args)
         held = hold(how)  # its placeholders and cgroup stay until its sandbox is gone
         if args.background:
             try:
@@ -102,6 +120,8 @@ class RunCommand(Tool):
         hit = held.limit_note(out.text)
         if hit:
             out.text = f"{out.text}\n{hit}"
+        if how.sandboxed and "read-only file system" in out.text.lower():
+            out.text = f"{out.text}\n{READ_ONLY_HINT}"
         return out
 
     async def _run(self, args: RunCommandInput, ctx: ToolContext, how: Plan,
