@@ -598,6 +598,9 @@ class OpenProgramAgent:
         self.sessions.pop(sess.session_id, None)
         if not any(s.store_id == sess.store_id for s in self.sessions.values()):
             await self.tool_sources.disconnect(sess.store_id)
+            hooks = self.dispatcher.services.hooks
+            if hooks is not None:  # its SessionEnd hooks
+                await asyncio.to_thread(hooks.end_sessions, "other", [sess.store_id])
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
         """Delete a stored session and everything of it (refused while any process runs a
@@ -833,6 +836,8 @@ class OpenProgramAgent:
                 sess.control.request_cancel()
         self.dispatcher.cancel_all()
         await self.dispatcher.agents.drain(timeout)
+        if self.dispatcher.services.hooks is not None:  # SessionEnd of the sessions we ran
+            await asyncio.to_thread(self.dispatcher.services.hooks.end_sessions, "other")
         for watcher in list(self.watchers.values()):
             await watcher.stop()
         self.watchers.clear()

@@ -76,9 +76,16 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         rules=with_client_rules(s.rules_for(turn.workspace), turn.request.rules),
         cancel=turn.control.cancel, once=once, config=defs.config)
     turn.trusted_once = once
-    start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
-    if start is not None:
-        hooks.notify("SessionStart", start, source=start)
+    if subagent:
+        hooks.notify("SubagentStart", str(turn.request.metadata.get("agentType") or ""),
+                     agent_id=turn.request.agent_id or turn.turn_id,
+                     agent_type=str(turn.request.metadata.get("agentType") or "general"))
+    else:
+        engine.remember(hooks)
+        start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
+        if start is not None:
+            hooks.start_context = await _until_cancel(hooks.session_start(start),
+                                                      turn.control.cancel)
     return hooks
 
 

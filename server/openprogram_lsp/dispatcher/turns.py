@@ -504,13 +504,13 @@ class Dispatcher:
                 runner=runner, control=turn.control, last_turn_at=last_turn_at, state=state,
                 system_extra=system)
             return
-        context_note: str | None = None
+        context_note: str | None = hooks.start_context if hooks is not None else None
         if hooks is not None and turn.request.source in PROMPT_SOURCES:
             answer = await hooks.user_prompt(turn.request.text)
             if answer.blocked:
                 raise HookBlocked(f"the prompt was blocked by a UserPromptSubmit hook: "
                                   f"{answer.blocked}")
-            context_note = answer.context
+            context_note = "\n".join(n for n in (context_note, answer.context) if n) or None
         prep = await prepare_context(s, session_id=turn.session_id, history=history,
                                      provider=provider, runner=runner, control=turn.control,
                                      last_turn_at=last_turn_at, system_extra=system)

@@ -137,6 +137,18 @@ def prompt(run: HookRun) -> PromptAnswer:
     return PromptAnswer(context=_str(_specific(out).get("additionalContext")))
 
 
+def context(run: HookRun) -> str | None:
+    """SessionStart / SubagentStart: stdout, or ``additionalContext`` of a JSON answer."""
+    if run.failed or run.exit_code != 0:
+        if run.failed:
+            _warn(run)
+        return None
+    out = run.json_output()
+    if out is None:
+        return run.stdout.strip() or None
+    return _str(_specific(out).get("additionalContext"))
+
+
 def stop(run: HookRun) -> str | None:
     """Stop / SubagentStop: exit 2 or ``decision: block`` keep the turn going, with a reason."""
     if run.exit_code == 2:

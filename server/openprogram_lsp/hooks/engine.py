@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ class HookEngine:
         self._agents: dict[Path, tuple[tuple[Any, ...], dict[str, AgentDef]]] = {}
         self.last: dict[str, HookRunSummary] = {}  # hook id -> last run
         self._seen_sessions: set[str] = set()
+        self._live: dict[str, TurnHooks] = {}  # session -> its last turn's hooks (SessionEnd)
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -206,6 +207,36 @@ class HookEngine:
             self._seen_sessions.add(session_id)
         return "startup" if new else "resume"
 
+    def remember(self, hooks: TurnHooks) -> None:
+        """Keep a session's turn hooks for its SessionEnd (the session's own turns only)."""
+        if not hooks.subagent:
+            with self._lock:
+                self._live[hooks.session_id] = hooks
+
+    def end_sessions(self, reason: str = "other", session_ids: list[str] | None = None,
+                     timeout: float = 30.0) -> None:
+        """Run the SessionEnd hooks of sessions this process ran (all, or those named), once
+        each; blocking and bounded by each hook's timeout (call off the loop)."""
+        with self._lock:
+            ids = list(self._live) if session_ids is None else [
+                i for i in session_ids if i in self._live]
+            ending = [self._live.pop(i) for i in ids]
+            for i in ids:
+                self._seen_sessions.discard(i)
+        for last in ending:
+            hooks = replace(last, cancel=None)  # the last turn's cancel is not the session's
+            specs = hooks.matching("SessionEnd", subject=reason)
+            if not specs:
+                continue
+            try:
+                runs = hooks.run_all(specs, functools.partial(hooks.payload, reason=reason))
+            except Exception:
+                log.exception("SessionEnd hooks failed")
+                continue
+            for run in runs:
+                decisions.observed(run)
+                self.record(run, "ok" if not run.failed else "failed")
+
     def set_trust(self, workspace: Path, definition_id: str, decision: str) -> str:
         """Trust, reject or forget a workspace definition by id; NotFound for other ids."""
         ids = {h.id for h in self.config(workspace).hooks if h.scope == "workspace"}
@@ -299,6 +330,7 @@ class TurnHooks:
     stop_hook_active: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     render_transcript: Callable[[], None] | None = None  # writes ``transcript_path`` afresh
+    start_context: str | None = None  # what SessionStart hooks told the model
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -414,13 +446,17 @@ class TurnHooks:
                         output: str, ok: bool) -> str | None:
         """PostToolUse after a successful call: feedback for the model, if any."""
         self.untested.saw(name, arguments, ok)
-        specs = self.matching("PostToolUse", tool=name) if ok else []
+        event = "PostToolUse" if ok else "PostToolUseFailure"
+        specs = self.matching(event, tool=name)
         if not specs:
             return None
-        response = claude_response(name, output, ok, arguments, str(self.workspace))
+        if ok:
+            response = claude_response(name, output, ok, arguments, str(self.workspace))
+            extra: dict[str, Any] = {"tool_response": response}
+        else:
+            extra = {"error": output, "is_interrupt": "[killed after" in output}
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
-            s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id,
-            tool_response=response))
+            s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id, **extra))
         notes = []
         for run in runs:
             note = decisions.feedback(run)
@@ -428,6 +464,22 @@ class TurnHooks:
             if note:
                 notes.append(note)
         return "\n".join(notes) or None
+
+    async def session_start(self, source: str) -> str | None:
+        """SessionStart (``startup``, ``resume``, ``compact``): context for the model from
+        the hooks' stdout or ``additionalContext``, as in Claude Code."""
+        specs = self.matching("SessionStart", subject=source)
+        if not specs:
+            return None
+        runs = await asyncio.to_thread(self.run_all, specs,
+                                       lambda s: self.payload(s, source=source))
+        context = []
+        for run in runs:
+            note = decisions.context(run)
+            self.engine.record(run, "failed" if run.failed else "ok")
+            if note:
+                context.append(note)
+        return "\n".join(context) or None
 
     async def user_prompt(self, text: str) -> decisions.PromptAnswer:
         """UserPromptSubmit: blocked (with the reason) or extra context for the model."""
@@ -454,8 +506,12 @@ class TurnHooks:
         if not specs:
             return None
         active = self.stop_hook_active
+        extra: dict[str, Any] = {}
+        if self.subagent:
+            extra = {"agent_id": self.agent_id or self.turn_id,
+                     "agent_transcript_path": self.transcript_path}
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
-            s, stop_hook_active=active, last_assistant_message=last_text))
+            s, stop_hook_active=active, last_assistant_message=last_text, **extra))
         reasons = []
         for run in runs:
             reason = decisions.stop(run)

@@ -224,6 +224,8 @@ class ServerHost:
     async def stop(self) -> None:
         """Cancel turns, wait for their finalize, stop watchers and the bridge."""
         await self.runner.shutdown()
+        if self.dispatcher.services.hooks is not None:  # SessionEnd of the sessions we ran
+            await asyncio.to_thread(self.dispatcher.services.hooks.end_sessions, "other")
         for watcher in list(self.watchers.values()):
             await watcher.stop()
         self.watchers.clear()

@@ -203,6 +203,8 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
         with sigterm_as_interrupt():
             result = dispatcher.process_user_turn(req, on_session=follow)
             _wait_for_agents(dispatcher, result.session_id)
+            if dispatcher.services.hooks is not None:  # the chat's session ends with it
+                dispatcher.services.hooks.end_sessions("prompt_input_exit")
     finally:
         for stop in unsubscribe:
             stop()
