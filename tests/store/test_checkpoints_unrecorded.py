@@ -204,3 +204,73 @@ def test_a_walk_rereads_only_directories_that_changed_and_misses_nothing(
     assert cp.skipped == ["docs/pipe"]
     assert "." not in reads and "src" not in reads  # unchanged since listed: not read
     assert "src/old" in reads and "docs" in reads
+
+
+def _as_nobody(ws: Path, home: Path, user: int | None) -> dict[str, object]:
+    """Baseline, a turn, then a restore of the baseline, in a forked child that runs as
+    ``user`` (modules imported beforehand: the child may not read our source tree)."""
+    import encodings.ascii
+    import encodings.latin_1  # noqa: F401
+    import json
+
+    from openprogram_lsp.store.checkpoints import restore as _restore  # noqa: F401
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            os.close(read)
+            if user is not None:
+                os.setgid(user)
+                os.setuid(user)
+            os.environ["HOME"] = str(home)
+            store = open_store(ws, home)
+            base = store.ensure_baseline("s")
+            assert base is not None
+            (ws / "notes.txt").write_text("agent\n")  # the turn: a readable change beside it
+            store.note_all()
+            turn = store.commit_turn("s", "t1", "m")
+            out = store.restore(base.id)
+            os.write(write, json.dumps({
+                "base_skipped": base.skipped, "turn": turn is not None,
+                "not_restored": [[n.path, n.reason] for n in out.not_restored or []],
+                "notes": (ws / "notes.txt").exists()}).encode())
+            code = 0
+        except BaseException as exc:  # reported to the parent, which fails the test
+            os.write(write, json.dumps({"error": repr(exc)}).encode())
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    result: dict[str, object] = json.loads(data)
+    return result
+
+
+def test_an_unreadable_file_is_left_out_and_never_touched(tmp_path: Path) -> None:
+    """A real unreadable file: root reads everything, so the store runs as nobody then."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="op-unreadable-"))  # /tmp: reachable for nobody
+    try:
+        ws, home = root / "ws", root / "home"
+        ws.mkdir()
+        home.mkdir()
+        (ws / "secret.key").write_text("top secret\n")
+        os.chmod(ws / "secret.key", 0o000)
+        user = None
+        if os.geteuid() == 0:
+            user = 65534  # nobody: the workspace is its own, secret.key stays root's
+            for p in (root, ws, home):
+                os.chown(p, user, user)
+        out = _as_nobody(ws, home, user)
+        assert "error" not in out, out
+        assert out["base_skipped"] == ["secret.key"] and out["turn"] is True
+        assert out["not_restored"] == [] and out["notes"] is False
+        os.chmod(ws / "secret.key", 0o600)
+        assert (ws / "secret.key").read_text() == "top secret\n"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
