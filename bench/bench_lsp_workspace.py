@@ -1,0 +1,125 @@
+"""A one-file turn over stdio LSP in a big workspace against the same turn in a 100-file one.
+
+Two servers (the offline model, ``accept-edits``), one per workspace: 100 files, and
+``BENCH_FILES`` (default ``20000``) files in 100-file folders. Each first runs one write turn
+and waits for the first checkpoint walk; then the turns ``write wN.txt`` alternate between
+them A B A B, median of ``--rounds`` (target <= 1.3x).
+
+Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]``
+(``BENCH_PROFILE=FILE``: the big workspace's server runs under cProfile, its stats to FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import BaseLanguageClient
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import report
+from bench_lsp import _ClientProtocol
+
+
+def _fill(root: Path, files: int) -> None:
+    root.mkdir()
+    for i in range(files):
+        folder = root / f"d{i // 100:04d}"
+        if i % 100 == 0:
+            folder.mkdir()
+        (folder / f"m{i}.py").write_text(f"x = {i}\n")
+
+
+class Client(BaseLanguageClient):
+    def __init__(self) -> None:
+        super().__init__("bench", "0", protocol_cls=_ClientProtocol)
+        self.progress_done = asyncio.Event()
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def _log(params: Any) -> None:
+            pass
+
+        @self.feature("openprogram/event")
+        def _event(params: Any) -> None:
+            pass
+
+
+async def _start(ws: Path, home: Path, profile: str = "") -> Client:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+    env.update(OPENPROGRAM_HOME=str(home), OPENPROGRAM_MODEL="offline")
+    client = Client()
+    wrap = ["-m", "cProfile", "-o", profile] if profile else []  # BENCH_PROFILE: the big one
+    await client.start_io(sys.executable, *wrap, "-m", "openprogram_lsp", "serve", env=env)
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+        initialization_options={"permissionMode": "accept-edits"}))
+    client.initialized(types.InitializedParams())
+    return client
+
+
+async def _turn(client: Client, sid: str | None, text: str) -> tuple[float, str]:
+    params: dict[str, Any] = {"text": text}
+    if sid:
+        params["sessionId"] = sid
+    t0 = time.perf_counter()
+    result = await asyncio.wait_for(
+        client.protocol.send_request_async("openprogram/chat", params), 600)
+    took = time.perf_counter() - t0
+    if result["status"] != "done" or not result.get("checkpoint"):
+        raise SystemExit(f"turn not done with a checkpoint: {result}")
+    return took, result["sessionId"]
+
+
+async def main(rounds: int, files: int, reuse: Path | None) -> None:
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        small, big = tmp / "small", reuse / f"big{files}" if reuse else tmp / "big"
+        t0 = time.perf_counter()
+        _fill(small, 100)
+        if not big.exists():
+            _fill(big, files)
+        report(f"make the workspaces (100 and {files} files, setup)", time.perf_counter() - t0,
+               unit="s")
+        a = await _start(big, tmp / "home_big", os.environ.get("BENCH_PROFILE", ""))
+        b = await _start(small, tmp / "home_small")
+        sids: dict[str, str | None] = {"a": None, "b": None}
+        run = f"{time.time_ns():x}"  # new content each run (the big workspace may be reused)
+        first_a, sids["a"] = await _turn(a, None, f"write w0.txt\nfirst {run}\n")
+        first_b, sids["b"] = await _turn(b, None, f"write w0.txt\nfirst {run}\n")
+        report(f"first write turn (first checkpoint), {files} files", first_a, first_b,
+               unit="s", target="baseline = 100 files")
+        times: dict[str, list[float]] = {"a": [], "b": []}
+        for i in range(1, max(7, rounds) + 2):
+            for key, client in (("a", a), ("b", b)):
+                took, sids[key] = await _turn(client, sids[key],
+                                              f"write w{i}.txt\nline {i} {run}\n")
+                if i > 1:
+                    times[key].append(took)
+        for client in (a, b):
+            await client.shutdown_async(None)
+            client.exit(None)
+            await client.stop()
+    report(f"one-write turn over stdio, {files} files vs 100", statistics.median(times["a"]),
+           statistics.median(times["b"]), target="<= 1.3x")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--files", type=int, default=int(os.environ.get("BENCH_FILES",
+                                                                        "20000")))
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="make the big workspace in this directory once, reuse it after")
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.files, args.reuse))
