@@ -64,3 +64,54 @@ async def test_trust_prompt_blocked_reason_listing_and_revoke(start: Starter, tm
         await client.call("openprogram/trust", {"id": "hnope", "decision": "trust"})
     assert unknown.value.code == -32001
     assert (await client.call("openprogram/hooks", {}))["hooks"]  # still serving
+
+
+async def test_claude_code_hooks_from_the_users_and_the_projects_files_decide_over_stdio(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """~/.claude/settings.json (a fake HOME) holds a Bash validator and an rm rewriter that
+    asks; the project's .claude/settings.local.json allows writes: block, rewrite + ask, allow."""
+    import sys
+
+    data = Path(__file__).parent.parent / "hooks" / "data" / "claude"
+    fake = tmp_path / "fakehome"
+    (fake / ".claude").mkdir(parents=True)
+    (fake / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [
+            {"type": "command", "command": f"{sys.executable} {data / 'bash_validator.py'}"},
+            {"type": "command", "command": f"{sys.executable} {data / 'rewrite_rm.py'} ask"}]}]}}))
+    allow = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                               "permissionDecision": "allow"}})
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.local.json").write_text(json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "Write", "hooks": [
+            {"type": "command", "command": f"printf '%s' '{allow}'"}]}]}}))
+    (workspace / "old.txt").write_text("x")
+    model = write_script(tmp_path / "m.json", [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "grep -r x ."}}]},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "rm old.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt",
+                                                             "content": "y"}}]},
+        {"text": "done"}])
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            trust = params["toolCall"]["name"] == "trust_workspace_definitions"
+            return {"outcome": "selected", "optionId": "allow_always" if trust
+                    else "allow_once"}
+
+    client = await start(model=model, setup=setup,
+                         extra_env={"HOME": str(fake), "CLAUDE_CONFIG_DIR": ""})
+    result = await client.call("openprogram/chat", {"text": "go"})
+    assert result["status"] == "done"
+    trust, rewritten = client.permission_requests  # the write needed no prompt
+    assert [d["source"] for d in trust["toolCall"]["input"]["definitions"]] == [
+        ".claude/settings.local.json"]
+    assert rewritten["toolCall"]["input"] == {"command": "mkdir -p .bin && mv old.txt .bin/"}
+    blocked = client.of_type("tool.finished")[0]["data"]
+    assert "Use 'rg' (ripgrep) instead of 'grep'" in blocked["blockedReason"]
+    assert (workspace / ".bin" / "old.txt").exists() and (workspace / "a.txt").read_text() == "y"
+    listing = await client.call("openprogram/hooks", {})
+    sources = {h["source"] for h in listing["hooks"]}
+    assert sources == {str(fake / ".claude" / "settings.json"), ".claude/settings.local.json"}
