@@ -225,15 +225,40 @@ class ContextEngine:
         return prep.usage_ratio >= self.config.recommend_ratio
 
     def should_auto_compact(self, prep: TurnPrep) -> bool:
-        """Whether the turn compacts before the model call: over the auto-compact threshold,
-        and either past the cooldown since the last compaction, or really over the window (the
-        request would not fit even with the least reply, ``TurnPrep.over_window``), or
-        carrying an earlier snip (re-applied to keep its prefix)."""
+        """Whether the turn compacts before the model call: over the auto-compact threshold
+        and carrying an earlier snip (re-applied to keep its prefix), or with enough older
+        history to be worth a summary (``worth_compacting``) and either past the cooldown since
+        the last compaction or really over the window (the request would not fit even with
+        the least reply, ``TurnPrep.over_window``) in a way a compaction can mend."""
         if prep.usage_ratio < self.config.auto_compact_ratio:
             return False
-        if prep.over_window or self._floor(prep.session_id) is not None:
+        if self._floor(prep.session_id) is not None:
             return True
-        return not self.cooling_down(prep)
+        if not self.worth_compacting(prep):
+            return False
+        return self._urgent(prep) or not self.cooling_down(prep)
+
+    def _urgent(self, prep: TurnPrep) -> bool:
+        """Over the window, and a compaction could bring it within (when the system prompt and
+        tool schemas alone overflow it, compacting every turn would not help)."""
+        if not prep.over_window:
+            return False
+        segments = prep.segments
+        last = segments[-1].turn if segments else -1
+        older = sum(s.tokens for s in segments if 0 <= s.turn < last)
+        after = prep.prompt_tokens - int(older * prep.calibration) + 128  # a minimal summary
+        return after + prep.min_reply <= prep.context_window
+
+    def worth_compacting(self, prep: TurnPrep) -> bool:
+        """Whether the history before the last turn (an earlier summary aside) holds at least
+        a tenth of the window: less than that, a summary call would win next to nothing (the
+        system prompt and tool schemas fill the window, as at a very small one)."""
+        segments = prep.segments
+        if not segments:
+            return False
+        last = segments[-1].turn
+        older = sum(s.tokens for s in segments if 0 <= s.turn < last)
+        return older * prep.calibration >= prep.context_window // 10
 
     def turns_since_compaction(self, prep: TurnPrep) -> int | None:
         """User turns since the summary in use was made (None: no summary, or one made before
@@ -282,7 +307,8 @@ class ContextEngine:
                        floor=floor, max_drop=max_drop, floor_only=True)
             if res.fits and res.dropped:
                 return self._snipped(prep, res.segments, res.dropped, refs, before, bus)
-        if not prep.over_window and self.cooling_down(prep):
+        if not self.worth_compacting(prep) or (not self._urgent(prep)
+                                               and self.cooling_down(prep)):
             return prep
         res = snip(segments, budget=self._history_budget(prep, cfg.target_ratio),
                    keep_turns=cfg.snip_keep_turns, protected=protected_nodes(refs), floor=floor,
