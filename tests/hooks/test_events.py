@@ -103,3 +103,71 @@ def test_the_cli_chat_runs_session_end_as_it_exits(tmp_path: Path) -> None:
             XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["reason"] == "prompt_input_exit"
+
+
+def _answer(**decision: object) -> str:
+    body = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                              "decision": decision}})
+    return f"printf '%s' '{body}'"
+
+
+def test_permission_request_answers_for_the_user_but_never_for_a_control_file(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    from tests.conftest import RecordingApprover
+    user_settings({"hooks": {"PermissionRequest": [
+        {"matcher": "Write", "hooks": [{"command": _answer(behavior="allow")}]},
+        {"matcher": "Bash", "hooks": [{"command": _answer(behavior="deny",
+                                                          message="no shell here")}]}]}})
+    approver = RecordingApprover("reject_once")
+    d = make_dispatcher(script([call("write_file", path="a.txt", content="x"),
+                                call("run_command", command="touch b.txt"),
+                                call("write_file", path=".envrc", content="x"), text("ok")]),
+                        approver=approver)
+    r = d.process_user_turn(TurnRequest(text="go"))
+    wrote, ran, control = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert wrote.status == "completed" and wrote.approval["event"] == "PermissionRequest"
+    assert ran.status == "failed" and ran.blocked_reason == "no shell here"
+    assert not (workspace / "b.txt").exists()
+    [request] = approver.requests  # only the control file reached the user
+    assert request.tool_call.input["path"] == ".envrc" and control.status == "failed"
+
+
+def test_a_formatter_post_tool_use_rewrites_the_file_and_tells_the_model(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    fmt = Path(__file__).parent / "data" / "claude" / "format_python.py"
+    user_settings(on("PostToolUse", f"{sys.executable} {fmt}", matcher="Edit|Write"))
+    d = make_dispatcher(script([call("write_file", path="m.py", content="x = 1   \ny = 2 \n"),
+                                text("ok")]), permission_mode="bypass")
+    r = d.process_user_turn(TurnRequest(text="go"))
+    assert (workspace / "m.py").read_text() == "x = 1\ny = 2\n"
+    [rec] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert (rec.output or "").endswith(f"[PostToolUse hook]\nformatted {workspace.resolve()}/m.py")
+
+
+def test_an_enabled_plugins_hook_runs_with_its_root(
+        make_dispatcher: Make, script: Callable, workspace: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    fake = tmp_path / "fakehome"
+    root = fake / ".claude" / "plugins" / "cache" / "tests" / "guard" / "1.0.0"
+    shutil.copytree(Path(__file__).parent / "data" / "claude" / "plugin", root)
+    (fake / ".claude" / "plugins" / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {"guard@tests": [{"scope": "user",
+                                                    "installPath": str(root)}]}}))
+    (fake / ".claude" / "settings.json").write_text(json.dumps(
+        {"enabledPlugins": {"guard@tests": True}}))
+    monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    d = make_dispatcher(script([call("write_file", path="api.gen.ts", content="x"),
+                                call("write_file", path="api.ts", content="y"), text("ok")]),
+                        permission_mode="bypass")
+    r = d.process_user_turn(TurnRequest(text="go"))
+    gen, plain = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert gen.blocked_reason == f"generated file (guard plugin at {root})"
+    assert not (workspace / "api.gen.ts").exists() and plain.status == "completed"
+    (fake / ".claude" / "settings.json").write_text(json.dumps(
+        {"enabledPlugins": {"guard@tests": False}}))
+    d2 = make_dispatcher(script([call("write_file", path="b.gen.ts", content="x"),
+                                 text("ok")]), permission_mode="bypass")
+    d2.process_user_turn(TurnRequest(text="go"))
+    assert (workspace / "b.gen.ts").exists()  # disabled: its hooks do not run

@@ -321,6 +321,18 @@ class ToolRunner:
                 record.approval = {"by": "hook", "decidedAt": now_iso(), "mode": self.mode}
             self._note_rewrite(permit, record)
             return None, None
+        # a PermissionRequest hook may answer for the user: never for a control file or a
+        # tool's first use (those are the user's), nor where a PreToolUse hook asked for the user
+        if self.hooks is not None and not control and first is None and gate.verdict != "ask":
+            answered = await self.hooks.permission_request(call.name, call.arguments, call.id)
+            if answered is not None and answered[0] == "deny":
+                record.blocked_reason = answered[1]
+                return f"Denied by a PermissionRequest hook: {answered[1]}", None
+            if answered is not None:
+                record.approval = {"by": "hook", "decidedAt": now_iso(), "mode": self.mode,
+                                   "event": "PermissionRequest"}
+                self._note_rewrite(permit, record)
+                return None, None
         if self.approver is None:
             return prompts.NO_APPROVER, None
         try:

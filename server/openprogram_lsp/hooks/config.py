@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure",
+EVENTS: tuple[str, ...] = ("PreToolUse", "PermissionRequest", "PostToolUse",
+                           "PostToolUseFailure",
                            "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop",
                            "SessionStart", "SessionEnd", "PreCompact", "Notification")
 DEFAULT_TIMEOUT = 60.0

@@ -137,6 +137,26 @@ def prompt(run: HookRun) -> PromptAnswer:
     return PromptAnswer(context=_str(_specific(out).get("additionalContext")))
 
 
+def permission(run: HookRun) -> tuple[str, str] | None:
+    """PermissionRequest: ``hookSpecificOutput.decision.behavior`` allow / deny (with a
+    ``message``), or exit 2 (deny, stderr the message); None: the user is asked."""
+    if run.exit_code == 2:
+        return "deny", run.stderr.strip() or "denied by a PermissionRequest hook"
+    if run.failed:
+        _warn(run)
+        return None
+    out = run.json_output()
+    decision = _specific(out).get("decision") if out is not None else None
+    if not isinstance(decision, dict):
+        return None
+    behavior = decision.get("behavior")
+    if behavior == "deny":
+        return "deny", _str(decision.get("message")) or "denied by a PermissionRequest hook"
+    if behavior == "allow":
+        return "allow", ""
+    return None
+
+
 def context(run: HookRun) -> str | None:
     """SessionStart / SubagentStart: stdout, or ``additionalContext`` of a JSON answer."""
     if run.failed or run.exit_code != 0:

@@ -465,6 +465,25 @@ class TurnHooks:
                 notes.append(note)
         return "\n".join(notes) or None
 
+    async def permission_request(self, name: str, arguments: dict[str, Any],
+                                 tool_use_id: str) -> tuple[str, str] | None:
+        """PermissionRequest, as the user is about to be asked: (``allow`` | ``deny``,
+        message) from the hooks (deny wins), or None to ask the user."""
+        specs = self.matching("PermissionRequest", tool=name)
+        if not specs:
+            return None
+        runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
+            s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id,
+            permission_suggestions=[]))
+        answers = []
+        for run in runs:
+            answer = decisions.permission(run)
+            self.engine.record(run, answer[0] if answer else "no decision")
+            if answer is not None:
+                answers.append(answer)
+        denied = [a for a in answers if a[0] == "deny"]
+        return denied[0] if denied else (answers[0] if answers else None)
+
     async def session_start(self, source: str) -> str | None:
         """SessionStart (``startup``, ``resume``, ``compact``): context for the model from
         the hooks' stdout or ``additionalContext``, as in Claude Code."""

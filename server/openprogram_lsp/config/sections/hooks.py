@@ -24,6 +24,7 @@ class HooksSection(Section):
     name: ClassVar[str] = "hooks"
 
     PreToolUse: HookGroups = Field(default_factory=list)
+    PermissionRequest: HookGroups = Field(default_factory=list)
     PostToolUse: HookGroups = Field(default_factory=list)
     PostToolUseFailure: HookGroups = Field(default_factory=list)
     UserPromptSubmit: HookGroups = Field(default_factory=list)
