@@ -97,3 +97,20 @@ def test_own_lines_are_taken_as_written_and_a_line_in_between_is_still_read(
     mine.record({"id": "s3", "title": "three"})  # ...lands before this one: read back
     assert set(mine.rows) == {"s1", "s2", "s3"} and mine.rows["s2"]["title"] == "two"
     assert len((root / LISTING).read_bytes().splitlines()) == 4
+
+
+def test_damaged_lines_are_skipped_and_every_whole_line_is_read(
+        tmp_path: Path, meta_reads: list[str]) -> None:
+    a = SessionStore(tmp_path)
+    made = [a.create_session(title=f"s{n}", workspace=str(tmp_path)) for n in range(5)]
+    path = tmp_path / "sessions" / LISTING
+    lines = path.read_bytes().splitlines()
+    row = json.loads(lines[1])
+    damaged = [lines[0], b'{"id": "torn", "title": "x', b"1,2", b"", b"  ",
+               json.dumps({**row, "title": "renamed"}).encode(), *lines[2:]]
+    path.write_bytes(b"\n".join(damaged) + b"\n")
+    meta_reads.clear()
+    listed = {m["id"]: m for m in SessionStore(tmp_path).list_sessions()}
+    assert sorted(listed) == sorted(made) and meta_reads == []
+    assert listed[row["id"]]["title"] == "renamed"
+    assert session_listing._parsed([b'{"a": 1}', b"[2]", b"3"]) == [{"a": 1}, [2], 3]

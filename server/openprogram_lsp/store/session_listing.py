@@ -141,11 +141,8 @@ class SessionListing:
             return
         end = data.rfind(b"\n") + 1
         self._offset += end
-        for line in data[:end].splitlines():
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
+        lines = data[:end].splitlines()
+        for item in _parsed(lines):
             self._lines += 1
             if isinstance(item, dict):
                 self._set(item)
@@ -191,3 +188,24 @@ class SessionListing:
             st = os.stat(self.path)
             self._ident, self._offset, self._lines = (st.st_dev, st.st_ino), st.st_size, \
                 len(self.rows)
+
+
+def _parsed(lines: list[bytes]) -> list[Any]:
+    """The JSON value of each line that holds one, in order: all of them in one parse (a cold
+    listing of 1,000 sessions is one call, not 1,000), line by line when any line is not one
+    whole value (a torn or damaged line is skipped, as before)."""
+    if not lines:
+        return []
+    try:
+        items = json.loads(b"[" + b",".join(lines) + b"]")
+    except ValueError:
+        items = None
+    if isinstance(items, list) and len(items) == len(lines):
+        return items
+    out: list[Any] = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
