@@ -115,3 +115,7 @@ async def test_claude_code_hooks_from_the_users_and_the_projects_files_decide_ov
     listing = await client.call("openprogram/hooks", {})
     sources = {h["source"] for h in listing["hooks"]}
     assert sources == {str(fake / ".claude" / "settings.json"), ".claude/settings.local.json"}
+    records = await client.call("openprogram/rules", {"sessionId": result["sessionId"],
+                                                      "records": True})
+    by = {r["tool"]: r["by"] for r in records["records"]}
+    assert by["write_file"] == "hook"  # the hook's allow is on record as such

@@ -125,7 +125,7 @@ export interface AnswerParams {
 
 /** How one tool call of a session was let through, as its assistant node stores it. */
 export interface ApprovalRecordInfo {
-  by: 'user' | 'rule' | 'mode' | 'bypass';
+  by: 'user' | 'rule' | 'mode' | 'bypass' | 'hook';
   decidedAt: string;
   mode?: string;
   /** The option the user chose (by: user) */
@@ -182,7 +182,7 @@ export interface BlameHunk {
   branch?: string;
   branchHeadId?: string;
   toolCall?: BlameToolCall;
-  /** {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?} */
+  /** {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, event?, rewrittenBy?, originalInput?} */
   approval?: Record<string, unknown>;
 }
 

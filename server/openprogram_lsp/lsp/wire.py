@@ -494,7 +494,8 @@ class BlameHunk(Result):
     branch_head_id: str | None = None
     tool_call: BlameToolCall | None = None
     approval: dict[str, Any] | None = Field(
-        None, description="{by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}")
+        None, description="{by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, "
+        "option?, event?, rewrittenBy?, originalInput?}")
 
 
 class BlameResult(Result):
@@ -703,7 +704,7 @@ class RuleInfo(Result):
 class ApprovalRecordInfo(Result):
     """How one tool call of a session was let through, as its assistant node stores it."""
 
-    by: Literal["user", "rule", "mode", "bypass"]
+    by: Literal["user", "rule", "mode", "bypass", "hook"]
     decided_at: str = ""
     mode: str | None = None
     option: str | None = Field(None, description="The option the user chose (by: user)")

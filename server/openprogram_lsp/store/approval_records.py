@@ -12,7 +12,7 @@ from openprogram_lsp.store.session_store import SessionStore
 class ApprovalRecord:
     """How one tool call was let through, as its assistant node stores it."""
 
-    by: str | None  # user, rule, mode or bypass
+    by: str | None  # user, rule, mode, bypass or hook
     decided_at: str
     mode: str | None
     option: str | None  # the option the user chose (by: user)

@@ -184,7 +184,7 @@ M.event_types = {
 ---@field answer string
 
 ---@class openprogram.ApprovalRecordInfo How one tool call of a session was let through, as its assistant node stores it.
----@field by 'user'|'rule'|'mode'|'bypass'
+---@field by 'user'|'rule'|'mode'|'bypass'|'hook'
 ---@field decidedAt string
 ---@field mode? string
 ---@field option? string The option the user chose (by: user)
@@ -223,7 +223,7 @@ M.event_types = {
 ---@field branch? string Name of the branch holding the turn
 ---@field branchHeadId? string
 ---@field toolCall? openprogram.BlameToolCall
----@field approval? table<string, any> {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}
+---@field approval? table<string, any> {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, event?, rewrittenBy?, originalInput?}
 
 ---@class openprogram.BlameParams `openprogram/blame`: who last changed each line of a document.
 ---@field uri string

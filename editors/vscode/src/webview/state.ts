@@ -402,7 +402,7 @@ function olderHistory(state: ChatState, sessionId: string, headId: string | null
 
 /** What a stored call's card says about its approval (prompts and rules; the mode is silent). */
 export function decidedLabel(call: ToolCallRecord): string | null {
-  // {by: user|rule|mode|bypass, option?, rule?: {tool, pattern}} (informational, so checked)
+  // {by: user|rule|mode|bypass|hook, option?, rule?: {tool, pattern}} (informational, so checked)
   const a = (call.approval ?? {}) as { by?: unknown; option?: unknown; rule?: { tool?: unknown; pattern?: unknown } | null };
   if (a.by === 'user') return a.option === 'allow_always' ? 'Always allowed' : 'Allowed once';
   if (a.by === 'rule') {
@@ -410,6 +410,7 @@ export function decidedLabel(call: ToolCallRecord): string | null {
     const pattern = typeof a.rule?.pattern === 'string' ? a.rule.pattern : '';
     return `Allowed by a rule${tool ? ` (${tool}${pattern ? ` ${pattern}` : ''})` : ''}`;
   }
+  if (a.by === 'hook') return 'Allowed by a hook';
   const out = call.output ?? '';
   if (out.startsWith('The user rejected')) return 'Rejected';
   if (out.startsWith('The approval was withdrawn')) return 'Approval withdrawn: no answer in time or the turn was cancelled.';
