@@ -380,16 +380,20 @@ export interface ContextCompactedData {
   summarizerError?: string | null;
 }
 
-/** What the user points the agent at: a file, a selection, diagnostics or a symbol. */
+/** What the user points the agent at: a file, a selection, diagnostics, a symbol or an image (`data` in base64, or the image file `uri` names, read by the server). */
 export interface ContextItem {
-  kind: 'file' | 'selection' | 'diagnostics' | 'symbol';
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'image';
   uri: string;
   range?: WireRange | null;
   /** The content; absent: the server reads it */
   text?: string | null;
   diagnostics?: DiagnosticItem[] | null;
-  /** A symbol's name */
+  /** A symbol's name; an image's name as shown (default: the uri's last part) */
   name?: string | null;
+  /** An image's bytes in base64 (a pasted image); absent: the server reads the file. PNG, JPEG, GIF or WebP, judged from the bytes */
+  data?: string | null;
+  /** What the client thinks the image is; the bytes decide */
+  mediaType?: string | null;
 }
 
 /** After each context preparation: the budget a turn's model call starts with. */

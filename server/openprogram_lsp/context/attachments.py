@@ -49,11 +49,27 @@ def diagnostic_line(path: str, diag: dict[str, Any]) -> str:
     return f"{where}: {severity}: {message}{tail}"
 
 
+IMAGE_FIELDS = ("sha256", "mediaType", "width", "height", "size", "name")
+
+
+def image_parts(items: Any) -> list[dict[str, Any]]:
+    """The image records among a user node's attachments, in order (ImagePart fields)."""
+    if not isinstance(items, list):
+        return []
+    return [{k: i[k] for k in IMAGE_FIELDS if k in i} for i in items
+            if isinstance(i, dict) and i.get("kind") == "image" and i.get("sha256")]
+
+
 def render_item(item: dict[str, Any]) -> str:
-    """One attachment as an element."""
+    """One attachment as an element (an image: a self-closing element; its pixels go with
+    the message as an image part)."""
     kind = str(item.get("kind", "file"))
     path = str(item.get("path") or item.get("uri") or "")
     attrs = [f'path="{_attr(path)}"']
+    if kind == "image":
+        attrs += [f'type="{_attr(str(item.get("mediaType", "")))}"',
+                  f'pixels="{int(item.get("width") or 0)}x{int(item.get("height") or 0)}"']
+        return f"<image {' '.join(attrs)}/>"
     lines = _lines(item)
     if lines and kind != "file":
         attrs.append(f'lines="{lines}"')

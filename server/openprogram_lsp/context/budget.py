@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write
+from openprogram_lsp.core.images import image_tokens
 from openprogram_lsp.core.types import Message, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,8 @@ def estimate_message(m: Message) -> int:
     total = MESSAGE_OVERHEAD + estimate_text(m.content)
     for c in m.tool_calls:
         total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_json(c.arguments)
+    for i in m.images:
+        total += image_tokens(i.width, i.height)
     return total
 
 

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from openprogram_lsp.context.attachments import with_context
+from openprogram_lsp.context.attachments import image_parts, with_context
 from openprogram_lsp.context.budget import (
     MESSAGE_OVERHEAD,
     estimate_json,
@@ -17,6 +17,7 @@ from openprogram_lsp.context.budget import (
     estimate_text,
 )
 from openprogram_lsp.context.types import Segment
+from openprogram_lsp.core.images import image_tokens
 from openprogram_lsp.core.transcript import with_environment
 from openprogram_lsp.core.types import Message, Node, ToolCallRecord
 
@@ -150,10 +151,16 @@ def render_fields(node: Node) -> Rendered:
     if role == "user":  # modelText: the message with MCP prompts and resources expanded
         meta = node.metadata
         text = meta.get("modelText") or node.text
+        images: list[dict[str, Any]] = []
         if meta.get("context"):  # editor attachments: what the user pointed at
             text = with_context(text, meta["context"])
+            images = image_parts(meta["context"])
         if meta.get("environment"):  # the workspace's state when it changed (environment.py)
             text = with_environment(text, meta["environment"])
+        if images:
+            return ([_new_message({"role": "user", "content": text, "images": images})],
+                    _tokens(text) + sum(image_tokens(int(i["width"]), int(i["height"]))
+                                        for i in images))
         return [_new_message({"role": "user", "content": text})], _tokens(text)
     if role == "summary":
         text = f"{SUMMARY_HEADER}\n{node.text}"

@@ -160,6 +160,17 @@ class Thought(Wire):
     field: str | None = None  # OpenAI-compatible: reasoning_content or reasoning
 
 
+class ImagePart(Wire):
+    """An image in a message: its record (the bytes stay in the session's image store)."""
+
+    sha256: str = Field(description="The image's content hash (its name in the store)")
+    media_type: str = Field(description="image/png, image/jpeg, image/gif or image/webp")
+    width: int
+    height: int
+    size: int = Field(description="Bytes")
+    name: str | None = Field(None, description="What the user or the tool called it")
+
+
 class Message(Wire):
     """A provider-neutral chat message."""
 
@@ -170,6 +181,7 @@ class Message(Wire):
     name: str | None = None
     is_error: bool = False
     thoughts: list[Thought] = Field(default_factory=list)  # assistant: its step's reasoning
+    images: list[ImagePart] = Field(default_factory=list)  # user and tool: shown after the text
 
 
 class ToolSpec(Wire):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import InvalidParams, OpenProgramError
+from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageError, decode_base64
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.lsp.documents import doc_path
 from openprogram_lsp.tools.paths import confined
@@ -69,6 +70,40 @@ def _read(root: Path, rel: str, field: str) -> tuple[str, bool]:
     return data.decode("utf-8", "replace"), size > w.MAX_ATTACHMENT_TEXT
 
 
+def _read_image(root: Path, rel: str, field: str) -> bytes:
+    try:
+        rel = confined(root, rel)
+        data, size = fdfs.read_bytes(root, rel, MAX_IMAGE_BYTES + 1)
+    except OpenProgramError as exc:
+        raise InvalidParams(f"{field}: {exc.message}") from None
+    if size > MAX_IMAGE_BYTES:
+        raise InvalidParams(f"{field}: the image is {size:,} bytes; the limit is "
+                            f"{MAX_IMAGE_BYTES // (1024 * 1024)} MB")
+    return data
+
+
+async def _image(server: ConnectionView, item: w.ContextItem, entry: dict[str, Any],
+                 inside: tuple[Path, str] | None, field: str) -> dict[str, Any]:
+    """An image attachment stored by content; its record on the node (no bytes)."""
+    if item.data is not None:
+        try:
+            data = decode_base64(item.data, field + ".data")
+        except ImageError as exc:
+            raise InvalidParams(exc.message) from None
+    elif inside is None:
+        raise InvalidParams(f"{field}.uri: an image outside the workspace must be sent as data")
+    else:
+        data = await asyncio.to_thread(_read_image, inside[0], inside[1], field + ".uri")
+    name = item.name or str(entry["path"]).rsplit("/", 1)[-1] or "image"
+    store = server.host.dispatcher.services.store
+    try:
+        part = await asyncio.to_thread(store.images.put, data, name)
+    except ImageError as exc:
+        raise InvalidParams(f"{field}: {exc.message}") from None
+    entry.pop("name", None)
+    return {**entry, **part.wire()}
+
+
 async def resolve(server: ConnectionView, items: list[w.ContextItem] | None
                   ) -> list[dict[str, Any]]:
     """The attachments as stored on the user node (kind, uri, path, range?, text, ...)."""
@@ -82,6 +117,9 @@ async def resolve(server: ConnectionView, items: list[w.ContextItem] | None
         entry: dict[str, Any] = {"kind": item.kind, "uri": item.uri,
                                  "path": inside[1].replace(os.sep, "/") if inside else
                                  (path or item.uri)}
+        if item.kind == "image":
+            out.append(await _image(server, item, entry, inside, field))
+            continue
         if item.range is not None:
             entry["range"] = item.range.model_dump()
         if item.name:

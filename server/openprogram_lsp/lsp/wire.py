@@ -80,16 +80,29 @@ class DiagnosticItem(Params):
     code: str | int | None = None
 
 
-class ContextItem(Params):
-    """What the user points the agent at: a file, a selection, diagnostics or a symbol."""
+MAX_IMAGE_DATA = 28 * 1024 * 1024
+"""Longest base64 text of one image attachment (a 20 MB image)."""
 
-    kind: Literal["file", "selection", "diagnostics", "symbol"]
+
+class ContextItem(Params):
+    """What the user points the agent at: a file, a selection, diagnostics, a symbol or an
+    image (``data`` in base64, or the image file ``uri`` names, read by the server)."""
+
+    kind: Literal["file", "selection", "diagnostics", "symbol", "image"]
     uri: str = Field(min_length=1, max_length=MAX_PATH + 100)
     range: WireRange | None = None
     text: str | None = Field(None, max_length=MAX_ATTACHMENT_TEXT,
                              description="The content; absent: the server reads it")
     diagnostics: list[DiagnosticItem] | None = Field(None, max_length=500)
-    name: str | None = Field(None, max_length=500, description="A symbol's name")
+    name: str | None = Field(None, max_length=500, description="A symbol's name; an image's "
+                             "name as shown (default: the uri's last part)")
+    data: str | None = Field(None, max_length=MAX_IMAGE_DATA,
+                             description="An image's bytes in base64 (a pasted image); absent: "
+                                         "the server reads the file. PNG, JPEG, GIF or WebP, "
+                                         "judged from the bytes")
+    media_type: str | None = Field(None, max_length=100,
+                                   description="What the client thinks the image is; the bytes "
+                                               "decide")
 
 
 class ChatParams(Params):

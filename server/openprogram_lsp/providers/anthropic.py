@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openprogram_lsp.core.errors import ProviderError
-from openprogram_lsp.core.types import Message, StopReason, Thought, ToolCall, ToolSpec, Usage
+from openprogram_lsp.core.images import load_base64
+from openprogram_lsp.core.types import (
+    ImagePart,
+    Message,
+    StopReason,
+    Thought,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
@@ -21,6 +30,8 @@ from openprogram_lsp.providers.base import (
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
+from openprogram_lsp.providers.images import ANTHROPIC as ANTHROPIC_LIMITS
+from openprogram_lsp.providers.images import check_images, omitted
 from openprogram_lsp.providers.models import MIN_BUDGET
 from openprogram_lsp.providers.openai import parse_arguments
 
@@ -58,12 +69,24 @@ def thought_block(t: Thought) -> dict[str, Any]:
     return {"type": "thinking", "thinking": t.text, "signature": t.signature or ""}
 
 
-def _blocks(m: Message, model: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+def _image_block(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": part.media_type,
+                                        "data": load_base64(part.sha256)}}
+
+
+def _blocks(m: Message, model: str | None = None, sees: bool = False,
+            ) -> tuple[str, list[dict[str, Any]]]:
     """One neutral message as an Anthropic role and content blocks (an assistant's thinking
-    blocks first, those ``model`` wrote, when ``model`` is given)."""
+    blocks first, those ``model`` wrote, when ``model`` is given; a user message's images
+    before its text, a tool result's after; for a model that does not see, a note each)."""
     if m.role == "tool":
+        result: str | list[dict[str, Any]] = m.content or "(no output)"
+        if m.images and sees:
+            result = [_text_block(m.content or "(no output)"), *map(_image_block, m.images)]
+        elif m.images:
+            result = omitted(m)
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
-                                 "content": m.content or "(no output)"}
+                                 "content": result}
         if m.is_error:
             block["is_error"] = True
         return "user", [block]
@@ -75,11 +98,14 @@ def _blocks(m: Message, model: str | None = None) -> tuple[str, list[dict[str, A
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                    for c in m.tool_calls]
         return "assistant", blocks
-    return "user", [_text_block(m.content if m.content.strip() else "(empty message)")]
+    if m.images and not sees:
+        return "user", [_text_block(omitted(m))]
+    images = [_image_block(i) for i in m.images]
+    return "user", [*images, _text_block(m.content if m.content.strip() else "(empty message)")]
 
 
 def encode_messages(messages: Sequence[Message], thinking_of: str | None = None,
-                    ) -> tuple[str, list[dict[str, Any]]]:
+                    sees: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """Neutral messages as Messages API turns: extra system text, then alternating turns
     (with the thinking blocks ``thinking_of``, a model, wrote: sent when thinking is on).
 
@@ -93,7 +119,7 @@ def encode_messages(messages: Sequence[Message], thinking_of: str | None = None,
             if m.content.strip():
                 extra_system.append(m.content)
             continue
-        role, blocks = _blocks(m, thinking_of)
+        role, blocks = _blocks(m, thinking_of, sees)
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -343,8 +369,10 @@ class AnthropicProvider(HttpProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Messages request, cache breakpoints included."""
         thinking = self.thinking(request.max_output_tokens)
+        sees = check_images(request.messages, provider=NAME, model=self.model,
+                            sees=self.info.images, limits=ANTHROPIC_LIMITS)
         extra, turns = encode_messages(request.messages,
-                                       self.model if thinking is not None else None)
+                                       self.model if thinking is not None else None, sees)
         system_text = "\n\n".join(s for s in (request.system, extra) if s.strip())
         system = [_text_block(system_text)] if system_text else []
         tools = encode_tools(request.tools)

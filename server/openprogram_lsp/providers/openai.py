@@ -10,7 +10,16 @@ from urllib.parse import urlsplit
 
 from openprogram_lsp.core.errors import ProviderError
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.core.types import Message, StopReason, Thought, ToolCall, ToolSpec, Usage
+from openprogram_lsp.core.images import load_base64
+from openprogram_lsp.core.types import (
+    ImagePart,
+    Message,
+    StopReason,
+    Thought,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from openprogram_lsp.providers.base import (
     ModelRequest,
     ProviderEvent,
@@ -23,6 +32,8 @@ from openprogram_lsp.providers.base import (
 )
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
+from openprogram_lsp.providers.images import OPENAI as OPENAI_LIMITS
+from openprogram_lsp.providers.images import check_images, omitted
 from openprogram_lsp.providers.think_tags import ThinkTagSplitter
 
 NAME = "openai"
@@ -46,19 +57,44 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 ``reasoning_content``; newer vLLM, Ollama and OpenRouter ``reasoning``."""
 
 
+def _image_url(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url",
+            "image_url": {"url": f"data:{part.media_type};base64,{load_base64(part.sha256)}"}}
+
+
+def _user_content(m: Message, sees: bool) -> str | list[dict[str, Any]]:
+    """A user message's content: its text, then its images as ``image_url`` parts (data URLs);
+    for a model that does not see, a note in place of each image."""
+    if not m.images:
+        return m.content
+    if not sees:
+        return omitted(m)
+    text = [{"type": "text", "text": m.content}] if m.content else []
+    return [*text, *map(_image_url, m.images)]
+
+
 def encode_messages(system: str, messages: Sequence[Message],
-                    reasoning_of: str | None = None) -> list[dict[str, Any]]:
+                    reasoning_of: str | None = None, sees: bool = False
+                    ) -> list[dict[str, Any]]:
     """Provider-neutral messages as Chat Completions messages (tool results as ``tool``); the
-    thoughts ``reasoning_of`` (a model) wrote go back in the field they came in."""
+    thoughts ``reasoning_of`` (a model) wrote go back in the field they came in. A tool
+    message takes text only, so the images tool results returned follow them in one user
+    message."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    shown: list[Message] = []  # tool results with images, until the run of results ends
     for m in messages:
+        if shown and m.role != "tool":
+            out.append(_tool_images(shown, sees))
+            shown = []
         if m.role == "tool":
             content = m.content or "(no output)"
             if m.is_error and not content.lower().startswith("error"):
                 content = f"Error: {content}"
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": content})
+            if m.images:
+                shown.append(m)
         elif m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
             if m.tool_calls:
@@ -75,8 +111,22 @@ def encode_messages(system: str, messages: Sequence[Message],
                 msg[mine[0].field or REASONING_FIELDS[0]] = "".join(t.text for t in mine)
             out.append(msg)
         else:
-            out.append({"role": m.role, "content": m.content})
+            out.append({"role": m.role, "content": _user_content(m, sees)})
+    if shown:
+        out.append(_tool_images(shown, sees))
     return out
+
+
+def _tool_images(results: list[Message], sees: bool) -> dict[str, Any]:
+    """The user message carrying the images of a run of tool results."""
+    parts: list[dict[str, Any]] = []
+    for m in results:
+        names = ", ".join(i.name or i.sha256[:12] for i in m.images)
+        parts.append({"type": "text", "text": f"[the image(s) {m.name or 'a tool'} returned "
+                                              f"({m.tool_call_id}): {names}]"})
+        if sees:
+            parts += map(_image_url, m.images)
+    return {"role": "user", "content": parts if sees else "\n".join(p["text"] for p in parts)}
 
 
 def encode_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -292,11 +342,14 @@ class OpenAIProvider(HttpProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Chat Completions request."""
         info = self.info
+        sees = check_images(request.messages, provider=NAME, model=self.model, sees=info.images,
+                            limits=OPENAI_LIMITS)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": encode_messages(
                 request.system, request.messages,
-                self.model if info.reasoning == "field" and info.send_reasoning else None),
+                self.model if info.reasoning == "field" and info.send_reasoning else None,
+                sees),
             "stream": True,
         }
         if info.effort and info.reasoning in ("effort", "field"):

@@ -31,6 +31,7 @@ from openprogram_lsp.core.chain import Mark, NodeChain
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
+from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store import context_deltas, node_log, page_snapshot
@@ -176,6 +177,7 @@ class SessionStore:
         protect_dir(self.home)
         protect_dir(self.root)
         self.capacity = max(1, capacity or 128)  # ``session_cache_cap`` in the settings
+        self.images = ImageBlobs(self.home / "images")  # one file per picture, every session
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._lock = threading.Lock()
         # write locks outlive cache entries: an evicted session reopened while its old entry

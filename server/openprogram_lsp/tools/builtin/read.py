@@ -20,6 +20,7 @@ from typing import BinaryIO
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
+from openprogram_lsp.core.filetypes import HEAD_BYTES, sniff
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import (
     READ_FILE,
@@ -27,7 +28,6 @@ from openprogram_lsp.tools.builtin.descriptions import (
     READ_PAGE_BYTES,
     READ_PAGE_LINES,
 )
-from openprogram_lsp.tools.filetypes import HEAD_BYTES, sniff
 from openprogram_lsp.tools.paths import confined
 
 COUNT_BYTES = 64 * 1024 * 1024  # past the page, at most this much more is read to count lines

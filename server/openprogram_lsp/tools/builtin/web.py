@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.filetypes import sniff
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import (
     FETCH_MAX_BYTES,
@@ -27,7 +28,6 @@ from openprogram_lsp.tools.builtin.descriptions import (
     WEB_FETCH,
 )
 from openprogram_lsp.tools.facts import url_host
-from openprogram_lsp.tools.filetypes import sniff
 from openprogram_lsp.tools.sandbox import sandbox_settings
 
 if TYPE_CHECKING:

@@ -1,0 +1,152 @@
+"""Images as context through the language server to both APIs (loopback servers): the exact
+content parts each API gets, one stored file per picture, and the refusals before any call."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprogram_lsp.core.transcript import without_environment
+from tests.imagefiles import jpeg, png
+from tests.lsp.conftest import Starter, start  # noqa: F401  (fixture)
+
+from .loopback import LoopbackServer, Reply
+from .test_lsp_models import model_env  # noqa: F401  (fixture)
+from .wire import AnthropicStream, OpenAIStream
+
+
+def _exact(obj: Any) -> bytes:
+    """``obj`` as the request body spells it (compact JSON, UTF-8)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _blobs(home: Path) -> list[Path]:
+    return [p for p in (home / "images").glob("??/*") if p.is_file()]
+
+
+async def test_openai_gets_image_url_parts_and_one_blob_per_picture(
+        start: Starter, model_env: LoopbackServer, workspace: Path,  # noqa: F811
+        tmp_path: Path) -> None:
+    server = model_env
+    shot = png(6, 4)
+    (workspace / "shot.png").write_bytes(shot)
+    server.queue(*(Reply(chunks=OpenAIStream(model="gpt-4o", text=[f"Seen {n}."]).events())
+                   for n in range(3)))
+    client = await start()
+    url = (workspace / "shot.png").as_uri()
+    first = await client.call("openprogram/chat", {
+        "text": "what is wrong here?", "model": "openai:gpt-4o",
+        "context": [{"kind": "image", "uri": url}]})
+    assert first["status"] == "done", first
+    b64 = base64.b64encode(shot).decode()
+    text = server.received[0].json["messages"][1]["content"][0]["text"]
+    assert without_environment(text) == ('<context>\n<image path="shot.png" type="image/png" '
+                                         'pixels="6x4"/>\n</context>\n\nwhat is wrong here?')
+    user = {"role": "user", "content": [
+        {"type": "text", "text": text},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64}"}}]}
+    assert _exact(user) in server.received[0].body  # the user message, byte for byte
+    # the same picture again, pasted (as data, claimed to be a JPEG: the bytes decide)
+    second = await client.call("openprogram/chat", {
+        "text": "and now?", "sessionId": first["sessionId"], "model": "openai:gpt-4o",
+        "context": [{"kind": "image", "uri": "clipboard:paste",
+                                         "data": b64, "mediaType": "image/jpeg"}]})
+    assert second["status"] == "done", second
+    sent = server.received[1].json["messages"]
+    urls = [p["image_url"]["url"] for m in sent if isinstance(m["content"], list)
+            for p in m["content"] if p["type"] == "image_url"]
+    assert urls == [f"data:image/png;base64,{b64}"] * 2  # history keeps the first one
+    # a fork after the first reply, with the same picture: still one stored file
+    fork = await client.call("openprogram/fork", {
+        "sessionId": first["sessionId"], "fromNodeId": first["assistantNodeId"],
+        "text": "again", "model": "openai:gpt-4o", "context": [{"kind": "image", "uri": url}]})
+    assert fork["status"] == "done", fork
+    blobs = _blobs(tmp_path / "home")
+    assert len(blobs) == 1 and blobs[0].read_bytes() == shot
+    page = await client.call("openprogram/history", {"sessionId": first["sessionId"]})
+    assert b64 not in json.dumps(page)  # nodes carry the record, never the bytes
+    assert not [f for f in (tmp_path / "home").rglob("*")
+                if f.is_file() and f not in blobs and b64.encode() in f.read_bytes()]
+
+
+async def test_anthropic_gets_base64_image_blocks_before_the_text(
+        start: Starter, model_env: LoopbackServer, workspace: Path) -> None:  # noqa: F811
+    server = model_env
+    photo = jpeg(30, 20)
+    server.queue(Reply(chunks=AnthropicStream(text=["A photo."]).events()))
+    client = await start()
+    result = await client.call("openprogram/chat", {
+        "text": "describe", "model": "anthropic:claude-test",
+        "context": [{"kind": "image", "uri": "clipboard:photo.jpg", "name": "photo.jpg",
+                     "data": base64.b64encode(photo).decode()}]})
+    assert result["status"] == "done", result
+    user = server.received[0].json["messages"][0]
+    assert user["content"][0] == {"type": "image", "source": {
+        "type": "base64", "media_type": "image/jpeg",
+        "data": base64.b64encode(photo).decode()}}
+    assert without_environment(user["content"][1]["text"]).endswith("\n\ndescribe")
+    assert _exact({"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                     "data": base64.b64encode(photo).decode()}},
+        {"type": "text", "text": user["content"][1]["text"],
+         "cache_control": {"type": "ephemeral"}}]}) in server.received[0].body
+
+
+async def test_a_model_that_does_not_see_is_refused_before_any_call(
+        start: Starter, model_env: LoopbackServer, workspace: Path) -> None:  # noqa: F811
+    server = model_env
+    client = await start()
+    result = await client.call("openprogram/chat", {
+        "text": "look", "model": "openai:gpt-3.5-turbo",
+        "context": [{"kind": "image", "uri": "clipboard:a.png",
+                     "data": base64.b64encode(png()).decode()}]})
+    assert result["status"] == "error"
+    message = result["error"]["message"]
+    assert "gpt-3.5-turbo does not take images" in message and "\n" not in message
+    assert server.received == []
+
+
+async def test_an_image_over_the_api_limit_is_refused_with_the_limit(
+        start: Starter, model_env: LoopbackServer, workspace: Path) -> None:  # noqa: F811
+    server = model_env
+    big = png(3000, 3000, seed=1)
+    # over Anthropic's 3.75 MB (5 MB of base64) though under the 20 MB every API takes
+    big = big[:-12] + b"\x00" * (4 * 1024 * 1024) + big[-12:]
+    client = await start()
+    result = await client.call("openprogram/chat", {
+        "text": "look", "model": "anthropic:claude-test",
+        "context": [{"kind": "image", "uri": "clipboard:big.png",
+                     "data": base64.b64encode(big).decode()}]})
+    assert result["status"] == "error"
+    message = result["error"]["message"]
+    assert "takes images up to 3.75 MB" in message and "big.png" in message, message
+    assert server.received == []
+
+
+@pytest.mark.parametrize(("data", "why"), [
+    (base64.b64encode(b"GIF8 not really").decode(), "not a PNG, JPEG, GIF or WebP"),
+    ("%%%not base64", "not valid base64"),
+    (base64.b64encode(b"\x89PNG\r\n\x1a\n").decode(), "dimensions cannot be read")])
+async def test_bad_image_data_is_invalid_params_naming_the_field(
+        start: Starter, workspace: Path, data: str, why: str) -> None:  # noqa: F811
+    client = await start()
+    with pytest.raises(Exception) as err:
+        await client.call("openprogram/chat", {
+            "text": "look", "context": [{"kind": "image", "uri": "clipboard:x", "data": data}]})
+    assert why in str(err.value) and "context[0]" in str(err.value)
+    assert (await client.call("openprogram/sessions", {}))  # still serving
+
+
+async def test_an_image_file_outside_the_workspace_must_come_as_data(
+        start: Starter, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+    (tmp_path / "outside.png").write_bytes(png())
+    client = await start()
+    with pytest.raises(Exception) as err:
+        await client.call("openprogram/chat", {
+            "text": "look", "context": [{"kind": "image",
+                                         "uri": (tmp_path / "outside.png").as_uri()}]})
+    assert "outside the workspace" in str(err.value)
