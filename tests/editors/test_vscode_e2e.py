@@ -32,7 +32,8 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     an unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON server
     reports, @-completed files and removable chips reach the model and the transcript; the agent
     reads the buffer; / completion, a custom command expanded by the server, an unknown command
-    refused, /mode, the context meter."""
+    refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo takes
+    it back out of the buffer with the unsaved text kept and the disk untouched (#31)."""
     out = REPO / "artifacts" / "vscode-e2e"
     # run.mjs's own server is the installed command (its kill step checks the real process and
     # the command it started); the shared server and the context part's own are forks

@@ -23,7 +23,7 @@ import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
-import { nextToUndo } from '../checkpoints/undo';
+import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef } from '../context/attachments';
@@ -263,7 +263,8 @@ export class ChatController {
     const res = await api.executeCommand<RestoreResult | undefined>('openprogram.undoTurn', { checkpointId: cp.id });
     if (!res) return; // the command said why
     const n = res.restored.length;
-    this.post({ type: 'note', level: 'info', text: `/undo: “${cp.message || 'the last turn'}” undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings it back, /undo again goes one turn further back.` });
+    const left = notRestoredNote(res);
+    this.post({ type: 'note', level: left ? 'warning' : 'info', text: `/undo: “${cp.message || 'the last turn'}” undone (${n} file${n === 1 ? '' : 's'}); Undo Restore brings it back, /undo again goes one turn further back.${left}` });
   }
 
   /** `/fork`, `/undo`, `/model`, `/mode`, `/new`, as context/commands.py describes them. */

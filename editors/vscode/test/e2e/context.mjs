@@ -9,7 +9,8 @@
 //    the attachments, the scripted model's recorded input holds them, and the agent's read_file
 //    gets the unsaved buffer. Then the / popup and a custom command (the server substitutes
 //    $ARGUMENTS), an unknown command, /mode, the context meter (cleared by /new, back when the
-//    session is opened again).
+//    session is opened again). Last, the agent edits the still unsaved file (accept-edits): the
+//    edit goes into the buffer, and /undo takes it back out of the buffer (#31).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +45,8 @@ function prepare(ws, script) {
     { text: 'Reading it first.', tool_calls: [{ name: 'read_file', arguments: { path: 'src/app.py' } }] },
     { text: 'Lines 4-5 define `main`, which returns the working directory.' },
     { text: 'It prints the working directory.' },
+    { text: 'Bumping.', tool_calls: [{ name: 'edit_file', arguments: { path: 'src/app.py', old_text: 'return os.getcwd()', new_text: 'return os.getcwd()  # by the agent' } }] },
+    { text: 'Bumped.' },
   ]));
 }
 
@@ -330,6 +333,25 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     const again = frame.locator('.msg.role-user', { hasText: 'Explain this' });
     await again.locator('.sent-attachment.kind-file', { hasText: 'unsaved' }).first().waitFor({ timeout: T });
     await shot('context-03-history');
+
+    begin('an agent edit into the unsaved buffer is its turn: /undo takes it back out of the buffer');
+    await input.pressSequentially('/mode accept-edits');
+    await input.press('Enter');
+    await frame.locator('#mode[data-mode="accept-edits"]').waitFor({ state: 'attached', timeout: T });
+    await input.pressSequentially('bump it');
+    await input.press('Enter');
+    await frame.locator('.msg.role-assistant', { hasText: 'Bumped.' }).waitFor({ timeout: T });
+    const text = async () => ((await editor.textContent()) ?? '').replace(/\u00a0/g, ' ');
+    await waitFor(async () => (await text()).includes('# by the agent'), 'the agent edit in the buffer');
+    if (!(await text()).includes(MARK)) throw new Error('the unsaved text left the buffer');
+    if (readFileSync(join(ws, 'src', 'app.py'), 'utf8') !== APP) throw new Error('the edit reached the disk');
+    await input.pressSequentially('/undo');
+    await input.press('Enter');
+    await frame.locator('.note', { hasText: '/undo: ' }).last().waitFor({ timeout: T });
+    await waitFor(async () => !(await text()).includes('# by the agent'), 'the undo in the buffer');
+    if (!(await text()).includes(MARK)) throw new Error('the undo lost the unsaved text');
+    if (readFileSync(join(ws, 'src', 'app.py'), 'utf8') !== APP) throw new Error('the undo wrote the disk under the buffer');
+    await shot('context-04-buffer-undo');
   } finally {
     peer.sock.destroy();
     lsp.kill('SIGTERM');
