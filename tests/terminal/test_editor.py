@@ -38,6 +38,16 @@ def test_the_wheel_holds_every_file_of_the_plugin(wheel: Path) -> None:
     assert "lua/openprogram/init.lua" in held and "plugin/openprogram.lua" in held
 
 
+def test_the_wheel_holds_the_evaluation_tasks(wheel: Path) -> None:
+    tasks = REPO / "server" / "openprogram_lsp" / "evals" / "tasks"
+    want = {str(p.relative_to(tasks)) for p in tasks.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+    prefix = "openprogram_lsp/evals/tasks/"
+    held = {n.removeprefix(prefix) for n in zipfile.ZipFile(wheel).namelist()
+            if n.startswith(prefix)}
+    assert len(want) > 40 and held == want  # `openprogram-lsp eval` works from an install
+
+
 @pytest.mark.timeout(180)
 def test_neovim_runs_a_turn_with_the_plugin_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
     require(runner.nvim_binary(), "Neovim is not installed")
