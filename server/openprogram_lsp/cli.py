@@ -113,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "code as it was at NODE (undoable, as a checkout --code)")
     _add_model(chat)
     chat.add_argument("--json", action="store_true", help="print events as JSON lines")
+    chat.add_argument("--image", action="append", type=Path, default=[], metavar="FILE",
+                      help="attach an image (PNG, JPEG, GIF or WebP; repeatable)")
     chat.add_argument("--compact", action="store_true",
                       help="compact the context of --session SID")
     chat.add_argument("--force-workspace", action="store_true",
@@ -308,6 +310,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
     from openprogram_lsp.app import build_dispatcher
     from openprogram_lsp.terminal.chat import (
+        attach_images,
         fork_code,
         last_session,
         preflight_model,
@@ -335,6 +338,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if args.session and args.force_workspace:
         dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
     preflight_model(dispatcher, req.model or "offline", cfg.settings)
+    attach_images(dispatcher, req, args.image, workspace)
     if args.code:
         fork_code(dispatcher, workspace, args.session, args.branch_from)
     return run_chat(dispatcher, req, args.json)

@@ -101,22 +101,50 @@ async def test_available_commands_follow_the_workspace_s_own_commands(
     assert len(client.updates("available_commands_update")) == 2  # unchanged: not sent again
 
 
-async def test_an_image_sent_anyway_is_described_and_the_user_told_it_went_unseen(
+async def test_an_image_block_reaches_the_model_stored_once_and_comes_back_on_load(
         acp: Any, client: RecordingClient, dispatcher: Dispatcher, workspace: Path) -> None:
     import base64
 
     from acp import image_block
+    from openprogram_lsp.context.render import render_node
+    from tests.imagefiles import png
 
     session = await acp.new_session(cwd=str(workspace))
     caps = await acp._conn.send_request("initialize", {"protocolVersion": 1})
-    assert caps["agentCapabilities"]["promptCapabilities"].get("image") is False
-    png = base64.b64encode(b"\x89PNG" + bytes(4096)).decode()
-    resp = await acp.prompt(session_id=session.session_id,
-                            prompt=[text_block("what is on it?"), image_block(png, "image/png")])
-    assert resp.stop_reason == "end_turn"
-    assert "Not passed to the model: an image (image/png, 4 KB)" in client.text()
-    user = next(n for n in dispatcher.services.store.get_branch(session.session_id)
-                if n.role == "user")
-    assert "[the user attached an image (image/png, 4 KB)" in user.text
-    assert user.metadata["attachments"][0]["note"] == "an image (image/png, 4 KB): not passed " \
-        "to the model"
+    assert caps["agentCapabilities"]["promptCapabilities"]["image"] is True
+    data = base64.b64encode(png(16, 9)).decode()
+    for _ in range(2):  # the same picture twice: one stored file
+        resp = await acp.prompt(session_id=session.session_id, prompt=[
+            text_block("what is on it?"), image_block(data, "image/jpeg", uri="file:///s.png")])
+        assert resp.stop_reason == "end_turn"
+    assert "Not passed to the model" not in client.text()
+    users = [n for n in dispatcher.services.store.get_branch(session.session_id)
+             if n.role == "user"]
+    record = users[0].metadata["context"][0]
+    assert (record["kind"], record["mediaType"], record["width"], record["height"]) \
+        == ("image", "image/png", 16, 9)  # the bytes decide, not the block's mimeType
+    [message] = render_node(users[0])
+    assert [(i.media_type, i.width) for i in message.images] == [("image/png", 16)]
+    assert dispatcher.services.store.images.count() == 1
+    await acp.load_session(cwd=str(workspace), session_id=session.session_id)
+    await asyncio.sleep(0.05)
+    shown = [u for u in client.updates("user_message_chunk")
+             if getattr(u.content, "type", "") == "image"]
+    assert shown and shown[-1].content.data == data
+
+
+async def test_an_image_block_that_is_not_an_image_is_invalid_params(
+        acp: Any, dispatcher: Dispatcher, workspace: Path) -> None:
+    import base64
+
+    from acp import RequestError, image_block
+
+    session = await acp.new_session(cwd=str(workspace))
+    fake = base64.b64encode(b"%PDF-1.7 not a picture").decode()
+    try:
+        await acp.prompt(session_id=session.session_id,
+                         prompt=[text_block("look"), image_block(fake, "image/png")])
+        raise AssertionError("accepted")
+    except RequestError as exc:
+        assert "prompt[1]: not a PNG, JPEG, GIF or WebP image" in str(exc.data)
+    assert dispatcher.services.store.images.count() == 0

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openprogram_lsp.core.transcript import without_environment
-from tests.imagefiles import jpeg, png
+from tests import forkserver
+from tests.imagefiles import gif, jpeg, png
 from tests.lsp.conftest import Starter, start  # noqa: F401  (fixture)
 
 from .loopback import LoopbackServer, Reply
+from .test_end_to_end import COMMAND
 from .test_lsp_models import model_env  # noqa: F401  (fixture)
 from .wire import AnthropicStream, OpenAIStream
 
@@ -150,3 +153,32 @@ async def test_an_image_file_outside_the_workspace_must_come_as_data(
             "text": "look", "context": [{"kind": "image",
                                          "uri": (tmp_path / "outside.png").as_uri()}]})
     assert "outside the workspace" in str(err.value)
+
+
+def test_cli_chat_image_flags_attach_each_picture(server: LoopbackServer,
+                                                  tmp_path: Path) -> None:
+    ws = tmp_path / "ws-cli"
+    ws.mkdir()
+    (ws / "a.png").write_bytes(png(8, 8))
+    (tmp_path / "b.gif").write_bytes(gif())
+    (ws / "fake.png").write_bytes(b"just text, named .png\n")
+    server.queue(Reply(chunks=AnthropicStream(text=["Two pictures."]).events()))
+    env = {**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "home"),
+           "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test"}
+    base = [*COMMAND, "chat", "--model", "anthropic:claude-test", "--workspace", str(ws)]
+    r = forkserver.run_command([*base, "--image", str(ws / "a.png"), "--image",
+                                str(tmp_path / "b.gif"), "compare"], env=env, cwd=ws,
+                               timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Two pictures." in r.stdout
+    [got] = server.received
+    blocks = got.json["messages"][0]["content"]
+    assert [b["source"]["media_type"] for b in blocks if b["type"] == "image"] \
+        == ["image/png", "image/gif"]
+    assert base64.b64decode(blocks[0]["source"]["data"]) == png(8, 8)
+    bad = forkserver.run_command([*base, "--image", str(ws / "fake.png"), "look"], env=env,
+                                 cwd=ws, timeout=120)
+    assert bad.returncode != 0
+    assert "--image" in bad.stderr and "not a PNG, JPEG, GIF or WebP image" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) <= 2  # the error, and maybe a hint
+    assert len(server.received) == 1

@@ -371,7 +371,7 @@ class OpenProgramAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(image=False, audio=False,
+                prompt_capabilities=PromptCapabilities(image=True, audio=False,
                                                        embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=self.tool_sources.http, sse=False),
                 session_capabilities=SessionCapabilities(
@@ -709,17 +709,25 @@ class OpenProgramAgent:
         if isinstance(answered, TurnRequest):
             request = answered
         else:
-            content = await build_prompt(blocks, sess.workspace, self._reader(sess.store_id))
+            try:
+                content = await build_prompt(blocks, sess.workspace,
+                                             self._reader(sess.store_id),
+                                             services.store.images.put)
+            except OpenProgramError as exc:
+                raise RequestError.invalid_params({"field": "prompt",
+                                                   "message": exc.message}) from None
             if not content.text:
                 raise RequestError.invalid_params({"field": "prompt",
                                                    "message": "the prompt is empty"})
             meta: dict[str, Any] = {"client": "acp"}
             if content.attachments:
                 meta.update(promptText=content.typed, attachments=content.attachments)
+            if content.images:  # rendered as the editors' image attachments are
+                meta.update(promptText=content.typed, context=content.images)
             if content.unseen:  # not advertised, sent anyway: the user learns it went unseen
                 self.notify_text(sess.session_id, f"(Not passed to the model: "
-                                 f"{', '.join(content.unseen)}. This agent takes text, files "
-                                 "and resources only.)\n\n")
+                                 f"{', '.join(content.unseen)}. This agent takes text, files, "
+                                 "images and resources only.)\n\n")
             request = TurnRequest(text=content.text, session_id=sess.store_id,
                                   workspace=str(sess.workspace), metadata=meta)
         first_of_fork = self._place(sess, request)

@@ -1,9 +1,10 @@
 """Prompt content blocks as the turn's text: typed text plus attached resources as context.
 
 Text blocks are what the user typed; resource links (``@file`` mentions) and embedded resources
-become attachments the model sees after the message. A linked file is read only when it lies
-inside the workspace (through the editor when it offers ``fs/read_text_file``, so unsaved
-changes count); anything else is named, not read.
+become attachments the model sees after the message; image blocks are stored by content and go
+to the model as images (``context`` records, as the editors attach them). A linked file is
+read only when it lies inside the workspace (through the editor when it offers
+``fs/read_text_file``, so unsaved changes count); anything else is named, not read.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from openprogram_lsp.core.errors import OpenProgramError
+from openprogram_lsp.core.errors import InvalidParams, OpenProgramError
+from openprogram_lsp.core.images import ImageError, decode_base64
+from openprogram_lsp.core.types import ImagePart
 from openprogram_lsp.tools.paths import resolve_in_workspace
 
 MAX_ATTACHMENT_CHARS = 256 * 1024
@@ -33,6 +36,7 @@ MAX_ATTACHMENT_CHARS = 256 * 1024
 Block = (TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock
          | EmbeddedResourceContentBlock)
 ReadText = Callable[[Path], Awaitable[str]]
+PutImage = Callable[[bytes, str], ImagePart]
 
 
 @dataclass(slots=True)
@@ -42,7 +46,8 @@ class Prompt:
     typed: str
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
-    unseen: list[str] = field(default_factory=list)  # images and audio the model never gets
+    unseen: list[str] = field(default_factory=list)  # audio the model never gets
+    images: list[dict[str, Any]] = field(default_factory=list)  # context records of images
 
 
 def file_path(uri: str) -> Path | None:
@@ -86,15 +91,33 @@ async def _linked(block: ResourceContentBlock, workspace: Path,
         return None, f"could not be read: {exc}"
 
 
-async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText) -> Prompt:
-    """Fold the prompt's blocks into the turn's text and attachment records."""
+def _image(block: ImageContentBlock, n: int, put: PutImage) -> dict[str, Any]:
+    """An image block checked from its bytes and stored; its ``context`` record."""
+    uri = block.uri or f"image:{n + 1}"
+    name = Path(urlparse(uri).path).name or f"image-{n + 1}"
+    try:
+        part = put(decode_base64(block.data, f"prompt[{n}].data"), name)
+    except ImageError as exc:
+        msg = exc.message if exc.message.startswith("prompt[") else f"prompt[{n}]: {exc.message}"
+        raise InvalidParams(msg) from None
+    return {"kind": "image", "uri": uri, "path": name, **part.wire()}
+
+
+async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText,
+                       put_image: PutImage | None = None) -> Prompt:
+    """Fold the prompt's blocks into the turn's text and attachment records (images through
+    ``put_image``; without it they are named, not passed)."""
     typed: list[str] = []
     parts: list[str] = []
     records: list[dict[str, Any]] = []
     unseen: list[str] = []
-    for block in blocks:
+    images: list[dict[str, Any]] = []
+    for n, block in enumerate(blocks):
         if isinstance(block, TextContentBlock):
             typed.append(block.text)
+            continue
+        if isinstance(block, ImageContentBlock) and put_image is not None:
+            images.append(_image(block, n, put_image))
             continue
         if isinstance(block, ResourceContentBlock):
             uri, name = block.uri, block.name or block.uri
@@ -108,7 +131,7 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText)
             else:
                 assert isinstance(res, BlobResourceContents)
                 text, note = None, "binary content; not shown"
-        else:  # images and audio are not advertised; say so instead of dropping them
+        else:  # audio is not advertised; say so instead of dropping it
             what = _media(block)
             records.append({"uri": getattr(block, "uri", None) or "", "name": block.type,
                             "note": f"{what}: not passed to the model"})
@@ -127,9 +150,9 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText)
         records.append(record)
     message = "".join(typed)
     if not message.strip() and not parts:
-        message = ""
+        message = "(see the image)" if images else ""
     full = "\n\n".join([message.rstrip("\n"), *parts]) if parts else message
-    return Prompt(typed=message, text=full, attachments=records, unseen=unseen)
+    return Prompt(typed=message, text=full, attachments=records, unseen=unseen, images=images)
 
 
 def _media(block: ImageContentBlock | AudioContentBlock) -> str:

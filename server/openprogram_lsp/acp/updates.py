@@ -18,6 +18,7 @@ from acp.schema import (
 from pydantic.alias_generators import to_camel
 
 from acp import helpers
+from openprogram_lsp.core.images import ImageError, load_base64
 from openprogram_lsp.core.types import DiffPreview, Node, ToolCallRecord
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.tools.base import ToolContext
@@ -132,6 +133,14 @@ def replay(node: Node, workspace: Path, tool_nodes: dict[str, Node]) -> list[Ses
             if isinstance(att, dict) and isinstance(att.get("uri"), str) and att["uri"]:
                 out.append(helpers.update_user_message(helpers.resource_link_block(
                     name=str(att.get("name") or att["uri"]), uri=att["uri"])))
+        for item in node.metadata.get("context") or []:  # images: shown again from the store
+            if isinstance(item, dict) and item.get("kind") == "image" and item.get("sha256"):
+                try:
+                    data = load_base64(str(item["sha256"]))
+                except ImageError:
+                    continue
+                out.append(helpers.update_user_message(helpers.image_block(
+                    data, str(item.get("mediaType") or ""), uri=item.get("uri") or None)))
         return out
     if node.role != "assistant":
         return []

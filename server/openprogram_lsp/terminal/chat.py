@@ -109,6 +109,34 @@ def turn_request(args: argparse.Namespace, *, workspace: str, model: str | None,
                        permission_mode=mode)  # type: ignore[arg-type]
 
 
+def attach_images(dispatcher: Dispatcher, req: TurnRequest, files: list[Path],
+                  workspace: Path) -> None:
+    """``chat --image FILE``: each image stored by content and attached to the message as the
+    editors attach one; CliError (one line) for a file that is not a usable image."""
+    from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageError
+
+    entries: list[dict[str, Any]] = []
+    for file in files:
+        try:
+            with open(file, "rb") as fh:
+                data = fh.read(MAX_IMAGE_BYTES + 1)
+            if len(data) > MAX_IMAGE_BYTES:
+                raise ImageError(f"the image is over {MAX_IMAGE_BYTES // (1024 * 1024)} MB")
+            part = dispatcher.services.store.images.put(data, file.name)
+        except OSError as exc:
+            raise CliError(f"--image {file}: {exc.strerror or exc}") from None
+        except ImageError as exc:
+            raise CliError(f"--image {file}: {exc.message}") from None
+        real = file.resolve()
+        inside = real.is_relative_to(workspace.resolve())
+        entries.append({"kind": "image", "uri": real.as_uri(),
+                        "path": real.relative_to(workspace.resolve()).as_posix() if inside
+                        else str(real), **part.wire()})
+    if entries:
+        req.metadata = {**req.metadata, "context": [*req.metadata.get("context", []),
+                                                    *entries]}
+
+
 def last_session(home: Path, session: str | None, workspace: Path | None) -> str:
     """``--continue``: the most recently updated session of the workspace (--workspace, else
     the current directory); CliError when there is none or --session is given too."""
