@@ -228,3 +228,25 @@ def test_a_stop_hook_reads_the_branch_as_claude_codes_transcript(
     written = d.services.store.session_dir(r.session_id) / "transcripts" / "main.jsonl"
     assert written.read_text() == copy.read_text()  # in our state root, never the workspace
     assert home in written.parents and not any(workspace.rglob("*.jsonl"))
+
+
+def test_the_transcript_reuses_unchanged_nodes_and_follows_a_rewrite(tmp_path: Path) -> None:
+    from openprogram_lsp.core.types import Node, ToolCallRecord
+    from openprogram_lsp.hooks.transcript import Transcript
+
+    user = Node(id="u1", role="user", text="hi")
+    reply = Node(id="a1", role="assistant", text="reading", predecessor="u1", status="done",
+                 tool_calls=[ToolCallRecord(id="c1", name="read_file", input={"path": "a.py"},
+                                            status="completed", output="x", step=0)])
+    path = tmp_path / "t.jsonl"
+    t = Transcript(path, session_id="s", cwd="/ws")
+    t.write([user, reply])
+    first = path.read_text()
+    t.write([user, reply])
+    assert path.read_text() == first
+    t.write([user, reply.model_copy(update={"text": "changed"})])  # a new object: re-rendered
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[1]["message"]["content"][0] == {"type": "text", "text": "changed"}
+    assert lines[1]["message"]["content"][1]["input"] == {"file_path": "/ws/a.py"}
+    assert lines[2]["message"]["content"][0]["tool_use_id"] == "c1"
+    assert [e["parentUuid"] for e in lines] == [None, lines[0]["uuid"], lines[1]["uuid"]]

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprogram_lsp.core.errors import NotFound, TurnCancelled
 from openprogram_lsp.core.turn_root import real_path
-from openprogram_lsp.hooks import transcript
 from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
@@ -64,10 +63,11 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     subagent = turn.request.source in SUBAGENT_SOURCES
     path = transcript_path(services, turn)
 
+    rendered = engine.transcript(path, session_id=turn.session_id,
+                                 cwd=str(real_path(turn.workspace)), sidechain=subagent)
+
     def render() -> None:
-        transcript.write(path, s.store.get_branch(turn.session_id, turn.turn_id),
-                         session_id=turn.session_id, cwd=str(real_path(turn.workspace)),
-                         sidechain=subagent)
+        rendered.write(s.store.get_branch(turn.session_id, turn.turn_id))
 
     hooks = engine.for_turn(
         workspace=turn.workspace, session_id=turn.session_id, turn_id=turn.turn_id, mode=mode,

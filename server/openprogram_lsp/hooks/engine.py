@@ -46,6 +46,7 @@ from openprogram_lsp.hooks.matcher import matches, matches_tool
 from openprogram_lsp.hooks.policies import UntestedEdits
 from openprogram_lsp.hooks.runner import HookRun, run_hook
 from openprogram_lsp.hooks.sources import load_config
+from openprogram_lsp.hooks.transcript import Transcript
 from openprogram_lsp.hooks.trust import TrustState, TrustStore
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class HookEngine:
         self.last: dict[str, HookRunSummary] = {}  # hook id -> last run
         self._seen_sessions: set[str] = set()
         self._live: dict[str, TurnHooks] = {}  # session -> its last turn's hooks (SessionEnd)
+        self._transcripts: dict[Path, Transcript] = {}  # kept across turns (the last 32)
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -206,6 +208,19 @@ class HookEngine:
                 return None
             self._seen_sessions.add(session_id)
         return "startup" if new else "resume"
+
+    def transcript(self, path: Path, *, session_id: str, cwd: str,
+                   sidechain: bool = False) -> Transcript:
+        """The transcript written at ``path``, kept across turns so each hook call serializes
+        only the nodes that changed."""
+        with self._lock:
+            found = self._transcripts.pop(path, None)
+            if found is None or found.cwd != cwd:
+                found = Transcript(path, session_id=session_id, cwd=cwd, sidechain=sidechain)
+            self._transcripts[path] = found  # most recent last
+            while len(self._transcripts) > 32:
+                self._transcripts.pop(next(iter(self._transcripts)))
+            return found
 
     def remember(self, hooks: TurnHooks) -> None:
         """Keep a session's turn hooks for its SessionEnd (the session's own turns only)."""

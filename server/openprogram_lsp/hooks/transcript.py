@@ -6,7 +6,9 @@ Hooks read ``transcript_path`` as Claude Code writes it: ``{"type": "user" | "as
 tool names and inputs, ``claude_tools``) and a tool's result is a user line with a
 ``tool_result`` block. It is rendered from the store at each hook call, for the running turn's
 branch (the one the model sees), into our state root; the file is replaced whole (a reader never
-sees half a file).
+sees half a file). A ``Transcript`` keeps each node's lines while the store hands out the same
+node object (the store's index replaces a node's object when it is rewritten), so a hook call
+on a long branch serializes only what changed.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.context.render import render_chain
+from openprogram_lsp.context.render import render_one
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Message, Node
 from openprogram_lsp.hooks.claude_tools import claude_input, claude_name
@@ -28,15 +31,14 @@ from openprogram_lsp.hooks.claude_tools import claude_input, claude_name
 VERSION = "openprogram-lsp"
 
 
-def lines(messages: list[Message], *, session_id: str, cwd: str,
-          sidechain: bool = False) -> Iterator[dict[str, Any]]:
-    """The transcript's entries for a rendered branch."""
-    parent: str | None = None
-    stamp = now_iso()
+def entries(messages: list[Message], *, session_id: str, cwd: str, key: str,
+            parent: str | None, stamp: str, sidechain: bool = False
+            ) -> Iterator[dict[str, Any]]:
+    """The transcript's entries for one node's messages (``key`` names the node)."""
     for i, msg in enumerate(messages):
         if msg.role == "system":
             continue
-        ident = str(uuid.uuid5(uuid.NAMESPACE_URL, f"openprogram:{session_id}:{i}"))
+        ident = str(uuid.uuid5(uuid.NAMESPACE_URL, f"openprogram:{session_id}:{key}:{i}"))
         entry: dict[str, Any] = {"parentUuid": parent, "isSidechain": sidechain,
                                  "userType": "external", "cwd": cwd, "sessionId": session_id,
                                  "version": VERSION, "uuid": ident, "timestamp": stamp}
@@ -59,12 +61,56 @@ def lines(messages: list[Message], *, session_id: str, cwd: str,
         yield entry
 
 
-def write(path: Path, chain: list[Node], *, session_id: str, cwd: str,
-          sidechain: bool = False) -> None:
-    """Render a branch (root first) to ``path``, replacing the file whole."""
+class Transcript:
+    """One transcript file, re-rendered from a branch at each hook call."""
+
+    def __init__(self, path: Path, *, session_id: str, cwd: str,
+                 sidechain: bool = False) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.cwd = cwd
+        self.sidechain = sidechain
+        # node id -> (the node object, the parent uuid it was rendered after, its lines, the
+        # uuid of its last entry)
+        self._nodes: dict[str, tuple[Node, str | None, str, str | None]] = {}
+        self._lock = threading.Lock()  # hooks of one turn may run side by side
+
+    def _node(self, node: Node, parent: str | None) -> tuple[str, str | None]:
+        hit = self._nodes.get(node.id)
+        if hit is not None and hit[0] is node and hit[1] == parent:
+            return hit[2], hit[3]
+        last = parent
+        out = []
+        for entry in entries(render_one(node), session_id=self.session_id, cwd=self.cwd,
+                             key=node.id, parent=parent, stamp=node.created_at or now_iso(),
+                             sidechain=self.sidechain):
+            out.append(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+            last = entry["uuid"]
+        text = "".join(out)
+        self._nodes[node.id] = (node, parent, text, last)
+        return text, last
+
+    def write(self, chain: list[Node]) -> None:
+        """Render a branch (root first) to the file, replacing it whole."""
+        with self._lock:
+            self._write(chain)
+
+    def _write(self, chain: list[Node]) -> None:
+        parts: list[str] = []
+        parent: str | None = None
+        for node in chain:
+            if (node.metadata or {}).get("command") == "compact":
+                continue
+            text, parent = self._node(node, parent)
+            parts.append(text)
+        if len(self._nodes) > 4 * len(chain) + 64:  # another branch's nodes: forget them
+            keep = {n.id for n in chain}
+            self._nodes = {k: v for k, v in self._nodes.items() if k in keep}
+        _replace(self.path, "".join(parts))
+
+
+def _replace(path: Path, body: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    body = "".join(json.dumps(e, ensure_ascii=False, default=str) + "\n" for e in lines(
-        render_chain(chain), session_id=session_id, cwd=cwd, sidechain=sidechain))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".transcript-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -74,3 +120,9 @@ def write(path: Path, chain: list[Node], *, session_id: str, cwd: str,
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write(path: Path, chain: list[Node], *, session_id: str, cwd: str,
+          sidechain: bool = False) -> None:
+    """Render a branch (root first) to ``path`` once (no cache kept)."""
+    Transcript(path, session_id=session_id, cwd=cwd, sidechain=sidechain).write(chain)
