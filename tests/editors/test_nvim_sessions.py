@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests import forkserver
-from tests.editors.nvim.runner import joined, run_scripted
+from tests.editors.nvim.runner import joined, run_scripted, write_script
 
 pytestmark = [
     pytest.mark.usefixtures("require_nvim"),
@@ -18,13 +18,14 @@ pytestmark = [
 
 
 def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:
+    picked = write_script(env["tmp"] / "picked.json", [{"text": "Answer new root."}])
     out = run_scripted(env, "fork_checkout", [
         {"text": "Answer one."},
         {"text": "Answer two."},
         {"text": "Answer forked."},
         {"text": "Answer edited."},
-        {"text": "Answer new root."},
-    ])
+        {"text": "Answer from the server's model."},
+    ], extra_env={"OP_FORK_MODEL": picked})
     before, forked = joined(out["before"]), joined(out["after_fork"])
     assert "Answer two." in before
     assert out["fork_prompt"]
@@ -46,10 +47,12 @@ def test_fork_from_message_and_checkout(env: dict[str, Path]) -> None:
     fork = out["root_fork"]
     assert fork["null"] is True and fork["params"]["text"] == "a new first question"
     assert fork["params"]["clientTurnId"].startswith("nvim-")
+    # ...carrying the model picked in the panel, which answers it (not the server's model).
+    assert fork["params"]["model"] == picked
     assert out["root_session"] == out["session"]
     root = joined(out["after_root"])
     assert "a new first question" in root and "Answer new root." in root
-    assert "Answer one." not in root
+    assert "Answer one." not in root and "server's model" not in root
     nodes = out["root_history"]["nodes"]
     assert len(nodes) == 2 and nodes[0].get("predecessor") is None
 

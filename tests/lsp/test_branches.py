@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import Starter
+from tests.lsp.conftest import Starter, write_script
 
 
 async def test_fork_and_checkout_seen_in_history(start: Starter) -> None:
@@ -53,6 +55,29 @@ async def test_fork_and_checkout_seen_in_history(start: Starter) -> None:
     history = await client.call("openprogram/history", {"sessionId": sid})
     assert history["nodes"][-2]["id"] == follow["userNodeId"]
     assert history["nodes"][-3]["id"] == second["assistantNodeId"]
+
+
+async def test_a_fork_runs_with_the_model_it_names(start: Starter, tmp_path: Path) -> None:
+    """The model picked in the editor reaches a fork, as it reaches chat; absent: the server's."""
+    started = write_script(tmp_path / "started.json", [{"text": "from the started model"}] * 3)
+    picked = write_script(tmp_path / "picked.json", [{"text": "from the picked model"}])
+    client = await start(model=started)
+    first = await client.call("openprogram/chat", {"text": "hello"})
+    sid = first["sessionId"]
+    assert first["text"] == "from the started model"
+
+    fork = await client.call("openprogram/fork", {"sessionId": sid, "text": "other way",
+                                                  "fromNodeId": first["assistantNodeId"],
+                                                  "model": picked})
+    assert (fork["status"], fork["text"]) == ("done", "from the picked model"), fork
+    plain = await client.call("openprogram/fork", {"sessionId": sid, "text": "third way",
+                                                   "fromNodeId": first["assistantNodeId"]})
+    assert plain["text"] == "from the started model", plain
+
+    with pytest.raises(JsonRpcException) as bad:
+        await client.call("openprogram/fork", {"sessionId": sid, "text": "x", "fromNodeId": None,
+                                               "model": 7})
+    assert bad.value.code == -32602 and "model" in str(bad.value)
 
 
 async def test_new_root_and_sessions_list(start: Starter) -> None:

@@ -502,6 +502,8 @@ export interface ForkParams {
   restoreCode?: boolean;
   /** Attachments rendered before the message */
   context?: ContextItem[] | null;
+  /** The fork's model, as in chat (offline, scripted:FILE, openai:M, anthropic:M); absent: the server's */
+  model?: string | null;
   /** The fork's session rules: inherit (shared with the parent branch), reset (none: its calls ask again), copy (a snapshot, its own from then on) */
   rules?: 'inherit' | 'reset' | 'copy';
 }

@@ -182,7 +182,7 @@ class Handlers:
             switched = await self.code.restore_code(p.session_id, p.from_node_id)
         result = await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
-            branch_name=p.name, model=self._model(None),
+            branch_name=p.name, model=self._model(p.model),
             permission_mode=self.server.settings.permission_mode, metadata=meta))
         if switched is not None:
             result["codeRestore"] = dumps.code_restore(switched)

@@ -138,6 +138,9 @@ class ForkParams(Params):
         False, description="Start from the code state of fromNodeId (restored first, undoable)")
     context: list[ContextItem] | None = Field(
         None, max_length=64, description="Attachments rendered before the message")
+    model: str | None = Field(None, max_length=1000,
+                              description="The fork's model, as in chat (offline, scripted:FILE, "
+                                          "openai:M, anthropic:M); absent: the server's")
     rules: Literal["inherit", "reset", "copy"] = Field(
         "inherit", description="The fork's session rules: inherit (shared with the parent "
                                "branch), reset (none: its calls ask again), copy (a snapshot, "

@@ -219,7 +219,7 @@ function M.fork(from_node_id, text, name, restore_code)
   local id, c = client.request(
     protocol.methods.FORK,
     { sessionId = S.session_id, fromNodeId = from, text = text, name = name, clientTurnId = S.client_turn_id,
-      restoreCode = restore_code or nil },
+      restoreCode = restore_code or nil, model = require('openprogram.pickers').chosen },
     function(err, result)
       if result and result.codeRestore then
         require('openprogram.code').switched(sid, result.codeRestore, nil)

@@ -442,6 +442,7 @@ M.event_types = {
 ---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
 ---@field restoreCode? boolean Start from the code state of fromNodeId (restored first, undoable)
 ---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
+---@field model? string|vim.NIL The fork's model, as in chat (offline, scripted:FILE, openai:M, anthropic:M); absent: the server's
 ---@field rules? 'inherit'|'reset'|'copy' The fork's session rules: inherit (shared with the parent branch), reset (none: its calls ask again), copy (a snapshot, its own from then on)
 
 ---@class openprogram.HistoryNode A node of `openprogram/history`: `predecessor` and `caller` always present.

@@ -64,7 +64,9 @@ H.run(function()
   end, 'the fork made with gF')
   H.out.after_edit = H.panel_lines()
 
-  -- Fork in place of the first message: openprogram/fork with fromNodeId null (a new root).
+  -- Fork in place of the first message: openprogram/fork with fromNodeId null (a new root),
+  -- with another model picked in this Neovim (as :OpenProgramModel leaves it): the fork runs on it.
+  require('openprogram.pickers').chosen = os.getenv('OP_FORK_MODEL')
   local client = require('openprogram.client')
   local request = client.request
   client.request = function(method, params, cb)
