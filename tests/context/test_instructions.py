@@ -74,3 +74,34 @@ def test_instructions_survive_compaction(make_dispatcher: Make, script: Callable
     assert commit is not None
     assert [i["path"] for i in commit["instructions"]] == ["AGENTS.md"]
     assert len(commit["instructions"][0]["sha256"]) == 64
+
+
+def test_claude_md_imports_are_followed_inside_the_workspace_only(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fakehome"
+    (fake / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    (fake / ".claude" / "CLAUDE.md").write_text("Be brief.\n@~/.claude/extra.md\n")
+    (fake / ".claude" / "extra.md").write_text("Use British spelling.\n")
+    (fake / "secret.md").write_text("SECRET-CONTENT\n")
+    (workspace / "docs").mkdir()
+    (workspace / "CLAUDE.md").write_text(
+        "See @docs/style.md and @README for more; mail me@example.com.\n"
+        "Not `@docs/ignored.md`, nor:\n```\n@docs/ignored.md\n```\n"
+        "Nor @~/secret.md, @../outside.md or @.git/config.\n")
+    (workspace / "docs" / "style.md").write_text("Tabs, not spaces. @../CLAUDE.md @deep.md\n")
+    (workspace / "docs" / "deep.md").write_text("Deep rule.\n")
+    (workspace / "docs" / "ignored.md").write_text("IGNORED-CONTENT\n")
+    (workspace / "README").write_text("The readme.\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("GIT-CONTENT\n")
+    (tmp_path / "outside.md").write_text("OUTSIDE-CONTENT\n")
+    found = load_instructions(workspace)
+    assert [(i.scope, i.path) for i in found] == [
+        ("user", "~/.claude/CLAUDE.md"), ("user", "~/.claude/extra.md"),
+        ("workspace", "CLAUDE.md"), ("workspace", "docs/style.md"),
+        ("workspace", "docs/deep.md"), ("workspace", "README")]
+    text = render_instructions(found)
+    for absent in ("SECRET", "OUTSIDE", "IGNORED", "GIT-CONTENT"):
+        assert absent not in text

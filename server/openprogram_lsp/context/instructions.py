@@ -1,4 +1,8 @@
-"""Project instructions: AGENTS.md, CLAUDE.md, .openprogram/instructions.md, and the user's.
+"""Project instructions: AGENTS.md, CLAUDE.md, .openprogram/instructions.md, and the user's
+(ours and Claude Code's ``~/.claude/CLAUDE.md``). A CLAUDE.md's ``@path`` imports are followed
+as Claude Code follows them (relative to the file, ``~/`` the home directory, five levels
+deep), each imported file listed after the one importing it; a workspace's file imports only
+from inside the workspace, so a cloned repository cannot pull the user's files into the prompt.
 
 They join the system prompt, which compaction never touches (only history is snipped or
 summarised), so they survive every compaction. Files are re-read when their size or mtime
@@ -10,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +24,11 @@ from openprogram_lsp.core.turn_root import real_path
 
 WORKSPACE_FILES = ("AGENTS.md", "CLAUDE.md", ".openprogram/instructions.md")
 MAX_BYTES = 64 * 1024  # per file; the rest is cut with a note
+MAX_DEPTH = 5  # of CLAUDE.md imports, as Claude Code
+MAX_IMPORTS = 32  # files imported in all
+_IMPORT = re.compile(r"(?<![\w`@])@((?:~/|\.{1,2}/|/)?[\w.\-][\w.\-/]*)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+_SPAN = re.compile(r"`[^`\n]*`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +91,62 @@ def _load(path: Path, shown: str, scope: str) -> Instruction | None:
     return found
 
 
+def claude_user_file() -> Path:
+    """Claude Code's user instructions: ``$CLAUDE_CONFIG_DIR/CLAUDE.md`` or
+    ``~/.claude/CLAUDE.md``."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    base = Path(configured).expanduser() if configured else Path(
+        os.path.expanduser("~")) / ".claude"
+    return base / "CLAUDE.md"
+
+
+def _imports(text: str) -> list[str]:
+    """The ``@path`` imports of a CLAUDE.md, outside code blocks and spans."""
+    return _IMPORT.findall(_SPAN.sub("", _FENCE.sub("", text)))
+
+
+def _imported(item: Instruction, where: Path, fence: str, seen: set[str], depth: int,
+              out: list[Instruction]) -> None:
+    """Append the files ``item`` (read from ``where``) imports, depth first; ``fence`` is the
+    directory they must resolve inside."""
+    if depth >= MAX_DEPTH:
+        return
+    for ref in _imports(item.text):
+        if len(seen) >= MAX_IMPORTS:
+            return
+        raw = os.path.expanduser(ref) if ref.startswith("~/") else os.path.join(
+            str(where.parent), ref)
+        try:
+            target = os.path.realpath(raw)
+        except OSError:
+            continue
+        if target in seen or not (target + os.sep).startswith(fence) \
+                or f"{os.sep}.git{os.sep}" in target[len(fence) - 1:] \
+                or not os.path.isfile(target):
+            continue
+        seen.add(target)
+        found = _load(Path(target), _shown(target) if item.scope == "user" else
+                      os.path.relpath(target, fence.rstrip(os.sep)), item.scope)
+        if found is not None:
+            out.append(found)
+            _imported(found, Path(target), fence, seen, depth + 1, out)
+
+
 def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruction]:
     """The instruction files that apply to a workspace, the user's first."""
     out: list[Instruction] = []
-    home = user if user is not None else user_file()
-    mine = _load(home, _shown(str(home)), "user")
-    if mine is not None:
-        out.append(mine)
+    seen: set[str] = set()
+    home_dir = os.path.realpath(os.path.expanduser("~")) + os.sep
+    homes = [user if user is not None else user_file()]
+    if user is None:
+        homes.append(claude_user_file())
+    for home in homes:
+        mine = _load(home, _shown(str(home)), "user")
+        if mine is not None:
+            out.append(mine)
+            if home.name == "CLAUDE.md":
+                seen.add(os.path.realpath(home))
+                _imported(mine, home, home_dir, seen, 0, out)
     root = real_path(workspace)
     top = root if root.endswith(os.sep) else root + os.sep
     for name in WORKSPACE_FILES:
@@ -103,6 +162,9 @@ def load_instructions(workspace: Path, user: Path | None = None) -> list[Instruc
         found = _load(Path(target), name, "workspace")
         if found is not None:
             out.append(found)
+            if name == "CLAUDE.md":
+                seen.add(os.path.realpath(target))
+                _imported(found, Path(os.path.realpath(target)), top, seen, 0, out)
     return out
 
 
