@@ -14,12 +14,12 @@ import pytest
 from openprogram_lsp.core.transcript import without_environment
 from tests import forkserver
 from tests.imagefiles import gif, jpeg, png
-from tests.lsp.conftest import Starter, start  # noqa: F401  (fixture)
+from tests.lsp.conftest import OpClient, Starter, start  # noqa: F401  (fixture)
 
 from .loopback import LoopbackServer, Reply
 from .test_end_to_end import COMMAND
 from .test_lsp_models import model_env  # noqa: F401  (fixture)
-from .wire import AnthropicStream, OpenAIStream
+from .wire import AnthropicStream, Call, OpenAIStream, fragments
 
 
 def _exact(obj: Any) -> bytes:
@@ -182,3 +182,52 @@ def test_cli_chat_image_flags_attach_each_picture(server: LoopbackServer,
     assert "--image" in bad.stderr and "not a PNG, JPEG, GIF or WebP image" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) <= 2  # the error, and maybe a hint
     assert len(server.received) == 1
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-test", "openai:gpt-4o", "openai:gpt-test"])
+async def test_read_file_of_an_image_shows_it_to_a_model_that_sees(
+        start: Starter, model_env: LoopbackServer, workspace: Path,  # noqa: F811
+        model: str) -> None:
+    server = model_env
+    shot = png(12, 10, seed=3)
+    (workspace / "ui.png").write_bytes(shot)
+    b64 = base64.b64encode(shot).decode()
+    api, name = model.split(":")
+    stream = AnthropicStream if api == "anthropic" else OpenAIStream
+    call = Call("call_img_1", "read_file", fragments({"path": "ui.png"}, 5))
+    server.queue(Reply(chunks=stream(model=name, text=["Let me look."], calls=[call]).events()),
+                 Reply(chunks=stream(model=name, text=["A button."]).events()))
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")  # type: ignore[untyped-decorator]
+        def _permission(params: Any) -> dict[str, Any]:
+            return {"outcome": "selected", "optionId": "allow_once"}
+
+    client = await start(setup=setup)
+    result = await client.call("openprogram/chat", {"text": "what is in ui.png?",
+                                                    "model": model})
+    assert result["status"] == "done", result
+    sent = server.received[1].json["messages"]
+    if api == "anthropic":
+        [res] = [b for m in sent if m["role"] == "user" for b in m["content"]
+                 if b["type"] == "tool_result"]
+        assert res["content"][1] == {"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": b64}}
+        assert "PNG image, 12x10 pixels" in res["content"][0]["text"]
+    elif name == "gpt-4o":
+        at = next(i for i, m in enumerate(sent) if m["role"] == "tool")
+        assert "attached as an image" in sent[at]["content"]
+        follow = sent[at + 1]
+        assert follow["role"] == "user" and follow["content"][1] == {
+            "type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64}"}}
+        assert "read_file" in follow["content"][0]["text"]
+    else:  # a model that does not see is told, in text, that it is not shown
+        assert b64 not in server.received[1].body.decode()
+        assert "not shown: this model does not take images" in json.dumps(sent)
+    # the next turn's history still carries it (the reply node keeps the image record)
+    server.queue(Reply(chunks=stream(model=name, text=["Still a button."]).events()))
+    again = await client.call("openprogram/chat", {"text": "and again?",
+                                                   "sessionId": result["sessionId"],
+                                                   "model": model})
+    assert again["status"] == "done", again
+    assert (b64 in server.received[2].body.decode()) == (name != "gpt-test")

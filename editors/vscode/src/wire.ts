@@ -572,6 +572,20 @@ export interface HooksResult {
   warnings: string[];
 }
 
+/** An image in a message: its record (the bytes stay in the session's image store). */
+export interface ImagePart {
+  /** The image's content hash (its name in the store) */
+  sha256: string;
+  /** image/png, image/jpeg, image/gif or image/webp */
+  mediaType: string;
+  width: number;
+  height: number;
+  /** Bytes */
+  size: number;
+  /** What the user or the tool called it */
+  name?: string;
+}
+
 export interface McpPromptInfo {
   name: string;
   /** The slash command, /mcp__<server>__<prompt> */
@@ -980,6 +994,8 @@ export interface ToolCallRecord {
   blockedReason?: string;
   cancelled?: boolean;
   approval?: Record<string, unknown>;
+  /** Images the tool returned (read_file of an image, an MCP tool's image content): shown to a model that sees */
+  images?: ImagePart[];
 }
 
 /** A tool call ended; editors show `blockedReason` on the card. */

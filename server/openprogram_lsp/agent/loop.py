@@ -298,7 +298,8 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                 raise
             state.tool_calls.append(record)
             messages.append(Message(role="tool", content=out.text, tool_call_id=call.id,
-                                    name=call.name, is_error=out.is_error))
+                                    name=call.name, is_error=out.is_error,
+                                    images=record.images or []))
             if hooks.on_tool_finished:
                 hooks.on_tool_finished(record)
             if control.has_steering:

@@ -19,6 +19,7 @@ from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
 from openprogram_lsp.core.secrets import redact
 from openprogram_lsp.core.types import (
+    ImagePart,
     PermissionMode,
     PermissionRequest,
     PermissionToolCall,
@@ -416,6 +417,9 @@ class ToolRunner:
         attachments = out.data.get("attachments")
         if isinstance(attachments, list) and attachments:
             record.attachments = attachments
+        images = out.data.get("images")
+        if isinstance(images, list) and images:
+            record.images = [i for i in images if isinstance(i, ImagePart)]
         if not started:
             self._emit("tool.started", {"tool_call_id": record.id, "name": record.name,
                                         "kind": record.kind, "title": record.title,

@@ -125,6 +125,9 @@ def _render_assistant(node: Node) -> Rendered:
                                           "tool_call_id": c.id, "name": c.name}
                 if c.status == "failed":  # otherwise is_error keeps its default, False
                     result["is_error"] = True
+                if c.images:  # what the tool showed: read_file of an image, MCP images
+                    result["images"] = c.images
+                    tokens += sum(image_tokens(i.width, i.height) for i in c.images)
                 out.append(result)
         if before:
             for i in sorted(k for k in before if k >= len(steps)):  # fed in just before a cancel

@@ -91,6 +91,17 @@ class Wire(BaseModel):
         return out
 
 
+class ImagePart(Wire):
+    """An image in a message: its record (the bytes stay in the session's image store)."""
+
+    sha256: str = Field(description="The image's content hash (its name in the store)")
+    media_type: str = Field(description="image/png, image/jpeg, image/gif or image/webp")
+    width: int
+    height: int
+    size: int = Field(description="Bytes")
+    name: str | None = Field(None, description="What the user or the tool called it")
+
+
 PlanStatus = Literal["pending", "in_progress", "completed"]
 
 
@@ -119,6 +130,9 @@ class ToolCallRecord(Wire):
     # who let the call run: {by: user|rule|mode|bypass, decidedAt, mode, rule?, optionId?, option?}
     approval: dict[str, Any] | None = None
     attachments: list[dict[str, Any]] | None = Field(default=None, exclude=True)
+    images: list[ImagePart] | None = Field(
+        None, description="Images the tool returned (read_file of an image, an MCP tool's "
+                          "image content): shown to a model that sees")
 
 
 class Node(Wire):
@@ -158,17 +172,6 @@ class Thought(Wire):
     signature: str | None = None  # Anthropic ``thinking``: checked when the block comes back
     redacted: str | None = None  # Anthropic ``redacted_thinking``: its encrypted ``data``
     field: str | None = None  # OpenAI-compatible: reasoning_content or reasoning
-
-
-class ImagePart(Wire):
-    """An image in a message: its record (the bytes stay in the session's image store)."""
-
-    sha256: str = Field(description="The image's content hash (its name in the store)")
-    media_type: str = Field(description="image/png, image/jpeg, image/gif or image/webp")
-    width: int
-    height: int
-    size: int = Field(description="Bytes")
-    name: str | None = Field(None, description="What the user or the tool called it")
 
 
 class Message(Wire):

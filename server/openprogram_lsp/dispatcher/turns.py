@@ -459,7 +459,8 @@ class Dispatcher:
                           question_timeout=options.question_timeout or s.question_timeout,
                           on_paths_changed=paths_changed, editor=s.editor,
                           buffers=s.buffers, on_buffer_edit=buffer_edit,
-                          questions=s.questions, settings=settings, collab=s.collab)
+                          questions=s.questions, settings=settings, collab=s.collab,
+                          images=s.store.images)
         definition = agent_definition(s, turn)
         hooks = turn.hooks = await start_hooks(s, turn)
         every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
@@ -532,6 +533,8 @@ class Dispatcher:
                 metadata={"toolCallId": record.id, "name": record.name, "kind": record.kind,
                           "input": record.input, "step": record.step, **ended_call(record),
                           **({"attachments": record.attachments} if record.attachments
+                             else {}),
+                          **({"images": [i.wire() for i in record.images]} if record.images
                              else {})}))
 
         def persist_started(call: ToolCall, step: int) -> None:

@@ -86,14 +86,16 @@ def encode_messages(system: str, messages: Sequence[Message],
     shown: list[Message] = []  # tool results with images, until the run of results ends
     for m in messages:
         if shown and m.role != "tool":
-            out.append(_tool_images(shown, sees))
+            out.append(_tool_images(shown))
             shown = []
         if m.role == "tool":
             content = m.content or "(no output)"
             if m.is_error and not content.lower().startswith("error"):
                 content = f"Error: {content}"
+            if m.images and not sees:
+                content = omitted(m.model_copy(update={"content": content}))
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": content})
-            if m.images:
+            if m.images and sees:
                 shown.append(m)
         elif m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
@@ -113,20 +115,19 @@ def encode_messages(system: str, messages: Sequence[Message],
         else:
             out.append({"role": m.role, "content": _user_content(m, sees)})
     if shown:
-        out.append(_tool_images(shown, sees))
+        out.append(_tool_images(shown))
     return out
 
 
-def _tool_images(results: list[Message], sees: bool) -> dict[str, Any]:
+def _tool_images(results: list[Message]) -> dict[str, Any]:
     """The user message carrying the images of a run of tool results."""
     parts: list[dict[str, Any]] = []
     for m in results:
         names = ", ".join(i.name or i.sha256[:12] for i in m.images)
         parts.append({"type": "text", "text": f"[the image(s) {m.name or 'a tool'} returned "
                                               f"({m.tool_call_id}): {names}]"})
-        if sees:
-            parts += map(_image_url, m.images)
-    return {"role": "user", "content": parts if sees else "\n".join(p["text"] for p in parts)}
+        parts += map(_image_url, m.images)
+    return {"role": "user", "content": parts}
 
 
 def encode_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

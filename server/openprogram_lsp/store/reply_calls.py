@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from openprogram_lsp.core.types import Node, ToolCallRecord
+from openprogram_lsp.core.types import ImagePart, Node, ToolCallRecord
 
 OPEN = frozenset({"pending", "in_progress"})
 
@@ -56,6 +56,8 @@ def settle(reply: Node, tools: Iterable[Node]) -> Node:
                 update["blocked_reason"] = meta["blockedReason"]
             if isinstance(meta.get("attachments"), list):
                 update["attachments"] = meta["attachments"]
+            if isinstance(meta.get("images"), list):
+                update["images"] = [ImagePart.model_validate(i) for i in meta["images"]]
             call = call.model_copy(update=update)
             changed = True
         out.append(call)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from openprogram_lsp.config import Settings
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ports import Asker, Buffers, CallSite, Collab, EditorHost
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
 from openprogram_lsp.events.questions import QuestionRegistry
@@ -40,6 +41,7 @@ class ToolContext:
     # before an edit goes into an editor buffer with unsaved changes (the workspace-relative
     # path): the turn's checkpoint records that buffer from then on
     on_buffer_edit: Callable[[str], Awaitable[None]] | None = None
+    images: ImageBlobs | None = None  # where an image a tool returns is stored (by content)
 
     def output(self, text: str) -> None:
         """Report a piece of this call's output while it runs (shown live by editors)."""

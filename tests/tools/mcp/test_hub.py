@@ -72,6 +72,22 @@ async def test_calls_return_text_errors_and_attachments(shared: tuple[McpHub, Pa
                                          "name": "readme"}]
 
 
+async def test_an_image_result_is_stored_and_passed_on_as_an_image(
+        shared: tuple[McpHub, Path, Path], tmp_path: Path) -> None:
+    from openprogram_lsp.core.images import ImageBlobs, load_base64
+
+    hub, ws, _ = shared
+    tools = await _tools(hub, ws)
+    blobs = ImageBlobs(tmp_path / "images")
+    tool = tools["mcp__demo__picture"]
+    pic = await tool.run(tool.parse({}), ToolContext(workspace=ws, images=blobs))
+    assert not pic.is_error and "image 1: image/png, 1x1" in pic.text
+    assert "attachments" not in pic.data  # the bytes live in the store, not the node
+    [part] = pic.data["images"]
+    assert (part.media_type, part.width, part.height) == ("image/png", 1, 1)
+    assert load_base64(part.sha256).startswith("iVBOR") and blobs.count() == 1
+
+
 async def test_a_huge_result_is_capped_like_built_in_output(shared: tuple[McpHub, Path, Path]
                                                             ) -> None:
     hub, ws, _ = shared

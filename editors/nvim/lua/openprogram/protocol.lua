@@ -495,6 +495,14 @@ M.event_types = {
 ---@field hooks openprogram.HookInfo[]
 ---@field warnings string[]
 
+---@class openprogram.ImagePart An image in a message: its record (the bytes stay in the session's image store).
+---@field sha256 string The image's content hash (its name in the store)
+---@field mediaType string image/png, image/jpeg, image/gif or image/webp
+---@field width integer
+---@field height integer
+---@field size integer Bytes
+---@field name? string What the user or the tool called it
+
 ---@class openprogram.McpPromptInfo
 ---@field name string
 ---@field command string The slash command, /mcp__<server>__<prompt>
@@ -777,6 +785,7 @@ M.event_types = {
 ---@field blockedReason? string
 ---@field cancelled? boolean
 ---@field approval? table<string, any>
+---@field images? openprogram.ImagePart[] Images the tool returned (read_file of an image, an MCP tool's image content): shown to a model that sees
 
 ---@class openprogram.ToolFinishedData A tool call ended; editors show `blockedReason` on the card.
 ---@field toolCallId string

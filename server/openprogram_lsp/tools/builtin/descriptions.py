@@ -24,8 +24,9 @@ returned; a longer file ends with a note giving the total number of lines and th
 read on from. Use `offset` (the first line to read, 1-based) and `limit` (how many lines) to \
 read part of a large file, typically after grep told you the line numbers you need; reading \
 the whole of a big file wastes context. Lines longer than {READ_LINE_CHARS:,} characters are \
-cut, and one call returns at most about {READ_PAGE_BYTES // 1024} KB. Images and other binary \
-files are described (type, size, dimensions), not shown. Read a file before editing it. When \
+cut, and one call returns at most about {READ_PAGE_BYTES // 1024} KB. A PNG, JPEG, GIF or WebP \
+image is shown to you as an image when you can see images; other binary files are described \
+(type, size), not shown. Read a file before editing it. When \
 the editor holds unsaved changes to the file you get the editor's text and a note saying so. \
 Paths are relative to the workspace root."""
 

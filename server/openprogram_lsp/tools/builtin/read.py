@@ -4,7 +4,8 @@ A page is at most ``limit`` lines (default 2,000) and ``READ_PAGE_BYTES`` of tex
 longer than ``READ_LINE_CHARS`` is cut with a note. The file is streamed a bounded line at a
 time, so a ranged read of a huge file (or one giant minified line) holds one page in memory;
 lines after the page are counted (up to ``COUNT_BYTES`` of file) so the footer can give the
-total. Images and other binary files are described from their first bytes, never decoded.
+total. Other binary files are described from their first bytes, never decoded; a PNG, JPEG, GIF
+or WebP image is also returned as an image (stored by content), which a model that sees gets.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
-from openprogram_lsp.core.filetypes import HEAD_BYTES, sniff
+from openprogram_lsp.core.filetypes import HEAD_BYTES, Binary, sniff
+from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageBlobs, ImageError
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import (
     READ_FILE,
@@ -153,31 +155,50 @@ def _text_lines(text: str) -> Iterator[tuple[str, int]]:
         yield line, len(line)
 
 
-def _from_disk(workspace: Path, rel: str, display: str, offset: int, limit: int) -> ToolOutput:
+def _binary(fd: int, kind: Binary, size: int, display: str,
+            images: ImageBlobs | None) -> ToolOutput:
+    """A binary file described; an image (PNG, JPEG, GIF, WebP) also stored by content and
+    returned as an image, shown to a model that sees (the others get the description)."""
+    data: dict[str, Any] = {"binary": kind.mime, "size": size}
+    if not kind.is_image:
+        return ToolOutput(f"{display}: {kind.describe(size)}", data=data)
+    why = "this session keeps no images" if images is None else ""
+    if images is not None:
+        try:
+            if size > MAX_IMAGE_BYTES:
+                raise ImageError(f"over {MAX_IMAGE_BYTES // (1024 * 1024)} MB")
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                part = images.put(fh.read(MAX_IMAGE_BYTES + 1), display.rsplit("/", 1)[-1])
+            return ToolOutput(f"{display}: {kind.describe(size)} (attached as an image)",
+                              data={**data, "images": [part]})
+        except ImageError as exc:
+            why = exc.message
+    return ToolOutput(f"{display}: {kind.describe(size)} (not shown as an image: {why}; "
+                      "describe what you need)", data=data)
+
+
+def _from_disk(workspace: Path, rel: str, display: str, offset: int, limit: int,
+               images: ImageBlobs | None = None) -> ToolOutput:
     with fdfs.open_regular(workspace, rel) as fd:
         size = os.fstat(fd).st_size
         head = os.pread(fd, HEAD_BYTES, 0)
         kind = sniff(head)
         if kind is not None:
-            note = " (images are not shown to the model; describe what you need)" \
-                if kind.is_image else ""
-            return ToolOutput(f"{display}: {kind.describe(size)}{note}",
-                              data={"binary": kind.mime, "size": size})
+            return _binary(fd, kind, size, display, images)
         with os.fdopen(os.dup(fd), "rb", buffering=_CHUNK) as fh:
             lines = _DiskLines(fh)
             page = paginate(lines, offset, limit, lines.rest)
     return ToolOutput(page.text(), data=page.data())
 
 
-def _binary_on_disk(workspace: Path, rel: str, display: str) -> ToolOutput | None:
-    """The description of a binary file, when it is one (before asking the editor for text)."""
+def _binary_on_disk(workspace: Path, rel: str, display: str,
+                    images: ImageBlobs | None = None) -> ToolOutput | None:
+    """A binary file described (an image returned), when it is one (before asking the editor
+    for text)."""
     with fdfs.open_regular(workspace, rel) as fd:
         size = os.fstat(fd).st_size
         kind = sniff(os.pread(fd, HEAD_BYTES, 0))
-    if kind is None:
-        return None
-    return ToolOutput(f"{display}: {kind.describe(size)}", data={"binary": kind.mime,
-                                                                 "size": size})
+        return None if kind is None else _binary(fd, kind, size, display, images)
 
 
 class ReadFile(Tool):
@@ -206,11 +227,13 @@ class ReadFile(Tool):
         if ctx.editor is not None:  # the editor's buffer (ACP), unsaved edits too
             st = fdfs.lstat(ctx.workspace, rel)
             if st is not None and stat.S_ISREG(st.st_mode):
-                binary = await asyncio.to_thread(_binary_on_disk, ctx.workspace, rel, args.path)
+                binary = await asyncio.to_thread(_binary_on_disk, ctx.workspace, rel, args.path,
+                                                 ctx.images)
                 if binary is not None:
                     return binary
                 text = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel)
                 if text is not None:
                     page = paginate(_text_lines(text), offset, limit)
                     return ToolOutput(page.text(), data=page.data())
-        return await asyncio.to_thread(_from_disk, ctx.workspace, rel, args.path, offset, limit)
+        return await asyncio.to_thread(_from_disk, ctx.workspace, rel, args.path, offset, limit,
+                                       ctx.images)

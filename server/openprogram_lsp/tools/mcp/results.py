@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from openprogram_lsp.core.images import ImageBlobs, ImageError, decode_base64
+from openprogram_lsp.core.types import ImagePart
 from openprogram_lsp.tools.base import ToolOutput
 from openprogram_lsp.tools.builtin.command import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
 from openprogram_lsp.tools.mcp.catalog import CallResult
@@ -29,10 +31,30 @@ def _binary(kind: str, block: dict[str, Any], attachments: list[dict[str, Any]])
     return f"[{kind} {len(attachments)}: {mime}, {_size(data)}, attached to this result]"
 
 
-def _block_text(block: dict[str, Any], attachments: list[dict[str, Any]]) -> str:
+def _image(block: dict[str, Any], images: ImageBlobs, shown: list[ImagePart]) -> str | None:
+    """An image block stored by content and passed on as an image (None: not a usable image,
+    kept as an attachment instead)."""
+    data = block.get("data")
+    if not isinstance(data, str):
+        return None
+    try:
+        part = images.put(decode_base64(data, "data"), f"image-{len(shown) + 1}")
+    except ImageError:
+        return None
+    shown.append(part)
+    return (f"[image {len(shown)}: {part.media_type}, {part.width}x{part.height}, "
+            f"{part.size:,} bytes, attached as an image]")
+
+
+def _block_text(block: dict[str, Any], attachments: list[dict[str, Any]],
+                images: ImageBlobs | None = None, shown: list[ImagePart] | None = None) -> str:
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
+    if kind == "image" and images is not None and shown is not None:
+        text = _image(block, images, shown)
+        if text is not None:
+            return text
     if kind in ("image", "audio"):
         return _binary(str(kind), block, attachments)
     if kind == "resource_link":
@@ -49,10 +71,13 @@ def _block_text(block: dict[str, Any], attachments: list[dict[str, Any]]) -> str
     return f"[{kind or 'unknown'} content]"
 
 
-def to_output(result: CallResult, *, server: str, tool: str) -> ToolOutput:
-    """Text for the model (capped like run_command output); images and links as attachments."""
+def to_output(result: CallResult, *, server: str, tool: str,
+              images: ImageBlobs | None = None) -> ToolOutput:
+    """Text for the model (capped like run_command output); images (PNG, JPEG, GIF, WebP)
+    stored by content and passed on as images, other media and links as attachments."""
     attachments: list[dict[str, Any]] = []
-    parts = [_block_text(b, attachments) for b in result.blocks]
+    shown: list[ImagePart] = []
+    parts = [_block_text(b, attachments, images, shown) for b in result.blocks]
     text = "\n".join(p for p in parts if p)
     if not text and result.structured is not None:
         text = json.dumps(result.structured, ensure_ascii=False, default=str)
@@ -63,5 +88,7 @@ def to_output(result: CallResult, *, server: str, tool: str) -> ToolOutput:
     data: dict[str, Any] = {"mcp": {"server": server, "tool": tool}}
     if attachments:
         data["attachments"] = attachments
+    if shown:
+        data["images"] = shown
     return ToolOutput(cap_text(text, max_bytes=MAX_OUTPUT_BYTES, max_lines=MAX_OUTPUT_LINES),
                       is_error=result.is_error, data=data)

@@ -116,7 +116,7 @@ class McpTool(Tool):
         except McpCallError as exc:
             return ToolOutput(str(exc), is_error=True,
                               data={"mcp": {"server": self.server, "tool": self.info.name}})
-        return to_output(result, server=self.server, tool=self.info.name)
+        return to_output(result, server=self.server, tool=self.info.name, images=ctx.images)
 
 
 def make_tool(server: str, info: ToolInfo, call: Caller,
