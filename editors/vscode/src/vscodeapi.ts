@@ -138,24 +138,57 @@ export function openChanges(title: string, resources: [vscode.Uri, vscode.Uri, v
  * Open a workspace file in an editor, or reveal a folder in the Explorer. A path that leads
  * outside the workspace (a model may name any) is refused.
  */
-export async function openWorkspaceFile(relPath: string): Promise<void> {
-  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-  if (!root) {
+export async function openWorkspaceFile(relPath: string, line?: number): Promise<void> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const root = folders[0]?.uri;
+  if (!root || !relPath) {
     return;
   }
-  const uri = vscode.Uri.joinPath(root, relPath);
-  const inside = uri.path === root.path || uri.path.startsWith(root.path.endsWith('/') ? root.path : `${root.path}/`);
-  if (!inside) {
+  const within = (u: vscode.Uri) => folders.some((f) => u.scheme === f.uri.scheme
+    && (u.path === f.uri.path || u.path.startsWith(f.uri.path.endsWith('/') ? f.uri.path : `${f.uri.path}/`)));
+  // A path a reply wrote: absolute (inside a workspace folder) or relative to the first folder.
+  let uri = vscode.Uri.joinPath(relPath.startsWith('/') ? root.with({ path: '/' }) : root, relPath); // `..` resolved
+  if (!within(uri)) {
     void vscode.window.showWarningMessage(`OpenProgram: ${relPath} is outside the workspace; not opened.`);
     return;
   }
-  const stat = await vscode.workspace.fs.stat(uri);
+  let stat: vscode.FileStat | undefined;
+  try {
+    stat = await vscode.workspace.fs.stat(uri);
+  } catch {
+    // A bare name (`main.py` for src/main.py): the workspace's files of that name.
+    const found = relPath.includes('/') ? [] : await vscode.workspace.findFiles(
+      new vscode.RelativePattern(folders[0], `**/${relPath.replace(/[[\]{}*?!]/g, '?')}`), undefined, 50);
+    const matches = found.filter((u) => within(u) && u.path.endsWith(`/${relPath}`));
+    if (matches.length === 0) {
+      void vscode.window.showInformationMessage(`OpenProgram: no file ${relPath} in the workspace.`);
+      return;
+    }
+    const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, folders.length > 1);
+    const pick = matches.length === 1 ? matches[0] : (await vscode.window.showQuickPick(
+      matches.map((u) => ({ label: rel(u), uri: u })), { placeHolder: `Which ${relPath}?` }))?.uri;
+    if (!pick) {
+      return;
+    }
+    uri = pick;
+    stat = await vscode.workspace.fs.stat(uri);
+  }
   if (stat.type & vscode.FileType.Directory) {
     await vscode.commands.executeCommand('revealInExplorer', uri);
     return;
   }
   const doc = await vscode.workspace.openTextDocument(uri);
-  await vscode.window.showTextDocument(doc, { preview: true });
+  const at = line !== undefined && Number.isInteger(line) && line > 0
+    ? new vscode.Position(Math.min(line, doc.lineCount) - 1, 0) : undefined;
+  await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: new vscode.Range(at, at) } : {}) });
+}
+
+/** Open a web link from a message through VS Code's opener (http, https and mailto only). */
+export async function openWebLink(url: string): Promise<void> {
+  if (!/^(https?:|mailto:)/i.test(url.trim())) {
+    return;
+  }
+  await vscode.env.openExternal(vscode.Uri.parse(url.trim(), true));
 }
 
 /** Show progress in the window's status bar while a promise runs. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compact, lineDiff } from '../src/webview/diff';
-import { renderMarkdown } from '../src/webview/markdown';
+import { findFileRefs, renderMarkdown } from '../src/webview/markdown';
 
 test('html is escaped everywhere', () => {
   const html = renderMarkdown('<script>alert(1)</script> **<b>**\n\n```\n<img src=x onerror=y>\n```\n\n<div onclick="x">hi</div>');
@@ -39,10 +39,43 @@ test('tables, strikethrough and nested lists', () => {
   assert.match(html, /<li>outer\s*<ul>\s*<li>inner\s*<ol>\s*<li>deep<\/li>/);
 });
 
-test('images are not loaded; bare URLs become links', () => {
+test('images are not loaded; bare URLs with their scheme become links', () => {
   const html = renderMarkdown('![x](https://evil.example/a.png) see https://example.com/docs');
   assert.ok(!html.includes('<img'), html);
   assert.match(html, /<a href="https:\/\/example.com\/docs">/);
+});
+
+test('file names are not web addresses, in replies and in the user\'s messages', () => {
+  for (const name of ['main.py', 'README.md', 'build.sh', 'lib.rs', 'example.com', 'www.example.com', 'a@b.io']) {
+    const html = renderMarkdown(`I changed ${name} and nothing else.`);
+    assert.ok(!html.includes('http://'), html);
+    assert.ok(!html.includes('mailto:'), html);
+  }
+  // scheme-written URLs stay links, and a path inside a URL is the URL's
+  const url = renderMarkdown('docs at https://example.com/src/main.py:12 and <https://x.org>');
+  assert.match(url, /<a href="https:\/\/example.com\/src\/main.py:12">https:\/\/example.com\/src\/main.py:12<\/a>/);
+  assert.match(url, /<a href="https:\/\/x.org">/);
+  assert.ok(!url.includes('file-link'), url);
+});
+
+test('workspace paths and path:line become file links', () => {
+  const html = renderMarkdown('Fixed in src/app.ts:42 and `lib/util.py`; see main.py, then `README.md#L3`.');
+  assert.match(html, /<a href="#" class="file-link" data-path="src\/app.ts" title="Open src\/app.ts at line 42" data-line="42">src\/app.ts:42<\/a>/);
+  assert.match(html, /<a href="#" class="file-link" data-path="lib\/util.py" title="Open lib\/util.py"><code>lib\/util.py<\/code><\/a>/);
+  assert.match(html, /<a href="#" class="file-link" data-path="main.py" title="Open main.py">main.py<\/a>, then/);
+  assert.match(html, /data-path="README.md"[^>]*data-line="3"><code>README.md#L3<\/code>/);
+  // not paths: versions, abbreviations, prose with dots, code that is more than a path, code blocks
+  const plain = renderMarkdown('Use v1.2.3, e.g. this. Done. `x = main.py` and\n\n```\nopen main.py\n```');
+  assert.ok(!plain.includes('file-link'), plain);
+  // hostile names stay escaped inside the attributes
+  const hostile = renderMarkdown('see `a"onmouseover=x.py`');
+  assert.ok(!hostile.includes('"onmouseover'), hostile);
+});
+
+test('findFileRefs: lines, ranges, absolute and relative paths', () => {
+  const refs = findFileRefs('at /ws/src/a.go:10:4, ./b/c.ts:3-9, ../d.rs and x.toml.');
+  assert.deepEqual(refs.map((r) => [r.path, r.line]), [['/ws/src/a.go', 10], ['./b/c.ts', 3], ['../d.rs', undefined], ['x.toml', undefined]]);
+  assert.deepEqual(findFileRefs('1.5x faster, i.e. better, Mr.Smith said'), []);
 });
 
 test('line diff finds the changed lines', () => {

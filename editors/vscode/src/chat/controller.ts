@@ -130,7 +130,9 @@ export class ChatController {
       case 'checkout':
         return this.checkout(msg.headId);
       case 'openFile':
-        return api.openWorkspaceFile(msg.path);
+        return api.openWorkspaceFile(String(msg.path), typeof msg.line === 'number' ? msg.line : undefined);
+      case 'openLink':
+        return api.openWebLink(String(msg.url));
       case 'showCheckpoint':
         await api.executeCommand('openprogram.showCheckpointDiff', { checkpointId: msg.checkpointId });
         return;

@@ -121,6 +121,22 @@ function layout(): void {
   log.addEventListener('scroll', () => {
     if (nearBottom(log)) (document.getElementById('jump') as HTMLElement).hidden = true;
   });
+  // Links in messages: a file link opens the file (at its line) in the editor; a web link opens
+  // through VS Code's opener (which asks before leaving for an untrusted site). Nothing navigates
+  // the page itself.
+  log.addEventListener('click', (e) => {
+    const a = (e.target as Element | null)?.closest?.('a');
+    if (!a) return;
+    e.preventDefault();
+    const path = a.getAttribute('data-path');
+    if (path !== null) {
+      const line = Number(a.getAttribute('data-line'));
+      post({ type: 'openFile', path, ...(line > 0 ? { line } : {}) });
+      return;
+    }
+    const href = a.getAttribute('href');
+    if (href && /^(https?:|mailto:)/i.test(href)) post({ type: 'openLink', url: href });
+  });
   // Ctrl/Cmd+Alt+N here is ours, never the workbench's "new untitled file": handled in the page,
   // and not forwarded (a context key set from focus events would race the first key press).
   document.addEventListener('keydown', (e) => {

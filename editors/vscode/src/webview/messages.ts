@@ -89,7 +89,10 @@ export type PageMessage =
   | { type: 'permissionReply'; requestId: string; optionId: string | null }
   | { type: 'questionReply'; requestId: string; answer: string | null }
   | { type: 'checkout'; headId: string }
-  | { type: 'openFile'; path: string }
+  /** A workspace path (relative, or absolute inside the workspace), at a 1-based line if given. */
+  | { type: 'openFile'; path: string; line?: number }
+  /** A web link clicked in a message (http, https or mailto). */
+  | { type: 'openLink'; url: string }
   | { type: 'showCheckpoint'; checkpointId: string }
   | { type: 'focus'; focused: boolean }
   | { type: 'restartServer' }
