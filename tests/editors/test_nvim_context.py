@@ -165,3 +165,27 @@ def test_an_agent_edit_into_an_unsaved_buffer_is_undone_and_blamed(tmp_path: Pat
     assert out["disk_saved"] == "def f():\n    return 2\n# mine, unsaved\n"
     assert [lens["line"] for lens in out["lenses"]] == [1], out["lenses"]
     assert out["lenses"][0]["title"].startswith("edited by the agent in turn 1")
+
+
+def test_image_command_attaches_image_files(tmp_path: Path) -> None:
+    from tests.imagefiles import gif, png
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "shot.png").write_bytes(png(6, 4))
+    (tmp_path / "elsewhere.gif").write_bytes(gif(3, 2))
+    log = tmp_path / "model.jsonl"
+    model = runner.write_script(tmp_path / "script.json", [{"text": "A screenshot and a GIF."}])
+    out = runner.run_scenario("image_attach", ws, model=model, home=home,
+                              extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log),
+                                         "OP_OUTSIDE_IMAGE": str(tmp_path / "elsewhere.gif")})
+    assert out["queued_after_missing"] == 0
+    sent = json.loads(log.read_text("utf-8").splitlines()[0])["messages"][-1]
+    assert [(i["media_type"], i["width"], i["height"]) for i in sent["images"]] \
+        == [("image/png", 6, 4), ("image/gif", 3, 2)]
+    assert '<image path="shot.png" type="image/png" pixels="6x4"/>' in sent["content"]
+    text = "\n".join(out["lines"])
+    assert "[image shot.png 6x4 " in text and "[image elsewhere.gif 3x2 " in text
+    assert "missing.png: no such file" in "\n".join(out["missing_lines"])
+    assert len(list((home / "images").glob("??/*"))) == 2

@@ -16,7 +16,7 @@ COMMANDS = ["OpenProgram", "OpenProgramCancel", "OpenProgramFork", "OpenProgramB
             "OpenProgramSessions", "OpenProgramCheckpoints", "OpenProgramRestore",
             "OpenProgramToggle", "OpenProgramModel", "OpenProgramMode", "OpenProgramApproval",
             "OpenProgramBranchName", "OpenProgramMcp", "OpenProgramRules", "OpenProgramUndo",
-            "OpenProgramWatch"]
+            "OpenProgramWatch", "OpenProgramImage"]
 
 
 def _nvim() -> str:

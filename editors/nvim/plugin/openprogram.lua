@@ -36,6 +36,14 @@ end, {
   desc = 'OpenProgram: open the chat panel; with text, send it; with a range, attach those lines',
 })
 
+command('OpenProgramImage', function(a)
+  op().image(a.args)
+end, {
+  nargs = 1,
+  complete = 'file',
+  desc = 'OpenProgram: attach an image file (PNG, JPEG, GIF, WebP) to the next message',
+})
+
 command('OpenProgramToggle', function()
   op().toggle()
 end, { desc = 'OpenProgram: open or close the chat panel' })

@@ -1,6 +1,7 @@
 --[[
 What the user points the agent at: a range of lines (`:'<,'>OpenProgram`), the current buffer
-(`#buffer` in a message) or a file (`@path`), with the range's diagnostics (`vim.diagnostic.get`).
+(`#buffer` in a message), a file (`@path`), with the range's diagnostics (`vim.diagnostic.get`),
+or an image file (`:OpenProgramImage {file}`: sent as base64 data; the server judges the bytes).
 They go with the next message as `context` attachments (see docs/protocol.md).
 
 Completion in the input buffer (`<C-x><C-u>`, or the completion plugin of your choice through
@@ -79,10 +80,67 @@ function M.buffer(buf)
   return { kind = 'file', uri = vim.uri_from_bufnr(buf), text = table.concat(lines, '\n') .. '\n' }
 end
 
---- One line naming an attachment, for the transcript (`[selection app.py:3-5]`).
+--- Largest image the server takes (bytes).
+M.MAX_IMAGE = 20 * 1024 * 1024
+
+--- An image file as an attachment (its bytes in base64), or nil and why not.
+---@param path string
+---@return table|nil, string|nil
+function M.image(path)
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+  local size = vim.fn.getfsize(full)
+  if size < 0 or vim.fn.isdirectory(full) == 1 then
+    return nil, full .. ': no such file'
+  end
+  if size > M.MAX_IMAGE then
+    return nil, ('%s: %d bytes; images are limited to %d MB'):format(full, size, M.MAX_IMAGE / 1048576)
+  end
+  local fh = io.open(full, 'rb')
+  if not fh then
+    return nil, full .. ': cannot be read'
+  end
+  local data = fh:read('*a')
+  fh:close()
+  return {
+    kind = 'image',
+    uri = vim.uri_from_fname(full),
+    name = vim.fn.fnamemodify(full, ':t'),
+    data = vim.base64.encode(data),
+  }
+end
+
+--- `:OpenProgramImage {file}`: queue an image for the next message.
+---@param path string
+function M.attach_image(path)
+  local panel = require('openprogram.panel')
+  local item, err = M.image(path)
+  panel.open(true)
+  if not item then
+    panel.note('image not attached: ' .. err)
+    return
+  end
+  M.add({ item })
+  panel.note('attached ' .. M.label(item) .. ': it goes with your next message')
+end
+
+---@param n integer
+---@return string
+local function size_text(n)
+  return n >= 1048576 and ('%.1f MB'):format(n / 1048576) or n >= 1024 and ('%d KB'):format(n / 1024)
+    or ('%d B'):format(n)
+end
+
+--- One line naming an attachment, for the transcript (`[selection app.py:3-5]`,
+--- `[image shot.png 640x480 12 KB]`).
 ---@param item table
 ---@return string
 function M.label(item)
+  if item.kind == 'image' then
+    local name = item.name or (item.path and vim.fn.fnamemodify(item.path, ':t')) or 'image'
+    local dims = item.width and (' %dx%d'):format(item.width, item.height) or ''
+    local size = item.size or (item.data and math.floor(#item.data * 3 / 4))
+    return ('[image %s%s%s]'):format(name, dims, size and (' ' .. size_text(size)) or '')
+  end
   local path = item.path or vim.fn.fnamemodify(vim.uri_to_fname(item.uri), ':~:.')
   local where = ''
   if item.range and item.kind ~= 'file' then

@@ -53,6 +53,13 @@ function M.open_range(line1, line2, text)
   require('openprogram.attach').send_range(line1, line2, text or '')
 end
 
+--- `:OpenProgramImage {file}`: attach an image file to the next message.
+---@param path string
+function M.image(path)
+  ensure_setup()
+  require('openprogram.attach').attach_image(path)
+end
+
 --- Send a message on the panel's session.
 ---@param text string
 ---@param extra? table more openprogram/chat params
