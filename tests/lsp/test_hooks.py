@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import OpClient, Starter, write_script
+from tests.lsp.conftest import OpClient, Starter, close_client, write_script
 
 HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}]}]}}
@@ -75,10 +75,12 @@ async def test_claude_code_hooks_from_the_users_and_the_projects_files_decide_ov
     data = Path(__file__).parent.parent / "hooks" / "data" / "claude"
     fake = tmp_path / "fakehome"
     (fake / ".claude").mkdir(parents=True)
+    ended = tmp_path / "ended.json"
     (fake / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [
             {"type": "command", "command": f"{sys.executable} {data / 'bash_validator.py'}"},
-            {"type": "command", "command": f"{sys.executable} {data / 'rewrite_rm.py'} ask"}]}]}}))
+            {"type": "command", "command": f"{sys.executable} {data / 'rewrite_rm.py'} ask"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": f"cat > {ended}"}]}]}}))
     allow = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                                "permissionDecision": "allow"}})
     (workspace / ".claude").mkdir()
@@ -119,3 +121,6 @@ async def test_claude_code_hooks_from_the_users_and_the_projects_files_decide_ov
                                                       "records": True})
     by = {r["tool"]: r["by"] for r in records["records"]}
     assert by["write_file"] == "hook"  # the hook's allow is on record as such
+    assert await close_client(client) == ""  # shutdown ends the session: its SessionEnd ran
+    end = json.loads(ended.read_text())
+    assert end["hook_event_name"] == "SessionEnd" and end["session_id"] == result["sessionId"]

@@ -51,6 +51,7 @@ from openprogram_lsp.hooks.trust import TrustState, TrustStore
 
 log = logging.getLogger(__name__)
 
+MAX_LIVE = 1024  # sessions kept for their SessionEnd
 CLAUDE_MODES = {"ask": "default", "accept-edits": "acceptEdits", "plan": "plan",
                 "bypass": "bypassPermissions"}
 
@@ -226,7 +227,10 @@ class HookEngine:
         """Keep a session's turn hooks for its SessionEnd (the session's own turns only)."""
         if not hooks.subagent:
             with self._lock:
-                self._live[hooks.session_id] = hooks
+                self._live.pop(hooks.session_id, None)
+                self._live[hooks.session_id] = hooks  # most recent last
+                while len(self._live) > MAX_LIVE:  # the longest idle is forgotten, unended
+                    self._live.pop(next(iter(self._live)))
 
     def end_sessions(self, reason: str = "other", session_ids: list[str] | None = None,
                      timeout: float = 30.0) -> None:
