@@ -238,6 +238,12 @@ export function registerCommands(p: Parts): api.Disposable[] {
 
   return [
     cmd('openprogram.mcpServers', mcpServers),
+    cmd('openprogram.attachImage', async () => {
+      const images = await api.pickImages();
+      if (images.length === 0) return;
+      p.controller.addImages(images);
+      p.chatView.reveal();
+    }),
     cmd('openprogram.addSelection', async () => {
       if (p.controller.addSelection().length === 0) {
         void api.showInfo('OpenProgram: open a file and select the lines to attach.');

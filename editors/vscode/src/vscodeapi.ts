@@ -206,6 +206,20 @@ export function createStatusBarItem(): vscode.StatusBarItem {
 
 /** The active editor's selection (the current line when nothing is selected) with the
  *  diagnostics of its document, as plain data; undefined without a text editor. */
+/** Image files the user picks (an open dialog), read as base64. */
+export async function pickImages(): Promise<import('./context/attachments').ImageRef[]> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: true, openLabel: 'Attach',
+    filters: { Images: ['png', 'jpg', 'jpeg', 'gif', 'webp'] },
+  });
+  const out: import('./context/attachments').ImageRef[] = [];
+  for (const uri of picked ?? []) {
+    const bytes = await vscode.workspace.fs.readFile(uri);
+    out.push({ uri: uri.toString(), name: uri.path.split('/').pop() || 'image', data: Buffer.from(bytes).toString('base64') });
+  }
+  return out;
+}
+
 export function activeSelection(): import('./context/attachments').EditorSelection | undefined {
   const editor = vscode.window.activeTextEditor;
   if (!editor) return undefined;

@@ -91,3 +91,27 @@ test('stored attachments show as the model got them (history: what the model saw
   assert.equal(storedView(null), null);
   assert.equal(storedView({ path: 'x' }), null);
 });
+
+test('an image is a chip with its thumbnail, sent as base64, and comes back from history as name, size and pixels', async () => {
+  const { storedView, MAX_IMAGE_BYTES } = await import('../src/context/attachments');
+  const a = new Attachments();
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex').toString('base64');
+  assert.equal(a.addImage({ uri: 'clipboard:shot.png', name: 'shot.png', data: png, mediaType: 'image/png' }),
+    '[image shot.png (16 B)]');
+  const [chip] = a.chips();
+  assert.equal(chip.kind, 'image');
+  assert.equal(chip.label, 'shot.png (16 B)');
+  assert.equal(chip.thumb, `data:image/png;base64,${png}`);
+  const { items, shown } = a.takeShown();
+  assert.deepEqual(items, [{ kind: 'image', uri: 'clipboard:shot.png', name: 'shot.png', data: png, mediaType: 'image/png' }]);
+  assert.equal(shown[0].thumb, `data:image/png;base64,${png}`);
+  assert.deepEqual(a.chips(), []);
+  // too large: one line naming the limit, nothing queued
+  const big = 'A'.repeat(Math.ceil((MAX_IMAGE_BYTES + 3) / 3) * 4);
+  assert.throws(() => a.addImage({ uri: 'clipboard:big.png', name: 'big.png', data: big }), /big\.png is 20\.0 MB; images are limited to 20\.0 MB/);
+  assert.deepEqual(a.chips(), []);
+  // history keeps the record, never the bytes
+  assert.deepEqual(storedView({ kind: 'image', uri: 'clipboard:shot.png', path: 'clipboard:shot.png', name: 'shot.png',
+    sha256: 'ab'.repeat(32), mediaType: 'image/png', width: 640, height: 480, size: 12_345 }),
+  { kind: 'image', label: 'shot.png 640x480 12 KB' });
+});

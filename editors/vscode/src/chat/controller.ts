@@ -26,7 +26,7 @@ import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
 import type { SwitchCode } from '../settings';
-import { Attachments, type ContextItem, type FileRef } from '../context/attachments';
+import { Attachments, type ContextItem, type FileRef, type ImageRef } from '../context/attachments';
 import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
 import { classify, commandCompletions, EDITOR_BUILTINS, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
 import type { CompletionKind } from '../webview/messages';
@@ -168,6 +168,12 @@ export class ChatController {
       case 'attachFile':
         this.attachments.addFile({ uri: msg.uri, path: msg.path });
         this.postChips();
+        return;
+      case 'attachImage': // pasted or dropped into the panel
+        this.addImages([{ uri: `clipboard:${msg.name}`, name: msg.name, data: msg.data, mediaType: msg.mediaType }]);
+        return;
+      case 'pickImages':
+        await api.executeCommand('openprogram.attachImage');
         return;
       case 'complete':
         return this.complete(msg.requestId, msg.kind, msg.query);
@@ -414,6 +420,20 @@ export class ChatController {
       }
     }
     return this.client.request<TurnResult>(Requests.chat, params, token);
+  }
+
+  /** Queue images (picked, pasted or dropped); one too large is a note, the others go. */
+  addImages(images: ImageRef[]): string[] {
+    const labels: string[] = [];
+    for (const image of images) {
+      try {
+        labels.push(this.attachments.addImage(image));
+      } catch (err) {
+        this.post({ type: 'note', level: 'warning', text: `Not attached: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
+    this.postChips();
+    return labels;
   }
 
   /** Queue the active editor's selection and its diagnostics for the next message. */

@@ -1,7 +1,8 @@
 /**
  * What the user points the agent at (context attachments, docs/protocol.md): the active file,
- * selections with their diagnostics and `@`-mentioned files, queued until the next message is
- * sent and shown as removable chips. Pure logic: the `vscode` side (active editor,
+ * selections with their diagnostics, `@`-mentioned files and images (picked, pasted or dropped:
+ * sent as base64, the server judges the bytes), queued until the next message is sent and shown
+ * as removable chips (an image's with its thumbnail). Pure logic: the `vscode` side (active editor,
  * `languages.getDiagnostics`) is in vscodeapi.ts.
  */
 
@@ -17,12 +18,32 @@ export interface DiagnosticItem {
 }
 
 export interface ContextItem {
-  kind: 'file' | 'selection' | 'diagnostics' | 'symbol';
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'image';
   uri: string;
   range?: Range;
   text?: string;
   diagnostics?: DiagnosticItem[];
   name?: string;
+  /** An image's bytes in base64. */
+  data?: string;
+  mediaType?: string;
+}
+
+/** An image the user picked, pasted or dropped. */
+export interface ImageRef { uri: string; name: string; data: string; mediaType?: string }
+
+/** Largest image the server takes (bytes). */
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+/** `12 KB`, `1.5 MB`. */
+export function sizeText(n: number): string {
+  return n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : n >= 1024 ? `${Math.round(n / 1024)} KB` : `${n} B`;
+}
+
+/** The bytes a base64 text holds. */
+export function base64Bytes(data: string): number {
+  const pad = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.floor(data.length * 3 / 4) - pad;
 }
 
 /** A selection as the editor reports it: its document, range, text and the diagnostics it has. */
@@ -46,6 +67,8 @@ export interface Chip {
   label: string;
   /** The active editor's file: attached when the conversation has not seen this text of it. */
   active?: boolean;
+  /** An image's thumbnail (a data: URL). */
+  thumb?: string;
 }
 
 const overlaps = (a: Range, b: Range): boolean =>
@@ -80,6 +103,9 @@ export function label(item: ContextItem, path: string): string {
   return `[${item.kind} ${where(item, path)}]`;
 }
 
+const dataUrl = (item: ContextItem): string | undefined =>
+  item.kind === 'image' && item.data ? `data:${item.mediaType || 'image/png'};base64,${item.data}` : undefined;
+
 /** Attachments waiting for the next message, and the active editor's file. */
 export class Attachments {
   private items: { id: string; item: ContextItem; label: string; path: string }[] = [];
@@ -104,6 +130,20 @@ export class Attachments {
     if (!this.items.some((a) => a.item.kind === 'file' && a.item.uri === file.uri)) {
       this.items.push({ id: `a${++this.next}`, item, label: text, path: file.path });
     }
+    return text;
+  }
+
+  /** Queue an image; returns its label, or throws a one-line reason (too large). */
+  addImage(image: ImageRef): string {
+    const size = base64Bytes(image.data);
+    if (size > MAX_IMAGE_BYTES) {
+      throw new Error(`${image.name} is ${sizeText(size)}; images are limited to ${sizeText(MAX_IMAGE_BYTES)}`);
+    }
+    const item: ContextItem = { kind: 'image', uri: image.uri, name: image.name, data: image.data,
+      ...(image.mediaType ? { mediaType: image.mediaType } : {}) };
+    const path = `${image.name} (${sizeText(size)})`;
+    const text = label(item, path);
+    this.items.push({ id: `a${++this.next}`, item, label: text, path });
     return text;
   }
 
@@ -132,7 +172,10 @@ export class Attachments {
   chips(): Chip[] {
     const a = this.activeFile();
     const activeChip: Chip[] = a ? [{ id: 'active', kind: 'file', label: a.path, active: true }] : [];
-    return [...activeChip, ...this.items.map((q) => ({ id: q.id, kind: q.item.kind, label: q.label.slice(q.item.kind.length + 2, -1) }))];
+    return [...activeChip, ...this.items.map((q) => {
+      const thumb = dataUrl(q.item);
+      return { id: q.id, kind: q.item.kind, label: q.label.slice(q.item.kind.length + 2, -1), ...(thumb ? { thumb } : {}) };
+    })];
   }
 
   /** Drop one chip; the active file's stays off until another file becomes active. */
@@ -169,11 +212,15 @@ export interface SentAttachment {
   text?: string;
   /** Read from an editor buffer with unsaved changes. */
   unsaved?: boolean;
+  /** An image's thumbnail (a data: URL; a message sent from this panel). */
+  thumb?: string;
 }
 
 /** A queued attachment as the transcript shows it once sent. */
 export function sentView(item: ContextItem, path: string): SentAttachment {
-  return { kind: item.kind, label: where(item, path), ...(item.text !== undefined ? { text: item.text } : {}) };
+  const thumb = dataUrl(item);
+  return { kind: item.kind, label: where(item, path), ...(item.text !== undefined ? { text: item.text } : {}),
+    ...(thumb ? { thumb } : {}) };
 }
 
 /** A stored attachment (`metadata.context` of a user node) as the transcript shows it. */
@@ -181,6 +228,13 @@ export function storedView(raw: unknown): SentAttachment | null {
   const r = raw as { kind?: unknown; path?: unknown; uri?: unknown; range?: Range; text?: unknown; unsaved?: unknown;
     diagnostics?: DiagnosticItem[] } | null;
   if (!r || typeof r.kind !== 'string') return null;
+  if (r.kind === 'image') {
+    const img = raw as { name?: unknown; width?: unknown; height?: unknown; size?: unknown; path?: unknown };
+    const name = typeof img.name === 'string' ? img.name : typeof img.path === 'string' ? img.path : 'image';
+    const dims = typeof img.width === 'number' && typeof img.height === 'number' ? ` ${img.width}x${img.height}` : '';
+    const size = typeof img.size === 'number' ? ` ${sizeText(img.size)}` : '';
+    return { kind: 'image', label: `${name}${dims}${size}` };
+  }
   const path = typeof r.path === 'string' ? r.path : typeof r.uri === 'string' ? r.uri : '';
   const kind = r.kind as ContextItem['kind'];
   const diags = Array.isArray(r.diagnostics) ? r.diagnostics : undefined;

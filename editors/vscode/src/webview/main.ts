@@ -92,12 +92,24 @@ function layout(): void {
     aria-autocomplete="list" aria-controls="complete"></textarea>
   <div class="actions">
     <span id="busy" class="busy" hidden>working…</span>
+    <button id="attach-image" class="secondary" title="Attach images (or paste or drop them here)" aria-label="Attach image">Image…</button>
     <button id="cancel" class="secondary" hidden>Cancel</button>
     <button id="send" class="primary">Send</button>
   </div>
 </footer>`;
   const input = document.getElementById('input') as HTMLTextAreaElement;
   input.addEventListener('input', () => updateCompletion());
+  document.getElementById('attach-image')!.addEventListener('click', () => post({ type: 'pickImages' }));
+  // an image pasted into the input, or dropped anywhere on the panel, goes with the next message
+  input.addEventListener('paste', (e) => {
+    if (e.clipboardData && attachImageFiles(e.clipboardData.files)) e.preventDefault();
+  });
+  document.addEventListener('dragover', (e) => {
+    if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+  });
+  document.addEventListener('drop', (e) => {
+    if (e.dataTransfer && attachImageFiles(e.dataTransfer.files)) e.preventDefault();
+  });
   input.addEventListener('click', () => updateCompletion());
   input.addEventListener('blur', () => setTimeout(() => closeCompletion(), 150));
   input.addEventListener('keydown', (e) => {
@@ -343,6 +355,32 @@ function accept(i: number): void {
   closeCompletion();
 }
 
+/** An image's thumbnail (a data: URL the CSP allows). */
+function thumbnail(src: string, alt: string): HTMLElement {
+  const img = document.createElement('img');
+  img.className = 'thumb';
+  img.src = src;
+  img.alt = alt;
+  return img;
+}
+
+/** Images pasted or dropped into the panel go with the next message (as base64). */
+function attachImageFiles(files: Iterable<File>): boolean {
+  let any = false;
+  for (const file of files) {
+    if (!file.type.startsWith('image/')) continue;
+    any = true;
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result);
+      const comma = url.indexOf(',');
+      post({ type: 'attachImage', name: file.name || `pasted-${Date.now()}.png`, data: url.slice(comma + 1), mediaType: file.type });
+    };
+    reader.readAsDataURL(file);
+  }
+  return any;
+}
+
 function renderChips(): void {
   const box = document.getElementById('chips') as HTMLElement;
   box.replaceChildren();
@@ -353,6 +391,7 @@ function renderChips(): void {
     chip.dataset.id = c.id;
     chip.title = `${kind}: ${c.label} (goes with your next message)`;
     chip.appendChild(h('span', 'chip-kind', escapeHtml(kind)));
+    if (c.thumb) chip.appendChild(thumbnail(c.thumb, c.label));
     chip.appendChild(h('span', 'chip-label', escapeHtml(c.label)));
     chip.appendChild(button('✕', 'link chip-remove', () => post({ type: 'removeAttachment', id: c.id }), `Remove ${c.label}`));
     box.appendChild(chip);
@@ -417,6 +456,7 @@ function renderMessage(item: MessageItem): HTMLElement {
       const det = h('details', `sent-attachment kind-${a.kind}`);
       const sum = h('summary', undefined);
       sum.appendChild(h('span', 'chip-kind', escapeHtml(a.kind)));
+      if (a.thumb) sum.appendChild(thumbnail(a.thumb, a.label));
       sum.appendChild(h('span', 'chip-label', escapeHtml(a.label)));
       if (a.unsaved) sum.appendChild(h('span', 'chip-unsaved', 'unsaved'));
       det.appendChild(sum);

@@ -108,4 +108,6 @@ export type PageMessage =
   /** The user typed `@query` or `/query`: what matches? */
   | { type: 'complete'; requestId: number; kind: CompletionKind; query: string }
   /** A file picked from the `@` popup: attach it. */
-  | { type: 'attachFile'; uri: string; path: string };
+  | { type: 'attachFile'; uri: string; path: string }
+  | { type: 'attachImage'; name: string; data: string; mediaType?: string }
+  | { type: 'pickImages' };
