@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from openprogram_lsp import __version__
 from tests.editors.nvim import runner
 from tests.editors.nvim.runner import joined, run_scripted
 
@@ -116,13 +117,22 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     # the installed console script: its path, `--version` and `sandbox` as Neovim runs them
     out = run_scripted(env, "health", [{"text": "unused"}], exec_server=True)
     report = joined(out["report"])
-    assert "version: " in report and "openprogram" in report
+    assert f"version: openprogram-lsp {__version__} (matches the plugin, {__version__})" in report
     assert "model: scripted:" in report
     assert "Neovim 0.1" in report
     assert "sandbox on: bubblewrap at " in report  # CI installs bwrap: scripts/install-sandbox
     assert "ERROR" not in report
     bad = joined(out["bad_setting"])
     assert "sandbox` failed: openprogram-lsp: error: OPENPROGRAM_SANDBOX_NETWORK='maybe'" in bad
+    mismatch = joined(out["mismatch"])
+    assert (f"WARNING version: openprogram-lsp {__version__} does not match the plugin (9.9.9)"
+            in mismatch), mismatch
+    assert "install openprogram-lsp 9.9.9" in mismatch
+
+
+def test_the_plugin_version_is_the_server_version() -> None:
+    init = Path(__file__).resolve().parents[2] / "editors/nvim/lua/openprogram/init.lua"
+    assert f"M.version = '{__version__}'" in init.read_text()
 
 
 def test_server_exit_ends_the_turn_in_the_panel(env: dict[str, Path]) -> None:

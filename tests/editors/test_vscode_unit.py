@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+from openprogram_lsp import __version__
 from tests.editors.vscode_support import EXT, forked_server, node_modules, run, tail
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALL_TEST = "a real install from a local wheel into the storage, found and run"
+
+
+def _wheel(out: Path) -> Path:
+    """This checkout's wheel, built offline (no build isolation, no dependencies)."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "--no-build-isolation", "--disable-pip-version-check", "-w", str(out),
+                    str(REPO)], check=True, capture_output=True, timeout=300)
+    (found,) = out.glob("openprogram_lsp-*.whl")
+    return found
 
 
 @pytest.mark.timeout(300)
-def test_vscode_unit_tests() -> None:
+def test_vscode_unit_tests(tmp_path: Path) -> None:
     """Reducer, markdown, settings and method-table tests under node's test runner; the
-    controller, subagent and withdrawn-approval tests against the real server (forked). The type
-    check runs beside them (the real-server tests mostly wait on their servers)."""
+    controller, subagent and withdrawn-approval tests against the real server (forked); the
+    server install the extension offers, run for real from this checkout's wheel into a
+    temporary storage (pip --no-index; the dependencies from this venv's site-packages). The
+    type check runs beside them (the real-server tests mostly wait on their servers)."""
     node_modules()
     with ThreadPoolExecutor(1) as pool:
         typecheck = pool.submit(run, ["npm", "run", "typecheck"], EXT, 240)
-        proc = run(["npm", "test"], EXT, timeout=240, extra_env=forked_server())
+        env = forked_server() | {"OPENPROGRAM_TEST_WHEEL": str(_wheel(tmp_path)),
+                                 "OPENPROGRAM_TEST_SITE": sysconfig.get_paths()["purelib"]}
+        proc = run(["npm", "test"], EXT, timeout=240, extra_env=env)
     assert proc.returncode == 0, tail(proc, 80)
+    ran = [line for line in proc.stdout.splitlines() if INSTALL_TEST in line]
+    assert ran and all("# SKIP" not in line for line in ran), tail(proc, 80)
     assert typecheck.result().returncode == 0, tail(typecheck.result())
+
+
+def test_the_extension_version_is_the_server_version() -> None:
+    """The extension installs and expects the server of its own version (src/install.ts)."""
+    package = json.loads((EXT / "package.json").read_text())
+    assert package["version"] == __version__

@@ -21,6 +21,8 @@ import {
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
 import { exitDetail, spawnServer, type ServerProcess } from './process';
+import { findServer, installServer, installSource, installSteps, offerInstall, SERVER_NAME } from './install';
+import * as os from 'node:os';
 import { expand, launchPlan, parseSettings, userOnly, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
@@ -82,9 +84,16 @@ export class AgentClient implements AgentPort {
   questionHandler: QuestionHandler | undefined;
   state: ServerState = 'stopped';
 
+  /** The running server's version (its serverInfo), once it runs. */
+  serverVersion: string | undefined;
+  /** Whether the install offer is on screen (it is not shown twice). */
+  private offering = false;
+
   constructor(
     private readonly output: api.LogOutputChannel,
     private readonly trace: api.LogOutputChannel,
+    /** The extension's version, folder and global storage (where it installs the server). */
+    private readonly host: { version: string; extensionDir: string; storageDir: string } = { version: '', extensionDir: '', storageDir: '' },
   ) {}
 
   /** (Re)start the server; concurrent calls coalesce into at most one queued restart. */
@@ -200,9 +209,19 @@ export class AgentClient implements AgentPort {
       // Spawned here, before the language client exists: a missing executable is our one clear
       // message (not the client's stack trace), and the process leads its own group, so a crash
       // or a stop can end everything it started.
+      const found = findServer(plan.command, process.env, os.homedir(), this.host.storageDir || undefined);
+      if (!found) {
+        const detail = `${plan.command} was not found on PATH${plan.command === SERVER_NAME ? ' or in a uv/pipx install' : ''}`;
+        traceError('server failed to start:', detail);
+        this.setState('stopped', detail);
+        if (plan.command === SERVER_NAME && this.host.storageDir) this.offerInstall();
+        else this.toast(`OpenProgram: the server did not start: ${detail} (set openprogram.server.command).`);
+        return;
+      }
+      traceInfo(`server executable: ${found}`);
       let proc: ServerProcess;
       try {
-        proc = await spawnServer(plan.command, plan.args, { cwd: plan.cwd, env: plan.env });
+        proc = await spawnServer(found, plan.args, { cwd: plan.cwd, env: plan.env });
       } catch (err) {
         const detail = err instanceof Error ? err.message : String(err);
         traceError('server failed to start:', detail);
@@ -274,6 +293,8 @@ export class AgentClient implements AgentPort {
     this.setState('starting');
     try {
       await client.start();
+      this.serverVersion = client.initializeResult?.serverInfo?.version;
+      traceInfo(`server version ${this.serverVersion ?? 'unknown'}, extension ${this.host.version}`);
       this.setState('running');
       this.clearNotice();
       traceInfo('server running');
@@ -296,6 +317,29 @@ export class AgentClient implements AgentPort {
     this.lastToast = message;
     api.showNotice(message, (close) => {
       this.closeNotice = close;
+    });
+  }
+
+  /** Offer to install the extension's version of the server into its storage (once at a time). */
+  private offerInstall(): void {
+    if (this.offering) return;
+    this.offering = true;
+    const { version, extensionDir, storageDir } = this.host;
+    void offerInstall(version, {
+      ask: (message, items) => api.showWarning(message, ...items),
+      install: () => api.withNotificationProgress(`OpenProgram: installing ${SERVER_NAME} ${version}…`, () =>
+        installServer(storageDir, installSteps(storageDir, installSource(extensionDir, version)))),
+      openSettings: () => api.executeCommand('workbench.action.openSettings', 'openprogram.server.command'),
+      restart: () => {
+        traceInfo(`installed ${SERVER_NAME} ${version} into ${storageDir}`);
+        void this.restart();
+      },
+      fail: (message) => {
+        traceError(message);
+        void api.showError(message);
+      },
+    }).finally(() => {
+      this.offering = false;
     });
   }
 

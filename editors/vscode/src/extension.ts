@@ -11,6 +11,7 @@ import { CHECKPOINT_SCHEME } from './checkpoints/uri';
 import { HunkLensProvider } from './checkpoints/hunks';
 import { registerCommands } from './commands';
 import { statusView } from './status';
+import { versionNote } from './install';
 import { setLogChannel, traceInfo } from './log';
 import { pendingApprovals, type PanelSettings } from './webview/state';
 import * as api from './vscodeapi';
@@ -31,7 +32,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const output = api.createLogChannel('OpenProgram');
   const trace = api.createLogChannel('OpenProgram Trace');
   setLogChannel(output);
-  client = new AgentClient(output, trace);
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '');
+  client = new AgentClient(output, trace, { version, extensionDir: context.extensionUri.fsPath, storageDir: context.globalStorageUri.fsPath });
   const controller = new ChatController(client, context.workspaceState);
   const chatView = new ChatViewProvider(context.extensionUri, controller);
   const current = (): string | null => controller.state.sessionId;
@@ -46,7 +48,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   status.name = 'OpenProgram';
   let server: { state: ServerState; detail?: string } = { state: 'starting' };
   const showStatus = (): void => {
-    const view = statusView(server.state, server.detail, controller.state);
+    const view = statusView(server.state, server.detail, controller.state, versionNote(client?.serverVersion, version));
     status.text = view.text;
     // stopped: one click restarts; else it opens the chat
     status.command = server.state === 'stopped' ? 'openprogram.restartServer' : 'openprogram.focusChat';

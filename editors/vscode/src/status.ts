@@ -12,7 +12,12 @@ export interface StatusView {
 }
 
 /** The status bar item for a server state and the chat's state. */
-export function statusView(server: ServerState, detail: string | undefined, chat: ChatState): StatusView {
+export function statusView(
+  server: ServerState,
+  detail: string | undefined,
+  chat: ChatState,
+  version?: { text: string; matches: boolean },
+): StatusView {
   const waiting = waitingCount(chat);
   if (server !== 'running') {
     const text = server === 'starting' ? '$(sync~spin) OpenProgram' : '$(error) OpenProgram';
@@ -23,6 +28,10 @@ export function statusView(server: ServerState, detail: string | undefined, chat
   if (waiting > 0) parts.push(`$(bell-dot) ${waiting}`);
   const lines = [chat.busy ? 'OpenProgram: a turn is running.' : 'OpenProgram: ready.'];
   if (waiting > 0) lines.push(`${waiting} card${waiting === 1 ? '' : 's'} waiting for your answer.`);
+  if (version) {
+    lines.push(`${version.text[0].toUpperCase()}${version.text.slice(1)}.`);
+    if (!version.matches) parts.push('$(warning)');
+  }
   lines.push('Click to open the chat.');
-  return { text: parts.join(' '), tooltip: lines.join(' '), waiting, alert: waiting > 0 };
+  return { text: parts.join(' '), tooltip: lines.join(' '), waiting, alert: waiting > 0 || (version !== undefined && !version.matches) };
 }

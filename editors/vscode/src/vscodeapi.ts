@@ -199,6 +199,11 @@ export function withWindowProgress<T>(title: string, task: () => Thenable<T>): T
   );
 }
 
+/** Show progress in a notification while a promise runs. */
+export function withNotificationProgress<T>(title: string, task: () => Thenable<T>): Thenable<T> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () => task());
+}
+
 /** A status bar item on the right. */
 export function createStatusBarItem(): vscode.StatusBarItem {
   return vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);

@@ -41,7 +41,17 @@ function M.check()
       return vim.system({ exe, '--version' }, { text = true }):wait(10000)
     end)
     if ok and res and res.code == 0 then
-      health.ok('version: ' .. vim.trim(res.stdout or ''))
+      local line = vim.trim(res.stdout or '')
+      local server = line:match('(%d+%.%d+[%w%.%-%+]*)%s*$')
+      local plugin = require('openprogram').version
+      if server == plugin then
+        health.ok(('version: %s (matches the plugin, %s)'):format(line, plugin))
+      else
+        health.warn(('version: %s does not match the plugin (%s)'):format(line, plugin), {
+          ('install openprogram-lsp %s (the server and the plugin come from one release),'):format(plugin)
+            .. ' or load the plugin the server carries: openprogram-lsp editor nvim',
+        })
+      end
     else
       local why = ok and res and vim.trim((res.stderr or '') .. ' exit ' .. tostring(res.code)) or tostring(res)
       health.warn('`' .. exe .. ' --version` failed: ' .. why)

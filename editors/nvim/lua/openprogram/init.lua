@@ -8,6 +8,10 @@ Modules are required lazily so that startup costs nothing until the panel is use
 
 local M = {}
 
+--- The plugin's version: the server release it was made with (`openprogram-lsp --version`);
+--- `:checkhealth openprogram` says whether the server that runs matches it.
+M.version = '0.1.0'
+
 local did_setup = false
 
 --- Configure the plugin (optional: defaults apply without it).
