@@ -25,15 +25,16 @@ def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.timeout(1500)
 def test_vscode_end_to_end(vsix: Path) -> None:
-    """Chat, approve on the card, see the file, diff, restore, undo, fork and switch branch, kill
-    and restart the server, restart the extension host. Attached to a shared serve --tcp: Watch
-    Session, another editor's turn and its read-only approval and question cards with the
-    outcome, the README image on the extension page, Undo This Turn. Then, on a server of its own:
-    an unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON server
-    reports, @-completed files and removable chips reach the model and the transcript; the agent
-    reads the buffer; / completion, a custom command expanded by the server, an unknown command
-    refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo takes
-    it back out of the buffer with the unsaved text kept and the disk untouched (#31)."""
+    """The default layout at 1366x768 (the log's height, the tree views collapsed); chat, approve on
+    the card, see the file, open a file name in the reply in the editor, diff, restore, undo, fork
+    and switch branch, kill and restart the server, restart the extension host. Attached to a shared
+    serve --tcp: Watch Session, another editor's turn and its read-only approval and question cards
+    with the outcome, the README image on the extension page, Undo This Turn. Then, on a server of
+    its own: an unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON
+    server reports, @-completed files and removable chips reach the model and the transcript; the
+    agent reads the buffer; / completion, a custom command expanded by the server, an unknown
+    command refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo
+    takes it back out of the buffer with the unsaved text kept and the disk untouched (#31)."""
     out = REPO / "artifacts" / "vscode-e2e"
     # run.mjs's own server is the installed command (its kill step checks the real process and
     # the command it started); the shared server and the context part's own are forks
@@ -41,5 +42,6 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     e2e = run(["node", "test/e2e/run.mjs", "--out", str(out), "--vsix", str(vsix)], EXT,
               timeout=1300, extra_env={"E2E_CONTEXT_LSP": forked} if forked else None)
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots and logs in {out})"
-    for shot in ("03-reply.png", "shared-02-outcome.png", "context-02-sent.png"):
+    for shot in ("01b-layout-1366x768.png", "03-reply.png", "shared-02-outcome.png",
+                 "context-02-sent.png"):
         assert (out / shot).exists(), shot

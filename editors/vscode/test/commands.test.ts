@@ -20,7 +20,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     commands: { command: string }[];
     menus: Record<string, { command: string }[]>;
     keybindings: { command: string }[];
-    views: Record<string, { id: string }[]>;
+    views: Record<string, { id: string; type?: string; visibility?: string }[]>;
   };
 };
 
@@ -50,6 +50,19 @@ function usedIds(): Map<string, string> {
   }
   return used;
 }
+
+test('the chat owns the side bar: the other OpenProgram views start collapsed', () => {
+  const views = pkg.contributes.views.openprogram;
+  assert.equal(views[0].id, 'openprogram.chat');
+  assert.equal(views[0].visibility, undefined, 'the chat starts open');
+  const others = views.slice(1);
+  assert.deepEqual(others.map((v) => v.id).sort(), ['openprogram.agents', 'openprogram.branches', 'openprogram.checkpoints']);
+  for (const v of others) assert.equal(v.visibility, 'collapsed', `${v.id} starts expanded and squeezes the chat`);
+  // the message log keeps a usable height however the side parts grow
+  const css = readFileSync(join(root, 'media', 'webview.css'), 'utf8');
+  assert.match(css, /#app > #log \{[^}]*min-height: max\(9\.5em, min\(16em, 40vh\)\)/);
+  assert.match(css, /#app \{[^}]*overflow-y: auto/);
+});
 
 test('the commands registered in activate are exactly the ones package.json contributes', () => {
   ui.registered.length = 0;

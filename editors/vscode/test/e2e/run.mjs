@@ -196,7 +196,7 @@ async function main() {
   let checkToasts = () => undefined;
   // The screenshots kept by default: what the test checks exists, the themes, the parts' results
   // (each is ~0.12 s of CPU; E2E_SCREENSHOTS=all takes one at every step as before)
-  const kept = new Set(['03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'failure']);
+  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'failure']);
   const shot = async (name) => {
     if (process.env.E2E_SCREENSHOTS === 'all' || kept.has(name)) {
       const file = join(out, `${name}.png`);
@@ -248,6 +248,21 @@ async function main() {
     await page.locator('.pane-header', { hasText: 'Subagents' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('01-panel');
 
+    begin('the default layout at 1366x768: the chat owns the side bar, the log keeps its height');
+    await page.setViewportSize({ width: 1366, height: 768 });
+    for (const name of ['Checkpoints', 'Sessions & Branches', 'Subagents']) {
+      const header = page.locator('.pane-header', { hasText: name }).first();
+      if ((await header.getAttribute('aria-expanded')) !== 'false') throw new Error(`the ${name} view starts expanded`);
+    }
+    let logHeight = 0;
+    await waitFor(async () => (logHeight = await frame.locator('#log').evaluate((el) => el.getBoundingClientRect().height)) >= 300,
+      'a message log of 300 px or more at 1366x768');
+    const inputInView = await frame.locator('.composer').evaluate((el) => el.getBoundingClientRect().bottom <= window.innerHeight + 1);
+    if (!inputInView) throw new Error('the input is clipped at 1366x768');
+    log(`message log at 1366x768: ${Math.round(logHeight)} px`);
+    await shot('01b-layout-1366x768');
+    await page.setViewportSize({ width: 1400, height: 900 });
+
     begin('send a chat whose reply writes a file');
     await frame.locator('#input').fill('Put the greeting in hello.py into a function');
     await frame.locator('#input').press('Enter');
@@ -285,6 +300,12 @@ async function main() {
     await frame.locator('.msg.role-assistant .usage', { hasText: ' in · ' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await shot('03-reply');
 
+    begin('a file name in the reply is a file link: it opens the file in the editor, never a web address');
+    if (await frame.locator('.msg a[href*="://hello.py"]').count()) throw new Error('hello.py became a web link');
+    await frame.locator('.msg.role-assistant a.file-link[data-path="hello.py"]').first().click();
+    await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await closeAllEditors(page);
+
     begin('open the checkpoint diff');
     await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: STEP_TIMEOUT });
@@ -295,6 +316,11 @@ async function main() {
 
     begin('open the same diff from the checkpoints tree');
     await page.locator('.tab.active .codicon-close, .tab.active .action-label.codicon-close').first().click().catch(() => undefined);
+    // the tree views start collapsed (the chat owns the side bar): open them as a user would
+    for (const name of ['Checkpoints', 'Sessions & Branches']) {
+      const header = page.locator('.pane-header', { hasText: name }).first();
+      if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+    }
     const turnRow = page.locator('.monaco-list-row[aria-label*="Put the greeting in hello.py"]').filter({ hasText: '1 file' }).first();
     await turnRow.waitFor({ timeout: STEP_TIMEOUT });
     if ((await turnRow.getAttribute('aria-expanded')) !== 'true') await turnRow.click();
