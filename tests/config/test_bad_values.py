@@ -43,6 +43,7 @@ BAD: dict[str, str] = {
     "OPENAI_BASE_URL": "ftp://example.invalid",
     "ANTHROPIC_BASE_URL": "localhost:8000",
     "OPENPROGRAM_SANDBOX": "maybe",
+    "OPENPROGRAM_DIAGNOSTICS_AFTER_EDITS": "warnings",
     "OPENPROGRAM_SANDBOX_NETWORK": "sometimes",
     "OPENPROGRAM_SANDBOX_MAX_PROCESSES": "-3",
     "OPENPROGRAM_SANDBOX_MAX_MEMORY_MB": "lots",

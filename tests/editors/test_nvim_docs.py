@@ -56,7 +56,8 @@ def test_lsp_config_file_is_a_valid_config() -> None:
         "handlers = vim.tbl_keys(cfg.handlers)}))")
     out = json.loads(_lua(code))
     assert out["cmd"] == ["openprogram-lsp", "serve"]
-    assert out["exp"]["openprogram"] == {"permissions": True, "questions": True}
+    assert out["exp"]["openprogram"] == {"permissions": True, "questions": True,
+                                         "diagnostics": True}
     assert out["root"] == "function"
     assert {"openprogram/event", "openprogram/requestPermission",
             "openprogram/askQuestion"} <= set(out["handlers"])

@@ -40,6 +40,7 @@ export const Requests = {
 export const ServerRequests = {
   requestPermission: 'openprogram/requestPermission',
   askQuestion: 'openprogram/askQuestion',
+  diagnostics: 'openprogram/diagnostics',
 } as const;
 
 /** Server → client notifications. */
@@ -415,6 +416,21 @@ export interface DiagnosticItem {
   code?: string | number | null;
 }
 
+/** `openprogram/diagnostics`: the server asks for the diagnostics the editor's language servers publish for some files (sent only to clients declaring `experimental.openprogram.diagnostics`). */
+export interface DiagnosticsParams {
+  /** The files (`file:` uris); the editor loads a file no buffer holds yet */
+  uris: string[];
+  /** Answer once no diagnostics changed for this long (0: at once, unless the file had to be loaded) */
+  settleMs: number;
+  /** Answer by then whatever the servers are doing */
+  timeoutMs: number;
+}
+
+/** The editor's answer to `openprogram/diagnostics` (its own diagnostics left out). */
+export interface DiagnosticsResponse {
+  files?: FileDiagnostics[];
+}
+
 export interface DiffFile {
   path: string;
   status: 'added' | 'modified' | 'deleted';
@@ -469,6 +485,12 @@ export interface FileChangedData {
   changes: FileChange[];
   /** The workspace folder the paths are relative to */
   root?: string;
+}
+
+/** One file's diagnostics in a `openprogram/diagnostics` answer. */
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics?: DiagnosticItem[];
 }
 
 export interface FileEntry {
@@ -1129,6 +1151,7 @@ export interface RequestTypes {
 export interface ServerRequestTypes {
   'openprogram/requestPermission': { params: PermissionRequest; result: PermissionResponse };
   'openprogram/askQuestion': { params: AskQuestionParams; result: AskQuestionResponse };
+  'openprogram/diagnostics': { params: DiagnosticsParams; result: DiagnosticsResponse };
 }
 
 /** The `data` of each event type. */

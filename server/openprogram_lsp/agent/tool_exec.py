@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openprogram_lsp.agent import prompts
+from openprogram_lsp.agent.edit_diagnostics import EditCheck
 from openprogram_lsp.agent.live_output import LiveOutput
 from openprogram_lsp.core.control_files import ANY, writes_cleared
 from openprogram_lsp.core.control_files import reason as control_reason
@@ -174,6 +175,8 @@ class ToolRunner:
                 raise
             except Exception:
                 log.exception("baseline checkpoint failed; the tool still runs")
+        check = EditCheck(ctx, call.name, call.arguments)  # what the editor sees of an edit
+        await check.before()
         try:
             with writes_cleared(cleared):
                 out = await tool.run(args, ctx)
@@ -189,6 +192,10 @@ class ToolRunner:
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if not out.is_error:
+            news = await check.after()
+            if news:
+                out = ToolOutput(f"{out.text}\n\n{news}", out.is_error, out.data)
         live.close()  # its last piece before tool.finished
         # whatever the tool, the model and the store get a cap, and no configured key
         out.text = redact(cap_text(out.text))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from openprogram_lsp.core.diagnostics import Diagnostic
 from openprogram_lsp.core.types import (
     Checkpoint,
     PermissionOutcome,
@@ -129,6 +130,24 @@ class Buffers(Protocol):
     async def apply(self, session_id: str, path: Path, old_text: str, new_text: str) -> str:
         """Replace the buffer's ``old_text`` (its whole current text) by ``new_text`` in the
         editor, unsaved; returns "" when applied, else why not."""
+        ...
+
+
+@runtime_checkable
+class LanguageServers(Protocol):
+    """What the editor's own language servers know of workspace files (editors that offer it).
+
+    Paths are absolute and already confined to the workspace by the caller.
+    """
+
+    def offers_diagnostics(self, session_id: str) -> bool:
+        """Whether the session's editor can report its language servers' diagnostics."""
+        ...
+
+    async def diagnostics(self, session_id: str, paths: list[Path], *,
+                          settle: bool) -> dict[Path, list[Diagnostic]] | None:
+        """Each file's diagnostics (``settle``: once the servers went quiet after a change,
+        bounded); None when no editor answered."""
         ...
 
 

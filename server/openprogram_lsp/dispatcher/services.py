@@ -9,7 +9,15 @@ from typing import Any
 
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
-from openprogram_lsp.core.ports import Approver, Asker, Buffers, Checkpointer, Collab, EditorHost
+from openprogram_lsp.core.ports import (
+    Approver,
+    Asker,
+    Buffers,
+    Checkpointer,
+    Collab,
+    EditorHost,
+    LanguageServers,
+)
 from openprogram_lsp.core.types import ClientOptions, PermissionMode
 from openprogram_lsp.dispatcher.runtime import Runtime
 from openprogram_lsp.events.bus import EventBus
@@ -41,6 +49,7 @@ class Services:
     asker: Asker | None = None
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # open editor documents (LSP document sync)
+    language: LanguageServers | None = None  # the editor's language servers (diagnostics)
     question_timeout: float | None = 600.0
     max_iterations: int = 50
     max_output_tokens: int = 4096

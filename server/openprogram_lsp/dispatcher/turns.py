@@ -458,7 +458,8 @@ class Dispatcher:
                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
                           question_timeout=options.question_timeout or s.question_timeout,
                           on_paths_changed=paths_changed, editor=s.editor,
-                          buffers=s.buffers, on_buffer_edit=buffer_edit,
+                          buffers=s.buffers, language=s.language,
+                          on_buffer_edit=buffer_edit,
                           questions=s.questions, settings=settings, collab=s.collab,
                           images=s.store.images)
         definition = agent_definition(s, turn)

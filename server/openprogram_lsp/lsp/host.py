@@ -28,6 +28,7 @@ from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.documents import DocumentBuffers
 from openprogram_lsp.lsp.dumps import notification
+from openprogram_lsp.lsp.language import EditorLanguageServers
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.page_keeper import PageKeeper
 from openprogram_lsp.lsp.turns import TurnRunner
@@ -71,6 +72,7 @@ class ServerHost:
         services.asker = RoutingAsker(self)
         services.client_options = self.client_options_of
         self.buffers = services.buffers = DocumentBuffers(self)
+        services.language = EditorLanguageServers(self)
         self.file_lists: dict[Path, FileList] = {}
 
     # -- connections ------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +32,15 @@ class Link(Protocol):
     async def workspace_apply_edit_async(
             self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         """``workspace/applyEdit`` to this editor."""
+
+    def request(self, method: str, params: Any, msg_id: str) -> asyncio.Future[Any]:
+        """Send a request with a known id and return the response future."""
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+
+    def forget_request(self, msg_id: str) -> None:
+        """Stop waiting for a response."""
 
     def sees(self, session_id: str | None) -> bool:
         """Whether this connection receives the events of a session."""

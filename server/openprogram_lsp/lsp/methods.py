@@ -36,6 +36,7 @@ REVOKE_RULE = "openprogram/revokeRule"
 EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
 ASK_QUESTION = "openprogram/askQuestion"
+DIAGNOSTICS = "openprogram/diagnostics"
 
 CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
@@ -50,7 +51,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
 CLIENT_NOTIFICATIONS: tuple[str, ...] = ()
 """Custom notifications an editor sends (none: cancelling uses ``$/cancelRequest``)."""
 
-SERVER_REQUESTS: tuple[str, ...] = (REQUEST_PERMISSION, ASK_QUESTION)
+SERVER_REQUESTS: tuple[str, ...] = (REQUEST_PERMISSION, ASK_QUESTION, DIAGNOSTICS)
 """Requests the server sends to editors that declare ``experimental.openprogram``."""
 
 SERVER_NOTIFICATIONS: tuple[str, ...] = (EVENT,)

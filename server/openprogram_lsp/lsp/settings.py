@@ -85,6 +85,7 @@ class ClientFeatures:
     show_message_request: bool = True
     apply_edit: bool = False  # workspace.applyEdit: edits go into unsaved buffers
     panel: bool = False  # a first-party plugin (experimental.openprogram.panel) shows turns
+    diagnostics: bool = False  # answers openprogram/diagnostics (its language servers' view)
 
 
 @dataclass(slots=True)
@@ -157,6 +158,7 @@ def client_features(capabilities: Any) -> ClientFeatures:
         panel=op.get("permissions") is True,
         permissions=op.get("permissions") is True,
         questions=op.get("questions") is True,
+        diagnostics=op.get("diagnostics") is True,
         work_done_progress=bool(getattr(window, "work_done_progress", False)),
         show_message_request=True,
     )

@@ -773,6 +773,31 @@ class AskQuestionResponse(Params):
     cancelled: bool = False
 
 
+class DiagnosticsParams(Result):
+    """``openprogram/diagnostics``: the server asks for the diagnostics the editor's language
+    servers publish for some files (sent only to clients declaring
+    ``experimental.openprogram.diagnostics``)."""
+
+    uris: list[str] = Field(description="The files (``file:`` uris); the editor loads a file "
+                                        "no buffer holds yet")
+    settle_ms: int = Field(description="Answer once no diagnostics changed for this long (0: "
+                                       "at once, unless the file had to be loaded)")
+    timeout_ms: int = Field(description="Answer by then whatever the servers are doing")
+
+
+class FileDiagnostics(Params):
+    """One file's diagnostics in a ``openprogram/diagnostics`` answer."""
+
+    uri: str = Field(max_length=MAX_PATH + 16)
+    diagnostics: list[DiagnosticItem] = Field(default_factory=list, max_length=2000)
+
+
+class DiagnosticsResponse(Params):
+    """The editor's answer to ``openprogram/diagnostics`` (its own diagnostics left out)."""
+
+    files: list[FileDiagnostics] = Field(default_factory=list, max_length=100)
+
+
 class EventNotification(Result):
     """``openprogram/event``: one event of the bus (``sessionId`` null: a workspace event)."""
 
@@ -1015,6 +1040,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/requestPermission": (PermissionRequest, PermissionResponse),
     "openprogram/askQuestion": (AskQuestionParams, AskQuestionResponse),
+    "openprogram/diagnostics": (DiagnosticsParams, DiagnosticsResponse),
 }
 """Server -> client requests: params model and response model."""
 

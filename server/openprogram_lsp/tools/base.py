@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from openprogram_lsp.config import Settings
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.images import ImageBlobs
-from openprogram_lsp.core.ports import Asker, Buffers, CallSite, Collab, EditorHost
+from openprogram_lsp.core.ports import Asker, Buffers, CallSite, Collab, EditorHost, LanguageServers
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
 from openprogram_lsp.events.questions import QuestionRegistry
 
@@ -35,6 +35,7 @@ class ToolContext:
     collab: Collab | None = None  # subagents and send_message (the collab tools)
     editor: EditorHost | None = None
     buffers: Buffers | None = None  # the LSP editor's open documents
+    language: LanguageServers | None = None  # the editor's language servers (diagnostics)
     grant: str | None = None  # what the approval of this call granted beyond it ("bypass")
     on_output: Callable[[str], None] | None = None  # live output of this call, as it comes
     emit: Callable[[str, dict[str, Any]], None] | None = None  # an event of this turn (bus)

@@ -51,6 +51,7 @@ M.server_methods = {
   EVENT = 'openprogram/event',
   REQUEST_PERMISSION = 'openprogram/requestPermission',
   ASK_QUESTION = 'openprogram/askQuestion',
+  DIAGNOSTICS = 'openprogram/diagnostics',
 }
 
 --- Event types carried by `openprogram/event`.
@@ -82,8 +83,8 @@ M.events = {
   MCP_TOOLS_ADDED = 'mcp.tools_added',
 }
 
---- The experimental client capability that turns on the two custom server requests.
-M.capability = { permissions = true, questions = true }
+--- The experimental client capability that turns on the custom server requests.
+M.capability = { permissions = true, questions = true, diagnostics = true }
 
 --- Params and result type of each client request (for annotations).
 M.request_types = {
@@ -383,6 +384,14 @@ M.event_types = {
 ---@field source? string|vim.NIL
 ---@field code? string|integer|vim.NIL
 
+---@class openprogram.DiagnosticsParams `openprogram/diagnostics`: the server asks for the diagnostics the editor's language servers publish for some files (sent only to clients declaring `experimental.openprogram.diagnostics`).
+---@field uris string[] The files (`file:` uris); the editor loads a file no buffer holds yet
+---@field settleMs integer Answer once no diagnostics changed for this long (0: at once, unless the file had to be loaded)
+---@field timeoutMs integer Answer by then whatever the servers are doing
+
+---@class openprogram.DiagnosticsResponse The editor's answer to `openprogram/diagnostics` (its own diagnostics left out).
+---@field files? openprogram.FileDiagnostics[]
+
 ---@class openprogram.DiffFile
 ---@field path string
 ---@field status 'added'|'modified'|'deleted'
@@ -421,6 +430,10 @@ M.event_types = {
 ---@class openprogram.FileChangedData Files of a watched workspace folder changed (any process); `sessionId` is null.
 ---@field changes openprogram.FileChange[]
 ---@field root? string The workspace folder the paths are relative to
+
+---@class openprogram.FileDiagnostics One file's diagnostics in a `openprogram/diagnostics` answer.
+---@field uri string
+---@field diagnostics? openprogram.DiagnosticItem[]
 
 ---@class openprogram.FileEntry
 ---@field path string Relative to the workspace folder, with /

@@ -89,8 +89,9 @@ def render(wire: Wire) -> str:
     out.append("")
     out += _enum("EventType", "Event types carried by `openprogram/event`.",
                  {constant_key(e): e for e in t["eventTypes"]})
-    out += ["", "--- The experimental client capability that turns on the two custom server "
-            "requests.", "M.capability = { permissions = true, questions = true }", ""]
+    out += ["", "--- The experimental client capability that turns on the custom server "
+            "requests.", "M.capability = { permissions = true, questions = true, "
+            "diagnostics = true }", ""]
     out += ["--- Params and result type of each client request (for annotations).",
             "M.request_types = {"]
     out += [f"  ['{m}'] = {{ params = 'openprogram.{p}', result = 'openprogram.{r}' }},"

@@ -1,0 +1,202 @@
+--[[
+Answers `openprogram/diagnostics`: what Neovim's other language servers report for some files
+(`vim.diagnostic.get`), once they settle.
+
+A file no buffer holds is loaded (hidden) and its filetype detected, so the user's servers attach
+as they would on `:edit`; an unmodified buffer whose file changed on disk is reloaded first. The
+answer waits for the servers: after the request, at least one `DiagnosticChanged` of each buffer
+a server is attached to, then `settleMs` without another one (a buffer just loaded waits even
+when `settleMs` is 0), and never longer than `timeoutMs`. The openprogram client's own
+diagnostics are left out.
+]]
+
+local M = {}
+
+local MAX_ITEMS = 500 -- per file
+local MAX_MESSAGE = 2000 -- characters
+
+--- Namespaces of the openprogram clients' diagnostics (push and pull).
+---@return table<integer, boolean>
+local function own_namespaces()
+  local skip = {}
+  for _, c in ipairs(vim.lsp.get_clients({ name = require('openprogram.client').name })) do
+    for _, pull in ipairs({ false, true }) do
+      local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, c.id, pull)
+      if ok and ns then
+        skip[ns] = true
+      end
+    end
+  end
+  return skip
+end
+
+--- Whether a language server other than openprogram is attached to the buffer (or starting).
+---@param bufnr integer
+---@return boolean
+local function served(bufnr)
+  local name = require('openprogram.client').name
+  for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true })) do
+    if c.name ~= name then
+      return true
+    end
+  end
+  return false
+end
+
+--- The buffer of a file uri, loaded; whether it had to be loaded now, or reloaded from disk.
+---@param uri string
+---@return integer? bufnr
+---@return boolean fresh
+---@return boolean reloaded
+local function buffer(uri)
+  if type(uri) ~= 'string' or not uri:match('^file:') then
+    return nil, false, false
+  end
+  local fname = vim.uri_to_fname(uri)
+  local existed = vim.fn.bufexists(fname) == 1
+  local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
+  if not ok then
+    return nil, false, false
+  end
+  local fresh = not vim.api.nvim_buf_is_loaded(bufnr)
+  if fresh then
+    if vim.fn.filereadable(fname) == 0 then
+      return nil, false, false
+    end
+    vim.fn.bufload(bufnr)
+    if vim.bo[bufnr].filetype == '' then
+      vim.api.nvim_buf_call(bufnr, function()
+        vim.cmd('silent! filetype detect')
+      end)
+    end
+    if not served(bufnr) then -- no server checks it: leave no buffer behind
+      if not existed then
+        pcall(vim.api.nvim_buf_delete, bufnr, { force = true })
+      end
+      return nil, false, false
+    end
+    return bufnr, fresh, false
+  end
+  local reloaded = false
+  if not vim.bo[bufnr].modified then
+    local tick = vim.b[bufnr].changedtick
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd('silent! checktime')
+    end)
+    reloaded = vim.b[bufnr].changedtick ~= tick
+  end
+  return bufnr, fresh, reloaded
+end
+
+--- Pause the handler's coroutine (or the whole editor when there is none) for `ms`.
+---@param ms integer
+local function sleep(ms)
+  local co = coroutine.running()
+  if co and coroutine.isyieldable() then
+    vim.defer_fn(function()
+      coroutine.resume(co)
+    end, ms)
+    coroutine.yield()
+  else
+    vim.wait(ms)
+  end
+end
+
+---@param d vim.Diagnostic
+---@return table
+local function item(d)
+  local message = tostring(d.message or '')
+  if #message > MAX_MESSAGE then
+    message = message:sub(1, MAX_MESSAGE)
+  end
+  local code = d.code
+  if type(code) ~= 'string' and type(code) ~= 'number' then
+    code = nil
+  end
+  local source = type(d.source) == 'string' and d.source:sub(1, 200) or nil
+  return {
+    range = {
+      start = { line = d.lnum, character = d.col or 0 },
+      ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col or 0 },
+    },
+    message = message,
+    severity = d.severity,
+    source = source,
+    code = code,
+  }
+end
+
+---@param params {uris: string[], settleMs?: integer, timeoutMs?: integer}
+---@return table
+function M.handle(params, _)
+  local settle = math.max(0, math.min(tonumber(params.settleMs) or 0, 5000))
+  local timeout = math.max(0, math.min(tonumber(params.timeoutMs) or 1500, 10000))
+  local start = vim.uv.now()
+  local name = require('openprogram.client').name
+  local others = vim.tbl_filter(function(c)
+    return c.name ~= name
+  end, vim.lsp.get_clients({ _uninitialized = true }))
+  if #others == 0 then -- no language server runs: nothing to load or wait for
+    return { files = {} }
+  end
+  local changed = {} ---@type table<integer, integer> bufnr -> last DiagnosticChanged
+  local files = {} ---@type {uri: string, bufnr: integer}[]
+  local wait = {} ---@type table<integer, integer> bufnr -> quiet ms it waits for
+  local full = {} ---@type table<integer, boolean> a change that carried diagnostics came
+  local reloads = {} ---@type table<integer, boolean>
+  for _, uri in ipairs(type(params.uris) == 'table' and params.uris or {}) do
+    local bufnr, fresh, reloaded = buffer(uri)
+    if bufnr then
+      table.insert(files, { uri = uri, bufnr = bufnr })
+      reloads[bufnr] = reloaded
+      if served(bufnr) and (settle > 0 or fresh) then
+        wait[bufnr] = math.max(settle, fresh and 300 or 0)
+      end
+    end
+  end
+  -- only what comes after the loads and reloads (a reload first clears the old diagnostics)
+  local group = vim.api.nvim_create_augroup('openprogram.diagnostics.' .. start .. '.'
+    .. math.random(1e9), { clear = true })
+  vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(a)
+      changed[a.buf] = vim.uv.now()
+      local data = a.data or {}
+      if type(data.diagnostics) == 'table' and #data.diagnostics > 0 then
+        full[a.buf] = true
+      end
+    end,
+  })
+  while vim.uv.now() - start < timeout do
+    local now, done = vim.uv.now(), true
+    for bufnr, quiet in pairs(wait) do
+      -- a reload closes and reopens the document: servers first clear its diagnostics (an
+      -- empty change that is no answer), so only an empty state that lasts counts
+      if reloads[bufnr] and not full[bufnr] then
+        quiet = quiet * 3
+      end
+      if not changed[bufnr] or now - changed[bufnr] < quiet then
+        done = false
+      end
+    end
+    if done then
+      break
+    end
+    sleep(20)
+  end
+  pcall(vim.api.nvim_del_augroup_by_id, group)
+  local skip = own_namespaces()
+  local out = {}
+  for _, f in ipairs(files) do
+    local items = {}
+    for _, d in ipairs(vim.diagnostic.get(f.bufnr)) do
+      if not skip[d.namespace] and #items < MAX_ITEMS then
+        table.insert(items, item(d))
+      end
+    end
+    table.insert(out, { uri = f.uri, diagnostics = items })
+  end
+  return { files = out }
+end
+
+return M

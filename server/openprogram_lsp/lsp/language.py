@@ -1,0 +1,81 @@
+"""The editor's language servers as the ``LanguageServers`` port (``openprogram/diagnostics``).
+
+Only the connection driving a session is asked, and only when it declared
+``experimental.openprogram.diagnostics``; the editor waits for its servers to settle (bounded
+by ``timeout_ms``) and we wait a little longer for its answer, never more.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+from pygls.uris import from_fs_path
+
+from openprogram_lsp.core.diagnostics import Diagnostic
+from openprogram_lsp.lsp import methods
+from openprogram_lsp.lsp.documents import doc_path
+from openprogram_lsp.lsp.prompts import Withdrawn, _ask_client, _result_dict
+from openprogram_lsp.lsp.wire import DiagnosticsParams, DiagnosticsResponse
+
+if TYPE_CHECKING:
+    from openprogram_lsp.lsp.link import Links
+
+log = logging.getLogger(__name__)
+
+SETTLE_MS = 300  # no change for this long: the servers are done with the edit
+TIMEOUT_MS = 1500  # the editor answers by then whatever its servers do
+SLACK = 0.5  # seconds we allow the answer on top of the editor's own bound
+
+
+class EditorLanguageServers:
+    """Diagnostics of the session's editor's language servers."""
+
+    def __init__(self, host: Links, *, settle_ms: int = SETTLE_MS,
+                 timeout_ms: int = TIMEOUT_MS) -> None:
+        self.host = host
+        self.settle_ms = settle_ms
+        self.timeout_ms = timeout_ms
+
+    def offers_diagnostics(self, session_id: str) -> bool:
+        """Whether the driving editor declared ``experimental.openprogram.diagnostics``."""
+        link = self.host.owner_for(session_id)
+        return link is not None and link.settings.client.diagnostics
+
+    async def diagnostics(self, session_id: str, paths: list[Path], *,
+                          settle: bool) -> dict[Path, list[Diagnostic]] | None:
+        """Each file's diagnostics as the editor has them; None when it did not answer."""
+        link = self.host.owner_for(session_id)
+        if link is None or not link.settings.client.diagnostics or not paths:
+            return None
+        by_real = {os.path.realpath(p): p for p in paths}
+        params = DiagnosticsParams(uris=[from_fs_path(str(p)) or "" for p in paths],
+                                   settle_ms=self.settle_ms if settle else 0,
+                                   timeout_ms=self.timeout_ms)
+        try:
+            raw = _result_dict(await _ask_client(link, methods.DIAGNOSTICS, params.wire(),
+                                                 self.timeout_ms / 1000 + SLACK))
+            resp = DiagnosticsResponse.model_validate(raw or {})
+        except Withdrawn as exc:
+            log.info("no diagnostics from the editor: %s", exc.reason)
+            return None
+        except ValidationError as exc:
+            log.info("the editor's diagnostics are malformed: %s", exc)
+            return None
+        out: dict[Path, list[Diagnostic]] = {p: [] for p in paths}
+        for f in resp.files:
+            real = doc_path(f.uri)
+            path = by_real.get(real) if real is not None else None
+            if path is None:  # a file we did not ask about: not ours to report
+                continue
+            out[path] = [Diagnostic(line=d.range.start.line, character=d.range.start.character,
+                                    message=d.message, severity=d.severity or 1,
+                                    source=d.source or "",
+                                    code="" if d.code is None else str(d.code))
+                         for d in f.diagnostics]
+        return out
+
+
