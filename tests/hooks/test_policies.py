@@ -50,3 +50,11 @@ def test_untested_edits() -> None:
     assert w.note() == "This turn changed code (src/a.py) but ran no tests."
     w.saw("run_command", {"command": "npm run test -- --watch=false"}, True)
     assert w.note() is None
+    failing = UntestedEdits()
+    failing.saw("edit_file", {"path": "src/a.py"}, True)
+    failing.saw("run_command", {"command": "python -m pytest -q tests"}, False)
+    assert failing.note() is None  # failing tests were still run
+    other = UntestedEdits()
+    other.saw("edit_file", {"path": "src/a.py"}, True)
+    other.saw("run_command", {"command": "false"}, False)
+    assert other.note() is not None

@@ -349,3 +349,13 @@ def test_untested_edits_are_noted(make_dispatcher: Make, script: Callable) -> No
     assert untested.warnings == ["This turn changed code (src/a.py) but ran no tests."]
     tested = run(d)
     assert not tested.warnings
+
+
+def test_a_failing_test_run_counts_as_tests_run(make_dispatcher: Make, script: Callable) -> None:
+    d = make_dispatcher(script([call("write_file", path="src/a.py", content="x = 1\n"),
+                                call("run_command", command="pytest -q; exit 1"),
+                                text("the tests fail")]), permission_mode="bypass")
+    result = run(d)
+    [_, cmd] = reply(d, result).tool_calls
+    assert cmd.status == "failed"
+    assert not any("ran no tests" in w for w in result.warnings or [])

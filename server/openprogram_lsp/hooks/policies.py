@@ -168,7 +168,14 @@ class UntestedEdits:
     edited_paths: tuple[str, ...] = ()
 
     def saw(self, tool: str, arguments: dict[str, object], ok: bool) -> None:
-        """Record a finished tool call."""
+        """Record a finished tool call (one that ran: a refused call never gets here).
+
+        A test command counts whatever its outcome: failing tests were still run."""
+        if tool == "run_command":
+            command = arguments.get("command")
+            if isinstance(command, str) and _TEST.search(command):
+                self.tested = True
+            return
         if not ok:
             return
         if tool in ("write_file", "edit_file", "multi_edit"):
@@ -177,10 +184,6 @@ class UntestedEdits:
                 self.edited = True
                 if path not in self.edited_paths:
                     self.edited_paths = (*self.edited_paths, path)
-        elif tool == "run_command":
-            command = arguments.get("command")
-            if isinstance(command, str) and _TEST.search(command):
-                self.tested = True
 
     def note(self) -> str | None:
         """The note for a turn that changed code and ran no test, else None."""
