@@ -1,19 +1,23 @@
 --[[
-Approvals in a floating window of our own (`setup({ approvals = { ui = 'float' } })`, the
-default): the whole request (title, every part of a command, a child's task, the complete diff,
-scrollable) with the server's options in the window bar.
+Approvals and `ask_user` questions in a floating window of our own (`setup({ approvals = { ui =
+'float' } })`, the default): the whole request (title, every part of a command, a child's task,
+the complete diff, scrollable; or the question with its options) with the choices in the window
+bar.
 
 The float opens without taking the cursor, so keys the user is typing elsewhere never answer
-it: its border is highlighted and a notification says an approval waits. `:OpenProgramApproval`
-(or `ga` in the panel) moves into it; there `1`..`4` or <CR> on an option line choose, `q`
-goes back without answering. Requests that arrive while one is open wait their turn. When the
-server withdraws a request (timeout, cancelled turn) its float closes at once.
+it: its border is highlighted and a notification says a request waits. `:OpenProgramApproval`
+(or `ga` in the panel) moves into it; there a number or <CR> on an option line choose, `q`
+goes back without answering. A question's "Type an answer…" asks for free text (only once the
+user is in the float). Requests that arrive while one is open wait their turn. When the server
+withdraws a request (timeout, cancelled turn, answered elsewhere) its float closes at once.
 ]]
 
 local M = {}
 
 ---@class openprogram.FloatRequest
----@field params table requestPermission params
+---@field params table requestPermission params, or askQuestion params when `question`
+---@field question? boolean
+---@field choices? {label: string, value?: any, free?: boolean}[] a question's choices
 ---@field resolve fun(value: any)
 ---@field buf? integer
 ---@field win? integer
@@ -75,6 +79,38 @@ function M.lines(params)
   return out, options_at
 end
 
+--- A question's choices: its options, "Type an answer…" when free text is allowed (or there
+--- are no options), and "Decline to answer".
+---@param params table askQuestion params
+---@return {label: string, value?: any, free?: boolean}[]
+function M.question_choices(params)
+  local out = {}
+  local options = params.options ~= vim.NIL and params.options or {}
+  for _, o in ipairs(options) do
+    table.insert(out, { label = tostring(o), value = tostring(o) })
+  end
+  if params.allowFreeText or #out == 0 then
+    table.insert(out, { label = 'Type an answer…', free = true })
+  end
+  table.insert(out, { label = 'Decline to answer', value = false })
+  return out
+end
+
+--- The lines a question's float shows, and where its choices start (1-based).
+---@param params table askQuestion params
+---@param choices {label: string}[]
+---@return string[] lines
+---@return integer options_at
+function M.question_lines(params, choices)
+  local out = vim.split(tostring(params.question or '?'), '\n', { plain = true })
+  table.insert(out, '')
+  local options_at = #out + 1
+  for i, c in ipairs(choices) do
+    table.insert(out, ('[%d] %s'):format(i, c.label))
+  end
+  return out, options_at
+end
+
 ---@return openprogram.FloatRequest?
 local function showing()
   local r = M.queue[1]
@@ -112,48 +148,103 @@ local function settle(r, value)
   vim.schedule(show_next)
 end
 
+--- Cut `text` to `width` display cells, from the right (the start of a title is what names it).
+---@param text string
+---@param width integer
+---@return string
+local function fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, math.max(1, width - 1)) .. '…'
+end
+
 ---@param r openprogram.FloatRequest
 local function open(r)
-  local lines, options_at = M.lines(r.params)
+  local lines, options_at, labels, title
+  if r.question then
+    r.choices = r.choices or M.question_choices(r.params)
+    lines, options_at = M.question_lines(r.params, r.choices)
+    labels = vim.tbl_map(function(c)
+      return c.label
+    end, r.choices)
+    title = 'Question: ' .. (vim.split(tostring(r.params.question or '?'), '\n', { plain = true })[1] or '?')
+  else
+    lines, options_at = M.lines(r.params)
+    labels = vim.tbl_map(function(o)
+      return o.name or o.optionId
+    end, r.params.options or {})
+    local tc = r.params.toolCall or {}
+    title = 'Approval waiting: ' .. (tc.title or tc.name or '?')
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = 'diff' -- the diff part is highlighted; the header reads as plain text
+  vim.bo[buf].filetype = r.question and 'markdown' or 'diff' -- the diff part is highlighted
   local cols, rows = vim.o.columns, vim.o.lines
   local width = math.min(math.max(50, math.floor(cols * 0.6)), cols - 4)
-  local height = math.max(5, math.min(#lines, rows - 6))
-  local tc = r.params.toolCall or {}
+  local height = math.max(5, math.min(#lines, math.floor((rows - 6) / 2)))
   local waiting = #M.queue > 1 and (' · %d more waiting'):format(#M.queue - 1) or ''
+  local n = #labels
+  local footer = (' :OpenProgramApproval to answer · %s choose · q back '):format(
+    n > 1 and ('1-%d'):format(n) or '1')
+  -- keep clear of the line the user is typing on: the half of the screen without the cursor
+  local cursor_row = vim.fn.screenrow()
+  local top = cursor_row > rows / 2 and 1 or math.max(1, rows - height - 4)
   local win = vim.api.nvim_open_win(buf, false, {
-    relative = 'editor', row = math.max(0, math.floor((rows - height) / 2) - 1),
-    col = math.floor((cols - width) / 2), width = width, height = height, border = 'double',
-    title = (' Approval waiting: %s%s '):format(tc.title or tc.name or '?', waiting), title_pos = 'center',
-    footer = ' :OpenProgramApproval to answer · 1-4 choose · q back ', footer_pos = 'center',
+    relative = 'editor', row = top, col = math.floor((cols - width) / 2), width = width,
+    height = height, border = 'double', style = 'minimal',
+    title = ' ' .. fit(title, width - 4 - #waiting) .. waiting .. ' ', title_pos = 'center',
+    footer = fit(footer, width - 2), footer_pos = 'center',
     focusable = true, zindex = 60,
   })
   vim.wo[win].winhighlight = 'FloatBorder:DiagnosticWarn,FloatTitle:DiagnosticWarn'
-  vim.wo[win].wrap = false
+  vim.wo[win].wrap = r.question == true
   vim.wo[win].cursorline = true
+  -- every option keeps a share of the bar (the full names are the option lines below)
+  local share = math.max(6, math.floor(width / math.max(1, n)) - 5)
   local bar = {}
-  for i, o in ipairs(r.params.options or {}) do
-    table.insert(bar, ('%d %s'):format(i, o.name or o.optionId))
+  for i, l in ipairs(labels) do
+    table.insert(bar, ('%d %s'):format(i, fit(l, share)))
   end
   vim.wo[win].winbar = (table.concat(bar, ' · '):gsub('%%', '%%%%'))
-  for i = options_at, options_at + #(r.params.options or {}) - 1 do
+  for i = options_at, options_at + n - 1 do
     vim.api.nvim_buf_set_extmark(buf, ns, i - 1, 0, { line_hl_group = 'PmenuSel', end_col = 0 })
   end
   r.buf, r.win = buf, win
-  local function choose(i)
-    local o = (r.params.options or {})[i]
-    if o then
-      settle(r, o)
+  local function back()
+    if r.prev_win and vim.api.nvim_win_is_valid(r.prev_win) then
+      vim.api.nvim_set_current_win(r.prev_win)
     end
+  end
+  local function choose(i)
+    if not r.question then
+      local o = (r.params.options or {})[i]
+      if o then
+        settle(r, o)
+      end
+      return
+    end
+    local c = r.choices[i]
+    if not c then
+      return
+    end
+    if not c.free then
+      settle(r, c.value)
+      return
+    end
+    -- free text: asked here, after the user moved into the float and chose to type
+    vim.ui.input({ prompt = tostring(r.params.question or '?') .. ' ' }, function(text)
+      if text and text ~= '' and r.win then
+        settle(r, text)
+      end
+    end)
   end
   local function map(lhs, fn)
     vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
   end
-  for i = 1, #(r.params.options or {}) do
+  for i = 1, math.min(n, 9) do
     map(tostring(i), function()
       choose(i)
     end)
@@ -162,18 +253,11 @@ local function open(r)
     local row = vim.api.nvim_win_get_cursor(win)[1]
     choose(row - options_at + 1)
   end)
-  map('q', function()
-    if r.prev_win and vim.api.nvim_win_is_valid(r.prev_win) then
-      vim.api.nvim_set_current_win(r.prev_win)
-    end
-  end)
-  map('<Esc>', function()
-    if r.prev_win and vim.api.nvim_win_is_valid(r.prev_win) then
-      vim.api.nvim_set_current_win(r.prev_win)
-    end
-  end)
-  vim.notify(('openprogram: approval waiting: %s (:OpenProgramApproval to answer)'):format(
-    tc.title or tc.name or '?'), vim.log.levels.WARN)
+  map('q', back)
+  map('<Esc>', back)
+  vim.notify(('openprogram: %s (:OpenProgramApproval to answer)'):format(
+    r.question and ('question waiting: ' .. tostring(r.params.question or '?')) or title),
+    vim.log.levels.WARN)
 end
 
 show_next = function()
@@ -188,7 +272,7 @@ end
 function M.focus()
   local r = showing()
   if not r then
-    vim.notify('openprogram: no approval is waiting', vim.log.levels.INFO)
+    vim.notify('openprogram: no approval or question is waiting', vim.log.levels.INFO)
     return false
   end
   local cur = vim.api.nvim_get_current_win()
@@ -213,6 +297,26 @@ end
 function M.ask(params, resolve)
   ---@type openprogram.FloatRequest
   local r = { params = params, resolve = resolve }
+  table.insert(M.queue, r)
+  show_next()
+  return function(value)
+    for _, q in ipairs(M.queue) do
+      if q == r then
+        settle(r, value)
+        return
+      end
+    end
+  end
+end
+
+--- Ask a question through the float; `resolve` gets the answer text, false (declined), or what
+--- a withdrawal passes.
+---@param params table askQuestion params
+---@param resolve fun(value: any)
+---@return fun(value: any) settle_from_outside
+function M.ask_question(params, resolve)
+  ---@type openprogram.FloatRequest
+  local r = { params = params, resolve = resolve, question = true }
   table.insert(M.queue, r)
   show_next()
   return function(value)

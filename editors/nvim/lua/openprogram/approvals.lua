@@ -1,5 +1,8 @@
 --[[
-Answers `openprogram/requestPermission` with `vim.ui.select` over the server's options.
+Answers `openprogram/requestPermission`: in our float by default (`approval_float.lua`), or with
+`approvals = { ui = 'select' }` through `vim.ui.select` over the server's options, opened only
+once the user is idle (`idle.lua`: Normal mode, no typeahead, no key for a moment), so keys
+typed for another window never answer it.
 
 The prompt names the tool's title; for an edit the proposed diff opens in a preview split
 (filetype diff) while the choice is pending. When the server gives up on the prompt (timeout,
@@ -206,29 +209,34 @@ function M.handle(params, ctx)
     end
     -- keyed by turn id + call id: the pair the server guarantees unique
     local answered = false
+    local cancel_wait = function() end
     untrack = async.track(params.turnId, function(v)
       answered = true
+      cancel_wait() -- withdrawn before the user was idle: the prompt never opens
       close() -- withdrawn: the preview goes with the prompt, in the same tick
       resolve(v)
     end, tc.toolCallId)
     local choose = require('openprogram.choose')
     local row = choose.pin('permission') -- a late answer must still find its cursor row
-    vim.ui.select(options, {
-      prompt = M.prompt(tc),
-      kind = 'openprogram.permission',
-      format_item = function(o)
-        return o.name
-      end,
-    }, function(item)
-      choose.unpin(row)
-      if answered and item then
-        -- the picker outlived its request (a picker plugin cannot be closed from here)
-        vim.notify(('openprogram: too late: the approval of %s was already withdrawn; nothing ran'):format(
-          tc.title or tc.name or '?'), vim.log.levels.WARN)
-        return
-      end
-      answered = true
-      resolve(item or false)
+    -- vim.ui.select may take the keyboard (inputlist): only once the user is idle
+    cancel_wait = require('openprogram.idle').run(function()
+      vim.ui.select(options, {
+        prompt = M.prompt(tc),
+        kind = 'openprogram.permission',
+        format_item = function(o)
+          return o.name
+        end,
+      }, function(item)
+        choose.unpin(row)
+        if answered and item then
+          -- the picker outlived its request (a picker plugin cannot be closed from here)
+          vim.notify(('openprogram: too late: the approval of %s was already withdrawn; nothing ran'):format(
+            tc.title or tc.name or '?'), vim.log.levels.WARN)
+          return
+        end
+        answered = true
+        resolve(item or false)
+      end)
     end)
   end, timeout, false)
   untrack()

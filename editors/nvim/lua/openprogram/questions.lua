@@ -1,6 +1,10 @@
 --[[
-Answers `openprogram/askQuestion`: `vim.ui.select` when the question has options (plus an
-"Other…" entry when free text is allowed), `vim.ui.input` otherwise.
+Answers `openprogram/askQuestion`. By default (`approvals = { ui = 'float' }`) in a float of its
+own like an approval (`approval_float.lua`): it never takes the cursor, and is answered only
+after the user moves into it (`:OpenProgramApproval`, `ga` in the panel). With `approvals = {
+ui = 'select' }`: `vim.ui.select` when the question has options (plus an "Other…" entry when
+free text is allowed), `vim.ui.input` otherwise, opened only once the user is idle
+(`idle.lua`), so keys typed for another window never answer it.
 
 Example params:
   { sessionId = 's1', turnId = 't1', questionId = 'q1', question = 'Which file?',
@@ -33,13 +37,20 @@ local function ask(turn_id, question_id, start)
   local untrack = function() end
   local choose = require('openprogram.choose')
   local row = choose.pin('question') -- a picker plugin restores this cursor row when it answers
+  local cancel_wait = function() end
   local value = async.await(function(resolve)
-    untrack = async.track(turn_id, resolve, question_id)
-    start(function(v)
-      choose.unpin(row) -- only when the picker itself answered (a late answer restores it too)
+    untrack = async.track(turn_id, function(v)
+      cancel_wait() -- withdrawn before the user was idle: never opened
       resolve(v)
+    end, question_id)
+    cancel_wait = require('openprogram.idle').run(function()
+      start(function(v)
+        choose.unpin(row) -- only when the picker itself answered (a late answer restores it too)
+        resolve(v)
+      end)
     end)
   end, require('openprogram.config').prompt_wait_ms(), false)
+  cancel_wait()
   untrack()
   return value
 end
@@ -131,6 +142,16 @@ end
 ---@param question string
 ---@return string|false
 function M.answer(params, question)
+  if (require('openprogram.config').options.approvals or {}).ui ~= 'select' then
+    local untrack = function() end
+    local answer = async.await(function(resolve)
+      local settle = require('openprogram.approval_float').ask_question(params, resolve)
+      -- a withdrawal (timeout, turn ended, answered elsewhere) closes the float as well
+      untrack = async.track(params.turnId, settle, params.questionId)
+    end, require('openprogram.config').prompt_wait_ms(), false)
+    untrack()
+    return type(answer) == 'string' and answer or false
+  end
   local options = params.options
   if options == vim.NIL then
     options = nil
