@@ -273,3 +273,53 @@ def test_daily_use_input_layout_mode_and_quit(env: dict[str, Path]) -> None:
     assert out["visible_after_toggle"] is False
     assert out["draft_modified"] is False
     assert "qa_error" not in out  # :qa quit Neovim, so nothing was written after flush
+
+
+def test_a_question_while_typing_elsewhere_waits_in_its_float(env: dict[str, Path]) -> None:
+    out = run_scripted(env, "question_typing", [
+        {"tool_calls": [{"name": "ask_user", "arguments": {
+            "question": "Which file?", "options": ["a.txt", "b.txt"]}}]},
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Favourite colour?"}}]},
+        {"text": "Thanks, noted."},
+    ])
+    assert out["cur_is_code"]
+    assert out["code"] == ["", "hello world"]  # the keys went where the user aimed them
+    assert out["still_open"] and out["pending_after_typing"] == 1 and out["turns_after_typing"] == 0
+    lines = out["float_lines"]
+    assert lines[0] == "Which file?"
+    assert lines[2:] == ["[1] a.txt", "[2] b.txt", "[3] Type an answer…", "[4] Decline to answer"]
+    assert "1-4 choose" in out["footer"][0][0]
+    assert out["focused"] and out["back_in_code"]
+    assert "[1] Type an answer…" in out["float2_lines"]
+    assert out["inputs"] == ["Favourite colour? "]
+    calls = [c for n in out["history"]["nodes"] for c in n.get("toolCalls", [])]
+    assert [c["output"] for c in calls] == ["b.txt", "teal"]
+    assert out["pending"] == 0 and out["queue"] == 0
+    assert "Thanks, noted." in joined(out["lines"])
+
+
+def test_a_select_question_waits_until_the_user_is_idle(env: dict[str, Path]) -> None:
+    out = run_scripted(env, "question_idle", [
+        {"tool_calls": [{"name": "ask_user", "arguments": {
+            "question": "Which file?", "options": ["a.txt", "b.txt"]}}]},
+        {"text": "Thanks."},
+    ])
+    assert out["mode_typing"] == "i" and out["asked"]
+    assert out["selects_while_typing"] == 0
+    [sel] = out["selects"]
+    assert sel["code"] == ["", "hello world"] and sel["mode"] == "n"
+    assert out["code"] == ["", "hello world"]
+    calls = [c for n in out["history"]["nodes"] for c in n.get("toolCalls", [])]
+    assert [c["output"] for c in calls] == ["a.txt"]
+
+
+def test_a_message_sent_before_initialize_is_queued_without_blocking(env: dict[str, Path]) -> None:
+    # the installed command (exec, not a fork of a warm server): a real start
+    out = run_scripted(env, "start_queue", [{"text": "Hello back."}], exec_server=True)
+    assert not out["initialized_after_send"] and out["queued"] == 1
+    assert "starting…" in out["winbar"]
+    assert out["echo_while_starting"]
+    assert out["queued_after"] == 0 and "starting…" not in out["winbar_after"]
+    users = [n for n in out["history"]["nodes"] if n["role"] == "user"]
+    assert [n["text"] for n in users] == ["hello before ready"]
+    assert "Hello back." in joined(out["lines"])

@@ -112,11 +112,21 @@ local function serves(client, root)
   return false
 end
 
+--- workspace root -> id of the client the plugin started there (also before `initialize`)
+---@type table<string, integer>
+M.started = {}
+
 --- A running openprogram client for the workspace, if any.
 ---@param root? string
 ---@return vim.lsp.Client?
 function M.find(root)
   root = root or M.root()
+  -- vim.lsp.get_clients() lists a client only once it answered `initialize`
+  local id = M.started[root]
+  local mine = id and vim.lsp.get_client_by_id(id)
+  if mine and not (mine.is_stopped and mine:is_stopped()) then
+    return mine
+  end
   local clients = vim.lsp.get_clients({ name = M.name })
   for _, c in ipairs(clients) do
     if serves(c, root) and not (c.is_stopped and c:is_stopped()) then
@@ -126,53 +136,150 @@ function M.find(root)
   return nil
 end
 
---- Find or start the client for the current workspace and wait (bounded) for `initialize`.
+--- Requests made before the server answered `initialize`, per client id: sent on `initialize`.
+---@type table<integer, {id: integer, method: string, params: table, handler: fun(err: any, result: any)}[]>
+M.queued = {}
+--- queued id -> the id it was sent with
+---@type table<integer, integer>
+M.sent_ids = {}
+local next_queued = 0
+
+--- Flush the queue once the client finished `initialize`, also for a client started elsewhere
+--- (`vim.lsp.enable`) whose on_init is not ours. Bounded: gives up when the client stops.
+---@param client vim.lsp.Client
+local function poll(client)
+  local timer = assert(vim.uv.new_timer())
+  local started = vim.uv.now()
+  timer:start(50, 50, vim.schedule_wrap(function()
+    if timer:is_closing() then
+      return
+    end
+    local stopped = client.is_stopped and client:is_stopped()
+    if client.initialized or stopped or vim.uv.now() - started > 120000 then
+      timer:stop()
+      timer:close()
+      if client.initialized then
+        M.flush(client)
+      else
+        M.fail_queued(client.id)
+      end
+    end
+  end))
+end
+
+--- Whether the client still waits for `initialize` (the panel shows "starting…").
+---@param client? vim.lsp.Client
+---@return boolean
+function M.starting(client)
+  local clients = {}
+  if client then
+    clients = { client }
+  else
+    for _, id in pairs(M.started) do
+      table.insert(clients, vim.lsp.get_client_by_id(id))
+    end
+  end
+  for _, c in ipairs(clients) do
+    if not c.initialized and not (c.is_stopped and c:is_stopped()) then
+      return true
+    end
+  end
+  return false
+end
+
+---@param client vim.lsp.Client
+---@param method string
+---@param params table
+---@param handler fun(err: any, result: any)
+---@return boolean ok
+---@return integer? id
+local function send(client, method, params, handler)
+  if has_011 then
+    return client:request(method, params, handler)
+  end
+  return client.request(method, params, handler)
+end
+
+--- Send what waited for `initialize` (from the client's on_init), in order.
+---@param client vim.lsp.Client
+function M.flush(client)
+  local q = M.queued[client.id] or {}
+  M.queued[client.id] = nil
+  for _, r in ipairs(q) do
+    local ok, id = send(client, r.method, r.params, r.handler)
+    if ok and id then
+      M.sent_ids[r.id] = id
+    else
+      r.handler({ code = -32603, message = 'could not send ' .. r.method }, nil)
+    end
+  end
+  vim.schedule(function()
+    require('openprogram.panel').update_winbar()
+  end)
+end
+
+--- The server ended before `initialize`: fail what waited for it.
+---@param client_id integer
+function M.fail_queued(client_id)
+  local q = M.queued[client_id] or {}
+  M.queued[client_id] = nil
+  for _, r in ipairs(q) do
+    r.handler({ code = -32099, message = 'the server ended before it finished initialize' }, nil)
+  end
+end
+
+--- Find or start the client for the current workspace. Never waits: a client that has not
+--- finished `initialize` is returned as it is, and `M.request` queues for it.
 ---@return vim.lsp.Client?
 function M.ensure()
   local root = M.root()
   local client = M.find(root)
-  local started = false
-  if not client then
-    started = true
-    local cfg = M.lsp_config()
-    cfg.root_dir = root
-    cfg.root_markers = nil
-    if type(cfg.cmd) == 'table' and vim.fn.executable(cfg.cmd[1]) ~= 1 then
-      vim.notify(('openprogram: the server command %q is not executable; set setup({ cmd = {...} }) '
-        .. '(see :checkhealth openprogram)'):format(cfg.cmd[1]), vim.log.levels.ERROR)
-      return nil
-    end
-    local ok, id = pcall(function()
-      if has_011 then
-        return vim.lsp.start(cfg, { attach = false })
-      end
-      return vim.lsp.start_client(cfg)
-    end)
-    client = ok and id and vim.lsp.get_client_by_id(id) or nil
-    if not client then
-      local what = type(cfg.cmd) == 'table' and table.concat(cfg.cmd, ' ') or 'the connection'
-      vim.notify(('openprogram: could not start %s%s'):format(what,
-        ok and '' or (': ' .. tostring(id):gsub('\n.*', ''))), vim.log.levels.ERROR)
-      return nil
-    end
+  if client then
+    return client
   end
-  if not client.initialized then
-    vim.wait(15000, function()
-      return client.initialized == true or (client.is_stopped and client:is_stopped()) == true
-    end, 20)
-  end
-  if not client.initialized then
-    vim.notify('openprogram: the server did not finish initialize', vim.log.levels.ERROR)
+  local cfg = M.lsp_config()
+  cfg.root_dir = root
+  cfg.root_markers = nil
+  if type(cfg.cmd) == 'table' and vim.fn.executable(cfg.cmd[1]) ~= 1 then
+    vim.notify(('openprogram: the server command %q is not executable; set setup({ cmd = {...} }) '
+      .. '(see :checkhealth openprogram)'):format(cfg.cmd[1]), vim.log.levels.ERROR)
     return nil
   end
-  if started then
-    -- the workspace's open buffers, before any request: the server sees their unsaved text
-    require('openprogram.blame').refresh_all()
+  local on_exit = cfg.on_exit
+  cfg.on_exit = function(code, signal, client_id)
+    vim.schedule(function()
+      M.fail_queued(client_id)
+    end)
+    on_exit(code, signal, client_id)
+  end
+  cfg.on_init = function(c)
+    M.flush(c)
+    -- the workspace's open buffers, before any request of ours: the server sees their unsaved text
+    vim.schedule(function()
+      require('openprogram.blame').refresh_all()
+    end)
+  end
+  local ok, id = pcall(function()
+    if has_011 then
+      return vim.lsp.start(cfg, { attach = false })
+    end
+    return vim.lsp.start_client(cfg)
+  end)
+  client = ok and id and vim.lsp.get_client_by_id(id) or nil
+  if client then
+    M.started[root] = client.id
+  end
+  if not client then
+    local what = type(cfg.cmd) == 'table' and table.concat(cfg.cmd, ' ') or 'the connection'
+    vim.notify(('openprogram: could not start %s%s'):format(what,
+      ok and '' or (': ' .. tostring(id):gsub('\n.*', ''))), vim.log.levels.ERROR)
+    return nil
   end
   return client
 end
 
---- Send a request; `cb(err, result)` runs on the main loop. Returns the request id.
+--- Send a request; `cb(err, result)` runs on the main loop. Returns the request id (a negative
+--- one while it waits for `initialize`; `M.cancel_request` takes either).
 ---@param method string
 ---@param params table
 ---@param cb? fun(err: lsp.ResponseError?, result: any)
@@ -192,12 +299,16 @@ function M.request(method, params, cb)
       cb(err, result)
     end
   end
-  local ok, id
-  if has_011 then
-    ok, id = client:request(method, params, handler)
-  else
-    ok, id = client.request(method, params, handler)
+  if not client.initialized then
+    next_queued = next_queued - 1
+    if not M.queued[client.id] then
+      M.queued[client.id] = {}
+      poll(client)
+    end
+    table.insert(M.queued[client.id], { id = next_queued, method = method, params = params, handler = handler })
+    return next_queued, client
   end
+  local ok, id = send(client, method, params, handler)
   if not ok then
     vim.notify('openprogram: could not send ' .. method, vim.log.levels.ERROR)
     return nil, client
@@ -227,10 +338,24 @@ function M.request_sync(method, params, timeout_ms)
   return res, err
 end
 
---- Cancel a pending request with `$/cancelRequest`.
+--- Cancel a pending request with `$/cancelRequest` (one still waiting for `initialize` is
+--- dropped; one sent since by its queued id is cancelled on the wire).
 ---@param client vim.lsp.Client
 ---@param request_id integer
 function M.cancel_request(client, request_id)
+  if request_id < 0 then
+    local q = M.queued[client.id] or {}
+    for i, r in ipairs(q) do
+      if r.id == request_id then
+        table.remove(q, i)
+        return
+      end
+    end
+    request_id = M.sent_ids[request_id]
+    if not request_id then
+      return
+    end
+  end
   if has_011 then
     client:cancel_request(request_id)
   else

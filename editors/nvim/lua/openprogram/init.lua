@@ -20,6 +20,7 @@ function M.setup(opts)
   local cfg = require('openprogram.config').setup(opts)
   require('openprogram.pickers').keymaps(cfg.keymaps)
   if not did_setup then
+    require('openprogram.idle') -- counts keys from now on (prompts wait until the user is idle)
     require('openprogram.chat').setup_progress()
     require('openprogram.blame').setup()
     did_setup = true
@@ -45,6 +46,7 @@ function M.open(text)
     if not require('openprogram.client').ensure() then
       panel.note('the openprogram server did not start (see :checkhealth openprogram)')
     end
+    panel.update_winbar() -- "starting…" until the server answers initialize
   end
 end
 

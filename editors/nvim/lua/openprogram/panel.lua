@@ -147,7 +147,9 @@ local function winbar()
   elseif S.session_id then
     table.insert(parts, 'session ' .. S.session_id)
   end
-  if S.busy then
+  if require('openprogram.client').starting() then
+    table.insert(parts, 'starting…')
+  elseif S.busy then
     table.insert(parts, S.progress or 'working…')
   elseif S.watching then
     table.insert(parts, S.progress or 'follow-up…')
