@@ -5,6 +5,7 @@ Regenerate with ``OPENPROGRAM_UPDATE_GOLDEN=1 pytest tests/lsp/test_golden.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ from pygls.exceptions import JsonRpcException
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.schema import protocol_json_schema
 from tests.lsp.conftest import OpClient, Starter, write_script
+from tests.tools.mcp.demo import demo_def
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = ("methods", "chat_result", "request_permission", "ask_question", "history",
@@ -24,7 +26,30 @@ CASES = ("methods", "chat_result", "request_permission", "ask_question", "histor
 MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_result",
         "agents_result", "subscribe_result", "unsubscribe_result", "steer_result",
         "name_branch_result", "checkout_result", "rename_session_result", "hooks_result",
-        "mcp_result", "rules_result", "delete_session_result")
+        "mcp_result", "rules_result", "delete_session_result", "fork_result",
+        "branch_diff_result", "blame_result", "restore_hunk_result", "files_result",
+        "commands_result", "revoke_rule_result", "answer_result", "trust_result",
+        "mcp_restart_result", "mcp_revoke_trust_result")
+BY_METHOD = {
+    methods.CHAT: "chat_result", methods.FORK: "fork_result", methods.CANCEL: "cancel_result",
+    methods.STEER: "steer_result", methods.SESSIONS: "sessions", methods.HISTORY: "history",
+    methods.BRANCHES: "branches", methods.CHECKOUT: "checkout_result",
+    methods.NAME_BRANCH: "name_branch_result", methods.ANSWER: "answer_result",
+    methods.CHECKPOINTS: "checkpoints_result", methods.CHECKPOINT_DIFF: "checkpoint_diff_result",
+    methods.RESTORE: "restore_result", methods.AGENTS: "agents_result",
+    methods.RENAME_SESSION: "rename_session_result",
+    methods.DELETE_SESSION: "delete_session_result",
+    methods.RESTORE_HUNK: "restore_hunk_result", methods.HOOKS: "hooks_result",
+    methods.TRUST: "trust_result", methods.MCP: "mcp_result",
+    methods.MCP_RESTART: "mcp_restart_result", methods.MCP_REVOKE_TRUST: "mcp_revoke_trust_result",
+    methods.SUBSCRIBE: "subscribe_result", methods.UNSUBSCRIBE: "unsubscribe_result",
+    methods.BRANCH_DIFF: "branch_diff_result", methods.BLAME: "blame_result",
+    methods.FILES: "files_result", methods.COMMANDS: "commands_result",
+    methods.RULES: "rules_result", methods.REVOKE_RULE: "revoke_rule_result",
+    methods.EVENT: "events", methods.REQUEST_PERMISSION: "request_permission",
+    methods.ASK_QUESTION: "ask_question",
+}
+"""The golden file pinning each method's result (requests) or params (what the server sends)."""
 
 SCRIPT = [
     {"text": "Writing.", "tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {
@@ -52,6 +77,12 @@ def normalise(value: Any, key: str = "") -> Any:
         return "<int>"  # token counts follow the temporary paths in the prompt
     if key in ("root", "workspace"):
         return "<root>"
+    if key == "uri" and isinstance(value, str) and value.startswith("file:"):
+        return "<file uri>"
+    if key == "target":  # an MCP server's command line: this machine's paths
+        return "<command>"
+    if key == "stderr":  # an MCP server's last lines, naming its pid
+        return "<lines>"
     if key == "model" and isinstance(value, str):
         return "<model>"
     if key == "message" and isinstance(value, str) and value.startswith("turn "):
@@ -78,6 +109,17 @@ def conforms(schema: dict[str, Any], payload: Any) -> None:
 
 def test_every_golden_file_is_registered() -> None:
     assert {p.stem for p in GOLDEN.glob("*.json")} == set(CASES) | set(MORE)
+
+
+def test_every_method_has_a_golden_file() -> None:
+    """A method added to the wire fails here until a golden case pins its shape."""
+    wire = {*methods.CLIENT_REQUESTS, *methods.CLIENT_NOTIFICATIONS, *methods.SERVER_REQUESTS,
+            *methods.SERVER_NOTIFICATIONS}
+    assert sorted(wire - set(BY_METHOD)) == [], "methods without a golden case"
+    assert sorted(set(BY_METHOD) - wire) == [], "golden cases of methods no longer on the wire"
+    missing = [name for name in BY_METHOD.values() if not (GOLDEN / f"{name}.json").exists()]
+    assert missing == []
+    assert set(BY_METHOD.values()) <= set(CASES) | set(MORE)
 
 
 async def test_wire_shapes(start: Starter, tmp_path: Path) -> None:
@@ -161,3 +203,122 @@ async def test_every_result_shape(start: Starter, tmp_path: Path, workspace: Pat
     await pinned("mcp_result", "mcp", {})
     await pinned("rules_result", "rules", {})
     await pinned("delete_session_result", "deleteSession", {"sessionId": sid})
+
+
+CODE = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+TURNS = [
+    {"text": "Editing.", "tool_calls": [{"id": "call_e", "name": "write_file", "arguments": {
+        "path": "code.py", "content": "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"}}]},
+    {"text": "Edited."},
+    {"text": "Adding.", "tool_calls": [{"id": "call_b", "name": "write_file", "arguments": {
+        "path": "b.txt", "content": "branch\n"}}]},
+    {"text": "Forked."},
+    {"tool_calls": [{"id": "call_q", "name": "ask_user", "arguments": {
+        "question": "Proceed?", "options": ["yes", "no"]}}]},
+    {"text": "Noted."},
+]
+
+
+async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
+                                           workspace: Path) -> None:
+    """fork, answer, blame, restoreHunk, branchDiff, files, commands and revokeRule."""
+    (workspace / "code.py").write_text(CODE)
+    (workspace / ".openprogram" / "commands").mkdir(parents=True)
+    (workspace / ".openprogram" / "commands" / "explain.md").write_text(
+        "---\ndescription: Explain code\n---\nExplain $ARGUMENTS to a newcomer.\n")
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": "allow_always_workspace"}
+
+        @client.feature("openprogram/askQuestion")
+        async def _unanswered(params: Any) -> dict[str, Any]:  # openprogram/answer comes first
+            client.question_requests.append(params)
+            await asyncio.sleep(30)
+            return {"answer": "too late"}
+
+    client = await start(model=write_script(tmp_path / "s.json", TURNS), setup=setup)
+    req = protocol_json_schema()["requests"]
+
+    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
+        out = await client.call(f"openprogram/{method}", params)
+        conforms(req[f"openprogram/{method}"]["result"], out)
+        check(name, out)
+        return out
+
+    first = await client.call("openprogram/chat", {"text": "edit code.py"})
+    assert first["status"] == "done", first
+    sid, cid = first["sessionId"], first["checkpoint"]["id"]
+    fork = await pinned("fork_result", "fork", {"sessionId": sid, "fromNodeId": None,
+                                                "text": "add b.txt", "name": "alt"})
+    assert fork["status"] == "done" and fork["headId"] != first["headId"], fork
+    diff = await pinned("branch_diff_result", "branchDiff", {
+        "sessionId": sid, "fromHeadId": first["headId"], "toHeadId": fork["headId"]})
+    assert [f["path"] for f in diff["files"]] == ["b.txt"]
+    blame = await pinned("blame_result", "blame", {"uri": (workspace / "code.py").as_uri()})
+    assert {h["turnId"] for h in blame["hunks"] if "turnId" in h} == {first["assistantNodeId"]}
+    hunk = await pinned("restore_hunk_result", "restoreHunk",
+                        {"checkpointId": cid, "path": "code.py", "hunk": 0})
+    assert hunk["restored"] == ["code.py"]
+    assert (workspace / "code.py").read_text() == "one\ntwo\nthree\nfour\nfive\nSIX\nseven\n"
+    files = await pinned("files_result", "files", {"query": "code"})
+    assert files["files"][0]["path"] == "code.py"
+    commands = await pinned("commands_result", "commands", {})
+    assert "explain" in {c["name"] for c in commands["commands"]}
+    rules = (await client.call("openprogram/rules", {}))["rules"]
+    assert {r["kind"] for r in rules} == {"edit"}, rules  # one per "always" the user gave
+    revoked = await pinned("revoke_rule_result", "revokeRule", {"ruleId": rules[0]["id"]})
+    assert revoked["revoked"]["id"] == rules[0]["id"]
+    after = (await client.call("openprogram/rules", {}))["rules"]
+    assert rules[0]["id"] not in {r["id"] for r in after}
+
+    turn = asyncio.ensure_future(client.call("openprogram/chat", {
+        "text": "ask me", "sessionId": sid}))
+    asked = await client.wait_event("question.asked")
+    await pinned("answer_result", "answer", {"questionId": asked["data"]["questionId"],
+                                             "answer": "yes"})
+    assert (await turn)["status"] == "done"
+    finished = client.of_type("tool.finished")[-1]["data"]
+    assert finished["output"] == "yes"
+
+
+async def test_trust_and_mcp_method_shapes(start: Starter, tmp_path: Path,
+                                           workspace: Path) -> None:
+    """trust (a workspace hook), mcpRestart and mcpRevokeTrust (the demo MCP server)."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"notes": demo_def(
+        notes=notes)}}))
+    steps = [{"tool_calls": [{"id": "call_p", "name": "mcp__notes__echo",
+                              "arguments": {"text": "hi"}}]}, {"text": "Echoed."}]
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": "allow_always"}
+
+    client = await start(model=write_script(tmp_path / "s.json", steps), setup=setup)
+    req = protocol_json_schema()["requests"]
+
+    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
+        out = await client.call(f"openprogram/{method}", params)
+        conforms(req[f"openprogram/{method}"]["result"], out)
+        check(name, out)
+        return out
+
+    [hook] = (await client.call("openprogram/hooks", {}))["hooks"]
+    trusted = await pinned("trust_result", "trust", {"id": hook["id"], "decision": "trust"})
+    assert trusted == {"id": hook["id"], "trust": "trusted"}
+    turn = await client.call("openprogram/chat", {"text": "echo hi"})
+    assert turn["status"] == "done", turn
+    assert client.of_type("tool.finished")[-1]["data"]["output"] == "hi"
+    restarted = await pinned("mcp_restart_result", "mcpRestart", {"server": "notes"})
+    assert restarted["restarted"] == ["notes"]
+    revoked = await pinned("mcp_revoke_trust_result", "mcpRevokeTrust", {"server": "notes"})
+    assert revoked == {"revoked": True}
