@@ -103,8 +103,9 @@ class OpClient(LanguageClient):
 
 
 def capabilities(*, experimental: bool = True, progress: bool = False,
-                 apply_edit: bool = False) -> types.ClientCapabilities:
-    """Client capabilities with or without ``experimental.openprogram``."""
+                 apply_edit: bool = False, diagnostics: bool = False) -> types.ClientCapabilities:
+    """Client capabilities with or without ``experimental.openprogram`` (``diagnostics``: it
+    answers ``openprogram/diagnostics`` too)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(apply_edit=True) if apply_edit else None,
         window=types.WindowClientCapabilities(
@@ -112,7 +113,8 @@ def capabilities(*, experimental: bool = True, progress: bool = False,
             show_message=types.ShowMessageRequestClientCapabilities(
                 message_action_item=types.ClientShowMessageActionItemOptions(
                     additional_properties_support=False))),
-        experimental={"openprogram": {"permissions": True, "questions": True}}
+        experimental={"openprogram": {"permissions": True, "questions": True,
+                                      **({"diagnostics": True} if diagnostics else {})}}
         if experimental else None,
     )
 
@@ -143,7 +145,8 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
                      apply_edit: bool = False, extra_env: dict[str, str] | None = None,
                      args: list[str] | None = None,
                      setup: Callable[[OpClient], None] | None = None,
-                     home: Path | None = None, wrap: list[str] | None = None) -> OpClient:
+                     home: Path | None = None, wrap: list[str] | None = None,
+                     diagnostics: bool = False) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
         env["OPENPROGRAM_HOME"] = str(home or tmp_path / "home")
         if model:
@@ -160,7 +163,7 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
             setup(client)
         await client.initialize_session(types.InitializeParams(
             capabilities=capabilities(experimental=experimental, progress=progress,
-                                      apply_edit=apply_edit),
+                                      apply_edit=apply_edit, diagnostics=diagnostics),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options=init_options))
         return client

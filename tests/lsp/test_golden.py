@@ -29,7 +29,7 @@ MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_
         "mcp_result", "rules_result", "delete_session_result", "fork_result",
         "branch_diff_result", "blame_result", "restore_hunk_result", "files_result",
         "commands_result", "revoke_rule_result", "answer_result", "trust_result",
-        "mcp_restart_result", "mcp_revoke_trust_result")
+        "mcp_restart_result", "mcp_revoke_trust_result", "diagnostics_request")
 BY_METHOD = {
     methods.CHAT: "chat_result", methods.FORK: "fork_result", methods.CANCEL: "cancel_result",
     methods.STEER: "steer_result", methods.SESSIONS: "sessions", methods.HISTORY: "history",
@@ -47,7 +47,7 @@ BY_METHOD = {
     methods.FILES: "files_result", methods.COMMANDS: "commands_result",
     methods.RULES: "rules_result", methods.REVOKE_RULE: "revoke_rule_result",
     methods.EVENT: "events", methods.REQUEST_PERMISSION: "request_permission",
-    methods.ASK_QUESTION: "ask_question",
+    methods.ASK_QUESTION: "ask_question", methods.DIAGNOSTICS: "diagnostics_request",
 }
 """The golden file pinning each method's result (requests) or params (what the server sends)."""
 
@@ -77,7 +77,7 @@ def normalise(value: Any, key: str = "") -> Any:
         return "<int>"  # token counts follow the temporary paths in the prompt
     if key in ("root", "workspace"):
         return "<root>"
-    if key == "uri" and isinstance(value, str) and value.startswith("file:"):
+    if key in ("uri", "uris") and isinstance(value, str) and value.startswith("file:"):
         return "<file uri>"
     if key == "target":  # an MCP server's command line: this machine's paths
         return "<command>"
@@ -322,3 +322,32 @@ async def test_trust_and_mcp_method_shapes(start: Starter, tmp_path: Path,
     assert restarted["restarted"] == ["notes"]
     revoked = await pinned("mcp_revoke_trust_result", "mcpRevokeTrust", {"server": "notes"})
     assert revoked == {"revoked": True}
+
+
+async def test_diagnostics_request_shape(start: Starter, tmp_path: Path,
+                                         workspace: Path) -> None:
+    """openprogram/diagnostics: asked before and (settling) after an edit; the model is told."""
+    asked: list[dict[str, Any]] = []
+    error = {"range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 5}},
+             "severity": 1, "message": "undefined name 'y'", "source": "pyflakes"}
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/diagnostics")
+        def _diagnostics(params: Any) -> dict[str, Any]:
+            asked.append(params)
+            found = [error] if len(asked) > 1 else []
+            return {"files": [{"uri": uri, "diagnostics": found} for uri in params["uris"]]}
+
+    steps = [{"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {
+        "path": "m.py", "content": "x = y\n"}}]}, {"text": "Written."}]
+    client = await start(model=write_script(tmp_path / "s.json", steps), diagnostics=True,
+                         args=["--permission-mode", "bypass"], setup=setup)
+    turn = await client.call("openprogram/chat", {"text": "write m.py"})
+    assert turn["status"] == "done", turn
+    before, after = asked
+    assert before["uris"] == after["uris"] == [(workspace / "m.py").as_uri()]
+    schema = protocol_json_schema()["serverRequests"]["openprogram/diagnostics"]["params"]
+    conforms(schema, after)
+    check("diagnostics_request", after)
+    output = client.of_type("tool.finished")[-1]["data"]["output"]
+    assert "line 1: error: undefined name 'y' [pyflakes]" in output
