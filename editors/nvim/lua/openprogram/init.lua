@@ -42,7 +42,7 @@ function M.open(text)
     panel.open(true)
     require('openprogram.slash').submit(text) -- `:OpenProgram /undo` runs the command
   else
-    panel.open(true)
+    panel.focus_input() -- in Insert mode, as <leader>oo opens it
     if not require('openprogram.client').ensure() then
       panel.note('the openprogram server did not start (see :checkhealth openprogram)')
     end

@@ -234,12 +234,30 @@ local function create_buffers()
   end
 end
 
+--- The window of the current tab page showing `buf` (each tab page has its own panel).
+---@param buf? integer
 ---@return integer? win
-local function panel_win()
-  if not valid(S.buf) then
+local function tab_win(buf)
+  if not valid(buf) then
     return nil
   end
-  return vim.fn.win_findbuf(S.buf)[1]
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) == buf then
+      return w
+    end
+  end
+  return nil
+end
+
+---@return integer? win
+local function panel_win()
+  return tab_win(S.buf)
+end
+
+--- The input window of the current tab page's panel.
+---@return integer? win
+function M.input_win()
+  return tab_win(S.input_buf)
 end
 
 --- Columns or lines for a size option: a fraction (0 < n <= 1) of `total`, or a count.
@@ -322,9 +340,13 @@ function M.open(focus)
   local prev = vim.api.nvim_get_current_win()
   local g = geometry()
   if not win then
+    local orphan = tab_win(S.input_buf) -- an input left alone: reopen both in the same layout
+    if orphan and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, orphan, false)
+    end
     win = open_windows(g)
   end
-  if #vim.fn.win_findbuf(S.input_buf) == 0 then
+  if not tab_win(S.input_buf) then
     if g.kind == 'float' then
       vim.api.nvim_win_close(win, true)
       win = open_windows(g)
@@ -362,24 +384,77 @@ function M.toggle()
   end
 end
 
---- Close the panel's windows (the buffers and the session stay).
+--- Close the panel's windows in the current tab page (the buffers, the session and the panels
+--- of other tab pages stay).
 function M.close()
   for _, b in ipairs({ S.input_buf, S.buf }) do
-    if valid(b) then
-      for _, w in ipairs(vim.fn.win_findbuf(b)) do
-        local float = vim.api.nvim_win_get_config(w).relative ~= ''
-        if float or #vim.api.nvim_list_wins() > 1 then
-          pcall(vim.api.nvim_win_close, w, false)
-        end
+    local w = tab_win(b)
+    if w then
+      local float = vim.api.nvim_win_get_config(w).relative ~= ''
+      if float or #vim.api.nvim_tabpage_list_wins(0) > 1 then
+        pcall(vim.api.nvim_win_close, w, false)
       end
     end
   end
 end
 
+--- Log and input close together: `:q` (or any close) of one closes the other in its tab page.
+---@param closed integer the window being closed
+local function close_partner(closed)
+  local ok, buf = pcall(vim.api.nvim_win_get_buf, closed)
+  if not ok or (buf ~= S.buf and buf ~= S.input_buf) then
+    return
+  end
+  local tab = vim.api.nvim_win_get_tabpage(closed)
+  local partner = buf == S.buf and S.input_buf or S.buf
+  vim.schedule(function()
+    if not vim.api.nvim_tabpage_is_valid(tab) then
+      return
+    end
+    local wins = vim.api.nvim_tabpage_list_wins(tab)
+    for _, w in ipairs(wins) do
+      if vim.api.nvim_win_get_buf(w) == partner then
+        local float = vim.api.nvim_win_get_config(w).relative ~= ''
+        if float or #wins > 1 then
+          pcall(vim.api.nvim_win_close, w, false)
+        end
+      end
+    end
+  end)
+end
+
+--- Keep a side panel's width the configured fraction of the screen in every tab page.
+local function follow_resize()
+  local opts = require('openprogram.config').options.panel
+  if opts.position == 'float' or opts.position == 'bottom' or not valid(S.buf) then
+    return
+  end
+  local width = M.size(opts.width, vim.o.columns, 20)
+  for _, w in ipairs(vim.fn.win_findbuf(S.buf)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      pcall(vim.api.nvim_win_set_width, w, width)
+    end
+  end
+end
+
+local group = vim.api.nvim_create_augroup('openprogram.panel', { clear = true })
+vim.api.nvim_create_autocmd('WinClosed', {
+  group = group,
+  desc = 'openprogram: the panel log and input close together',
+  callback = function(a)
+    close_partner(tonumber(a.match) --[[@as integer]])
+  end,
+})
+vim.api.nvim_create_autocmd('VimResized', {
+  group = group,
+  desc = 'openprogram: the panel width follows the screen',
+  callback = follow_resize,
+})
+
 --- Move to the input line, in insert mode.
 function M.focus_input()
   M.open(false)
-  local iw = valid(S.input_buf) and vim.fn.win_findbuf(S.input_buf)[1] or nil
+  local iw = tab_win(S.input_buf)
   if iw then
     vim.api.nvim_set_current_win(iw)
     vim.cmd.startinsert({ bang = true })
