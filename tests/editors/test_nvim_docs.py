@@ -57,7 +57,7 @@ def test_lsp_config_file_is_a_valid_config() -> None:
     out = json.loads(_lua(code))
     assert out["cmd"] == ["openprogram-lsp", "serve"]
     assert out["exp"]["openprogram"] == {"permissions": True, "questions": True,
-                                         "diagnostics": True}
+                                         "diagnostics": True, "navigation": True}
     assert out["root"] == "function"
     assert {"openprogram/event", "openprogram/requestPermission",
             "openprogram/askQuestion"} <= set(out["handlers"])

@@ -41,6 +41,7 @@ export const ServerRequests = {
   requestPermission: 'openprogram/requestPermission',
   askQuestion: 'openprogram/askQuestion',
   diagnostics: 'openprogram/diagnostics',
+  navigate: 'openprogram/navigate',
 } as const;
 
 /** Server → client notifications. */
@@ -707,6 +708,43 @@ export interface NameBranchParams {
   name: string;
 }
 
+/** A place a language server named (`Location`; `LocationLink` as its target). */
+export interface NavLocation {
+  uri: string;
+  range: WireRange;
+}
+
+/** A symbol (`DocumentSymbol`, flattened, or `SymbolInformation`). */
+export interface NavSymbol {
+  name: string;
+  kind: number;
+  uri?: string | null;
+  range: WireRange;
+  container?: string | null;
+}
+
+/** `openprogram/navigate`: the server asks the editor's language servers a navigation question (sent only to clients declaring `experimental.openprogram.navigation`). */
+export interface NavigateParams {
+  kind: 'definition' | 'references' | 'hover' | 'documentSymbols' | 'workspaceSymbols';
+  /** The file (all but workspaceSymbols) */
+  uri?: string;
+  /** LSP position {line, character} (definition, references, hover) */
+  position?: Record<string, number>;
+  /** What to look for (workspaceSymbols) */
+  query?: string;
+  /** Answer by then with what the servers gave */
+  timeoutMs: number;
+}
+
+/** The editor's answer to `openprogram/navigate` (its own client left out). */
+export interface NavigateResponse {
+  locations?: NavLocation[];
+  symbols?: NavSymbol[];
+  hover?: string | null;
+  /** The language servers that answered */
+  servers?: string[];
+}
+
 /** One node of the conversation DAG. */
 export interface Node {
   id: string;
@@ -1152,6 +1190,7 @@ export interface ServerRequestTypes {
   'openprogram/requestPermission': { params: PermissionRequest; result: PermissionResponse };
   'openprogram/askQuestion': { params: AskQuestionParams; result: AskQuestionResponse };
   'openprogram/diagnostics': { params: DiagnosticsParams; result: DiagnosticsResponse };
+  'openprogram/navigate': { params: NavigateParams; result: NavigateResponse };
 }
 
 /** The `data` of each event type. */

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from openprogram_lsp.core.diagnostics import Diagnostic
+from openprogram_lsp.core.navigation import Navigation, NavigationKind
 from openprogram_lsp.core.types import (
     Checkpoint,
     PermissionOutcome,
@@ -148,6 +149,16 @@ class LanguageServers(Protocol):
                           settle: bool) -> dict[Path, list[Diagnostic]] | None:
         """Each file's diagnostics (``settle``: once the servers went quiet after a change,
         bounded); None when no editor answered."""
+        ...
+
+    def offers_navigation(self, session_id: str) -> bool:
+        """Whether the session's editor answers definitions, references, hovers, symbols."""
+        ...
+
+    async def navigate(self, session_id: str, kind: NavigationKind, *, path: Path | None = None,
+                       line: int = 0, character: int = 0,
+                       query: str = "") -> Navigation | None:
+        """The editor's language servers' answer; None when no editor answered."""
         ...
 
 

@@ -12,10 +12,13 @@ from openprogram_lsp.context.commands import load_commands
 from openprogram_lsp.context.commands import parse as parse_command
 from openprogram_lsp.core.types import ClientOptions, Node
 from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.tools.builtin.navigation import navigation_tools
 from openprogram_lsp.tools.mcp.expand import expand
 from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+NAVIGATION_TOOLS = navigation_tools()  # offered where the session's editor can answer them
 
 
 async def turn_tools(services: Services, workspace: Path, *, session_id: str,
@@ -39,6 +42,9 @@ async def turn_tools(services: Services, workspace: Path, *, session_id: str,
             extra = []
         if extra:
             registry = registry.with_tools(extra)
+    language = services.language
+    if language is not None and language.offers_navigation(session_id):
+        registry = registry.with_tools(NAVIGATION_TOOLS)
     base_disabled, base_allowed = services.disabled_tools, services.allowed_tools
     if services.settings_for is not None:  # [tools] of the workspace's own config file
         section = services.settings_for(workspace).get(ToolsSection)

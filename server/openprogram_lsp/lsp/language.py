@@ -1,4 +1,5 @@
-"""The editor's language servers as the ``LanguageServers`` port (``openprogram/diagnostics``).
+"""The editor's language servers as the ``LanguageServers`` port (``openprogram/diagnostics``,
+``openprogram/navigate``).
 
 Only the connection driving a session is asked, and only when it declared
 ``experimental.openprogram.diagnostics``; the editor waits for its servers to settle (bounded
@@ -16,10 +17,16 @@ from pydantic import ValidationError
 from pygls.uris import from_fs_path
 
 from openprogram_lsp.core.diagnostics import Diagnostic
+from openprogram_lsp.core.navigation import Navigation, NavigationKind, Place, Symbol
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.documents import doc_path
 from openprogram_lsp.lsp.prompts import Withdrawn, _ask_client, _result_dict
-from openprogram_lsp.lsp.wire import DiagnosticsParams, DiagnosticsResponse
+from openprogram_lsp.lsp.wire import (
+    DiagnosticsParams,
+    DiagnosticsResponse,
+    NavigateParams,
+    NavigateResponse,
+)
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.link import Links
@@ -29,6 +36,7 @@ log = logging.getLogger(__name__)
 SETTLE_MS = 300  # no change for this long: the servers are done with the edit
 TIMEOUT_MS = 1500  # the editor answers by then whatever its servers do
 SLACK = 0.5  # seconds we allow the answer on top of the editor's own bound
+NAVIGATE_MS = 5000  # a navigation question's bound in the editor (servers may index first)
 
 
 class EditorLanguageServers:
@@ -79,3 +87,48 @@ class EditorLanguageServers:
         return out
 
 
+
+    def offers_navigation(self, session_id: str) -> bool:
+        """Whether the driving editor declared ``experimental.openprogram.navigation``."""
+        link = self.host.owner_for(session_id)
+        return link is not None and link.settings.client.navigation
+
+    async def navigate(self, session_id: str, kind: NavigationKind, *, path: Path | None = None,
+                       line: int = 0, character: int = 0,
+                       query: str = "") -> Navigation | None:
+        """Ask the driving editor; None when it cannot or did not answer in time."""
+        link = self.host.owner_for(session_id)
+        if link is None or not link.settings.client.navigation:
+            return None
+        params = NavigateParams(
+            kind=kind, uri=from_fs_path(str(path)) if path is not None else None,
+            position={"line": line, "character": character}
+            if kind in ("definition", "references", "hover") else None,
+            query=query if kind == "workspaceSymbols" else None, timeout_ms=NAVIGATE_MS)
+        try:
+            raw = _result_dict(await _ask_client(link, methods.NAVIGATE, params.wire(),
+                                                 NAVIGATE_MS / 1000 + SLACK))
+            resp = NavigateResponse.model_validate(raw or {})
+        except Withdrawn as exc:
+            log.info("no navigation answer from the editor: %s", exc.reason)
+            return None
+        except ValidationError as exc:
+            log.info("the editor's navigation answer is malformed: %s", exc)
+            return None
+        out = Navigation(hover=resp.hover or "", servers=list(resp.servers))
+        for loc in resp.locations:
+            place = _place(loc.uri, loc.range.start.line, loc.range.start.character)
+            if place is not None:
+                out.places.append(place)
+        for sym in resp.symbols:
+            uri = sym.uri or params.uri
+            out.symbols.append(Symbol(
+                name=sym.name, kind=sym.kind, container=sym.container or "",
+                place=_place(uri, sym.range.start.line, sym.range.start.character)
+                if uri else None))
+        return out
+
+
+def _place(uri: str, line: int, character: int) -> Place | None:
+    real = doc_path(uri)
+    return Place(Path(real), line, character) if real is not None else None

@@ -37,6 +37,7 @@ EVENT = "openprogram/event"
 REQUEST_PERMISSION = "openprogram/requestPermission"
 ASK_QUESTION = "openprogram/askQuestion"
 DIAGNOSTICS = "openprogram/diagnostics"
+NAVIGATE = "openprogram/navigate"
 
 CLIENT_REQUESTS: tuple[str, ...] = (
     CHAT, FORK, CANCEL, STEER, SESSIONS, HISTORY, BRANCHES, CHECKOUT, NAME_BRANCH, ANSWER,
@@ -51,7 +52,8 @@ CLIENT_REQUESTS: tuple[str, ...] = (
 CLIENT_NOTIFICATIONS: tuple[str, ...] = ()
 """Custom notifications an editor sends (none: cancelling uses ``$/cancelRequest``)."""
 
-SERVER_REQUESTS: tuple[str, ...] = (REQUEST_PERMISSION, ASK_QUESTION, DIAGNOSTICS)
+SERVER_REQUESTS: tuple[str, ...] = (REQUEST_PERMISSION, ASK_QUESTION, DIAGNOSTICS,
+                                     NAVIGATE)
 """Requests the server sends to editors that declare ``experimental.openprogram``."""
 
 SERVER_NOTIFICATIONS: tuple[str, ...] = (EVENT,)

@@ -86,6 +86,7 @@ class ClientFeatures:
     apply_edit: bool = False  # workspace.applyEdit: edits go into unsaved buffers
     panel: bool = False  # a first-party plugin (experimental.openprogram.panel) shows turns
     diagnostics: bool = False  # answers openprogram/diagnostics (its language servers' view)
+    navigation: bool = False  # answers openprogram/navigate (definitions, references, …)
 
 
 @dataclass(slots=True)
@@ -159,6 +160,7 @@ def client_features(capabilities: Any) -> ClientFeatures:
         permissions=op.get("permissions") is True,
         questions=op.get("questions") is True,
         diagnostics=op.get("diagnostics") is True,
+        navigation=op.get("navigation") is True,
         work_done_progress=bool(getattr(window, "work_done_progress", False)),
         show_message_request=True,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from openprogram_lsp.core.errors import InvalidParams
@@ -785,17 +785,71 @@ class DiagnosticsParams(Result):
     timeout_ms: int = Field(description="Answer by then whatever the servers are doing")
 
 
+def _lua_list(value: Any) -> Any:
+    """Lua encodes an empty table as ``{}``: an empty list."""
+    return [] if value == {} else value
+
+
+LuaList = BeforeValidator(_lua_list)
+
+
 class FileDiagnostics(Params):
     """One file's diagnostics in a ``openprogram/diagnostics`` answer."""
 
     uri: str = Field(max_length=MAX_PATH + 16)
-    diagnostics: list[DiagnosticItem] = Field(default_factory=list, max_length=2000)
+    diagnostics: Annotated[list[DiagnosticItem], LuaList] = Field(default_factory=list,
+                                                                  max_length=2000)
 
 
 class DiagnosticsResponse(Params):
     """The editor's answer to ``openprogram/diagnostics`` (its own diagnostics left out)."""
 
-    files: list[FileDiagnostics] = Field(default_factory=list, max_length=100)
+    files: Annotated[list[FileDiagnostics], LuaList] = Field(default_factory=list,
+                                                             max_length=100)
+
+
+NavigationKind = Literal["definition", "references", "hover", "documentSymbols",
+                         "workspaceSymbols"]
+
+
+class NavigateParams(Result):
+    """``openprogram/navigate``: the server asks the editor's language servers a navigation
+    question (sent only to clients declaring ``experimental.openprogram.navigation``)."""
+
+    kind: NavigationKind
+    uri: str | None = Field(None, description="The file (all but workspaceSymbols)")
+    position: dict[str, int] | None = Field(
+        None, description="LSP position {line, character} (definition, references, hover)")
+    query: str | None = Field(None, description="What to look for (workspaceSymbols)")
+    timeout_ms: int = Field(description="Answer by then with what the servers gave")
+
+
+class NavLocation(Params):
+    """A place a language server named (``Location``; ``LocationLink`` as its target)."""
+
+    uri: str = Field(max_length=MAX_PATH + 16)
+    range: WireRange
+
+
+class NavSymbol(Params):
+    """A symbol (``DocumentSymbol``, flattened, or ``SymbolInformation``)."""
+
+    name: str = Field(max_length=1000)
+    kind: int = Field(ge=1, le=30)
+    uri: str | None = Field(None, max_length=MAX_PATH + 16)
+    range: WireRange
+    container: str | None = Field(None, max_length=1000)
+
+
+class NavigateResponse(Params):
+    """The editor's answer to ``openprogram/navigate`` (its own client left out)."""
+
+    locations: Annotated[list[NavLocation], LuaList] = Field(default_factory=list,
+                                                             max_length=5000)
+    symbols: Annotated[list[NavSymbol], LuaList] = Field(default_factory=list, max_length=5000)
+    hover: str | None = Field(None, max_length=200_000)
+    servers: Annotated[list[str], LuaList] = Field(
+        default_factory=list, max_length=50, description="The language servers that answered")
 
 
 class EventNotification(Result):
@@ -1041,6 +1095,7 @@ SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/requestPermission": (PermissionRequest, PermissionResponse),
     "openprogram/askQuestion": (AskQuestionParams, AskQuestionResponse),
     "openprogram/diagnostics": (DiagnosticsParams, DiagnosticsResponse),
+    "openprogram/navigate": (NavigateParams, NavigateResponse),
 }
 """Server -> client requests: params model and response model."""
 

@@ -41,6 +41,9 @@ function M.handlers()
     [protocol.server_methods.DIAGNOSTICS] = function(_, params, ctx)
       return require('openprogram.diagnostics').handle(params, ctx)
     end,
+    [protocol.server_methods.NAVIGATE] = function(_, params, ctx)
+      return require('openprogram.navigate').handle(params, ctx)
+    end,
     -- The server also withdraws a prompt it stopped waiting for with $/cancelRequest, but
     -- Neovim does not give handlers the request id. The `permission.withdrawn` and
     -- `question.rejected` events name the prompt instead (chat.on_event); this is a no-op.

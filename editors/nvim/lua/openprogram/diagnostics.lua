@@ -33,7 +33,7 @@ end
 --- Whether a language server other than openprogram is attached to the buffer (or starting).
 ---@param bufnr integer
 ---@return boolean
-local function served(bufnr)
+function M.served(bufnr)
   local name = require('openprogram.client').name
   for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr, _uninitialized = true })) do
     if c.name ~= name then
@@ -48,7 +48,7 @@ end
 ---@return integer? bufnr
 ---@return boolean fresh
 ---@return boolean reloaded
-local function buffer(uri)
+function M.buffer(uri)
   if type(uri) ~= 'string' or not uri:match('^file:') then
     return nil, false, false
   end
@@ -69,7 +69,7 @@ local function buffer(uri)
         vim.cmd('silent! filetype detect')
       end)
     end
-    if not served(bufnr) then -- no server checks it: leave no buffer behind
+    if not M.served(bufnr) then -- no server checks it: leave no buffer behind
       if not existed then
         pcall(vim.api.nvim_buf_delete, bufnr, { force = true })
       end
@@ -90,7 +90,7 @@ end
 
 --- Pause the handler's coroutine (or the whole editor when there is none) for `ms`.
 ---@param ms integer
-local function sleep(ms)
+function M.sleep(ms)
   local co = coroutine.running()
   if co and coroutine.isyieldable() then
     vim.defer_fn(function()
@@ -145,11 +145,11 @@ function M.handle(params, _)
   local full = {} ---@type table<integer, boolean> a change that carried diagnostics came
   local reloads = {} ---@type table<integer, boolean>
   for _, uri in ipairs(type(params.uris) == 'table' and params.uris or {}) do
-    local bufnr, fresh, reloaded = buffer(uri)
+    local bufnr, fresh, reloaded = M.buffer(uri)
     if bufnr then
       table.insert(files, { uri = uri, bufnr = bufnr })
       reloads[bufnr] = reloaded
-      if served(bufnr) and (settle > 0 or fresh) then
+      if M.served(bufnr) and (settle > 0 or fresh) then
         wait[bufnr] = math.max(settle, fresh and 300 or 0)
       end
     end
@@ -182,7 +182,7 @@ function M.handle(params, _)
     if done then
       break
     end
-    sleep(20)
+    M.sleep(20)
   end
   pcall(vim.api.nvim_del_augroup_by_id, group)
   local skip = own_namespaces()

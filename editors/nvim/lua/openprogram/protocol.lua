@@ -52,6 +52,7 @@ M.server_methods = {
   REQUEST_PERMISSION = 'openprogram/requestPermission',
   ASK_QUESTION = 'openprogram/askQuestion',
   DIAGNOSTICS = 'openprogram/diagnostics',
+  NAVIGATE = 'openprogram/navigate',
 }
 
 --- Event types carried by `openprogram/event`.
@@ -84,7 +85,7 @@ M.events = {
 }
 
 --- The experimental client capability that turns on the custom server requests.
-M.capability = { permissions = true, questions = true, diagnostics = true }
+M.capability = { permissions = true, questions = true, diagnostics = true, navigation = true }
 
 --- Params and result type of each client request (for annotations).
 M.request_types = {
@@ -587,6 +588,30 @@ M.event_types = {
 ---@field sessionId string
 ---@field headId string
 ---@field name string
+
+---@class openprogram.NavLocation A place a language server named (`Location`; `LocationLink` as its target).
+---@field uri string
+---@field range openprogram.WireRange
+
+---@class openprogram.NavSymbol A symbol (`DocumentSymbol`, flattened, or `SymbolInformation`).
+---@field name string
+---@field kind integer
+---@field uri? string|vim.NIL
+---@field range openprogram.WireRange
+---@field container? string|vim.NIL
+
+---@class openprogram.NavigateParams `openprogram/navigate`: the server asks the editor's language servers a navigation question (sent only to clients declaring `experimental.openprogram.navigation`).
+---@field kind 'definition'|'references'|'hover'|'documentSymbols'|'workspaceSymbols'
+---@field uri? string The file (all but workspaceSymbols)
+---@field position? table<string, integer> LSP position {line, character} (definition, references, hover)
+---@field query? string What to look for (workspaceSymbols)
+---@field timeoutMs integer Answer by then with what the servers gave
+
+---@class openprogram.NavigateResponse The editor's answer to `openprogram/navigate` (its own client left out).
+---@field locations? openprogram.NavLocation[]
+---@field symbols? openprogram.NavSymbol[]
+---@field hover? string|vim.NIL
+---@field servers? string[] The language servers that answered
 
 ---@class openprogram.Node One node of the conversation DAG.
 ---@field id string

@@ -91,7 +91,7 @@ def render(wire: Wire) -> str:
                  {constant_key(e): e for e in t["eventTypes"]})
     out += ["", "--- The experimental client capability that turns on the custom server "
             "requests.", "M.capability = { permissions = true, questions = true, "
-            "diagnostics = true }", ""]
+            "diagnostics = true, navigation = true }", ""]
     out += ["--- Params and result type of each client request (for annotations).",
             "M.request_types = {"]
     out += [f"  ['{m}'] = {{ params = 'openprogram.{p}', result = 'openprogram.{r}' }},"

@@ -136,3 +136,39 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "run_command": RUN_COMMAND, "command_output": COMMAND_OUTPUT,
     "command_stop": COMMAND_STOP, "todo_write": TODO_WRITE, "web_fetch": WEB_FETCH,
 }
+
+NAV_MAX_RESULTS: Final = 100  # locations or symbols listed by a navigation tool
+NAV_HOVER_CHARS: Final = 4_000
+
+_NAV_POSITION = (
+    "Name the symbol by `path`, its 1-based `line` (as read_file numbers it) and `symbol`, the "
+    "identifier as written on that line (its first whole-word occurrence there is used).")
+
+LSP_DEFINITION: Final = f"""\
+Find where a symbol is defined, as the editor's language servers resolve it (imports, \
+overloads, re-exports followed). Prefer it to grepping for `def name` or `class Name` when you \
+know a place the symbol is used. {_NAV_POSITION} Returns `path:line:column: text` for each \
+definition; a definition outside the workspace (a library) is given as its path only."""
+
+LSP_REFERENCES: Final = f"""\
+List every reference to a symbol across the workspace, as the editor's language servers find \
+them: calls, imports and uses, not mere text matches (so no false hits from comments or other \
+symbols of the same name). Use it before renaming or changing a function's signature, to find \
+every caller. {_NAV_POSITION} Returns `path:line:column: text` per reference, the declaration \
+included, at most {NAV_MAX_RESULTS}; places outside the workspace are given as paths only."""
+
+LSP_HOVER: Final = f"""\
+Show what the editor's language servers know of a symbol: its type or signature and its \
+documentation (as an editor shows on hover). Cheaper than reading a library's source to learn \
+what a function takes and returns. {_NAV_POSITION} At most {NAV_HOVER_CHARS:,} characters."""
+
+LSP_DOCUMENT_SYMBOLS: Final = f"""\
+Outline a file: its classes, functions, methods, variables and so on, nested, each with its \
+line, as the editor's language servers see them. Use it to find your way in a large file \
+before reading the part you need. Takes the file's `path`; at most {NAV_MAX_RESULTS} symbols."""
+
+LSP_WORKSPACE_SYMBOLS: Final = f"""\
+Find symbols (classes, functions, …) by name across the workspace, as the editor's language \
+servers index them: `query` is a name or part of one (servers match it fuzzily). Returns \
+`path:line: kind name` for each, at most {NAV_MAX_RESULTS}. Some language servers do not \
+answer this; then use grep."""
