@@ -103,9 +103,10 @@ class OpClient(LanguageClient):
 
 
 def capabilities(*, experimental: bool = True, progress: bool = False,
-                 apply_edit: bool = False, diagnostics: bool = False) -> types.ClientCapabilities:
-    """Client capabilities with or without ``experimental.openprogram`` (``diagnostics``: it
-    answers ``openprogram/diagnostics`` too)."""
+                 apply_edit: bool = False, diagnostics: bool = False,
+                 navigation: bool = False) -> types.ClientCapabilities:
+    """Client capabilities with or without ``experimental.openprogram`` (``diagnostics``,
+    ``navigation``: it answers ``openprogram/diagnostics``, ``openprogram/navigate`` too)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(apply_edit=True) if apply_edit else None,
         window=types.WindowClientCapabilities(
@@ -114,7 +115,8 @@ def capabilities(*, experimental: bool = True, progress: bool = False,
                 message_action_item=types.ClientShowMessageActionItemOptions(
                     additional_properties_support=False))),
         experimental={"openprogram": {"permissions": True, "questions": True,
-                                      **({"diagnostics": True} if diagnostics else {})}}
+                                      **({"diagnostics": True} if diagnostics else {}),
+                                      **({"navigation": True} if navigation else {})}}
         if experimental else None,
     )
 
@@ -146,7 +148,7 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
                      args: list[str] | None = None,
                      setup: Callable[[OpClient], None] | None = None,
                      home: Path | None = None, wrap: list[str] | None = None,
-                     diagnostics: bool = False) -> OpClient:
+                     diagnostics: bool = False, navigation: bool = False) -> OpClient:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
         env["OPENPROGRAM_HOME"] = str(home or tmp_path / "home")
         if model:
@@ -163,7 +165,8 @@ async def start(tmp_path: Path, workspace: Path) -> AsyncIterator[Starter]:
             setup(client)
         await client.initialize_session(types.InitializeParams(
             capabilities=capabilities(experimental=experimental, progress=progress,
-                                      apply_edit=apply_edit, diagnostics=diagnostics),
+                                      apply_edit=apply_edit, diagnostics=diagnostics,
+                                      navigation=navigation),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options=init_options))
         return client

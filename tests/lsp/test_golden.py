@@ -29,7 +29,8 @@ MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_
         "mcp_result", "rules_result", "delete_session_result", "fork_result",
         "branch_diff_result", "blame_result", "restore_hunk_result", "files_result",
         "commands_result", "revoke_rule_result", "answer_result", "trust_result",
-        "mcp_restart_result", "mcp_revoke_trust_result", "diagnostics_request")
+        "mcp_restart_result", "mcp_revoke_trust_result", "diagnostics_request",
+        "navigate_request")
 BY_METHOD = {
     methods.CHAT: "chat_result", methods.FORK: "fork_result", methods.CANCEL: "cancel_result",
     methods.STEER: "steer_result", methods.SESSIONS: "sessions", methods.HISTORY: "history",
@@ -48,6 +49,7 @@ BY_METHOD = {
     methods.RULES: "rules_result", methods.REVOKE_RULE: "revoke_rule_result",
     methods.EVENT: "events", methods.REQUEST_PERMISSION: "request_permission",
     methods.ASK_QUESTION: "ask_question", methods.DIAGNOSTICS: "diagnostics_request",
+    methods.NAVIGATE: "navigate_request",
 }
 """The golden file pinning each method's result (requests) or params (what the server sends)."""
 
@@ -351,3 +353,44 @@ async def test_diagnostics_request_shape(start: Starter, tmp_path: Path,
     check("diagnostics_request", after)
     output = client.of_type("tool.finished")[-1]["data"]["output"]
     assert "line 1: error: undefined name 'y' [pyflakes]" in output
+
+
+async def test_navigate_request_shape(start: Starter, tmp_path: Path, workspace: Path) -> None:
+    """openprogram/navigate: the navigation tools are offered only to a client declaring it, ask
+    it with the symbol's position, and list what it answers."""
+    asked: list[dict[str, Any]] = []
+    (workspace / "app.py").write_text("from lib import greet\nprint(greet('x'))\n", "utf-8")
+    (workspace / "lib.py").write_text("def greet(name):\n    return name\n", "utf-8")
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/navigate")
+        def _navigate(params: Any) -> dict[str, Any]:
+            asked.append(params)
+            return {"servers": ["pylsp"], "locations": [{"uri": (workspace / "lib.py").as_uri(),
+                    "range": {"start": {"line": 0, "character": 4},
+                              "end": {"line": 0, "character": 9}}}]}
+
+    steps = [{"tool_calls": [{"id": "call_d", "name": "lsp_definition", "arguments": {
+        "path": "app.py", "line": 2, "symbol": "greet"}}]}, {"text": "Found."}]
+    client = await start(model=write_script(tmp_path / "s.json", steps), navigation=True,
+                         setup=setup)
+    turn = await client.call("openprogram/chat", {"text": "where is greet"})
+    assert turn["status"] == "done", turn
+    (params,) = asked
+    assert params["position"] == {"line": 1, "character": 6}
+    assert params["uri"] == (workspace / "app.py").as_uri()
+    schema = protocol_json_schema()["serverRequests"]["openprogram/navigate"]["params"]
+    conforms(schema, params)
+    check("navigate_request", params)
+    output = client.of_type("tool.finished")[-1]["data"]["output"]
+    assert output == "lib.py:1:5: def greet(name):"
+
+
+async def test_no_navigation_tools_without_the_capability(start: Starter, tmp_path: Path) -> None:
+    steps = [{"tool_calls": [{"id": "call_d", "name": "lsp_definition", "arguments": {
+        "path": "app.py", "line": 1, "symbol": "x"}}]}, {"text": "No."}]
+    client = await start(model=write_script(tmp_path / "s.json", steps))
+    turn = await client.call("openprogram/chat", {"text": "where is x"})
+    assert turn["status"] == "done", turn
+    output = client.of_type("tool.finished")[-1]["data"]["output"]
+    assert output.startswith("Unknown tool 'lsp_definition'"), output
