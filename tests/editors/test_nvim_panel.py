@@ -33,3 +33,23 @@ def test_one_panel_per_tab_page_closing_as_a_unit(env: dict[str, Path]) -> None:
     assert kinds(out["tab1_still"]) == ["code", "input", "log"]
     # the width follows the screen
     assert out["wide"] == 70 and out["narrow"] == 35
+
+
+def test_a_failing_commands_output_shows_its_first_lines_and_folds_open(
+        env: dict[str, Path]) -> None:
+    command = "for i in $(seq 1 30); do echo out line $i; done; echo boom >&2; exit 3"
+    out = run_scripted(env, "tool_output", [
+        {"text": "Running.", "tool_calls": [{"name": "run_command", "arguments": {
+            "command": command, "description": "failing"}}]},
+        {"text": "It failed."},
+    ])
+    for view in (out["live"], out["history"]):
+        assert "✗" in view["line"] and "failed" in view["line"]
+        after = view["after"]
+        assert after[0] == "    ! " + after[0][6:] and after[0][6:] != ""  # the first lines shown
+        assert sum(1 for x in after if x.startswith("    ! ")) == 3
+        folded = [x for x in after if x.startswith("    │ ")]
+        assert any("out line 30" in x for x in folded), after
+        assert any("boom" in x for x in after)  # stderr too
+        assert view["closed"] and "lines of output" in view["foldtext"]
+        assert view["open_after_cr"] and view["closed_again"]

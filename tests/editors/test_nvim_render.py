@@ -54,6 +54,8 @@ def test_history_renders_one_header_per_message_with_tools_in_stream_order() -> 
         "",
         "[cancelled]",
         "- ✗ run_command pytest · execute · failed",
+        "    ! line 1",  # a failure's first lines show under its line
+        "    ! line 2",
     ]
     assert out["index"] == [
         {"line": 0, "id": "u1", "role": "user"},

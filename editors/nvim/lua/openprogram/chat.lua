@@ -336,19 +336,32 @@ local function on_tool_finished(data)
   local mark = data.toolCallId and S.tools[data.toolCallId]
   local meta = S.tool_meta[data.toolCallId or ''] or {}
   local status = data.cancelled == true and 'cancelled' or data.status or 'completed'
+  -- its output folds open under its line (a failure's first lines shown); todo_write's is the
+  -- checklist plan.updated draws
+  local suffix, out = '', {}
+  if data.blockedReason == nil and status ~= 'cancelled' and data.name ~= 'todo_write' then
+    suffix, out = render.tool_output(data.output, status)
+  end
   if mark and valid(S.buf) then
     local pos = vim.api.nvim_buf_get_extmark_by_id(S.buf, ns, mark, {})
     if pos and pos[1] then
       edit(function(buf)
         vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, {
           panel.tool_line(meta.title or data.name or 'tool', meta.kind or data.kind, status)
-            .. render.blocked_suffix(data.blockedReason),
+            .. render.blocked_suffix(data.blockedReason) .. suffix,
         })
+        vim.api.nvim_buf_set_lines(buf, pos[1] + 1, pos[1] + 1, false, out)
       end)
+      if S.thinking and S.thinking.line > pos[1] then
+        S.thinking.line = S.thinking.line + #out -- a thought streaming below moved down
+      end
     end
   elseif valid(S.buf) then
     append_lines({ panel.tool_line(data.title or data.name or 'tool', data.kind, status)
-      .. render.blocked_suffix(data.blockedReason) })
+      .. render.blocked_suffix(data.blockedReason) .. suffix })
+    if #out > 0 then
+      append_lines(out)
+    end
   end
 end
 

@@ -202,6 +202,14 @@ local function create_buffers()
       require('openprogram.chat').cancel()
     end, 'cancel the turn')
     map(buf, 'gR', M.refresh, 'redraw from history')
+    map(buf, '<CR>', function()
+      M.toggle_output()
+    end, "open or close the tool's output under the cursor")
+    map(buf, 'za', function()
+      if not M.toggle_output() then
+        pcall(vim.cmd, 'normal! za')
+      end
+    end, "open or close the tool's output under the cursor")
     map(buf, 'gT', function()
       M.show_thoughts()
     end, "read the model's thoughts of the message under the cursor")
@@ -281,6 +289,59 @@ local function style(win)
   wo.foldenable = false
 end
 
+--- Fold level of a panel line: a tool's output lines fold under the tool's line.
+---@param lnum integer
+---@return string
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  return vim.startswith(line, require('openprogram.render').OUTPUT) and '1' or '0'
+end
+
+--- What a closed output fold shows.
+---@return string
+function M.foldtext()
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  return ('    ▸ %d line%s of output (za or <CR> opens)'):format(n, n == 1 and '' or 's')
+end
+
+--- The log window folds tool output (closed until opened with za / <CR> on the call's line).
+---@param win integer
+local function fold_output(win)
+  local wo = vim.wo[win]
+  wo.foldmethod = 'expr'
+  wo.foldexpr = "v:lua.require'openprogram.panel'.foldexpr(v:lnum)"
+  wo.foldtext = "v:lua.require'openprogram.panel'.foldtext()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+end
+
+--- <CR> / za on a tool's line: open or close the output folded under it.
+local function toggle_output()
+  local win = vim.api.nvim_get_current_win()
+  local row = vim.api.nvim_win_get_cursor(win)[1]
+  local render = require('openprogram.render')
+  local target = row
+  local cur = vim.fn.getline(row)
+  if not vim.startswith(cur, render.OUTPUT) then
+    -- on the call's line (or its shown failure lines): the fold below
+    local r = row + 1
+    while vim.startswith(vim.fn.getline(r), render.OUTPUT_SHOWN) do
+      r = r + 1
+    end
+    if not vim.startswith(vim.fn.getline(r), render.OUTPUT) then
+      return false
+    end
+    target = r
+  end
+  if vim.fn.foldclosed(target) ~= -1 then
+    vim.cmd(target .. 'foldopen')
+  else
+    vim.cmd(target .. 'foldclose')
+  end
+  return true
+end
+M.toggle_output = toggle_output
+
 --- The panel's window layout from the options: `{kind = 'split'|'float', ...}`.
 ---@return table
 local function geometry()
@@ -309,6 +370,7 @@ local function open_windows(g)
     win = vim.api.nvim_open_win(S.buf, true, { relative = 'editor', row = g.row, col = g.col,
       width = g.width, height = g.height, border = 'rounded', title = ' OpenProgram ', title_pos = 'center' })
     style(win)
+    fold_output(win)
     vim.wo[win].conceallevel = 2
     local iw = vim.api.nvim_open_win(S.input_buf, false, { relative = 'editor', row = g.row + g.height + 2,
       col = g.col, width = g.width, height = g.input_height, border = 'rounded',
@@ -320,6 +382,7 @@ local function open_windows(g)
   win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, S.buf)
   style(win)
+  fold_output(win)
   vim.wo[win].conceallevel = 2
   if g.vertical then
     vim.wo[win].winfixwidth = true

@@ -75,6 +75,40 @@ function M.blocked_suffix(reason)
   return ' → blocked: ' .. vim.trim(reason):gsub('%s*\n%s*', ' ')
 end
 
+--- Prefix of a tool's output line folded under its line (`za` / <CR> opens it).
+M.OUTPUT = '    │ '
+--- Prefix of a failed call's first output lines, shown without opening anything.
+M.OUTPUT_SHOWN = '    ! '
+M.OUTPUT_MAX = 200 -- output lines in the panel (the rest: a line saying how many)
+M.FAILURE_SHOWN = 3
+
+--- A call's output as the panel shows it: a suffix for its line (one short line of output)
+--- and the lines under it (folded; a failure's first lines shown).
+---@param output any
+---@param status? string
+---@return string suffix
+---@return string[] lines
+function M.tool_output(output, status)
+  local out = type(output) == 'string' and vim.trim(output) or ''
+  if out == '' then
+    return '', {}
+  end
+  if not out:find('\n') and #out <= 60 then
+    return ' → ' .. out, {}
+  end
+  local all = vim.split(out, '\n', { plain = true })
+  local lines = {}
+  for i, l in ipairs(all) do
+    if i > M.OUTPUT_MAX then
+      table.insert(lines, M.OUTPUT .. ('… %d more lines'):format(#all - M.OUTPUT_MAX))
+      break
+    end
+    local shown = status == 'failed' and i <= M.FAILURE_SHOWN
+    table.insert(lines, (shown and M.OUTPUT_SHOWN or M.OUTPUT) .. l:gsub('\r', ''))
+  end
+  return '', lines
+end
+
 ---@param tc table a Node.toolCalls entry
 ---@return string
 local function history_tool_line(tc)
@@ -86,11 +120,7 @@ local function history_tool_line(tc)
   if type(tc.blockedReason) == 'string' and tc.blockedReason ~= '' then
     return line .. M.blocked_suffix(tc.blockedReason)
   end
-  local out = type(tc.output) == 'string' and vim.trim(tc.output) or ''
-  if out ~= '' and not out:find('\n') and #out <= 60 then
-    line = line .. ' → ' .. out
-  end
-  return line
+  return line .. (M.tool_output(tc.output, tc.status))
 end
 
 local PLAN_MARK = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
@@ -120,6 +150,9 @@ local function history_tool_lines(tc)
   local out = { history_tool_line(tc) }
   if tc.name == 'todo_write' and tc.status == 'completed' and type(tc.input) == 'table' then
     vim.list_extend(out, M.plan_lines(tc.input.todos))
+  elseif tc.cancelled ~= true and not (type(tc.blockedReason) == 'string' and tc.blockedReason ~= '') then
+    local _, lines = M.tool_output(tc.output, tc.status)
+    vim.list_extend(out, lines)
   end
   return out
 end
