@@ -1,5 +1,5 @@
 /** Every command the extension contributes, wired to the controller, trees and client. */
-import { branchLabel } from './branches/label';
+import { branchLabel, sessionTitle } from './branches/label';
 import { watchSession } from './watch';
 import type { AgentNode, AgentTree } from './agents/tree';
 import type { AgentClient } from './client';
@@ -148,7 +148,7 @@ export function registerCommands(p: Parts): api.Disposable[] {
     const order = live ? [...sessions].sort((a, b) => Number(b.status === 'running') - Number(a.status === 'running')) : sessions;
     const pick = await api.showQuickPick(
       order.map((s) => ({
-        label: `${live && s.status === 'running' ? '$(pulse) ' : ''}${s.title || s.id}`,
+        label: `${live && s.status === 'running' ? '$(pulse) ' : ''}${sessionTitle(s)}`,
         description: live && s.status === 'running' ? `running · ${s.updatedAt}` : s.updatedAt,
         id: s.id,
       })),

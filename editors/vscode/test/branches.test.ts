@@ -1,7 +1,7 @@
 // Unit tests for branch labels: stable as the conversation grows and branches are added.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { branchLabel } from '../src/branches/label';
+import { branchLabel, sessionTitle } from '../src/branches/label';
 import type { BranchInfo } from '../src/protocol';
 
 const b = (extra: Partial<BranchInfo>): BranchInfo => ({ headId: 'h', active: false, length: 2, preview: 'p', ...extra });
@@ -23,4 +23,9 @@ test('two forks that read the same get a short id each', () => {
   const two = b({ forkId: 'u0bbbb22', startedAt: '2026-12-01T14:05:30Z', startPreview: 'again' });
   assert.equal(branchLabel(one, [one, two]), 'fork 14:05: again #aaaa11');
   assert.equal(branchLabel(two, [one, two]), 'fork 14:05: again #bbbb22');
+});
+
+test('a session without a title is named as such, never by its id', () => {
+  assert.equal(sessionTitle({ title: 'Fix the parser' }), 'Fix the parser');
+  for (const title of ['', '   ', null, undefined]) assert.equal(sessionTitle({ title }), 'Untitled session');
 });

@@ -19,3 +19,8 @@ export function branchLabel(b: BranchInfo, all: BranchInfo[] = []): string {
   const twin = all.some((o) => o !== b && !o.name && o.forkId && o.forkId !== b.forkId && branchLabel(o) === label);
   return twin ? `${label} #${b.forkId.slice(-6)}` : label;
 }
+
+/** A session's name as a user sees it: its title, never its id (`s0mx…`). */
+export function sessionTitle(s: { title?: string | null }): string {
+  return s.title?.trim() || 'Untitled session';
+}

@@ -1,5 +1,5 @@
 /** The sessions and branches tree: sessions → branches; clicking one shows it in the chat. */
-import { branchLabel } from './label';
+import { branchLabel, sessionTitle } from './label';
 import { Requests, type BranchInfo, type SessionInfo } from '../protocol';
 import { traceError } from '../log';
 import * as api from '../vscodeapi';
@@ -18,7 +18,7 @@ export class BranchTree extends SessionTree<BranchNode> {
     if (node.kind === 'session') {
       const current = node.session.id === this.currentSession();
       const item = new api.TreeItem(
-        node.session.title || node.session.id,
+        sessionTitle(node.session),
         current ? api.TreeItemCollapsibleState.Expanded : api.TreeItemCollapsibleState.Collapsed,
       );
       item.id = `s:${node.session.id}`;

@@ -25,6 +25,7 @@ import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
 import { decide, describeSwitch, type Choice } from '../branches/switchCode';
+import { sessionTitle } from '../branches/label';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef, type ImageRef } from '../context/attachments';
 import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
@@ -665,7 +666,7 @@ export class ChatController {
 
   /** Delete a session after the user confirmed it; the panel leaves it if it showed it. */
   async deleteSession(sessionId: string): Promise<void> {
-    const title = this.state.sessions?.list.find((s) => s.id === sessionId)?.title || sessionId;
+    const title = sessionTitle(this.state.sessions?.list.find((s) => s.id === sessionId) ?? {});
     const ok = await api.confirm(`Delete the session “${title}”? Its messages and branches are removed; the files its turns changed stay as they are.`, 'Delete');
     if (!ok) return;
     const done = await this.guard('Deleting the session', () => this.client.request(Requests.deleteSession, { sessionId }));

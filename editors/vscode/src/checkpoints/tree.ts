@@ -4,6 +4,7 @@ import { traceError } from '../log';
 import * as api from '../vscodeapi';
 import { SessionTree } from '../sessionTree';
 import { checkpointUri } from './content';
+import { sessionTitle } from '../branches/label';
 
 export type CheckpointNode =
   | { kind: 'session'; session: SessionInfo }
@@ -31,7 +32,7 @@ export class CheckpointTree extends SessionTree<CheckpointNode> {
       case 'session': {
         const current = node.session.id === this.currentSession();
         const item = new api.TreeItem(
-          node.session.title || node.session.id,
+          sessionTitle(node.session),
           current ? api.TreeItemCollapsibleState.Expanded : api.TreeItemCollapsibleState.Collapsed,
         );
         item.id = `s:${node.session.id}`;

@@ -1,6 +1,7 @@
 /** The chat page: renders the state and turns clicks and keys into page messages. */
-import { branchLabel } from '../branches/label';
+import { branchLabel, sessionTitle } from '../branches/label';
 import { compact, lineDiff } from './diff';
+import { splitOptions, toolStatusLabel } from './cards';
 import { escapeHtml, renderMarkdown } from './markdown';
 import type { Completion, HostMessage, PageMessage } from './messages';
 import { applyCompletion, tokenAt, type CompletionToken } from './complete';
@@ -219,7 +220,7 @@ function renderSessions(): void {
     const el = h('div', `session-row${s.id === state.sessionId ? ' current' : ''}`);
     el.setAttribute('role', 'listitem');
     el.dataset.sessionId = s.id;
-    const open = button(s.title || s.id, 'link session-title', () => {
+    const open = button(sessionTitle(s), 'link session-title', () => {
       post({ type: 'openSession', sessionId: s.id });
       toggleSessions(false);
     }, `Open this session${other && s.workspace ? ` (works in ${s.workspace})` : ''}`);
@@ -493,17 +494,21 @@ function readOnlyApproval(p: NonNullable<ToolItem['permission']>): HTMLElement {
   return box;
 }
 
+/** Approval requests whose standing options the user opened (kept across redraws). */
+const standingOpen = new Set<string>();
+
 function renderTool(item: ToolItem): HTMLElement {
   const el = h('div', `tool-card status-${item.status}`);
   el.dataset.toolCallId = item.toolCallId;
   el.dataset.kind = item.toolKind;
   const head = h('div', 'tool-head');
-  head.appendChild(h('span', 'tool-kind', escapeHtml(item.toolKind)));
+  // ask_user is the model asking the user, not its thinking (the wire's kind is "think")
+  head.appendChild(h('span', 'tool-kind', escapeHtml(item.name === 'ask_user' ? 'question' : item.toolKind)));
   head.appendChild(h('span', 'tool-title', escapeHtml(item.title)));
-  // a call the turn's cancel cut says so (live and from history), not just "failed"
-  const status = item.cancelled ? 'cancelled' : item.status;
+  const { label, badge } = toolStatusLabel(item);
   if (item.cancelled) el.classList.add('status-cancelled');
-  head.appendChild(h('span', `tool-status badge-${status}`, escapeHtml(status.replace('_', ' '))));
+  if (badge === 'waiting') el.classList.add('waiting');
+  head.appendChild(h('span', `tool-status badge-${badge}`, escapeHtml(label)));
   el.appendChild(head);
   const path = typeof item.input.path === 'string' ? item.input.path : null;
   if (item.diff) {
@@ -543,15 +548,36 @@ function renderTool(item: ToolItem): HTMLElement {
     el.appendChild(readOnlyApproval(p));
   } else if (p && (p.choice === undefined || p.withdrawn)) {
     // A withdrawn prompt keeps its buttons, disabled, and says why it closed.
+    // Allow once and Reject answer at once; the standing options sit behind one "Always…"
+    // control, so the card stays short enough to show what it approves beside its answer.
     const row = h('div', p.withdrawn ? 'approval withdrawn' : 'approval');
-    for (const o of p.options) {
+    const optionButton = (o: (typeof p.options)[number]): HTMLButtonElement => {
       const cls = o.kind.startsWith('allow') ? (o.kind === 'allow_once' ? 'primary' : 'secondary') : 'danger';
       const b = button(o.name, cls, () => post({ type: 'permissionReply', requestId: p.requestId, optionId: o.optionId }));
       b.dataset.optionKind = o.kind;
       b.disabled = p.withdrawn !== undefined;
-      row.appendChild(b);
-    }
+      return b;
+    };
+    const { now, standing } = splitOptions(p.options);
+    for (const o of now) row.appendChild(optionButton(o));
     el.appendChild(row);
+    if (standing.length > 0) {
+      const more = h('div', 'approval approval-standing');
+      more.id = `standing-${p.requestId}`;
+      more.hidden = !standingOpen.has(p.requestId);
+      for (const o of standing) more.appendChild(optionButton(o));
+      const always = standing.every((o) => o.kind.endsWith('_always'));
+      const toggle = button(always ? 'Always…' : 'More…', 'secondary standing-toggle', () => {
+        more.hidden = !more.hidden;
+        toggle.setAttribute('aria-expanded', String(!more.hidden));
+        if (more.hidden) standingOpen.delete(p.requestId); else standingOpen.add(p.requestId);
+      }, 'Standing answers: allow or reject such calls from now on');
+      toggle.setAttribute('aria-expanded', String(!more.hidden));
+      toggle.setAttribute('aria-controls', more.id);
+      toggle.disabled = p.withdrawn !== undefined;
+      row.appendChild(toggle);
+      el.appendChild(more);
+    }
     if (p.sandbox) {
       const text = p.sandbox.sandboxed ? 'Runs in the sandbox (workspace writable, no keys, no other processes).' : `Not sandboxed: ${p.sandbox.note ?? 'no sandbox here'}.`;
       el.appendChild(h('div', p.sandbox.sandboxed ? 'sandbox sandboxed' : 'sandbox unsandboxed', escapeHtml(text)));
@@ -818,7 +844,8 @@ function render(): void {
   }
   scrollToEnd = false;
   // A card that waits for the user is brought into view, wherever the user had scrolled.
-  newPrompt?.scrollIntoView({ block: 'nearest' });
+  // A card taller than the log shows its top (what it approves); its answer row stays pinned.
+  newPrompt?.scrollIntoView({ block: newPrompt.offsetHeight > log.clientHeight ? 'start' : 'nearest' });
   if (newPrompt && nearBottom(log)) jump.hidden = true;
 }
 

@@ -267,12 +267,30 @@ async function main() {
     await frame.locator('#input').fill('Put the greeting in hello.py into a function');
     await frame.locator('#input').press('Enter');
     // the MCP server from the settings starts only once trusted (asked once, remembered)
-    const trust = frame.locator('.tool-card', { hasText: "Start MCP server 'notes'" }).locator('button[data-option-kind="allow_always"]');
-    await trust.waitFor({ timeout: STEP_TIMEOUT });
-    await trust.click();
+    // "Trust and start it" is a standing answer: behind the card's one "Always…" control
+    const trustCard = frame.locator('.tool-card', { hasText: "Start MCP server 'notes'" });
+    const trust = trustCard.locator('button[data-option-kind="allow_always"]');
+    await trustCard.locator('.standing-toggle').click({ timeout: STEP_TIMEOUT });
+    await trust.click({ timeout: STEP_TIMEOUT });
     const allow = frame.locator('.tool-card', { hasText: 'hello.py' }).locator('button[data-option-kind="allow_once"]');
     await allow.waitFor({ timeout: STEP_TIMEOUT });
     if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the file was written before approval');
+    // the card shows what it approves: its diff's top and its answer row in view at once, the
+    // standing answers folded behind one control, and it says it waits (not "in progress")
+    let cardView = null;
+    const waitingCard = frame.locator('.tool-card.waiting', { hasText: 'hello.py' }).first();
+    await waitingCard.locator('.badge-waiting', { hasText: 'waiting for approval' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => {
+      cardView = await waitingCard.evaluate((card) => {
+        const view = document.getElementById('log').getBoundingClientRect();
+        const diff = card.querySelector('.diff').getBoundingClientRect();
+        const row = card.querySelector('.approval').getBoundingClientRect();
+        return { diffTop: diff.top >= view.top - 1 && diff.top + 20 < view.bottom, row: row.top >= view.top && row.bottom <= view.bottom + 1,
+          answers: card.querySelectorAll('.approval:not(.approval-standing) button[data-option-kind]').length,
+          standing: card.querySelectorAll('.approval-standing:not([hidden]) button').length };
+      });
+      return cardView.diffTop && cardView.row && cardView.answers === 2 && cardView.standing === 0;
+    }, 'the approval card with its diff and its answers in view').catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(cardView)}`); });
     // the status bar counts the waiting card and the activity bar icon carries a badge
     await page.locator('.statusbar-item', { hasText: 'OpenProgram 1' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.locator('.activitybar .action-item:has([aria-label^="OpenProgram"]) .badge-content', { hasText: '1' }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -620,6 +638,8 @@ async function main() {
     await waitFor(async () => (await cards.count()) > cardsBefore, 'a new card for the new call');
     const fresh = cards.last();
     const alwaysFile = fresh.locator('button', { hasText: 'Always allow edits to hello.py in this session' });
+    // the standing answers open from the card's one "Always…" control
+    await fresh.locator('.standing-toggle', { hasText: 'Always…' }).click({ timeout: STEP_TIMEOUT });
     await alwaysFile.waitFor({ timeout: STEP_TIMEOUT });
     // The old card of the same model call id keeps its old answer and gets no buttons.
     const live = await frame.locator('.tool-card button[data-option-kind]:not([disabled])').evaluateAll(
