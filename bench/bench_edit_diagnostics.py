@@ -53,10 +53,10 @@ def main(turns: int = 9) -> None:
             (ws / name).write_text("def f():\n    return 0\n", "utf-8")
         (ws / "notes.py").write_text("x = 1\n", "utf-8")
         os.environ["OP_BENCH_TURNS"] = str(turns)
-        out = runner.run_scenario(
-            "bench_diagnostics", ws, model="offline", home=home, timeout=900, exec_server=True, extra_env={
-                "OP_MODEL_ON": _script(Path(tmp) / "on.json", "a.py", turns),
-                "OP_MODEL_OFF": _script(Path(tmp) / "off.json", "b.py", turns)})
+        models = {"OP_MODEL_ON": _script(Path(tmp) / "on.json", "a.py", turns),
+                  "OP_MODEL_OFF": _script(Path(tmp) / "off.json", "b.py", turns)}
+        out = runner.run_scenario("bench_diagnostics", ws, model="offline", home=home,
+                                  timeout=900, exec_server=True, extra_env=models)
     on = statistics.median(out["on_ms"][1:]) / 1e3
     off = statistics.median(out["off_ms"][1:]) / 1e3
     print(f"on turns (ms):  {[round(x) for x in out['on_ms']]}")
