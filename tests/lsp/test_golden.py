@@ -67,6 +67,8 @@ def normalise(value: Any, key: str = "") -> Any:
     """Replace run-specific values by placeholders."""
     if key == "metadata":
         return "<object>"
+    if key == "stderr":  # an MCP server's last lines (pids; read beside the handshake)
+        return "<lines>"
     if isinstance(value, dict):
         return {k: normalise(v, k) for k, v in sorted(value.items())}
     if isinstance(value, list):
@@ -83,8 +85,6 @@ def normalise(value: Any, key: str = "") -> Any:
         return "<file uri>"
     if key == "target":  # an MCP server's command line: this machine's paths
         return "<command>"
-    if key == "stderr":  # an MCP server's last lines, naming its pid
-        return "<lines>"
     if key == "model" and isinstance(value, str):
         return "<model>"
     if key == "message" and isinstance(value, str) and value.startswith("turn "):
