@@ -26,6 +26,8 @@ import * as os from 'node:os';
 import { expand, launchPlan, parseSettings, userOnly, type Settings } from './settings';
 import { traceError, traceInfo } from './log';
 import * as api from './vscodeapi';
+import { answerDiagnostics, answerNavigate } from './language';
+import type * as wire from './wire';
 
 export type ServerState = 'starting' | 'running' | 'stopped';
 export type PermissionHandler = (p: PermissionParams, token: api.CancellationToken) => Promise<PermissionOutcome>;
@@ -273,6 +275,9 @@ export class AgentClient implements AgentPort {
         (p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> =>
           this.questionHandler ? this.questionHandler(p, token) : Promise.resolve({ cancelled: true }),
       ),
+      client.onRequest(ServerRequests.diagnostics, (p: wire.DiagnosticsParams) =>
+        answerDiagnostics(api.languageHost(), p)),
+      client.onRequest(ServerRequests.navigate, (p: wire.NavigateParams) => answerNavigate(api.languageHost(), p)),
       client.onDidChangeState((e) => {
         if (e.newState === State.Stopped && this.client === client && this.state === 'running') {
           // The connection closes before the process is reaped: wait (briefly) for its cause.

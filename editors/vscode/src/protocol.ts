@@ -74,5 +74,5 @@ export type QuestionOutcome = { answer: string } | { cancelled: true };
 /** `openprogram/event` params (any type; `KnownEvent` narrows the known ones by `type`). */
 export type EventParams = wire.EventNotification;
 
-/** Client capability that opts into permission and question requests. */
-export const EXPERIMENTAL_CAPABILITY = { permissions: true, questions: true } as const;
+/** Client capability that opts into permission, question, diagnostics and navigation requests. */
+export const EXPERIMENTAL_CAPABILITY = { permissions: true, questions: true, diagnostics: true, navigation: true } as const;

@@ -305,3 +305,41 @@ export function onDidChangeActiveEditor(fn: () => unknown): vscode.Disposable {
   });
   return { dispose: () => { editors.dispose(); edits.dispose(); } };
 }
+
+/** VS Code's language features as `language.ts` uses them (diagnostics and providers). */
+export function languageHost(): import('./language').LanguageHost {
+  return {
+    isOpen(uri: string): boolean {
+      return vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri);
+    },
+    async open(uri: string): Promise<boolean> {
+      try {
+        await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    diagnostics(uri: string) {
+      return vscode.languages.getDiagnostics(vscode.Uri.parse(uri)).map((d) => ({
+        range: d.range,
+        message: d.message,
+        severity: d.severity,
+        source: d.source,
+        code: d.code as string | number | { value: string | number } | undefined,
+      }));
+    },
+    onDiagnostics(listener: (uris: string[]) => void) {
+      return vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris.map((u) => u.toString())));
+    },
+    provider(command, uri, position, query) {
+      if (command === 'vscode.executeWorkspaceSymbolProvider') {
+        return Promise.resolve(vscode.commands.executeCommand(command, query ?? ''));
+      }
+      const target = vscode.Uri.parse(uri ?? '');
+      const args: unknown[] = [target];
+      if (position) args.push(new vscode.Position(position.line, position.character));
+      return Promise.resolve(vscode.commands.executeCommand(command, ...args));
+    },
+  };
+}
