@@ -53,3 +53,5 @@ def test_a_failing_commands_output_shows_its_first_lines_and_folds_open(
         assert any("boom" in x for x in after)  # stderr too
         assert view["closed"] and "lines of output" in view["foldtext"]
         assert view["open_after_cr"] and view["closed_again"]
+    assert "branch main" in out["winbar"]
+    assert out["labels"] == ["try-2", "2/2", "main"]

@@ -47,8 +47,8 @@ def test_chat_with_approval_writes_file_and_streams_into_panel(
     assert out["events"].count("text.delta") >= 2
     assert "tool.started" in out["events"] and "tool.finished" in out["events"]
     # The client declared the capability and passed the model as an initialization option.
-    assert out["experimental"]["openprogram"] == {"permissions": True, "questions": True,
-                                                  "diagnostics": True}
+    caps = out["experimental"]["openprogram"]
+    assert caps["permissions"] is True and caps["questions"] is True  # (and what others add)
     assert out["init_options"]["model"].startswith("scripted:")
     assert out["input_buftype"] == "nofile"
     assert out["panel_windows"] == 1

@@ -55,6 +55,7 @@ M.ns = ns
 ---@field loaded? table[] the history nodes drawn (the pages fetched so far, root first)
 ---@field has_more? boolean older history nodes remain on the server
 ---@field loading_older? boolean a request for the page before the first node is out
+---@field branch? string the active branch as the winbar names it (M.branch_label)
 local S = {
   turn_gen = 0,
   background = {},
@@ -146,6 +147,9 @@ local function winbar()
     table.insert(parts, S.title)
   elseif S.session_id then
     table.insert(parts, 'session ' .. S.session_id)
+  end
+  if S.branch and S.session_id then
+    table.insert(parts, 'branch ' .. S.branch)
   end
   if require('openprogram.client').starting() then
     table.insert(parts, 'starting…')
@@ -535,8 +539,8 @@ function M.render_intro()
       '# OpenProgram',
       '',
       'Type a message in the input below and press Enter, or run `:OpenProgram {text}`.',
-      'Keys here: `i` type, `gF` fork at cursor, `gB` branches, `gS` sessions, `<C-c>` cancel,',
-      '`q` close.',
+      'Keys here: `i` type, `<CR>`/`za` a tool call\'s output, `gF` fork at cursor, `gB` branches,',
+      '`gS` sessions, `<C-c>` cancel, `q` close.',
     })
   end)
 end
@@ -600,12 +604,42 @@ function M.refresh(done)
         S.head_id = result.headId
       end
       M.render(result.nodes or {}, result.hasMore == true)
+      M.load_branch(sid)
     elseif err then
       M.note('history failed: ' .. (err.message or '?'))
     end
     if done then
       done()
     end
+  end)
+end
+
+--- The winbar's name of the active branch among `branches` (openprogram/branches): its name,
+--- else its place (`2/3`), else `main` for a session of one line.
+---@param branches table[]
+---@return string?
+function M.branch_label(branches)
+  for i, b in ipairs(branches) do
+    if b.active then
+      if type(b.name) == 'string' and b.name ~= '' then
+        return b.name
+      end
+      return #branches > 1 and ('%d/%d'):format(i, #branches) or 'main'
+    end
+  end
+  return nil
+end
+
+--- Ask which branch of session `sid` is active, for the winbar (async; stale answers dropped).
+---@param sid string
+function M.load_branch(sid)
+  local protocol = require('openprogram.protocol')
+  require('openprogram.client').request(protocol.methods.BRANCHES, { sessionId = sid }, function(err, result)
+    if err or sid ~= S.session_id or type(result) ~= 'table' then
+      return
+    end
+    S.branch = M.branch_label(result.branches or {})
+    update_winbar()
   end)
 end
 

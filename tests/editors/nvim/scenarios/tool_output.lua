@@ -1,6 +1,6 @@
 -- A failing command's output in the panel: its first lines show under the call's line, the rest
 -- is folded and opens with <CR> on the call's line (and closes again); the same after a redraw
--- from history.
+-- from history. The winbar names the branch.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 --- The call's line, the lines after it, and whether the first folded line is closed.
@@ -48,4 +48,14 @@ H.run(function()
     return false
   end, 'the redraw')
   H.out.history = look('history')
+  local panel = require('openprogram.panel')
+  H.wait(function()
+    return panel.state.branch ~= nil
+  end, 'the branch in the winbar')
+  H.out.winbar = vim.wo[vim.fn.win_findbuf(panel.state.buf)[1]].winbar
+  H.out.labels = {
+    panel.branch_label({ { active = true, name = 'try-2' }, { active = false } }),
+    panel.branch_label({ { active = false }, { active = true } }),
+    panel.branch_label({ { active = true } }),
+  }
 end)
