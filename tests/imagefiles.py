@@ -3,17 +3,23 @@ GIF, JPEG and WebP files as their formats define them."""
 
 from __future__ import annotations
 
+import random
 import struct
 import zlib
 
 
-def png(width: int = 4, height: int = 3, seed: int = 0) -> bytes:
-    """A valid greyscale PNG; ``seed`` changes its pixels (so its hash)."""
+def png(width: int = 4, height: int = 3, seed: int = 0, noise: bool = False) -> bytes:
+    """A valid greyscale PNG; ``seed`` changes its pixels (so its hash); with ``noise`` they
+    are pseudo-random from the seed (a photo-like size, not a gradient's)."""
     def chunk(kind: bytes, data: bytes) -> bytes:
         return (struct.pack(">I", len(data)) + kind + data
                 + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    rows = b"".join(b"\x00" + bytes((seed + x + y) % 256 for x in range(width))
-                    for y in range(height))
+    if noise:
+        rng = random.Random(seed)
+        rows = b"".join(b"\x00" + rng.randbytes(width) for _ in range(height))
+    else:
+        rows = b"".join(b"\x00" + bytes((seed + x + y) % 256 for x in range(width))
+                        for y in range(height))
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0,
                                                               0, 0, 0))
             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
