@@ -60,7 +60,7 @@ def test_code_action_in_neovim_without_the_plugin(tmp_path: Path) -> None:
     assert out["modified"] is True
     assert out["disk"] == "def add(a, b):\n    return a - b\n"
     assert any(str(n).startswith("shown: OpenProgram:") and "add now adds." in str(n)
-               for n in out["notes"])
+               for n in out["notes"]), out["notes"]
 
 
 def test_slash_commands_in_the_input(tmp_path: Path) -> None:

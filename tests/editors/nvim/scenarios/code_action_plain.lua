@@ -50,7 +50,10 @@ H.run(function()
   H.wait(function()
     return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'):find('a + b', 1, true) ~= nil
       and #vim.tbl_filter(function(n)
-        return tostring(n):find('shown: OpenProgram:', 1, true) ~= nil
+        -- the reply's own message: another one (a sandbox warning on a machine without
+        -- working bubblewrap) may come first
+        local s = tostring(n)
+        return s:find('shown: OpenProgram:', 1, true) ~= nil and s:find('add now adds.', 1, true) ~= nil
       end, H.out.notes) > 0
   end, 'the fix in the buffer and the reply')
   H.out.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
