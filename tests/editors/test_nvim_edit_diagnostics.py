@@ -48,3 +48,17 @@ def test_off_asks_nothing(env: dict[str, Path]) -> None:
                                        "OPENPROGRAM_DIAGNOSTICS_AFTER_EDITS": "off"})
     (result,) = _tool_results(log)
     assert "missing_name" not in result and "problem" not in result
+
+
+def test_an_edit_of_an_unsaved_buffer_is_checked_in_the_buffer(env: dict[str, Path]) -> None:
+    (env["ws"] / "app.py").write_text(APP, "utf-8")
+    log = env["tmp"] / "model.jsonl"
+    out = runner.run_scripted(env, "edit_diagnostics_buffer", [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "app.py", "old_text": "return 0", "new_text": "return missing_name"}}]},
+        {"text": "Done."}], extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
+    assert out["modified"] and out["buffer"][-1] == "    return missing_name"
+    assert (env["ws"] / "app.py").read_text("utf-8") == APP  # the disk keeps the saved text
+    (result,) = _tool_results(log)
+    assert "line 4: error: undefined name 'missing_name' [pyflakes]" in result, result
+    assert "already_broken" not in result
