@@ -183,6 +183,29 @@ export async function openWorkspaceFile(relPath: string, line?: number): Promise
   await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: new vscode.Range(at, at) } : {}) });
 }
 
+/** Put text on the clipboard. */
+export async function copyText(text: string): Promise<void> {
+  await vscode.env.clipboard.writeText(text);
+}
+
+/**
+ * Insert text at the cursor(s) of the active text editor, replacing its selections: one edit the
+ * user undoes with Undo. No editor open: say so.
+ */
+export async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showInformationMessage('OpenProgram: open a file to insert the code into.');
+    return;
+  }
+  const done = await editor.edit((b) => { for (const sel of editor.selections) b.replace(sel, text); });
+  if (!done) {
+    void vscode.window.showWarningMessage(`OpenProgram: could not insert into ${vscode.workspace.asRelativePath(editor.document.uri)}.`);
+    return;
+  }
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+}
+
 /** Open a web link from a message through VS Code's opener (http, https and mailto only). */
 export async function openWebLink(url: string): Promise<void> {
   if (!/^(https?:|mailto:)/i.test(url.trim())) {

@@ -21,6 +21,15 @@ test('code blocks keep their text and language; an open fence renders while stre
   assert.match(renderMarkdown('```ts\nconst x = 1'), /<code class="language-ts">const x = 1<\/code>/);
 });
 
+test('a code block offers Copy and Insert; the page reads the text from the block itself', () => {
+  const html = renderMarkdown('```sh\nrm -rf "$x" && echo <ok>\n```');
+  assert.match(html, /<button class="link code-action" data-code-action="copy"[^>]*>Copy<\/button>/);
+  assert.match(html, /<button class="link code-action" data-code-action="insert"[^>]*>Insert<\/button>/);
+  // the code stays escaped text; the buttons carry no copy of it
+  assert.match(html, /<code class="language-sh">rm -rf &quot;\$x&quot; &amp;&amp; echo &lt;ok&gt;<\/code>/);
+  assert.equal(html.split('rm -rf').length, 2);
+});
+
 test('inline marks, lists, headings and links; only web links become links', () => {
   const html = renderMarkdown('# Title\n- one `two`\n- **three**\n\n1. first\n\nsee [docs](https://example.com) and [bad](javascript:alert(1)) and [f](file:///etc/passwd)');
   assert.match(html, /<h1>Title<\/h1>/);

@@ -134,6 +134,10 @@ export class ChatController {
         return api.openWorkspaceFile(String(msg.path), typeof msg.line === 'number' ? msg.line : undefined);
       case 'openLink':
         return api.openWebLink(String(msg.url));
+      case 'copyCode':
+        return api.copyText(String(msg.text));
+      case 'insertCode':
+        return api.insertAtCursor(String(msg.text));
       case 'showCheckpoint':
         await api.executeCommand('openprogram.showCheckpointDiff', { checkpointId: msg.checkpointId });
         return;

@@ -138,6 +138,16 @@ function layout(): void {
   // through VS Code's opener (which asks before leaving for an untrusted site). Nothing navigates
   // the page itself.
   log.addEventListener('click', (e) => {
+    const action = (e.target as Element | null)?.closest?.('button[data-code-action]');
+    if (action) {
+      const text = action.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
+      post(action.getAttribute('data-code-action') === 'insert' ? { type: 'insertCode', text } : { type: 'copyCode', text });
+      if (action.getAttribute('data-code-action') === 'copy') {
+        action.textContent = 'Copied';
+        setTimeout(() => { action.textContent = 'Copy'; }, 1500);
+      }
+      return;
+    }
     const a = (e.target as Element | null)?.closest?.('a');
     if (!a) return;
     e.preventDefault();
@@ -441,7 +451,8 @@ function renderMessage(item: MessageItem): HTMLElement {
       : item.role === 'report' ? item.from ?? 'Report' : item.role;
   const head = h('div', 'msg-head', `<span class="who">${escapeHtml(who)}</span>`);
   const forkable = item.role === 'user' ? item.nodeId !== null : item.nodeId !== null && item.role === 'assistant';
-  if (item.usage) {
+  // no counts reported (a turn cut before the model's usage arrived): say nothing rather than "0 in"
+  if (item.usage && (item.usage.inputTokens > 0 || item.usage.outputTokens > 0)) {
     const u = item.usage;
     head.appendChild(h('span', 'usage', escapeHtml(`${tokens(u.inputTokens)} in · ${tokens(u.outputTokens)} out`)));
     (head.lastChild as HTMLElement).title = `This turn used ${u.inputTokens} input and ${u.outputTokens} output tokens.`;

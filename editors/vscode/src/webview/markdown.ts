@@ -109,7 +109,13 @@ function createRenderer(): MarkdownIt {
     const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
     const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
     const body = escapeHtml(t.content.replace(/\n$/, ''));
-    return `<div class="code-block">${label}<pre><code${cls}>${body}</code></pre></div>\n`;
+    // Copy, and insert at the editor's cursor (the page turns a click into a message; the host
+    // acts: the clipboard, an undoable edit of the active editor).
+    const actions = '<span class="code-actions">'
+      + '<button class="link code-action" data-code-action="copy" title="Copy the code">Copy</button>'
+      + '<button class="link code-action" data-code-action="insert" title="Insert the code at the cursor of the active editor">Insert</button>'
+      + '</span>';
+    return `<div class="code-block">${label}${actions}<pre><code${cls}>${body}</code></pre></div>\n`;
   };
   // Tables scroll sideways in a narrow panel instead of widening it.
   md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';

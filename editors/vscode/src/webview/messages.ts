@@ -93,6 +93,10 @@ export type PageMessage =
   | { type: 'openFile'; path: string; line?: number }
   /** A web link clicked in a message (http, https or mailto). */
   | { type: 'openLink'; url: string }
+  /** A code block's Copy: its text to the clipboard. */
+  | { type: 'copyCode'; text: string }
+  /** A code block's Insert: its text at the active editor's cursor (an undoable edit). */
+  | { type: 'insertCode'; text: string }
   | { type: 'showCheckpoint'; checkpointId: string }
   | { type: 'focus'; focused: boolean }
   | { type: 'restartServer' }

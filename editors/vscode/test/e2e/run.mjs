@@ -322,6 +322,17 @@ async function main() {
     if (await frame.locator('.msg a[href*="://hello.py"]').count()) throw new Error('hello.py became a web link');
     await frame.locator('.msg.role-assistant a.file-link[data-path="hello.py"]').first().click();
     await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+
+    begin('a code block\'s Insert puts it at the cursor of the open file, one edit Undo takes back');
+    const block = frame.locator('.msg.role-assistant .code-block', { hasText: 'print(greet("world"))' }).first();
+    await block.hover();
+    await block.locator('button[data-code-action="insert"]').click();
+    await page.locator('.tab.active.dirty', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-editor .view-line', { hasText: 'print(greet("world"))def greet' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    if (readFileSync(join(ws, 'hello.py'), 'utf8') !== UPDATED) throw new Error('Insert wrote the file on disk');
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+z');
+    await page.locator('.tab.active:not(.dirty)', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await closeAllEditors(page);
 
     begin('open the checkpoint diff');
