@@ -399,7 +399,9 @@ export function registerCommands(p: Parts): api.Disposable[] {
         void api.showInfo('OpenProgram: no approval rules; every edit and command asks.');
         return;
       }
-      const pick = await api.showQuickPick(ruleItems(rules), {
+      const sessionId = p.controller.state.sessionId;
+      const titles = new Map((p.controller.state.sessions?.list ?? []).map((s) => [s.id, sessionTitle(s)]));
+      const pick = await api.showQuickPick(ruleItems(rules, sessionId, (id) => titles.get(id)), {
         placeHolder: 'Approval rules — choose one to revoke it (takes effect at once)',
         matchOnDescription: true,
         matchOnDetail: true,

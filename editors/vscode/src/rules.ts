@@ -10,16 +10,24 @@ export interface RuleItem {
   rule: RuleInfo;
 }
 
-/** One quick pick row per rule: what it covers, its scope, and where it came from. */
-export function ruleItems(rules: RuleInfo[]): RuleItem[] {
+/**
+ * One quick pick row per rule: what it covers, its scope, and where it came from, in names a user
+ * knows (the session's title, never its id or the call's id). `current`: the panel's session;
+ * `titleOf`: a session's title, when known.
+ */
+export function ruleItems(rules: RuleInfo[], current: string | null = null,
+  titleOf: (sessionId: string) => string | undefined = () => undefined): RuleItem[] {
   const folders = new Set(rules.map((r) => r.workspace ?? ''));
   return rules.map((r) => {
     const verb = r.decision === 'allow' ? 'Allow' : 'Reject';
-    const scope = r.scope === 'session' ? `this session (${r.sessionId ?? '?'})` : 'this workspace';
+    const other = r.sessionId ? titleOf(r.sessionId) : undefined;
+    const scope = r.scope !== 'session' ? 'this workspace'
+      : !r.sessionId || r.sessionId === current ? 'this session'
+        : other ? `the session “${other}”` : 'another session';
     const origin =
       r.origin === 'settings'
         ? 'from the openprogram.rules setting — choose it to remove it from the settings'
-        : `${r.origin === 'legacy' ? 'older rule' : 'chosen in a prompt'}${r.createdAt ? ` on ${r.createdAt}` : ''}${r.toolCallId ? ` for call ${r.toolCallId}` : ''}`;
+        : `${r.origin === 'legacy' ? 'older rule' : 'chosen in a prompt'}${r.createdAt ? ` on ${r.createdAt}` : ''}`;
     const where = folders.size > 1 && r.workspace ? ` · ${r.workspace.split('/').pop() ?? r.workspace}` : '';
     return {
       label: `${r.decision === 'allow' ? '$(check)' : '$(circle-slash)'} ${verb}: ${r.description || r.value || r.tool}`,

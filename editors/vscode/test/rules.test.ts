@@ -11,10 +11,15 @@ const rule = (over: Partial<RuleInfo> = {}): RuleInfo => ({
 });
 
 test('rows name the coverage, the scope and where the rule came from', () => {
-  const [a, b] = ruleItems([rule(), rule({ id: 'settings-1', origin: 'settings', scope: 'workspace', decision: 'deny', description: 'rm * (pattern from settings)', revocable: false })]);
+  const [a, b] = ruleItems([rule(), rule({ id: 'settings-1', origin: 'settings', scope: 'workspace', decision: 'deny', description: 'rm * (pattern from settings)', revocable: false })], 's1');
   assert.match(a.label, /Allow: Run `npm test`/);
-  assert.equal(a.description, 'this session (s1)');
-  assert.match(a.detail, /chosen in a prompt on 2026-12-01T10:00:00Z for call call_x/);
+  assert.equal(a.description, 'this session');
+  assert.equal(a.detail, 'chosen in a prompt on 2026-12-01T10:00:00Z');
+  // no raw ids in what the user reads: another session by its title, else as another session
+  const titled = ruleItems([rule()], 's0mx9', (id) => (id === 's1' ? 'Fix the parser' : undefined))[0];
+  assert.equal(titled.description, 'the session “Fix the parser”');
+  assert.equal(ruleItems([rule()], 's0mx9')[0].description, 'another session');
+  assert.equal(ruleItems([rule()], 's1')[0].description, 'this session');
   assert.match(b.label, /Reject: rm \*/);
   assert.equal(b.description, 'this workspace');
   assert.match(b.detail, /from the openprogram.rules setting/);
@@ -42,10 +47,10 @@ test('listing passes the session; revoking names the rule', async () => {
 });
 
 test('rows name the folder when rules come from several', () => {
-  const [a, b] = ruleItems([rule({ workspace: '/ws/a' }), rule({ id: 'r2', workspace: '/ws/b' })]);
-  assert.equal(a.description, 'this session (s1) · a');
-  assert.equal(b.description, 'this session (s1) · b');
-  assert.equal(ruleItems([rule({ workspace: '/ws/a' })])[0].description, 'this session (s1)');
+  const [a, b] = ruleItems([rule({ workspace: '/ws/a' }), rule({ id: 'r2', workspace: '/ws/b' })], 's1');
+  assert.equal(a.description, 'this session · a');
+  assert.equal(b.description, 'this session · b');
+  assert.equal(ruleItems([rule({ workspace: '/ws/a' })], 's1')[0].description, 'this session');
 });
 
 test('a settings rule is removed from exactly the levels that hold it', async () => {
