@@ -25,6 +25,7 @@ def make_engine(**cfg: object) -> tuple[ContextEngine, list[Event]]:
     bus = EventBus()
     seen: list[Event] = []
     bus.subscribe(seen.append)
+    cfg.setdefault("auto_compact_ratio", 0.8)  # the chains below are sized for 80%
     return ContextEngine(config=ContextConfig(**cfg),  # type: ignore[arg-type]
                          calibration=Calibration(), bus=bus), seen
 

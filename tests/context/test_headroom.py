@@ -30,6 +30,7 @@ from openprogram_lsp.events.bus import Event
 from openprogram_lsp.providers.http import aclose_shared_client
 
 FILLER = "lorem ipsum dolor sit amet " * 40  # ~270 tokens
+AT_80 = ContextConfig(auto_compact_ratio=0.8)  # the chains below are sized for 80%
 
 
 def turns(n: int) -> list[Turn]:
@@ -53,7 +54,7 @@ def compact(eng: ContextEngine, chain: list[Node], window: int,
 
 
 def test_compaction_goes_down_to_the_target_and_records_its_turn() -> None:
-    eng = ContextEngine(calibration=Calibration())
+    eng = ContextEngine(config=AT_80, calibration=Calibration())
     chain = build_chain([*turns(24), Turn("next question")])
     before = prepare(eng, chain, window=16_000)
     assert eng.should_auto_compact(before)
@@ -64,7 +65,7 @@ def test_compaction_goes_down_to_the_target_and_records_its_turn() -> None:
 
 
 def test_no_second_compaction_within_the_cooldown_unless_over_the_window() -> None:
-    eng = ContextEngine(calibration=Calibration())
+    eng = ContextEngine(config=AT_80, calibration=Calibration())
     history = [*turns(24), Turn("q24", steps=[("a", [])])]
     chain = build_chain([*history, Turn("q25")])
     _, summaries = compact(eng, chain, 16_000, [])
@@ -96,7 +97,8 @@ def test_no_second_compaction_within_the_cooldown_unless_over_the_window() -> No
 
 
 def test_cooldown_setting() -> None:
-    eng = ContextEngine(config=ContextConfig(cooldown_turns=0), calibration=Calibration())
+    eng = ContextEngine(config=ContextConfig(auto_compact_ratio=0.8, cooldown_turns=0),
+                        calibration=Calibration())
     chain = build_chain([*turns(24), Turn("q")])
     _, summaries = compact(eng, chain, 16_000, [])
     chain = build_chain([*turns(24), Turn("q", steps=[(FILLER * 30, [])]), Turn("q2")])
@@ -106,7 +108,7 @@ def test_cooldown_setting() -> None:
 
 
 def test_a_summary_made_before_it_recorded_its_turn_is_no_cooldown() -> None:
-    eng = ContextEngine(calibration=Calibration())
+    eng = ContextEngine(config=AT_80, calibration=Calibration())
     chain = build_chain([*turns(24), Turn("q")])
     _, [summary] = compact(eng, chain, 16_000, [])
     old = summary.model_copy(update={"metadata": {

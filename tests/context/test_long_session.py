@@ -123,7 +123,7 @@ async def test_a_long_session_stays_within_the_window(
         c = ContextCommit.model_validate(store.read_context_commit(sid, f"u{t}_reply"))
         assert messages_digest(replay(c, all_nodes)) == c.messages_digest, (t, c.path)
     last = ContextCommit.model_validate(store.read_context_commit(sid, f"u{TURNS - 1}_reply"))
-    assert last.estimate < 0.8 * WINDOW and abs(last.calibration - 1.1) < 0.05
+    assert last.estimate < 0.85 * WINDOW and abs(last.calibration - 1.1) < 0.05
 
     # three real turns through the dispatcher on the same session, small window, offline model
     d = make_dispatcher(None, permission_mode="bypass", settings=load_settings(

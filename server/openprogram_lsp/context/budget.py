@@ -24,9 +24,8 @@ MIN_RESERVE = 256
 # Calibration bounds. Real tokenizers count within about -20% .. x4 of the estimator (dense
 # English prose is the low end, CJK and emoji the high one); a server reporting less than half
 # the estimate is counting something else (only the uncached part, a fixed placeholder), so its
-# figure is suspect and ignored, and no ratio lowers the estimate by more than a fifth: with
-# the auto-compact threshold at 80%, a turn's request measured by the estimator alone still
-# fits the window at that bound.
+# figure is suspect and ignored, and no ratio lowers the estimate by more than a fifth (the
+# requests' output room, ``TurnPrep.reply_tokens``, keeps a 5% margin besides).
 SUSPECT_BELOW = 0.5
 RATIO_MIN = 0.8
 RATIO_MAX = 4.0

@@ -16,7 +16,7 @@ from openprogram_lsp.core.types import Message, Node, ToolSpec, Usage
 
 GAP_THRESHOLD_SECONDS = 3600.0
 RECOMMEND_PCT = 0.70
-AUTO_COMPACT_PCT = 0.80
+AUTO_COMPACT_PCT = 0.85
 TARGET_PCT = 0.50
 COOLDOWN_TURNS = 4
 MIN_REPLY_SHARE = 8  # a request leaves at least 1/8 of the window for the reply (or the reserve)

@@ -29,7 +29,7 @@ class ContextSection(Section):
 
     window: int | None = None
     recommend: float = Field(0.70, gt=0, le=1)
-    auto_compact: float = Field(0.80, gt=0, le=1)
+    auto_compact: float = Field(0.85, gt=0, le=1)
     target: float = Field(0.50, gt=0, lt=1)
     cooldown_turns: int = Field(4, ge=0, le=1000)
     gap_seconds: float = Field(3600.0, ge=0)
