@@ -422,3 +422,27 @@ def test_a_symlinked_workspace_repointed_mid_turn_is_refused(
     [call] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls or []
     assert call.status == "failed" and "re-pointed" in (call.output or "")
     assert not (home / "x.txt").exists() and not (first / "x.txt").exists()
+
+
+class TitleSeeingApprover(RecordingApprover):
+    """Records the sessions' titles as listed while a turn waits for approval."""
+
+    def __init__(self, d: list[Dispatcher]) -> None:
+        super().__init__("allow_once")
+        self.d = d
+        self.titles: list[str] = []
+
+    async def request_permission(self, request):  # type: ignore[no-untyped-def]
+        self.titles = [m.get("title", "") for m in self.d[0].services.store.list_sessions()]
+        return await super().request_permission(request)
+
+
+def test_a_new_session_is_titled_from_its_first_message_while_it_runs(
+        make_dispatcher: Make, script: Callable) -> None:
+    holder: list[Dispatcher] = []
+    approver = TitleSeeingApprover(holder)
+    d = make_dispatcher(script([WRITE, DONE]), approver=approver)
+    holder.append(d)
+    r = turn(d, "\n  write the greeting file\nwith details")
+    assert approver.titles == ["write the greeting file"]
+    assert d.services.store.meta(r.session_id)["title"] == "write the greeting file"

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _first_line(text: str, limit: int = 60) -> str:
+def first_line(text: str, limit: int = 60) -> str:
+    """The first non-blank line of a message, cut to ``limit`` (a session's title)."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -80,7 +81,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     if checkpointer is not None and (turn.touched or turn.full_scan):
         try:
             checkpoint = checkpointer.commit_turn(
-                sid, tid, f"turn {tid}: {_first_line(turn.request.text)}",
+                sid, tid, f"turn {tid}: {first_line(turn.request.text)}",
                 full_scan=turn.full_scan)
         except Exception as exc:
             log.exception("checkpoint of turn %s failed", tid)
@@ -129,10 +130,10 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     meta = store.meta(sid)
     changes: dict[str, object] = {"lastTurnAt": now_iso()}
     if not meta.get("title"):
-        changes["title"] = _first_line(turn.request.text)
+        changes["title"] = first_line(turn.request.text)
     store.end_turn(sid, tid, **changes)
     label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
-    subject = f"{label.get(status, 'turn')}: {_first_line(turn.request.text)}"
+    subject = f"{label.get(status, 'turn')}: {first_line(turn.request.text)}"
     store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
     if checkpoint is not None and checkpointer is not None \
             and checkpointer.retention_may_be_due():

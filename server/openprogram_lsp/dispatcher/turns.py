@@ -46,7 +46,7 @@ from openprogram_lsp.core.types import (
 )
 from openprogram_lsp.dispatcher.active import ActiveTurn
 from openprogram_lsp.dispatcher.collaboration import Collaboration, NoCollaboration
-from openprogram_lsp.dispatcher.finalize import finalize_turn
+from openprogram_lsp.dispatcher.finalize import finalize_turn, first_line
 from openprogram_lsp.dispatcher.history import RulesScopes, resolve_history
 from openprogram_lsp.dispatcher.loop_runner import (
     BRIEF_TOOLS_BELOW,
@@ -204,7 +204,8 @@ class Dispatcher:
             if req.workspace is None and meta_ws:
                 workspace = Path(meta_ws)
         else:
-            sid = s.store.create_session(workspace=str(workspace))
+            # titled from the first message now, so a listing names it while it runs
+            sid = s.store.create_session(workspace=str(workspace), title=first_line(req.text))
         if req.advance_head and req.source == "user" and self.user_turn(sid) is not None:
             raise SessionBusy(f"session {sid} is already running a turn; wait for it, "
                               "interject with openprogram/steer, or cancel it")
