@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,9 +76,14 @@ def test_accept_edits_asks_for_commands_and_the_harness_approves_them(
     stack, config = doc["tasks"]
     assert stack["solved"] and stack["approvals"] == 1  # its one run_command
     assert config["solved"] and config["approvals"] == 0  # edits only: accepted by the mode
-    kept = Path(stack["workspace"])
-    assert (kept / "workspace" / "inventory.py").read_text().count("STOCK.get(name, 0)") == 2
-    assert (kept / "home").is_dir()
+    kept = [Path(r["workspace"]) for r in (stack, config)]
+    try:
+        assert (kept[0] / "workspace" / "inventory.py").read_text().count(
+            "STOCK.get(name, 0)") == 2
+        assert all((k / "home").is_dir() for k in kept)
+    finally:
+        for k in kept:
+            shutil.rmtree(k, ignore_errors=True)
 
 
 @pytest.fixture
