@@ -26,7 +26,8 @@ class Servers:
     def offers_diagnostics(self, session_id: str) -> bool:
         return False
 
-    async def diagnostics(self, session_id: str, paths: list[Path], *, settle: bool) -> Any:
+    async def diagnostics(self, session_id: str, paths: list[Path], *, settle: bool,
+                          within: float | None = None) -> Any:
         return None
 
     def offers_navigation(self, session_id: str) -> bool:

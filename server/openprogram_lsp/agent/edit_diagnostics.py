@@ -9,6 +9,7 @@ offers no diagnostics (ACP, plain LSP clients).
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from openprogram_lsp.tools.paths import confined
 log = logging.getLogger(__name__)
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit"})
+BUDGET = 1.5  # seconds the editor may take for both asks of one edit (plus round trips)
+MIN_AFTER = 0.3  # the ask after the edit gets at least this much
 
 
 def level_of(ctx: ToolContext) -> DiagnosticsLevel:
@@ -39,6 +42,7 @@ class EditCheck:
         self.path: Path | None = None
         self.level: DiagnosticsLevel = "off"
         self.old: list[Diagnostic] | None = None
+        self.spent = 0.0  # seconds the ask before the edit took
         language = ctx.language
         if name not in EDIT_TOOLS or language is None \
                 or not language.offers_diagnostics(ctx.session_id):
@@ -53,11 +57,12 @@ class EditCheck:
             return
         self.path = ctx.workspace.resolve() / self.rel
 
-    async def _ask(self, *, settle: bool) -> dict[Path, list[Diagnostic]] | None:
+    async def _ask(self, *, settle: bool,
+                   within: float | None = None) -> dict[Path, list[Diagnostic]] | None:
         assert self.path is not None and self.ctx.language is not None
         try:
             return await self.ctx.language.diagnostics(self.ctx.session_id, [self.path],
-                                                       settle=settle)
+                                                       settle=settle, within=within)
         except Exception:  # the editor went away: the edit stands, unreported
             log.warning("diagnostics of %s not available", self.rel, exc_info=True)
             return None
@@ -66,14 +71,17 @@ class EditCheck:
         """The file's diagnostics as they are (loaded and settled if no buffer held it)."""
         if self.path is None or self.ctx.language is None:
             return
-        got = await self._ask(settle=False)
+        started = time.monotonic()
+        got = await self._ask(settle=False, within=BUDGET)
+        self.spent = time.monotonic() - started
         self.old = got.get(self.path, []) if got is not None else None
 
     async def after(self) -> str:
         """What the edit introduced and fixed ("" when nothing, or no answer)."""
         if self.path is None or self.rel is None or self.ctx.language is None:
             return ""
-        got = await self._ask(settle=True)
+        # both asks share one bound: a file the editor had to load first leaves less to wait
+        got = await self._ask(settle=True, within=max(MIN_AFTER, BUDGET - self.spent))
         if got is None:
             return ""
         introduced, fixed = compare(self.old or [], got.get(self.path, []), self.level)

@@ -146,9 +146,11 @@ class LanguageServers(Protocol):
         ...
 
     async def diagnostics(self, session_id: str, paths: list[Path], *,
-                          settle: bool) -> dict[Path, list[Diagnostic]] | None:
-        """Each file's diagnostics (``settle``: once the servers went quiet after a change,
-        bounded); None when no editor answered."""
+                          settle: bool, within: float | None = None,
+                          ) -> dict[Path, list[Diagnostic]] | None:
+        """Each file's diagnostics (``settle``: once the servers went quiet after a change),
+        within ``within`` seconds (default: the implementation's bound); None when no editor
+        answered."""
         ...
 
     def offers_navigation(self, session_id: str) -> bool:

@@ -54,18 +54,21 @@ class EditorLanguageServers:
         return link is not None and link.settings.client.diagnostics
 
     async def diagnostics(self, session_id: str, paths: list[Path], *,
-                          settle: bool) -> dict[Path, list[Diagnostic]] | None:
+                          settle: bool, within: float | None = None,
+                          ) -> dict[Path, list[Diagnostic]] | None:
         """Each file's diagnostics as the editor has them; None when it did not answer."""
         link = self.host.owner_for(session_id)
         if link is None or not link.settings.client.diagnostics or not paths:
             return None
         by_real = {os.path.realpath(p): p for p in paths}
+        bound = self.timeout_ms if within is None else max(100, min(self.timeout_ms,
+                                                                    int(within * 1000)))
         params = DiagnosticsParams(uris=[from_fs_path(str(p)) or "" for p in paths],
                                    settle_ms=self.settle_ms if settle else 0,
-                                   timeout_ms=self.timeout_ms)
+                                   timeout_ms=bound)
         try:
             raw = _result_dict(await _ask_client(link, methods.DIAGNOSTICS, params.wire(),
-                                                 self.timeout_ms / 1000 + SLACK))
+                                                 bound / 1000 + SLACK))
             resp = DiagnosticsResponse.model_validate(raw or {})
         except Withdrawn as exc:
             log.info("no diagnostics from the editor: %s", exc.reason)
