@@ -22,8 +22,18 @@ CAMEL = re.compile(r"^[a-z]+[A-Z][A-Za-z0-9]*$")
 NODE_METADATA = "node metadata, stored in every session's node files (and shown as they are)"
 ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "agent/loop.py": (frozenset({"beforeStep"}), "steering interjections, stored on the node"),
-    "agent/tool_exec.py": (frozenset({"decidedAt", "optionId"}),
+    "agent/tool_exec.py": (frozenset({"decidedAt", "optionId", "originalInput", "rewrittenBy"}),
                            "a tool call's approval record, stored on the assistant node"),
+    "hooks/claude_tools.py": (frozenset({"activeForm", "backgroundTaskId", "filePath",
+                                         "isImage", "newTodos", "numFiles", "numLines",
+                                         "shellId", "startLine"}),
+                              "Claude Code's own field names in a hook's tool_input and "
+                              "tool_response (its hooks read them as Claude Code spells them)"),
+    "hooks/config.py": (frozenset({"pluginRoot"}),
+                        "a hook definition as its trust prompt shows it (its other keys are "
+                        "one word; the plugin's folder is Claude Code's CLAUDE_PLUGIN_ROOT)"),
+    "hooks/transcript.py": (frozenset({"isSidechain", "parentUuid", "sessionId", "userType"}),
+                            "Claude Code's transcript format, which hooks read as it spells it"),
     "collab/hub.py": (frozenset({"agentKind", "messageDepth", "parentNodeId",
                                  "parentSessionId"}), NODE_METADATA),
     "collab/jobs.py": (frozenset({"agentType", "deliveryId"}), NODE_METADATA),
