@@ -6,6 +6,7 @@ Regenerate with ``OPENPROGRAM_UPDATE_GOLDEN=1 pytest tests/lsp/test_golden.py``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.schema import protocol_json_schema
+from tests.imagefiles import png
 from tests.lsp.conftest import OpClient, Starter, write_script
 from tests.tools.mcp.demo import demo_def
 
@@ -30,7 +32,7 @@ MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_
         "branch_diff_result", "blame_result", "restore_hunk_result", "files_result",
         "commands_result", "revoke_rule_result", "answer_result", "trust_result",
         "mcp_restart_result", "mcp_revoke_trust_result", "diagnostics_request",
-        "navigate_request")
+        "navigate_request", "image_result")
 BY_METHOD = {
     methods.CHAT: "chat_result", methods.FORK: "fork_result", methods.CANCEL: "cancel_result",
     methods.STEER: "steer_result", methods.SESSIONS: "sessions", methods.HISTORY: "history",
@@ -46,6 +48,7 @@ BY_METHOD = {
     methods.SUBSCRIBE: "subscribe_result", methods.UNSUBSCRIBE: "unsubscribe_result",
     methods.BRANCH_DIFF: "branch_diff_result", methods.BLAME: "blame_result",
     methods.FILES: "files_result", methods.COMMANDS: "commands_result",
+    methods.IMAGE: "image_result",
     methods.RULES: "rules_result", methods.REVOKE_RULE: "revoke_rule_result",
     methods.EVENT: "events", methods.REQUEST_PERMISSION: "request_permission",
     methods.ASK_QUESTION: "ask_question", methods.DIAGNOSTICS: "diagnostics_request",
@@ -217,6 +220,7 @@ TURNS = [
     {"text": "Adding.", "tool_calls": [{"id": "call_b", "name": "write_file", "arguments": {
         "path": "b.txt", "content": "branch\n"}}]},
     {"text": "Forked."},
+    {"text": "Seen."},
     {"tool_calls": [{"id": "call_q", "name": "ask_user", "arguments": {
         "question": "Proceed?", "options": ["yes", "no"]}}]},
     {"text": "Noted."},
@@ -225,7 +229,7 @@ TURNS = [
 
 async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
                                            workspace: Path) -> None:
-    """fork, answer, blame, restoreHunk, branchDiff, files, commands and revokeRule."""
+    """fork, answer, blame, restoreHunk, branchDiff, files, commands, image and revokeRule."""
     (workspace / "code.py").write_text(CODE)
     (workspace / ".openprogram" / "commands").mkdir(parents=True)
     (workspace / ".openprogram" / "commands" / "explain.md").write_text(
@@ -269,6 +273,15 @@ async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
     assert (workspace / "code.py").read_text() == "one\ntwo\nthree\nfour\nfive\nSIX\nseven\n"
     files = await pinned("files_result", "files", {"query": "code"})
     assert files["files"][0]["path"] == "code.py"
+    shot = await client.call("openprogram/chat", {
+        "sessionId": sid, "text": "see", "context": [
+            {"kind": "image", "uri": "clipboard:a.png",
+             "data": base64.b64encode(png(1, 1)).decode()}]})
+    assert shot["status"] == "done", shot
+    page = await client.call("openprogram/history", {"sessionId": sid})
+    [record] = [c for n in page["nodes"] for c in n.get("context", []) if c["kind"] == "image"]
+    image = await pinned("image_result", "image", {"sha256": record["sha256"]})
+    assert image["mediaType"] == "image/png" and image["data"].startswith("iVBORw0KGgo")
     commands = await pinned("commands_result", "commands", {})
     assert "explain" in {c["name"] for c in commands["commands"]}
     rules = (await client.call("openprogram/rules", {}))["rules"]

@@ -72,6 +72,12 @@ async def test_openai_gets_image_url_parts_and_one_blob_per_picture(
     assert len(blobs) == 1 and blobs[0].read_bytes() == shot
     page = await client.call("openprogram/history", {"sessionId": first["sessionId"]})
     assert b64 not in json.dumps(page)  # nodes carry the record, never the bytes
+    [record] = [c for n in page["nodes"] for c in n.get("context", [])][:1]
+    shown = await client.call("openprogram/image", {"sha256": record["sha256"]})
+    assert shown == {"mediaType": "image/png", "data": b64}  # a thumbnail, on demand
+    for bad, why in (({"sha256": "0" * 64}, "no stored image"), ({"sha256": "../x"}, "sha256")):
+        with pytest.raises(Exception, match=why):
+            await client.call("openprogram/image", bad)
     assert not [f for f in (tmp_path / "home").rglob("*")
                 if f.is_file() and f not in blobs and b64.encode() in f.read_bytes()]
 

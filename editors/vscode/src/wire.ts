@@ -32,6 +32,7 @@ export const Requests = {
   blame: 'openprogram/blame',
   files: 'openprogram/files',
   commands: 'openprogram/commands',
+  image: 'openprogram/image',
   rules: 'openprogram/rules',
   revokeRule: 'openprogram/revokeRule',
 } as const;
@@ -595,6 +596,12 @@ export interface HooksResult {
   warnings: string[];
 }
 
+/** `openprogram/image`: a stored image's bytes, by the hash its record names. */
+export interface ImageParams {
+  /** From an image record (metadata.context[i].sha256, toolCalls[i].images[j].sha256) */
+  sha256: string;
+}
+
 /** An image in a message: its record (the bytes stay in the session's image store). */
 export interface ImagePart {
   /** The image's content hash (its name in the store) */
@@ -607,6 +614,12 @@ export interface ImagePart {
   size: number;
   /** What the user or the tool called it */
   name?: string;
+}
+
+export interface ImageResult {
+  mediaType: string;
+  /** The image's bytes in base64 */
+  data: string;
 }
 
 export interface McpPromptInfo {
@@ -1174,6 +1187,7 @@ export interface RequestTypes {
   'openprogram/blame': { params: BlameParams; result: BlameResult };
   'openprogram/files': { params: FilesParams; result: FilesResult };
   'openprogram/commands': { params: EmptyParams; result: CommandsResult };
+  'openprogram/image': { params: ImageParams; result: ImageResult };
   'openprogram/hooks': { params: EmptyParams; result: HooksResult };
   'openprogram/trust': { params: TrustParams; result: TrustResult };
   'openprogram/mcp': { params: EmptyParams; result: McpResult };

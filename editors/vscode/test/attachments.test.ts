@@ -113,5 +113,7 @@ test('an image is a chip with its thumbnail, sent as base64, and comes back from
   // history keeps the record, never the bytes
   assert.deepEqual(storedView({ kind: 'image', uri: 'clipboard:shot.png', path: 'clipboard:shot.png', name: 'shot.png',
     sha256: 'ab'.repeat(32), mediaType: 'image/png', width: 640, height: 480, size: 12_345 }),
-  { kind: 'image', label: 'shot.png 640x480 12 KB' });
+  { kind: 'image', label: 'shot.png 640x480 12 KB', sha256: 'ab'.repeat(32) });
+  // a hash that is not one is not asked for
+  assert.equal(storedView({ kind: 'image', name: 'x.png', sha256: '../etc' })?.sha256, undefined);
 });

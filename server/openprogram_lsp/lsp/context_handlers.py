@@ -1,13 +1,17 @@
-"""``openprogram/files`` (@-mention completion) and ``openprogram/commands`` (slash commands)."""
+"""``openprogram/files`` (@-mention completion), ``openprogram/commands`` (slash commands) and
+``openprogram/image`` (a stored image, for thumbnails in history)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.context.commands import load_commands
+from openprogram_lsp.core.errors import NotFound
+from openprogram_lsp.core.images import ImageError, load_base64, sniff_image
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
 
@@ -40,6 +44,17 @@ class ContextHandlers:
         return w.CommandsResult(commands=[w.CommandInfo.model_validate(c.listing())
                                           for c in found]).wire()
 
+    async def image(self, raw: Any) -> dict[str, Any]:
+        """A stored image by hash (checked on read), sniffed again for its media type."""
+        p = w.parse_params(methods.IMAGE, w.ImageParams, raw)
+        try:
+            data = await asyncio.to_thread(load_base64, p.sha256)
+        except ImageError:
+            raise NotFound(f"sha256: no stored image {p.sha256[:12]}") from None
+        mime, _w, _h = sniff_image(base64.b64decode(data[:87384]))  # its first 64 KB
+        return w.ImageResult(media_type=mime, data=data).wire()
+
     def table(self) -> dict[str, Callable[[Any], Awaitable[dict[str, Any]]]]:
         """Method name -> handler."""
-        return {methods.FILES: self.files, methods.COMMANDS: self.commands}
+        return {methods.FILES: self.files, methods.COMMANDS: self.commands,
+                methods.IMAGE: self.image}

@@ -30,6 +30,7 @@ BRANCH_DIFF = "openprogram/branchDiff"
 BLAME = "openprogram/blame"
 FILES = "openprogram/files"
 COMMANDS = "openprogram/commands"
+IMAGE = "openprogram/image"
 RULES = "openprogram/rules"
 REVOKE_RULE = "openprogram/revokeRule"
 
@@ -44,7 +45,7 @@ CLIENT_REQUESTS: tuple[str, ...] = (
     CHECKPOINTS, CHECKPOINT_DIFF, RESTORE, AGENTS, RENAME_SESSION, DELETE_SESSION, RESTORE_HUNK,
     HOOKS, TRUST,
     MCP, MCP_RESTART, MCP_REVOKE_TRUST, SUBSCRIBE, UNSUBSCRIBE, BRANCH_DIFF,
-    BLAME, FILES, COMMANDS,
+    BLAME, FILES, COMMANDS, IMAGE,
     RULES, REVOKE_RULE,
 )
 """Requests an editor sends to the server."""

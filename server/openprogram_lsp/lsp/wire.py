@@ -219,6 +219,18 @@ class FilesParams(Params):
     limit: int = Field(50, ge=1, le=500)
 
 
+class ImageParams(Params):
+    """``openprogram/image``: a stored image's bytes, by the hash its record names."""
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="From an image record "
+                        "(metadata.context[i].sha256, toolCalls[i].images[j].sha256)")
+
+
+class ImageResult(Result):
+    media_type: str
+    data: str = Field(description="The image's bytes in base64")
+
+
 class FileEntry(Result):
     path: str = Field(description="Relative to the workspace folder, with /")
     uri: str
@@ -1079,6 +1091,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/blame": (BlameParams, BlameResult),
     "openprogram/files": (FilesParams, FilesResult),
     "openprogram/commands": (EmptyParams, CommandsResult),
+    "openprogram/image": (ImageParams, ImageResult),
     "openprogram/hooks": (EmptyParams, HooksResult),
     "openprogram/trust": (TrustParams, TrustResult),
     "openprogram/mcp": (EmptyParams, McpResult),

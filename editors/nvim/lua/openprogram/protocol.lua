@@ -41,6 +41,7 @@ M.methods = {
   BLAME = 'openprogram/blame',
   FILES = 'openprogram/files',
   COMMANDS = 'openprogram/commands',
+  IMAGE = 'openprogram/image',
   RULES = 'openprogram/rules',
   REVOKE_RULE = 'openprogram/revokeRule',
 }
@@ -110,6 +111,7 @@ M.request_types = {
   ['openprogram/blame'] = { params = 'openprogram.BlameParams', result = 'openprogram.BlameResult' },
   ['openprogram/files'] = { params = 'openprogram.FilesParams', result = 'openprogram.FilesResult' },
   ['openprogram/commands'] = { params = 'openprogram.EmptyParams', result = 'openprogram.CommandsResult' },
+  ['openprogram/image'] = { params = 'openprogram.ImageParams', result = 'openprogram.ImageResult' },
   ['openprogram/hooks'] = { params = 'openprogram.EmptyParams', result = 'openprogram.HooksResult' },
   ['openprogram/trust'] = { params = 'openprogram.TrustParams', result = 'openprogram.TrustResult' },
   ['openprogram/mcp'] = { params = 'openprogram.EmptyParams', result = 'openprogram.McpResult' },
@@ -509,6 +511,9 @@ M.event_types = {
 ---@field hooks openprogram.HookInfo[]
 ---@field warnings string[]
 
+---@class openprogram.ImageParams `openprogram/image`: a stored image's bytes, by the hash its record names.
+---@field sha256 string From an image record (metadata.context[i].sha256, toolCalls[i].images[j].sha256)
+
 ---@class openprogram.ImagePart An image in a message: its record (the bytes stay in the session's image store).
 ---@field sha256 string The image's content hash (its name in the store)
 ---@field mediaType string image/png, image/jpeg, image/gif or image/webp
@@ -516,6 +521,10 @@ M.event_types = {
 ---@field height integer
 ---@field size integer Bytes
 ---@field name? string What the user or the tool called it
+
+---@class openprogram.ImageResult
+---@field mediaType string
+---@field data string The image's bytes in base64
 
 ---@class openprogram.McpPromptInfo
 ---@field name string

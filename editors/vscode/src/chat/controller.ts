@@ -180,6 +180,8 @@ export class ChatController {
       case 'pickImages':
         await api.executeCommand('openprogram.attachImage');
         return;
+      case 'loadImage':
+        return this.loadImage(msg.sha256);
       case 'complete':
         return this.complete(msg.requestId, msg.kind, msg.query);
     }
@@ -425,6 +427,17 @@ export class ChatController {
       }
     }
     return this.client.request<TurnResult>(Requests.chat, params, token);
+  }
+
+  /** A history image's thumbnail: its bytes from the server's store (null when gone). */
+  private async loadImage(sha256: string): Promise<void> {
+    try {
+      const got = await this.client.request<{ mediaType: string; data: string }>(Requests.image, { sha256 });
+      this.post({ type: 'imageData', sha256, url: `data:${got.mediaType};base64,${got.data}` });
+    } catch (err) {
+      traceError('image failed:', err);
+      this.post({ type: 'imageData', sha256, url: null });
+    }
   }
 
   /** Queue images (picked, pasted or dropped); one too large is a note, the others go. */

@@ -214,6 +214,8 @@ export interface SentAttachment {
   unsaved?: boolean;
   /** An image's thumbnail (a data: URL; a message sent from this panel). */
   thumb?: string;
+  /** A stored image's hash: its thumbnail is fetched (`openprogram/image`). */
+  sha256?: string;
 }
 
 /** A queued attachment as the transcript shows it once sent. */
@@ -229,11 +231,12 @@ export function storedView(raw: unknown): SentAttachment | null {
     diagnostics?: DiagnosticItem[] } | null;
   if (!r || typeof r.kind !== 'string') return null;
   if (r.kind === 'image') {
-    const img = raw as { name?: unknown; width?: unknown; height?: unknown; size?: unknown; path?: unknown };
+    const img = raw as { name?: unknown; width?: unknown; height?: unknown; size?: unknown; path?: unknown; sha256?: unknown };
     const name = typeof img.name === 'string' ? img.name : typeof img.path === 'string' ? img.path : 'image';
     const dims = typeof img.width === 'number' && typeof img.height === 'number' ? ` ${img.width}x${img.height}` : '';
     const size = typeof img.size === 'number' ? ` ${sizeText(img.size)}` : '';
-    return { kind: 'image', label: `${name}${dims}${size}` };
+    const sha = typeof img.sha256 === 'string' && /^[0-9a-f]{64}$/.test(img.sha256) ? { sha256: img.sha256 } : {};
+    return { kind: 'image', label: `${name}${dims}${size}`, ...sha };
   }
   const path = typeof r.path === 'string' ? r.path : typeof r.uri === 'string' ? r.uri : '';
   const kind = r.kind as ContextItem['kind'];

@@ -366,6 +366,24 @@ function accept(i: number): void {
   closeCompletion();
 }
 
+/** History thumbnails by image hash: fetched once (`loadImage`), null while asked or gone. */
+const storedImages = new Map<string, string | null>();
+
+/** A stored image's thumbnail: from the cache, else asked for and filled in when it comes. */
+function storedThumbnail(sha256: string, alt: string): HTMLElement {
+  const img = document.createElement('img');
+  img.className = 'thumb';
+  img.alt = alt;
+  img.dataset.sha256 = sha256;
+  const url = storedImages.get(sha256);
+  if (url) img.src = url;
+  else if (!storedImages.has(sha256)) {
+    storedImages.set(sha256, null);
+    post({ type: 'loadImage', sha256 });
+  } else img.hidden = true;
+  return img;
+}
+
 /** An image's thumbnail (a data: URL the CSP allows). */
 function thumbnail(src: string, alt: string): HTMLElement {
   const img = document.createElement('img');
@@ -469,6 +487,7 @@ function renderMessage(item: MessageItem): HTMLElement {
       const sum = h('summary', undefined);
       sum.appendChild(h('span', 'chip-kind', escapeHtml(a.kind)));
       if (a.thumb) sum.appendChild(thumbnail(a.thumb, a.label));
+      else if (a.sha256) sum.appendChild(storedThumbnail(a.sha256, a.label));
       sum.appendChild(h('span', 'chip-label', escapeHtml(a.label)));
       if (a.unsaved) sum.appendChild(h('span', 'chip-unsaved', 'unsaved'));
       det.appendChild(sum);
@@ -890,6 +909,15 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       pendingPick = null;
       if (key && popup.items.length) pick(key);
       else if (key === 'Enter') submit(); // nothing matches: sent as typed (an unknown command says so)
+    }
+    return;
+  }
+  if (msg.type === 'imageData') {
+    storedImages.set(msg.sha256, msg.url);
+    for (const img of document.querySelectorAll<HTMLImageElement>('img.thumb[data-sha256]')) {
+      if (img.dataset.sha256 !== msg.sha256) continue;
+      if (msg.url) img.src = msg.url;
+      img.hidden = !msg.url;
     }
     return;
   }

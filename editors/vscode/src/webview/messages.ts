@@ -44,6 +44,8 @@ export type HostMessage =
   | { type: 'attachments'; chips: Chip[] }
   /** The answer to the page's `complete` (stale ones are dropped by requestId). */
   | { type: 'completions'; requestId: number; kind: CompletionKind; items: Completion[] }
+  /** A stored image asked for by `loadImage` (a history thumbnail); null: not available. */
+  | { type: 'imageData'; sha256: string; url: string | null }
   /** `/fork [name]`: edit this user message into a new branch (as its Fork button does). */
   | { type: 'startFork'; nodeId: string; name?: string }
   /** Put text back into the input (a command that could not run keeps what was typed). */
@@ -114,4 +116,5 @@ export type PageMessage =
   /** A file picked from the `@` popup: attach it. */
   | { type: 'attachFile'; uri: string; path: string }
   | { type: 'attachImage'; name: string; data: string; mediaType?: string }
-  | { type: 'pickImages' };
+  | { type: 'pickImages' }
+  | { type: 'loadImage'; sha256: string };

@@ -246,6 +246,7 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
       return { ...state, attachments: msg.chips };
     case 'completions':
     case 'startFork':
+    case 'imageData':
     case 'setInput':
       return state;
     case 'olderHistory':
