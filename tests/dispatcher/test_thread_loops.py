@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import inspect
+import os
 import signal
 import threading
 import time
@@ -184,3 +186,28 @@ def test_a_call_from_inside_a_running_loop_is_refused_and_leaves_that_loop_alone
     assert asyncio.run(outer()) == "outer went on"
     assert seen == ["sibling ran", "sibling ran"]
     assert loops.run(asyncio.sleep(0, "next")) == "next"  # and it goes on serving
+
+
+def test_a_forked_child_dropping_the_loop_leaves_the_parents_loop_awake() -> None:
+    """The child's copy of the loop shares the parent's epoll instance: closing it there
+    must not unregister the parent's self-pipe (a thread's result would never wake it)."""
+    loops = ThreadLoops()
+
+    async def from_a_thread() -> float:
+        loop = asyncio.get_running_loop()
+        loop.call_later(5, lambda: None)  # a backstop: a lost wake-up ends in 5 s, not never
+        start = time.monotonic()
+        await asyncio.to_thread(lambda: None)
+        return time.monotonic() - start
+
+    assert loops.run(from_a_thread()) < 2  # the parent's loop exists and wakes
+    pid = os.fork()
+    if pid == 0:
+        try:
+            loops.run(asyncio.sleep(0))  # the child takes a loop of its own,
+            gc.collect()  # and drops (closes) its copy of the parent's
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert loops.run(from_a_thread()) < 2  # still woken by the thread, not the backstop

@@ -33,9 +33,11 @@ import contextlib
 import contextvars
 import importlib
 import os
+import selectors
 import signal
 import socket
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -56,6 +58,24 @@ class _Held:
         self.runner = asyncio.Runner()
         self.context = contextvars.copy_context()
         self._wake: tuple[socket.socket, socket.socket] | None = None
+        _every_held.add(self)
+
+    def disown(self) -> None:
+        """In a forked child: cut this inherited loop from the epoll instance it shares with
+        the parent. Registrations belong to that one kernel object, so the loop's own
+        ``close()`` here (its ``__del__`` runs it when the child drops the loop) would
+        unregister the parent's self-pipe: the parent's loop would then never wake for
+        ``call_soon_threadsafe``, and an ``await`` on a thread's result would hang for good
+        (a turn after a forked child's turn did, in tests/dispatcher/test_turn_kills.py).
+        Only this process's copy of the epoll descriptor is closed; the loop then closes
+        against an empty selector of its own."""
+        loop: asyncio.AbstractEventLoop | None = getattr(self.runner, "_loop", None)
+        selector = getattr(loop, "_selector", None)
+        if loop is None or selector is None or loop.is_running():
+            return  # a loop the forking thread runs is the child's own from here on
+        with contextlib.suppress(OSError):
+            selector.close()  # the fd only: an epoll close deregisters nothing of the parent's
+        loop._selector = selectors.DefaultSelector()  # type: ignore[attr-defined]
 
     def __del__(self) -> None:  # its thread ended (or the process is exiting)
         if self.pid != os.getpid():
@@ -149,6 +169,20 @@ class _Held:
             drain()
 
         return restore
+
+
+_every_held: weakref.WeakSet[_Held] = weakref.WeakSet()
+
+
+def _disown_inherited() -> None:
+    """After a fork, in the child: every loop made before it (on any thread) is the
+    parent's; cut each from the kernel objects they share (``_Held.disown``)."""
+    for held in list(_every_held):
+        if held.pid != os.getpid():
+            held.disown()
+
+
+os.register_at_fork(after_in_child=_disown_inherited)
 
 
 class ThreadLoops:
