@@ -47,6 +47,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("openprogram/revokeRule", {}, "ruleId"),
     ("openprogram/files", {"query": "x", "limit": 0}, "limit"),
     ("openprogram/commands", "all", "params"),
+    ("openprogram/image", {"sha256": "../../etc/passwd"}, "sha256"),  # a hash, never a path
 ]
 
 
