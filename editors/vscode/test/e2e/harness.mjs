@@ -101,10 +101,20 @@ export async function closeAllEditors(page, timeout = 60_000) {
 
 /** Run a command from the command palette by its title. */
 export async function palette(page, command, timeout = 60_000) {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout });
-  await input.fill(`>${command}`);
+  // The palette closes when it loses focus; a window VS Code brings up just then (the
+  // extension restarting its server on a settings change) closed it between opening and
+  // typing once. A user opens it again: so does this, a bounded number of times.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout });
+    try {
+      await input.fill(`>${command}`, { timeout: 5_000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
   const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${command}"]`).first();
   await row.waitFor({ timeout });
   // Enter on the focused row, as a user would: a click can land on a hover that VS Code left
