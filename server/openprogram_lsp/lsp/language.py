@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pygls.uris import from_fs_path
 
 from openprogram_lsp.core.diagnostics import Diagnostic
@@ -66,15 +66,9 @@ class EditorLanguageServers:
         params = DiagnosticsParams(uris=[from_fs_path(str(p)) or "" for p in paths],
                                    settle_ms=self.settle_ms if settle else 0,
                                    timeout_ms=bound)
-        try:
-            raw = _result_dict(await _ask_client(link, methods.DIAGNOSTICS, params.wire(),
-                                                 bound / 1000 + SLACK))
-            resp = DiagnosticsResponse.model_validate(raw or {})
-        except Withdrawn as exc:
-            log.info("no diagnostics from the editor: %s", exc.reason)
-            return None
-        except ValidationError as exc:
-            log.info("the editor's diagnostics are malformed: %s", exc)
+        resp = await _ask(link, methods.DIAGNOSTICS, params.wire(), bound / 1000 + SLACK,
+                          DiagnosticsResponse, "diagnostics")
+        if resp is None:
             return None
         out: dict[Path, list[Diagnostic]] = {p: [] for p in paths}
         for f in resp.files:
@@ -88,8 +82,6 @@ class EditorLanguageServers:
                                     code="" if d.code is None else str(d.code))
                          for d in f.diagnostics]
         return out
-
-
 
     def offers_navigation(self, session_id: str) -> bool:
         """Whether the driving editor declared ``experimental.openprogram.navigation``."""
@@ -108,15 +100,9 @@ class EditorLanguageServers:
             position={"line": line, "character": character}
             if kind in ("definition", "references", "hover") else None,
             query=query if kind == "workspaceSymbols" else None, timeout_ms=NAVIGATE_MS)
-        try:
-            raw = _result_dict(await _ask_client(link, methods.NAVIGATE, params.wire(),
-                                                 NAVIGATE_MS / 1000 + SLACK))
-            resp = NavigateResponse.model_validate(raw or {})
-        except Withdrawn as exc:
-            log.info("no navigation answer from the editor: %s", exc.reason)
-            return None
-        except ValidationError as exc:
-            log.info("the editor's navigation answer is malformed: %s", exc)
+        resp = await _ask(link, methods.NAVIGATE, params.wire(), NAVIGATE_MS / 1000 + SLACK,
+                          NavigateResponse, "navigation answer")
+        if resp is None:
             return None
         out = Navigation(hover=resp.hover or "", servers=list(resp.servers))
         for loc in resp.locations:
@@ -135,3 +121,20 @@ class EditorLanguageServers:
 def _place(uri: str, line: int, character: int) -> Place | None:
     real = doc_path(uri)
     return Place(Path(real), line, character) if real is not None else None
+
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
+
+
+async def _ask(link: Any, method: str, params: dict[str, Any], seconds: float,
+               model: type[_Answer], what: str) -> _Answer | None:
+    """Ask the editor; its answer validated, or None (logged) when it withdrew or sent
+    something malformed."""
+    try:
+        raw = _result_dict(await _ask_client(link, method, params, seconds))
+        return model.model_validate(raw or {})
+    except Withdrawn as exc:
+        log.info("no %s from the editor: %s", what, exc.reason)
+    except ValidationError as exc:
+        log.info("the editor's %s is malformed: %s", what, exc)
+    return None
