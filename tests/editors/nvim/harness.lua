@@ -147,4 +147,21 @@ function H.run(fn)
   vim.cmd('qa!')
 end
 
+
+--- The user's own Python language server, as their config would start it (pylsp on FileType),
+--- and a Python file opened so it is running before the agent's turn.
+function H.start_pylsp(file)
+  vim.api.nvim_create_autocmd('FileType', {
+    pattern = 'python',
+    callback = function(a)
+      vim.lsp.start({ name = 'pylsp', cmd = { 'pylsp' }, root_dir = vim.fn.getcwd() },
+        { bufnr = a.buf })
+    end,
+  })
+  vim.cmd('edit ' .. file)
+  H.wait(function()
+    return #vim.lsp.get_clients({ name = 'pylsp' }) > 0
+  end, 'pylsp')
+end
+
 return H

@@ -11,17 +11,7 @@ end
 
 H.run(function()
   H.setup()
-  vim.api.nvim_create_autocmd('FileType', {
-    pattern = 'python',
-    callback = function(a)
-      vim.lsp.start({ name = 'pylsp', cmd = { 'pylsp' }, root_dir = vim.fn.getcwd() },
-        { bufnr = a.buf })
-    end,
-  })
-  vim.cmd('edit notes.py')
-  H.wait(function()
-    return #vim.lsp.get_clients({ name = 'pylsp' }) > 0
-  end, 'pylsp')
+  H.start_pylsp('notes.py')
   local function client(name, model, level)
     local caps = vim.lsp.protocol.make_client_capabilities()
     caps.experimental = { openprogram = { diagnostics = true } }

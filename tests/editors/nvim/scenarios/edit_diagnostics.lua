@@ -6,18 +6,8 @@ local H = dofile(os.getenv('OP_HARNESS'))
 H.run(function()
   H.setup()
   H.track()
-  vim.api.nvim_create_autocmd('FileType', {
-    pattern = 'python',
-    callback = function(a)
-      vim.lsp.start({ name = 'pylsp', cmd = { 'pylsp' }, root_dir = vim.fn.getcwd() },
-        { bufnr = a.buf })
-    end,
-  })
   -- the user works on another Python file: their server is running when the agent starts
-  vim.cmd('edit other.py')
-  H.wait(function()
-    return #vim.lsp.get_clients({ name = 'pylsp' }) > 0
-  end, 'pylsp')
+  H.start_pylsp('other.py')
   vim.ui.select = function(items, opts, on_choice)
     for _, it in ipairs(items) do
       if (opts.format_item and opts.format_item(it) or it) == 'Allow once' then
