@@ -439,15 +439,9 @@ local function maybe_watch(params, data)
   update_winbar()
 end
 
---- Route one `openprogram/event` notification to the panel.
+--- Draw one `openprogram/event` notification in the panel.
 ---@param params {type: string, sessionId?: string, turnId?: string, data?: table}
----@param ctx? lsp.HandlerContext
-function M.on_event(params, ctx)
-  local _ = ctx
-  if type(params) ~= 'table' then
-    return
-  end
-  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'OpenProgramEvent', modeline = false, data = params })
+local function draw_event(params)
   local t, data = params.type, type(params.data) == 'table' and params.data or {}
   if t == ev.FILE_CHANGED then
     vim.schedule(function()
@@ -550,6 +544,22 @@ function M.on_event(params, ctx)
     elseif not S.busy and not S.watching then
       panel.refresh()
     end
+  end
+end
+
+--- Route one `openprogram/event` notification to the panel, then fire `User OpenProgramEvent`
+--- (after the panel has drawn it, so a handler sees the panel as of this event).
+---@param params {type: string, sessionId?: string, turnId?: string, data?: table}
+---@param ctx? lsp.HandlerContext
+function M.on_event(params, ctx)
+  local _ = ctx
+  if type(params) ~= 'table' then
+    return
+  end
+  local ok, err = pcall(draw_event, params)
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'OpenProgramEvent', modeline = false, data = params })
+  if not ok then
+    error(err, 0)
   end
 end
 

@@ -10,9 +10,8 @@ H.run(function()
     pattern = 'OpenProgramEvent',
     callback = function(a)
       if a.data.type == 'plan.updated' then
-        vim.schedule(function()
-          table.insert(H.out.streamed, H.panel_lines())
-        end)
+        -- fired once the panel has drawn the event: the panel as of this plan
+        table.insert(H.out.streamed, H.panel_lines())
       end
     end,
   })

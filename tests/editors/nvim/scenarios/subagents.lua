@@ -24,17 +24,15 @@ H.run(function()
         if p.data.source == 'follow_up' then
           H.out.follow.started = p.turnId
         end
-      elseif p.type == 'turn.finished' and p.turnId == S.turn_id and p.sessionId == S.session_id then
-        -- This autocmd runs before the panel handles the event, so the follow-up turn's state
-        -- is still the one it streamed with. (A vim.schedule from turn.started could run after
-        -- turn.finished: each notification is its own scheduled callback, queued as read.)
-        if S.watching then
-          H.out.follow.watching = p.turnId
-          H.out.follow.winbar = vim.wo[vim.fn.win_findbuf(S.buf)[1]].winbar
-          H.out.follow.streamed = H.panel_lines()
-        elseif S.busy then
-          H.out.streamed1 = H.out.streamed1 or H.panel_lines()
-        end
+      elseif S.watching and p.turnId == S.turn_id and p.sessionId == S.session_id then
+        -- This autocmd runs once the panel has drawn the event: while the panel watches the
+        -- follow-up turn, keep its latest state (turn.finished ends the watch before it fires).
+        H.out.follow.watching = p.turnId
+        H.out.follow.winbar = vim.wo[vim.fn.win_findbuf(S.buf)[1]].winbar
+        H.out.follow.streamed = H.panel_lines()
+      elseif p.type == 'turn.finished' and p.turnId == S.turn_id and p.sessionId == S.session_id
+        and S.busy then
+        H.out.streamed1 = H.out.streamed1 or H.panel_lines()
       end
     end,
   })
