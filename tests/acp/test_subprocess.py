@@ -11,6 +11,7 @@ from pathlib import Path
 
 from acp import text_block
 from tests.acp.client import RecordingClient, agent_env, subprocess_agent, until
+from tests.lsp.conftest import write_script
 
 
 async def test_prompt_permission_write_and_checkpoint(home: Path, workspace: Path) -> None:
@@ -23,6 +24,36 @@ async def test_prompt_permission_write_and_checkpoint(home: Path, workspace: Pat
     assert (workspace / "a.txt").read_text() == "hello\n"
     assert client.ext_events("checkpoint.created")
     assert "permission" in client.names()
+
+
+async def test_over_acp_the_model_is_told_it_has_no_diagnostics_or_navigation(
+        home: Path, workspace: Path, tmp_path: Path) -> None:
+    """An ACP client has no editor language servers to offer: the system prompt says so once,
+    no lsp_* tool is offered (one called anyway answers at once), an edit asks nothing."""
+    log = tmp_path / "calls.jsonl"
+    model = write_script(tmp_path / "m.json", [
+        {"tool_calls": [{"name": "lsp_references", "arguments": {
+            "path": "a.py", "line": 1, "symbol": "x"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.py",
+                                                             "content": "x = y\n"}}]},
+        {"text": "done"}])
+    client = RecordingClient()
+    env = {"OPENPROGRAM_MODEL": model, "OPENPROGRAM_SCRIPTED_LOG": str(log)}
+    async with subprocess_agent(client, home, workspace, "--permission-mode", "bypass",
+                                env=env) as (conn, _proc):
+        session = await conn.new_session(cwd=str(workspace))
+        resp = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                  prompt=[text_block("go")]), 120)
+    assert resp.stop_reason == "end_turn"
+    assert (workspace / "a.py").read_text() == "x = y\n"
+    outputs = json.dumps([u.model_dump(mode="json") for u in client.updates("tool_call_update")])
+    assert "Unknown tool 'lsp_references'" in outputs
+    calls = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert len(calls) == 3
+    for call in calls:
+        assert call["system"].count("No language-server diagnostics reach you here") == 1
+        assert call["system"].count("There is no definition, references or symbol lookup") == 1
+        assert not [t for t in call["tools"] if t.startswith("lsp_")]
 
 
 async def test_cancel_a_running_command_within_a_second(home: Path, workspace: Path) -> None:

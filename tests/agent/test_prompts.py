@@ -43,3 +43,28 @@ def test_a_small_window_gets_the_brief_prompt() -> None:
     assert "A rejected call" in brief and "run the relevant tests" in brief
     assert len(brief) * 3 < len(full)
     assert system_prompt("/home/me/project", ALL) == full  # no window known: the full one
+
+
+NAV = ["lsp_definition", "lsp_references", "lsp_hover", "lsp_document_symbols",
+       "lsp_workspace_symbols"]
+
+
+def test_the_model_is_told_once_what_the_editor_s_language_servers_give() -> None:
+    """Without an editor that answers (ACP, a plain LSP client, the CLI) the prompt says so
+    plainly; with one, it says how the diagnostics come back and offers the lsp_* guidance."""
+    blind = system_prompt("/w", ALL)  # "none": nothing can answer
+    assert blind.count("No language-server diagnostics reach you here") == 1
+    assert blind.count("There is no definition, references or symbol lookup here") == 1
+    assert "lsp_definition" not in blind
+    seeing = system_prompt("/w", [*ALL, *NAV], diagnostics="errors")
+    assert "its result lists the errors the editor's language servers report" in seeing
+    assert "prefer lsp_definition and lsp_references" in seeing
+    assert "No language-server" not in seeing and "no definition" not in seeing
+    assert "errors and warnings the" in system_prompt("/w", ALL, diagnostics="errors_and_warnings")
+    off = system_prompt("/w", [*ALL, *NAV], diagnostics="off")
+    assert 'after_edits = "off"' in off and "{" not in off
+    # nothing to say of diagnostics where the model cannot edit
+    reading = system_prompt("/w", ["read_file", "grep"])
+    assert "diagnostics" not in reading and "no definition, references" in reading
+    brief = system_prompt("/w", ALL, 16_000)
+    assert "No language-server diagnostics reach you here" in brief and "{" not in brief

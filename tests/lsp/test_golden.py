@@ -357,10 +357,15 @@ async def test_diagnostics_request_shape(start: Starter, tmp_path: Path,
 
     steps = [{"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {
         "path": "m.py", "content": "x = y\n"}}]}, {"text": "Written."}]
+    log = tmp_path / "model.jsonl"
     client = await start(model=write_script(tmp_path / "s.json", steps), diagnostics=True,
-                         args=["--permission-mode", "bypass"], setup=setup)
+                         args=["--permission-mode", "bypass"], setup=setup,
+                         extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
     turn = await client.call("openprogram/chat", {"text": "write m.py"})
     assert turn["status"] == "done", turn
+    system = json.loads(log.read_text("utf-8").splitlines()[0])["system"]
+    assert "its result lists the errors the editor's language servers report" in system
+    assert "No language-server diagnostics" not in system
     before, after = asked
     assert before["uris"] == after["uris"] == [(workspace / "m.py").as_uri()]
     schema = protocol_json_schema()["serverRequests"]["openprogram/diagnostics"]["params"]
@@ -402,10 +407,26 @@ async def test_navigate_request_shape(start: Starter, tmp_path: Path, workspace:
 
 
 async def test_no_navigation_tools_without_the_capability(start: Starter, tmp_path: Path) -> None:
+    """A plain LSP client (no experimental.openprogram.diagnostics or navigation): the model is
+    told once, in the system prompt, that nothing reports diagnostics and nothing navigates; no
+    lsp_* tool is offered, one called anyway answers at once; an edit asks nothing."""
     steps = [{"tool_calls": [{"id": "call_d", "name": "lsp_definition", "arguments": {
-        "path": "app.py", "line": 1, "symbol": "x"}}]}, {"text": "No."}]
-    client = await start(model=write_script(tmp_path / "s.json", steps))
+        "path": "app.py", "line": 1, "symbol": "x"}}]},
+        {"tool_calls": [{"id": "call_w", "name": "write_file", "arguments": {
+            "path": "m.py", "content": "x = y\n"}}]}, {"text": "No."}]
+    log = tmp_path / "model.jsonl"
+    client = await start(model=write_script(tmp_path / "s.json", steps),
+                         args=["--permission-mode", "bypass"],
+                         extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
     turn = await client.call("openprogram/chat", {"text": "where is x"})
     assert turn["status"] == "done", turn
-    output = client.of_type("tool.finished")[-1]["data"]["output"]
+    output = client.of_type("tool.finished")[0]["data"]["output"]
     assert output.startswith("Unknown tool 'lsp_definition'"), output
+    wrote = client.of_type("tool.finished")[1]["data"]["output"]
+    assert wrote == "Created m.py (6 bytes)", wrote
+    calls = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert len(calls) == 3
+    for call in calls:
+        assert call["system"].count("No language-server diagnostics reach you here") == 1
+        assert call["system"].count("There is no definition, references or symbol lookup") == 1
+        assert not [t for t in call["tools"] if t.startswith("lsp_")]

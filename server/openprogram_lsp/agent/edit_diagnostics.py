@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.agent.prompts import EditorDiagnostics
 from openprogram_lsp.config.sections.diagnostics import DiagnosticsSection
 from openprogram_lsp.core.diagnostics import Diagnostic, DiagnosticsLevel, compare, report
 from openprogram_lsp.core.errors import OpenProgramError
@@ -31,6 +32,14 @@ def level_of(ctx: ToolContext) -> DiagnosticsLevel:
     if ctx.settings is None:
         return "errors"
     return ctx.settings.get(DiagnosticsSection).after_edits
+
+
+def editor_diagnostics(ctx: ToolContext) -> EditorDiagnostics:
+    """What the session's editor reports after an edit (``none``: it cannot)."""
+    language = ctx.language
+    if language is None or not language.offers_diagnostics(ctx.session_id):
+        return "none"
+    return level_of(ctx)
 
 
 class EditCheck:

@@ -7,6 +7,7 @@ import functools
 import platform
 from collections.abc import Iterable
 from importlib import resources
+from typing import Literal
 
 CANCELLED_CALL = "Cancelled: the user stopped the turn while this call was pending or running."
 NOT_RUN_CANCELLED = "Not run: the user stopped the turn before this call started."
@@ -33,19 +34,62 @@ quarter of the full one's 1,300 tokens): a small local model's window is better 
 conversation."""
 
 
-def system_prompt(workspace: str, tools: Iterable[str] = (), window: int | None = None) -> str:
-    """The system prompt for a workspace, the names of the tools offered and the model's
-    context window (a small one gets the brief prompt).
+EditorDiagnostics = Literal["none", "off", "errors", "errors_and_warnings"]
+"""What the session's editor gives after an edit: ``none`` (it cannot: ACP, a plain LSP client,
+the CLI), ``off`` (configured off), or the level it reports."""
+
+NAVIGATION_TOOLS = frozenset({"lsp_definition", "lsp_references", "lsp_hover",
+                              "lsp_document_symbols", "lsp_workspace_symbols"})
+EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit"})
+
+DIAGNOSTICS_NOTES: dict[str, str] = {
+    "none": ("- No language-server diagnostics reach you here (this client does not pass on "
+             "its editor's): nothing reports the type errors or lint failures an edit "
+             "introduces. Check your changes by running the project's build, type checker or "
+             "tests."),
+    "off": ("- Language-server diagnostics after edits are turned off here "
+            "([diagnostics] after_edits = \"off\"): nothing reports the type errors or lint "
+            "failures an edit introduces. Check your changes by running the project's build, "
+            "type checker or tests."),
+    "errors": ("- After an edit, its result lists the errors the editor's language servers "
+               "report that it introduced, with their lines: fix them before you go on."),
+    "errors_and_warnings": ("- After an edit, its result lists the errors and warnings the "
+                            "editor's language servers report that it introduced, with their "
+                            "lines: fix them before you go on."),
+}
+NO_NAVIGATION = ("- There is no definition, references or symbol lookup here (this client does "
+                 "not offer its editor's language servers): find symbols with grep.")
+
+
+def language_notes(tools: Iterable[str], diagnostics: EditorDiagnostics) -> str:
+    """What the model is told, once, of the editor's language servers: the diagnostics after
+    its edits (when it can edit) and whether it can navigate (the ``lsp_*`` tools)."""
+    offered = set(tools)
+    notes = []
+    if offered & EDIT_TOOLS:
+        notes.append(DIAGNOSTICS_NOTES[diagnostics])
+    if not offered & NAVIGATION_TOOLS:
+        notes.append(NO_NAVIGATION)
+    return "".join(f"{n}\n" for n in notes)
+
+
+def system_prompt(workspace: str, tools: Iterable[str] = (), window: int | None = None,
+                  diagnostics: EditorDiagnostics = "none") -> str:
+    """The system prompt for a workspace, the names of the tools offered, the model's context
+    window (a small one gets the brief prompt) and what the session's editor reports after an
+    edit (the language notes: said once, here, also when nothing can answer).
 
     Only what stays the same for a session goes here (it is the head of every request's cached
     prefix); what changes between turns (git state, date, top-level listing) goes with the
     user's message instead (``context.environment``)."""
-    if window is not None and window < BRIEF_BELOW:
-        return _read_cached("system_brief.md").format(workspace=workspace, os=_os_name())
     offered = set(tools)
+    notes = language_notes(offered, diagnostics)
+    if window is not None and window < BRIEF_BELOW:
+        return _read_cached("system_brief.md").format(workspace=workspace, os=_os_name(),
+                                                      language=notes)
     guidance = "".join(f"{text}\n" for names, text in _tool_sections() if offered & names)
     return _read_cached("system.md").format(workspace=workspace, os=_os_name(),
-                                            tool_guidance=guidance)
+                                            tool_guidance=guidance + notes)
 
 
 def _read(name: str) -> str:

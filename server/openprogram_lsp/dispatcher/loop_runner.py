@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from openprogram_lsp.agent.control import TurnControl
+from openprogram_lsp.agent.edit_diagnostics import editor_diagnostics
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, agent_loop
 from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.agent.tool_exec import ToolRunner
@@ -81,7 +82,8 @@ def _prepare(services: Services, *, session_id: str, history: Sequence[Node], pr
     # the window the budget will use (context.window overrides the model's): a small one gets
     # the brief prompt and the tools' first sentences
     window = resolve_window(provider.context_window, services.context.config.window_override)
-    system = system_prompt(str(runner.ctx.workspace), runner.tools.names(), window)
+    system = system_prompt(str(runner.ctx.workspace), runner.tools.names(), window,
+                           editor_diagnostics(runner.ctx))
     if system_extra:
         system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
