@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _util import report
-from openprogram_lsp.tools.facts import call_facts
-from openprogram_lsp.tools.rulebook import RuleBook
-from openprogram_lsp.tools.rules import Rule
+from openprogram_lsp.approvals.facts import call_facts
+from openprogram_lsp.approvals.rulebook import RuleBook
+from openprogram_lsp.approvals.rules import Rule
 
 N = 20
 COMMAND = "cd src && ls *.py | wc -l; echo $(git rev-parse HEAD) > rev.txt"

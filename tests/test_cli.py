@@ -101,8 +101,8 @@ def test_iteration_cap_from_the_environment(tmp_path: Path) -> None:
 
 
 def test_rules_lists_and_revokes(tmp_path: Path) -> None:
-    from openprogram_lsp.tools.rulebook import RuleBook
-    from openprogram_lsp.tools.rules import Rule
+    from openprogram_lsp.approvals.rulebook import RuleBook
+    from openprogram_lsp.approvals.rules import Rule
 
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()

@@ -24,7 +24,7 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "agent/loop.py": (frozenset({"beforeStep"}), "steering interjections, stored on the node"),
     "agent/tool_exec.py": (frozenset({"decidedAt", "optionId", "originalInput", "rewrittenBy"}),
                            "a tool call's approval record, stored on the assistant node"),
-    "hooks/claude_tools.py": (frozenset({"activeForm", "backgroundTaskId", "filePath",
+    "tools/claude_tools.py": (frozenset({"activeForm", "backgroundTaskId", "filePath",
                                          "isImage", "newTodos", "numFiles", "numLines",
                                          "shellId", "startLine"}),
                               "Claude Code's own field names in a hook's tool_input and "
@@ -51,7 +51,7 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                           "lastTurnAt"}), NODE_METADATA + " and meta.json"),
     "dispatcher/tool_sources.py": (frozenset({"modelText", "slashCommand"}), NODE_METADATA),
     "dispatcher/turns.py": (frozenset({"agentId", "toolCallId"}), NODE_METADATA),
-    "hooks/agent_defs.py": (frozenset({"acceptEdits", "bypassPermissions", "dontAsk",
+    "agents/definitions.py": (frozenset({"acceptEdits", "bypassPermissions", "dontAsk",
                                        "disallowedTools", "permissionMode"}),
                             "Claude Code's agent file fields and mode names, as the file "
                             "spells them (shown on the trust card)"),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.approvals.rulebook import RuleBook
 from openprogram_lsp.collab.subagents import Subagents
 from openprogram_lsp.collab.tools import collab_tools
 from openprogram_lsp.config import Settings
@@ -40,7 +41,6 @@ from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.builtin import builtin_tools
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.registry import ToolRegistry
-from openprogram_lsp.tools.rulebook import RuleBook
 
 log = logging.getLogger(__name__)
 

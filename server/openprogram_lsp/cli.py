@@ -606,7 +606,7 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     """List the standing approval rules of the workspace, or revoke one."""
-    from openprogram_lsp.tools.rulebook import RuleBook
+    from openprogram_lsp.approvals.rulebook import RuleBook
 
     ws = _explicit(args) or Path.cwd().resolve()
     book = RuleBook.for_workspace(_home(args), ws)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from acp import RequestError, text_block
+from openprogram_lsp.approvals.rulebook import RuleBook
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.store.checkpoints.store import CheckpointStore
-from openprogram_lsp.tools.rulebook import RuleBook
 from tests.acp.client import RecordingClient, in_process, until
 
 
@@ -94,7 +94,7 @@ async def test_always_covers_that_file_in_this_session_and_never_is_a_shared_rul
         dispatcher: Any, home: Path, workspace: Path) -> None:
     """"Always" is the narrowest standing option: that file, this session. "Never" is a
     workspace rule the LSP server shares."""
-    from openprogram_lsp.tools.facts import call_facts
+    from openprogram_lsp.approvals.facts import call_facts
 
     client = RecordingClient(answer="allow_always")
     async with in_process(dispatcher, client) as (conn, _agent):

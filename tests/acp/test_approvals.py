@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from openprogram_lsp.acp.approvals import acp_options
-from openprogram_lsp.tools.choices import Origin, choices_for
-from openprogram_lsp.tools.facts import call_facts
+from openprogram_lsp.approvals.choices import Origin, choices_for
+from openprogram_lsp.approvals.facts import call_facts
 
 CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
     ("write_file", "edit", {"path": "src/a.txt", "content": "x"}, {}, "this file"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.agents import definitions as agent_defs
 from openprogram_lsp.config.files import WORKSPACE_FILE as CONFIG_FILE
 from openprogram_lsp.context import commands, instructions
 from openprogram_lsp.core import fdfs
@@ -18,7 +19,6 @@ from openprogram_lsp.core.control_files import (
     writes_cleared,
 )
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.hooks import agent_defs
 from openprogram_lsp.hooks import config as hook_config
 from openprogram_lsp.tools.mcp.hub import WORKSPACE_FILE as MCP_FILE
 

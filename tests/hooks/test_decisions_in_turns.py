@@ -145,7 +145,7 @@ def test_allow_never_bypasses_a_control_file(make_dispatcher: Make, script: Call
 
 def test_allow_never_overrides_a_deny_rule(make_dispatcher: Make, script: Callable,
                                            workspace: Path) -> None:
-    from openprogram_lsp.tools.rules import Rule
+    from openprogram_lsp.approvals.rules import Rule
     user_settings(on("PreToolUse", answer(permissionDecision="allow"), matcher="Bash"))
     d = make_dispatcher(script([call("run_command", command="touch x.txt"), text("ok")]))
     d.services.rules_for(workspace).add(Rule(id="", decision="deny", kind="command",
@@ -163,7 +163,7 @@ def test_ask_prompts_even_under_an_allow_rule_and_deny_wins_over_allow(
             {"type": "command", "command": answer(permissionDecision="allow")},
             {"type": "command", "command": answer(permissionDecision="deny",
                                                   permissionDecisionReason="frozen")}]}]}})
-    from openprogram_lsp.tools.rules import Rule
+    from openprogram_lsp.approvals.rules import Rule
     approver = RecordingApprover("allow_once")
     d = make_dispatcher(script([call("run_command", command="echo hi"),
                                 call("write_file", path="w.txt", content="x"), text("ok")]),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openprogram_lsp.approvals.rulebook import RuleBook
+from openprogram_lsp.approvals.rules import Rule
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.hooks.config import Policies
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.hooks.gate import destructive_gate
-from openprogram_lsp.tools.rulebook import RuleBook
-from openprogram_lsp.tools.rules import Rule
 
 
 def test_a_session_rule_lets_a_destructive_command_through_only_in_its_scope(

@@ -307,8 +307,8 @@ def test_destructive_command_policy_refuses_in_bypass_unless_a_rule_allows(
     [refused] = reply(d, r).tool_calls
     assert "download piped into a shell" in (refused.output or "")
     assert "destructive-commands policy" in (refused.output or "")
-    from openprogram_lsp.tools.rules import Rule
-    from openprogram_lsp.tools.shell_split import split_command
+    from openprogram_lsp.approvals.rules import Rule
+    from openprogram_lsp.approvals.shell_split import split_command
     for part in split_command(command):  # what "Always allow these 3 commands" records
         d.services.rules_for(workspace).add(Rule(id="", decision="allow", kind="command",
                                                  tool="run_command", value=part))

@@ -9,8 +9,8 @@ import pytest
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
-from openprogram_lsp.tools.rulebook import RuleBook
-from openprogram_lsp.tools.rules import Rule
+from openprogram_lsp.approvals.rulebook import RuleBook
+from openprogram_lsp.approvals.rules import Rule
 from tests.lsp.conftest import OpClient, Starter, write_script
 
 # A rule for exactly `ls *.txt` must reach none of these.

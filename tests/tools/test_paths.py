@@ -59,8 +59,8 @@ def test_a_workspace_kept_under_the_state_root_still_edits_its_own_files(
 
 def test_a_tool_call_resolves_each_of_its_paths_once(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.approvals.facts import call_facts
     from openprogram_lsp.tools import paths
-    from openprogram_lsp.tools.facts import call_facts
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -32,9 +32,9 @@ from acp.schema import (
 
 from acp import helpers
 from openprogram_lsp.acp.updates import SessionUpdate, diff_content, location
+from openprogram_lsp.approvals.modes import EDIT_KINDS
 from openprogram_lsp.core.types import PermissionOption as Option
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
-from openprogram_lsp.tools.policy import EDIT_KINDS
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ from openprogram_lsp.acp.updates import (
     plan_update,
     preview,
 )
+from openprogram_lsp.approvals.facts import call_facts
+from openprogram_lsp.approvals.modes import EDIT_KINDS, mode_decision
+from openprogram_lsp.approvals.rulebook import RuleBook
 from openprogram_lsp.core.types import PermissionMode
 from openprogram_lsp.events.bus import Event
-from openprogram_lsp.tools.facts import call_facts
-from openprogram_lsp.tools.policy import EDIT_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
-from openprogram_lsp.tools.rulebook import RuleBook
 
 
 def _jsonable(value: Any) -> Any:

@@ -13,6 +13,11 @@ from typing import Any
 from openprogram_lsp.agent import prompts
 from openprogram_lsp.agent.edit_diagnostics import EditCheck
 from openprogram_lsp.agent.live_output import LiveOutput
+from openprogram_lsp.approvals.choices import Choice, Grant, Origin, choices_for
+from openprogram_lsp.approvals.facts import call_facts, control_paths
+from openprogram_lsp.approvals.modes import READ_KINDS, mode_decision
+from openprogram_lsp.approvals.rulebook import RuleBook
+from openprogram_lsp.approvals.rules import CallFacts, Rule, uncovered_parts
 from openprogram_lsp.core.control_files import ANY, writes_cleared
 from openprogram_lsp.core.control_files import reason as control_reason
 from openprogram_lsp.core.errors import OpenProgramError, ToolError
@@ -32,14 +37,9 @@ from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools import fs_errors
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
-from openprogram_lsp.tools.choices import Choice, Grant, Origin, choices_for
-from openprogram_lsp.tools.facts import call_facts, control_paths
 from openprogram_lsp.tools.output import cap_text
 from openprogram_lsp.tools.paths import resolved_once
-from openprogram_lsp.tools.policy import READ_KINDS, mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry
-from openprogram_lsp.tools.rulebook import RuleBook
-from openprogram_lsp.tools.rules import CallFacts, Rule, uncovered_parts
 
 log = logging.getLogger(__name__)
 MAX_CARD_DESCRIPTION = 1000  # of an MCP tool's own description, on its approval card

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.collab import jobs
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.ports import AgentDefinitionRow, CallSite
-from openprogram_lsp.hooks.agent_defs import AgentDef
 
 if TYPE_CHECKING:
     from openprogram_lsp.collab.hub import Hub

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.collab import replies
 from openprogram_lsp.collab.hub import Hub
 from openprogram_lsp.collab.lanes import Lane
 from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult, Origin, branch_model, entered
 from openprogram_lsp.core.ids import new_id
-from openprogram_lsp.hooks.agent_defs import AgentDef
 
 
 def spawn(hub: Hub, sid: str, prompt: str, *, label: str | None = None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.collab import agent_tool, jobs, list_agents, replies
 from openprogram_lsp.collab.hub import Hub
 from openprogram_lsp.collab.lanes import Lane
@@ -22,7 +23,6 @@ from openprogram_lsp.collab.task_runner import Job
 from openprogram_lsp.collab.types import AgentTurnResult, Origin
 from openprogram_lsp.core.ports import AgentDefinitionRow, AgentRun, CallSite
 from openprogram_lsp.dispatcher.active import ActiveTurn
-from openprogram_lsp.hooks.agent_defs import AgentDef
 
 log = logging.getLogger(__name__)
 

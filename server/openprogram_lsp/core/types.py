@@ -18,6 +18,8 @@ ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 PermissionMode = Literal["ask", "accept-edits", "plan", "bypass"]
 PERMISSION_MODES: tuple[str, ...] = ("ask", "accept-edits", "plan", "bypass")
+DefinitionScope = Literal["user", "workspace"]
+"""Where a hook or an agent definition comes from (the user's files are trusted as they are)."""
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal",
                      "pause_turn", "max_iterations", "cancelled", "error"]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.approvals.rulebook import RuleBook
 from openprogram_lsp.config import Settings
 from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.core.ports import (
@@ -30,7 +31,6 @@ from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools.builtin import builtin_tools
 from openprogram_lsp.tools.mcp import McpHub
 from openprogram_lsp.tools.registry import ToolRegistry
-from openprogram_lsp.tools.rulebook import RuleBook
 
 
 @dataclass(slots=True)

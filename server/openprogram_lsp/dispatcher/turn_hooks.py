@@ -9,13 +9,13 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from openprogram_lsp.agents.definitions import AgentDef
+from openprogram_lsp.approvals.rulebook import with_client_rules
 from openprogram_lsp.core.errors import NotFound, TurnCancelled
 from openprogram_lsp.core.turn_root import real_path
-from openprogram_lsp.hooks.agent_defs import AgentDef
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
 from openprogram_lsp.tools.registry import ToolRegistry
-from openprogram_lsp.tools.rulebook import with_client_rules
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.active import ActiveTurn

@@ -13,6 +13,7 @@ from typing import Any
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.approvals.rulebook import RuleBook, with_client_rules
 from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.environment import environment_note, last_note
 from openprogram_lsp.context.render import is_compact_command
@@ -70,7 +71,6 @@ from openprogram_lsp.store.owner import current_record, record_alive, record_is_
 from openprogram_lsp.store.reply_calls import ended_call
 from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
 from openprogram_lsp.tools.base import ToolContext
-from openprogram_lsp.tools.rulebook import RuleBook, with_client_rules
 
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0

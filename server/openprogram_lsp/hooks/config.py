@@ -17,7 +17,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from openprogram_lsp.core.types import DefinitionScope
 
 EVENTS: tuple[str, ...] = ("PreToolUse", "PermissionRequest", "PostToolUse",
                            "PostToolUseFailure",
@@ -25,7 +27,7 @@ EVENTS: tuple[str, ...] = ("PreToolUse", "PermissionRequest", "PostToolUse",
                            "SessionStart", "SessionEnd", "PreCompact", "Notification")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
-Scope = Literal["user", "workspace"]
+Scope = DefinitionScope
 
 WORKSPACE_FILES: tuple[str, ...] = (".openprogram/settings.json", ".openprogram/config.toml",
                                     ".claude/settings.json", ".claude/settings.local.json")

@@ -20,18 +20,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.agents.definitions import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.core.errors import NotFound
 from openprogram_lsp.core.ports import AgentDefinitionRow
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
-from openprogram_lsp.hooks.agent_defs import WORKSPACE_DIRS, AgentDef, load_agents
 from openprogram_lsp.hooks.approval import Pending
-from openprogram_lsp.hooks.claude_tools import (
-    claude_input,
-    claude_name,
-    claude_response,
-    our_input,
-)
 from openprogram_lsp.hooks.config import (
     WORKSPACE_FILES,
     HookConfig,
@@ -48,6 +42,12 @@ from openprogram_lsp.hooks.runner import HookRun, run_hook
 from openprogram_lsp.hooks.sources import load_config
 from openprogram_lsp.hooks.transcript import Transcript
 from openprogram_lsp.hooks.trust import TrustState, TrustStore
+from openprogram_lsp.tools.claude_tools import (
+    claude_input,
+    claude_name,
+    claude_response,
+    our_input,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ in the critical tier, so a crash of our own code there denies too.
 
 from __future__ import annotations
 
+from openprogram_lsp.approvals.facts import call_facts
 from openprogram_lsp.events.bus import Event
 from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import current_hooks
 from openprogram_lsp.hooks.policies import destructive
-from openprogram_lsp.tools.facts import call_facts
 
 HOOKS_GATE = "hooks.PreToolUse"
 CRITICAL_HOOKS_GATE = "hooks.PreToolUse.critical"

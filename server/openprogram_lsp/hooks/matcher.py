@@ -11,10 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from openprogram_lsp.hooks.claude_tools import TOOLS, names_of
+from openprogram_lsp.tools.claude_tools import names_of
 
-CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
-    ours: (m.claude, *m.aliases) for ours, m in TOOLS.items()}  # (agent definitions' tools)
 _EXACT = re.compile(r"[A-Za-z0-9_|]+")
 
 

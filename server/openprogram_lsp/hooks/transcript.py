@@ -26,7 +26,7 @@ from typing import Any
 from openprogram_lsp.context.render import render_one
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.types import Message, Node
-from openprogram_lsp.hooks.claude_tools import claude_input, claude_name
+from openprogram_lsp.tools.claude_tools import claude_input, claude_name
 
 VERSION = "openprogram-lsp"
 

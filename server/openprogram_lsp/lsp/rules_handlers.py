@@ -12,13 +12,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openprogram_lsp.approvals.rulebook import RuleBook, RuleNotRevocable
+from openprogram_lsp.approvals.rules import Rule
 from openprogram_lsp.core.errors import InvalidParams, NotFound
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.lsp import dumps, methods
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.store.approval_records import approval_records
-from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable
-from openprogram_lsp.tools.rules import Rule
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.view import ConnectionView

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from openprogram_lsp.approvals.rules import Rule
 from openprogram_lsp.core.types import PermissionMode
-from openprogram_lsp.tools.rules import Rule
 
 
 class RuleOption(BaseModel):

@@ -27,8 +27,8 @@ from openprogram_lsp.tools.builtin.descriptions import (
     FETCH_MAX_CHARS,
     WEB_FETCH,
 )
-from openprogram_lsp.tools.facts import url_host
 from openprogram_lsp.tools.sandbox import sandbox_settings
+from openprogram_lsp.tools.urls import url_host
 
 if TYPE_CHECKING:
     import httpx

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.types import PERMISSION_MODES
-from openprogram_lsp.hooks.config import Scope
-from openprogram_lsp.hooks.matcher import CLAUDE_NAMES
+from openprogram_lsp.core.types import DefinitionScope as Scope
+from openprogram_lsp.tools.claude_tools import TOOLS
 
 MAX_BYTES = 256 * 1024
 WORKSPACE_DIRS: tuple[str, ...] = (".claude/agents", ".openprogram/agents")  # later wins
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_FROM_CLAUDE = {alias: ours for ours, aliases in CLAUDE_NAMES.items() for alias in aliases}
+_FROM_CLAUDE = {alias: ours for ours, m in TOOLS.items() for alias in (m.claude, *m.aliases)}
 _MODES = {"default": "ask", "acceptEdits": "accept-edits", "plan": "plan",
           "bypassPermissions": "bypass", "dontAsk": "bypass"}
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from openprogram_lsp.approvals.rulebook import RuleBook, RuleNotRevocable, with_client_rules
+from openprogram_lsp.approvals.rules import CallFacts, Rule
+from openprogram_lsp.approvals.shell_split import split_command
 from openprogram_lsp.core.errors import NotFound
-from openprogram_lsp.tools.rulebook import RuleBook, RuleNotRevocable, with_client_rules
-from openprogram_lsp.tools.rules import CallFacts, Rule
-from openprogram_lsp.tools.shell_split import split_command
 
 
 def run(command: str) -> CallFacts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openprogram_lsp.tools.facts import control_paths
+from openprogram_lsp.approvals.facts import control_paths
 
 
 def test_control_paths_resolve_the_path_and_a_moves_destination(tmp_path: Path) -> None:

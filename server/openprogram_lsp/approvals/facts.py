@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from openprogram_lsp.approvals.rules import EDIT_KINDS, CallFacts
+from openprogram_lsp.approvals.shell_split import split_command
 from openprogram_lsp.core.control_files import is_control_file
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.tools.paths import confined
-from openprogram_lsp.tools.rules import EDIT_KINDS, CallFacts
-from openprogram_lsp.tools.shell_split import split_command
+from openprogram_lsp.tools.urls import url_host
 
 
 def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
@@ -35,23 +35,6 @@ def call_facts(workspace: Path, tool: str, kind: Any, arguments: dict[str, Any],
     return CallFacts(tool=tool, kind=kind, arguments=arguments, session_id=session_id,
                      parts=parts, path=path, host=host, rules_branch=rules_branch, mcp=mcp,
                      destructive=destructive)
-
-
-def url_host(url: str) -> str | None:
-    """The host a URL reaches, lowercased, with its port when not the scheme's default (None:
-    not an http(s) URL with a host)."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    host = parts.hostname.lower().rstrip(".")
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 address
-    default = 443 if parts.scheme.lower() == "https" else 80
-    return host if port in (None, default) else f"{host}:{port}"
 
 
 def control_paths(workspace: Path, kind: Any, arguments: dict[str, Any]) -> list[str]:

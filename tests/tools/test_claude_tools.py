@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from openprogram_lsp.hooks.claude_tools import (
+from openprogram_lsp.tools.builtin.descriptions import DESCRIPTIONS
+from openprogram_lsp.tools.claude_tools import (
     TOOLS,
     claude_input,
     claude_name,
@@ -12,7 +13,6 @@ from openprogram_lsp.hooks.claude_tools import (
     names_of,
     our_input,
 )
-from openprogram_lsp.tools.builtin.descriptions import DESCRIPTIONS
 
 WS = "/ws"
 

@@ -1,7 +1,7 @@
 import pytest
 
+from openprogram_lsp.approvals.modes import mode_decision
 from openprogram_lsp.tools.builtin import builtin_tools
-from openprogram_lsp.tools.policy import mode_decision
 from openprogram_lsp.tools.registry import ToolRegistry, admit
 
 

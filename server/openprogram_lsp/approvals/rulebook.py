@@ -21,10 +21,10 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from openprogram_lsp.approvals.rules import CallFacts, Rule, Verdict, decide, deciding
 from openprogram_lsp.core.errors import NotFound, OpenProgramError
 from openprogram_lsp.core.fsutil import atomic_write, protect_dir
 from openprogram_lsp.core.ids import new_id, now_iso
-from openprogram_lsp.tools.rules import CallFacts, Rule, Verdict, decide, deciding
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 2

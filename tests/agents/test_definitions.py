@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openprogram_lsp.hooks.agent_defs import front_matter, load_agents, parse_agent
+from openprogram_lsp.agents.definitions import front_matter, load_agents, parse_agent
 
 REVIEWER = """---
 name: reviewer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openprogram_lsp.tools.shell_split import split_command
+from openprogram_lsp.approvals.shell_split import split_command
 
 
 @pytest.mark.parametrize(("command", "parts"), [

@@ -7,8 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Literal
 
-from openprogram_lsp.core.types import PermissionOption
-from openprogram_lsp.tools.rules import (
+from openprogram_lsp.approvals.rules import (
     EDIT_KINDS,
     CallFacts,
     EditScope,
@@ -16,6 +15,7 @@ from openprogram_lsp.tools.rules import (
     RuleScope,
     canonical_input,
 )
+from openprogram_lsp.core.types import PermissionOption
 
 Grant = Literal["bypass"]
 SCOPE_WORDS: dict[str, str] = {"session": "in this session",

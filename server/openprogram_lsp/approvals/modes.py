@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from openprogram_lsp.approvals.rules import EDIT_KINDS
 from openprogram_lsp.core.types import PermissionMode, ToolKind
-from openprogram_lsp.tools.rules import EDIT_KINDS
 
 Decision = Literal["allow", "ask", "deny"]
 READ_KINDS: frozenset[str] = frozenset({"read", "search", "think"})

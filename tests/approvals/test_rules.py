@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from openprogram_lsp.tools.rules import CallFacts, Rule, decide, deciding, uncovered_parts
-from openprogram_lsp.tools.shell_split import split_command
+from openprogram_lsp.approvals.rules import CallFacts, Rule, decide, deciding, uncovered_parts
+from openprogram_lsp.approvals.shell_split import split_command
 
 
 def command_rule(value: str, decision: str = "allow", **kw: Any) -> Rule:
