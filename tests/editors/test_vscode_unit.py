@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,18 +11,10 @@ import pytest
 
 from openprogram_lsp import __version__
 from tests.editors.vscode_support import EXT, forked_server, node_modules, run, tail
+from tests.wheel import checkout_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_TEST = "a real install from a local wheel into the storage, found and run"
-
-
-def _wheel(out: Path) -> Path:
-    """This checkout's wheel, built offline (no build isolation, no dependencies)."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--no-build-isolation", "--disable-pip-version-check", "-w", str(out),
-                    str(REPO)], check=True, capture_output=True, timeout=300)
-    (found,) = out.glob("openprogram_lsp-*.whl")
-    return found
 
 
 @pytest.mark.timeout(300)
@@ -37,7 +27,7 @@ def test_vscode_unit_tests(tmp_path: Path) -> None:
     node_modules()
     with ThreadPoolExecutor(1) as pool:
         typecheck = pool.submit(run, ["npm", "run", "typecheck"], EXT, 240)
-        env = forked_server() | {"OPENPROGRAM_TEST_WHEEL": str(_wheel(tmp_path)),
+        env = forked_server() | {"OPENPROGRAM_TEST_WHEEL": str(checkout_wheel()),
                                  "OPENPROGRAM_TEST_SITE": sysconfig.get_paths()["purelib"]}
         proc = run(["npm", "test"], EXT, timeout=240, extra_env=env)
     assert proc.returncode == 0, tail(proc, 80)

@@ -13,6 +13,8 @@ import base64
 import contextlib
 import fcntl
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from tests import forkserver
 from tests.tooling import missing
+from tests.wheel import checkout_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
@@ -63,6 +66,21 @@ def _locked(name: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def assert_server_wheel_packaged(vsix: Path) -> None:
+    """The .vsix carries the server wheel of its own version (``extension/server/``), which the
+    extension's Install offer installs when no server is found: a whole wheel whose metadata
+    names that version."""
+    version = json.loads((EXT / "package.json").read_text())["version"]
+    with zipfile.ZipFile(vsix) as archive:
+        wheels = [n for n in archive.namelist()
+                  if n.startswith("extension/server/") and n.endswith(".whl")]
+        assert wheels == [f"extension/server/openprogram_lsp-{version}-py3-none-any.whl"], wheels
+        with zipfile.ZipFile(io.BytesIO(archive.read(wheels[0]))) as wheel:
+            meta = wheel.read(f"openprogram_lsp-{version}.dist-info/METADATA").decode()
+            assert f"\nVersion: {version}\n" in meta
+            assert "openprogram_lsp/lsp/server.py" in wheel.namelist()
+
+
 def assert_readme_images_packaged(vsix: Path) -> None:
     """Every image of the packaged README is inline (VS Code's extension page loads only https:
     and data: images), so the .vsix page never shows a broken one."""
@@ -89,7 +107,7 @@ def node_modules() -> Path:
     return EXT / "node_modules"
 
 
-INPUTS_SKIPPED = frozenset({"node_modules", "dist", "out"})
+INPUTS_SKIPPED = frozenset({"node_modules", "dist", "out", "server"})
 
 
 def package_inputs() -> str:
@@ -128,7 +146,8 @@ def _package() -> Path:
     if vsix.exists() and stamp.exists() and stamp.read_text() == inputs:
         return vsix
     stamp.unlink(missing_ok=True)
-    package = run(["npm", "run", "package"], EXT, timeout=300)
+    package = run(["npm", "run", "package"], EXT, timeout=300,
+                  extra_env={"OPENPROGRAM_WHEEL": str(checkout_wheel())})
     assert package.returncode == 0, tail(package)
     stamp.write_text(inputs)
     return vsix
@@ -145,4 +164,5 @@ def packaged(into: Path) -> Path:
         into.mkdir(parents=True, exist_ok=True)
         vsix = Path(shutil.copy2(built, into / "openprogram.vsix"))
     assert_readme_images_packaged(vsix)
+    assert_server_wheel_packaged(vsix)
     return vsix

@@ -13,18 +13,14 @@ import pytest
 from tests.editors.nvim import runner
 from tests.terminal.cli import one_error_line, run
 from tests.tooling import require
+from tests.wheel import checkout_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--no-build-isolation", "--disable-pip-version-check", "-w", str(out),
-                    str(REPO)], check=True, capture_output=True, timeout=300)
-    (found,) = out.glob("openprogram_lsp-*.whl")
-    return found
+def wheel() -> Path:
+    return checkout_wheel()
 
 
 def test_the_wheel_holds_every_file_of_the_plugin(wheel: Path) -> None:
