@@ -34,7 +34,7 @@ from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import context_deltas, node_log, page_snapshot
+from openprogram_lsp.store import context_deltas, node_log, page_snapshot, state_db
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import (
@@ -183,7 +183,7 @@ class SessionStore:
         # write locks outlive cache entries: an evicted session reopened while its old entry
         # is still in use must share the lock, or two writers could take the same seq
         self._write_locks: dict[str, threading.RLock] = {}
-        self._listing = SessionListing(self.root)
+        self._listing = (state_db.DbListing if state_db.enabled() else SessionListing)(self.root)
         self._listing_lock = threading.Lock()
         self._sorted: tuple[int, list[dict[str, Any]]] = (-1, [])  # (listing version, rows)
         self._real: dict[str, str] = {}
@@ -1047,6 +1047,8 @@ class SessionStore:
         # lone surrogates cannot stop a commit
         text = message.encode("utf-8", "replace").decode("utf-8")
         sha = entry.repo.commit(text)
+        if sha is not None:
+            entry.index.note_commit()
         self._refresh_fp(entry)
         return sha
 
