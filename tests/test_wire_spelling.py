@@ -22,7 +22,8 @@ CAMEL = re.compile(r"^[a-z]+[A-Z][A-Za-z0-9]*$")
 NODE_METADATA = "node metadata, stored in every session's node files (and shown as they are)"
 ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "agent/loop.py": (frozenset({"beforeStep"}), "steering interjections, stored on the node"),
-    "agent/tool_exec.py": (frozenset({"decidedAt", "optionId", "originalInput", "rewrittenBy"}),
+    "agent/tool_exec.py": (frozenset({"acceptedHunks", "decidedAt", "optionId", "originalInput",
+                                      "rewrittenBy"}),
                            "a tool call's approval record, stored on the assistant node"),
     "tools/claude_tools.py": (frozenset({"activeForm", "backgroundTaskId", "filePath",
                                          "isImage", "newTodos", "numFiles", "numLines",

@@ -318,3 +318,45 @@ async def test_a_command_outside_the_sandbox_always_asks_and_can_write_git(
     staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=workspace,
                             capture_output=True, text=True, check=True).stdout
     assert staged.split() == ["a.txt"]
+
+
+async def test_an_answer_accepting_some_hunks_writes_only_those(
+        start: Starter, tmp_path: Path, workspace: Path) -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 21))
+    (workspace / "a.txt").write_text(before)
+    edits = [{"old_text": "line 2\n", "new_text": "two\n"},
+             {"old_text": "line 12\n", "new_text": "twelve\n"}]
+    multi = {"tool_calls": [{"name": "multi_edit",
+                             "arguments": {"path": "a.txt", "edits": edits}}]}
+    answers: list[Any] = [[1], [True], [2], "bad"]
+
+    def setup(client: OpClient) -> None:
+        @client.feature("openprogram/requestPermission")
+        def _permission(params: Any) -> dict[str, Any]:
+            client.permission_requests.append(params)
+            return {"outcome": "selected", "optionId": "allow_once",
+                    "acceptedHunks": answers[len(client.permission_requests) - 1]}
+
+    steps = [multi, *({"tool_calls": [{"name": "edit_file", "arguments": {
+        "path": "a.txt", "old_text": "line 3\n", "new_text": f"three {n}\n"}}]}
+        for n in range(3))]
+    client = await start(model=write_script(tmp_path / "s.json", [*steps, {"text": "done"}]),
+                         setup=setup)
+    result = await client.call("openprogram/chat", {"text": "edit a.txt"})
+    assert result["status"] == "done", result
+    hunks = client.permission_requests[0]["toolCall"]["diff"]["hunks"]
+    assert hunks == [{"index": 0, "oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1,
+                      "header": "@@ -2,1 +2,1 @@"},
+                     {"index": 1, "oldStart": 12, "oldLines": 1, "newStart": 12,
+                      "newLines": 1, "header": "@@ -12,1 +12,1 @@"}]
+    # only hunk 1 was written; `true`, an index the edit lacks and a non-list ran nothing
+    assert (workspace / "a.txt").read_text() == before.replace("line 12\n", "twelve\n")
+    finished = [e["data"] for e in client.of_type("tool.finished")]
+    assert [f["status"] for f in finished] == ["completed", "failed", "failed", "failed"]
+    assert "applied hunks 1; rejected hunks 0" in finished[0]["output"]
+    assert "-line 2\n+two" in finished[0]["output"]
+    resolved = [e["data"] for e in client.of_type("permission.resolved")]
+    assert resolved[0]["acceptedHunks"] == [1]
+    assert [r["outcome"] for r in resolved] == ["selected", "cancelled", "cancelled",
+                                                "cancelled"]
+    assert "no hunk 2" in resolved[2]["reason"]

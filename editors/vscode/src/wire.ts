@@ -185,7 +185,7 @@ export interface BlameHunk {
   branch?: string;
   branchHeadId?: string;
   toolCall?: BlameToolCall;
-  /** {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, event?, rewrittenBy?, originalInput?} */
+  /** {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, acceptedHunks?, hunks?, event?, rewrittenBy?, originalInput?} */
   approval?: Record<string, unknown>;
 }
 
@@ -458,6 +458,8 @@ export interface DiffPreview {
   oldText: string;
   newText: string;
   unsavedChanges?: boolean;
+  /** The changed runs of oldText -> newText; absent: the edit can only be approved whole */
+  hunks?: PreviewHunk[];
 }
 
 /** Params of methods that take none (`{}` or absent). */
@@ -817,12 +819,16 @@ export interface PermissionResolvedData {
   optionId?: string | null;
   kind?: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | null;
   reason?: string | null;
+  /** The hunks the user accepted (absent: the whole edit) */
+  acceptedHunks?: number[] | null;
 }
 
 /** The editor's answer to `openprogram/requestPermission`. */
 export interface PermissionResponse {
   outcome: 'selected' | 'cancelled';
   optionId?: string | null;
+  /** With an allow option: apply only these hunks (indices into toolCall.diff.hunks); [] rejects the edit; absent: the whole edit */
+  acceptedHunks?: number[] | null;
 }
 
 /** The tool call an approval is about. */
@@ -859,6 +865,18 @@ export interface PlanEntry {
 /** The agent's to-do list, replaced whole (`todo_write`): show it as a checklist. On re-attach the latest plan is the input (`todos`) of the branch's last completed `todo_write` call in the history. */
 export interface PlanUpdatedData {
   entries: PlanEntry[];
+}
+
+/** One run of changed lines of an edit preview (1-based starts, as in a unified diff); an approval may accept some hunks by `index` (`acceptedHunks`). */
+export interface PreviewHunk {
+  /** 0-based, in file order: what acceptedHunks names */
+  index: number;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** The unified-diff header, @@ -a,b +c,d @@ */
+  header?: string;
 }
 
 /** A question ended without an answer. */

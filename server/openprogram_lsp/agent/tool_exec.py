@@ -24,6 +24,7 @@ from openprogram_lsp.core.errors import OpenProgramError, ToolError
 from openprogram_lsp.core.ids import now_iso
 from openprogram_lsp.core.ports import Approver
 from openprogram_lsp.core.secrets import redact
+from openprogram_lsp.core.text_hunks import check_accepted
 from openprogram_lsp.core.types import (
     ImagePart,
     PermissionMode,
@@ -36,6 +37,7 @@ from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
 from openprogram_lsp.tools import fs_errors
+from openprogram_lsp.tools.approved_edit import ApprovedEdit, preview_hunks
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import cap_text
 from openprogram_lsp.tools.paths import resolved_once
@@ -43,6 +45,7 @@ from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 MAX_CARD_DESCRIPTION = 1000  # of an MCP tool's own description, on its approval card
+INLINE_HUNKS = 64 * 1024  # texts of an edit preview split into hunks on the loop (else a thread)
 RECORDED = {"id", "kind", "tool", "value", "edit_scope", "decision", "scope", "origin",
             "description"}  # what an approval record keeps of a rule
 
@@ -71,6 +74,7 @@ class Permit:
     grant: Grant | None = None
     rewritten_from: dict[str, Any] | None = None
     context: tuple[str, ...] = ()
+    approved: ApprovedEdit | None = None  # the edit as the user approved it (some hunks)
 
 
 @dataclass(slots=True)
@@ -163,7 +167,8 @@ class ToolRunner:
             return self._finish(record, out), out
         call, args, grant = permit.call, permit.args, permit.grant  # a hook may have rewritten it
         live = LiveOutput(self._emit, call.id)
-        ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed, emit=self._emit)
+        ctx = dataclasses.replace(self.ctx, grant=grant, on_output=live.feed, emit=self._emit,
+                                  approved_edit=permit.approved)
         # the control files this call may write: those its approval named (all under bypass)
         cleared = ANY if self.mode == "bypass" else frozenset(
             control_paths(self.ctx.workspace, tool.kind, call.arguments))
@@ -348,6 +353,9 @@ class ToolRunner:
             sandbox = await tool.sandboxing(self.ctx, args)
         except OpenProgramError as exc:
             return exc.message, None
+        if diff is not None:  # listed by index: an answer may accept some (acceptedHunks)
+            diff.hunks = preview_hunks(diff) if len(diff.old_text) + len(diff.new_text) \
+                < INLINE_HUNKS else await asyncio.to_thread(preview_hunks, diff)
         if diff is not None and diff.unsaved_changes:
             title = f"{title} (unsaved changes in the editor)"
         origin = Origin(session_id=facts.session_id or self.ctx.session_id,
@@ -383,6 +391,13 @@ class ToolRunner:
                               message=f"openprogram needs your permission to use {call.name}",
                               title=request.tool_call.title)
         outcome = await self.approver.request_permission(request)
+        accepted = outcome.accepted_hunks if outcome.allowed else None
+        if accepted is not None:
+            invalid = check_accepted(len(diff.hunks or []) if diff is not None else 0, accepted)
+            if invalid is not None:
+                return f"The approval answer was invalid ({invalid}); the call did not run.", None
+            if not accepted:
+                return "The user rejected every hunk of this edit; nothing was written.", None
         choice = self._chosen(choices, outcome)
         if outcome.outcome == "selected" and choice is not None and choice.rules:
             added = [self.rules.add(r) for r in choice.rules]
@@ -392,6 +407,11 @@ class ToolRunner:
             tool.approved()
             record.approval = {"by": "user", "decidedAt": now_iso(), "mode": self.mode,
                                "optionId": outcome.option_id, "option": outcome.kind}
+            if diff is not None and diff.exact:  # what runs is exactly what was shown
+                permit.approved = ApprovedEdit.of(diff, accepted)
+            if accepted is not None and diff is not None:
+                record.approval["acceptedHunks"] = sorted(accepted)
+                record.approval["hunks"] = len(diff.hunks or [])
             self._note_rewrite(permit, record)
             return None, choice.grant if choice is not None else None
         if outcome.outcome == "cancelled":

@@ -349,6 +349,18 @@ DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
 )
 
 
+class PreviewHunk(Wire):
+    """One run of changed lines of an edit preview (1-based starts, as in a unified diff); an
+    approval may accept some hunks by ``index`` (``acceptedHunks``)."""
+
+    index: int = Field(description="0-based, in file order: what acceptedHunks names")
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    header: str | None = Field(None, description="The unified-diff header, @@ -a,b +c,d @@")
+
+
 class DiffPreview(Wire):
     """The edit a tool call would make, for approval prompts."""
 
@@ -356,6 +368,11 @@ class DiffPreview(Wire):
     old_text: str
     new_text: str
     unsaved_changes: bool | None = None  # True: old_text is the editor's unsaved buffer
+    hunks: list[PreviewHunk] | None = Field(
+        None, description="The changed runs of oldText -> newText; absent: the edit can only be "
+        "approved whole")
+    # False: old_text is a stand-in (a file too large or not text), not the file's text
+    exact: bool = Field(True, exclude=True)
 
 
 class McpSource(Wire):
@@ -402,6 +419,7 @@ class PermissionOutcome(Wire):
     option_id: str | None = None
     kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"] | None = None
     reason: str | None = None
+    accepted_hunks: list[int] | None = None  # an allowed edit: only these hunks (None: all)
 
     @property
     def allowed(self) -> bool:

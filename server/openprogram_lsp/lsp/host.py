@@ -261,7 +261,9 @@ class RoutingApprover:
             self.host.dispatcher.services.bus.emit(make_event(
                 "permission.resolved",
                 {"tool_call_id": request.tool_call.tool_call_id, "outcome": outcome.outcome,
-                 "option_id": outcome.option_id, "kind": outcome.kind, "reason": outcome.reason},
+                 "option_id": outcome.option_id, "kind": outcome.kind, "reason": outcome.reason,
+                 **({"accepted_hunks": outcome.accepted_hunks}
+                    if outcome.accepted_hunks is not None else {})},
                 session_id=request.session_id, turn_id=request.turn_id, origin="lsp"))
 
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from lsprotocol import types
 from pydantic import ValidationError
 
+from openprogram_lsp.core.text_hunks import check_accepted
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
 from openprogram_lsp.events.bus import EventBus, emit_safe
 from openprogram_lsp.lsp import methods
@@ -155,6 +156,15 @@ class LspApprover:
                 option = by_id.get(resp.option_id or "")
                 if resp.outcome != "selected" or option is None:
                     return PermissionOutcome(outcome="cancelled", reason="dismissed")
+                accepted = resp.accepted_hunks if option.kind.startswith("allow") else None
+                if accepted is not None:
+                    diff = request.tool_call.diff
+                    why = check_accepted(len(diff.hunks or []) if diff else 0, accepted)
+                    if why is not None:
+                        return PermissionOutcome(outcome="cancelled",
+                                                 reason=f"invalid response: {why}")
+                    return PermissionOutcome(outcome="selected", option_id=option.option_id,
+                                             kind=option.kind, accepted_hunks=sorted(accepted))
             else:
                 params = _message_request(types.MessageType.Warning, _describe(request),
                                           [o.name for o in request.options])

@@ -523,7 +523,7 @@ class BlameHunk(Result):
     tool_call: BlameToolCall | None = None
     approval: dict[str, Any] | None = Field(
         None, description="{by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, "
-        "option?, event?, rewrittenBy?, originalInput?}")
+        "option?, acceptedHunks?, hunks?, event?, rewrittenBy?, originalInput?}")
 
 
 class BlameResult(Result):
@@ -765,6 +765,10 @@ class PermissionResponse(Params):
 
     outcome: Literal["selected", "cancelled"]
     option_id: str | None = None
+    accepted_hunks: list[Annotated[int, Field(strict=True, ge=0)]] | None = Field(
+        None, max_length=100_000,
+        description="With an allow option: apply only these hunks (indices into "
+        "toolCall.diff.hunks); [] rejects the edit; absent: the whole edit")
 
 
 class AskQuestionParams(Result):
@@ -1043,6 +1047,8 @@ class PermissionResolvedData(EventData):
     option_id: str | None = None
     kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"] | None = None
     reason: str | None = None
+    accepted_hunks: list[int] | None = Field(
+        None, description="The hunks the user accepted (absent: the whole edit)")
 
 
 class RulesChangedData(EventData):

@@ -17,6 +17,7 @@ from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ports import Asker, Buffers, CallSite, Collab, EditorHost, LanguageServers
 from openprogram_lsp.core.types import DiffPreview, ToolKind, ToolSpec
 from openprogram_lsp.events.questions import QuestionRegistry
+from openprogram_lsp.tools.approved_edit import ApprovedEdit
 
 
 @dataclass(slots=True)
@@ -43,6 +44,8 @@ class ToolContext:
     # path): the turn's checkpoint records that buffer from then on
     on_buffer_edit: Callable[[str], Awaitable[None]] | None = None
     images: ImageBlobs | None = None  # where an image a tool returns is stored (by content)
+    # an edit the user approved in a prompt: write exactly it (some hunks, maybe), or refuse
+    approved_edit: ApprovedEdit | None = None
 
     def output(self, text: str) -> None:
         """Report a piece of this call's output while it runs (shown live by editors)."""

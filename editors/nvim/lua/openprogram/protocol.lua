@@ -227,7 +227,7 @@ M.event_types = {
 ---@field branch? string Name of the branch holding the turn
 ---@field branchHeadId? string
 ---@field toolCall? openprogram.BlameToolCall
----@field approval? table<string, any> {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, event?, rewrittenBy?, originalInput?}
+---@field approval? table<string, any> {by: user|rule|mode|bypass|hook, decidedAt, mode, rule?, optionId?, option?, acceptedHunks?, hunks?, event?, rewrittenBy?, originalInput?}
 
 ---@class openprogram.BlameParams `openprogram/blame`: who last changed each line of a document.
 ---@field uri string
@@ -415,6 +415,7 @@ M.event_types = {
 ---@field oldText string
 ---@field newText string
 ---@field unsavedChanges? boolean
+---@field hunks? openprogram.PreviewHunk[] The changed runs of oldText -> newText; absent: the edit can only be approved whole
 
 ---@class openprogram.EmptyParams Params of methods that take none (`{}` or absent).
 
@@ -666,10 +667,12 @@ M.event_types = {
 ---@field optionId? string|vim.NIL
 ---@field kind? 'allow_once'|'allow_always'|'reject_once'|'reject_always'|vim.NIL
 ---@field reason? string|vim.NIL
+---@field acceptedHunks? integer[]|vim.NIL The hunks the user accepted (absent: the whole edit)
 
 ---@class openprogram.PermissionResponse The editor's answer to `openprogram/requestPermission`.
 ---@field outcome 'selected'|'cancelled'
 ---@field optionId? string|vim.NIL
+---@field acceptedHunks? integer[]|vim.NIL With an allow option: apply only these hunks (indices into toolCall.diff.hunks); [] rejects the edit; absent: the whole edit
 
 ---@class openprogram.PermissionToolCall The tool call an approval is about.
 ---@field toolCallId string
@@ -695,6 +698,14 @@ M.event_types = {
 
 ---@class openprogram.PlanUpdatedData The agent's to-do list, replaced whole (`todo_write`): show it as a checklist. On re-attach the latest plan is the input (`todos`) of the branch's last completed `todo_write` call in the history.
 ---@field entries openprogram.PlanEntry[]
+
+---@class openprogram.PreviewHunk One run of changed lines of an edit preview (1-based starts, as in a unified diff); an approval may accept some hunks by `index` (`acceptedHunks`).
+---@field index integer 0-based, in file order: what acceptedHunks names
+---@field oldStart integer
+---@field oldLines integer
+---@field newStart integer
+---@field newLines integer
+---@field header? string The unified-diff header, @@ -a,b +c,d @@
 
 ---@class openprogram.QuestionRejectedData A question ended without an answer.
 ---@field questionId string

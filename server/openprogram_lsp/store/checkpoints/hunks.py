@@ -8,7 +8,6 @@ file as it is now, with a safety checkpoint first like every restore.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,8 @@ from openprogram_lsp.core.errors import (
     WorkspaceEscape,
 )
 from openprogram_lsp.core.fsutil import current_umask
+from openprogram_lsp.core.text_hunks import opcodes as _opcodes
+from openprogram_lsp.core.text_hunks import spans, split_lines
 from openprogram_lsp.store.checkpoints.buffers import BufferSink
 from openprogram_lsp.store.checkpoints.results import FileChange, Hunk, RestoreOutcome
 
@@ -30,23 +31,10 @@ if TYPE_CHECKING:
     from openprogram_lsp.store.checkpoints.view import StoreView
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings kept, so joining them gives the text back exactly."""
-    return text.splitlines(keepends=True)
-
-
-def _opcodes(before: list[str], after: list[str]) -> list[tuple[int, int, int, int]]:
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def hunks(before: str, after: str) -> list[Hunk]:
-    """The changed runs between two texts, in file order."""
-    out = []
-    for i1, i2, j1, j2 in _opcodes(split_lines(before), split_lines(after)):
-        out.append(Hunk(old_start=i1 + 1 if i2 > i1 else i1, old_lines=i2 - i1,
-                        new_start=j1 + 1 if j2 > j1 else j1, new_lines=j2 - j1))
-    return out
+    """The changed runs between two texts, in file order (``core.text_hunks``)."""
+    return [Hunk(old_start=s.old_start, old_lines=s.old_lines, new_start=s.new_start,
+                 new_lines=s.new_lines) for s in spans(before, after)]
 
 
 def revert_hunk(current: str, before: str, after: str, index: int) -> str:

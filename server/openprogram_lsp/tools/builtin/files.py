@@ -17,6 +17,7 @@ from openprogram_lsp.core.localfs import small_write_inline
 from openprogram_lsp.core.offload import offload
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import DiffPreview
+from openprogram_lsp.tools.approved_edit import ApprovedEdit
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import EDIT_FILE, LIST_DIR, MULTI_EDIT, WRITE_FILE
 from openprogram_lsp.tools.paths import WritePath, confined, protected_below
@@ -50,20 +51,21 @@ async def _write(workspace: Path, rel: str, data: bytes) -> bool:
     return await offload(fdfs.write_atomic, workspace, rel, data)
 
 
-def _preview_old(workspace: Path, rel: str) -> str:
-    """The current text of a file about to be overwritten, for the approval card (capped)."""
+def _preview_old(workspace: Path, rel: str) -> tuple[str, bool]:
+    """The current text of a file about to be overwritten, for the approval card (capped),
+    and whether it is the file's exact text (else a stand-in line)."""
     try:
         data, size = fdfs.read_bytes(workspace, rel, MAX_PREVIEW_BYTES)
     except ToolError as exc:
         if "no such file" in exc.message:
-            return ""
+            return "", True
         raise
     if size > MAX_PREVIEW_BYTES:
-        return f"[existing file of {size} bytes, not shown]\n"
+        return f"[existing file of {size} bytes, not shown]\n", False
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), True
     except UnicodeDecodeError:
-        return f"[existing binary file of {size} bytes, not shown]\n"
+        return f"[existing binary file of {size} bytes, not shown]\n", False
 
 
 def _is_regular(workspace: Path, rel: str) -> bool:
@@ -102,6 +104,54 @@ async def _buffer_write(ctx: ToolContext, rel: str, display: str, old: str, new:
         raise ToolError(f"{display}: has unsaved changes in the editor and {why}; "
                         "save or revert them, then try again")
     ctx.touched(rel)
+
+
+async def _current_text(ctx: ToolContext, rel: str, display: str) -> str | None:
+    """The whole text of ``rel`` now (None: no such file): read inline when small on a local
+    disk (its size asked only there: on a network filesystem even the lstat waits on a
+    thread), else on a worker thread."""
+    root = real_path(ctx.workspace)
+    if small_write_inline(root, rel, 0):
+        st = fdfs.lstat(ctx.workspace, rel)
+        if st is None:
+            return None
+        if small_write_inline(root, rel, st.st_size):
+            return _read_whole_text(ctx.workspace, rel, display)
+
+    def read() -> str | None:
+        if fdfs.lstat(ctx.workspace, rel) is None:
+            return None
+        return _read_whole_text(ctx.workspace, rel, display)
+
+    return await asyncio.to_thread(read)
+
+
+async def _write_approved(ctx: ToolContext, rel: str, display: str,
+                          approved: ApprovedEdit) -> bool | None:
+    """Write what the user approved, only where the text is still the one they were shown:
+    into the editor's unsaved buffer (None) or the file (whether it existed)."""
+    unsaved = _unsaved(ctx, rel)
+    if unsaved is not None:
+        approved.check(unsaved, in_buffer=True)
+        await _buffer_write(ctx, rel, display, unsaved, approved.new_text)
+        return None
+    current = await _current_text(ctx, rel, display)
+    existed = current is not None
+    approved.check(current, in_buffer=False)
+    if ctx.editor is not None and existed and _is_regular(ctx.workspace, rel):
+        buffer = await ctx.editor.read_text(ctx.session_id, ctx.workspace.resolve() / rel)
+        if buffer is not None and buffer != current:
+            raise ToolError(f"{display}: has unsaved changes in the editor; save or revert "
+                            "them, then try again")
+    if ctx.editor is None or not await _editor_write(ctx, rel, approved.new_text):
+        await _write(ctx.workspace, rel, approved.new_text.encode("utf-8"))
+    ctx.touched(rel)
+    return existed
+
+
+def _with_note(text: str, approved: ApprovedEdit) -> ToolOutput:
+    note = approved.note()
+    return ToolOutput(f"{text}\n\n{note}" if note else text)
 
 
 def _replace(text: str, old_text: str, new_text: str, display: str, *,
@@ -184,12 +234,21 @@ class WriteFile(Tool):
         if unsaved is not None:
             return DiffPreview(path=args.path, old_text=unsaved, new_text=args.content,
                                unsaved_changes=True)
-        old = _preview_old(ctx.workspace, rel)
-        return DiffPreview(path=args.path, old_text=old, new_text=args.content)
+        old, exact = _preview_old(ctx.workspace, rel)
+        return DiffPreview(path=args.path, old_text=old, new_text=args.content, exact=exact)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, WriteFileInput)
         rel = confined(ctx.workspace, args.path)
+        approved = ctx.approved_edit
+        if approved is not None:
+            existed = await _write_approved(ctx, rel, args.path, approved)
+            if existed is None:
+                return _with_note(f"Wrote {args.path} in the editor's buffer, which had unsaved "
+                                  "changes; it is not saved to disk yet", approved)
+            size = len(approved.new_text.encode())
+            return _with_note(f"{'Updated' if existed else 'Created'} {args.path} ({size} "
+                              "bytes)", approved)
         unsaved = _unsaved(ctx, rel)
         if unsaved is not None:
             await _buffer_write(ctx, rel, args.path, unsaved, args.content)
@@ -273,6 +332,15 @@ class EditFile(Tool):
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         path: str = args.path  # type: ignore[attr-defined]
         rel = confined(ctx.workspace, path)
+        approved = ctx.approved_edit
+        if approved is not None:  # exactly the change shown, to the text shown
+            existed = await _write_approved(ctx, rel, path, approved)
+            done = f"Edited {path}" if approved.partial \
+                else self.done(args, approved.old_text, approved.new_text)
+            if existed is None:
+                done += (" in the editor's buffer, which had unsaved changes; it is not "
+                         "saved to disk yet")
+            return _with_note(done, approved)
         unsaved = _unsaved(ctx, rel)
         if unsaved is not None:
             new = self.transform(args, unsaved)

@@ -1,0 +1,45 @@
+"""Line hunks and applying some of them (the per-hunk approval's arithmetic)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from openprogram_lsp.core.text_hunks import apply_some, check_accepted, show, spans
+
+
+def _texts(rng: random.Random) -> tuple[str, str]:
+    words = ["a\n", "b\n", "c\n", "d\n", "e", "\n"]
+    before = "".join(rng.choice(words) for _ in range(rng.randrange(0, 12)))
+    after = "".join(rng.choice(words) for _ in range(rng.randrange(0, 12)))
+    return before, after
+
+
+def test_any_subset_of_hunks_applies_each_hunk_alone() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        before, after = _texts(rng)
+        parts = spans(before, after)
+        n = len(parts)
+        assert apply_some(before, after, []) == before
+        assert apply_some(before, after, range(n)) == after
+        for k in range(n):
+            for subset in itertools.combinations(range(n), k):
+                got = apply_some(before, after, subset).splitlines(keepends=True)
+                # the result's own hunks against the old text are exactly the accepted ones
+                mine = spans(before, "".join(got))
+                assert len(mine) == len(subset)
+
+
+def test_hunks_carry_unified_diff_positions() -> None:
+    parts = spans("a\nb\nc\n", "a\nB\nc\nd\n")
+    assert [p.header for p in parts] == ["@@ -2,1 +2,1 @@", "@@ -3,0 +4,1 @@"]
+    assert show("a\nb\nc\n", "a\nB\nc\nd\n", parts[0]) == "@@ -2,1 +2,1 @@\n-b\n+B"
+
+
+def test_accepted_indices_are_checked() -> None:
+    assert check_accepted(3, [0, 2]) is None
+    assert check_accepted(3, []) is None
+    assert "no hunk 3" in (check_accepted(3, [3]) or "")
+    assert "twice" in (check_accepted(3, [1, 1]) or "")
+    assert "not offered by hunk" in (check_accepted(0, [0]) or "")
