@@ -4,8 +4,9 @@
 packaged and driven in one workbench (``test/e2e/run.mjs``, then ``test/e2e/context.mjs``'s
 parts): the chat panel with the scripted model (approve an edit on its card, review the checkpoint
 diff, restore and undo, fork and switch branch, the server killed and restarted, the extension
-host restarted), a shared ``serve --tcp`` session another editor drives, and the editor as the
-context. One code-server boot and one workbench load for all of it: they were most of each run's
+host restarted), a shared ``serve --tcp`` session another editor drives, the editor as the
+context, and VS Code's TypeScript server answering the agent (``test/e2e/language.mjs``). One
+code-server boot and one workbench load for all of it: they were most of each run's
 CPU (docs/decisions/test-parallelism.md). Screenshots land in ``artifacts/vscode-e2e/``."""
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     server reports, @-completed files and removable chips reach the model and the transcript; the
     agent reads the buffer; / completion, a custom command expanded by the server, an unknown
     command refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo
-    takes it back out of the buffer with the unsaved text kept and the disk untouched (#31)."""
+    takes it back out of the buffer with the unsaved text kept and the disk untouched (#31). Last,
+    with VS Code's own TypeScript server: the symbol under the cursor attached from the panel's
+    Symbol… button, lsp_definition and lsp_references answered across two files, and an edit's
+    result naming the TypeScript error it introduced (#40)."""
     out = REPO / "artifacts" / "vscode-e2e"
     # run.mjs's own server is the installed command (its kill step checks the real process and
     # the command it started); the shared server and the context part's own are forks
@@ -43,5 +47,5 @@ def test_vscode_end_to_end(vsix: Path) -> None:
               timeout=1300, extra_env={"E2E_CONTEXT_LSP": forked} if forked else None)
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots and logs in {out})"
     for shot in ("01b-layout-1366x768.png", "03-reply.png", "shared-02-outcome.png",
-                 "context-02-sent.png"):
+                 "context-02-sent.png", "language-02-turn.png"):
         assert (out / shot).exists(), shot

@@ -251,6 +251,11 @@ export function registerCommands(p: Parts): api.Disposable[] {
       }
       p.chatView.reveal();
     }),
+    cmd('openprogram.addSymbol', async () => {
+      const { label, reason } = await p.controller.addSymbol();
+      if (reason) void api.showInfo(`OpenProgram: ${reason}`);
+      if (label) p.chatView.reveal();
+    }),
     cmd('openprogram.newSession', async () => {
       await p.controller.newSession();
       p.chatView.reveal();

@@ -266,6 +266,29 @@ export function activeSelection(): import('./context/attachments').EditorSelecti
   return { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri), range, text: doc.getText(sel), diagnostics };
 }
 
+/** The active editor's document symbols, as its language server gives them (`undefined`: no
+ *  text editor is active), with the cursor and a way to read a range of the (unsaved) text. */
+export async function activeDocumentSymbols(): Promise<{
+  uri: string; path: string; cursor: { line: number; character: number }; symbols: unknown;
+  text(range: import('./context/attachments').Range): string;
+} | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return undefined;
+  const doc = editor.document;
+  let symbols: unknown = [];
+  try {
+    symbols = await vscode.commands.executeCommand('vscode.executeDocumentSymbolProvider', doc.uri);
+  } catch { /* no provider answered: no symbols */ }
+  const at = editor.selection.active;
+  return {
+    uri: doc.uri.toString(),
+    path: vscode.workspace.asRelativePath(doc.uri),
+    cursor: { line: at.line, character: at.character },
+    symbols,
+    text: (r) => doc.getText(new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character)),
+  };
+}
+
 /**
  * An error notification that stays until `close` (handed to `onClose`) is called or the user
  * dismisses it; unlike a plain message it can be taken back when it no longer holds.

@@ -21,6 +21,8 @@ import type { HostMessage, PageMessage } from '../webview/messages';
 import { cardKey, initialState, pendingApprovals, reduce, withdrawnReason, type ChatState, type PanelSettings } from '../webview/state';
 import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
+import { flattenSymbols, kindName, symbolChoices } from '../context/symbols';
+import { lines } from '../context/attachments';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
@@ -179,6 +181,9 @@ export class ChatController {
         return;
       case 'pickImages':
         await api.executeCommand('openprogram.attachImage');
+        return;
+      case 'pickSymbol':
+        await api.executeCommand('openprogram.addSymbol');
         return;
       case 'loadImage':
         return this.loadImage(msg.sha256);
@@ -461,6 +466,30 @@ export class ChatController {
     const labels = this.attachments.addSelection(sel);
     this.postChips();
     return labels;
+  }
+
+  /**
+   * Pick a symbol of the active editor's document, the one under the cursor offered first (its
+   * language server gives them and their ranges), and queue its declaration for the next
+   * message; the label queued, nothing when the pick was dismissed, or why none could be.
+   */
+  async addSymbol(): Promise<{ label?: string; reason?: string }> {
+    const doc = await api.activeDocumentSymbols();
+    if (!doc) return { reason: 'open a file first: its language server gives the symbols to attach.' };
+    const choices = symbolChoices(flattenSymbols(doc.symbols), doc.cursor);
+    if (choices.length === 0) return { reason: `no language server gives symbols for ${doc.path}.` };
+    const items = choices.map((c) => ({
+      label: `$(symbol-${kindName(c.symbol.kind).replace(/ /g, '-')}) ${c.symbol.name}`,
+      description: [c.atCursor ? 'at the cursor' : '', `${kindName(c.symbol.kind)}, lines ${lines(c.symbol.range)}`,
+        c.symbol.container ? `in ${c.symbol.container}` : ''].filter(Boolean).join(' · '),
+      choice: c.symbol,
+    }));
+    const picked = await api.showQuickPick(items, { placeHolder: `Attach a symbol of ${doc.path} to the next message`, matchOnDescription: true });
+    if (!picked) return {};
+    const s = picked.choice;
+    const label = this.attachments.addSymbol({ uri: doc.uri, path: doc.path, name: s.name, range: s.range, text: doc.text(s.range) });
+    this.postChips();
+    return { label };
   }
 
   /** The model picked in the header rides on every turn (it wins over the server's default). */

@@ -56,6 +56,16 @@ export interface EditorSelection {
   diagnostics: DiagnosticItem[];
 }
 
+/** A symbol of an editor's document: its name, the range of its declaration and that text. */
+export interface EditorSymbol {
+  uri: string;
+  /** Workspace-relative path for labels. */
+  path: string;
+  name: string;
+  range: Range;
+  text: string;
+}
+
 /** A file of the workspace: its uri and the path shown (and, for an editor's, its version). */
 export interface FileRef { uri: string; path: string; version?: number }
 
@@ -91,11 +101,12 @@ export function lines(range: Range): string {
   return first === last ? `${first}` : `${first}-${last}`;
 }
 
-/** `src/app.py:3-5` (diagnostics add their count), as a chip shows an attachment. */
-export function where(item: Pick<ContextItem, 'kind' | 'range' | 'diagnostics'>, path: string): string {
+/** `src/app.py:3-5` (diagnostics add their count, a symbol its name), as a chip shows an attachment. */
+export function where(item: Pick<ContextItem, 'kind' | 'range' | 'diagnostics' | 'name'>, path: string): string {
   const at = item.range && item.kind !== 'file' ? `:${lines(item.range)}` : '';
   const extra = item.kind === 'diagnostics' ? ` (${item.diagnostics?.length ?? 0})` : '';
-  return `${path}${at}${extra}`;
+  const name = item.kind === 'symbol' && item.name ? `${item.name} · ` : '';
+  return `${name}${path}${at}${extra}`;
 }
 
 /** `[selection src/app.py:3-5]`, as the transcript's notes name an attachment. */
@@ -121,6 +132,14 @@ export class Attachments {
     const added = selectionItems(sel).map((item) => ({ id: `a${++this.next}`, item, label: label(item, sel.path), path: sel.path }));
     this.items.push(...added);
     return added.map((a) => a.label);
+  }
+
+  /** Queue a symbol (its declaration's range and text, as the editor has them); returns its label. */
+  addSymbol(sym: EditorSymbol): string {
+    const item: ContextItem = { kind: 'symbol', uri: sym.uri, range: sym.range, name: sym.name, text: sym.text };
+    const text = label(item, sym.path);
+    this.items.push({ id: `a${++this.next}`, item, label: text, path: sym.path });
+    return text;
   }
 
   /** Queue a whole file (an `@`-mention); a file already queued is not queued twice. */
@@ -228,7 +247,7 @@ export function sentView(item: ContextItem, path: string): SentAttachment {
 /** A stored attachment (`metadata.context` of a user node) as the transcript shows it. */
 export function storedView(raw: unknown): SentAttachment | null {
   const r = raw as { kind?: unknown; path?: unknown; uri?: unknown; range?: Range; text?: unknown; unsaved?: unknown;
-    diagnostics?: DiagnosticItem[] } | null;
+    diagnostics?: DiagnosticItem[]; name?: unknown } | null;
   if (!r || typeof r.kind !== 'string') return null;
   if (r.kind === 'image') {
     const img = raw as { name?: unknown; width?: unknown; height?: unknown; size?: unknown; path?: unknown; sha256?: unknown };
@@ -247,7 +266,7 @@ export function storedView(raw: unknown): SentAttachment | null {
   }
   return {
     kind,
-    label: where({ kind, range: r.range, diagnostics: diags }, path),
+    label: where({ kind, range: r.range, diagnostics: diags, ...(typeof r.name === 'string' ? { name: r.name } : {}) }, path),
     ...(text !== undefined ? { text } : {}),
     ...(r.unsaved === true ? { unsaved: true } : {}),
   };

@@ -93,6 +93,7 @@ function layout(): void {
     aria-autocomplete="list" aria-controls="complete"></textarea>
   <div class="actions">
     <span id="busy" class="busy" hidden>working…</span>
+    <button id="attach-symbol" class="secondary" title="Attach a symbol of the active file (the one under the cursor first)" aria-label="Attach symbol">Symbol…</button>
     <button id="attach-image" class="secondary" title="Attach images (or paste or drop them here)" aria-label="Attach image">Image…</button>
     <button id="cancel" class="secondary" hidden>Cancel</button>
     <button id="send" class="primary">Send</button>
@@ -101,6 +102,7 @@ function layout(): void {
   const input = document.getElementById('input') as HTMLTextAreaElement;
   input.addEventListener('input', () => updateCompletion());
   document.getElementById('attach-image')!.addEventListener('click', () => post({ type: 'pickImages' }));
+  document.getElementById('attach-symbol')!.addEventListener('click', () => post({ type: 'pickSymbol' }));
   // an image pasted into the input, or dropped anywhere on the panel, goes with the next message
   input.addEventListener('paste', (e) => {
     if (e.clipboardData && attachImageFiles(e.clipboardData.files)) e.preventDefault();

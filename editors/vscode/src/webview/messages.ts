@@ -117,4 +117,6 @@ export type PageMessage =
   | { type: 'attachFile'; uri: string; path: string }
   | { type: 'attachImage'; name: string; data: string; mediaType?: string }
   | { type: 'pickImages' }
+  /** The Symbol… button: pick a symbol of the active editor's document to attach. */
+  | { type: 'pickSymbol' }
   | { type: 'loadImage'; sha256: string };

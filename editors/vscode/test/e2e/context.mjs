@@ -14,7 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor, chatFrame, palette, Peer, setUserSettings } from './harness.mjs';
+import { waitFor, chatFrame, palette, Peer, setUserSettings, openFile } from './harness.mjs';
 
 const T = 60_000;
 const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
@@ -186,15 +186,7 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     await page.keyboard.press('Control+Alt+N'); // a session of the new server's, not the watched one
     await frame.locator('#log[data-empty]').waitFor({ state: 'attached', timeout: T });
 
-    const quickOpen = async (path, tab) => {
-      await page.keyboard.press('F1');
-      const quick = page.locator('.quick-input-widget input');
-      await quick.waitFor({ state: 'visible', timeout: T });
-      await quick.fill(path);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: tab }).first().waitFor({ timeout: T });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab', { hasText: tab }).first().waitFor({ timeout: T });
-    };
+    const quickOpen = (path, tab) => openFile(page, path, tab, T);
     const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
 
     begin("a selection's diagnostics go with it (VS Code's JSON language server reports them)");

@@ -124,6 +124,18 @@ export async function palette(page, command, timeout = 60_000) {
   else await row.click();
 }
 
+/** Open a workspace file with Quick Open (`path` typed, the row naming `tab` picked); resolves
+ * once its tab shows. */
+export async function openFile(page, path, tab, timeout = 60_000) {
+  await page.keyboard.press('F1');
+  const quick = page.locator('.quick-input-widget input');
+  await quick.waitFor({ state: 'visible', timeout });
+  await quick.fill(path);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: tab }).first().waitFor({ timeout });
+  await page.keyboard.press('Enter');
+  await page.locator('.tab', { hasText: tab }).first().waitFor({ timeout });
+}
+
 /** The other editor: a minimal JSON-RPC peer over the loopback socket. */
 export class Peer {
   constructor(port, timeout = 60_000) {

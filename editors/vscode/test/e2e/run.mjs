@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { watchCommandNotFound } from './toasts.mjs';
 import { freePort, waitFor, waitHttp, chatFrame, palette, notices, closeAllEditors, mergeSettings, setUserSettings } from './harness.mjs';
 import { sharedAndContext } from './context.mjs';
+import { languageFeatures } from './language.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = resolve(here, '..', '..');
@@ -196,7 +197,7 @@ async function main() {
   let checkToasts = () => undefined;
   // The screenshots kept by default: what the test checks exists, the themes, the parts' results
   // (each is ~0.12 s of CPU; E2E_SCREENSHOTS=all takes one at every step as before)
-  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'failure']);
+  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'language-02-turn', 'failure']);
   const shot = async (name) => {
     if (process.env.E2E_SCREENSHOTS === 'all' || kept.has(name)) {
       const file = join(out, `${name}.png`);
@@ -772,6 +773,7 @@ async function main() {
     await frame.locator('#sessions-toggle').click();
 
     await sharedAndContext({ page, ws, work, command: contextCommand, modelLog, begin, shot, userSettingsFile });
+    await languageFeatures({ page, ws, work, modelLog, begin, shot });
 
     if (process.env.E2E_UPDATE_README_IMAGE) {
       begin('save the README screenshot');

@@ -1,0 +1,88 @@
+/**
+ * A symbol of the active document as an attachment: the document's language server gives the
+ * symbols (`vscode.executeDocumentSymbolProvider`: `DocumentSymbol`s with children, or flat
+ * `SymbolInformation`s); the one under the cursor (the innermost whose range holds it) is
+ * offered first, the others can be picked. Pure logic: the `vscode` side is in vscodeapi.ts.
+ */
+import type { Position, Range } from './attachments';
+
+/** One symbol of a document, flattened (its container named). */
+export interface DocSymbol {
+  name: string;
+  /** `vscode.SymbolKind` (0-based: 11 function, 4 class, ...). */
+  kind: number;
+  /** The whole declaration (what is attached). */
+  range: Range;
+  /** Its name (where the cursor usually is). */
+  selectionRange: Range;
+  container?: string;
+  /** Nesting depth (0: top level). */
+  depth: number;
+}
+
+/** Symbols read from one document; more is not offered. */
+export const MAX_SYMBOLS = 2000;
+
+const NAMES = ['file', 'module', 'namespace', 'package', 'class', 'method', 'property', 'field', 'constructor', 'enum',
+  'interface', 'function', 'variable', 'constant', 'string', 'number', 'boolean', 'array', 'object', 'key', 'null',
+  'enum member', 'struct', 'event', 'operator', 'type parameter'];
+
+/** `function`, `class`, ... for a `vscode.SymbolKind`. */
+export function kindName(kind: number): string {
+  return NAMES[kind] ?? 'symbol';
+}
+
+type Loose = Record<string, unknown>;
+
+function pos(p: unknown): Position | undefined {
+  const o = p as Loose | null;
+  return o && typeof o.line === 'number' && typeof o.character === 'number' ? { line: o.line, character: o.character } : undefined;
+}
+
+function rng(r: unknown): Range | undefined {
+  const o = r as Loose | null;
+  const start = pos(o?.start);
+  const end = pos(o?.end);
+  return start && end ? { start, end } : undefined;
+}
+
+/** The provider's answer, flattened in document order (children after their parent). */
+export function flattenSymbols(list: unknown, container?: string, depth = 0, out: DocSymbol[] = []): DocSymbol[] {
+  if (!Array.isArray(list)) return out;
+  for (const raw of list) {
+    if (out.length >= MAX_SYMBOLS) break;
+    const s = raw as Loose | null;
+    if (!s || typeof s.name !== 'string') continue;
+    const range = rng(s.range) ?? rng((s.location as Loose | undefined)?.range);
+    if (!range) continue;
+    const containerName = typeof s.containerName === 'string' && s.containerName ? s.containerName : container;
+    out.push({ name: s.name, kind: Number(s.kind) || 0, range, selectionRange: rng(s.selectionRange) ?? range,
+      ...(containerName ? { container: containerName } : {}), depth });
+    if (Array.isArray(s.children)) flattenSymbols(s.children, s.name, depth + 1, out);
+  }
+  return out;
+}
+
+const before = (a: Position, b: Position): boolean => a.line < b.line || (a.line === b.line && a.character <= b.character);
+
+/** Whether `r` holds `p` (both ends included). */
+export function holds(r: Range, p: Position): boolean {
+  return before(r.start, p) && before(p, r.end);
+}
+
+/** The innermost symbol whose range holds the position (the smallest, on a tie the deepest). */
+export function symbolAt(symbols: DocSymbol[], p: Position): DocSymbol | undefined {
+  let best: DocSymbol | undefined;
+  const size = (s: DocSymbol) => (s.range.end.line - s.range.start.line) * 1e6 + (s.range.end.character - s.range.start.character);
+  for (const s of symbols) {
+    if (!holds(s.range, p)) continue;
+    if (!best || size(s) < size(best) || (size(s) === size(best) && s.depth > best.depth)) best = s;
+  }
+  return best;
+}
+
+/** The symbols as offered in the pick: the one under the cursor first, then document order. */
+export function symbolChoices(symbols: DocSymbol[], cursor: Position | undefined): { symbol: DocSymbol; atCursor: boolean }[] {
+  const at = cursor ? symbolAt(symbols, cursor) : undefined;
+  return [...(at ? [{ symbol: at, atCursor: true }] : []), ...symbols.filter((s) => s !== at).map((symbol) => ({ symbol, atCursor: false }))];
+}
