@@ -9,9 +9,7 @@ H.run(function()
     pattern = 'OpenProgramEvent',
     callback = function(a)
       if a.data.type == 'tool.finished' then
-        vim.schedule(function()
-          H.out.streamed = H.panel_lines()
-        end)
+        H.out.streamed = H.panel_lines() -- the panel as of this event (drawn before it fires)
       end
     end,
   })

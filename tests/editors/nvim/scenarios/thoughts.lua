@@ -10,9 +10,8 @@ H.run(function()
     pattern = 'OpenProgramEvent',
     callback = function(a)
       if a.data.type == 'thought.delta' or a.data.type == 'text.delta' then
-        vim.schedule(function()
-          table.insert(H.out.streamed, H.panel_lines())
-        end)
+        -- fired once the panel has drawn the event: the panel as of this delta
+        table.insert(H.out.streamed, H.panel_lines())
       end
     end,
   })
