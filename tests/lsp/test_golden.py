@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +35,28 @@ MORE = ("checkpoints_result", "checkpoint_diff_result", "restore_result", "undo_
         "mcp_restart_result", "mcp_revoke_trust_result", "diagnostics_request",
         "navigate_request", "image_result")
 BY_METHOD = {
-    methods.CHAT: "chat_result", methods.FORK: "fork_result", methods.CANCEL: "cancel_result",
-    methods.STEER: "steer_result", methods.SESSIONS: "sessions", methods.HISTORY: "history",
-    methods.BRANCHES: "branches", methods.CHECKOUT: "checkout_result",
-    methods.NAME_BRANCH: "name_branch_result", methods.ANSWER: "answer_result",
-    methods.CHECKPOINTS: "checkpoints_result", methods.CHECKPOINT_DIFF: "checkpoint_diff_result",
-    methods.RESTORE: "restore_result", methods.AGENTS: "agents_result",
-    methods.RENAME_SESSION: "rename_session_result",
-    methods.DELETE_SESSION: "delete_session_result",
-    methods.RESTORE_HUNK: "restore_hunk_result", methods.HOOKS: "hooks_result",
-    methods.TRUST: "trust_result", methods.MCP: "mcp_result",
-    methods.MCP_RESTART: "mcp_restart_result", methods.MCP_REVOKE_TRUST: "mcp_revoke_trust_result",
-    methods.SUBSCRIBE: "subscribe_result", methods.UNSUBSCRIBE: "unsubscribe_result",
-    methods.BRANCH_DIFF: "branch_diff_result", methods.BLAME: "blame_result",
-    methods.FILES: "files_result", methods.COMMANDS: "commands_result",
-    methods.IMAGE: "image_result",
-    methods.RULES: "rules_result", methods.REVOKE_RULE: "revoke_rule_result",
-    methods.EVENT: "events", methods.REQUEST_PERMISSION: "request_permission",
-    methods.ASK_QUESTION: "ask_question", methods.DIAGNOSTICS: "diagnostics_request",
-    methods.NAVIGATE: "navigate_request",
+    "openprogram/chat": "chat_result", "openprogram/fork": "fork_result",
+    "openprogram/cancel": "cancel_result", "openprogram/steer": "steer_result",
+    "openprogram/sessions": "sessions", "openprogram/history": "history",
+    "openprogram/branches": "branches", "openprogram/checkout": "checkout_result",
+    "openprogram/nameBranch": "name_branch_result", "openprogram/answer": "answer_result",
+    "openprogram/checkpoints": "checkpoints_result",
+    "openprogram/checkpointDiff": "checkpoint_diff_result",
+    "openprogram/restore": "restore_result", "openprogram/agents": "agents_result",
+    "openprogram/renameSession": "rename_session_result",
+    "openprogram/deleteSession": "delete_session_result",
+    "openprogram/restoreHunk": "restore_hunk_result", "openprogram/hooks": "hooks_result",
+    "openprogram/trust": "trust_result", "openprogram/mcp": "mcp_result",
+    "openprogram/mcpRestart": "mcp_restart_result",
+    "openprogram/mcpRevokeTrust": "mcp_revoke_trust_result",
+    "openprogram/subscribe": "subscribe_result", "openprogram/unsubscribe": "unsubscribe_result",
+    "openprogram/branchDiff": "branch_diff_result", "openprogram/blame": "blame_result",
+    "openprogram/files": "files_result", "openprogram/commands": "commands_result",
+    "openprogram/image": "image_result", "openprogram/rules": "rules_result",
+    "openprogram/revokeRule": "revoke_rule_result", "openprogram/event": "events",
+    "openprogram/requestPermission": "request_permission",
+    "openprogram/askQuestion": "ask_question", "openprogram/diagnostics": "diagnostics_request",
+    "openprogram/navigate": "navigate_request",
 }
 """The golden file pinning each method's result (requests) or params (what the server sends)."""
 
@@ -127,6 +131,17 @@ def test_every_method_has_a_golden_file() -> None:
     missing = [name for name in BY_METHOD.values() if not (GOLDEN / f"{name}.json").exists()]
     assert missing == []
     assert set(BY_METHOD.values()) <= set(CASES) | set(MORE)
+
+
+def test_every_method_of_the_protocol_doc_has_a_golden_file() -> None:
+    """docs/protocol.md's method tables (generated from the wire) name no method without one."""
+    doc = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text("utf-8")
+    tables = re.findall(r"<!-- generated: (?:requests|server-requests) .*?-->\n(.*?)<!-- end",
+                        doc, re.S)
+    listed = {m for table in tables
+              for m in re.findall(r"^\| \[?`(openprogram/\w+)`", table, re.M)}
+    assert len(listed) == len(methods.CLIENT_REQUESTS) + len(methods.SERVER_REQUESTS)
+    assert sorted(listed - set(BY_METHOD)) == []
 
 
 async def test_wire_shapes(start: Starter, tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
 from openprogram_lsp.core.errors import CheckpointError, InvalidParams, OpenProgramError
-from openprogram_lsp.lsp import dumps, methods
+from openprogram_lsp.lsp import dumps
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.lsp.documents import DocumentBuffers, RestoreBuffers
+from openprogram_lsp.lsp.requests import handles
 from openprogram_lsp.store.blame.agent import AgentBlame, Hunk
 from openprogram_lsp.store.checkpoints import CheckpointStore
 
@@ -217,9 +218,9 @@ class BlameFeatures:
         self.h._changed(out)
         return dumps.restore(out)
 
-    async def blame_request(self, raw: Any) -> dict[str, Any]:
+    @handles("openprogram/blame")
+    async def blame_request(self, p: w.BlameParams) -> dict[str, Any]:
         """``openprogram/blame {uri}``: every run of lines with who changed it."""
-        p = w.parse_params(methods.BLAME, w.BlameParams, raw)
         found = await asyncio.to_thread(self.blame_uri, p.uri)
         if found is None:
             return w.BlameResult(uri=p.uri, hunks=[]).wire()

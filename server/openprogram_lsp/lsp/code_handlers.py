@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import CheckpointError, SessionBusy
-from openprogram_lsp.lsp import dumps, methods
+from openprogram_lsp.lsp import dumps
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.requests import handles
 from openprogram_lsp.store import branch_code
 from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.checkpoints.results import RestoreOutcome
@@ -45,8 +46,8 @@ class CodeHandlers:
         if self.h.dispatcher.user_turn(sid) is not None:
             raise SessionBusy(f"session {sid} is running a turn; cancel it before {what}")
 
-    async def branches(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.BRANCHES, w.SessionParams, raw)
+    @handles("openprogram/branches")
+    async def branches(self, p: w.SessionParams) -> dict[str, Any]:
         sid = self.h._session(p.session_id)
         rows = self.sessions.list_branches(sid)
         store = self.store_of(sid)
@@ -64,8 +65,8 @@ class CodeHandlers:
         self.h._changed(out)
         return out
 
-    async def checkout(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CHECKOUT, w.CheckoutParams, raw)
+    @handles("openprogram/checkout")
+    async def checkout(self, p: w.CheckoutParams) -> dict[str, Any]:
         sid = self.h._session(p.session_id)
         self.h._node(sid, p.head_id, "headId")
         self._idle(sid, "checkout")
@@ -77,8 +78,8 @@ class CodeHandlers:
         return w.CheckoutResult.model_validate(
             {"headId": p.head_id, "previousHeadId": previous, **result}).wire()
 
-    async def branch_diff(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.BRANCH_DIFF, w.BranchDiffParams, raw)
+    @handles("openprogram/branchDiff")
+    async def branch_diff(self, p: w.BranchDiffParams) -> dict[str, Any]:
         sid = self.h._session(p.session_id)
         self.h._node(sid, p.from_head_id, "fromHeadId")
         self.h._node(sid, p.to_head_id, "toHeadId")

@@ -1,16 +1,13 @@
-"""Handlers of the custom requests: validate params -> call the dispatcher -> dump the result."""
+"""Handlers of the custom requests: typed params (``@handles``, parsed by ``requests``) -> call
+the dispatcher -> dump the result."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pygls.exceptions import JsonRpcException
 
 from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core import memory
@@ -18,14 +15,13 @@ from openprogram_lsp.core.errors import (
     CheckpointError,
     InvalidParams,
     NotFound,
-    OpenProgramError,
     SessionBusy,
     Unauthorized,
 )
 from openprogram_lsp.core.types import INHERIT, Checkpoint, TurnRequest
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import make_event
-from openprogram_lsp.lsp import dumps, methods
+from openprogram_lsp.lsp import dumps, requests
 from openprogram_lsp.lsp import wire as w
 from openprogram_lsp.lsp.agent_actions import AgentActions
 from openprogram_lsp.lsp.attachments import resolve as resolve_attachments
@@ -37,6 +33,7 @@ from openprogram_lsp.lsp.history_result import history_result
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.protocol import RawResult
+from openprogram_lsp.lsp.requests import Handler, handles
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
 from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
@@ -49,31 +46,6 @@ log = logging.getLogger(__name__)
 RELEASE_AFTER = 0.2
 """Seconds after a long history answer before the heap it freed is given back (it is sent
 by then)."""
-
-Handler = Callable[[Any], Awaitable[dict[str, Any] | RawResult]]
-
-
-def _rpc_error(exc: OpenProgramError) -> JsonRpcException:
-    return JsonRpcException(message=exc.message, code=exc.code, data=dumps.error_data(exc.data))
-
-
-def _guard(method: str, fn: Handler) -> Handler:
-    """Turn project errors into JSON-RPC errors with their codes; log unexpected ones."""
-
-    @functools.wraps(fn)
-    async def handler(params: Any) -> dict[str, Any] | RawResult:
-        try:
-            return await fn(params)
-        except OpenProgramError as exc:
-            raise _rpc_error(exc) from None
-        except (JsonRpcException, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            log.exception("%s failed", method)
-            raise JsonRpcException(message=f"{method} failed: {type(exc).__name__}: {exc}",
-                                   code=-32603) from None
-
-    return handler
 
 
 class Handlers:
@@ -138,8 +110,8 @@ class Handlers:
 
     # -- turns -------------------------------------------------------------------------------
 
-    async def chat(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CHAT, w.ChatParams, raw)
+    @handles("openprogram/chat")
+    async def chat(self, p: w.ChatParams) -> dict[str, Any]:
         if p.session_id is not None:
             self._session(p.session_id)
         branch: Any = INHERIT if p.branch_from == "inherit" else p.branch_from
@@ -166,8 +138,8 @@ class Handlers:
             meta["context"] = await resolve_attachments(self.server, context)
         return meta
 
-    async def fork(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.FORK, w.ForkParams, raw)
+    @handles("openprogram/fork")
+    async def fork(self, p: w.ForkParams) -> dict[str, Any]:
         self._session(p.session_id)
         if p.from_node_id is not None:
             self._node(p.session_id, p.from_node_id, "fromNodeId")
@@ -188,20 +160,20 @@ class Handlers:
             result["codeRestore"] = dumps.code_restore(switched)
         return result
 
-    async def cancel(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CANCEL, w.SessionParams, raw)
+    @handles("openprogram/cancel")
+    async def cancel(self, p: w.SessionParams) -> dict[str, Any]:
         cancelled = self.dispatcher.cancel(self._session(p.session_id))
         return w.CancelResult(cancelled=cancelled).wire()
 
-    async def steer(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.STEER, w.SteerParams, raw)
+    @handles("openprogram/steer")
+    async def steer(self, p: w.SteerParams) -> dict[str, Any]:
         accepted = self.dispatcher.steer(self._session(p.session_id), p.text)
         return w.AcceptedResult(accepted=accepted).wire()
 
     # -- sessions and branches ---------------------------------------------------------------
 
-    async def sessions(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.SESSIONS, w.SessionsParams, raw)
+    @handles("openprogram/sessions")
+    async def sessions(self, p: w.SessionsParams) -> dict[str, Any]:
         rows, total = self.dispatcher.services.store.session_page(
             workspace=p.workspace, offset=p.offset, limit=p.limit)
         infos = [w.SessionInfo(id=r["id"], title=r.get("title") or "", head_id=r.get("headId"),
@@ -211,14 +183,14 @@ class Handlers:
         return w.SessionsResult(sessions=infos, total=total,
                                 has_more=p.offset + len(infos) < total).wire()
 
-    async def rename_session(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RENAME_SESSION, w.RenameSessionParams, raw)
+    @handles("openprogram/renameSession")
+    async def rename_session(self, p: w.RenameSessionParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
         self.dispatcher.services.store.update_meta(sid, title=p.title.strip() or p.title)
         return w.EmptyResult().wire()
 
-    async def delete_session(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.DELETE_SESSION, w.SessionParams, raw)
+    @handles("openprogram/deleteSession")
+    async def delete_session(self, p: w.SessionParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
         if self.dispatcher.user_turn(sid) is not None:
             raise SessionBusy(f"session {sid} is running a turn; cancel it before deleting")
@@ -226,8 +198,8 @@ class Handlers:
         await asyncio.to_thread(self.dispatcher.services.store.delete_session, sid)
         return w.EmptyResult().wire()
 
-    async def history(self, raw: Any) -> dict[str, Any] | RawResult:
-        p = w.parse_params(methods.HISTORY, w.HistoryParams, raw)
+    @handles("openprogram/history")
+    async def history(self, p: w.HistoryParams) -> dict[str, Any] | RawResult:
         sid = self._session(p.session_id)
         store = self.dispatcher.services.store
         # a session this process has not opened: its kept first page when nothing it was
@@ -245,15 +217,15 @@ class Handlers:
             asyncio.get_running_loop().call_later(RELEASE_AFTER, memory.release)
         return history_result(sid, page, self.node_wire.wire_many)
 
-    async def name_branch(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.NAME_BRANCH, w.NameBranchParams, raw)
+    @handles("openprogram/nameBranch")
+    async def name_branch(self, p: w.NameBranchParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
         self._node(sid, p.head_id, "headId")
         self.dispatcher.services.store.name_branch(sid, p.head_id, p.name)
         return w.EmptyResult().wire()
 
-    async def answer(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.ANSWER, w.AnswerParams, raw)
+    @handles("openprogram/answer")
+    async def answer(self, p: w.AnswerParams) -> dict[str, Any]:
         owner = self.server.host.owner_for(
             self.dispatcher.services.questions.session_of(p.question_id))
         if owner is not None and owner is not self.server:
@@ -262,8 +234,8 @@ class Handlers:
         accepted = self.dispatcher.services.questions.answer(p.question_id, p.answer)
         return w.AcceptedResult(accepted=accepted).wire()
 
-    async def agents(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.AGENTS, w.OptionalSessionParams, raw)
+    @handles("openprogram/agents")
+    async def agents(self, p: w.OptionalSessionParams) -> dict[str, Any]:
         if p.session_id is not None:
             self._session(p.session_id)
         rows = self.dispatcher.list_agents(p.session_id)
@@ -284,21 +256,21 @@ class Handlers:
             raise NotFound("hooks are not available in this server")
         return engine
 
-    async def hooks(self, raw: Any) -> dict[str, Any]:
-        w.parse_params(methods.HOOKS, w.EmptyParams, raw)
+    @handles("openprogram/hooks")
+    async def hooks(self, _p: w.EmptyParams) -> dict[str, Any]:
         engine = self._engine()
         ws = self._workspace()
         listing = await asyncio.to_thread(engine.listing, ws)
         return dumps.hooks(listing, engine.config(ws).warnings)
 
-    async def trust(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.TRUST, w.TrustParams, raw)
+    @handles("openprogram/trust")
+    async def trust(self, p: w.TrustParams) -> dict[str, Any]:
         engine = self._engine()
         state = engine.set_trust(self._workspace(), p.id, p.decision)
         return w.TrustResult(id=p.id, trust=state).wire()
 
-    async def subscribe(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.SUBSCRIBE, w.SessionParams, raw)
+    @handles("openprogram/subscribe")
+    async def subscribe(self, p: w.SessionParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
         self.server.subscriptions.add(sid)
         running = self.dispatcher.user_turn(sid)
@@ -306,24 +278,24 @@ class Handlers:
                                  head_id=self.dispatcher.services.store.head(sid),
                                  running_turn_id=running.turn_id if running else None).wire()
 
-    async def unsubscribe(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.UNSUBSCRIBE, w.SessionParams, raw)
+    @handles("openprogram/unsubscribe")
+    async def unsubscribe(self, p: w.SessionParams) -> dict[str, Any]:
         had = p.session_id in self.server.subscriptions
         self.server.subscriptions.discard(p.session_id)
         return w.AcceptedResult(accepted=had).wire()
 
     # -- checkpoints -------------------------------------------------------------------------
 
-    async def checkpoints(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CHECKPOINTS, w.OptionalSessionParams, raw)
+    @handles("openprogram/checkpoints")
+    async def checkpoints(self, p: w.OptionalSessionParams) -> dict[str, Any]:
         if p.session_id is not None:
             self._session(p.session_id)
         cp = self._checkpointer()
         items: list[Checkpoint] = await asyncio.to_thread(cp.list, session_id=p.session_id)
         return {"checkpoints": [c.wire() for c in items]}
 
-    async def checkpoint_diff(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.CHECKPOINT_DIFF, w.CheckpointDiffParams, raw)
+    @handles("openprogram/checkpointDiff")
+    async def checkpoint_diff(self, p: w.CheckpointDiffParams) -> dict[str, Any]:
         cp = self._checkpointer()
         return dumps.diff(await asyncio.to_thread(cp.diff, p.checkpoint_id, p.path))
 
@@ -354,8 +326,8 @@ class Handlers:
             return None
         return RestoreBuffers(buffers, cp.workspace, asyncio.get_running_loop())
 
-    async def restore(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RESTORE, w.RestoreParams, raw)
+    @handles("openprogram/restore")
+    async def restore(self, p: w.RestoreParams) -> dict[str, Any]:
         cp = self._checkpointer()
         self._refuse_during_turn()
         if p.undo and p.paths:
@@ -368,8 +340,8 @@ class Handlers:
         self._changed(out)
         return dumps.restore(out)
 
-    async def restore_hunk(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RESTORE_HUNK, w.RestoreHunkParams, raw)
+    @handles("openprogram/restoreHunk")
+    async def restore_hunk(self, p: w.RestoreHunkParams) -> dict[str, Any]:
         cp = self._checkpointer()
         self._refuse_during_turn()
         out: RestoreOutcome = await asyncio.to_thread(cp.restore_hunk, p.checkpoint_id,
@@ -379,21 +351,7 @@ class Handlers:
         return dumps.restore(out)
 
     def table(self) -> dict[str, Handler]:
-        """Method name -> guarded handler."""
-        raw: dict[str, Handler] = {
-            methods.CHAT: self.chat, methods.FORK: self.fork, methods.CANCEL: self.cancel,
-            methods.STEER: self.steer, methods.SESSIONS: self.sessions,
-            methods.HISTORY: self.history, methods.BRANCHES: self.code.branches,
-            methods.CHECKOUT: self.code.checkout, methods.NAME_BRANCH: self.name_branch,
-            methods.BRANCH_DIFF: self.code.branch_diff, methods.BLAME: self.blame.blame_request,
-            methods.ANSWER: self.answer, methods.CHECKPOINTS: self.checkpoints,
-            methods.CHECKPOINT_DIFF: self.checkpoint_diff, methods.RESTORE: self.restore,
-            methods.AGENTS: self.agents, methods.RENAME_SESSION: self.rename_session,
-            methods.DELETE_SESSION: self.delete_session, methods.RESTORE_HUNK: self.restore_hunk,
-            methods.HOOKS: self.hooks, methods.TRUST: self.trust,
-            **McpHandlers(self.server).table(), **ContextHandlers(self.server).table(),
-            methods.SUBSCRIBE: self.subscribe, methods.UNSUBSCRIBE: self.unsubscribe,
-            **RulesHandlers(self.server).table(),
-        }
-        assert set(raw) == set(methods.CLIENT_REQUESTS)
-        return {name: _guard(name, fn) for name, fn in raw.items()}
+        """Method name -> guarded handler: the ``@handles`` methods of this class and of the
+        handler groups (a new group is added here)."""
+        return requests.table(self, self.code, self.blame, McpHandlers(self.server),
+                              ContextHandlers(self.server), RulesHandlers(self.server))

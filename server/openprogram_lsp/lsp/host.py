@@ -24,7 +24,6 @@ from openprogram_lsp.core.types import (
 )
 from openprogram_lsp.dispatcher import Dispatcher
 from openprogram_lsp.events.bus import Event, make_event
-from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.bridge import EventBridge
 from openprogram_lsp.lsp.documents import DocumentBuffers
 from openprogram_lsp.lsp.dumps import notification
@@ -32,6 +31,7 @@ from openprogram_lsp.lsp.language import EditorLanguageServers
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.page_keeper import PageKeeper
 from openprogram_lsp.lsp.turns import TurnRunner
+from openprogram_lsp.lsp.wire import EVENT
 from openprogram_lsp.store.watcher import WorkspaceWatcher
 from openprogram_lsp.tools.filelist import FileList
 
@@ -140,7 +140,7 @@ class ServerHost:
         sid = event.session_id
         if event.type == "subagent.started":
             self._follow_child(sid, payload.get("data") or {})
-        data = frame(methods.EVENT, payload)
+        data = frame(EVENT, payload)
         sent = 0
         for server in list(self.connections):
             if server is exclude or not server.sees(sid):

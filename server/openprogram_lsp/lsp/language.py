@@ -18,10 +18,11 @@ from pygls.uris import from_fs_path
 
 from openprogram_lsp.core.diagnostics import Diagnostic
 from openprogram_lsp.core.navigation import Navigation, NavigationKind, Place, Symbol
-from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.documents import doc_path
 from openprogram_lsp.lsp.prompts import Withdrawn, _ask_client, _result_dict
 from openprogram_lsp.lsp.wire import (
+    DIAGNOSTICS,
+    NAVIGATE,
     DiagnosticsParams,
     DiagnosticsResponse,
     NavigateParams,
@@ -66,7 +67,7 @@ class EditorLanguageServers:
         params = DiagnosticsParams(uris=[from_fs_path(str(p)) or "" for p in paths],
                                    settle_ms=self.settle_ms if settle else 0,
                                    timeout_ms=bound)
-        resp = await _ask(link, methods.DIAGNOSTICS, params.wire(), bound / 1000 + SLACK,
+        resp = await _ask(link, DIAGNOSTICS, params.wire(), bound / 1000 + SLACK,
                           DiagnosticsResponse, "diagnostics")
         if resp is None:
             return None
@@ -100,7 +101,7 @@ class EditorLanguageServers:
             position={"line": line, "character": character}
             if kind in ("definition", "references", "hover") else None,
             query=query if kind == "workspaceSymbols" else None, timeout_ms=NAVIGATE_MS)
-        resp = await _ask(link, methods.NAVIGATE, params.wire(), NAVIGATE_MS / 1000 + SLACK,
+        resp = await _ask(link, NAVIGATE, params.wire(), NAVIGATE_MS / 1000 + SLACK,
                           NavigateResponse, "navigation answer")
         if resp is None:
             return None

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.errors import ConfigError, NotFound
-from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.requests import handles
 from openprogram_lsp.tools.mcp import McpHub
 
 if TYPE_CHECKING:
@@ -35,8 +34,8 @@ class McpHandlers:
     def _servers(self) -> list[w.McpServerInfo]:
         return [w.McpServerInfo.model_validate(row) for row in self.hub.status(self.workspace)]
 
-    async def status(self, raw: Any) -> dict[str, Any]:
-        w.parse_params(methods.MCP, w.EmptyParams, raw)
+    @handles("openprogram/mcp")
+    async def status(self, _p: w.EmptyParams) -> dict[str, Any]:
         hub = self.hub
         trust = [w.McpTrustInfo(server=e.server, decision=e.decision, created_at=e.created_at,
                                 command=e.command)
@@ -45,8 +44,8 @@ class McpHandlers:
         return w.McpResult(workspace=str(self.workspace), servers=self._servers(), trust=trust,
                            problems=hub.config_problems(self.workspace)).wire()
 
-    async def restart(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.MCP_RESTART, w.McpRestartParams, raw)
+    @handles("openprogram/mcpRestart")
+    async def restart(self, p: w.McpRestartParams) -> dict[str, Any]:
         hub = self.hub
         known = set(hub.definitions(self.workspace))
         if p.server is not None and p.server not in known:
@@ -57,12 +56,7 @@ class McpHandlers:
             restarted = sorted(set(restarted) | ({p.server} if p.server else set()))
         return w.McpRestartResult(restarted=restarted, servers=self._servers()).wire()
 
-    async def revoke_trust(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.MCP_REVOKE_TRUST, w.McpRevokeTrustParams, raw)
+    @handles("openprogram/mcpRevokeTrust")
+    async def revoke_trust(self, p: w.McpRevokeTrustParams) -> dict[str, Any]:
         revoked = await self.hub.revoke_trust(self.workspace, p.server)
         return w.McpRevokeTrustResult(revoked=revoked).wire()
-
-    def table(self) -> dict[str, Callable[[Any], Awaitable[dict[str, Any]]]]:
-        """Method name -> handler (guarded by the caller)."""
-        return {methods.MCP: self.status, methods.MCP_RESTART: self.restart,
-                methods.MCP_REVOKE_TRUST: self.revoke_trust}

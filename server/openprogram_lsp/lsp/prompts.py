@@ -21,9 +21,14 @@ from pydantic import ValidationError
 from openprogram_lsp.core.text_hunks import check_accepted
 from openprogram_lsp.core.types import PermissionOutcome, PermissionRequest, Question
 from openprogram_lsp.events.bus import EventBus, emit_safe
-from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.settings import Settings
-from openprogram_lsp.lsp.wire import AskQuestionParams, AskQuestionResponse, PermissionResponse
+from openprogram_lsp.lsp.wire import (
+    ASK_QUESTION,
+    REQUEST_PERMISSION,
+    AskQuestionParams,
+    AskQuestionResponse,
+    PermissionResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +152,7 @@ class LspApprover:
         by_id = {o.option_id: o for o in request.options}
         try:
             if self.settings.client.permissions:
-                raw = _result_dict(await _ask_client(self.peer, methods.REQUEST_PERMISSION,
+                raw = _result_dict(await _ask_client(self.peer, REQUEST_PERMISSION,
                                                      request.wire(), timeout))
                 try:
                     resp = PermissionResponse.model_validate(raw or {})
@@ -201,7 +206,7 @@ class LspAsker:
                     session_id=question.session_id, turn_id=question.turn_id,
                     question_id=question.question_id, question=question.question,
                     options=question.options, allow_free_text=question.allow_free_text)
-                raw = _result_dict(await _ask_client(self.peer, methods.ASK_QUESTION,
+                raw = _result_dict(await _ask_client(self.peer, ASK_QUESTION,
                                                      params.wire(), timeout))
                 try:
                     resp = AskQuestionResponse.model_validate(raw or {})

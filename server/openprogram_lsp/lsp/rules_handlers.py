@@ -8,7 +8,6 @@ editor removes them by changing the setting, which takes effect at once).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +15,9 @@ from openprogram_lsp.approvals.rulebook import RuleBook, RuleNotRevocable
 from openprogram_lsp.approvals.rules import Rule
 from openprogram_lsp.core.errors import InvalidParams, NotFound
 from openprogram_lsp.events.bus import make_event
-from openprogram_lsp.lsp import dumps, methods
+from openprogram_lsp.lsp import dumps
 from openprogram_lsp.lsp import wire as w
+from openprogram_lsp.lsp.requests import handles
 from openprogram_lsp.store.approval_records import approval_records
 
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ class RulesHandlers:
     def _book(self, folder: Path) -> RuleBook:
         return self.server.dispatcher.services.rules_for(folder)
 
-    async def rules(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.RULES, w.RulesParams, raw)
+    @handles("openprogram/rules")
+    async def rules(self, p: w.RulesParams) -> dict[str, Any]:
         infos = [_info(r, folder, revocable=True)
                  for folder in self._folders(p.workspace)
                  for r in self._book(folder).listed(p.session_id)]
@@ -74,8 +74,8 @@ class RulesHandlers:
             rules=infos, records=[dumps.model(w.ApprovalRecordInfo, r) for r in page],
             next_cursor=str(start + p.limit) if more else None).wire()
 
-    async def revoke_rule(self, raw: Any) -> dict[str, Any]:
-        p = w.parse_params(methods.REVOKE_RULE, w.RevokeRuleParams, raw)
+    @handles("openprogram/revokeRule")
+    async def revoke_rule(self, p: w.RevokeRuleParams) -> dict[str, Any]:
         if any(r.id == p.rule_id for r in self.server.settings.rules()):
             raise RuleNotRevocable(f"ruleId: rule {p.rule_id} comes from the editor's rules "
                                    "setting; remove it there (it takes effect at once)")
@@ -90,7 +90,3 @@ class RulesHandlers:
                 session_id=None, turn_id=None, origin="lsp"))
             return w.RevokeRuleResult(revoked=_info(rule, folder, revocable=True)).wire()
         raise NotFound(f"ruleId: no rule {p.rule_id!r} in the workspace folders")
-
-    def table(self) -> dict[str, Callable[[Any], Awaitable[dict[str, Any]]]]:
-        """Method name -> handler (guarded by the caller)."""
-        return {methods.RULES: self.rules, methods.REVOKE_RULE: self.revoke_rule}

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from openprogram_lsp import __version__
 from openprogram_lsp.lsp import methods
-from openprogram_lsp.lsp.wire import EVENT_DATA, REQUESTS, SERVER_REQUESTS, EventNotification
+from openprogram_lsp.lsp.wire import EVENT_DATA, NOTIFICATIONS, REQUESTS, SERVER_REQUESTS
 
 
 def _schema(model: type[BaseModel], mode: str) -> dict[str, Any]:
@@ -28,6 +28,7 @@ def protocol_json_schema() -> dict[str, Any]:
         "serverRequests": {name: {"params": _schema(p, "serialization"),
                                   "result": _schema(r, "validation")}
                            for name, (p, r) in SERVER_REQUESTS.items()},
-        "notifications": {methods.EVENT: _schema(EventNotification, "serialization")},
+        "notifications": {name: _schema(model, "serialization")
+                          for name, model in NOTIFICATIONS.items()},
         "events": {name: _schema(model, "serialization") for name, model in EVENT_DATA.items()},
     }

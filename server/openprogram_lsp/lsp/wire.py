@@ -1108,15 +1108,26 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/rules": (RulesParams, RulesResult),
     "openprogram/revokeRule": (RevokeRuleParams, RevokeRuleResult),
 }
-"""Client -> server requests: params model and result model."""
+"""Client -> server requests: params model and result model. A request is one row here and one
+``@handles(method)`` handler (``lsp/requests.py``), which is given the parsed params model."""
 
+REQUEST_PERMISSION = "openprogram/requestPermission"
+ASK_QUESTION = "openprogram/askQuestion"
+DIAGNOSTICS = "openprogram/diagnostics"
+NAVIGATE = "openprogram/navigate"
 SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    "openprogram/requestPermission": (PermissionRequest, PermissionResponse),
-    "openprogram/askQuestion": (AskQuestionParams, AskQuestionResponse),
-    "openprogram/diagnostics": (DiagnosticsParams, DiagnosticsResponse),
-    "openprogram/navigate": (NavigateParams, NavigateResponse),
+    REQUEST_PERMISSION: (PermissionRequest, PermissionResponse),
+    ASK_QUESTION: (AskQuestionParams, AskQuestionResponse),
+    DIAGNOSTICS: (DiagnosticsParams, DiagnosticsResponse),
+    NAVIGATE: (NavigateParams, NavigateResponse),
 }
-"""Server -> client requests: params model and response model."""
+"""Server -> client requests (to editors that declare ``experimental.openprogram``): params
+model and response model."""
+
+EVENT = "openprogram/event"
+NOTIFICATIONS: dict[str, type[BaseModel]] = {EVENT: EventNotification}
+"""Server -> client notifications: params model (editors send none of their own: cancelling
+uses ``$/cancelRequest``)."""
 
 EVENT_DATA: dict[str, type[BaseModel]] = {
     "turn.started": TurnStartedData,
@@ -1144,7 +1155,8 @@ EVENT_DATA: dict[str, type[BaseModel]] = {
     "rules.changed": RulesChangedData,
     "mcp.tools_added": McpToolsAddedData,
 }
-"""The ``data`` of every event type in ``methods.EVENT_TYPES`` (others may arrive; ignore them)."""
+"""The ``data`` of every event type clients handle (``openprogram/event``; others, such as
+``model.response_started``, may also arrive and can be ignored)."""
 
 
 def describe_errors(method: str, exc: ValidationError) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from openprogram_lsp.lsp import methods
 from openprogram_lsp.lsp.schema import protocol_json_schema
+from openprogram_lsp.lsp.wire import EVENT
 
 Schema = dict[str, Any]
 
@@ -50,7 +51,7 @@ def load() -> Wire:
                                         _collect(wire, pair["result"]))
     for event, schema in doc["events"].items():
         wire.events[event] = _collect(wire, schema)
-    _collect(wire, doc["notifications"][methods.EVENT])
+    _collect(wire, doc["notifications"][EVENT])
     return wire
 
 
