@@ -51,7 +51,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "dispatcher/finalize.py": (frozenset({"checkpointId", "createdAt", "finishedAt",
                                           "lastTurnAt"}), NODE_METADATA + " and meta.json"),
     "dispatcher/tool_sources.py": (frozenset({"modelText", "slashCommand"}), NODE_METADATA),
-    "dispatcher/turns.py": (frozenset({"agentId", "toolCallId"}), NODE_METADATA),
+    "dispatcher/tool_records.py": (frozenset({"toolCallId"}), NODE_METADATA),
+    "dispatcher/turns.py": (frozenset({"agentId"}), NODE_METADATA),
     "agents/definitions.py": (frozenset({"acceptEdits", "bypassPermissions", "dontAsk",
                                        "disallowedTools", "permissionMode"}),
                             "Claude Code's agent file fields and mode names, as the file "

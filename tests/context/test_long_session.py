@@ -73,7 +73,7 @@ async def test_a_long_session_stays_within_the_window(
         head = store.head(sid)
         prep = eng.prepare(session_id=sid, history=history, system=SYSTEM, tools=TOOLS,
                            model="long", context_window=WINDOW, last_turn_at=last_turn_at,
-                           summaries=chain_summaries(store, sid, history),
+                           summaries=chain_summaries(store.index(sid), history),
                            now=T0.timestamp() + clock)
         if eng.should_auto_compact(prep):
             prep = await eng.auto_compact(prep, history=history, summarize=summarize,

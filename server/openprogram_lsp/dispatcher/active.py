@@ -10,12 +10,15 @@ from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
+from openprogram_lsp.store.session_handle import SessionHandle
 
 
 @dataclass(slots=True)
 class ActiveTurn:
-    """A turn in flight: ids, control and what it touched."""
+    """A turn in flight: ids, its session (the turn's only way into the store), control
+    and what it touched."""
 
+    session: SessionHandle
     session_id: str
     user_node_id: str
     turn_id: str

@@ -74,8 +74,11 @@ def turn_status(status: NodeStatus, state: LoopState) -> TurnStatus:
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
                   state: LoopState, status: NodeStatus, error: TurnError | None,
                   emit: Callable[[Event], None]) -> TurnResult:
-    """Write the turn's outcome; events go to ``emit`` so the caller sends them on its loop."""
-    store, sid, tid = s.store, turn.session_id, turn.turn_id
+    """Write the turn's outcome; events go to ``emit`` so the caller sends them on its loop.
+
+    Blocking (git, files): the caller runs it off its loop, or inline on a private one, and
+    never lets a cancel cut it (``dispatcher.turns``: how a turn ends)."""
+    session, sid, tid = turn.session, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
     warnings: list[str] = list(turn.warnings)
     if checkpointer is not None and (turn.touched or turn.full_scan):
@@ -104,7 +107,7 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
             record.update({"status": status, "createdAt": now_iso()})
         except Exception:
             log.exception("ContextCommit of turn %s failed", tid)
-    node = store.get_node(sid, tid)
+    node = session.node(tid)
     metadata = {**node.metadata, "steps": list(state.steps), "usage": state.usage.wire(),
                 **({"interjections": list(state.interjections)} if state.interjections else {}),
                 **({"thoughts": state.stored_thoughts()} if state.thoughts else {}),
@@ -120,27 +123,27 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
         metadata["stop"] = state.stop_reason
     if warnings:
         metadata["warnings"] = warnings
-    store.update_node(sid, tid, text=text, status=status,
+    session.update_node(tid, text=text, status=status,
                       tool_calls=list(state.tool_calls) or None, metadata=metadata)
     if record is not None:
         try:
-            store.write_context_commit(sid, tid, record)
+            session.write_context_commit(tid, record)
         except Exception:
             log.exception("ContextCommit of turn %s failed", tid)
-    meta = store.meta(sid)
+    meta = session.meta()
     changes: dict[str, object] = {"lastTurnAt": now_iso()}
     if not meta.get("title"):
         changes["title"] = first_line(turn.request.text)
-    store.end_turn(sid, tid, **changes)
+    session.end_turn(tid, **changes)
     label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
     subject = f"{label.get(status, 'turn')}: {first_line(turn.request.text)}"
-    store.commit_turn(sid, f"{subject}\n\nOpenprogram-Turn: {tid}\n")
+    session.commit(f"{subject}\n\nOpenprogram-Turn: {tid}\n")
     if checkpoint is not None and checkpointer is not None \
             and checkpointer.retention_may_be_due():
-        prune_later(checkpointer, lambda: referenced_checkpoints(store, turn.workspace))
+        prune_later(checkpointer, lambda: referenced_checkpoints(s.store, turn.workspace))
     result = TurnResult(
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
-        head_id=store.head(sid) or tid,
+        head_id=session.head() or tid,
         status=ended,
         text=text, usage=state.usage, checkpoint=checkpoint, error=error,
         warnings=warnings or None)

@@ -9,23 +9,23 @@ from collections.abc import Callable, Collection, Sequence
 from openprogram_lsp.core.chain import NodeChain, id_at
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.core.types import INHERIT, Node
-from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.store.session_handle import SessionHandle
 
 
-def resolve_history(store: SessionStore, sid: str,
+def resolve_history(session: SessionHandle,
                     branch_from: object) -> tuple[str | None, NodeChain]:
     """Return (predecessor of the new user node, history up to it: bodies read on demand)."""
     if branch_from is INHERIT:
-        head = store.head(sid)
-        return (head, store.chain_view(sid, head)) if head else (None, NodeChain.of([]))
+        head = session.head()
+        return (head, session.chain(head)) if head else (None, NodeChain.of([]))
     if branch_from is None:
         return None, NodeChain.of([])
     if not isinstance(branch_from, str):
         raise InvalidParams("branchFrom: must be \"inherit\", null or a node id")
-    node = store.get_node(sid, branch_from)
+    node = session.node(branch_from)
     if node.caller is not None or node.role not in ("user", "assistant", "system"):
         raise InvalidParams(f"branchFrom: {branch_from!r} is not a conversation message")
-    return node.id, store.chain_view(sid, node.id)
+    return node.id, session.chain(node.id)
 
 
 RULES_CHOICES = ("inherit", "reset", "copy")

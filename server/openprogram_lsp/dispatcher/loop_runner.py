@@ -19,7 +19,8 @@ from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.providers.base import ModelRequest, Provider, StreamEnd, TextDelta
-from openprogram_lsp.store.session_store import SessionStore
+from openprogram_lsp.store.index import SessionIndex
+from openprogram_lsp.store.session_handle import SessionHandle
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +54,9 @@ def _total(used: list[Usage]) -> Usage:
     return total
 
 
-def chain_summaries(store: SessionStore, session_id: str, history: Sequence[Node]) -> list[Node]:
+def chain_summaries(idx: SessionIndex, history: Sequence[Node]) -> list[Node]:
     """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
     in chain order; the index carries them from turn to turn (``SessionIndex.summaries_on``)."""
-    idx = store.index(session_id)
     if not idx.summaries or not history:
         return []
     head = id_at(history, -1)
@@ -77,7 +77,8 @@ def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
 BRIEF_TOOLS_BELOW = 32_768
 
 
-def _prepare(services: Services, *, session_id: str, history: Sequence[Node], provider: Provider,
+def _prepare(services: Services, *, session: SessionHandle, history: Sequence[Node],
+             provider: Provider,
              runner: ToolRunner, last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     # the window the budget will use (context.window overrides the model's): a small one gets
     # the brief prompt and the tools' first sentences
@@ -87,21 +88,21 @@ def _prepare(services: Services, *, session_id: str, history: Sequence[Node], pr
     if system_extra:
         system = f"{system}\n{system_extra.strip()}\n"
     return services.context.prepare(
-        session_id=session_id, history=history, system=system,
+        session_id=session.id, history=history, system=system,
         tools=runner.tools.specs(brief=window < BRIEF_TOOLS_BELOW),
         model=provider.model,
         context_window=provider.context_window,
         max_output_tokens=getattr(provider, "max_output_tokens", services.max_output_tokens),
-        last_turn_at=last_turn_at, summaries=chain_summaries(services.store, session_id, history),
+        last_turn_at=last_turn_at, summaries=chain_summaries(session.index(), history),
         bus=services.bus, instructions=load_instructions(runner.ctx.workspace))
 
 
-async def prepare_context(services: Services, *, session_id: str, history: Sequence[Node],
+async def prepare_context(services: Services, *, session: SessionHandle, history: Sequence[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
                           last_turn_at: str | None, system_extra: str = "") -> TurnPrep:
     """Render history for the model and compact it when it is over budget."""
     engine = services.context
-    prep = _prepare(services, session_id=session_id, history=history, provider=provider,
+    prep = _prepare(services, session=session, history=history, provider=provider,
                     runner=runner, last_turn_at=last_turn_at, system_extra=system_extra)
     if engine.should_auto_compact(prep):
         if runner.hooks is not None:
@@ -110,30 +111,30 @@ async def prepare_context(services: Services, *, session_id: str, history: Seque
         used: list[Usage] = []
         prep = await engine.auto_compact(
             prep, history=history, summarize=make_summarizer(provider, control, used),
-            persist=lambda node: services.store.append(session_id, node), bus=services.bus)
+            persist=session.append, bus=services.bus)
         if used:
             prep.summarizer_usage = _total(used)
     services.bus.emit(make_event("context.usage", {
         "used_tokens": prep.estimate, "window_tokens": prep.context_window,
-        "compactions": len(chain_summaries(services.store, session_id, history)),
-        "path": prep.path}, session_id=session_id, origin="context"))
+        "compactions": len(chain_summaries(session.index(), history)),
+        "path": prep.path}, session_id=session.id, origin="context"))
     return prep
 
 
-async def compact_command(services: Services, *, session_id: str, history: Sequence[Node],
+async def compact_command(services: Services, *, session: SessionHandle, history: Sequence[Node],
                           provider: Provider, runner: ToolRunner, control: TurnControl,
                           last_turn_at: str | None, state: LoopState,
                           system_extra: str = "") -> TurnPrep:
     """The ``/compact`` chat command: compact now, report it as the reply, no model reply."""
     used: list[Usage] = []
-    prep = _prepare(services, session_id=session_id, history=history, provider=provider,
+    prep = _prepare(services, session=session, history=history, provider=provider,
                     runner=runner, last_turn_at=last_turn_at, system_extra=system_extra)
     if runner.hooks is not None:
         await runner.hooks.observe("PreCompact", "manual", trigger="manual",
                                    custom_instructions="")
     new = await services.context.compact_now(
         prep, summarize=make_summarizer(provider, control, used),
-        persist=lambda node: services.store.append(session_id, node), bus=services.bus)
+        persist=session.append, bus=services.bus)
     for u in used:
         state.usage = state.usage.add(u)
     if used:

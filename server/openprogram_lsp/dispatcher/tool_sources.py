@@ -12,6 +12,7 @@ from openprogram_lsp.context.commands import load_commands
 from openprogram_lsp.context.commands import parse as parse_command
 from openprogram_lsp.core.types import ClientOptions, Node
 from openprogram_lsp.dispatcher.services import Services
+from openprogram_lsp.store.session_handle import SessionHandle
 from openprogram_lsp.tools.builtin.navigation import navigation_tools
 from openprogram_lsp.tools.mcp.expand import expand
 from openprogram_lsp.tools.registry import ToolRegistry
@@ -57,7 +58,7 @@ async def turn_tools(services: Services, workspace: Path, *, session_id: str,
     return registry
 
 
-async def expand_user_message(services: Services, workspace: Path, session_id: str,
+async def expand_user_message(services: Services, workspace: Path, session: SessionHandle,
                               user: Node) -> Node:
     """The user node with ``modelText`` set when it uses an MCP prompt or resource.
 
@@ -67,7 +68,7 @@ async def expand_user_message(services: Services, workspace: Path, session_id: s
     custom = _custom_command(workspace, user)
     if custom is not None:
         meta = {**user.metadata, "modelText": custom[1], "slashCommand": custom[0]}
-        return services.store.update_node(session_id, user.id, metadata=meta)
+        return session.update_node(user.id, metadata=meta)
     hub = services.mcp
     if hub is None or user.role != "user" or not user.text or (
             "/mcp__" not in user.text and "@" not in user.text):
@@ -77,7 +78,7 @@ async def expand_user_message(services: Services, workspace: Path, session_id: s
         return user
     meta = {**user.metadata, "modelText": expansion.text,
             "mcp": {"prompt": expansion.prompt, "resources": expansion.resources}}
-    return services.store.update_node(session_id, user.id, metadata=meta)
+    return session.update_node(user.id, metadata=meta)
 
 
 def _custom_command(workspace: Path, user: Node) -> tuple[dict[str, str], str] | None:

@@ -61,13 +61,13 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
             "`openprogram-lsp hooks --trust ID`")
     mode = turn.request.permission_mode or s.permission_mode
     subagent = turn.request.source in SUBAGENT_SOURCES
-    path = transcript_path(services, turn)
+    path = transcript_path(turn)
 
     rendered = engine.transcript(path, session_id=turn.session_id,
                                  cwd=str(real_path(turn.workspace)), sidechain=subagent)
 
     def render() -> None:
-        rendered.write(s.store.get_branch(turn.session_id, turn.turn_id))
+        rendered.write(turn.session.branch(turn.turn_id))
 
     hooks = engine.for_turn(
         workspace=turn.workspace, session_id=turn.session_id, turn_id=turn.turn_id, mode=mode,
@@ -89,12 +89,12 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     return hooks
 
 
-def transcript_path(services: Services, turn: ActiveTurn) -> Path:
+def transcript_path(turn: ActiveTurn) -> Path:
     """Where hooks read the turn's branch as Claude Code's transcript (our state root): one
     file for the session's own turns, one per child agent."""
     agent = turn.request.agent_id
     name = "main" if not agent else "agent-" + hashlib.sha256(agent.encode()).hexdigest()[:16]
-    return services.store.session_dir(turn.session_id) / "transcripts" / f"{name}.jsonl"
+    return turn.session.directory / "transcripts" / f"{name}.jsonl"
 
 
 async def _until_cancel(aw: Coroutine[Any, Any, T], cancel: asyncio.Event) -> T:

@@ -1,4 +1,24 @@
-"""The turn lifecycle: session, history, user node first, loop, persist, finalize."""
+"""The turn lifecycle: ``Dispatcher.run_turn`` runs the seven steps of docs/architecture.md
+("One turn"), one named method each.
+
+How a turn ends (stated here, enforced by ``_work`` and ``_finish`` only):
+
+- ``run_turn`` never raises for the turn's own failures. A cancel (``TurnCancelled``, or the
+  task's own cancellation) ends it ``cancelled``; an ``OpenProgramError`` ends it ``error``
+  with that error's message and code; any other exception ``error`` with its type and message
+  (logged with its traceback).
+- Once its user node is written a turn is always finalized (step 7), and nothing cuts the
+  finalize short: it runs to its end on a thread under ``asyncio.shield``, or inline when the
+  turn runs on a private loop with nothing else on it (``core.offload``).
+- The task's cancellation is reported as asyncio expects. One that arrived during steps 5-6
+  ended the turn: it is consumed (``uncancel``) and the caller gets the cancelled result. One
+  that arrived during the finalize is raised once the finalize is done.
+- A finalize that cannot write the store returns an ``error`` result ("the turn could not be
+  saved") and takes the turn off the session's running ones; what was written stays.
+- Then, whatever happened: the turn leaves the active ones, collaboration hears of its end
+  (with the follow-ups nobody took), its resources are released (the workspace guard, after
+  the checkpoint) and the finalize's events are emitted on the turn's loop.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +26,22 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
+from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.approvals.rulebook import RuleBook, with_client_rules
 from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.environment import environment_note, last_note
 from openprogram_lsp.context.render import is_compact_command
+from openprogram_lsp.context.types import TurnPrep
 from openprogram_lsp.core.chain import NodeChain
 from openprogram_lsp.core.errors import (
-    CheckpointError,
     HookBlocked,
     NotFound,
     OpenProgramError,
@@ -37,10 +59,9 @@ from openprogram_lsp.core.turn_context import (
 )
 from openprogram_lsp.core.turn_root import real_path, resolved
 from openprogram_lsp.core.types import (
+    ClientOptions,
     Node,
     NodeStatus,
-    ToolCall,
-    ToolCallRecord,
     TurnError,
     TurnRequest,
     TurnResult,
@@ -57,7 +78,9 @@ from openprogram_lsp.dispatcher.loop_runner import (
 )
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.dispatcher.thread_loops import ThreadLoops
+from openprogram_lsp.dispatcher.tool_records import ToolRecords
 from openprogram_lsp.dispatcher.tool_sources import expand_user_message, turn_tools
+from openprogram_lsp.dispatcher.turn_checkpoints import TurnCheckpoints
 from openprogram_lsp.dispatcher.turn_hooks import (
     PROMPT_SOURCES,
     admitted_tools,
@@ -67,18 +90,68 @@ from openprogram_lsp.dispatcher.turn_hooks import (
 )
 from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings, with_effort
 from openprogram_lsp.events.bus import Event, make_event
-from openprogram_lsp.store.owner import current_record, record_alive, record_is_self
-from openprogram_lsp.store.reply_calls import ended_call
-from openprogram_lsp.store.writer import SessionNodeWriter, current_writer
+from openprogram_lsp.hooks.engine import TurnHooks
+from openprogram_lsp.providers.base import Provider
+from openprogram_lsp.store.owner import current_record
+from openprogram_lsp.store.session_handle import SessionHandle
 from openprogram_lsp.tools.base import ToolContext
+from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
-GUARD_TIMEOUT = 120.0
+
+_TURN_VARIABLES = (current_session_id, current_turn_id, current_agent_id,
+                   current_message_depth)
 
 
-def _tool_node_id(turn_id: str, call_id: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in call_id)
-    return f"{turn_id}_t_{safe}"[:120]
+@dataclass(slots=True)
+class Outcome:
+    """How steps 5-6 of a turn ended (the rules: this module's docstring)."""
+
+    status: NodeStatus = "done"
+    error: TurnError | None = None
+    task_cancelled: bool = False  # the task's own cancel ended it: consumed after finalize
+    leftover: list[str] = field(default_factory=list)  # follow-ups nobody took
+
+    @classmethod
+    def of(cls, exc: BaseException, turn_id: str) -> Outcome:
+        """The outcome an exception out of the turn's work stands for."""
+        if isinstance(exc, TurnCancelled | asyncio.CancelledError):
+            return cls("cancelled", task_cancelled=isinstance(exc, asyncio.CancelledError))
+        if isinstance(exc, OpenProgramError):
+            return cls("error", TurnError(message=exc.message, code=exc.code))
+        log.error("turn %s failed", turn_id, exc_info=exc)
+        return cls("error", TurnError(message=f"{type(exc).__name__}: {exc}"))
+
+
+@contextlib.contextmanager
+def turn_variables(turn: ActiveTurn) -> Iterator[None]:
+    """Step 4: bind the turn's ContextVars (session, turn, agent, message depth) for the
+    code below it; reset when the block ends."""
+    values = (turn.session_id, turn.turn_id, turn.request.agent_id,
+              turn.request.message_depth)
+    tokens = [var.set(value) for var, value in  # type: ignore[attr-defined]
+              zip(_TURN_VARIABLES, values, strict=True)]
+    try:
+        yield
+    finally:
+        for var, tok in zip(_TURN_VARIABLES, tokens, strict=True):
+            var.reset(tok)  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _events_to(services: Services, sid: str,
+               on_event: Callable[[Event], None] | None) -> Iterator[None]:
+    """Hand the session's events to ``on_event`` while the block runs."""
+    if on_event is None:
+        yield
+        return
+    handler = on_event
+    unsubscribe = services.bus.subscribe(
+        lambda ev: handler(ev) if ev.session_id == sid else None)
+    try:
+        yield
+    finally:
+        unsubscribe()
 
 
 class Dispatcher:
@@ -186,55 +259,65 @@ class Dispatcher:
                        on_event: Callable[[Event], None] | None = None,
                        on_started: Callable[[ActiveTurn], None] | None = None,
                        on_session: Callable[[str], None] | None = None) -> TurnResult:
-        """Run one turn on the current loop and return its result (never raises on turn errors).
-
-        ``on_session`` learns the session id before the turn's first event.
-        """
-        s = self.services
+        """Run one turn on the current loop and return its result (never raises on turn
+        errors: this module's docstring). ``on_session`` learns the session id before the
+        turn's first event; ``on_started`` gets the turn once it is announced."""
         control = control or TurnControl()
         control.bind_loop(asyncio.get_running_loop())
-        workspace = Path(req.workspace or s.workspace)
+        sid = self._session_of(req)  # 1. session created or loaded ...
+        with _events_to(self.services, sid, on_event), \
+                self._open_session(sid) as session:  # ... held, recovered once
+            workspace = self._workspace_of(req, session)
+            with resolved(workspace):  # its real path resolved once for all of the turn
+                if on_session is not None:
+                    on_session(sid)
+                last_turn_at = session.meta().get("lastTurnAt")
+                pred, history = resolve_history(session, req.branch_from)  # 2. history
+                turn, history = self._write_user_node(  # 3. user node, before any model call
+                    session, req, control, workspace, pred, history)
+                state = LoopState()
+                with turn_variables(turn):  # 4. turn ContextVars
+                    outcome = await self._work(turn, history, state, last_turn_at,
+                                               on_started)  # 5-6. context, loop
+                return await self._finish(turn, state, outcome)  # 7. finalize
 
-        # 1. session created or loaded
+    # -- steps 1-3: session, history, user node -----------------------------------------------
+
+    def _session_of(self, req: TurnRequest) -> str:
+        """Step 1: the request's session (a new one titled from the first message, so a
+        listing names it while it runs); SessionBusy when it already runs a user turn."""
+        store = self.services.store
         if req.session_id:
-            if not s.store.exists(req.session_id):
+            if not store.exists(req.session_id):
                 raise NotFound(f"unknown session id {req.session_id!r}")
             sid = req.session_id
-            meta_ws = s.store.meta(sid).get("workspace")
-            if req.workspace is None and meta_ws:
-                workspace = Path(meta_ws)
         else:
-            # titled from the first message now, so a listing names it while it runs
-            sid = s.store.create_session(workspace=str(workspace), title=first_line(req.text))
+            sid = store.create_session(workspace=str(req.workspace or self.services.workspace),
+                                       title=first_line(req.text))
         if req.advance_head and req.source == "user" and self.user_turn(sid) is not None:
             raise SessionBusy(f"session {sid} is already running a turn; wait for it, "
                               "interject with openprogram/steer, or cancel it")
+        return sid
 
-        unsubscribe = None
-        if on_event is not None:
-            handler = on_event
-            unsubscribe = s.bus.subscribe(
-                lambda ev: handler(ev) if ev.session_id == sid else None)
-        try:
-            # held for the whole turn: another process's turn here is refused, never forked;
-            # the workspace's real path resolved once for all of the turn (core.turn_root)
-            with resolved(workspace), s.store.hold_session(sid, f"turn in {workspace}"):
-                if on_session is not None:
-                    on_session(sid)
-                return await self._run(sid, req, control, workspace, on_started)
-        finally:
-            if unsubscribe:
-                unsubscribe()
+    def _open_session(self, sid: str) -> contextlib.AbstractContextManager[SessionHandle]:
+        """Step 1: hold the session for the whole turn (another process's turn here is
+        refused, never forked) and recover, once, the turns left running in it."""
+        return SessionHandle.open(self.services.store, sid, "turn",
+                                  live=lambda: {t.turn_id for t in self.active_turns(sid)})
 
-    async def _run(self, sid: str, req: TurnRequest, control: TurnControl, workspace: Path,
-                   on_started: Callable[[ActiveTurn], None] | None) -> TurnResult:
-        s = self.services
-        store = s.store
-        self._recover_interrupted(sid)
-        # 2. history
-        last_turn_at = store.meta(sid).get("lastTurnAt")
-        pred, history = resolve_history(store, sid, req.branch_from)
-        # 3. user node written (and head moved) before any model call
+    def _workspace_of(self, req: TurnRequest, session: SessionHandle) -> Path:
+        """The turn's workspace: the request's, else the session's, else the server's."""
+        if req.workspace is not None:
+            return Path(req.workspace)
+        stored = session.meta().get("workspace")
+        return Path(stored) if stored else Path(self.services.workspace)
+
+    def _write_user_node(self, session: SessionHandle, req: TurnRequest, control: TurnControl,
+                         workspace: Path, pred: str | None,
+                         history: NodeChain) -> tuple[ActiveTurn, NodeChain]:
+        """Step 3: the user node and the running reply, in one meta write (the head moved
+        when the turn advances it), before any model call; then the turn is active and its
+        prompt acknowledged (``user.prompt_submitted``)."""
         user_id = new_id("u")
         turn_id = f"{user_id}_reply"
         meta: dict[str, Any] = {"source": req.source}
@@ -246,70 +329,236 @@ class Dispatcher:
             meta.update(req.metadata)
         command = {"command": "compact"} if is_compact_command(req.text) else {}
         meta.update(command)
-        # the user node and the running reply, one meta write; acknowledged only afterwards
-        user, _reply = store.start_turn(
-            sid, Node(id=user_id, role="user", text=req.text, predecessor=pred, metadata=meta),
+        user, _reply = session.start_turn(
+            Node(id=user_id, role="user", text=req.text, predecessor=pred, metadata=meta),
             Node(id=turn_id, role="assistant", predecessor=user_id, status="running",
                  metadata={"source": req.source, "owner": current_record("turn"), **command}),
             advance_head=req.advance_head)
-        history = history.plus(user)
-        turn = ActiveTurn(sid, user_id, turn_id, req, control, workspace)
+        turn = ActiveTurn(session, session.id, user_id, turn_id, req, control, workspace)
         with self._lock:
             self._active[turn_id] = turn
-        s.bus.emit(make_event("user.prompt_submitted", {"node_id": user_id, "text": req.text,
-                                                        "source": req.source},
-                              session_id=sid, turn_id=turn_id, origin="dispatcher"))
-        # 4. turn ContextVars
-        writer = SessionNodeWriter(store, sid, advance_head=req.advance_head)
-        tokens = (current_session_id.set(sid), current_turn_id.set(turn_id),
-                  current_writer.set(writer), current_agent_id.set(req.agent_id),
-                  current_message_depth.set(req.message_depth))
-        state = LoopState()
-        status: NodeStatus = "done"
-        error: TurnError | None = None
-        swallowed_cancel = False
-        leftover: list[str] = []
+        self.services.bus.emit(make_event(
+            "user.prompt_submitted", {"node_id": user_id, "text": req.text,
+                                      "source": req.source},
+            session_id=session.id, turn_id=turn_id, origin="dispatcher"))
+        return turn, history.plus(user)
+
+    # -- steps 5-6: context and loop ----------------------------------------------------------
+
+    async def _work(self, turn: ActiveTurn, history: NodeChain, state: LoopState,
+                    last_turn_at: str | None,
+                    on_started: Callable[[ActiveTurn], None] | None) -> Outcome:
+        """Steps 5-6 under the outcome rules: whatever ends them is the turn's outcome,
+        never raised."""
+        outcome = Outcome()
         try:
-            if req.label or req.branch_name:
-                store.name_branch(sid, turn_id, req.label or req.branch_name or "")
-            started: dict[str, Any] = {"user_node_id": user_id, "assistant_node_id": turn_id,
-                                       "text": req.text, "source": req.source,
-                                       "predecessor": pred}
-            if req.metadata.get("clientTurnId"):  # node metadata (stored): the editor's id
-                started["client_turn_id"] = req.metadata["clientTurnId"]
-            s.bus.emit(make_event("turn.started", started, session_id=sid, turn_id=turn_id,
-                                  origin="dispatcher"))
-            if on_started is not None:
-                on_started(turn)
+            self._announce(turn, history[-1].predecessor, on_started)
             await self._execute(turn, history, state, last_turn_at)
-        except (TurnCancelled, asyncio.CancelledError) as exc:
-            status = "cancelled"
-            if isinstance(exc, asyncio.CancelledError):
-                swallowed_cancel = True
-        except OpenProgramError as exc:
-            status, error = "error", TurnError(message=exc.message, code=exc.code)
-        except Exception as exc:
-            log.exception("turn %s failed", turn_id)
-            status, error = "error", TurnError(message=f"{type(exc).__name__}: {exc}")
+        except (TurnCancelled, asyncio.CancelledError, Exception) as exc:
+            outcome = Outcome.of(exc, turn.turn_id)
         finally:
-            leftover = control.close_follow_ups()
-            for var, tok in zip((current_session_id, current_turn_id, current_writer,
-                                 current_agent_id, current_message_depth), tokens, strict=True):
-                var.reset(tok)  # type: ignore[attr-defined]
-        # Finalize does blocking git work off the loop (inline on a private loop with nothing
-        # else to run); its events are emitted back on the loop so that subscribers always
-        # run on the turn's own loop thread.
-        pending: list[Event] = []
-        cancelled_again = False
+            outcome.leftover = turn.control.close_follow_ups()
+        return outcome
+
+    def _announce(self, turn: ActiveTurn, pred: str | None,
+                  on_started: Callable[[ActiveTurn], None] | None) -> None:
+        """Name the turn's branch when asked, then ``turn.started`` and ``on_started``."""
+        req = turn.request
+        if req.label or req.branch_name:
+            turn.session.name_branch(turn.turn_id, req.label or req.branch_name or "")
+        started: dict[str, Any] = {"user_node_id": turn.user_node_id,
+                                   "assistant_node_id": turn.turn_id, "text": req.text,
+                                   "source": req.source, "predecessor": pred}
+        if req.metadata.get("clientTurnId"):  # node metadata (stored): the editor's id
+            started["client_turn_id"] = req.metadata["clientTurnId"]
+        self.services.bus.emit(make_event("turn.started", started, session_id=turn.session_id,
+                                          turn_id=turn.turn_id, origin="dispatcher"))
+        if on_started is not None:
+            on_started(turn)
+
+    async def _execute(self, turn: ActiveTurn, history: NodeChain, state: LoopState,
+                       last_turn_at: str | None) -> None:
+        """Steps 5-6: the turn's model, hooks and tools; its context prepared (compacted
+        when over budget); then the loop, each tool call on record as it runs."""
+        s = self.services
+        options = s.options_of(turn.session_id)
+        provider, settings = self._provider(turn, options)
+        checkpoints = TurnCheckpoints(turn, self.checkpointer(turn.workspace), s.buffers)
+        definition = agent_definition(s, turn)
+        hooks = turn.hooks = await start_hooks(s, turn)
+        every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
+                                 turn_id=turn.turn_id, options=options)
+        tools = admitted_tools(every, definition)
+        if resolve_window(provider.context_window,
+                          s.context.config.window_override) < BRIEF_TOOLS_BELOW:
+            tools = tools.brief()  # the request carries the brief specs that were counted
+        history = await self._user_message(turn, history)
+        runner = self._tool_runner(turn, history, self._tool_context(
+            turn, options, settings, checkpoints), checkpoints, tools, every, definition)
+        system = system_extra(s, turn, definition, tools)
+        if is_compact_command(turn.request.text):  # manual compaction: no model reply
+            turn.prep = await compact_command(
+                s, session=turn.session, history=history, provider=provider, runner=runner,
+                control=turn.control, last_turn_at=last_turn_at, state=state,
+                system_extra=system)
+            return
+        turn.prep = prep = await self._context(turn, history, provider, runner, state,
+                                               last_turn_at, system)
+        records = ToolRecords(turn.session, turn.turn_id, tools, state)
+        await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
+                       state=state, hooks=LoopHooks(on_tool_finished=records.finished,
+                                                    on_tool_started=records.started,
+                                                    before_stop=_stop_hook(hooks)))
+        self._note_ending(turn, state, runner)
+
+    def _provider(self, turn: ActiveTurn,
+                  options: ClientOptions) -> tuple[Provider, Any]:
+        """The turn's model (the request's, else the settings') and the settings it runs
+        with (the request's reasoning effort applied)."""
+        s = self.services
+        settings = turn_settings(s, turn.workspace, options)
+        spec_model = turn.request.model or default_model(s, settings) or "offline"
+        if turn.request.reasoning_effort and settings is not None:
+            settings = with_effort(settings, spec_model, turn.request.reasoning_effort)
+        provider = s.provider_factory(spec_model, settings)
+        turn.model = provider.model
+        return provider, settings
+
+    async def _user_message(self, turn: ActiveTurn, history: NodeChain) -> NodeChain:
+        """The turn's user message as the model gets it: a custom command or an MCP prompt
+        expanded, and the workspace-state note when it changed since the last one told."""
+        if not history or history.id_at(-1) != turn.user_node_id \
+                or is_compact_command(turn.request.text):
+            return history
+        s = self.services
+        history = history.with_last(await expand_user_message(
+            s, turn.workspace, turn.session, history[-1]))
+        env = await asyncio.to_thread(environment_note, turn.workspace)
+        if env != last_note(history.prefix(len(history) - 1)):  # changed: told again
+            user = history[-1]
+            history = history.with_last(turn.session.update_node(
+                user.id, metadata={**user.metadata, "environment": env}))
+        return history
+
+    def _tool_context(self, turn: ActiveTurn, options: ClientOptions, settings: Any,
+                      checkpoints: TurnCheckpoints) -> ToolContext:
+        """What the turn's tools see: workspace, session, editor, and where their edits go."""
+        s = self.services
+        return ToolContext(workspace=turn.workspace, session_id=turn.session_id,
+                           turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
+                           question_timeout=options.question_timeout or s.question_timeout,
+                           on_paths_changed=checkpoints.paths_changed, editor=s.editor,
+                           buffers=s.buffers, language=s.language,
+                           on_buffer_edit=checkpoints.buffer_edit,
+                           questions=s.questions, settings=settings, collab=s.collab,
+                           images=s.store.images)
+
+    def _tool_runner(self, turn: ActiveTurn, history: NodeChain, ctx: ToolContext,
+                     checkpoints: TurnCheckpoints, tools: ToolRegistry, every: ToolRegistry,
+                     definition: AgentDef | None) -> ToolRunner:
+        """The turn's tool runner: gates, permission mode, the session rules of the turn's
+        scope (a delivered turn: its sender's), approval, hooks and the checkpoints' guard."""
+        s, req, hooks = self.services, turn.request, turn.hooks
+        delegated = req.source in ("agent_spawn", "send_message")
+        parent_sid = req.metadata.get("parentSessionId")
+        book = s.rules_for(turn.workspace)
+        scope = self._rules_scope(turn, history, book, parent_sid if delegated else None)
+        if hooks is not None:
+            hooks.rules_branch = scope  # the destructive-commands gate reads the same scope
+        return ToolRunner(tools=tools, ctx=ctx, bus=s.bus, gates=s.gates,
+                          mode=req.permission_mode or s.permission_mode,
+                          rules=with_client_rules(book, req.rules), approver=s.approver,
+                          before_mutation=checkpoints.before_mutation,
+                          hooks=hooks,
+                          all_tools=every if definition is not None else None,
+                          admission=f"agent definition {definition.name!r}"
+                          if definition is not None else "",
+                          label=(req.label or req.agent_id) if delegated else None,
+                          rules_session=parent_sid if delegated and isinstance(
+                              parent_sid, str) else turn.session_id,
+                          rules_branch=scope)
+
+    async def _context(self, turn: ActiveTurn, history: NodeChain, provider: Provider,
+                       runner: ToolRunner, state: LoopState, last_turn_at: str | None,
+                       system: str) -> TurnPrep:
+        """Step 5: the prompt past the UserPromptSubmit hooks (HookBlocked when one blocks
+        it), then the context prepared, compacted when over budget, with the hooks' notes
+        shown after the prompt; the turn pays for its compaction."""
+        s, hooks = self.services, turn.hooks
+        context_note: str | None = hooks.start_context if hooks is not None else None
+        if hooks is not None and turn.request.source in PROMPT_SOURCES:
+            answer = await hooks.user_prompt(turn.request.text)
+            if answer.blocked:
+                raise HookBlocked(f"the prompt was blocked by a UserPromptSubmit hook: "
+                                  f"{answer.blocked}")
+            context_note = "\n".join(n for n in (context_note, answer.context) if n) or None
+        prep = await prepare_context(s, session=turn.session, history=history,
+                                     provider=provider, runner=runner, control=turn.control,
+                                     last_turn_at=last_turn_at, system_extra=system)
+        if context_note:  # shown to the model after the prompt, and stored as such
+            s.context.append_message(prep, state.interject("hook_context", context_note))
+        if prep.summarizer_usage is not None:
+            state.usage = state.usage.add(prep.summarizer_usage)
+        return prep
+
+    def _note_ending(self, turn: ActiveTurn, state: LoopState, runner: ToolRunner) -> None:
+        """Warnings the loop's end leaves on the turn: tools the machine failed, a stop at a
+        limit, an empty reply, edits no test ran after (the untested-edits policy)."""
+        turn.warnings.extend(runner.faults)  # a tool the machine failed (read-only, full, …)
+        ending = stop_warning(state)
+        if ending is not None:
+            log.info("turn %s: %s", turn.turn_id, ending)
+            turn.warnings.append(ending)
+        elif not state.text and not state.tool_calls and not turn.control.cancelled:
+            empty = "the model sent an empty reply (no text and no tool calls)"
+            log.warning("turn %s: %s", turn.turn_id, empty)
+            turn.warnings.append(empty)
+        hooks = turn.hooks
+        if hooks is not None and hooks.policies.untested_edits:
+            note = hooks.untested.note()
+            if note:
+                turn.warnings.append(note)
+                self.services.bus.emit(make_event(
+                    "policy.noted", {"policy": "untested-edits", "message": note},
+                    session_id=turn.session_id, turn_id=turn.turn_id, origin="hooks"))
+
+    # -- step 7: finalize ---------------------------------------------------------------------
+
+    async def _finish(self, turn: ActiveTurn, state: LoopState, outcome: Outcome) -> TurnResult:
+        """Step 7 under the outcome rules: finalize to the end whatever is cancelled
+        meanwhile, then let the turn go; the task's cancellation settled last."""
+        pending: list[Event] = []  # the finalize's events, emitted here on the turn's loop
         try:
-            checkpointer = self.checkpointer(turn.workspace)
+            result, cancelled_again = await self._finalize(turn, state, outcome, pending.append)
+        finally:
+            with self._lock:
+                self._active.pop(turn.turn_id, None)
+            self.agents.after_turn(turn, outcome.status, outcome.leftover)
+            await turn.resources.aclose()  # releases the workspace guard after the checkpoint
+            for ev in pending:
+                self.services.bus.emit(ev)
+        if cancelled_again:
+            raise asyncio.CancelledError
+        task = asyncio.current_task()
+        if outcome.task_cancelled and task is not None:
+            task.uncancel()
+        return result
+
+    async def _finalize(self, turn: ActiveTurn, state: LoopState, outcome: Outcome,
+                        emit: Callable[[Event], None]) -> tuple[TurnResult, bool]:
+        """(the turn's result, whether a cancel arrived meanwhile): ``finalize_turn`` run
+        to its end off the loop (inline on a private loop with nothing else to run), or the
+        error result when it could not write the store."""
+        try:
+            checkpointer: Checkpointer | None = self.checkpointer(turn.workspace)
         except OpenProgramError:  # a bad workspace config: the turn failed with it already
             checkpointer = None
-        args = (s, checkpointer, turn, state, status, error, pending.append)
+        args = (self.services, checkpointer, turn, state, outcome.status, outcome.error, emit)
+        cancelled_again = False
         task = asyncio.current_task()
         if inline_ok() and task is not None:
-            # the caller's own loop with nothing else on it: no thread hop (core.offload); a
-            # cancel asked meanwhile is taken as one asked while the thread ran
+            # no thread hop (core.offload); a cancel asked meanwhile is taken as one asked
+            # while the thread ran
             asked = task.cancelling()
             done: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
             try:
@@ -323,58 +572,28 @@ class Dispatcher:
                     cancelled_again = True
         else:
             done = asyncio.ensure_future(asyncio.to_thread(finalize_turn, *args))
-        try:
-            while not done.done():  # a cancel now must not cut the checkpoint or the commit
-                try:
-                    await asyncio.shield(done)
-                except asyncio.CancelledError:
-                    cancelled_again = True
-                except Exception:
-                    break  # read below from done.result()
+        while not done.done():  # a cancel now must not cut the checkpoint or the commit
             try:
-                result = done.result()
-            except Exception as exc:  # the store could not be written: report, don't raise
-                log.exception("finalizing turn %s failed", turn_id)
-                with contextlib.suppress(Exception):
-                    store.end_turn(sid, turn_id)
-                result = TurnResult(
-                    session_id=sid, user_node_id=user_id, assistant_node_id=turn_id,
-                    head_id=store.head(sid) or turn_id, status="error", text=state.text,
-                    usage=state.usage,
-                    error=TurnError(message=f"the turn could not be saved: {exc}"))
-        finally:
-            with self._lock:
-                self._active.pop(turn_id, None)
-            self.agents.after_turn(turn, status, leftover)
-            await turn.resources.aclose()  # releases the workspace guard after the checkpoint
-            for ev in pending:
-                s.bus.emit(ev)
-        if cancelled_again:
-            raise asyncio.CancelledError
-        if swallowed_cancel:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-        return result
+                await asyncio.shield(done)
+            except asyncio.CancelledError:
+                cancelled_again = True
+            except Exception:
+                break  # read below from done.result()
+        try:
+            return done.result(), cancelled_again
+        except Exception as exc:  # the store could not be written: report, don't raise
+            log.exception("finalizing turn %s failed", turn.turn_id)
+            with contextlib.suppress(Exception):
+                turn.session.end_turn(turn.turn_id)
+            return TurnResult(
+                session_id=turn.session_id, user_node_id=turn.user_node_id,
+                assistant_node_id=turn.turn_id, head_id=turn.session.head() or turn.turn_id,
+                status="error", text=state.text, usage=state.usage,
+                error=TurnError(message=f"the turn could not be saved: {exc}")), \
+                cancelled_again
 
-    def _recover_interrupted(self, sid: str) -> None:
-        """Mark turns left running by a crashed process as interrupted (and commit that)."""
-        store = self.services.store
-        live = {t.turn_id for t in self.active_turns(sid)}
-        # Opening the session recovered other processes' dead turns; left are this process's
-        # own turns that ended without finalizing (their owner record is ours).
-        idx = store.index(sid)
-        stale = [n for n in (idx.nodes[i] for i in list(idx.running))
-                 if n.status == "running" and n.id not in live
-                 and (record_is_self(n.metadata.get("owner"))
-                      or not record_alive(n.metadata.get("owner")))]
-        for node in stale:
-            store.update_node(sid, node.id, status="interrupted",
-                              text=(node.text + "\n\n[interrupted]").strip(),
-                              tool_calls=store.settled(sid, node).tool_calls)
-            store.end_turn(sid, node.id)
-        if stale:
-            store.commit_turn(sid, f"recover: {len(stale)} interrupted turn(s)")
+
+    # -- rules scope -------------------------------------------------------------------------
 
     def _rules_scope(self, turn: ActiveTurn, history: NodeChain, book: RuleBook,
                      parent_sid: Any) -> str | None:
@@ -400,188 +619,15 @@ class Dispatcher:
                     book.add(rule.model_copy(update={"id": "", "branch": scope}))
         return scope
 
-    async def _execute(self, turn: ActiveTurn, history: NodeChain, state: LoopState,
-                       last_turn_at: str | None) -> None:
-        s = self.services
-        options = s.options_of(turn.session_id)
-        settings = turn_settings(s, turn.workspace, options)
-        spec_model = turn.request.model or default_model(s, settings) or "offline"
-        if turn.request.reasoning_effort and settings is not None:
-            settings = with_effort(settings, spec_model, turn.request.reasoning_effort)
-        provider = s.provider_factory(spec_model, settings)
-        turn.model = provider.model
-        checkpointer = self.checkpointer(turn.workspace)
 
-        def paths_changed(paths: Iterable[str]) -> None:
-            paths = list(paths)
-            if not paths:
-                turn.full_scan = True
-            turn.touched.update(paths)
-            if checkpointer is not None:
-                checkpointer.note_paths(paths)
+def _stop_hook(hooks: TurnHooks | None) -> Callable[[LoopState], Awaitable[str | None]] | None:
+    """The loop's ``before_stop``: the turn's Stop hooks (a subagent's: SubagentStop), when
+    it has any."""
+    if hooks is None or not (hooks.has("SubagentStop") if hooks.subagent else hooks.has("Stop")):
+        return None
+    turn_hooks = hooks
 
-        async def before_mutation() -> None:
-            if checkpointer is None or turn.baseline_done:
-                return
-            turn.baseline_done = True
-            # From the first edit to the checkpoint the workspace belongs to this turn, so
-            # another session's edits are never credited to it. A turn that cannot get it in
-            # time goes on (logged): attribution is then shared, never an edit lost.
-            try:
-                await turn.resources.enter_async_context(
-                    checkpointer.turn_guard(timeout=GUARD_TIMEOUT))
-            except CheckpointError:
-                log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
-                            turn.workspace, GUARD_TIMEOUT, turn.turn_id)
-            if not checkpointer.baseline_ready(turn.session_id):  # else nothing to do
-                await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
+    async def before_stop(state: LoopState) -> str | None:
+        return await turn_hooks.stop(state.steps[-1] if state.steps else "")
 
-        async def buffer_edit(rel: str) -> None:
-            # the first edit of this turn into an unsaved buffer: from now on checkpoints
-            # record that buffer, and its text before the edit (the user's unsaved changes)
-            # is checkpointed first, so the turn's checkpoint holds only the agent's change
-            buffers = s.buffers
-            if checkpointer is None or buffers is None or rel in turn.buffers_recorded:
-                return
-            await before_mutation()
-            turn.buffers_recorded.add(rel)
-            path = turn.workspace.resolve() / rel
-            sid = turn.session_id
-            try:
-                await asyncio.to_thread(checkpointer.record_buffer, sid, rel,
-                                        lambda: buffers.unsaved(sid, path))
-            except CheckpointError as exc:  # the edit goes on; its undo may then be partial
-                log.warning("could not checkpoint the buffer of %s: %s", rel, exc.message)
-                turn.warnings.append(f"checkpoint of the unsaved buffer of {rel} failed: "
-                                     f"{exc.message}")
-
-        ctx = ToolContext(workspace=turn.workspace, session_id=turn.session_id,
-                          turn_id=turn.turn_id, cancel=turn.control.cancel, asker=s.asker,
-                          question_timeout=options.question_timeout or s.question_timeout,
-                          on_paths_changed=paths_changed, editor=s.editor,
-                          buffers=s.buffers, language=s.language,
-                          on_buffer_edit=buffer_edit,
-                          questions=s.questions, settings=settings, collab=s.collab,
-                          images=s.store.images)
-        definition = agent_definition(s, turn)
-        hooks = turn.hooks = await start_hooks(s, turn)
-        every = await turn_tools(s, turn.workspace, session_id=turn.session_id,
-                                 turn_id=turn.turn_id, options=options)
-        tools = admitted_tools(every, definition)
-        window = resolve_window(provider.context_window, s.context.config.window_override)
-        if window < BRIEF_TOOLS_BELOW:  # the request carries the brief specs that were counted
-            tools = tools.brief()
-        if history and history.id_at(-1) == turn.user_node_id \
-                and not is_compact_command(turn.request.text):
-            history = history.with_last(await expand_user_message(
-                s, turn.workspace, turn.session_id, history[-1]))
-            env = await asyncio.to_thread(environment_note, turn.workspace)
-            if env != last_note(history.prefix(len(history) - 1)):  # changed: told again
-                user = history[-1]
-                history = history.with_last(s.store.update_node(
-                    turn.session_id, user.id, metadata={**user.metadata, "environment": env}))
-        req = turn.request
-        delegated = req.source in ("agent_spawn", "send_message")
-        parent_sid = req.metadata.get("parentSessionId")
-        book = s.rules_for(turn.workspace)
-        scope = self._rules_scope(turn, history, book, parent_sid if delegated else None)
-        if hooks is not None:
-            hooks.rules_branch = scope  # the destructive-commands gate reads the same scope
-        runner = ToolRunner(tools=tools, ctx=ctx, bus=s.bus, gates=s.gates,
-                            mode=req.permission_mode or s.permission_mode,
-                            rules=with_client_rules(book, req.rules),
-                            approver=s.approver,
-                            before_mutation=before_mutation, hooks=hooks,
-                            all_tools=every if definition is not None else None,
-                            admission=f"agent definition {definition.name!r}"
-                            if definition is not None else "",
-                            label=(req.label or req.agent_id) if delegated else None,
-                            # a delivered turn runs under its sender's session rules
-                            rules_session=parent_sid if delegated and isinstance(
-                                parent_sid, str) else turn.session_id,
-                            rules_branch=scope)
-        system = system_extra(s, turn, definition, tools)
-        if is_compact_command(turn.request.text):  # manual compaction: no model reply
-            turn.prep = await compact_command(
-                s, session_id=turn.session_id, history=history, provider=provider,
-                runner=runner, control=turn.control, last_turn_at=last_turn_at, state=state,
-                system_extra=system)
-            return
-        context_note: str | None = hooks.start_context if hooks is not None else None
-        if hooks is not None and turn.request.source in PROMPT_SOURCES:
-            answer = await hooks.user_prompt(turn.request.text)
-            if answer.blocked:
-                raise HookBlocked(f"the prompt was blocked by a UserPromptSubmit hook: "
-                                  f"{answer.blocked}")
-            context_note = "\n".join(n for n in (context_note, answer.context) if n) or None
-        prep = await prepare_context(s, session_id=turn.session_id, history=history,
-                                     provider=provider, runner=runner, control=turn.control,
-                                     last_turn_at=last_turn_at, system_extra=system)
-        if context_note:  # shown to the model after the prompt, and stored as such
-            s.context.append_message(prep, state.interject("hook_context", context_note))
-        turn.prep = prep
-        if prep.summarizer_usage is not None:  # the turn pays for its compaction
-            state.usage = state.usage.add(prep.summarizer_usage)
-        store = s.store
-
-        def persist_tool(record: ToolCallRecord) -> None:
-            # The call's end is written once, as its tool node: the reply already lists the
-            # call (persist_started) and is written again at the next call or the turn's end;
-            # until then readers and recovery take the call's end from this node
-            # (store.reply_calls).
-            store.append(turn.session_id, Node(
-                id=_tool_node_id(turn.turn_id, record.id), role="tool", text=record.output or "",
-                caller=turn.turn_id, status="done" if record.status == "completed" else "error",
-                metadata={"toolCallId": record.id, "name": record.name, "kind": record.kind,
-                          "input": record.input, "step": record.step, **ended_call(record),
-                          **({"attachments": record.attachments} if record.attachments
-                             else {}),
-                          **({"images": [i.wire() for i in record.images]} if record.images
-                             else {})}))
-
-        def persist_started(call: ToolCall, step: int) -> None:
-            # the reply so far and the call now running, so a crash leaves them on record
-            running = ToolCallRecord(id=call.id, name=call.name, input=call.arguments,
-                                     status="in_progress", step=step)
-            tool = tools.get(call.name)
-            if tool is not None:
-                running.kind = tool.kind
-                with contextlib.suppress(Exception):  # a title from bad arguments is no title
-                    running.title = tool.title(tool.parse(call.arguments))
-            store.update_node(turn.session_id, turn.turn_id, text=state.text,
-                              tool_calls=[*state.tool_calls, running],
-                              metadata={**store.get_node(turn.session_id, turn.turn_id).metadata,
-                                        "steps": list(state.steps),
-                                        "interjections": list(state.interjections),
-                                        **({"thoughts": state.stored_thoughts()}
-                                           if state.thoughts else {})})
-
-        before_stop = None
-        if hooks is not None and (hooks.has("SubagentStop") if hooks.subagent
-                                  else hooks.has("Stop")):
-            turn_hooks = hooks
-
-            async def before_stop(st: LoopState) -> str | None:
-                return await turn_hooks.stop(st.steps[-1] if st.steps else "")
-
-        await run_loop(s, prep=prep, provider=provider, runner=runner, control=turn.control,
-                       state=state, hooks=LoopHooks(on_tool_finished=persist_tool,
-                                                    on_tool_started=persist_started,
-                                                    before_stop=before_stop))
-        turn.warnings.extend(runner.faults)  # a tool the machine failed (read-only, full, …)
-        ending = stop_warning(state)
-        if ending is not None:
-            log.info("turn %s: %s", turn.turn_id, ending)
-            turn.warnings.append(ending)
-        elif not state.text and not state.tool_calls and not turn.control.cancelled:
-            empty = "the model sent an empty reply (no text and no tool calls)"
-            log.warning("turn %s: %s", turn.turn_id, empty)
-            turn.warnings.append(empty)
-        if hooks is not None and hooks.policies.untested_edits:
-            note = hooks.untested.note()
-            if note:
-                turn.warnings.append(note)
-                s.bus.emit(make_event("policy.noted", {"policy": "untested-edits",
-                                                       "message": note},
-                                      session_id=turn.session_id, turn_id=turn.turn_id,
-                                      origin="hooks"))
+    return before_stop

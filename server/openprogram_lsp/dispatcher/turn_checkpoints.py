@@ -1,0 +1,83 @@
+"""What a turn tells its workspace's checkpointer while its tools edit (step 6).
+
+The paths each tool changed (the turn's checkpoint records them at finalize); before the
+turn's first change, the workspace guard and the session's baseline; before the first edit of
+an unsaved editor buffer, that buffer's text, so the turn's checkpoint holds only the agent's
+change and an undo gives the user's unsaved text back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.core.ports import Buffers, Checkpointer
+
+if TYPE_CHECKING:
+    from openprogram_lsp.dispatcher.active import ActiveTurn
+
+log = logging.getLogger(__name__)
+GUARD_TIMEOUT = 120.0
+"""Seconds a turn's first edit waits for the workspace another session's turn is editing."""
+
+
+class TurnCheckpoints:
+    """One turn's edits as its checkpointer needs them (no-ops without a checkpointer)."""
+
+    def __init__(self, turn: ActiveTurn, checkpointer: Checkpointer | None,
+                 buffers: Buffers | None) -> None:
+        self.turn = turn
+        self.checkpointer = checkpointer
+        self.buffers = buffers
+
+    def paths_changed(self, paths: Iterable[str]) -> None:
+        """A tool changed ``paths`` (none named: it may have changed anything)."""
+        paths = list(paths)
+        turn = self.turn
+        if not paths:
+            turn.full_scan = True
+        turn.touched.update(paths)
+        if self.checkpointer is not None:
+            self.checkpointer.note_paths(paths)
+
+    async def before_mutation(self) -> None:
+        """Before the turn's first change: hold the workspace, then make sure of a baseline.
+
+        From the first edit to the checkpoint the workspace belongs to this turn, so another
+        session's edits are never credited to it. A turn that cannot get it in time goes on
+        (logged): attribution is then shared, never an edit lost.
+        """
+        turn, checkpointer = self.turn, self.checkpointer
+        if checkpointer is None or turn.baseline_done:
+            return
+        turn.baseline_done = True
+        try:
+            await turn.resources.enter_async_context(
+                checkpointer.turn_guard(timeout=GUARD_TIMEOUT))
+        except CheckpointError:
+            log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
+                        turn.workspace, GUARD_TIMEOUT, turn.turn_id)
+        if not checkpointer.baseline_ready(turn.session_id):  # else nothing to do
+            await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
+
+    async def buffer_edit(self, rel: str) -> None:
+        """The turn's first edit into the unsaved buffer of ``rel``: from now on checkpoints
+        record that buffer, and its text before the edit (the user's unsaved changes) is
+        checkpointed first. A failure is a warning on the turn; the edit goes on."""
+        turn, checkpointer, buffers = self.turn, self.checkpointer, self.buffers
+        if checkpointer is None or buffers is None or rel in turn.buffers_recorded:
+            return
+        await self.before_mutation()
+        turn.buffers_recorded.add(rel)
+        path = turn.workspace.resolve() / rel
+        sid = turn.session_id
+        try:
+            await asyncio.to_thread(checkpointer.record_buffer, sid, rel,
+                                    lambda: buffers.unsaved(sid, path))
+        except CheckpointError as exc:  # its undo may then be partial
+            log.warning("could not checkpoint the buffer of %s: %s", rel, exc.message)
+            turn.warnings.append(f"checkpoint of the unsaved buffer of {rel} failed: "
+                                 f"{exc.message}")
