@@ -109,7 +109,8 @@ def test_incremental_turns_equal_from_scratch(tmp_path: Path, seed: int,
         kw = dict(session_id=sid, system=SYSTEM, tools=TOOLS, model="m", context_window=WINDOW,
                   last_turn_at=last_at, now=now)
         prep = eng.prepare(history=lazy, summaries=chain_summaries(store.index(sid), lazy), **kw)
-        fresh = engine().prepare(history=plain, summaries=chain_summaries(store.index(sid), plain), **kw)
+        fresh = engine().prepare(history=plain,
+                                 summaries=chain_summaries(store.index(sid), plain), **kw)
         same(prep, fresh)
         if eng.should_auto_compact(prep):
             prep = asyncio.run(eng.auto_compact(prep, summarize=summarize,
