@@ -13,7 +13,10 @@ LIB = ROOT / "scripts" / "lib" / "python.sh"
 def _ensure(cwd: Path, python: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", f"source {LIB} && ensure_venv"],
-        cwd=cwd, env={"PATH": "/usr/bin:/bin", "PYTHON": python, "HOME": str(cwd)},
+        # no package index: the pip upgrade ensure_venv asks for finds the bundled pip enough
+        # (tests talk only to loopback addresses)
+        cwd=cwd, env={"PATH": "/usr/bin:/bin", "PYTHON": python, "HOME": str(cwd),
+                      "PIP_NO_INDEX": "1"},
         capture_output=True, text=True, timeout=300,
     )
 
