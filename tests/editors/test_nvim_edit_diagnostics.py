@@ -21,6 +21,9 @@ def _tool_results(log: Path) -> list[str]:
 
 
 def test_an_edit_that_breaks_the_file_is_followed_by_its_new_error(env: dict[str, Path]) -> None:
+    """The edit that breaks the file is told its new error, and the one that fixes it again is
+    told it fixed it: the buffer reloaded from disk makes pylsp publish an empty set first (as
+    the document closes), which must not pass for the answer to the breaking edit."""
     require(Path(runner.nvim_binary() or "nvim").with_name("pylsp").exists()
             or None, "pylsp is not installed (the test extras)")
     (env["ws"] / "app.py").write_text(APP, "utf-8")
@@ -29,12 +32,16 @@ def test_an_edit_that_breaks_the_file_is_followed_by_its_new_error(env: dict[str
     runner.run_scripted(env, "edit_diagnostics", [
         {"tool_calls": [{"name": "edit_file", "arguments": {
             "path": "app.py", "old_text": "return 0", "new_text": "return missing_name"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "app.py", "old_text": "return missing_name", "new_text": "return 1"}}]},
         {"text": "Done."}], extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log)})
-    assert (env["ws"] / "app.py").read_text("utf-8").endswith("return missing_name\n")
-    (result,) = _tool_results(log)
-    assert "new problem(s) in app.py" in result, result
-    assert "line 3: error: undefined name 'missing_name' [pyflakes]" in result
-    assert "already_broken" not in result  # there before the edit: not the agent's doing
+    assert (env["ws"] / "app.py").read_text("utf-8").endswith("return 1\n")
+    broke, fixed = _tool_results(log)
+    assert "new problem(s) in app.py" in broke, broke
+    assert "line 3: error: undefined name 'missing_name' [pyflakes]" in broke
+    assert "already_broken" not in broke  # there before the edit: not the agent's doing
+    assert "It fixed 1 problem(s) reported before in app.py." in fixed, fixed
+    assert "new problem" not in fixed and "already_broken" not in fixed
 
 
 def test_off_asks_nothing(env: dict[str, Path]) -> None:

@@ -23,8 +23,9 @@ from openprogram_lsp.tools.paths import confined
 log = logging.getLogger(__name__)
 
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit"})
-BUDGET = 1.5  # seconds the editor may take for both asks of one edit (plus round trips)
+BUDGET = 1.5  # seconds both asks of one edit may add to it, round trips included
 MIN_AFTER = 0.3  # the ask after the edit gets at least this much
+MAX_TRIP = 0.1  # the longest round trip the ask before the edit is taken to estimate
 
 
 def level_of(ctx: ToolContext) -> DiagnosticsLevel:
@@ -89,8 +90,12 @@ class EditCheck:
         """What the edit introduced and fixed ("" when nothing, or no answer)."""
         if self.path is None or self.rel is None or self.ctx.language is None:
             return ""
-        # both asks share one bound: a file the editor had to load first leaves less to wait
-        got = await self._ask(settle=True, within=max(MIN_AFTER, BUDGET - self.spent))
+        # both asks share one bound, round trips included: a file the editor had to load first
+        # leaves less to wait, and the ask before (at least one round trip: no more than
+        # MAX_TRIP of it counts as one) stands for the ask after's own trip
+        trip = min(self.spent, MAX_TRIP)
+        got = await self._ask(settle=True,
+                              within=max(MIN_AFTER, BUDGET - self.spent - trip))
         if got is None:
             return ""
         introduced, fixed = compare(self.old or [], got.get(self.path, []), self.level)

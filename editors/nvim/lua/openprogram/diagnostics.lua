@@ -4,16 +4,135 @@ Answers `openprogram/diagnostics`: what Neovim's other language servers report f
 
 A file no buffer holds is loaded (hidden) and its filetype detected, so the user's servers attach
 as they would on `:edit`; an unmodified buffer whose file changed on disk is reloaded first. The
-answer waits for the servers: after the request, at least one `DiagnosticChanged` of each buffer
-a server is attached to, then `settleMs` without another one (a buffer just loaded waits even
-when `settleMs` is 0), and never longer than `timeoutMs`. The openprogram client's own
-diagnostics are left out.
+answer waits for the servers, never longer than `timeoutMs` (a buffer just loaded waits even
+when `settleMs` is 0), and comes as soon as the servers have answered the change:
+- a buffer loaded or reloaded here: each attached server that publishes diagnostics has
+  published for it since (after a reload, a first empty set is the one a server sends as the
+  document closes, so it takes the next one);
+- a buffer changed otherwise (an edit in it): each attached server known to put the document's
+  version on its diagnostics (pylsp, pyright, ...) has published them for its current version;
+- failing both: at least one `DiagnosticChanged` after the request, then `settleMs` without
+  another one (three times that after a reload with only empty sets).
+The openprogram client's own diagnostics are left out.
 ]]
 
 local M = {}
 
 local MAX_ITEMS = 500 -- per file
 local MAX_MESSAGE = 2000 -- characters
+
+--- What each client published last for a buffer, and how many times it did.
+---@type table<integer, table<integer, {version: integer?, count: integer, empty: boolean}>>
+local published = {}
+--- Clients that put versions on their diagnostics.
+---@type table<integer, boolean>
+local versioned = {}
+--- Clients that publish diagnostics at all.
+---@type table<integer, boolean>
+local publishers = {}
+
+--- Note every published diagnostics set (`vim.lsp.diagnostic.on_publish_diagnostics` wrapped
+--- once: the default handler calls it, and so do handlers that add to it).
+function M.track()
+  if M._tracking then
+    return
+  end
+  M._tracking = true
+  local diag = vim.lsp.diagnostic
+  local orig = diag.on_publish_diagnostics
+  diag.on_publish_diagnostics = function(err, params, ctx, ...)
+    local id = type(ctx) == 'table' and ctx.client_id or nil
+    if id and type(params) == 'table' and type(params.uri) == 'string' then
+      local ok, fname = pcall(vim.uri_to_fname, params.uri)
+      local bufnr = ok and vim.fn.bufnr(fname) or -1
+      local version = type(params.version) == 'number' and params.version or nil
+      if bufnr > 0 then
+        published[id] = published[id] or {}
+        local last = published[id][bufnr]
+        published[id][bufnr] = { version = version, count = (last and last.count or 0) + 1,
+          empty = type(params.diagnostics) ~= 'table' or #params.diagnostics == 0 }
+      end
+      publishers[id] = true
+      if version then
+        versioned[id] = true
+      end
+    end
+    return orig(err, params, ctx, ...)
+  end
+end
+
+--- The other servers attached to a buffer.
+---@param bufnr integer
+---@return vim.lsp.Client[]
+local function servers(bufnr)
+  local name = require('openprogram.client').name
+  return vim.tbl_filter(function(c)
+    return c.name ~= name
+  end, vim.lsp.get_clients({ bufnr = bufnr }))
+end
+
+--- How many sets each client published for a buffer so far.
+---@param bufnr integer
+---@return table<integer, integer>
+function M.counts(bufnr)
+  local out = {}
+  for id, bufs in pairs(published) do
+    out[id] = bufs[bufnr] and bufs[bufnr].count or 0
+  end
+  return out
+end
+
+--- Whether each server of the buffer that publishes diagnostics has published since `base`
+--- (the counts when it was loaded or reloaded here); nil when none is known to publish.
+---@param bufnr integer
+---@param base table<integer, integer>
+---@param reloaded boolean
+---@return boolean?
+function M.answered(bufnr, base, reloaded)
+  local any, all = false, true
+  for _, c in ipairs(servers(bufnr)) do
+    if publishers[c.id] then
+      any = true
+      local p = published[c.id] and published[c.id][bufnr]
+      local n = (p and p.count or 0) - (base[c.id] or 0)
+      -- after a reload a first empty set may be the close's: the next one answers
+      if not (n >= 2 or (n == 1 and not (reloaded and p.empty))) then
+        all = false
+      end
+    end
+  end
+  if not any then
+    return nil
+  end
+  return all
+end
+
+--- Whether the buffer's servers that version their diagnostics have all published them for its
+--- current text; nil when there is no version to go by: none of its servers is known to give
+--- one, or the document was just (re)opened (Neovim opens it as version 0, which some servers
+--- leave off what they publish).
+---@param bufnr integer
+---@return boolean?
+function M.current(bufnr)
+  local want = vim.lsp.util.buf_versions[bufnr]
+  if not want or want <= 0 then
+    return nil
+  end
+  local any, all = false, true
+  for _, c in ipairs(servers(bufnr)) do
+    if versioned[c.id] then
+      any = true
+      local p = published[c.id] and published[c.id][bufnr]
+      if not (p and p.version and p.version >= want) then
+        all = false
+      end
+    end
+  end
+  if not any then
+    return nil
+  end
+  return all
+end
 
 --- Namespaces of the openprogram clients' diagnostics (push and pull).
 ---@return table<integer, boolean>
@@ -43,25 +162,28 @@ function M.served(bufnr)
   return false
 end
 
---- The buffer of a file uri, loaded; whether it had to be loaded now, or reloaded from disk.
+--- The buffer of a file uri, loaded; whether it had to be loaded now, or reloaded from disk, and
+--- the counts of what its servers had published before that.
 ---@param uri string
 ---@return integer? bufnr
 ---@return boolean fresh
 ---@return boolean reloaded
+---@return table<integer, integer> base
 function M.buffer(uri)
   if type(uri) ~= 'string' or not uri:match('^file:') then
-    return nil, false, false
+    return nil, false, false, {}
   end
   local fname = vim.uri_to_fname(uri)
   local existed = vim.fn.bufexists(fname) == 1
   local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
   if not ok then
-    return nil, false, false
+    return nil, false, false, {}
   end
   local fresh = not vim.api.nvim_buf_is_loaded(bufnr)
+  local base = M.counts(bufnr)
   if fresh then
     if vim.fn.filereadable(fname) == 0 then
-      return nil, false, false
+      return nil, false, false, {}
     end
     vim.fn.bufload(bufnr)
     if vim.bo[bufnr].filetype == '' then
@@ -73,9 +195,9 @@ function M.buffer(uri)
       if not existed then
         pcall(vim.api.nvim_buf_delete, bufnr, { force = true })
       end
-      return nil, false, false
+      return nil, false, false, {}
     end
-    return bufnr, fresh, false
+    return bufnr, fresh, false, base
   end
   local reloaded = false
   if not vim.bo[bufnr].modified then
@@ -85,7 +207,7 @@ function M.buffer(uri)
     end)
     reloaded = vim.b[bufnr].changedtick ~= tick
   end
-  return bufnr, fresh, reloaded
+  return bufnr, fresh, reloaded, base
 end
 
 --- Pause the handler's coroutine (or the whole editor when there is none) for `ms`.
@@ -144,11 +266,15 @@ function M.handle(params, _)
   local wait = {} ---@type table<integer, integer> bufnr -> quiet ms it waits for
   local full = {} ---@type table<integer, boolean> a change that carried diagnostics came
   local reloads = {} ---@type table<integer, boolean>
+  local opened = {} ---@type table<integer, table<integer, integer>> loaded here: counts before
   for _, uri in ipairs(type(params.uris) == 'table' and params.uris or {}) do
-    local bufnr, fresh, reloaded = M.buffer(uri)
+    local bufnr, fresh, reloaded, base = M.buffer(uri)
     if bufnr then
       table.insert(files, { uri = uri, bufnr = bufnr })
       reloads[bufnr] = reloaded
+      if fresh or reloaded then
+        opened[bufnr] = base
+      end
       if M.served(bufnr) and (settle > 0 or fresh) then
         wait[bufnr] = math.max(settle, fresh and 300 or 0)
       end
@@ -170,12 +296,22 @@ function M.handle(params, _)
   while vim.uv.now() - start < timeout do
     local now, done = vim.uv.now(), true
     for bufnr, quiet in pairs(wait) do
-      -- a reload closes and reopens the document: servers first clear its diagnostics (an
-      -- empty change that is no answer), so only an empty state that lasts counts
-      if reloads[bufnr] and not full[bufnr] then
-        quiet = quiet * 3
+      local current = nil ---@type boolean?
+      if opened[bufnr] then
+        current = M.answered(bufnr, opened[bufnr], reloads[bufnr])
+      else
+        current = M.current(bufnr)
       end
-      if not changed[bufnr] or now - changed[bufnr] < quiet then
+      if current == nil then -- nothing to go by: the servers' quiet tells
+        -- a reload closes and reopens the document: servers first clear its diagnostics (an
+        -- empty change that is no answer), so only an empty state that lasts counts
+        if reloads[bufnr] and not full[bufnr] then
+          quiet = quiet * 3
+        end
+        if not changed[bufnr] or now - changed[bufnr] < quiet then
+          done = false
+        end
+      elseif not current then
         done = false
       end
     end
@@ -198,5 +334,7 @@ function M.handle(params, _)
   end
   return { files = out }
 end
+
+M.track()
 
 return M
