@@ -43,3 +43,13 @@ def test_accepted_indices_are_checked() -> None:
     assert "no hunk 3" in (check_accepted(3, [3]) or "")
     assert "twice" in (check_accepted(3, [1, 1]) or "")
     assert "not offered by hunk" in (check_accepted(0, [0]) or "")
+
+
+def test_only_newline_ends_a_line() -> None:
+    # a form feed, a lone CR or U+2028 inside a line must not shift the line numbers editors show
+    before = "a\fb\nc\rd\ne\u2028f\nlast"
+    after = before.replace("e\u2028f", "E")
+    [span] = spans(before, after)
+    assert (span.old_start, span.old_lines, span.new_start, span.new_lines) == (3, 1, 3, 1)
+    assert apply_some(before, after, [0]) == after
+    assert spans("x\r\ny\r\n", "x\r\nY\r\n")[0].header == "@@ -2,1 +2,1 @@"

@@ -125,6 +125,12 @@ def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
         {"text": "Writing.", "tool_calls": [
             {"name": "write_file", "arguments": {"path": "big.txt", "content": big}}]},
         {"text": "Done."},
+        {"text": "Editing.", "tool_calls": [{"name": "multi_edit", "arguments": {
+            "path": "big.txt", "edits": [
+                {"old_text": "line 2\n", "new_text": "LINE TWO\n"},
+                {"old_text": "line 12\n", "new_text": "LINE TWELVE\n"},
+                {"old_text": "line 22\n", "new_text": "LINE 22\nand more\n"}]}}]},
+        {"text": "Reviewed."},
         {"text": "Again.", "tool_calls": [
             {"name": "write_file", "arguments": {"path": "other.txt", "content": "x\n"}}]},
         {"text": "Not approved."},
@@ -139,6 +145,27 @@ def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
     assert "Reject" in out["float_winbar"]
     assert out["focused"] and out["file_after"] == big
     assert out["back_in"]
+    # the review: a choice of the float, a tab of its own named by the file, hunk blocks
+    assert out["review_choice"].endswith("Review hunk by hunk (3 hunks)…")
+    assert out["float_winbar_review"].endswith("· 7 Review")
+    assert out["tabs_in_review"] == 2 and out["review_name"].endswith("Review big.txt")
+    review = out["review_lines"]
+    assert review[0] == "@@ -2,1 +2,1 @@" and review[1] == " line 1"
+    assert review[2:4] == ["-line 2", "+LINE TWO"]
+    assert "@@ -22,1 +22,2 @@" in review and review[-1] == " line 25"
+    assert out["first_cursor"] == 1
+    assert review[out["after_ga_cursor"] - 1] == "@@ -12,1 +12,1 @@"  # on to the next one
+    assert out["still_open_after_gs"]
+    assert any("2 hunks undecided" in n for n in out["notes"])
+    assert out["back_in_float"] and out["tabs_after_back"] == 1
+    assert out["kept"] == ["accept", "reject", "none"]
+    assert review[out["reopened_cursor"] - 1] == "@@ -22,1 +22,2 @@"
+    assert out["reviewed"] == big.replace("line 2\n", "LINE TWO\n").replace(
+        "line 22\n", "LINE 22\nand more\n")  # hunk 1 (line 12) was not written
+    assert out["tabs_at_end"] == 1
+    panel = joined(out["panel_after_review"])  # the tool's result says what was written
+    assert "accepted 2 of 3 hunks: applied hunks 0, 2; rejected hunks 1" in panel
+    assert "-line 12\n    │ +LINE TWELVE" in panel
     assert out["float_closed"] and out["queue"] == 0 and out.get("other") is None
 
 

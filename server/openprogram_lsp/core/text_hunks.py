@@ -50,8 +50,14 @@ class Span:
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings kept, so joining them gives the text back exactly."""
-    return text.splitlines(keepends=True)
+    """Lines with their endings kept, so joining them gives the text back exactly. Only
+    ``\n`` ends a line (a ``\r\n`` line keeps its ``\r``), as editors number lines: a form
+    feed or a lone ``\r`` inside a line must not shift the numbers an editor shows."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
 
 
 def opcodes(before: list[str], after: list[str]) -> list[tuple[int, int, int, int]]:

@@ -10,6 +10,10 @@ it: its border is highlighted and a notification says a request waits. `:OpenPro
 goes back without answering. A question's "Type an answer…" asks for free text (only once the
 user is in the float). Requests that arrive while one is open wait their turn. When the server
 withdraws a request (timeout, cancelled turn, answered elsewhere) its float closes at once.
+
+An edit whose card lists hunks (`toolCall.diff.hunks`) has one more choice, "Review hunk by
+hunk": it opens `hunk_review.lua`, where `ga`/`gr` accept or reject each hunk and `gs` answers
+with only the accepted ones (`acceptedHunks`).
 ]]
 
 local M = {}
@@ -22,11 +26,29 @@ local M = {}
 ---@field buf? integer
 ---@field win? integer
 ---@field prev_win? integer
+---@field decisions? table<integer, 'accept'|'reject'> a hunk review's, kept while it is open
+---@field review? openprogram.Review the open hunk review
 
 ---@type openprogram.FloatRequest[]
 M.queue = {}
 
 local ns = vim.api.nvim_create_namespace('openprogram.approval')
+
+--- How many hunks an approval's edit may be reviewed by (0: approved whole only).
+---@param params table
+---@return integer
+function M.hunk_count(params)
+  local diff = (params.toolCall or {}).diff
+  local hunks = type(diff) == 'table' and diff.hunks or nil
+  return type(hunks) == 'table' and #hunks or 0
+end
+
+--- The label of the review choice, for an edit with `n` hunks.
+---@param n integer
+---@return string
+local function review_label(n)
+  return ('Review hunk by hunk (%d hunk%s)…'):format(n, n == 1 and '' or 's')
+end
 
 --- The lines the float shows for a request, and where its options start (1-based).
 ---@param params table
@@ -71,6 +93,10 @@ function M.lines(params)
   local options_at = #out + 1
   for i, o in ipairs(params.options or {}) do
     table.insert(out, ('[%d] %s'):format(i, o.name or o.optionId))
+  end
+  local hunks = M.hunk_count(params)
+  if hunks > 0 then
+    table.insert(out, ('[%d] %s'):format(#(params.options or {}) + 1, review_label(hunks)))
   end
   if type(tc.diff) == 'table' and tc.diff.path then
     table.insert(out, '')
@@ -122,6 +148,10 @@ end
 
 ---@param r openprogram.FloatRequest
 local function close(r)
+  if r.review then
+    r.review.close()
+    r.review = nil
+  end
   if r.win and vim.api.nvim_win_is_valid(r.win) then
     local was_current = vim.api.nvim_get_current_win() == r.win
     vim.api.nvim_win_close(r.win, true)
@@ -174,6 +204,9 @@ local function open(r)
     labels = vim.tbl_map(function(o)
       return o.name or o.optionId
     end, r.params.options or {})
+    if M.hunk_count(r.params) > 0 then
+      table.insert(labels, 'Review')
+    end
     local tc = r.params.toolCall or {}
     title = 'Approval waiting: ' .. (tc.title or tc.name or '?')
   end
@@ -220,9 +253,11 @@ local function open(r)
   end
   local function choose(i)
     if not r.question then
-      local o = (r.params.options or {})[i]
-      if o then
-        settle(r, o)
+      local options = r.params.options or {}
+      if options[i] then
+        settle(r, options[i])
+      elseif i == #options + 1 and M.hunk_count(r.params) > 0 then
+        M.review(r)
       end
       return
     end
@@ -267,6 +302,46 @@ show_next = function()
   end
 end
 
+--- The option a hunk review answers with: the first of `kind` (allow_once, reject_once).
+---@param params table
+---@param kind string
+---@return table?
+local function option_of(params, kind)
+  for _, o in ipairs(params.options or {}) do
+    if o.kind == kind then
+      return o
+    end
+  end
+  return nil
+end
+
+--- Open the hunk review of request `r` (its decisions survive leaving and coming back).
+---@param r openprogram.FloatRequest
+function M.review(r)
+  if r.review then
+    pcall(vim.api.nvim_set_current_tabpage, r.review.tab)
+    return
+  end
+  r.decisions = r.decisions or {}
+  r.review = require('openprogram.hunk_review').open(r.params, r.decisions, function(accepted)
+    r.review = nil
+    if #accepted == 0 then -- nothing accepted: the edit is rejected
+      local o = option_of(r.params, 'reject_once')
+      settle(r, o or { withdrawn = 'no hunk accepted' })
+      return
+    end
+    local o = option_of(r.params, 'allow_once')
+    if o then
+      settle(r, vim.tbl_extend('force', o, { acceptedHunks = accepted }))
+    end
+  end, function()
+    r.review = nil
+    if r.win and vim.api.nvim_win_is_valid(r.win) then
+      vim.api.nvim_set_current_win(r.win)
+    end
+  end)
+end
+
 --- Move the cursor into the waiting approval (`:OpenProgramApproval`).
 ---@return boolean found
 function M.focus()
@@ -274,6 +349,10 @@ function M.focus()
   if not r then
     vim.notify('openprogram: no approval or question is waiting', vim.log.levels.INFO)
     return false
+  end
+  if r.review then -- its hunk review is open: go there
+    pcall(vim.api.nvim_set_current_tabpage, r.review.tab)
+    return true
   end
   local cur = vim.api.nvim_get_current_win()
   if cur ~= r.win then

@@ -32,7 +32,7 @@ local M = {}
 ---@field kind string
 ---@field title string
 ---@field input table
----@field diff? {path: string, oldText: string, newText: string}
+---@field diff? {path: string, oldText: string, newText: string, hunks?: openprogram.PreviewHunk[]}
 ---@field mcp? {server: string, tool: string} Set when an MCP server's tool asks.
 ---@field sandboxed? boolean commands: whether it runs in the sandbox
 ---@field sandboxNote? string why not, when it does not
@@ -242,6 +242,12 @@ function M.handle(params, ctx)
   untrack()
   close()
   if type(choice) == 'table' and choice.optionId then
+    if type(choice.acceptedHunks) == 'table' then -- a hunk review's answer
+      local shown = vim.tbl_map(tostring, choice.acceptedHunks)
+      note(params, ('%s, hunks %s of %d: %s'):format(choice.name or choice.optionId,
+        table.concat(shown, ', '), #((tc.diff or {}).hunks or {}), tc.title or tc.name or '?'))
+      return { outcome = 'selected', optionId = choice.optionId, acceptedHunks = choice.acceptedHunks }
+    end
     note(params, ('%s: %s'):format(choice.name or choice.optionId, tc.title or tc.name or '?'))
     return { outcome = 'selected', optionId = choice.optionId }
   end
