@@ -15,10 +15,10 @@ test('html is escaped everywhere', () => {
 
 test('code blocks keep their text and language; an open fence renders while streaming', () => {
   const html = renderMarkdown('Look:\n```python\nprint("a < b")\n```\nafter');
-  assert.match(html, /<pre><code class="language-python">print\(&quot;a &lt; b&quot;\)<\/code><\/pre>/);
+  assert.match(html, /<pre><code class="language-python hljs"><span class="hljs-built_in">print<\/span>\(<span class="hljs-string">&quot;a &lt; b&quot;<\/span>\)<\/code><\/pre>/);
   assert.match(html, /<span class="code-lang">python<\/span>/);
   assert.match(html, /<p>after<\/p>/);
-  assert.match(renderMarkdown('```ts\nconst x = 1'), /<code class="language-ts">const x = 1<\/code>/);
+  assert.match(renderMarkdown('```ts\nconst x = 1'), /<code class="language-ts hljs"><span class="hljs-keyword">const<\/span> x = <span class="hljs-number">1<\/span><\/code>/);
 });
 
 test('a code block offers Copy and Insert; the page reads the text from the block itself', () => {
@@ -26,8 +26,31 @@ test('a code block offers Copy and Insert; the page reads the text from the bloc
   assert.match(html, /<button class="link code-action" data-code-action="copy"[^>]*>Copy<\/button>/);
   assert.match(html, /<button class="link code-action" data-code-action="insert"[^>]*>Insert<\/button>/);
   // the code stays escaped text; the buttons carry no copy of it
-  assert.match(html, /<code class="language-sh">rm -rf &quot;\$x&quot; &amp;&amp; echo &lt;ok&gt;<\/code>/);
-  assert.equal(html.split('rm -rf').length, 2);
+  const code = /<code class="language-sh hljs">(.*)<\/code>/s.exec(html)?.[1] ?? '';
+  assert.equal(code.replace(/<\/?span[^>]*>/g, ''), 'rm -rf &quot;$x&quot; &amp;&amp; echo &lt;ok&gt;');
+  assert.equal(html.replace(/<\/?span[^>]*>/g, '').split('rm -rf').length, 2);
+});
+
+test('code is coloured by its fence language only; the markup is highlight.js spans over escaped text', () => {
+  const cases: [string, string, RegExp][] = [
+    ['rust', 'fn main() { let s = "x"; }', /<span class="hljs-keyword">fn<\/span> <span class="hljs-title function_">main<\/span>/],
+    ['toml', '[tool]\nname = "x"', /<span class="hljs-section">\[tool\]<\/span>/],
+    ['jsonc', '{"a": 1}', /<span class="hljs-attr">&quot;a&quot;<\/span><span class="hljs-punctuation">:<\/span> <span class="hljs-number">1<\/span>/],
+    ['diff', '-old\n+new', /<span class="hljs-deletion">-old<\/span>\n<span class="hljs-addition">\+new<\/span>/],
+    ['vue', '<b>x</b>', /<span class="hljs-tag">&lt;<span class="hljs-name">b<\/span>&gt;<\/span>/],
+  ];
+  for (const [lang, src, want] of cases) assert.match(renderMarkdown(`\`\`\`${lang}\n${src}\n\`\`\``), want, lang);
+  // no language, or one not bundled: escaped plain text, no guessing
+  for (const fence of ['```', '```brainfuck', '```"><img']) {
+    const html = renderMarkdown(`${fence}\nif x < 1: return "y"\n\`\`\``);
+    assert.ok(!html.includes('hljs'), html);
+    assert.match(html, /<code[^>]*>if x &lt; 1: return &quot;y&quot;<\/code>/);
+    assert.ok(!html.includes('<img'), html);
+  }
+  // hostile text inside a coloured block stays text
+  const html = renderMarkdown('```html\n<script>alert(1)</script><img src=x onerror=y>\n```');
+  assert.ok(!/<script|<img/.test(html), html);
+  assert.match(html, /&lt;<span class="hljs-name">script<\/span>&gt;/);
 });
 
 test('inline marks, lists, headings and links; only web links become links', () => {

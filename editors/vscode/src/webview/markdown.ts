@@ -6,6 +6,7 @@
  */
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
+import { highlightCode } from './highlight';
 
 /** Escape text for HTML element and attribute content. */
 export function escapeHtml(text: string): string {
@@ -106,9 +107,12 @@ function createRenderer(): MarkdownIt {
   md.renderer.rules.fence = (tokens, idx) => {
     const t = tokens[idx];
     const lang = t.info.trim().split(/\s+/)[0] ?? '';
-    const cls = lang ? ` class="language-${escapeHtml(lang)}"` : '';
     const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
-    const body = escapeHtml(t.content.replace(/\n$/, ''));
+    const code = t.content.replace(/\n$/, '');
+    // coloured by the fence's language (highlight.js escapes the text), else escaped plain text
+    const coloured = highlightCode(code, lang);
+    const body = coloured ?? escapeHtml(code);
+    const cls = lang ? ` class="language-${escapeHtml(lang)}${coloured !== undefined ? ' hljs' : ''}"` : '';
     // Copy, and insert at the editor's cursor (the page turns a click into a message; the host
     // acts: the clipboard, an undoable edit of the active editor).
     const actions = '<span class="code-actions">'
