@@ -71,7 +71,10 @@ async def test_shutdown_cancels_running_turn_and_store_stays_consistent(
 
     again = await start(model="offline")
     history = await again.call("openprogram/history", {"sessionId": started["sessionId"]})
-    assert history["nodes"][-1]["status"] == "cancelled"
+    # the editor stopped the server, not the user the turn: recorded interrupted (the chat
+    # request itself still answered "cancelled", the wire's word for a turn cut short)
+    assert history["nodes"][-1]["status"] == "interrupted"
+    assert history["nodes"][-1]["text"].endswith("[interrupted]")
     assert (await again.call("openprogram/sessions", {}))["sessions"][0]["status"] == "idle"
 
 

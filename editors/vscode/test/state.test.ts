@@ -244,6 +244,24 @@ test('a cancelled turn leaves no tool card running', () => {
   assert.equal(tools(s)[0].output, 'Cancelled.');
 });
 
+test('a turn the server stopped (Restart Server) says interrupted, never that the user cancelled it', () => {
+  const s = run([
+    { type: 'userSent', text: 'x', predecessor: null },
+    ev('turn.started'),
+    ev('text.delta', { text: 'Running it.' }),
+    ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run sleep', input: {} }),
+    // the server's shutdown cut the turn: the wire status is cancelled, the text ends [interrupted]
+    ev('turn.finished', result({ status: 'cancelled', text: 'Running it.\n\n[interrupted]' }) as unknown as Record<string, unknown>),
+    { type: 'turnResult', result: result({ status: 'cancelled', text: 'Running it.\n\n[interrupted]' }) },
+  ]);
+  assert.equal(tools(s)[0].status, 'failed');
+  assert.equal(tools(s)[0].output, 'Interrupted: the server stopped while this ran.');
+  assert.equal(tools(s)[0].cancelled, undefined);
+  const notes = s.items.filter((i) => i.kind === 'note').map((i) => (i as { text: string }).text);
+  assert.deepEqual(notes, ['This turn was interrupted: the server or the editor stopped before it finished. What it did until then is shown above.']);
+  assert.ok(!s.items.some((i) => i.kind === 'message' && i.text.includes('[interrupted]')));
+});
+
 test('subagent and branch messages show as notes', () => {
   const s = run([
     { type: 'reset', sessionId: S },

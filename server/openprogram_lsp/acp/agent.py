@@ -841,7 +841,7 @@ class OpenProgramAgent:
             self._settings_task.cancel()
         for sess in self.sessions.values():
             if sess.control is not None:
-                sess.control.request_cancel()
+                sess.control.interrupt()
         self.dispatcher.cancel_all()
         await self.dispatcher.agents.drain(timeout)
         if self.dispatcher.services.hooks is not None:  # SessionEnd of the sessions we ran

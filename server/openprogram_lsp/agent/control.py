@@ -17,6 +17,7 @@ class TurnControl:
         self._follow_ups: deque[str] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self.interrupted = False
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Remember the loop the turn runs on, so other threads can cancel it."""
@@ -36,6 +37,12 @@ class TurnControl:
                 loop.call_soon_threadsafe(self.cancel.set)
         else:
             self.cancel.set()
+
+    def interrupt(self) -> None:
+        """Stop the turn because its server or editor stops, not because the user asked:
+        it ends like a cancel and is recorded ``interrupted``."""
+        self.interrupted = True
+        self.request_cancel()
 
     @property
     def cancelled(self) -> bool:

@@ -68,7 +68,7 @@ def turn_status(status: NodeStatus, state: LoopState) -> TurnStatus:
         if state.stop_reason == "refusal":
             return "refused"
         return "done"
-    return "cancelled" if status == "cancelled" else "error"
+    return "cancelled" if status in ("cancelled", "interrupted") else "error"
 
 
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
@@ -93,8 +93,10 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
             emit(make_event("checkpoint.created", checkpoint.payload(), session_id=sid,
                                 turn_id=tid, origin="dispatcher"))
     text = state.text
-    if status == "cancelled":
-        text = (text + "\n\n[cancelled]").strip()
+    if status == "cancelled" and turn.control.interrupted:
+        status = "interrupted"  # the server or editor stopped it, not the user (shutdown)
+    if status in ("cancelled", "interrupted"):
+        text = (text + f"\n\n[{status}]").strip()
     elif status == "error" and error is not None:
         text = (text + f"\n\n[error: {error.message}]").strip()
     record: dict[str, Any] | None = None
@@ -135,7 +137,8 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
     if not meta.get("title"):
         changes["title"] = first_line(turn.request.text)
     session.end_turn(tid, **changes)
-    label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)"}
+    label = {"done": "turn", "error": "turn (error)", "cancelled": "turn (cancelled)",
+             "interrupted": "turn (interrupted)"}
     subject = f"{label.get(status, 'turn')}: {first_line(turn.request.text)}"
     session.commit(f"{subject}\n\nOpenprogram-Turn: {tid}\n")
     if checkpoint is not None and checkpointer is not None \

@@ -189,10 +189,14 @@ class Dispatcher:
         return bool(turns) or bool(jobs)
 
     def cancel_all(self) -> int:
-        """Cancel every running turn (shutdown)."""
+        """Stop every running turn (shutdown): the editor's turns are recorded ``interrupted``
+        (nobody cancelled them); subagents' are cancelled with their jobs, as their listing says."""
         turns = self.active_turns()
         for t in turns:
-            t.control.request_cancel()
+            if t.request.source == "agent_spawn":
+                t.control.request_cancel()
+            else:
+                t.control.interrupt()
         self.agents.cancel_all()
         return len(turns)
 

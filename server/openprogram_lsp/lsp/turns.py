@@ -94,10 +94,11 @@ class TurnRunner:
         self._owned: dict[int, set[TurnControl]] = {}
 
     def cancel_owner(self, owner: Any) -> int:
-        """Cancel the running turns one connection started; returns how many."""
+        """Interrupt the running turns one connection started (it shut down or went away);
+        returns how many."""
         controls = list(self._owned.get(id(owner), ()))
         for control in controls:
-            control.request_cancel()
+            control.interrupt()
         return len(controls)
 
     async def run(self, request: TurnRequest, *, progress: bool, server: Any = None,
@@ -168,7 +169,7 @@ class TurnRunner:
         """Cancel every running turn and wait for their finalize."""
         self.dispatcher.cancel_all()
         for control in list(self._controls):
-            control.request_cancel()
+            control.interrupt()
         pending = [t for t in self._tasks | self._callers if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=timeout)

@@ -489,6 +489,9 @@ function fromHistory(
 
 /** Markers the server appends to a stopped turn's text; the panel says it with a note instead. */
 const END_MARKER = /\n*\[(?:interrupted|cancelled|error: [^\]]*)\]\s*$/;
+const INTERRUPTED = /\[interrupted\]\s*$/;
+const INTERRUPTED_CALL = 'Interrupted: the server stopped while this ran.';
+const INTERRUPTED_TURN = 'This turn was interrupted: the server or the editor stopped before it finished. What it did until then is shown above.';
 
 /** What a stored turn ended with: its unfinished calls closed, usage, checkpoint and notes. */
 function afterTurn(state: ChatState, node: Node, from: number): ChatState {
@@ -505,7 +508,7 @@ function afterTurn(state: ChatState, node: Node, from: number): ChatState {
       return text !== it.text || withUsage.usage ? { ...it, text, ...withUsage } : it;
     }
     if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
-      const why = status === 'interrupted' ? 'Interrupted: the server stopped while this ran.' : status === 'cancelled' ? 'Cancelled.' : 'The turn failed.';
+      const why = status === 'interrupted' ? INTERRUPTED_CALL : status === 'cancelled' ? 'Cancelled.' : 'The turn failed.';
       return { ...it, status: 'failed', output: it.output ?? why, ...(status === 'cancelled' ? { cancelled: true } : {}) };
     }
     return it;
@@ -518,7 +521,7 @@ function afterTurn(state: ChatState, node: Node, from: number): ChatState {
   if (status === 'interrupted') {
     next = push(next, {
       kind: 'note', key: `int-${node.id}`, level: 'warning',
-      text: 'This turn was interrupted: the server or the editor stopped before it finished. What it did until then is shown above.',
+      text: INTERRUPTED_TURN,
     });
   } else if (status === 'cancelled') {
     next = push(next, { kind: 'note', key: `cancel-${node.id}`, level: 'info', text: 'Cancelled.' });
@@ -874,10 +877,14 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
     return state;
   }
   const ended = r.status !== 'done';
+  // A turn the server's shutdown cut (Restart Server, the editor closing) was not cancelled by
+  // anyone: the server records it `interrupted` and its text ends with that marker.
+  const interrupted = r.status === 'cancelled' && INTERRUPTED.test(r.text ?? '');
   let items = state.items.map((it): ChatItem => {
     if ((it.kind === 'message' || it.kind === 'thought') && it.streaming) return { ...it, streaming: false };
     // A cancelled or failed turn leaves no tool running.
     if (ended && it.kind === 'tool' && (it.status === 'in_progress' || it.status === 'pending')) {
+      if (interrupted) return { ...it, status: 'failed', output: it.output ?? INTERRUPTED_CALL };
       return { ...it, status: 'failed', output: it.output ?? (r.status === 'cancelled' ? 'Cancelled.' : 'The turn failed.'),
         ...(r.status === 'cancelled' ? { cancelled: true } : {}) };
     }
@@ -905,8 +912,8 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
       items = [...items];
       items[seg] = { ...(items[seg] as MessageItem), nodeId: r.assistantNodeId };
       next = { ...next, items };
-    } else if (r.text) {
-      next = push(next, message(next, 'assistant', r.text, { nodeId: r.assistantNodeId }));
+    } else if ((r.text ?? '').replace(END_MARKER, '')) {
+      next = push(next, message(next, 'assistant', r.text.replace(END_MARKER, ''), { nodeId: r.assistantNodeId }));
     }
   }
   const usage = usageOf(r.usage);
@@ -924,7 +931,9 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   }
   if (r.status === 'error' && !next.items.some((it) => it.kind === 'note' && it.key === `err-${r.assistantNodeId}`)) {
     next = push(next, { kind: 'note', key: `err-${r.assistantNodeId}`, level: 'error', text: r.error?.message ?? 'The turn failed.' });
-  } else if (r.status === 'cancelled' && !next.items.some((it) => it.kind === 'note' && it.key === `cancel-${r.assistantNodeId}`)) {
+  } else if (interrupted && !next.items.some((it) => it.kind === 'note' && it.key === `int-${r.assistantNodeId}`)) {
+    next = push(next, { kind: 'note', key: `int-${r.assistantNodeId}`, level: 'warning', text: INTERRUPTED_TURN });
+  } else if (r.status === 'cancelled' && !interrupted && !next.items.some((it) => it.kind === 'note' && it.key === `cancel-${r.assistantNodeId}`)) {
     next = push(next, { kind: 'note', key: `cancel-${r.assistantNodeId}`, level: 'info', text: 'Cancelled.' });
   }
   // Non-fatal problems of the turn (e.g. no checkpoint); turn.finished and the result both carry them.
