@@ -1,6 +1,7 @@
 /** The one module that touches the `vscode` runtime API; everything else imports from here. */
 import * as vscode from 'vscode';
 import { USER_ONLY_KEYS } from './settings';
+import { appliedText, applySummary } from './chat/apply';
 
 export {
   CancellationTokenSource,
@@ -181,6 +182,90 @@ export async function openWorkspaceFile(relPath: string, line?: number): Promise
   const at = line !== undefined && Number.isInteger(line) && line > 0
     ? new vscode.Position(Math.min(line, doc.lineCount) - 1, 0) : undefined;
   await vscode.window.showTextDocument(doc, { preview: true, ...(at ? { selection: new vscode.Range(at, at) } : {}) });
+}
+
+const APPLY_SCHEME = 'openprogram-apply';
+const proposals = new Map<string, string>();
+let applyProvider: vscode.Disposable | undefined;
+
+/**
+ * A code block's Apply: the block's text replaces the selection of the file's editor, else the
+ * whole file (`path` the fence named, else the active editor's file; a named file that does not
+ * exist is created). The result is shown in the diff editor first and applied only when the
+ * user confirms, as one edit of the document (unsaved, undone with Undo). A path outside the
+ * workspace is refused.
+ */
+export async function applyCodeBlock(code: string, path?: string): Promise<void> {
+  let uri: vscode.Uri | undefined;
+  let creates = false;
+  if (path !== undefined) {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const root = folders[0]?.uri;
+    if (!root) return;
+    uri = vscode.Uri.joinPath(root, path);
+    const prefix = root.path.endsWith('/') ? root.path : `${root.path}/`;
+    if (uri.scheme !== root.scheme || !uri.path.startsWith(prefix)) {
+      void vscode.window.showWarningMessage(`OpenProgram: ${path} is outside the workspace; not applied.`);
+      return;
+    }
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      creates = true;
+    }
+  } else {
+    uri = (vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0])?.document.uri;
+    if (!uri) {
+      void vscode.window.showInformationMessage('OpenProgram: open the file to apply the code to (or select the lines it replaces), then Apply again.');
+      return;
+    }
+  }
+  const rel = vscode.workspace.asRelativePath(uri, false);
+  const doc = creates ? undefined : await vscode.workspace.openTextDocument(uri);
+  const editor = doc && vscode.window.visibleTextEditors.find((e) => e.document === doc);
+  const sel = editor && !editor.selection.isEmpty ? editor.selection : undefined;
+  const before = doc?.getText() ?? '';
+  const span = doc && sel ? { start: doc.offsetAt(sel.start), end: doc.offsetAt(sel.end) } : undefined;
+  const after = appliedText(before, code, span);
+  if (after === before) {
+    void vscode.window.showInformationMessage(`OpenProgram: ${rel} already has this code.`);
+    return;
+  }
+  applyProvider ??= vscode.workspace.registerTextDocumentContentProvider(APPLY_SCHEME, {
+    provideTextDocumentContent: (u) => proposals.get(u.query) ?? '',
+  });
+  const key = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  proposals.set(key, after);
+  const proposed = vscode.Uri.from({ scheme: APPLY_SCHEME, path: uri.path, query: key });
+  const left = creates ? vscode.Uri.from({ scheme: APPLY_SCHEME, path: uri.path, query: 'empty' }) : uri;
+  try {
+    await vscode.commands.executeCommand('vscode.diff', left, proposed, `${rel} ↔ code block (Apply?)`, { preview: true });
+    const what = applySummary(rel, sel ? { startLine: sel.start.line + 1, endLine: sel.end.line + 1 } : undefined, creates);
+    const answer = await vscode.window.showInformationMessage(what,
+      { modal: true, detail: 'The change is shown in the diff editor. It is your edit (not the agent\'s): Undo takes it back.' }, 'Apply');
+    if (answer !== 'Apply') return;
+    const edit = new vscode.WorkspaceEdit();
+    if (creates) {
+      edit.createFile(uri, { ignoreIfExists: true });
+      edit.insert(uri, new vscode.Position(0, 0), after);
+    } else if (doc) {
+      edit.replace(uri, sel ?? new vscode.Range(doc.positionAt(0), doc.positionAt(before.length)), sel ? code : after);
+    }
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      void vscode.window.showWarningMessage(`OpenProgram: could not apply the code to ${rel}.`);
+      return;
+    }
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
+  } finally {
+    proposals.delete(key);
+    for (const group of vscode.window.tabGroups.all) {
+      for (const tab of group.tabs) {
+        if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === proposed.toString()) {
+          await vscode.window.tabGroups.close(tab);
+        }
+      }
+    }
+  }
 }
 
 /** Put text on the clipboard. */

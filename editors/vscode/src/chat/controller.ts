@@ -140,6 +140,8 @@ export class ChatController {
         return api.copyText(String(msg.text));
       case 'insertCode':
         return api.insertAtCursor(String(msg.text));
+      case 'applyCode':
+        return api.applyCodeBlock(String(msg.text), typeof msg.path === 'string' ? msg.path : undefined);
       case 'showCheckpoint':
         await api.executeCommand('openprogram.showCheckpointDiff', { checkpointId: msg.checkpointId });
         return;

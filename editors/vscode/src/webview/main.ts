@@ -142,8 +142,12 @@ function layout(): void {
   log.addEventListener('click', (e) => {
     const action = (e.target as Element | null)?.closest?.('button[data-code-action]');
     if (action) {
-      const text = action.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
-      post(action.getAttribute('data-code-action') === 'insert' ? { type: 'insertCode', text } : { type: 'copyCode', text });
+      const block = action.closest('.code-block');
+      const text = block?.querySelector('pre code')?.textContent ?? '';
+      const kind = action.getAttribute('data-code-action');
+      const path = block?.getAttribute('data-path') ?? undefined;
+      post(kind === 'insert' ? { type: 'insertCode', text } : kind === 'apply' ? { type: 'applyCode', text, ...(path ? { path } : {}) }
+        : { type: 'copyCode', text });
       if (action.getAttribute('data-code-action') === 'copy') {
         action.textContent = 'Copied';
         setTimeout(() => { action.textContent = 'Copy'; }, 1500);

@@ -7,6 +7,7 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import { highlightCode } from './highlight';
+import { fencePath } from '../chat/apply';
 
 /** Escape text for HTML element and attribute content. */
 export function escapeHtml(text: string): string {
@@ -106,8 +107,11 @@ function createRenderer(): MarkdownIt {
   md.disable('image');
   md.renderer.rules.fence = (tokens, idx) => {
     const t = tokens[idx];
-    const lang = t.info.trim().split(/\s+/)[0] ?? '';
-    const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : '';
+    const named = fencePath(t.info);
+    // `ts:src/a.ts` names the language before the colon; a bare path's extension is its language
+    let lang = (t.info.trim().split(/\s+/)[0] ?? '').split(':')[0];
+    if (named !== undefined && lang === named) lang = /\.([\w+-]+)$/.exec(named)?.[1] ?? '';
+    const label = lang || named ? `<span class="code-lang">${escapeHtml(named ?? lang)}</span>` : '';
     const code = t.content.replace(/\n$/, '');
     // coloured by the fence's language (highlight.js escapes the text), else escaped plain text
     const coloured = highlightCode(code, lang);
@@ -118,8 +122,11 @@ function createRenderer(): MarkdownIt {
     const actions = '<span class="code-actions">'
       + '<button class="link code-action" data-code-action="copy" title="Copy the code">Copy</button>'
       + '<button class="link code-action" data-code-action="insert" title="Insert the code at the cursor of the active editor">Insert</button>'
+      + `<button class="link code-action" data-code-action="apply" title="${escapeHtml(named !== undefined
+        ? `Apply the code to ${named} (shown in a diff first)` : 'Apply the code to the active editor\'s file or selection (shown in a diff first)')}">Apply</button>`
       + '</span>';
-    return `<div class="code-block">${label}${actions}<pre><code${cls}>${body}</code></pre></div>\n`;
+    const path = named !== undefined ? ` data-path="${escapeHtml(named)}"` : '';
+    return `<div class="code-block"${path}>${label}${actions}<pre><code${cls}>${body}</code></pre></div>\n`;
   };
   // Tables scroll sideways in a narrow panel instead of widening it.
   md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';

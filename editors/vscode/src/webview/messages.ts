@@ -99,6 +99,9 @@ export type PageMessage =
   | { type: 'copyCode'; text: string }
   /** A code block's Insert: its text at the active editor's cursor (an undoable edit). */
   | { type: 'insertCode'; text: string }
+  /** A code block's Apply: its text into the file the fence names (else the active editor's file
+   *  or selection), after the user saw the diff and confirmed; one undoable edit. */
+  | { type: 'applyCode'; text: string; path?: string }
   | { type: 'showCheckpoint'; checkpointId: string }
   | { type: 'focus'; focused: boolean }
   | { type: 'restartServer' }
