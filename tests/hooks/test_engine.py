@@ -33,22 +33,3 @@ def test_hook_config_is_cached_until_a_file_it_reads_changes(tmp_path: Path) -> 
     assert [h.command for h in engine.config(ws).hooks] == ["c"]
     user.write_text(_stop("u"))  # the user's file counts too
     assert [h.command for h in engine.config(ws).hooks] == ["u", "c"]
-
-
-def test_agent_definitions_follow_their_directory_and_files(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    engine = HookEngine(tmp_path / "home", user_files=[tmp_path / "cfg" / "settings.json"])
-    assert engine.agents(ws) == {}
-    agents = ws / ".openprogram" / "agents"
-    agents.mkdir(parents=True)
-    (agents / "reviewer.md").write_text("---\ndescription: first\n---\nReview.\n")
-    assert engine.agents(ws)["reviewer"].description == "first"
-    cached = engine.agents(ws)
-    assert engine.agents(ws) is cached
-    (agents / "reviewer.md").write_text("---\ndescription: second, longer\n---\nReview.\n")
-    assert engine.agents(ws)["reviewer"].description == "second, longer"
-    (agents / "tester.md").write_text("---\ndescription: tests\n---\nTest.\n")
-    assert sorted(engine.agents(ws)) == ["reviewer", "tester"]
-    (agents / "tester.md").unlink()
-    assert sorted(engine.agents(ws)) == ["reviewer"]

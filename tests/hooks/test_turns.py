@@ -288,12 +288,18 @@ def test_a_turn_runs_the_hooks_it_asked_about_and_an_edit_meanwhile_is_asked_nex
 def test_a_turn_stamps_its_hook_and_agent_files_once(
         make_dispatcher: Make, script: Callable, workspace: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from openprogram_lsp.hooks.engine import HookEngine
+    from openprogram_lsp.agents import catalog
+    from openprogram_lsp.core.fsutil import file_stamps
+    from openprogram_lsp.hooks import engine
     d = make_dispatcher(script([call("list_dir", path="."), text("ok")]))
     stamps: list[int] = []
-    real = HookEngine._stat
-    monkeypatch.setattr(HookEngine, "_stat",
-                        staticmethod(lambda paths: stamps.append(len(paths)) or real(paths)))
+
+    def counted(paths: list[str]) -> tuple[object, ...]:
+        stamps.append(len(paths))
+        return file_stamps(paths)
+
+    monkeypatch.setattr(engine, "file_stamps", counted)  # the hook files
+    monkeypatch.setattr(catalog, "file_stamps", counted)  # the agent directories
     run(d)
     assert len(stamps) == 2  # the hook files and the agent directories, once each
 

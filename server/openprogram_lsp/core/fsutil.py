@@ -9,6 +9,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 _protected: set[Path] = set()
 _protected_real: tuple[str, ...] = ()  # the same, as sorted strings (read without the lock)
@@ -146,3 +147,16 @@ def replace_file(path: str | Path, data: bytes | str) -> os.stat_result:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def file_stamps(paths: list[str]) -> tuple[Any, ...]:
+    """Each path's (path, mtime, size, inode), or (path, None) when it cannot be read: an edit
+    (even one keeping the size within a clock tick) or a replaced file changes it."""
+    out: list[Any] = []
+    for p in paths:
+        try:
+            st = os.lstat(p)
+            out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append((p, None))
+    return tuple(out)

@@ -8,10 +8,8 @@ the turn whose call they are judging.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,8 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.agents.definitions import WORKSPACE_DIRS, AgentDef, load_agents
+from openprogram_lsp.agents.catalog import AgentCatalog, AgentDirs, agent_dirs
+from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.core.errors import NotFound
+from openprogram_lsp.core.fsutil import file_stamps
 from openprogram_lsp.core.ports import AgentDefinitionRow
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
@@ -31,7 +31,6 @@ from openprogram_lsp.hooks.config import (
     HookConfig,
     HookSpec,
     Policies,
-    Scope,
     claude_dir,
     user_files,
 )
@@ -68,7 +67,7 @@ class HookEngine:
         self.user_files = user_files
         self._lock = threading.Lock()
         self._configs: dict[Path, tuple[tuple[Any, ...], HookConfig]] = {}
-        self._agents: dict[Path, tuple[tuple[Any, ...], dict[str, AgentDef]]] = {}
+        self._agents = AgentCatalog(self.agent_dirs)
         self.last: dict[str, HookRunSummary] = {}  # hook id -> last run
         self._seen_sessions: set[str] = set()
         self._live: dict[str, TurnHooks] = {}  # session -> its last turn's hooks (SessionEnd)
@@ -77,27 +76,14 @@ class HookEngine:
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
 
-    @staticmethod
-    def _stat(paths: list[str]) -> tuple[Any, ...]:
-        """Each path's (path, mtime, size, inode), or (path, None) when it cannot be read: an
-        edit (even one keeping the size within a clock tick) or a replaced file changes it."""
-        out: list[Any] = []
-        for p in paths:
-            try:
-                st = os.lstat(p)
-                out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
-            except OSError:
-                out.append((p, None))
-        return tuple(out)
-
     def _stamp(self, workspace: str, extra: list[str]) -> tuple[Any, ...]:
-        return self._stat([*map(str, self._user_files()),
-                           *(f"{workspace}/{rel}" for rel in WORKSPACE_FILES), *extra])
+        return file_stamps([*map(str, self._user_files()),
+                            *(f"{workspace}/{rel}" for rel in WORKSPACE_FILES), *extra])
 
-    def agent_dirs(self, workspace: Path) -> list[tuple[Path, str, Scope]]:
+    def agent_dirs(self, workspace: Path) -> AgentDirs:
         """Where agent definitions are read from: the user's, then the workspace's."""
         claude = self.claude_dir if self.claude_dir is not None else claude_dir()
-        return list(_agent_dirs(self._user_files()[0].parent, str(workspace), claude))
+        return agent_dirs(self._user_files()[0].parent, str(workspace), claude)
 
     def definitions(self, workspace: Path) -> Definitions:
         """The workspace's hooks and agent definitions as they are now, each stamped once:
@@ -111,27 +97,7 @@ class HookEngine:
         return self._agents_of(real_path(workspace))
 
     def _agents_of(self, real: str) -> dict[str, AgentDef]:
-        key = Path(real)
-        dirs = self.agent_dirs(key)
-        paths: list[str] = []
-        for directory, _, _ in dirs:
-            where = str(directory)
-            paths.append(where)
-            with contextlib.suppress(OSError):  # a missing directory: its stat says so
-                paths.extend(f"{where}/{name}" for name in sorted(os.listdir(where))
-                             if name.endswith(".md") and not name.startswith("."))
-        stamp = self._stat(paths)
-        with self._lock:
-            cached = self._agents.get(key)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
-        warnings: list[str] = []
-        found = load_agents(dirs, warnings)
-        for warning in warnings:
-            log.warning("%s", warning)
-        with self._lock:
-            self._agents[key] = (stamp, found)
-        return found
+        return self._agents.agents(Path(real))
 
     def definition_trust(self, workspace: Path, item: HookSpec | AgentDef) -> TrustState:
         """``trusted`` (user-level or approved), ``rejected`` or ``unknown``."""
@@ -174,7 +140,7 @@ class HookEngine:
         cfg = load_config(key, user=self.user_files, policies=self.policies,
                           claude=self.claude_dir)
         if cfg.files:
-            stamp = (*stamp, *self._stat(cfg.files))
+            stamp = (*stamp, *file_stamps(cfg.files))
         for warning in cfg.warnings:
             log.warning("%s", warning)
         with self._lock:
@@ -302,17 +268,6 @@ class Definitions:
 
     config: HookConfig
     agents: dict[str, AgentDef]
-
-
-@functools.lru_cache(maxsize=64)
-def _agent_dirs(user: Path, workspace: str, claude: Path) -> list[tuple[Path, str, Scope]]:
-    """``agent_dirs`` for one user config directory, workspace and Claude Code directory
-    (built once: every turn asks; handed out as copies). Later directories win a name."""
-    user_dir = user / "agents"
-    claude_agents = claude / "agents"
-    root = Path(workspace)
-    return [(claude_agents, str(claude_agents), "user"), (user_dir, str(user_dir), "user"),
-            *((root / d, d, "workspace") for d in WORKSPACE_DIRS)]
 
 
 current_hooks: ContextVar[TurnHooks | None] = ContextVar("op_turn_hooks", default=None)
