@@ -2,7 +2,10 @@
 
 1. ``openprogram-lsp serve`` (the offline model, a fresh state root each start) against a
    bare pygls server answering ``initialize``: from spawning the process to the answer, and
-   the process's CPU by then, A B A B, median of ``--pairs`` (target <= 1.3x);
+   the process's CPU by then, A B A B, median of ``--pairs`` (target <= 1.3x); then, from the
+   same start, to the first request answered after ``initialized`` (ours ``openprogram/sessions``,
+   the bare server a no-op request). ``--before PYTHON`` adds a third server, ``PYTHON -m
+   openprogram_lsp serve`` (another checkout's interpreter), interleaved A B C;
 2. what ``openprogram-lsp chat`` imports before it runs (``cli``, ``app``, ``terminal.chat``,
    ``terminal.prompts``) against ``python -c pass``, A B A B (target <= 150 ms more), and the
    same with ``PYTHONDONTWRITEBYTECODE=1`` and the sources compiled (what the installs do).
@@ -39,8 +42,12 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _initialize(cmd: list[str], env: dict[str, str], ws: Path) -> tuple[float, float]:
+async def _initialize(cmd: list[str], env: dict[str, str], ws: Path,
+                      first: str) -> tuple[float, float, float]:
+    """Seconds to ``initialize`` answered, the server's CPU then, and seconds to ``first``
+    answered (sent after ``initialized``), all from the spawn."""
     client = BaseLanguageClient("bench", "0")
+    client.feature(types.WINDOW_LOG_MESSAGE)(lambda params: None)
     t0 = time.perf_counter()
     await client.start_io(cmd[0], *cmd[1:], env=env)
     await client.initialize_async(types.InitializeParams(
@@ -48,32 +55,44 @@ async def _initialize(cmd: list[str], env: dict[str, str], ws: Path) -> tuple[fl
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")]))
     took = time.perf_counter() - t0
     cpu = _cpu(client._server.pid)  # type: ignore[union-attr]
+    client.initialized(types.InitializedParams())
+    await client.protocol.send_request_async(first, {})
+    ready = time.perf_counter() - t0
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return took, cpu
+    return took, cpu, ready
 
 
-async def bench_initialize(tmp: Path, pairs: int) -> None:
+async def bench_initialize(tmp: Path, pairs: int, before: str | None) -> None:
     bare = tmp / "bare.py"
     bare.write_text(BARE_SERVER)
     ws = tmp / "ws"
     ws.mkdir()
-    ours: list[tuple[float, float]] = []
-    base: list[tuple[float, float]] = []
+    pythons = {"ours": sys.executable, **({"before": before} if before else {})}
+    runs: dict[str, list[tuple[float, float, float]]] = {"bare": [], **{k: [] for k in pythons}}
     for i in range(max(7, pairs) + 1):
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
-        env.update(OPENPROGRAM_HOME=str(tmp / f"home{i}"), OPENPROGRAM_MODEL="offline")
-        a = await _initialize([sys.executable, "-m", "openprogram_lsp", "serve"], env, ws)
-        b = await _initialize([sys.executable, str(bare)], dict(os.environ), ws)
-        if i:  # the first pair warms the disk cache
-            ours.append(a)
-            base.append(b)
+        got = {}
+        for name, python in pythons.items():
+            env.update(OPENPROGRAM_HOME=str(tmp / f"home-{name}{i}"), OPENPROGRAM_MODEL="offline")
+            got[name] = await _initialize([python, "-m", "openprogram_lsp", "serve"], env, ws,
+                                          "openprogram/sessions")
+        got["bare"] = await _initialize([sys.executable, str(bare)], dict(os.environ), ws,
+                                        "bench/noop")
+        if i:  # the first round warms the disk cache
+            for name, figures in got.items():
+                runs[name].append(figures)
     med = statistics.median
-    report("start to initialize answered", med(a[0] for a in ours), med(b[0] for b in base),
-           target="<= 1.3x; baseline = a bare pygls server")
-    report("  the server's CPU by then", med(a[1] for a in ours), med(b[1] for b in base),
-           unit="s", target="same baseline")
+    base = runs["bare"]
+    for name in pythons:
+        ours = runs[name]
+        report(f"{name}: start to initialize answered", med(a[0] for a in ours),
+               med(b[0] for b in base), target="<= 1.3x; baseline = a bare pygls server")
+        report(f"{name}:   the server's CPU by then", med(a[1] for a in ours),
+               med(b[1] for b in base), unit="s", target="same baseline")
+        report(f"{name}:   to the first request answered", med(a[2] for a in ours),
+               med(b[2] for b in base), target="none; sessions vs the bare server's no-op")
 
 
 def _run(code: str, env: dict[str, str]) -> float:
@@ -97,10 +116,10 @@ def bench_chat_import(pairs: int) -> None:
                target=f"<= 150 ms over python -c pass: {1e3 * (ma - mb):.0f} ms over")
 
 
-async def main(pairs: int) -> None:
+async def main(pairs: int, before: str | None) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
-        await bench_initialize(Path(d), pairs)
+        await bench_initialize(Path(d), pairs, before)
     bench_chat_import(pairs)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
@@ -108,4 +127,7 @@ async def main(pairs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=9)
-    asyncio.run(main(parser.parse_args().pairs))
+    parser.add_argument("--before", default=None, metavar="PYTHON",
+                        help="also start PYTHON -m openprogram_lsp serve (another checkout)")
+    parsed = parser.parse_args()
+    asyncio.run(main(parsed.pairs, parsed.before))

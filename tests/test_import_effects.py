@@ -54,8 +54,14 @@ LAZY = r"""
 import json, sys
 import openprogram_lsp.cli
 cli = sorted(sys.modules)
-import openprogram_lsp.app, openprogram_lsp.lsp.serve  # all that `serve` starts with
-print(json.dumps({"cli": cli, "serve": sorted(sys.modules)}))
+import openprogram_lsp.lsp.serve
+from openprogram_lsp.lsp.early import initialize_answer  # all that `serve` runs before
+initialize_answer({"jsonrpc": "2.0", "id": 1, "method": "initialize",  # initialize is answered
+                   "params": {"capabilities": {}}})
+early = sorted(sys.modules)
+import openprogram_lsp.app, openprogram_lsp.lsp.host, openprogram_lsp.lsp.server  # the rest
+import openprogram_lsp.lsp.stdio
+print(json.dumps({"cli": cli, "early": early, "serve": sorted(sys.modules)}))
 """
 SDKS = {"mcp", "mcp_types", "acp", "httpx", "httpx2"}
 
@@ -74,6 +80,11 @@ def test_commands_import_only_what_they_run() -> None:
              "openprogram_lsp.lsp", "openprogram_lsp.acp", "pydantic", "gitdb", "asyncio",
              "pygls", "lsprotocol", "watchfiles", *SDKS}
     assert _loaded(seen["cli"], heavy) == set()
+    # the server answers initialize with pygls and lsprotocol alone: no settings, no stores
+    assert _loaded(seen["early"], heavy) == {"pygls", "lsprotocol", "asyncio",
+                                             "openprogram_lsp.lsp"}
+    assert _loaded(seen["early"], {"openprogram_lsp.config", "openprogram_lsp.core.types",
+                                   "openprogram_lsp.lsp.wire"}) == set()
     # the language server loads the MCP and ACP SDKs and the HTTP providers' client when used
     assert _loaded(seen["serve"], {"pygls", "openprogram_lsp.dispatcher"}) == {
         "pygls", "openprogram_lsp.dispatcher"}

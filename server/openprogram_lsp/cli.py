@@ -494,18 +494,23 @@ def _on_current_branch(args: argparse.Namespace, workspace: Path) -> Callable[[A
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the language server."""
-    from openprogram_lsp.app import build_dispatcher
+    """Run the language server (the settings are read after ``initialize`` is answered)."""
     from openprogram_lsp.lsp.serve import serve
 
     workspace = _explicit(args) or Path.cwd()
-    cfg = _app(args, workspace)
-    cfg.settings_for = lambda folder: _settings(args, folder)  # each editor folder's own file
     require_git()
     if args.tcp is None and sys.stdin.isatty():
         sys.stderr.write(f"{PROG}: speaking LSP on stdio (editors start this for you); "
                          "Ctrl-C stops\n")
-    return serve(args, build=lambda: build_dispatcher(cfg))
+
+    def configure() -> Callable[[], Dispatcher]:
+        from openprogram_lsp.app import build_dispatcher
+
+        cfg = _app(args, workspace)
+        cfg.settings_for = lambda folder: _settings(args, folder)  # each folder's own file
+        return lambda: build_dispatcher(cfg)
+
+    return serve(args, configure)
 
 
 def cmd_acp(args: argparse.Namespace) -> int:

@@ -75,8 +75,11 @@ class Connection:
             except Exception:
                 log.debug("closing the link failed", exc_info=True)
 
-    async def run(self) -> str:
-        """Serve until the end; returns why the link ended."""
+    async def run(self, first: dict[str, Any] | None = None) -> str:
+        """Serve until the end; returns why the link ended. ``first``: a message read before
+        the link existed (``lsp.early``), handled before anything read here."""
+        if first is not None and (self.authenticated or self._authenticate(first)):
+            self._dispatch(first)
         while not self.closed:
             try:
                 body = await read_body(self.reader, self.limits)

@@ -73,6 +73,10 @@ _NOTIFICATIONS = frozenset(methods.CLIENT_NOTIFICATIONS + methods.SERVER_NOTIFIC
 class OpenProgramProtocol(LanguageServerProtocol):
     """LanguageServerProtocol with pass-through message types for ``openprogram/*``."""
 
+    answered_early: tuple[Any, Any] | None = None
+    """(id, result) of an ``initialize`` answered before the server was built (``lsp.early``):
+    its answer here is not sent again."""
+
     def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """Raw types for the custom methods, lsprotocol types for the rest."""
         if method.startswith("openprogram/"):
@@ -99,6 +103,12 @@ class OpenProgramProtocol(LanguageServerProtocol):
         bytes ``json.dumps`` of the whole response would give, without parsing or dumping the
         result (the rest goes the pygls way). Stream deltas the event bridge holds go out
         first: no response, request or log overtakes text streamed before it."""
+        early = self.answered_early
+        if early is not None and type(data) in (
+                JsonRPCResponseMessage, types.ResponseErrorMessage) and data.id == early[0]:
+            self.answered_early = None
+            self._drop_early(data, *early)
+            return
         bridge = getattr(self._server, "bridge", None)
         if bridge is not None:
             bridge.flush()
@@ -126,6 +136,14 @@ class OpenProgramProtocol(LanguageServerProtocol):
         except Exception as error:
             log.exception("Error sending data")
             self._server._report_server_error(error, JsonRpcInternalError)
+
+    def _drop_early(self, data: Any, msg_id: Any, sent: Any) -> None:
+        """The server's own answer to the ``initialize`` answered early: not sent; one that
+        differs from what was sent is an error in the log (``lsp.capabilities`` prevents it)."""
+        own = json.loads(json.dumps(data, default=self._serialize_message))
+        if own.get("result") != sent:
+            log.error("initialize %s was answered early with %s; the server's answer is %s",
+                      json.dumps(msg_id), json.dumps(sent), json.dumps(own))
 
     def forget_request(self, msg_id: str) -> None:
         """Stop waiting for a response to a server request (a late answer is then ignored)."""

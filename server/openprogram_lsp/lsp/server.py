@@ -22,6 +22,8 @@ from openprogram_lsp.lsp.agent_actions import code_actions
 from openprogram_lsp.lsp.agent_actions import register as register_agent_commands
 from openprogram_lsp.lsp.blame_features import register as register_blame
 from openprogram_lsp.lsp.bridge import EventBridge
+from openprogram_lsp.lsp.capabilities import SYNC_KIND
+from openprogram_lsp.lsp.capabilities import check as check_capabilities
 from openprogram_lsp.lsp.checkpoint_warmup import CheckpointWarmup
 from openprogram_lsp.lsp.handlers import Handlers
 from openprogram_lsp.lsp.host import ServerHost
@@ -40,7 +42,7 @@ class OpenProgramServer(LanguageServer):
 
     def __init__(self, host: ServerHost, settings: Settings | None = None) -> None:
         super().__init__("openprogram-lsp", __version__, protocol_cls=OpenProgramProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=SYNC_KIND)
         self.host = host
         self.settings = settings or Settings(flag_mode=host.flag_mode)
         self.folders: list[Path] = []
@@ -292,4 +294,6 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
         warmup.stop()
         await server.stop()
 
+    fm = server.protocol.fm
+    check_capabilities(fm.features, fm.feature_options, list(fm.commands))
     return server

@@ -13,7 +13,9 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 from pygls.io_ import StdoutWriter
 
 from openprogram_lsp.lsp.connection import Connection
+from openprogram_lsp.lsp.early import EarlyStart
 from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME, Limits
+from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 
 if TYPE_CHECKING:
     from openprogram_lsp.lsp.server import OpenProgramServer
@@ -41,9 +43,12 @@ def _feed_from_thread(reader: asyncio.StreamReader, fd: int,
     threading.Thread(target=pump, name="openprogram-stdin", daemon=True).start()
 
 
-async def _stdin_reader(stdin: IO[bytes], limit: int) -> asyncio.StreamReader:
+async def _stdin_reader(stdin: IO[bytes], limit: int, read: bytes = b"") -> asyncio.StreamReader:
+    """A reader of stdin that first gives the bytes ``read`` from it before (``lsp.early``)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit, loop=loop)
+    if read:
+        reader.feed_data(read)
     try:
         mode = os.fstat(stdin.fileno()).st_mode
     except OSError:
@@ -61,14 +66,18 @@ async def _stdin_reader(stdin: IO[bytes], limit: int) -> asyncio.StreamReader:
 
 
 def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes], *,
-                max_frame: int = DEFAULT_MAX_FRAME) -> int:
-    """Serve one editor until ``exit`` or the end of stdin; returns the exit code."""
+                max_frame: int = DEFAULT_MAX_FRAME, early: EarlyStart | None = None) -> int:
+    """Serve one editor until ``exit`` or the end of stdin; returns the exit code. ``early``:
+    what was read, and answered, before the server was built (``lsp.early``)."""
     code: list[int] = []
+    early = early or EarlyStart()
 
     async def main() -> None:
         server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        if early.message is not None and isinstance(server.protocol, OpenProgramProtocol):
+            server.protocol.answered_early = (early.message["id"], early.result)
         limits = Limits(max_frame=max_frame)
-        reader = await _stdin_reader(stdin, 64 * 1024)
+        reader = await _stdin_reader(stdin, 64 * 1024, early.read)
         link = Connection(server.protocol, reader, limits=limits)
 
         def end(exit_code: int) -> None:
@@ -76,7 +85,7 @@ def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes], 
             link.close("exit")
 
         server.end_link = end
-        reason = await link.run()
+        reason = await link.run(first=early.message)
         log.info("client gone: %s", reason)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.host.stop(), 30)
