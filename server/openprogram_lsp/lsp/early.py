@@ -100,10 +100,10 @@ def initialize_answer(message: dict[str, Any]) -> bytes | None:
 
     from openprogram_lsp import __version__
     from openprogram_lsp.lsp.capabilities import COMMANDS, FEATURES, SYNC_KIND
-    from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 
-    server = LanguageServer("openprogram-lsp", __version__, protocol_cls=OpenProgramProtocol,
-                            text_document_sync_kind=SYNC_KIND)
+    # pygls' own protocol: ours differs only for openprogram/* methods and dict results
+    # (importing it would load the wire models)
+    server = LanguageServer("openprogram-lsp", __version__, text_document_sync_kind=SYNC_KIND)
     for name, options in FEATURES.items():
         server.feature(name, options)(_nothing)
     for command in COMMANDS:
