@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 
+from openprogram_lsp.core.errors import ProviderError
+from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.transcript import without_environment
+from openprogram_lsp.core.types import Message
+from openprogram_lsp.providers.images import ANTHROPIC, ImageLimits, check_images
 from tests import forkserver
 from tests.imagefiles import gif, jpeg, png
 from tests.lsp.conftest import OpClient, Starter, start  # noqa: F401  (fixture)
@@ -119,27 +123,60 @@ async def test_a_model_that_does_not_see_is_refused_before_any_call(
     assert server.received == []
 
 
-async def test_an_image_over_the_api_limit_is_refused_with_the_limit(
-        start: Starter, model_env: LoopbackServer, workspace: Path) -> None:  # noqa: F811
+async def test_an_image_over_the_api_limit_is_downscaled_and_the_user_told(
+        start: Starter, model_env: LoopbackServer, workspace: Path,  # noqa: F811
+        tmp_path: Path) -> None:
     server = model_env
-    big = png(3000, 3000, seed=1)
-    # over Anthropic's 3.75 MB (5 MB of base64) though under the 20 MB every API takes
-    big = big[:-12] + b"\x00" * (4 * 1024 * 1024) + big[-12:]
+    # over Anthropic's 3.75 MB (5 MB of base64): random pixels do not compress
+    big = png(2100, 2000, seed=1, noise=True)
+    assert len(big) > 4 * 1024 * 1024
+    server.queue(Reply(chunks=AnthropicStream(text=["Noise."]).events()))
     client = await start()
     result = await client.call("openprogram/chat", {
         "text": "look", "model": "anthropic:claude-test",
-        "context": [{"kind": "image", "uri": "clipboard:big.png",
+        "context": [{"kind": "image", "uri": "clipboard:big.png", "name": "big.png",
                      "data": base64.b64encode(big).decode()}]})
-    assert result["status"] == "error"
-    message = result["error"]["message"]
-    assert "takes images up to 3.75 MB" in message and "big.png" in message, message
-    assert server.received == []
+    assert result["status"] == "done", result
+    [note] = result["warnings"]
+    assert note.startswith("image big.png (2100x2000, ") and "was downscaled to " in note
+    [block] = [b for b in server.received[0].json["messages"][0]["content"]
+               if b["type"] == "image"]
+    sent = base64.b64decode(block["source"]["data"])
+    assert len(sent) <= 5 * 1024 * 1024 * 3 // 4 and sent.startswith(b"\x89PNG")
+    [blob] = _blobs(tmp_path / "home")  # only the downscaled picture is kept
+    assert blob.read_bytes() == sent
+    page = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
+    [record] = [c for n in page["nodes"] for c in n.get("context", [])]
+    assert record["original"] == {"width": 2100, "height": 2000, "size": len(big)}
+    assert record["size"] == len(sent) and record["width"] < 2100
+
+
+def test_request_limits_send_fitted_copies_and_refuse_only_the_count(tmp_path: Path) -> None:
+    blobs = ImageBlobs(tmp_path / "images")
+    wide = blobs.put(png(2400, 10), "wide.png")
+    small = [blobs.put(png(4, 4, seed=i)) for i in range(20)]
+    one = [Message(role="user", content="a", images=[wide])]
+    sees, out = check_images(one, provider="anthropic", model="m", sees=True, limits=ANTHROPIC)
+    assert sees and out is one  # 2400 a side is within 8000: sent as it is
+    many = [Message(role="user", content="a", images=[wide, *small])]  # 21 images
+    _, out = check_images(many, provider="anthropic", model="m", sees=True, limits=ANTHROPIC)
+    first = out[0].images[0]
+    assert (first.width, first.height) == (2000, 8) and first.original is not None
+    assert out[0].images[1:] == small  # within 2000 a side: unchanged
+    # the request's total over the API's: each image sent at its share of it
+    tight = ImageLimits(max_bytes=10**6, max_side=8000, max_count=5, max_total=wide.size)
+    pair = [Message(role="user", content="a", images=[wide, small[0]])]
+    _, out = check_images(pair, provider="openai", model="m", sees=True, limits=tight)
+    assert out[0].images[0].size <= wide.size // 2 and out[0].images[1] == small[0]
+    with pytest.raises(ProviderError, match="takes at most 5 in a request"):
+        check_images(many, provider="openai", model="m", sees=True, limits=tight)
 
 
 @pytest.mark.parametrize(("data", "why"), [
     (base64.b64encode(b"GIF8 not really").decode(), "not a PNG, JPEG, GIF or WebP"),
     ("%%%not base64", "not valid base64"),
-    (base64.b64encode(b"\x89PNG\r\n\x1a\n").decode(), "dimensions cannot be read")])
+    (base64.b64encode(b"\x89PNG\r\n\x1a\n").decode(), "dimensions cannot be read"),
+    (base64.b64encode(png(9000, 10)[:33]).decode(), "cannot be decoded")])
 async def test_bad_image_data_is_invalid_params_naming_the_field(
         start: Starter, workspace: Path, data: str, why: str) -> None:  # noqa: F811
     client = await start()

@@ -616,12 +616,22 @@ export interface ImagePart {
   size: number;
   /** What the user or the tool called it */
   name?: string;
+  /** The image as given, when it was over the models' limits and was downscaled to this one */
+  original?: ImageSize;
 }
 
 export interface ImageResult {
   mediaType: string;
   /** The image's bytes in base64 */
   data: string;
+}
+
+/** An image as it was given, before it was downscaled to fit the models' limits. */
+export interface ImageSize {
+  width: number;
+  height: number;
+  /** Bytes */
+  size: number;
 }
 
 export interface McpPromptInfo {

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from openprogram_lsp.core.images import downscaled_note
+from openprogram_lsp.core.types import ImagePart
+
 SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 
@@ -58,6 +61,15 @@ def image_parts(items: Any) -> list[dict[str, Any]]:
         return []
     return [{k: i[k] for k in IMAGE_FIELDS if k in i} for i in items
             if isinstance(i, dict) and i.get("kind") == "image" and i.get("sha256")]
+
+
+def downscaled_notes(items: Any) -> list[str]:
+    """What the user is told of each image attachment that was downscaled on the way in."""
+    if not isinstance(items, list):
+        return []
+    parts = [ImagePart.model_validate(i) for i in items if isinstance(i, dict)
+             and i.get("kind") == "image" and isinstance(i.get("original"), dict)]
+    return [n for n in map(downscaled_note, parts) if n]
 
 
 def render_item(item: dict[str, Any]) -> str:

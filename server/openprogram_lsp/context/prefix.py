@@ -28,6 +28,7 @@ from openprogram_lsp.context.render import RenderCache, reuse_or_render
 from openprogram_lsp.context.types import Segment
 from openprogram_lsp.core.chain import Mark, NodeChain
 from openprogram_lsp.core.chunked import Chunked
+from openprogram_lsp.core.images import image_rule
 from openprogram_lsp.core.types import Message, Node
 
 RangeItem = str | list[int]
@@ -60,6 +61,7 @@ class Rendered:
     dig_before_last: DigestState | None = None  # ... of all but the last segment's
     mark: Mark | None = None  # the chain's body log when its bodies were read
     stored: int = 0  # leading nodes that were the store's bodies as of ``mark``
+    rule: str = field(default_factory=image_rule.get)  # the image token rule it counted by
 
     @property
     def tokens(self) -> int:
@@ -214,7 +216,8 @@ class PrefixCache:
             old = self._items.get(sid)
         keep = 0
         if old is not None and old.start == start and old.summary is summary \
-                and old.threshold == threshold and old.nodes and len(old.nodes) <= size \
+                and old.threshold == threshold and old.rule == image_rule.get() \
+                and old.nodes and len(old.nodes) <= size \
                 and chain.id_at(start + len(old.nodes) - 1) == old.nodes.last.id:
             keep, logged = _carried(old, chain, start)
             self.by_log += logged

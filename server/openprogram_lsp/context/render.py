@@ -17,7 +17,7 @@ from openprogram_lsp.context.budget import (
     estimate_text,
 )
 from openprogram_lsp.context.types import Segment
-from openprogram_lsp.core.images import image_tokens
+from openprogram_lsp.core.images import image_rule, image_tokens
 from openprogram_lsp.core.transcript import with_environment
 from openprogram_lsp.core.types import Message, Node, ToolCallRecord
 
@@ -205,16 +205,27 @@ def reuse_or_render(seg: Segment | None, node: Node, turn: int, used: list[str],
     """``node``'s segment at ``turn``: the cached ``seg`` when it renders this very node object
     (its id goes to ``used``; placed at another turn, e.g. after a summary, it is a new segment
     in ``added``), else a fresh rendering (in ``added``)."""
-    if seg is not None and seg.node is node:
+    if seg is not None and seg.node is node and current(seg):
         if seg.turn == turn:
             used.append(node.id)
             return seg
-        seg = Segment(node, seg.messages, seg.tokens, turn)
+        seg = Segment(node, seg.messages, seg.tokens, turn, seg.rule)
     else:
         msgs, tokens = render_counted(node)
-        seg = Segment(node, msgs, tokens, turn)
+        seg = Segment(node, msgs, tokens, turn, _rule_of(msgs))
     added.append(seg)
     return seg
+
+
+def current(seg: Segment) -> bool:
+    """Whether a segment's estimate holds under this turn's image token rule (one without
+    images holds under any)."""
+    return not seg.rule or seg.rule == image_rule.get()
+
+
+def _rule_of(msgs: list[Message]) -> str:
+    """The image rule an estimate of ``msgs`` was made under ("" when they have no images)."""
+    return image_rule.get() if any(m.images for m in msgs) else ""
 
 
 class RenderCache:
@@ -234,7 +245,7 @@ class RenderCache:
     def lookup(self, node: Node) -> Segment | None:
         """The cached segment of this very node object, or None."""
         hit = self._items.get(node.id)
-        return hit if hit is not None and hit.node is node else None
+        return hit if hit is not None and hit.node is node and current(hit) else None
 
     def settle(self, added: list[Segment], used: list[str]) -> None:
         """Store new segments, mark reused ones most recent, drop the least recent over capacity."""
@@ -258,7 +269,7 @@ class RenderCache:
             self.settle([], [node.id])
             return hit.messages, hit.tokens
         msgs, tokens = render_counted(node)
-        self.settle([Segment(node, msgs, tokens, 0)], [])
+        self.settle([Segment(node, msgs, tokens, 0, _rule_of(msgs))], [])
         return msgs, tokens
 
 

@@ -59,6 +59,7 @@ class Segment:
     messages: list[Message]
     tokens: int
     turn: int  # index of the user turn; -1 for a summary (never snipped)
+    rule: str = ""  # the image token rule it was counted under (none: it has no images)
 
     @property
     def node_id(self) -> str:

@@ -93,6 +93,14 @@ class Wire(BaseModel):
         return out
 
 
+class ImageSize(Wire):
+    """An image as it was given, before it was downscaled to fit the models' limits."""
+
+    width: int
+    height: int
+    size: int = Field(description="Bytes")
+
+
 class ImagePart(Wire):
     """An image in a message: its record (the bytes stay in the session's image store)."""
 
@@ -102,6 +110,9 @@ class ImagePart(Wire):
     height: int
     size: int = Field(description="Bytes")
     name: str | None = Field(None, description="What the user or the tool called it")
+    original: ImageSize | None = Field(
+        None, description="The image as given, when it was over the models' limits and was "
+                          "downscaled to this one")
 
 
 PlanStatus = Literal["pending", "in_progress", "completed"]

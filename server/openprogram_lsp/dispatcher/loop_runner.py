@@ -15,6 +15,7 @@ from openprogram_lsp.context.instructions import load_instructions
 from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
 from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.errors import TurnCancelled
+from openprogram_lsp.core.images import image_rule, rule_for
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.events.bus import make_event
@@ -83,6 +84,8 @@ def _prepare(services: Services, *, session: SessionHandle, history: Sequence[No
     # the window the budget will use (context.window overrides the model's): a small one gets
     # the brief prompt and the tools' first sentences
     window = resolve_window(provider.context_window, services.context.config.window_override)
+    # images count by the provider's API's rule for the rest of the turn (its task's context)
+    image_rule.set(rule_for(provider.name))
     system = system_prompt(str(runner.ctx.workspace), runner.tools.names(), window,
                            editor_diagnostics(runner.ctx))
     if system_extra:

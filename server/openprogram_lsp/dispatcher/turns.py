@@ -36,6 +36,7 @@ from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.approvals.rulebook import RuleBook, with_client_rules
+from openprogram_lsp.context.attachments import downscaled_notes
 from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.environment import environment_note, last_note
 from openprogram_lsp.context.render import is_compact_command
@@ -339,6 +340,7 @@ class Dispatcher:
                  metadata={"source": req.source, "owner": current_record("turn"), **command}),
             advance_head=req.advance_head)
         turn = ActiveTurn(session, session.id, user_id, turn_id, req, control, workspace)
+        turn.warnings.extend(downscaled_notes(meta.get("context")))  # told with the result
         with self._lock:
             self._active[turn_id] = turn
         self.services.bus.emit(make_event(

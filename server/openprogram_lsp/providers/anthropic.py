@@ -369,9 +369,9 @@ class AnthropicProvider(HttpProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Messages request, cache breakpoints included."""
         thinking = self.thinking(request.max_output_tokens)
-        sees = check_images(request.messages, provider=NAME, model=self.model,
-                            sees=self.info.images, limits=ANTHROPIC_LIMITS)
-        extra, turns = encode_messages(request.messages,
+        sees, messages = check_images(request.messages, provider=NAME, model=self.model,
+                                      sees=self.info.images, limits=ANTHROPIC_LIMITS)
+        extra, turns = encode_messages(messages,
                                        self.model if thinking is not None else None, sees)
         system_text = "\n\n".join(s for s in (request.system, extra) if s.strip())
         system = [_text_block(system_text)] if system_text else []

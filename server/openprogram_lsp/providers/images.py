@@ -1,5 +1,6 @@
-"""Images in a request: each API's limits, checked before the call, and the refusal of a
-model that does not take images (the model table's ``images``), before any HTTP."""
+"""Images in a request: each API's limits, met before the call (an image over them is sent
+downscaled), and the refusal of a model that does not take images (the model table's
+``images``), before any HTTP."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from openprogram_lsp.core.errors import ProviderError
+from openprogram_lsp.core.images import ImageError, fitted
 from openprogram_lsp.core.types import ImagePart, Message
 
 OMITTED = "[image {name} not shown: this model does not take images]"
@@ -39,41 +41,45 @@ def _mb(n: int) -> str:
 
 
 def check_images(messages: Sequence[Message], *, provider: str, model: str, sees: bool,
-                 limits: ImageLimits) -> bool:
-    """Whether the request carries images (``sees`` true), else raise one clear line: the
-    newest user message has images and the model does not take them, or an image is over the
-    API's limits. Images of the earlier history are left out for a model that does not see."""
+                 limits: ImageLimits) -> tuple[bool, Sequence[Message]]:
+    """Whether the request carries images (``sees`` true) and the messages to send: an image
+    over the API's limits (pixels a side, bytes, the request's total) is sent as a downscaled
+    copy (``core.images.fitted``: stored once, the same bytes every call). One clear line is
+    raised instead when the newest user message has images and the model does not take them,
+    when the request has more images than the API takes, or when an image cannot be decoded.
+    Images of the earlier history are left out for a model that does not see."""
     parts: list[ImagePart] = [i for m in messages for i in m.images]
     if not parts:
-        return False
+        return False, messages
     if not sees:
         last = next((m for m in reversed(messages) if m.role == "user"), None)
         if last is not None and last.images:
             raise ProviderError(f"{model} does not take images (the model table says so); "
                                 "choose a model that sees, or send the message without them",
                                 provider=provider)
-        return False
-    many = limits.many and len(parts) > limits.many
-    for i in parts:
-        label = i.name or i.sha256[:12]
-        side = limits.many_side if many else limits.max_side
-        if i.size > limits.max_bytes:
-            raise ProviderError(f"image {label} is {_mb(i.size)}; {model} takes images up to "
-                                f"{_mb(limits.max_bytes)}", provider=provider)
-        if max(i.width, i.height) > side:
-            extra = f" when a request has over {limits.many} images" if many else ""
-            raise ProviderError(f"image {label} is {i.width}x{i.height} pixels; {model} takes "
-                                f"at most {side} pixels a side{extra}", provider=provider)
+        return False, messages
     if len(parts) > limits.max_count:
         raise ProviderError(f"the conversation has {len(parts)} images; {model} takes at most "
                             f"{limits.max_count} in a request (fork before the older ones)",
                             provider=provider)
-    total = sum(i.size for i in parts)
-    if total > limits.max_total:
-        raise ProviderError(f"the conversation's images add up to {_mb(total)}; {model} takes "
-                            f"at most {_mb(limits.max_total)} in a request (fork before the "
-                            "older ones)", provider=provider)
-    return True
+    side = limits.many_side if limits.many and len(parts) > limits.many else limits.max_side
+    most = limits.max_bytes
+    if sum(i.size for i in parts) > limits.max_total:  # each its share of the request
+        most = min(most, limits.max_total // len(parts))
+    if all(i.size <= most and max(i.width, i.height) <= side for i in parts):
+        return True, messages
+    out: list[Message] = []
+    for m in messages:
+        if not m.images:
+            out.append(m)
+            continue
+        try:
+            fitted_parts = [fitted(i, side, most) for i in m.images]
+        except ImageError as exc:
+            raise ProviderError(f"an image of the conversation cannot be sent: {exc.message}",
+                                provider=provider) from None
+        out.append(m.model_copy(update={"images": fitted_parts}))
+    return True, out
 
 
 def omitted(m: Message) -> str:

@@ -343,12 +343,12 @@ class OpenAIProvider(HttpProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Chat Completions request."""
         info = self.info
-        sees = check_images(request.messages, provider=NAME, model=self.model, sees=info.images,
-                            limits=OPENAI_LIMITS)
+        sees, messages = check_images(request.messages, provider=NAME, model=self.model,
+                                      sees=info.images, limits=OPENAI_LIMITS)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": encode_messages(
-                request.system, request.messages,
+                request.system, messages,
                 self.model if info.reasoning == "field" and info.send_reasoning else None,
                 sees),
             "stream": True,

@@ -34,7 +34,13 @@ from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import context_deltas, node_log, page_snapshot, state_db
+from openprogram_lsp.store import (
+    context_deltas,
+    image_refs,
+    node_log,
+    page_snapshot,
+    state_db,
+)
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import (
@@ -238,6 +244,7 @@ class SessionStore:
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
         (root / ".git" / CHECKPOINT_REFS).touch()
         (root / ".git" / RULES_FORKS).touch()
+        (root / ".git" / image_refs.REFS).touch()
         (root / ".git" / NODE_LOG).touch()
         repo.write("meta.json", json.dumps(data, separators=(",", ":")))
         with self._listing_lock:
@@ -356,6 +363,8 @@ class SessionStore:
             with self._listing_lock:
                 self._listing.forget(sid)
             shutil.rmtree(trash, ignore_errors=True)
+        # the images no session names any more (a crash before this: the next delete's)
+        image_refs.collect(self.root, self.images)
 
     # -- open / index -------------------------------------------------------------------------
 
@@ -647,6 +656,7 @@ class SessionStore:
             seq = idx.next_seq
             name = node_path(seq, node.id)
             node, payload = storable(node)
+            image_refs.note(entry.root, payload)  # before the node names them on disk
             if pending:  # its structure and body go into the meta the caller writes next
                 idx.add(node, name, seq)
                 pend = dict(idx.meta.get(PENDING) or {})
@@ -687,6 +697,8 @@ class SessionStore:
             idx = entry.index
             old = idx.get(node_id)
             node, payload = storable(old.model_copy(update=changes))
+            if "tool_calls" in changes or "metadata" in changes:
+                image_refs.note(entry.root, payload, lambda: storable(old)[1])
             name = idx.files[node_id]
             if node.status == "running" and node_id not in idx.running:
                 idx.running.add(node_id)  # said before the file: the log never misses a

@@ -113,7 +113,7 @@ def attach_images(dispatcher: Dispatcher, req: TurnRequest, files: list[Path],
                   workspace: Path) -> None:
     """``chat --image FILE``: each image stored by content and attached to the message as the
     editors attach one; CliError (one line) for a file that is not a usable image."""
-    from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageError
+    from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageError, downscaled_note
 
     entries: list[dict[str, Any]] = []
     for file in files:
@@ -127,6 +127,9 @@ def attach_images(dispatcher: Dispatcher, req: TurnRequest, files: list[Path],
             raise CliError(f"--image {file}: {exc.strerror or exc}") from None
         except ImageError as exc:
             raise CliError(f"--image {file}: {exc.message}") from None
+        note = downscaled_note(part)
+        if note:
+            sys.stderr.write(f"openprogram-lsp: {note}\n")
         real = file.resolve()
         inside = real.is_relative_to(workspace.resolve())
         entries.append({"kind": "image", "uri": real.as_uri(),

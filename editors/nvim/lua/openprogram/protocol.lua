@@ -522,10 +522,16 @@ M.event_types = {
 ---@field height integer
 ---@field size integer Bytes
 ---@field name? string What the user or the tool called it
+---@field original? openprogram.ImageSize The image as given, when it was over the models' limits and was downscaled to this one
 
 ---@class openprogram.ImageResult
 ---@field mediaType string
 ---@field data string The image's bytes in base64
+
+---@class openprogram.ImageSize An image as it was given, before it was downscaled to fit the models' limits.
+---@field width integer
+---@field height integer
+---@field size integer Bytes
 
 ---@class openprogram.McpPromptInfo
 ---@field name string

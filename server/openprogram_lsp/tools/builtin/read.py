@@ -169,7 +169,9 @@ def _binary(fd: int, kind: Binary, size: int, display: str,
                 raise ImageError(f"over {MAX_IMAGE_BYTES // (1024 * 1024)} MB")
             with os.fdopen(os.dup(fd), "rb") as fh:
                 part = images.put(fh.read(MAX_IMAGE_BYTES + 1), display.rsplit("/", 1)[-1])
-            return ToolOutput(f"{display}: {kind.describe(size)} (attached as an image)",
+            small = f"; downscaled to {part.width}x{part.height}, {part.size:,} bytes, to " \
+                "fit the models' limits" if part.original is not None else ""
+            return ToolOutput(f"{display}: {kind.describe(size)} (attached as an image{small})",
                               data={**data, "images": [part]})
         except ImageError as exc:
             why = exc.message

@@ -42,8 +42,10 @@ def _image(block: dict[str, Any], images: ImageBlobs, shown: list[ImagePart]) ->
     except ImageError:
         return None
     shown.append(part)
+    small = f", downscaled from {part.original.width}x{part.original.height}" \
+        if part.original is not None else ""
     return (f"[image {len(shown)}: {part.media_type}, {part.width}x{part.height}, "
-            f"{part.size:,} bytes, attached as an image]")
+            f"{part.size:,} bytes{small}, attached as an image]")
 
 
 def _block_text(block: dict[str, Any], attachments: list[dict[str, Any]],
