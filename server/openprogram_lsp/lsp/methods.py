@@ -1,5 +1,5 @@
-"""Every method name of the wire contract, by direction: read off ``wire.py``'s tables (nothing
-here is kept by hand but the standard LSP methods the server uses)."""
+"""Every method name of the wire contract, by direction, read off ``wire.py``'s tables (nothing
+here is kept by hand)."""
 
 from __future__ import annotations
 
@@ -20,18 +20,6 @@ SERVER_NOTIFICATIONS: tuple[str, ...] = tuple(wire.NOTIFICATIONS)
 EVENT_TYPES: tuple[str, ...] = tuple(wire.EVENT_DATA)
 """Event types clients handle (others, such as ``model.response_started``, may also arrive and
 can be ignored)."""
-
-STANDARD_USED: tuple[str, ...] = (
-    "initialize", "initialized", "shutdown", "exit", "$/cancelRequest", "$/progress",
-    "window/workDoneProgress/create", "window/workDoneProgress/cancel",
-    "window/showMessageRequest", "window/showMessage", "window/logMessage",
-    "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders",
-    "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
-    "textDocument/didClose", "workspace/applyEdit",
-    "textDocument/codeLens", "textDocument/hover", "textDocument/codeAction",
-    "workspace/executeCommand",
-)
-"""Standard LSP methods the server uses or answers."""
 
 ALL_CUSTOM: frozenset[str] = frozenset(
     CLIENT_REQUESTS + CLIENT_NOTIFICATIONS + SERVER_REQUESTS + SERVER_NOTIFICATIONS)
