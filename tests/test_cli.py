@@ -60,6 +60,21 @@ def test_failed_turn_exits_non_zero(tmp_path: Path) -> None:
     assert r.returncode == 1 and "model down" in r.stderr
 
 
+def test_the_model_is_told_the_cli_has_no_language_servers(tmp_path: Path) -> None:
+    """No editor answers diagnostics or navigation here: the system prompt says so, once."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    script, log = tmp_path / "s.json", tmp_path / "calls.jsonl"
+    script.write_text(json.dumps([{"text": "ok"}]))
+    r = run(["chat", "--workspace", str(ws), "--model", f"scripted:{script}", "hi"], home,
+            tmp_path, OPENPROGRAM_SCRIPTED_LOG=str(log))
+    assert r.returncode == 0, r.stderr
+    (call,) = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert call["system"].count("No language-server diagnostics reach you here") == 1
+    assert call["system"].count("There is no definition, references or symbol lookup") == 1
+    assert not [t for t in call["tools"] if t.startswith("lsp_")]
+
+
 def test_thoughts_go_to_stderr_and_a_cut_reply_says_so(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
