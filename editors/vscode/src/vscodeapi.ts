@@ -1,5 +1,6 @@
 /** The one module that touches the `vscode` runtime API; everything else imports from here. */
 import * as vscode from 'vscode';
+import { flattenSymbols, symbolAt } from './context/symbols';
 import { USER_ONLY_KEYS } from './settings';
 import { appliedText, applySummary } from './chat/apply';
 
@@ -356,22 +357,67 @@ export function activeSelection(): import('./context/attachments').EditorSelecti
 export async function activeDocumentSymbols(): Promise<{
   uri: string; path: string; cursor: { line: number; character: number }; symbols: unknown;
   text(range: import('./context/attachments').Range): string;
+  /** Where the word under the cursor is defined (its whole declaration), when a server says. */
+  definition?: import('./context/attachments').EditorSymbol;
 } | undefined> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) return undefined;
   const doc = editor.document;
-  let symbols: unknown = [];
-  try {
-    symbols = await vscode.commands.executeCommand('vscode.executeDocumentSymbolProvider', doc.uri);
-  } catch { /* no provider answered: no symbols */ }
   const at = editor.selection.active;
+  const [symbols, definition] = await Promise.all([documentSymbols(doc.uri), definitionAt(doc, at)]);
   return {
     uri: doc.uri.toString(),
     path: vscode.workspace.asRelativePath(doc.uri),
     cursor: { line: at.line, character: at.character },
     symbols,
+    ...(definition ? { definition } : {}),
     text: (r) => doc.getText(new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character)),
   };
+}
+
+/** A provider command's answer within `ms` (undefined: none, an error, or too late). */
+async function within<T>(ms: number, run: () => Thenable<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([Promise.resolve(run()), new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), ms); })]);
+  } catch {
+    return undefined;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+function documentSymbols(uri: vscode.Uri): Promise<unknown> {
+  return within(5000, () => vscode.commands.executeCommand<unknown>('vscode.executeDocumentSymbolProvider', uri));
+}
+
+/** Largest declaration text offered from another file. */
+const MAX_DEFINITION = 100_000;
+
+/** The declaration the word at `pos` refers to: the definition provider's first answer, widened
+ *  to the document symbol holding it when the server gave only the name's range. */
+async function definitionAt(doc: vscode.TextDocument, pos: vscode.Position): Promise<import('./context/attachments').EditorSymbol | undefined> {
+  const word = doc.getWordRangeAtPosition(pos);
+  if (!word) return undefined;
+  const found = await within(5000, () => vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[]>('vscode.executeDefinitionProvider', doc.uri, pos));
+  const first = Array.isArray(found) ? found[0] : undefined;
+  if (!first) return undefined;
+  const uri = 'targetUri' in first ? first.targetUri : first.uri;
+  let range = 'targetUri' in first ? first.targetRange : first.range;
+  if (!('targetUri' in first)) {
+    const holding = symbolAt(flattenSymbols(await documentSymbols(uri)), range.start);
+    if (holding) range = new vscode.Range(holding.range.start.line, holding.range.start.character, holding.range.end.line, holding.range.end.character);
+  }
+  let target: vscode.TextDocument;
+  try {
+    target = await vscode.workspace.openTextDocument(uri);
+  } catch {
+    return undefined;
+  }
+  const text = target.getText(range);
+  if (text.length > MAX_DEFINITION) return undefined;
+  const plain = (p: vscode.Position) => ({ line: p.line, character: p.character });
+  return { uri: uri.toString(), path: vscode.workspace.asRelativePath(uri), name: doc.getText(word), range: { start: plain(range.start), end: plain(range.end) }, text };
 }
 
 /**

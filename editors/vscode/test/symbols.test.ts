@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Attachments, storedView } from '../src/context/attachments';
-import { flattenSymbols, holds, kindName, symbolAt, symbolChoices } from '../src/context/symbols';
+import { flattenSymbols, holds, kindName, symbolAt, symbolChoices, symbolPicks } from '../src/context/symbols';
 
 const r = (a: number, b: number, c: number, d: number) => ({ start: { line: a, character: b }, end: { line: c, character: d } });
 
@@ -56,4 +56,24 @@ test('a queued symbol goes as its declaration, named, with its range and text', 
   assert.deepEqual(shown, [{ kind: 'symbol', label: 'greet · src/lib.ts:1-3', text: 'export function greet() {\n}' }]);
   // history shows it the same way (the server stores name and range)
   assert.equal(storedView({ kind: 'symbol', path: 'src/lib.ts', name: 'greet', range: r(0, 0, 2, 1), text: 'x' })?.label, 'greet · src/lib.ts:1-3');
+});
+
+test('the pick offers the definition of the word at the cursor first, then the symbols', () => {
+  const text = (range: { start: { line: number } }) => `text@${range.start.line}`;
+  const doc = { uri: 'file:///ws/src/main.ts', path: 'src/main.ts', cursor: { line: 1, character: 4 }, symbols: tree,
+    definition: { uri: 'file:///ws/src/lib.ts', path: 'src/lib.ts', name: 'greet', range: r(0, 0, 2, 1), text: 'export function greet() {}' } };
+  const picks = symbolPicks(doc, text);
+  assert.deepEqual(picks.map((p) => p.label), ['$(go-to-file) greet', '$(symbol-method) greet', '$(symbol-class) Greeter',
+    '$(symbol-constant) text', '$(symbol-property) name', '$(symbol-function) main']);
+  assert.equal(picks[0].description, 'definition of the word at the cursor · src/lib.ts:1-3');
+  assert.deepEqual(picks[0].target, doc.definition);
+  assert.equal(picks[1].description, 'at the cursor · method, lines 2-4 · in Greeter');
+  assert.deepEqual(picks[1].target, { uri: doc.uri, path: 'src/main.ts', name: 'greet', range: r(1, 2, 3, 3), text: 'text@1' });
+  // the definition is the symbol holding the cursor (on its own declaration): offered once
+  const own = symbolPicks({ ...doc, definition: { ...doc.definition, uri: doc.uri, path: doc.path, range: r(1, 2, 3, 3) } }, text);
+  assert.equal(own.length, 5);
+  assert.equal(own[0].label, '$(symbol-method) greet');
+  // no symbols in the document, but a definition elsewhere; neither: nothing to pick
+  assert.deepEqual(symbolPicks({ ...doc, symbols: [] }, text).map((p) => p.label), ['$(go-to-file) greet']);
+  assert.deepEqual(symbolPicks({ ...doc, symbols: null, definition: undefined }, text), []);
 });

@@ -21,8 +21,7 @@ import type { HostMessage, PageMessage } from '../webview/messages';
 import { cardKey, initialState, pendingApprovals, reduce, withdrawnReason, type ChatState, type PanelSettings } from '../webview/state';
 import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
-import { flattenSymbols, kindName, symbolChoices } from '../context/symbols';
-import { lines } from '../context/attachments';
+import { symbolPicks } from '../context/symbols';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
@@ -471,25 +470,19 @@ export class ChatController {
   }
 
   /**
-   * Pick a symbol of the active editor's document, the one under the cursor offered first (its
-   * language server gives them and their ranges), and queue its declaration for the next
-   * message; the label queued, nothing when the pick was dismissed, or why none could be.
+   * Pick a symbol, the declaration of the word under the cursor (in whatever file) and the
+   * symbol holding the cursor offered first, the active document's others after (its language
+   * server gives them and their ranges), and queue its declaration for the next message; the
+   * label queued, nothing when the pick was dismissed, or why none could be.
    */
   async addSymbol(): Promise<{ label?: string; reason?: string }> {
     const doc = await api.activeDocumentSymbols();
     if (!doc) return { reason: 'open a file first: its language server gives the symbols to attach.' };
-    const choices = symbolChoices(flattenSymbols(doc.symbols), doc.cursor);
-    if (choices.length === 0) return { reason: `no language server gives symbols for ${doc.path}.` };
-    const items = choices.map((c) => ({
-      label: `$(symbol-${kindName(c.symbol.kind).replace(/ /g, '-')}) ${c.symbol.name}`,
-      description: [c.atCursor ? 'at the cursor' : '', `${kindName(c.symbol.kind)}, lines ${lines(c.symbol.range)}`,
-        c.symbol.container ? `in ${c.symbol.container}` : ''].filter(Boolean).join(' · '),
-      choice: c.symbol,
-    }));
-    const picked = await api.showQuickPick(items, { placeHolder: `Attach a symbol of ${doc.path} to the next message`, matchOnDescription: true });
+    const items = symbolPicks(doc, doc.text);
+    if (items.length === 0) return { reason: `no language server gives symbols for ${doc.path}.` };
+    const picked = await api.showQuickPick(items, { placeHolder: `Attach a symbol to the next message`, matchOnDescription: true });
     if (!picked) return {};
-    const s = picked.choice;
-    const label = this.attachments.addSymbol({ uri: doc.uri, path: doc.path, name: s.name, range: s.range, text: doc.text(s.range) });
+    const label = this.attachments.addSymbol(picked.target);
     this.postChips();
     return { label };
   }

@@ -1,10 +1,11 @@
 /**
  * A symbol of the active document as an attachment: the document's language server gives the
  * symbols (`vscode.executeDocumentSymbolProvider`: `DocumentSymbol`s with children, or flat
- * `SymbolInformation`s); the one under the cursor (the innermost whose range holds it) is
- * offered first, the others can be picked. Pure logic: the `vscode` side is in vscodeapi.ts.
+ * `SymbolInformation`s); the declaration of the word under the cursor (the definition provider's
+ * answer, in whatever file) is offered first, then the symbol holding the cursor (the innermost
+ * whose range holds it), then the others. Pure logic: the `vscode` side is in vscodeapi.ts.
  */
-import type { Position, Range } from './attachments';
+import { lines, type EditorSymbol, type Position, type Range } from './attachments';
 
 /** One symbol of a document, flattened (its container named). */
 export interface DocSymbol {
@@ -85,4 +86,40 @@ export function symbolAt(symbols: DocSymbol[], p: Position): DocSymbol | undefin
 export function symbolChoices(symbols: DocSymbol[], cursor: Position | undefined): { symbol: DocSymbol; atCursor: boolean }[] {
   const at = cursor ? symbolAt(symbols, cursor) : undefined;
   return [...(at ? [{ symbol: at, atCursor: true }] : []), ...symbols.filter((s) => s !== at).map((symbol) => ({ symbol, atCursor: false }))];
+}
+
+/** One row of the symbol pick and what it attaches. */
+export interface SymbolPick {
+  label: string;
+  description: string;
+  target: EditorSymbol;
+}
+
+const same = (a: Range, b: Range): boolean =>
+  a.start.line === b.start.line && a.start.character === b.start.character && a.end.line === b.end.line && a.end.character === b.end.character;
+
+const icon = (kind: number): string => `$(symbol-${kindName(kind).replace(/ /g, '-')})`;
+
+/**
+ * The rows of the pick for a document (`text` reads a range of it): the definition of the word
+ * under the cursor first (unless it is the very symbol holding the cursor), then the symbols.
+ */
+export function symbolPicks(doc: { uri: string; path: string; cursor: Position; symbols: unknown; definition?: EditorSymbol },
+  text: (range: Range) => string): SymbolPick[] {
+  const choices = symbolChoices(flattenSymbols(doc.symbols), doc.cursor);
+  const out: SymbolPick[] = [];
+  const def = doc.definition;
+  const holding = choices[0]?.atCursor ? choices[0].symbol : undefined;
+  if (def && !(def.uri === doc.uri && holding && same(def.range, holding.range))) {
+    out.push({ label: `$(go-to-file) ${def.name}`, description: `definition of the word at the cursor · ${def.path}:${lines(def.range)}`, target: def });
+  }
+  for (const c of choices) {
+    out.push({
+      label: `${icon(c.symbol.kind)} ${c.symbol.name}`,
+      description: [c.atCursor ? 'at the cursor' : '', `${kindName(c.symbol.kind)}, lines ${lines(c.symbol.range)}`,
+        c.symbol.container ? `in ${c.symbol.container}` : ''].filter(Boolean).join(' · '),
+      target: { uri: doc.uri, path: doc.path, name: c.symbol.name, range: c.symbol.range, text: text(c.symbol.range) },
+    });
+  }
+  return out;
 }

@@ -1,7 +1,8 @@
 // The language-features part of the end-to-end run, in run.mjs's workbench after the context
 // part (its server of its own): VS Code's built-in TypeScript server answers, nothing mocked.
-// A two-file TypeScript project; with the cursor in `greet` the panel's Symbol… button attaches
-// that declaration (the server's range, the editor's text); the message's turn asks
+// A two-file TypeScript project; with the cursor on a call of `greet` the panel's Symbol… button
+// offers its declaration in the other file first (the definition provider's range), and a
+// symbol of the file picked by name goes too (the editor's text); the message's turn asks
 // `lsp_definition` and `lsp_references` (openprogram/navigate: the extension runs the
 // vscode.execute*Provider commands) and edits a call so it no longer type-checks
 // (openprogram/diagnostics: languages.getDiagnostics once they settle): the edit's result tells
@@ -51,12 +52,13 @@ export async function languageFeatures({ page, ws, work, modelLog, begin, shot }
   await openFile(page, 'src/main.ts', 'main.ts', T);
   await page.locator('.squiggly-error').first().waitFor({ timeout: T });
 
-  begin('the cursor in greet; Symbol… offers it first; picked, it is a chip');
-  await openFile(page, 'src/lib.ts', 'lib.ts', T);
+  begin("the cursor on greet's call; Symbol… offers its definition in lib.ts first; picked, it is a chip");
   const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
   await editor.click();
   await page.keyboard.press('Control+Home');
-  await page.keyboard.press('ArrowDown'); // line 2, inside greet's body
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Home');
+  for (let i = 0; i < 14; i++) await page.keyboard.press('ArrowRight'); // console.log(gr|eet(
   frame = await chatFrame(page);
   await frame.locator('#input').click();
   await page.keyboard.press('Control+Alt+N'); // a new session: this part's turns only
@@ -68,13 +70,20 @@ export async function languageFeatures({ page, ws, work, modelLog, begin, shot }
   const first = page.locator('.quick-input-list .monaco-list-row').first();
   await first.waitFor({ timeout: T });
   const offered = (await first.getAttribute('aria-label')) ?? '';
-  if (!/greet/.test(offered) || !/at the cursor/.test(offered)) throw new Error(`the first symbol offered is not greet at the cursor: ${offered}`);
+  if (!/greet/.test(offered) || !/definition of the word at the cursor · src\/lib\.ts:1-3/.test(offered)) throw new Error(`the first symbol offered is not greet's definition: ${offered}`);
   await page.keyboard.press('Enter');
   await frame.locator('.chip-attachment.kind-symbol', { hasText: 'greet · src/lib.ts:1-3' }).waitFor({ timeout: T });
+
+  begin("a symbol of the file picked by name: count's declaration is a chip too");
+  await frame.locator('#attach-symbol').click();
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: T });
+  await page.keyboard.type('count');
+  await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: 'count' }).waitFor({ timeout: T });
+  await page.keyboard.press('Enter');
+  await frame.locator('.chip-attachment.kind-symbol', { hasText: 'count · src/main.ts:3' }).waitFor({ timeout: T });
   await shot('language-01-symbol');
 
-  begin('send: the model gets the declaration; lsp_definition and lsp_references answer across the files');
-  await openFile(page, 'src/main.ts', 'main.ts', T);
+  begin('send: the model gets the declarations; lsp_definition and lsp_references answer across the files');
   const input = frame.locator('#input');
   await input.click();
   await input.pressSequentially('Where is greet used? Then pass it a number.');
@@ -88,6 +97,7 @@ export async function languageFeatures({ page, ws, work, modelLog, begin, shot }
   if (!asked.includes('<symbol path="src/lib.ts" lines="1-3" name="greet">\nexport function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n</symbol>')) {
     throw new Error(`the model did not get the symbol:\n${asked}`);
   }
+  if (!/<symbol path="src\/main\.ts" lines="3" name="count">\n[^<]*count: number = 'three'/.test(asked)) throw new Error(`the model did not get count:\n${asked}`);
   const tools = calls[2].messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
   const [definition, references, edit] = tools.slice(-3);
   if (!/^src\/lib\.ts:1:17: export function greet/m.test(definition ?? '')) throw new Error(`lsp_definition answered:\n${definition}`);
