@@ -16,8 +16,19 @@ from tests.lsp.tcp_helpers import Client, start_tcp_server, stop_tcp_server
 
 pytestmark = [pytest.mark.timeout(180)]
 
+DELTAS = frozenset({"text.delta", "thought.delta", "tool.output"})
 
-async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
+
+def _squash(types: list[str]) -> list[str]:
+    """Event types with runs of one stream delta type as one (a replay joins them)."""
+    out: list[str] = []
+    for t in types:
+        if not (out and t in DELTAS and out[-1] == t):
+            out.append(t)
+    return out
+
+
+async def test_neovim_joins_another_editors_turn_midway_and_shows_its_approval_read_only(
         tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -25,41 +36,51 @@ async def test_neovim_shows_another_editors_turn_and_its_approval_read_only(
     server = await start_tcp_server(home)
     driver = await Client.connect(server.port)
     asked: list[Any] = []
+    waiting = asyncio.Event()
 
     async def approve(method: str, params: Any) -> Any:
         asked.append(method)
         if method == "openprogram/askQuestion":
             return {"answer": "yes, ship it"}
+        waiting.set()
+        for _ in range(3000):  # the turn waits here until Neovim joined it (bounded: 30 s)
+            if ready.exists():
+                break
+            await asyncio.sleep(0.01)
         return {"outcome": "selected", "optionId": "allow_once"}
 
     driver.on_request = approve
     try:
         assert "result" in await driver.initialize(server.token, ws)
         sid = (await driver.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+        # the other editor's turn streams and waits for its approval; then Neovim joins
+        running = asyncio.ensure_future(driver.call(
+            "openprogram/chat", {"text": "write notes.md\nfrom afar", "sessionId": sid},
+            timeout=120))
+        await asyncio.wait_for(waiting.wait(), 30)
         nvim = asyncio.ensure_future(asyncio.to_thread(
             runner.run_scenario, "watch_tcp", ws, model="offline", home=home,
             extra_env={"OP_CONNECT": str(server.port), "OP_SESSION": sid,
                        "OP_READY": str(ready), "OP_TURNS": "2"}))
-        for _ in range(3000):  # Neovim subscribed (bounded: 30 s)
-            if ready.exists() or nvim.done():
-                break
-            await asyncio.sleep(0.01)
-        assert ready.exists(), "Neovim did not subscribe"
-        turn = await driver.call("openprogram/chat", {"text": "write notes.md\nfrom afar",
-                                                      "sessionId": sid})
+        turn = await running
         assert turn["status"] == "done" and asked == ["openprogram/requestPermission"]
+        assert ready.exists(), "Neovim did not subscribe"
         question = await driver.call("openprogram/chat", {"text": "ask Deploy now?",
                                                           "sessionId": sid})
         assert question["status"] == "done" and asked[-1] == "openprogram/askQuestion"
         out = await asyncio.wait_for(nvim, 150)
         tid = turn["assistantNodeId"]
-        in_driver = [e["type"] for e in driver.events if e.get("turnId") == tid]
-        in_nvim = [e["type"] for e in out["seen"] if e.get("turn") == tid]
-        # every event of the turn, in order; plus the read-only card only the watcher gets
+        in_driver = _squash([e["type"] for e in driver.events if e.get("turnId") == tid])
+        in_driver = in_driver[in_driver.index("turn.started"):]  # a replay starts there
+        in_nvim = _squash([e["type"] for e in out["seen"] if e.get("turn") == tid])
+        # every event of the turn, in order (what streamed before Neovim joined replayed, its
+        # text pieces joined); plus the read-only card only the watcher gets
         assert [t for t in in_nvim if t != "permission.requested"] == in_driver
         assert in_nvim.index("permission.requested") < in_nvim.index("permission.resolved")
-        streaming = "\n".join(out["streaming"])
+        streaming = "\n".join(out["streaming"])  # as the approval waited: the turn so far
         assert "## You · in another editor" in streaming and "write notes.md" in streaming
+        assert streaming.count("write notes.md") == 1  # not also from the history
+        assert out["replayed"] > 0
         notes = out["panel_notes"]
         card = "approval asked in another editor (read-only here): Write notes.md"
         assert any(n.startswith(card) for n in notes), notes

@@ -321,3 +321,59 @@ async def test_a_token_file_fixes_the_token(tmp_path: Path, workspace: Path) -> 
         await c.close()
     finally:
         await stop_tcp_server(server)
+
+
+async def test_a_late_subscriber_gets_the_running_turn_so_far_then_the_rest_live(
+        tcp: TcpServer, workspace: Path, opened: list[Client]) -> None:
+    asked, gate = asyncio.Event(), asyncio.Event()
+
+    async def approve(method: str, params: Any) -> Any:
+        if method == "openprogram/requestPermission":
+            asked.set()
+            await gate.wait()  # the turn waits here while the others subscribe
+            return {"outcome": "selected", "optionId": "allow_once"}
+        return None
+
+    driver = await _client(tcp, opened, workspace)
+    driver.on_request = approve
+    sid = (await driver.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+    turn = asyncio.ensure_future(driver.call(
+        "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
+    await asyncio.wait_for(asked.wait(), 30)
+    late = await _client(tcp, opened, workspace)
+    plain = await _client(tcp, opened, workspace)
+    sub = await late.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
+    assert (await plain.call("openprogram/subscribe", {"sessionId": sid}))["runningTurnId"] \
+        == sub["runningTurnId"]
+    gate.set()
+    result = await turn
+    assert result["status"] == "done"
+    tid = result["assistantNodeId"]
+    await late.wait_event("turn.finished", lambda e: e["turnId"] == tid)
+    await plain.wait_event("turn.finished", lambda e: e["turnId"] == tid)
+    mine = [e for e in late.events if e.get("turnId") == tid]
+    replayed = [e for e in mine if e.get("replayed")]
+    live = [e for e in mine if not e.get("replayed")]
+    assert mine == replayed + live  # the replay first, then only live events
+    assert [e["type"] for e in replayed][:1] == ["turn.started"]
+    assert replayed[0]["data"]["text"] == "write notes.txt\nhi there"
+    assert "tool.started" in [e["type"] for e in replayed]
+    [card] = [e for e in replayed if e["type"] == "permission.requested"]
+    assert card["data"]["readOnly"] is True
+    assert [e["type"] for e in live][-1] == "turn.finished"
+    assert "permission.resolved" in [e["type"] for e in live]
+    # nothing twice, nothing missing: the same calls and the same text as the driver saw
+    theirs = [e for e in driver.events if e.get("turnId") == tid]
+
+    def text(events: list[dict[str, Any]]) -> str:
+        return "".join(e["data"]["text"] for e in events if e["type"] == "text.delta")
+
+    def calls(events: list[dict[str, Any]], kind: str) -> list[str]:
+        return [e["data"]["toolCallId"] for e in events if e["type"] == kind]
+
+    assert text(mine) == text(theirs) != ""
+    for kind in ("tool.started", "tool.finished"):
+        assert calls(mine, kind) == calls(theirs, kind) != []
+    # an editor that did not ask for the replay gets only what came after it subscribed
+    assert not [e for e in plain.events if e.get("replayed")]
+    assert "turn.started" not in [e["type"] for e in plain.events if e.get("turnId") == tid]

@@ -476,6 +476,10 @@ export interface EventNotification {
   sessionId: string | null;
   turnId?: string;
   data: Record<string, unknown>;
+  /** Sent by openprogram/subscribe with replay: what the running turn streamed before this editor subscribed */
+  replayed?: boolean;
+  /** On a replayed turn.started: the turn streamed more than is kept; its deltas are cut */
+  replayTruncated?: boolean;
 }
 
 export interface FileChange {
@@ -1065,6 +1069,13 @@ export interface SubagentData {
   error?: string | null;
 }
 
+/** `openprogram/subscribe`: receive the events of a session (whoever drives it). */
+export interface SubscribeParams {
+  sessionId: string;
+  /** First send this editor what the session's running turn streamed so far (events marked replayed, before any later event) */
+  replay?: boolean;
+}
+
 /** `openprogram/subscribe`: where the session is now (a turn may be running). */
 export interface SubscribeResult {
   sessionId: string;
@@ -1221,7 +1232,7 @@ export interface RequestTypes {
   'openprogram/mcp': { params: EmptyParams; result: McpResult };
   'openprogram/mcpRestart': { params: McpRestartParams; result: McpRestartResult };
   'openprogram/mcpRevokeTrust': { params: McpRevokeTrustParams; result: McpRevokeTrustResult };
-  'openprogram/subscribe': { params: SessionParams; result: SubscribeResult };
+  'openprogram/subscribe': { params: SubscribeParams; result: SubscribeResult };
   'openprogram/unsubscribe': { params: SessionParams; result: AcceptedResult };
   'openprogram/rules': { params: RulesParams; result: RulesResult };
   'openprogram/revokeRule': { params: RevokeRuleParams; result: RevokeRuleResult };

@@ -30,6 +30,7 @@ from openprogram_lsp.lsp.code_handlers import CodeHandlers
 from openprogram_lsp.lsp.context_handlers import ContextHandlers
 from openprogram_lsp.lsp.documents import DocumentBuffers, RestoreBuffers
 from openprogram_lsp.lsp.history_result import history_result
+from openprogram_lsp.lsp.host import frame
 from openprogram_lsp.lsp.mcp_handlers import McpHandlers
 from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.protocol import RawResult
@@ -270,9 +271,12 @@ class Handlers:
         return w.TrustResult(id=p.id, trust=state).wire()
 
     @handles("openprogram/subscribe")
-    async def subscribe(self, p: w.SessionParams) -> dict[str, Any]:
+    async def subscribe(self, p: w.SubscribeParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
         self.server.subscriptions.add(sid)
+        if p.replay:  # in the same step: every later event reaches this editor after these
+            for payload in self.server.host.replay.of_session(sid):
+                self.server.send_raw(frame(w.EVENT, payload))
         running = self.dispatcher.user_turn(sid)
         return w.SubscribeResult(session_id=sid,
                                  head_id=self.dispatcher.services.store.head(sid),

@@ -30,6 +30,7 @@ from openprogram_lsp.lsp.dumps import notification
 from openprogram_lsp.lsp.language import EditorLanguageServers
 from openprogram_lsp.lsp.logs import WindowLogHandler
 from openprogram_lsp.lsp.page_keeper import PageKeeper
+from openprogram_lsp.lsp.turn_replay import TurnReplay
 from openprogram_lsp.lsp.turns import TurnRunner
 from openprogram_lsp.lsp.wire import EVENT
 from openprogram_lsp.store.watcher import WorkspaceWatcher
@@ -74,6 +75,7 @@ class ServerHost:
         self.buffers = services.buffers = DocumentBuffers(self)
         services.language = EditorLanguageServers(self)
         self.file_lists: dict[Path, FileList] = {}
+        self.replay = TurnReplay()  # what running turns streamed, for late subscribers
 
     # -- connections ------------------------------------------------------------------------
 
@@ -140,6 +142,7 @@ class ServerHost:
         sid = event.session_id
         if event.type == "subagent.started":
             self._follow_child(sid, payload.get("data") or {})
+        self.replay.record(sid, event.turn_id, event.type, payload)
         data = frame(EVENT, payload)
         sent = 0
         for server in list(self.connections):

@@ -153,6 +153,13 @@ class SessionParams(Params):
     session_id: str = Field(min_length=1, max_length=200)
 
 
+class SubscribeParams(SessionParams):
+    """``openprogram/subscribe``: receive the events of a session (whoever drives it)."""
+
+    replay: bool = Field(False, description="First send this editor what the session's running "
+                         "turn streamed so far (events marked replayed, before any later event)")
+
+
 class SteerParams(Params):
     """``openprogram/steer``: interject into the running turn."""
 
@@ -877,6 +884,10 @@ class EventNotification(Result):
     session_id: str | None
     turn_id: str | None = None
     data: dict[str, Any]
+    replayed: bool | None = Field(None, description="Sent by openprogram/subscribe with replay: "
+                                  "what the running turn streamed before this editor subscribed")
+    replay_truncated: bool | None = Field(None, description="On a replayed turn.started: the "
+                                          "turn streamed more than is kept; its deltas are cut")
 
 
 # -- event payloads (``data``), for the schema and the docs --------------------------------------
@@ -1103,7 +1114,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "openprogram/mcp": (EmptyParams, McpResult),
     "openprogram/mcpRestart": (McpRestartParams, McpRestartResult),
     "openprogram/mcpRevokeTrust": (McpRevokeTrustParams, McpRevokeTrustResult),
-    "openprogram/subscribe": (SessionParams, SubscribeResult),
+    "openprogram/subscribe": (SubscribeParams, SubscribeResult),
     "openprogram/unsubscribe": (SessionParams, AcceptedResult),
     "openprogram/rules": (RulesParams, RulesResult),
     "openprogram/revokeRule": (RevokeRuleParams, RevokeRuleResult),

@@ -556,6 +556,9 @@ function M.on_event(params, ctx)
   if type(params) ~= 'table' then
     return
   end
+  if require('openprogram.watch').hold(params) then
+    return -- a session being joined: drawn once its history is on screen
+  end
   local ok, err = pcall(draw_event, params)
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'OpenProgramEvent', modeline = false, data = params })
   if not ok then

@@ -36,6 +36,7 @@ M.ns = ns
 ---@field head_id? string the last message of the branch on screen
 ---@field stream_gen integer counts streams begun (a redraw asked for before one began is dropped)
 ---@field turn_id? string the running turn the panel streams (from its turn.started)
+---@field hidden? table<string, boolean> node ids the next history render leaves out (a turn replayed)
 ---@field turn_session? string the session the running turn was sent on
 ---@field request? {client: vim.lsp.Client, id: integer}
 ---@field nodes openprogram.PanelNode[] header lines of the last render
@@ -552,6 +553,13 @@ M.OLDER_LINE = '> _Older messages: move to this line to load them_'
 ---@param nodes table[] Node list from openprogram/history (the pages loaded so far)
 ---@param has_more? boolean Older nodes remain on the server
 function M.render(nodes, has_more)
+  local hidden = S.hidden -- the nodes of a turn being replayed (watch.lua), once
+  S.hidden = nil
+  if hidden then
+    nodes = vim.tbl_filter(function(n)
+      return not hidden[n.id]
+    end, nodes)
+  end
   local lines, index = require('openprogram.render').history(nodes)
   S.loaded, S.has_more = nodes, has_more and #nodes > 0 or false
   if #lines == 0 then

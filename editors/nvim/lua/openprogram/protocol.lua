@@ -117,7 +117,7 @@ M.request_types = {
   ['openprogram/mcp'] = { params = 'openprogram.EmptyParams', result = 'openprogram.McpResult' },
   ['openprogram/mcpRestart'] = { params = 'openprogram.McpRestartParams', result = 'openprogram.McpRestartResult' },
   ['openprogram/mcpRevokeTrust'] = { params = 'openprogram.McpRevokeTrustParams', result = 'openprogram.McpRevokeTrustResult' },
-  ['openprogram/subscribe'] = { params = 'openprogram.SessionParams', result = 'openprogram.SubscribeResult' },
+  ['openprogram/subscribe'] = { params = 'openprogram.SubscribeParams', result = 'openprogram.SubscribeResult' },
   ['openprogram/unsubscribe'] = { params = 'openprogram.SessionParams', result = 'openprogram.AcceptedResult' },
   ['openprogram/rules'] = { params = 'openprogram.RulesParams', result = 'openprogram.RulesResult' },
   ['openprogram/revokeRule'] = { params = 'openprogram.RevokeRuleParams', result = 'openprogram.RevokeRuleResult' },
@@ -426,6 +426,8 @@ M.event_types = {
 ---@field sessionId string|vim.NIL
 ---@field turnId? string
 ---@field data table<string, any>
+---@field replayed? boolean Sent by openprogram/subscribe with replay: what the running turn streamed before this editor subscribed
+---@field replayTruncated? boolean On a replayed turn.started: the turn streamed more than is kept; its deltas are cut
 
 ---@class openprogram.FileChange
 ---@field path string Workspace-relative, '/'-separated
@@ -825,6 +827,10 @@ M.event_types = {
 ---@field headId? string|vim.NIL subagent.ended: the child's branch tip
 ---@field checkpointId? string|vim.NIL
 ---@field error? string|vim.NIL
+
+---@class openprogram.SubscribeParams `openprogram/subscribe`: receive the events of a session (whoever drives it).
+---@field sessionId string
+---@field replay? boolean First send this editor what the session's running turn streamed so far (events marked replayed, before any later event)
 
 ---@class openprogram.SubscribeResult `openprogram/subscribe`: where the session is now (a turn may be running).
 ---@field sessionId string

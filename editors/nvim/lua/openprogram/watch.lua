@@ -1,9 +1,10 @@
 --[[
 Watching a live session another editor drives (`serve --tcp`, several editors on one server).
 
-`:OpenProgramWatch [session]` subscribes (`openprogram/subscribe`) and shows the session in the
-panel; a turn that is running streams into it, and turns another editor starts later stream
-too. Approvals of those turns belong to the editor that started them: here they show as
+`:OpenProgramWatch [session]` subscribes (`openprogram/subscribe` with `replay`) and shows the
+session in the panel; a turn that is running shows what it streamed so far (the server replays
+it) and streams on, and turns another editor starts later stream too. Events of the session
+that arrive before its history is drawn are held (`hold`) and drawn after it, in order. Approvals of those turns belong to the editor that started them: here they show as
 read-only notes (`permission.requested` with `readOnly`) followed by their outcome
 (`permission.resolved`). Every session the panel shows is subscribed to, so another editor's
 turns in it are seen.
@@ -77,18 +78,68 @@ function M.follow(sid, done)
   end)
 end
 
+--- The session being joined and its events held until its history is drawn.
+---@type {sid: string, events: table[]}?
+M.pending = nil
+
+--- Hold an event of the session being joined (true: held; `chat.on_event` draws it later).
+---@param params table
+---@return boolean
+function M.hold(params)
+  if M.pending and params.sessionId == M.pending.sid then
+    table.insert(M.pending.events, params)
+    return true
+  end
+  return false
+end
+
+--- Draw what was held for the session being joined, in order (replayed, then live).
+local function release()
+  local held = M.pending and M.pending.events or {}
+  M.pending = nil
+  local chat = require('openprogram.chat')
+  for _, params in ipairs(held) do
+    chat.on_event(params)
+  end
+end
+
 ---@param sid string
 ---@param title? string
 local function watch_session(sid, title)
-  M.follow(sid, function(result)
-    if not result then
+  if not client.find() then
+    vim.notify('openprogram: cannot watch session ' .. sid, vim.log.levels.ERROR)
+    return
+  end
+  M.pending = { sid = sid, events = {} }
+  client.request(protocol.methods.SUBSCRIBE, { sessionId = sid, replay = true }, function(err, result)
+    if err or not result then
+      M.pending = nil
       vim.notify('openprogram: cannot watch session ' .. sid, vim.log.levels.ERROR)
       return
     end
+    local running = result.runningTurnId
+    -- the running turn's nodes come from the replay, not the history (no line twice)
+    for _, params in ipairs(M.pending and M.pending.events or {}) do
+      local data = type(params.data) == 'table' and params.data or {}
+      if params.replayed and params.type == ev.TURN_STARTED and params.turnId == running then
+        S.hidden = { [running] = true }
+        if type(data.userNodeId) == 'string' then
+          S.hidden[data.userNodeId] = true
+        end
+      end
+    end
     panel.open(false)
     panel.set_session(sid, title, function()
-      local running = result.runningTurnId
-      if type(running) == 'string' and not S.busy and sid == S.session_id then
+      for _, params in ipairs(M.pending and M.pending.events or {}) do
+        local data = type(params.data) == 'table' and params.data or {}
+        if params.replayed and params.type == ev.TURN_STARTED and params.turnId == running then
+          -- the head the turn continues, as the history would have it without the turn
+          S.head_id = data.predecessor ~= vim.NIL and data.predecessor or S.head_id
+        end
+      end
+      release()
+      if type(running) == 'string' and not S.busy and not S.turn_id and sid == S.session_id then
+        -- no replay (an older server): stream the rest of the turn from here
         S.turn_id, S.watching, S.turn_session = running, true, sid
         panel.note('watching the turn another editor is running')
         panel.update_winbar()

@@ -1,6 +1,6 @@
--- Watch a session another editor drives on a shared `serve --tcp`: subscribe with
--- :OpenProgramWatch, then record the panel while the other editor's turn streams, its
--- approval shows here read-only and its outcome follows.
+-- Watch a session another editor drives on a shared `serve --tcp`: join its running turn with
+-- :OpenProgramWatch (what it streamed so far is replayed), then record the panel while the
+-- turn goes on, its approval shows here read-only and its outcome follows.
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
@@ -18,6 +18,9 @@ H.run(function()
     pattern = 'OpenProgramEvent',
     callback = function(a)
       table.insert(seen, { type = a.data.type, turn = a.data.turnId })
+      if a.data.replayed then
+        H.out.replayed = (H.out.replayed or 0) + 1
+      end
       if a.data.type == 'permission.requested' then
         H.out.streaming = H.panel_lines() -- the other editor's turn as it streams in
       end
