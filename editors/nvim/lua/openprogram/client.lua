@@ -248,6 +248,8 @@ function M.ensure()
       .. '(see :checkhealth openprogram)'):format(cfg.cmd[1]), vim.log.levels.ERROR)
     return nil
   end
+  -- what the user's servers publish from now on: openprogram/diagnostics answers by it
+  require('openprogram.diagnostics').track()
   local on_exit = cfg.on_exit
   cfg.on_exit = function(code, signal, client_id)
     vim.schedule(function()
