@@ -9,8 +9,9 @@ its tool and summary nodes, its ContextCommit, the end of the turn and its one c
 
 The handle is the boundary between the dispatcher and the store's internals (the index, the
 node log, the meta slots, the journal): what lies beneath may change without the turn's code
-changing. While the handle is open no other process appends to the session, starts a turn in
-it or recovers it (they need the lock this handle holds).
+changing. While the handle is open no other process writes the session (every write needs
+the lock this handle holds), so the store checks the session's stamp once, at open, and once
+more at close, not at each of the turn's reads and writes (``SessionStore.hold_session``).
 """
 
 from __future__ import annotations

@@ -92,6 +92,7 @@ class _Open:
     recovering: bool = False
     commit_lock: OwnedLock | None = None  # its ``.git/openprogram-commit.lock``, once looked up
     lists: context_deltas.Lists | None = None  # the last ContextCommit's lists written here
+    pinned: bool = False  # held by this process (``hold_session``): its stamp is not re-read
 
 
 def _running(idx: SessionIndex) -> tuple[list[Node], list[object]]:
@@ -169,6 +170,11 @@ def _note_rules_fork(root: Path, node: Node) -> None:
         os.close(fd)
 
 
+_PINNED: dict[Path, tuple[SessionStore, _Open]] = {}
+"""Pinned sessions of every store of this process, by directory: a write through another
+store unpins one (the pinning store then re-checks its stamp as usual)."""
+
+
 def _dead_entries(meta: dict[str, Any]) -> bool:
     return any(not record_alive(o) for o in (meta.get("running") or {}).values())
 
@@ -198,6 +204,8 @@ class SessionStore:
         self._fp_paths: dict[Path, tuple[str, str, str]] = {}
         self._dirs: dict[str, Path] = {}  # valid session ids and their directories
         self._turn_locks: dict[str, OwnedLock] = {}
+        # sessions whose cross-process lock this process holds, pinned (``hold_session``)
+        self._held: dict[str, _Open] = {}
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -395,6 +403,9 @@ class SessionStore:
             raise NotFound(f"unknown session id {root.name!r}") from None
 
     def _get(self, sid: str) -> _Open:
+        held = self._held.get(sid)
+        if held is not None and held.pinned:  # no other process writes it: nothing to check
+            return held
         root = self.session_dir(sid)
         with self._lock:
             entry = self._open.get(sid)
@@ -483,13 +494,20 @@ class SessionStore:
 
     @contextmanager
     def locked(self, sid: str) -> Iterator[_Open]:
-        """Hold the session's write lock."""
-        entry = self._get(sid)
-        with entry.lock:
-            yield entry
+        """Hold the session's write locks: its cross-process lock (every write is made by the
+        process holding it, ``hold_session``; waits ``APPEND_LOCK_WAIT`` for another
+        process's), then this process's write lock."""
+        with self.hold_session(sid, "write", timeout=APPEND_LOCK_WAIT):
+            entry = self._get(sid)
+            pin = _PINNED.get(entry.root)
+            if pin is not None and pin[0] is not self:  # another store of this process
+                pin[1].pinned = False  # pinned it: that one re-checks from now on
+            with entry.lock:
+                yield entry
 
     def _refresh_fp(self, entry: _Open) -> None:
-        entry.fingerprint = self._fingerprint(entry.root)
+        if not entry.pinned:  # a pinned entry's stamp is taken once, when it is let go
+            entry.fingerprint = self._fingerprint(entry.root)
 
     # -- meta ---------------------------------------------------------------------------------
 
@@ -600,8 +618,13 @@ class SessionStore:
     def hold_session(self, sid: str, purpose: str, timeout: float = 0.0) -> Iterator[None]:
         """Hold the session's cross-process lock; SessionBusy when another process has it.
 
-        Taking it fresh re-reads the index when another process appended meanwhile (file
-        times alone can miss a write made within the same clock tick).
+        Every write to a session is made under this lock (``locked``), so while this process
+        holds it no other process writes the session. Taking it fresh re-reads the index when
+        another process wrote meanwhile (file times alone can miss a write made within the
+        same clock tick) and recovers its dead turns; then the session is pinned: read and
+        written without re-checking its stamp until that hold ends, when its stamp is taken
+        once more, before the lock is given back (holds of this process that join it meanwhile
+        share the pin while it lasts).
         """
         lock = self.turn_lock(sid)
         try:
@@ -610,22 +633,40 @@ class SessionStore:
             who = exc.holder.describe() if exc.holder else "an unknown process"
             raise SessionBusy(f"session is busy in another process ({who}); session {sid}",
                               data={"session_id": sid}) from None
+        pinned: _Open | None = None
         try:
             if fresh:
-                self._resync(sid)
+                entry = self._resync(sid)
+                entry.pinned = True
+                self._held[sid] = entry
+                _PINNED[entry.root] = (self, entry)
+                pinned = entry
             yield
         finally:
+            if pinned is not None:
+                self._unpin(sid, pinned)
             lock.release()
 
-    def _resync(self, sid: str) -> None:
+    def _unpin(self, sid: str, entry: _Open) -> None:
+        """Let a pinned session go (its stamp taken while the lock is still held)."""
+        self._held.pop(sid, None)
+        if _PINNED.get(entry.root, (None, None))[1] is entry:
+            del _PINNED[entry.root]
+        if entry.pinned:
+            entry.pinned = False
+            with suppress(NotFound, OSError):  # (deleted under the hold)
+                self._refresh_fp(entry)
+
+    def _resync(self, sid: str) -> _Open:
         entry = self._get(sid)  # reloaded when the journal's stamp moved
         if len(entry.fingerprint) == 3:
             # stamped by its journal (inode, mtime, size): every write of any process appends
             # to it, so a write made within the same clock tick still changes the size
-            return
+            return entry
         with entry.lock:  # a session from before the journal: its newest shard tells
             if top_seq(entry.root / "nodes") >= entry.index.next_seq:
                 self._reload(entry)
+        return entry
 
     def _write_pending(self, entry: _Open, nid: str) -> None:
         """Write the file of a reply the meta still carries (a turn that ended, or died,
