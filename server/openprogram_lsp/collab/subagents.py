@@ -53,7 +53,7 @@ class Subagents(Hub):
         with self._lock:
             depth = max(turn.request.message_depth, self._depth.pop(turn.turn_id, 0))
         try:
-            if status == "cancelled":
+            if status in ("cancelled", "interrupted"):
                 self.runner.cancel_where(lambda j: j.parent_turn_id == turn.turn_id,
                                          cascaded=True)
             elif leftover:

@@ -93,8 +93,6 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
             emit(make_event("checkpoint.created", checkpoint.payload(), session_id=sid,
                                 turn_id=tid, origin="dispatcher"))
     text = state.text
-    if status == "cancelled" and turn.control.interrupted:
-        status = "interrupted"  # the server or editor stopped it, not the user (shutdown)
     if status in ("cancelled", "interrupted"):
         text = (text + f"\n\n[{status}]").strip()
     elif status == "error" and error is not None:

@@ -4,9 +4,10 @@
 How a turn ends (stated here, enforced by ``_work`` and ``_finish`` only):
 
 - ``run_turn`` never raises for the turn's own failures. A cancel (``TurnCancelled``, or the
-  task's own cancellation) ends it ``cancelled``; an ``OpenProgramError`` ends it ``error``
-  with that error's message and code; any other exception ``error`` with its type and message
-  (logged with its traceback).
+  task's own cancellation) ends it ``cancelled``, or ``interrupted`` when the shutdown asked
+  it (``TurnControl.interrupt``: the server or editor stopped it, not the user; it reports
+  ``cancelled``); an ``OpenProgramError`` ends it ``error`` with that error's message and
+  code; any other exception ``error`` with its type and message (logged with its traceback).
 - Once its user node is written a turn is always finalized (step 7), and nothing cuts the
   finalize short: it runs to its end on a thread under ``asyncio.shield``, or inline when the
   turn runs on a private loop with nothing else on it (``core.offload``).
@@ -114,13 +115,15 @@ class Outcome:
     leftover: list[str] = field(default_factory=list)  # follow-ups nobody took
 
     @classmethod
-    def of(cls, exc: BaseException, turn_id: str) -> Outcome:
+    def of(cls, exc: BaseException, turn: ActiveTurn) -> Outcome:
         """The outcome an exception out of the turn's work stands for."""
         if isinstance(exc, TurnCancelled | asyncio.CancelledError):
-            return cls("cancelled", task_cancelled=isinstance(exc, asyncio.CancelledError))
+            # the shutdown stopped it (``TurnControl.interrupt``), not the user
+            return cls("interrupted" if turn.control.interrupted else "cancelled",
+                       task_cancelled=isinstance(exc, asyncio.CancelledError))
         if isinstance(exc, OpenProgramError):
             return cls("error", TurnError(message=exc.message, code=exc.code))
-        log.error("turn %s failed", turn_id, exc_info=exc)
+        log.error("turn %s failed", turn.turn_id, exc_info=exc)
         return cls("error", TurnError(message=f"{type(exc).__name__}: {exc}"))
 
 
@@ -361,7 +364,7 @@ class Dispatcher:
             self._announce(turn, history[-1].predecessor, on_started)
             await self._execute(turn, history, state, last_turn_at)
         except (TurnCancelled, asyncio.CancelledError, Exception) as exc:
-            outcome = Outcome.of(exc, turn.turn_id)
+            outcome = Outcome.of(exc, turn)
         finally:
             outcome.leftover = turn.control.close_follow_ups()
         return outcome
