@@ -44,16 +44,28 @@ def handles(method: str) -> Callable[[F], F]:
     return mark
 
 
-def marked(owner: object) -> dict[str, Callable[[Any], Awaitable[Answer]]]:
-    """Method name -> bound handler, for every ``@handles`` method of ``owner``'s class."""
-    out: dict[str, Callable[[Any], Awaitable[Answer]]] = {}
-    for name, attr in vars(type(owner)).items():
+_MARKS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _marks(cls: type) -> tuple[tuple[str, str], ...]:
+    """(method, attribute name) of each ``@handles`` method a class defines (read once)."""
+    known = _MARKS.get(cls)
+    if known is not None:
+        return known
+    out: dict[str, str] = {}
+    for name, attr in vars(cls).items():
         method = getattr(attr, MARK, None)
         if method is not None:
             if method in out:
-                raise ValueError(f"{method} has two handlers in {type(owner).__name__}")
-            out[method] = getattr(owner, name)
-    return out
+                raise ValueError(f"{method} has two handlers in {cls.__name__}")
+            out[method] = name
+    _MARKS[cls] = tuple(out.items())
+    return _MARKS[cls]
+
+
+def marked(owner: object) -> dict[str, Callable[[Any], Awaitable[Answer]]]:
+    """Method name -> bound handler, for every ``@handles`` method of ``owner``'s class."""
+    return {method: getattr(owner, name) for method, name in _marks(type(owner))}
 
 
 def table(*owners: object) -> dict[str, Handler]:
