@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
+from openprogram_lsp.core.transcript import without_environment
 from openprogram_lsp.store.session_store import SessionStore
 from tests.acp.acpx import methods, run_acpx, start_acpx, updates
+from tests.imagefiles import png
+from tests.providers.loopback import LoopbackServer, Reply
+from tests.providers.wire import AnthropicStream
 
 
 def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) -> None:
@@ -152,3 +160,38 @@ def test_sessions_close_reaches_the_agent_of_a_live_session(home: Path, workspac
     assert code == 0, err
     assert f"session/close for {sid}" in log.read_text()
     assert SessionStore(home).exists(sid)  # closed, not deleted
+
+
+def test_an_image_prompt_reaches_the_model_as_an_image(home: Path, workspace: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    server = LoopbackServer().start()
+    try:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-loopback")
+        server.queue(Reply(chunks=AnthropicStream(text=["A grey gradient."]).events()))
+        shot = base64.b64encode(png(16, 9, seed=7)).decode()
+        # acpx sends a prompt file holding a JSON array of content blocks as those blocks
+        (workspace / "prompt.json").write_text(json.dumps([
+            {"type": "text", "text": "what is in this screenshot?"},
+            {"type": "image", "mimeType": "image/png", "data": shot}]))
+        code, frames, err = run_acpx(["--approve-all", "exec", "--file", "prompt.json"],
+                                     cwd=workspace, home=home,
+                                     agent_args="--model anthropic:claude-test")
+    finally:
+        server.stop()
+    assert code == 0, err
+    init = next(f["result"] for f in frames if f.get("id") == 0 and "result" in f)
+    assert init["agentCapabilities"]["promptCapabilities"]["image"] is True
+    sent = next(f["params"]["prompt"] for f in frames if f.get("method") == "session/prompt")
+    assert [b["type"] for b in sent] == ["text", "image"]
+    [request] = server.received
+    content = request.json["messages"][0]["content"]
+    assert content[0] == {"type": "image", "source": {"type": "base64",
+                                                      "media_type": "image/png", "data": shot}}
+    assert without_environment(content[1]["text"]) == (
+        '<context>\n<image path="image-2" type="image/png" pixels="16x9"/>\n</context>\n\n'
+        "what is in this screenshot?")
+    assert "A grey gradient." in "".join(u["content"]["text"]
+                                         for u in updates(frames, "agent_message_chunk"))
+    assert [p.name for p in (home / "images").glob("??/*")] == [
+        hashlib.sha256(base64.b64decode(shot)).hexdigest()]  # stored once, by content

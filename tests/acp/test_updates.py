@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp import text_block
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.dispatcher import Dispatcher
@@ -131,6 +133,30 @@ async def test_an_image_block_reaches_the_model_stored_once_and_comes_back_on_lo
     shown = [u for u in client.updates("user_message_chunk")
              if getattr(u.content, "type", "") == "image"]
     assert shown and shown[-1].content.data == data
+
+
+async def test_an_image_over_the_limits_is_downscaled_and_the_user_told_first(
+        acp: Any, client: RecordingClient, dispatcher: Dispatcher, workspace: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    from acp import image_block
+    from openprogram_lsp.core import images
+    from tests.imagefiles import png
+
+    monkeypatch.setattr(images, "STORE_SIDE", 8)  # so a 16x9 picture is over it
+    session = await acp.new_session(cwd=str(workspace))
+    resp = await acp.prompt(session_id=session.session_id, prompt=[
+        text_block("look"), image_block(base64.b64encode(png(16, 9)).decode(), "image/png",
+                                        uri="file:///wide.png")])
+    assert resp.stop_reason == "end_turn"
+    text = client.text()
+    note = "(image wide.png (16x9, 0.000"  # then its size, and what it became
+    assert text.startswith(note) and "was downscaled to 8x4 (" in text  # before the reply
+    [user] = [n for n in dispatcher.services.store.get_branch(session.session_id)
+              if n.role == "user"]
+    record = user.metadata["context"][0]
+    assert (record["width"], record["height"], record["original"]["width"]) == (8, 4, 16)
 
 
 async def test_an_image_block_that_is_not_an_image_is_invalid_params(

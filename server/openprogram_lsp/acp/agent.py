@@ -52,6 +52,7 @@ from openprogram_lsp.acp.toolsources import NoToolSources, ToolSources
 from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, camel_keys, replay
 from openprogram_lsp.agent.control import TurnControl
 from openprogram_lsp.config.sections.core import CoreSettings
+from openprogram_lsp.context.attachments import downscaled_notes
 from openprogram_lsp.core.errors import InvalidParams, NotFound, OpenProgramError, SessionBusy
 from openprogram_lsp.core.ids import new_session_id
 from openprogram_lsp.core.types import (
@@ -728,6 +729,8 @@ class OpenProgramAgent:
                 self.notify_text(sess.session_id, f"(Not passed to the model: "
                                  f"{', '.join(content.unseen)}. This agent takes text, files, "
                                  "images and resources only.)\n\n")
+            for note in downscaled_notes(content.images):  # the user learns before the reply
+                self.notify_text(sess.session_id, f"({note}.)\n\n")
             request = TurnRequest(text=content.text, session_id=sess.store_id,
                                   workspace=str(sess.workspace), metadata=meta)
         first_of_fork = self._place(sess, request)

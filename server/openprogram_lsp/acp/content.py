@@ -94,7 +94,7 @@ async def _linked(block: ResourceContentBlock, workspace: Path,
 def _image(block: ImageContentBlock, n: int, put: PutImage) -> dict[str, Any]:
     """An image block checked from its bytes and stored; its ``context`` record."""
     uri = block.uri or f"image:{n + 1}"
-    name = Path(urlparse(uri).path).name or f"image-{n + 1}"
+    name = (Path(urlparse(block.uri).path).name if block.uri else "") or f"image-{n + 1}"
     try:
         part = put(decode_base64(block.data, f"prompt[{n}].data"), name)
     except ImageError as exc:

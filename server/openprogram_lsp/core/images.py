@@ -108,11 +108,13 @@ def downscale(data: bytes, mime: str, width: int, height: int, max_side: int,
     raise ImageError(f"the image could not be made smaller than {_mb(max_bytes)}")
 
 
-def fit(data: bytes, max_side: int = STORE_SIDE, max_bytes: int = STORE_BYTES
+def fit(data: bytes, max_side: int | None = None, max_bytes: int | None = None
         ) -> tuple[bytes, str, int, int, ImageSize | None]:
-    """An image checked and, when over ``max_side`` or ``max_bytes``, downscaled: its bytes,
-    media type, dimensions and, when downscaled, what it was (ImageError: not an image, not
-    decodable, or over :data:`MAX_IMAGE_BYTES` as given)."""
+    """An image checked and, when over ``max_side`` or ``max_bytes`` (default: the stored
+    limits), downscaled: its bytes, media type, dimensions and, when downscaled, what it was
+    (ImageError: not an image, not decodable, or over :data:`MAX_IMAGE_BYTES` as given)."""
+    max_side = max_side or STORE_SIDE
+    max_bytes = max_bytes or STORE_BYTES
     if len(data) > MAX_IMAGE_BYTES:
         raise ImageError(f"the image is {len(data):,} bytes; the limit is "
                          f"{MAX_IMAGE_BYTES // (1024 * 1024)} MB")
