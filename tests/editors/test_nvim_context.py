@@ -167,7 +167,7 @@ def test_an_agent_edit_into_an_unsaved_buffer_is_undone_and_blamed(tmp_path: Pat
     assert out["lenses"][0]["title"].startswith("edited by the agent in turn 1")
 
 
-def test_image_command_attaches_image_files(tmp_path: Path) -> None:
+def test_image_command_attaches_image_files_and_the_clipboards(tmp_path: Path) -> None:
     from tests.imagefiles import gif, png
 
     ws, home = tmp_path / "ws", tmp_path / "home"
@@ -175,17 +175,23 @@ def test_image_command_attaches_image_files(tmp_path: Path) -> None:
     home.mkdir()
     (ws / "shot.png").write_bytes(png(6, 4))
     (tmp_path / "elsewhere.gif").write_bytes(gif(3, 2))
+    (tmp_path / "copied.png").write_bytes(png(7, 5, seed=9))  # what the clipboard holds
     log = tmp_path / "model.jsonl"
-    model = runner.write_script(tmp_path / "script.json", [{"text": "A screenshot and a GIF."}])
+    model = runner.write_script(tmp_path / "script.json", [{"text": "Three pictures."}])
     out = runner.run_scenario("image_attach", ws, model=model, home=home,
                               extra_env={"OPENPROGRAM_SCRIPTED_LOG": str(log),
-                                         "OP_OUTSIDE_IMAGE": str(tmp_path / "elsewhere.gif")})
+                                         "OP_OUTSIDE_IMAGE": str(tmp_path / "elsewhere.gif"),
+                                         "OP_CLIPBOARD_IMAGE": str(tmp_path / "copied.png")})
     assert out["queued_after_missing"] == 0
+    assert out["pasted"] == "paste-1.png"
     sent = json.loads(log.read_text("utf-8").splitlines()[0])["messages"][-1]
     assert [(i["media_type"], i["width"], i["height"]) for i in sent["images"]] \
-        == [("image/png", 6, 4), ("image/gif", 3, 2)]
+        == [("image/png", 6, 4), ("image/gif", 3, 2), ("image/png", 7, 5)]
     assert '<image path="shot.png" type="image/png" pixels="6x4"/>' in sent["content"]
     text = "\n".join(out["lines"])
     assert "[image shot.png 6x4 " in text and "[image elsewhere.gif 3x2 " in text
-    assert "missing.png: no such file" in "\n".join(out["missing_lines"])
-    assert len(list((home / "images").glob("??/*"))) == 2
+    assert "[image paste-1.png 7x5 " in text
+    missing = "\n".join(out["missing_lines"])
+    assert "missing.png: no such file" in missing
+    assert "sh found no image on the clipboard (cat: nothing-copied: No such file" in missing
+    assert len(list((home / "images").glob("??/*"))) == 3

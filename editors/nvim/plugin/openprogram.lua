@@ -39,9 +39,9 @@ end, {
 command('OpenProgramImage', function(a)
   op().image(a.args)
 end, {
-  nargs = 1,
+  nargs = '?',
   complete = 'file',
-  desc = 'OpenProgram: attach an image file (PNG, JPEG, GIF, WebP) to the next message',
+  desc = "OpenProgram: attach an image file (PNG, JPEG, GIF, WebP), or the clipboard's, to the next message",
 })
 
 command('OpenProgramToggle', function()

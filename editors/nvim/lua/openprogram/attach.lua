@@ -1,7 +1,8 @@
 --[[
 What the user points the agent at: a range of lines (`:'<,'>OpenProgram`), the current buffer
 (`#buffer` in a message), a file (`@path`), with the range's diagnostics (`vim.diagnostic.get`),
-or an image file (`:OpenProgramImage {file}`: sent as base64 data; the server judges the bytes).
+or an image (`:OpenProgramImage {file}`, or the clipboard's with no {file}: sent as base64 data; the
+server judges the bytes).
 They go with the next message as `context` attachments (see docs/protocol.md).
 
 Completion in the input buffer (`<C-x><C-u>`, or the completion plugin of your choice through
@@ -109,11 +110,80 @@ function M.image(path)
   }
 end
 
---- `:OpenProgramImage {file}`: queue an image for the next message.
+--- The command that prints the clipboard's image: `clipboard_image` from setup, else the first
+--- found of wl-paste (Wayland), xclip (X11) and pngpaste (macOS); nil when there is none.
+---@return string[]|nil
+function M.clipboard_command()
+  local opt = require('openprogram.config').options.clipboard_image
+  if opt then
+    return opt
+  end
+  if vim.env.WAYLAND_DISPLAY and vim.fn.executable('wl-paste') == 1 then
+    return { 'wl-paste', '--no-newline', '--type', 'image/png' }
+  end
+  if vim.env.DISPLAY and vim.fn.executable('xclip') == 1 then
+    return { 'xclip', '-selection', 'clipboard', '-target', 'image/png', '-out' }
+  end
+  if vim.fn.has('mac') == 1 and vim.fn.executable('pngpaste') == 1 then
+    return { 'pngpaste', '-' }
+  end
+  return nil
+end
+
+--- What the first bytes of an image say its file name ends in (the server judges it again).
+---@param data string
+---@return string
+local function extension(data)
+  if data:sub(1, 8) == '\137PNG\r\n\26\n' then
+    return 'png'
+  elseif data:sub(1, 3) == '\255\216\255' then
+    return 'jpg'
+  elseif data:sub(1, 4) == 'GIF8' then
+    return 'gif'
+  elseif data:sub(1, 4) == 'RIFF' and data:sub(9, 12) == 'WEBP' then
+    return 'webp'
+  end
+  return 'png'
+end
+
+local pasted = 0
+
+--- The clipboard's image as an attachment (`paste-N.png`), or nil and why not.
+---@return table|nil, string|nil
+function M.clipboard_image()
+  local cmd = M.clipboard_command()
+  if not cmd then
+    return nil, 'no clipboard command found (wl-paste, xclip or pngpaste): set clipboard_image in '
+      .. "setup(), e.g. { 'wl-paste', '--type', 'image/png' }"
+  end
+  local ok, proc = pcall(vim.system, cmd, { text = false })
+  if not ok then
+    return nil, ('%s cannot be run: %s'):format(cmd[1], tostring(proc))
+  end
+  local res = proc:wait(5000)
+  local data = res.stdout or ''
+  if res.code ~= 0 or data == '' then
+    local why = vim.trim((res.stderr or ''):gsub('\n.*', ''))
+    return nil, ('%s found no image on the clipboard%s'):format(cmd[1], why ~= '' and (' (' .. why .. ')') or '')
+  end
+  if #data > M.MAX_IMAGE then
+    return nil, ('the clipboard image is %d bytes; images are limited to %d MB'):format(#data, M.MAX_IMAGE / 1048576)
+  end
+  pasted = pasted + 1
+  local name = ('paste-%d.%s'):format(pasted, extension(data))
+  return { kind = 'image', uri = 'clipboard:' .. name, name = name, data = vim.base64.encode(data) }
+end
+
+--- `:OpenProgramImage [file]`: queue an image for the next message (no file: the clipboard's).
 ---@param path string
 function M.attach_image(path)
   local panel = require('openprogram.panel')
-  local item, err = M.image(path)
+  local item, err
+  if vim.trim(path or '') == '' then
+    item, err = M.clipboard_image()
+  else
+    item, err = M.image(path)
+  end
   panel.open(true)
   if not item then
     panel.note('image not attached: ' .. err)

@@ -46,6 +46,7 @@ Example:
 ---@field switch_code? 'ask'|'always'|'never' Whether switching branch also switches the workspace's code ('ask': once, the answer remembered).
 ---@field blame? {enabled?: boolean, attach?: boolean} Agent blame: code lenses and hovers on agent-written lines (`attach`: attach the server to the workspace's file buffers).
 ---@field rules? {tool: string, decision: 'allow'|'deny', pattern?: string}[] Approval rules you write yourself (fnmatch patterns); :OpenProgramRules lists them and can remove one.
+---@field clipboard_image? string[] Command printing the clipboard's image for `:OpenProgramImage` with no file (default: wl-paste, xclip or pngpaste, the first found).
 
 ---@class openprogram.Config: openprogram.Opts
 ---@field cmd string[]
@@ -75,6 +76,7 @@ M.defaults = {
   switch_code = 'ask',
   blame = { enabled = true, attach = true },
   rules = nil,
+  clipboard_image = nil,
 }
 
 --- The keys of the global keymaps when `keymaps = true` (each after the prefix).
@@ -140,6 +142,13 @@ function M.setup(opts)
       table.insert(problems, "rules must be a list of { tool = '...', decision = 'allow'|'deny', pattern = '...' }")
       merged.rules = nil
     end
+  end
+  local clip = merged.clipboard_image
+  if clip ~= nil and (type(clip) ~= 'table' or #clip == 0 or not vim.iter(clip):all(function(a)
+    return type(a) == 'string'
+  end)) then
+    table.insert(problems, "clipboard_image must be a command as a list of strings, e.g. { 'wl-paste', '--type', 'image/png' }")
+    merged.clipboard_image = nil
   end
   local pos = merged.panel.position
   if pos ~= 'right' and pos ~= 'left' and pos ~= 'bottom' and pos ~= 'float' then

@@ -59,7 +59,7 @@ function M.open_range(line1, line2, text)
   require('openprogram.attach').send_range(line1, line2, text or '')
 end
 
---- `:OpenProgramImage {file}`: attach an image file to the next message.
+--- `:OpenProgramImage [file]`: attach an image file (none: the clipboard's) to the next message.
 ---@param path string
 function M.image(path)
   ensure_setup()
