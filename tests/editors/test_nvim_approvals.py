@@ -166,6 +166,14 @@ def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
     panel = joined(out["panel_after_review"])  # the tool's result says what was written
     assert "accepted 2 of 3 hunks: applied hunks 0, 2; rejected hunks 1" in panel
     assert "-line 12\n    │ +LINE TWELVE" in panel
+    # every quoted line is italic by highlight; a note keeps its underscores and backticks
+    quoted = out["quoted"]
+    assert "> approval asked: Write hello_world.py with `run_command`" in quoted
+    assert any(q.startswith("> checkpoint ") and not q.endswith("_") for q in quoted)
+    assert sorted(m[0] for m in out["quote_marks"]) == sorted(quoted)
+    assert {m[1] for m in out["quote_marks"]} == {"OpenProgramNote"}
+    assert all(m[2] == len(m[0].encode()) for m in out["quote_marks"])
+    assert out["note_italic"] is True
     assert out["float_closed"] and out["queue"] == 0 and out.get("other") is None
 
 

@@ -11,7 +11,7 @@ from tests.editors.nvim import runner
 
 pytestmark = pytest.mark.timeout(180)
 
-OLDER = "> _Older messages: move to this line to load them_"
+OLDER = "> Older messages: move to this line to load them"
 
 
 def test_the_panel_loads_older_pages_at_its_top(tmp_path: Path) -> None:

@@ -23,6 +23,12 @@ function M.setup(opts)
     require('openprogram.idle') -- counts keys from now on (prompts wait until the user is idle)
     require('openprogram.chat').setup_progress()
     require('openprogram.blame').setup()
+    local panel = require('openprogram.panel')
+    panel.note_highlight()
+    vim.api.nvim_create_autocmd('ColorScheme', {
+      group = vim.api.nvim_create_augroup('openprogram.notes', { clear = true }),
+      callback = panel.note_highlight,
+    })
     did_setup = true
   end
 end

@@ -117,12 +117,36 @@ end
 
 --- Append whole lines at the end of the panel buffer.
 ---@param lines string[]
+local quote_ns = vim.api.nvim_create_namespace('openprogram.quotes')
+
+--- The panel's quoted lines (notes, warnings, checkpoints, steering) in italics, whatever
+--- they contain: as markdown `> _…_` an underscore or a backtick inside the note (a file name,
+--- a tool name) ended the emphasis early and left raw underscores on screen.
+function M.note_highlight()
+  local comment = vim.api.nvim_get_hl(0, { name = 'Comment', link = false })
+  vim.api.nvim_set_hl(0, 'OpenProgramNote', { default = true, italic = true, fg = comment.fg, ctermfg = comment.ctermfg })
+end
+
+---@param buf integer
+---@param from integer first line (0-based)
+---@param to integer past the last line
+local function mark_quotes(buf, from, to)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, from, to, false)) do
+    if line:sub(1, 1) == '>' then
+      vim.api.nvim_buf_set_extmark(buf, quote_ns, from + i - 1, 0, {
+        end_col = #line, hl_group = 'OpenProgramNote', priority = 150,
+      })
+    end
+  end
+end
+
 local function append_lines(lines)
   S.streaming_text = false
   edit(function(buf)
     local n = vim.api.nvim_buf_line_count(buf)
     local only = n == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
     vim.api.nvim_buf_set_lines(buf, only and 0 or n, -1, false, lines)
+    mark_quotes(buf, only and 0 or n, -1)
   end)
 end
 
@@ -547,7 +571,7 @@ function M.render_intro()
 end
 
 --- The line above the history while older messages are still on the server.
-M.OLDER_LINE = '> _Older messages: move to this line to load them_'
+M.OLDER_LINE = '> Older messages: move to this line to load them'
 
 --- Render a history (root -> head) into the panel, one header per message.
 ---@param nodes table[] Node list from openprogram/history (the pages loaded so far)
@@ -578,7 +602,9 @@ function M.render(nodes, has_more)
   vim.list_extend(lines, require('openprogram.questions').waiting_lines(S.session_id))
   edit(function(buf)
     vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+    vim.api.nvim_buf_clear_namespace(buf, quote_ns, 0, -1)
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    mark_quotes(buf, 0, -1)
   end)
   update_winbar()
 end
@@ -717,7 +743,7 @@ function M.note(text)
   if not valid(S.buf) then
     return
   end
-  append_lines({ '', ('> _%s_'):format((text:gsub('\n', ' '))), '' })
+  append_lines({ '', ('> %s'):format((text:gsub('\n', ' '))), '' })
 end
 
 --- The id of the message whose section holds the cursor (panel window), if any.

@@ -92,7 +92,7 @@ function M.waiting_lines(sid)
   local out = {}
   for _, q in ipairs(M.waiting) do
     if q.sessionId == sid then
-      vim.list_extend(out, { '', ('> _question (waiting for your answer): %s_'):format((q.question:gsub('\n', ' '))) })
+      vim.list_extend(out, { '', ('> question (waiting for your answer): %s'):format((q.question:gsub('\n', ' '))) })
     end
   end
   return out

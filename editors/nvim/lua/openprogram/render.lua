@@ -311,11 +311,11 @@ function M.footer_lines(node)
   for _, w in ipairs(type(meta.warnings) == 'table' and meta.warnings or {}) do
     local text = type(w) == 'table' and w.message or w
     table.insert(out, '')
-    table.insert(out, ('> _warning: %s_'):format((tostring(text):gsub('\n', ' '))))
+    table.insert(out, ('> warning: %s'):format((tostring(text):gsub('\n', ' '))))
   end
   if type(meta.checkpointId) == 'string' then
     table.insert(out, '')
-    table.insert(out, ('> _checkpoint %s · :OpenProgramCheckpoints_'):format(M.short_id(meta.checkpointId)))
+    table.insert(out, ('> checkpoint %s · :OpenProgramCheckpoints'):format(M.short_id(meta.checkpointId)))
   end
   return out
 end
@@ -344,7 +344,7 @@ function M.attach_line(node)
   end
   local what = meta.sourceKind == 'message' and 'reply' or 'result'
   local status = type(meta.status) == 'string' and (' (' .. meta.status .. ')') or ''
-  return ('> _↩ %s%s: %s_'):format(what, status, first)
+  return ('> ↩ %s%s: %s'):format(what, status, first)
 end
 
 --- Lines for a history (root -> head), one header per message, and the header index.

@@ -73,6 +73,19 @@ H.run(function()
   H.out.reviewed = H.read('big.txt')
   H.out.tabs_at_end = #vim.api.nvim_list_tabpages()
   H.out.panel_after_review = H.panel_lines()
+  -- quoted lines (notes, checkpoints) are italic by highlight, whatever they contain
+  local panel = require('openprogram.panel')
+  panel.note('approval asked: Write hello_world.py with `run_command`')
+  local pbuf = panel.state.buf
+  local marks = vim.api.nvim_buf_get_extmarks(pbuf, vim.api.nvim_create_namespace('openprogram.quotes'), 0, -1,
+    { details = true })
+  H.out.quote_marks = vim.tbl_map(function(m)
+    return { H.lines(pbuf)[m[2] + 1], m[4].hl_group, m[4].end_col }
+  end, marks)
+  H.out.quoted = vim.tbl_filter(function(l)
+    return l:sub(1, 1) == '>'
+  end, H.panel_lines())
+  H.out.note_italic = vim.api.nvim_get_hl(0, { name = 'OpenProgramNote' }).italic
 
   -- a second request left unanswered: the server withdraws it and the float goes. Its timeout
   -- is a setting changed on the running server (1 s: the float opens within ~20 ms idle)
