@@ -106,7 +106,10 @@ def test_checkpoint_review_restore_and_undo(env: dict[str, Path]) -> None:
     wins = out["diff_windows"]
     assert len(wins) == 2 and all(w["diff"] for w in wins)
     assert wins[0]["lines"] == ["one"] and wins[1]["lines"] == ["two"]
-    assert "before/notes.txt" in wins[0]["name"] and "after/notes.txt" in wins[1]["name"]
+    # named for their tab labels: the file, the side and the turn, no "/" to shrink them
+    assert wins[0]["name"].endswith("/notes.txt · before · turn: change notes.txt")
+    assert wins[1]["name"].endswith("/notes.txt · after · turn: change notes.txt")
+    assert out["nested_name"] == "main.py (src \u203a app) · after · turn: fix it"
     # An added binary file: nothing before, a marker after.
     assert out["binary_windows"] == [[""], ["(binary file)"]]
     assert out["after_restore"] == "one\n"

@@ -46,15 +46,32 @@ function M.format(cp, short)
   return ('%s  %s  %d file%s  %s'):format(id, when, n, n == 1 and '' or 's', msg)
 end
 
+--- The name of one side of a diff tab, as its tab label shows it: the file's name first, its
+--- folder, the side and which turn or branch, with no "/" (a tab label shrinks every part before
+--- a "/" to one letter: `openprogram://c0mx…/after/src/app.py` read `o//c/a/s/app.py`).
+---@param path string
+---@param side string
+---@param tag string the checkpoint or branch
+---@return string
+function M.side_name(path, side, tag)
+  local tail = vim.fn.fnamemodify(path, ':t')
+  local dir = vim.fn.fnamemodify(path, ':h')
+  local where = (dir ~= '.' and dir ~= '') and (' (%s)'):format(dir) or ''
+  return (('%s%s · %s · %s'):format(tail, where, side, tag):gsub('/', ' › '))
+end
+
 --- A scratch buffer holding one side of a diff.
 ---@param name string
 ---@param text? string
 ---@param path string used for filetype detection
 ---@return integer buf
 function M.side_buffer(name, text, path)
-  local existing = vim.fn.bufnr(name)
-  if existing > 0 and vim.api.nvim_buf_is_valid(existing) then
-    vim.api.nvim_buf_delete(existing, { force = true })
+  local full = vim.fn.fnamemodify(name, ':p')
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do -- exact names (bufnr() matches patterns)
+    local n = vim.api.nvim_buf_get_name(b)
+    if n == name or n == full then
+      vim.api.nvim_buf_delete(b, { force = true })
+    end
   end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
@@ -254,8 +271,9 @@ end
 
 --- Open one tab per changed file with before/after windows in diff mode.
 ---@param result table the checkpointDiff result
+---@param turn? string which turn it was (its first words), for the tab names
 ---@return integer[] tabpages
-function M.open_diff(result)
+function M.open_diff(result, turn)
   local tabs = {}
   local id = tostring(result.checkpointId or '?')
   for _, f in ipairs(result.files or {}) do
@@ -267,8 +285,9 @@ function M.open_diff(result)
       before_text = f.status ~= 'added' and '(binary file)' or ''
       after_text = f.status ~= 'deleted' and '(binary file)' or ''
     end
-    local before = M.side_buffer(('openprogram://%s/before/%s'):format(id, f.path), before_text, f.path)
-    local after = M.side_buffer(('openprogram://%s/after/%s'):format(id, f.path), after_text, f.path)
+    local tag = turn or ('checkpoint ' .. require('openprogram.render').short_id(id))
+    local before = M.side_buffer(M.side_name(f.path, 'before', tag), before_text, f.path)
+    local after = M.side_buffer(M.side_name(f.path, 'after', tag), after_text, f.path)
     local left = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(left, before)
     if vim.api.nvim_buf_is_valid(scratch) and scratch ~= before then
@@ -306,16 +325,30 @@ function M.open_diff(result)
   return tabs
 end
 
+--- The turn a checkpoint was taken after, as a tab name shows it (`turn: fix the tests`: the
+--- first words of its message, the user's), or nil for another kind of checkpoint.
+---@param cp table
+---@return string?
+function M.turn_label(cp)
+  local msg = vim.trim(tostring(cp.message or ''):match('^[^\n]*') or '')
+  msg = msg:match('^turn [^%s:]+: (.*)$') or msg -- "turn <id>: <the user's message>"
+  if cp.kind ~= 'turn' or msg == '' then
+    return nil
+  end
+  return 'turn: ' .. vim.fn.strcharpart(msg, 0, 30) .. (vim.fn.strchars(msg) > 30 and '…' or '')
+end
+
 --- Fetch a checkpoint's diff and open it.
 ---@param checkpoint_id string
 ---@param done? fun(tabs: integer[])
-function M.show(checkpoint_id, done)
+---@param turn? string the turn's label for the tab names (`turn_label`)
+function M.show(checkpoint_id, done, turn)
   client.request(protocol.methods.CHECKPOINT_DIFF, { checkpointId = checkpoint_id }, function(err, result)
     if err or not result then
       vim.notify('openprogram: checkpointDiff failed: ' .. (err and err.message or '?'), vim.log.levels.ERROR)
       return
     end
-    local tabs = M.open_diff(result)
+    local tabs = M.open_diff(result, turn)
     if done then
       done(tabs)
     end
@@ -352,7 +385,7 @@ function M.pick(done)
         end
         return
       end
-      M.show(cp.id, done)
+      M.show(cp.id, done, M.turn_label(cp))
     end)
   end)
 end

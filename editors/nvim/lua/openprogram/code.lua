@@ -211,8 +211,9 @@ function M.open_diff(result, labels)
       after = f.status ~= 'deleted' and '(binary file)' or ''
     end
     local key = tostring(result.fromCheckpointId or '?'):sub(1, 8) .. '..' .. tostring(result.toCheckpointId or '?'):sub(1, 8)
-    local left_buf = side(('openprogram://branch/%s/from/%s'):format(key, f.path), before, f.path)
-    local right_buf = side(('openprogram://branch/%s/to/%s'):format(key, f.path), after, f.path)
+    local name = require('openprogram.checkpoints').side_name
+    local left_buf = side(name(f.path, tostring(labels.from), key), before, f.path)
+    local right_buf = side(name(f.path, tostring(labels.to), key), after, f.path)
     local left = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(left, left_buf)
     if vim.api.nvim_buf_is_valid(scratch) and scratch ~= left_buf then

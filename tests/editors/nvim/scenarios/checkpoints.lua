@@ -30,6 +30,7 @@ H.run(function()
     return tabs ~= nil
   end, 'checkpoint diff windows')
   H.out.tabs = #tabs
+  H.out.nested_name = require('openprogram.checkpoints').side_name('src/app/main.py', 'after', 'turn: fix it')
   H.out.diff_windows = {}
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tabs[1])) do
     table.insert(H.out.diff_windows, {
