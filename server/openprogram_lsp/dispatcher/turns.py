@@ -555,39 +555,15 @@ class Dispatcher:
 
     async def _finalize(self, turn: ActiveTurn, state: LoopState, outcome: Outcome,
                         emit: Callable[[Event], None]) -> tuple[TurnResult, bool]:
-        """(the turn's result, whether a cancel arrived meanwhile): ``finalize_turn`` run
-        to its end off the loop (inline on a private loop with nothing else to run), or the
-        error result when it could not write the store."""
+        """(the turn's result, whether a cancel arrived meanwhile): ``finalize_turn`` run to
+        its end, or the error result when it could not write the store."""
         try:
             checkpointer: Checkpointer | None = self.checkpointer(turn.workspace)
         except OpenProgramError:  # a bad workspace config: the turn failed with it already
             checkpointer = None
-        args = (self.services, checkpointer, turn, state, outcome.status, outcome.error, emit)
-        cancelled_again = False
-        task = asyncio.current_task()
-        if inline_ok() and task is not None:
-            # no thread hop (core.offload); a cancel asked meanwhile is taken as one asked
-            # while the thread ran
-            asked = task.cancelling()
-            done: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-            try:
-                done.set_result(finalize_turn(*args))
-            except Exception as exc:
-                done.set_exception(exc)
-            if task.cancelling() > asked:
-                try:
-                    await asyncio.sleep(0)  # where the pending cancel lands
-                except asyncio.CancelledError:
-                    cancelled_again = True
-        else:
-            done = asyncio.ensure_future(asyncio.to_thread(finalize_turn, *args))
-        while not done.done():  # a cancel now must not cut the checkpoint or the commit
-            try:
-                await asyncio.shield(done)
-            except asyncio.CancelledError:
-                cancelled_again = True
-            except Exception:
-                break  # read below from done.result()
+        done, cancelled_again = await _to_the_end(
+            finalize_turn, self.services, checkpointer, turn, state, outcome.status,
+            outcome.error, emit)
         try:
             return done.result(), cancelled_again
         except Exception as exc:  # the store could not be written: report, don't raise
@@ -600,7 +576,6 @@ class Dispatcher:
                 status="error", text=state.text, usage=state.usage,
                 error=TurnError(message=f"the turn could not be saved: {exc}")), \
                 cancelled_again
-
 
     # -- rules scope -------------------------------------------------------------------------
 
@@ -640,3 +615,35 @@ def _stop_hook(hooks: TurnHooks | None) -> Callable[[LoopState], Awaitable[str |
         return await turn_hooks.stop(state.steps[-1] if state.steps else "")
 
     return before_stop
+
+
+async def _to_the_end(call: Callable[..., TurnResult],
+                      *args: Any) -> tuple[asyncio.Future[TurnResult], bool]:
+    """Run blocking ``call`` to its end whatever is cancelled meanwhile: off the loop on a
+    thread, or inline when the loop is private with nothing else on it (``core.offload``).
+    Returns its settled future and whether a cancel arrived meanwhile (inline, one asked
+    during the call is taken as one asked while a thread ran)."""
+    cancelled = False
+    task = asyncio.current_task()
+    if inline_ok() and task is not None:
+        asked = task.cancelling()
+        done: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        try:
+            done.set_result(call(*args))
+        except Exception as exc:
+            done.set_exception(exc)
+        if task.cancelling() > asked:
+            try:
+                await asyncio.sleep(0)  # where the pending cancel lands
+            except asyncio.CancelledError:
+                cancelled = True
+    else:
+        done = asyncio.ensure_future(asyncio.to_thread(call, *args))
+    while not done.done():
+        try:
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            break  # the caller reads it from done.result()
+    return done, cancelled
