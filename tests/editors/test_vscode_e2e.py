@@ -37,9 +37,9 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     command refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo
     takes it back out of the buffer with the unsaved text kept and the disk untouched (#31). Last,
     with VS Code's own TypeScript server: the panel's Symbol… button attaches the declaration of
-    the word under the cursor (in another file) and a symbol picked by name, lsp_definition and
-    lsp_references answered across two files, and an edit's result naming the TypeScript error
-    it introduced (#40)."""
+    the word under the cursor (in another file), its references and a symbol picked by name,
+    lsp_definition and lsp_references answered across two files, and an edit's result naming the
+    TypeScript error it introduced (#40)."""
     out = REPO / "artifacts" / "vscode-e2e"
     # run.mjs's own server is the installed command (its kill step checks the real process and
     # the command it started); the shared server and the context part's own are forks

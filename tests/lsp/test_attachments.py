@@ -36,7 +36,9 @@ async def test_selection_reaches_the_model_and_history(start: Starter, tmp_path:
         "text": "why does this fail?",
         "context": [{"kind": "selection", "uri": uri, "range": _rng(2, 0, 5, 0)},
                     {"kind": "diagnostics", "uri": uri, "range": _rng(3, 0, 4, 0),
-                     "diagnostics": [diag]}]})
+                     "diagnostics": [diag]},
+                    {"kind": "references", "uri": uri, "range": _rng(2, 4, 2, 8),
+                     "name": "main", "text": "app.py:3: def main():\nrun.py:1: main()"}]})
     assert result["status"] == "done"
     user = _model_inputs(log)[0]["messages"][-1]
     assert user["role"] == "user"
@@ -45,6 +47,8 @@ async def test_selection_reaches_the_model_and_history(start: Starter, tmp_path:
     assert ('<selection path="app.py" lines="3-5" unsaved="true">\n'
             "def main():\n    print(x)\n    return 1\n</selection>") in content
     assert "app.py:4:11: error: undefined name 'x' [pyflakes]" in content
+    assert ('<references path="app.py" lines="3" name="main">\n'
+            "app.py:3: def main():\nrun.py:1: main()\n</references>") in content
     history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
     node = next(n for n in history["nodes"] if n["id"] == result["userNodeId"])
     assert node["text"] == "why does this fail?"
@@ -66,6 +70,8 @@ async def test_attachment_errors_name_the_field(start: Starter, tmp_path: Path,
     cases = [
         ({"kind": "file", "uri": outside.as_uri()}, "context[0].uri: outside the workspace"),
         ({"kind": "diagnostics", "uri": (workspace / "a").as_uri()}, "context[0]: a diagnostics"),
+        ({"kind": "references", "uri": (workspace / "a").as_uri(), "name": "f"},
+         "context[0].text: a references attachment needs the list as text"),
         ({"kind": "nope", "uri": "file:///x"}, "context.0.kind"),
         ({"kind": "file", "uri": (workspace / "missing.py").as_uri()}, "no such file"),
     ]

@@ -1,6 +1,6 @@
 /** The one module that touches the `vscode` runtime API; everything else imports from here. */
 import * as vscode from 'vscode';
-import { flattenSymbols, symbolAt } from './context/symbols';
+import { MAX_REFERENCES, flattenSymbols, referencesText, symbolAt, type RefLine } from './context/symbols';
 import { USER_ONLY_KEYS } from './settings';
 import { appliedText, applySummary } from './chat/apply';
 
@@ -359,18 +359,21 @@ export async function activeDocumentSymbols(): Promise<{
   text(range: import('./context/attachments').Range): string;
   /** Where the word under the cursor is defined (its whole declaration), when a server says. */
   definition?: import('./context/attachments').EditorSymbol;
+  /** The references of the word under the cursor, listed (`path:line: code`). */
+  references?: { target: import('./context/attachments').EditorSymbol; count: number; files: number };
 } | undefined> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) return undefined;
   const doc = editor.document;
   const at = editor.selection.active;
-  const [symbols, definition] = await Promise.all([documentSymbols(doc.uri), definitionAt(doc, at)]);
+  const [symbols, definition, references] = await Promise.all([documentSymbols(doc.uri), definitionAt(doc, at), referencesAt(doc, at)]);
   return {
     uri: doc.uri.toString(),
     path: vscode.workspace.asRelativePath(doc.uri),
     cursor: { line: at.line, character: at.character },
     symbols,
     ...(definition ? { definition } : {}),
+    ...(references ? { references } : {}),
     text: (r) => doc.getText(new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character)),
   };
 }
@@ -389,6 +392,32 @@ async function within<T>(ms: number, run: () => Thenable<T>): Promise<T | undefi
 
 function documentSymbols(uri: vscode.Uri): Promise<unknown> {
   return within(5000, () => vscode.commands.executeCommand<unknown>('vscode.executeDocumentSymbolProvider', uri));
+}
+
+/** The references of the word at `pos` (the reference provider's), as a `path:line: code` list
+ *  read from the documents (unsaved text included); at most MAX_REFERENCES of them are read. */
+async function referencesAt(doc: vscode.TextDocument, pos: vscode.Position): Promise<{ target: import('./context/attachments').EditorSymbol; count: number; files: number } | undefined> {
+  const word = doc.getWordRangeAtPosition(pos);
+  if (!word) return undefined;
+  const found = await within(5000, () => vscode.commands.executeCommand<vscode.Location[]>('vscode.executeReferenceProvider', doc.uri, pos));
+  if (!Array.isArray(found) || found.length === 0) return undefined;
+  const docs = new Map<string, vscode.TextDocument | null>();
+  const refs: RefLine[] = [];
+  for (const loc of found.slice(0, MAX_REFERENCES)) {
+    const key = loc.uri.toString();
+    if (!docs.has(key)) docs.set(key, await Promise.resolve(vscode.workspace.openTextDocument(loc.uri)).catch(() => null));
+    const target = docs.get(key);
+    const line = loc.range.start.line;
+    refs.push({ path: vscode.workspace.asRelativePath(loc.uri), line, code: target && line < target.lineCount ? target.lineAt(line).text : '' });
+  }
+  const plain = (p: vscode.Position) => ({ line: p.line, character: p.character });
+  const files = new Set(found.map((l) => l.uri.toString())).size;
+  return {
+    target: { uri: doc.uri.toString(), path: vscode.workspace.asRelativePath(doc.uri), name: doc.getText(word),
+      range: { start: plain(word.start), end: plain(word.end) }, text: referencesText(refs, found.length) },
+    count: found.length,
+    files,
+  };
 }
 
 /** Largest declaration text offered from another file. */

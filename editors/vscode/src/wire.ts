@@ -383,15 +383,15 @@ export interface ContextCompactedData {
   summarizerError?: string | null;
 }
 
-/** What the user points the agent at: a file, a selection, diagnostics, a symbol or an image (`data` in base64, or the image file `uri` names, read by the server). */
+/** What the user points the agent at: a file, a selection, diagnostics, a symbol, the references of one (`text`: the editor's list of them) or an image (`data` in base64, or the image file `uri` names, read by the server). */
 export interface ContextItem {
-  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'image';
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'references' | 'image';
   uri: string;
   range?: WireRange | null;
   /** The content; absent: the server reads it */
   text?: string | null;
   diagnostics?: DiagnosticItem[] | null;
-  /** A symbol's name; an image's name as shown (default: the uri's last part) */
+  /** A symbol's name (symbol, references); an image's name as shown (default: the uri's last part) */
   name?: string | null;
   /** An image's bytes in base64 (a pasted image); absent: the server reads the file. PNG, JPEG, GIF or WebP, judged from the bytes */
   data?: string | null;

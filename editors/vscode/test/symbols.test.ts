@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Attachments, storedView } from '../src/context/attachments';
-import { flattenSymbols, holds, kindName, symbolAt, symbolChoices, symbolPicks } from '../src/context/symbols';
+import { MAX_REFERENCES, flattenSymbols, holds, kindName, referencesText, symbolAt, symbolChoices, symbolPicks } from '../src/context/symbols';
 
 const r = (a: number, b: number, c: number, d: number) => ({ start: { line: a, character: b }, end: { line: c, character: d } });
 
@@ -76,4 +76,26 @@ test('the pick offers the definition of the word at the cursor first, then the s
   // no symbols in the document, but a definition elsewhere; neither: nothing to pick
   assert.deepEqual(symbolPicks({ ...doc, symbols: [] }, text).map((p) => p.label), ['$(go-to-file) greet']);
   assert.deepEqual(symbolPicks({ ...doc, symbols: null, definition: undefined }, text), []);
+});
+
+test('the references of the word at the cursor are one attachment listing them', () => {
+  const text = () => '';
+  const target = { uri: 'file:///ws/src/main.ts', path: 'src/main.ts', name: 'greet', range: r(3, 12, 3, 17),
+    text: referencesText([{ path: 'src/lib.ts', line: 0, code: 'export function greet(name: string) {' },
+      { path: 'src/main.ts', line: 3, code: "  console.log(greet('world'));  " }]) };
+  assert.equal(target.text, "src/lib.ts:1: export function greet(name: string) {\nsrc/main.ts:4: console.log(greet('world'));");
+  const picks = symbolPicks({ uri: target.uri, path: target.path, cursor: { line: 3, character: 14 }, symbols: [],
+    references: { target, count: 2, files: 2 } }, text);
+  assert.deepEqual(picks.map((p) => [p.label, p.attach, p.description]), [['$(references) greet', 'references', 'its references · 2 in 2 files']]);
+  const q = new Attachments();
+  assert.equal(q.addSymbol(picks[0].target, picks[0].attach), '[references greet · src/main.ts:4]');
+  assert.deepEqual(q.take(), [{ kind: 'references', uri: target.uri, range: target.range, name: 'greet', text: target.text }]);
+  // none found: no row
+  assert.deepEqual(symbolPicks({ uri: target.uri, path: target.path, cursor: { line: 0, character: 0 }, symbols: [],
+    references: { target, count: 0, files: 0 } }, text), []);
+  // bounded: the rest counted
+  const many = Array.from({ length: MAX_REFERENCES + 5 }, (_, i) => ({ path: 'a.ts', line: i, code: 'x' }));
+  const listed = referencesText(many.slice(0, MAX_REFERENCES), many.length).split('\n');
+  assert.equal(listed.length, MAX_REFERENCES + 1);
+  assert.equal(listed.at(-1), '… and 5 more');
 });

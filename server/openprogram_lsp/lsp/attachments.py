@@ -129,6 +129,8 @@ async def resolve(server: ConnectionView, items: list[w.ContextItem] | None
         text = item.text
         if text is None and item.kind == "diagnostics" and not item.diagnostics:
             raise InvalidParams(f"{field}: a diagnostics attachment needs diagnostics or text")
+        if text is None and item.kind == "references":
+            raise InvalidParams(f"{field}.text: a references attachment needs the list as text")
         if text is None and item.kind != "diagnostics":
             if path is None:
                 raise InvalidParams(f"{field}.uri: only file: uris can be read; send text")

@@ -85,17 +85,19 @@ MAX_IMAGE_DATA = 28 * 1024 * 1024
 
 
 class ContextItem(Params):
-    """What the user points the agent at: a file, a selection, diagnostics, a symbol or an
-    image (``data`` in base64, or the image file ``uri`` names, read by the server)."""
+    """What the user points the agent at: a file, a selection, diagnostics, a symbol, the
+    references of one (``text``: the editor's list of them) or an image (``data`` in base64, or
+    the image file ``uri`` names, read by the server)."""
 
-    kind: Literal["file", "selection", "diagnostics", "symbol", "image"]
+    kind: Literal["file", "selection", "diagnostics", "symbol", "references", "image"]
     uri: str = Field(min_length=1, max_length=MAX_PATH + 100)
     range: WireRange | None = None
     text: str | None = Field(None, max_length=MAX_ATTACHMENT_TEXT,
                              description="The content; absent: the server reads it")
     diagnostics: list[DiagnosticItem] | None = Field(None, max_length=500)
-    name: str | None = Field(None, max_length=500, description="A symbol's name; an image's "
-                             "name as shown (default: the uri's last part)")
+    name: str | None = Field(None, max_length=500, description="A symbol's name (symbol, "
+                             "references); an image's name as shown (default: the uri's last "
+                             "part)")
     data: str | None = Field(None, max_length=MAX_IMAGE_DATA,
                              description="An image's bytes in base64 (a pasted image); absent: "
                                          "the server reads the file. PNG, JPEG, GIF or WebP, "

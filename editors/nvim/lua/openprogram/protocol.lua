@@ -364,13 +364,13 @@ M.event_types = {
 ---@field summaryNodeId? string|vim.NIL
 ---@field summarizerError? string|vim.NIL
 
----@class openprogram.ContextItem What the user points the agent at: a file, a selection, diagnostics, a symbol or an image (`data` in base64, or the image file `uri` names, read by the server).
----@field kind 'file'|'selection'|'diagnostics'|'symbol'|'image'
+---@class openprogram.ContextItem What the user points the agent at: a file, a selection, diagnostics, a symbol, the references of one (`text`: the editor's list of them) or an image (`data` in base64, or the image file `uri` names, read by the server).
+---@field kind 'file'|'selection'|'diagnostics'|'symbol'|'references'|'image'
 ---@field uri string
 ---@field range? openprogram.WireRange|vim.NIL
 ---@field text? string|vim.NIL The content; absent: the server reads it
 ---@field diagnostics? openprogram.DiagnosticItem[]|vim.NIL
----@field name? string|vim.NIL A symbol's name; an image's name as shown (default: the uri's last part)
+---@field name? string|vim.NIL A symbol's name (symbol, references); an image's name as shown (default: the uri's last part)
 ---@field data? string|vim.NIL An image's bytes in base64 (a pasted image); absent: the server reads the file. PNG, JPEG, GIF or WebP, judged from the bytes
 ---@field mediaType? string|vim.NIL What the client thinks the image is; the bytes decide
 

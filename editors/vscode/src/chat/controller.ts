@@ -470,10 +470,11 @@ export class ChatController {
   }
 
   /**
-   * Pick a symbol, the declaration of the word under the cursor (in whatever file) and the
-   * symbol holding the cursor offered first, the active document's others after (its language
-   * server gives them and their ranges), and queue its declaration for the next message; the
-   * label queued, nothing when the pick was dismissed, or why none could be.
+   * Pick a symbol, the declaration of the word under the cursor (in whatever file), its
+   * references and the symbol holding the cursor offered first, the active document's others
+   * after (its language server gives them and their ranges), and queue the pick (a declaration
+   * or the list of references) for the next message; the label queued, nothing when the pick
+   * was dismissed, or why none could be.
    */
   async addSymbol(): Promise<{ label?: string; reason?: string }> {
     const doc = await api.activeDocumentSymbols();
@@ -482,7 +483,7 @@ export class ChatController {
     if (items.length === 0) return { reason: `no language server gives symbols for ${doc.path}.` };
     const picked = await api.showQuickPick(items, { placeHolder: `Attach a symbol to the next message`, matchOnDescription: true });
     if (!picked) return {};
-    const label = this.attachments.addSymbol(picked.target);
+    const label = this.attachments.addSymbol(picked.target, picked.attach);
     this.postChips();
     return { label };
   }

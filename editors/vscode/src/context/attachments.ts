@@ -18,7 +18,7 @@ export interface DiagnosticItem {
 }
 
 export interface ContextItem {
-  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'image';
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol' | 'references' | 'image';
   uri: string;
   range?: Range;
   text?: string;
@@ -105,7 +105,7 @@ export function lines(range: Range): string {
 export function where(item: Pick<ContextItem, 'kind' | 'range' | 'diagnostics' | 'name'>, path: string): string {
   const at = item.range && item.kind !== 'file' ? `:${lines(item.range)}` : '';
   const extra = item.kind === 'diagnostics' ? ` (${item.diagnostics?.length ?? 0})` : '';
-  const name = item.kind === 'symbol' && item.name ? `${item.name} · ` : '';
+  const name = (item.kind === 'symbol' || item.kind === 'references') && item.name ? `${item.name} · ` : '';
   return `${name}${path}${at}${extra}`;
 }
 
@@ -134,9 +134,10 @@ export class Attachments {
     return added.map((a) => a.label);
   }
 
-  /** Queue a symbol (its declaration's range and text, as the editor has them); returns its label. */
-  addSymbol(sym: EditorSymbol): string {
-    const item: ContextItem = { kind: 'symbol', uri: sym.uri, range: sym.range, name: sym.name, text: sym.text };
+  /** Queue a symbol (its declaration's range and text, as the editor has them) or its references
+   *  (`kind`; the text lists them); returns its label. */
+  addSymbol(sym: EditorSymbol, kind: 'symbol' | 'references' = 'symbol'): string {
+    const item: ContextItem = { kind, uri: sym.uri, range: sym.range, name: sym.name, text: sym.text };
     const text = label(item, sym.path);
     this.items.push({ id: `a${++this.next}`, item, label: text, path: sym.path });
     return text;

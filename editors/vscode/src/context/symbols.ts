@@ -2,8 +2,9 @@
  * A symbol of the active document as an attachment: the document's language server gives the
  * symbols (`vscode.executeDocumentSymbolProvider`: `DocumentSymbol`s with children, or flat
  * `SymbolInformation`s); the declaration of the word under the cursor (the definition provider's
- * answer, in whatever file) is offered first, then the symbol holding the cursor (the innermost
- * whose range holds it), then the others. Pure logic: the `vscode` side is in vscodeapi.ts.
+ * answer, in whatever file) is offered first, then its references (the reference provider's, a
+ * `path:line: code` list), then the symbol holding the cursor (the innermost whose range holds
+ * it), then the others. Pure logic: the `vscode` side is in vscodeapi.ts.
  */
 import { lines, type EditorSymbol, type Position, type Range } from './attachments';
 
@@ -88,11 +89,27 @@ export function symbolChoices(symbols: DocSymbol[], cursor: Position | undefined
   return [...(at ? [{ symbol: at, atCursor: true }] : []), ...symbols.filter((s) => s !== at).map((symbol) => ({ symbol, atCursor: false }))];
 }
 
-/** One row of the symbol pick and what it attaches. */
+/** One row of the symbol pick and what it attaches (a declaration, or the references of one). */
 export interface SymbolPick {
   label: string;
   description: string;
   target: EditorSymbol;
+  /** What the pick attaches (not `kind`: a quick pick item's own field). */
+  attach: 'symbol' | 'references';
+}
+
+/** A reference as the definition and reference providers give it: a file and a 0-based line. */
+export interface RefLine { path: string; line: number; code: string }
+
+/** Most references listed in one attachment. */
+export const MAX_REFERENCES = 200;
+
+/** The text of a references attachment: `path:line: code` a line (1-based lines, in the given
+ *  order, at most MAX_REFERENCES), then how many more of `total` there are. */
+export function referencesText(refs: RefLine[], total = refs.length): string {
+  const shown = refs.slice(0, MAX_REFERENCES).map((r) => `${r.path}:${r.line + 1}: ${r.code.trim().slice(0, 300)}`);
+  if (total > shown.length) shown.push(`… and ${total - shown.length} more`);
+  return shown.join('\n');
 }
 
 const same = (a: Range, b: Range): boolean =>
@@ -104,14 +121,19 @@ const icon = (kind: number): string => `$(symbol-${kindName(kind).replace(/ /g, 
  * The rows of the pick for a document (`text` reads a range of it): the definition of the word
  * under the cursor first (unless it is the very symbol holding the cursor), then the symbols.
  */
-export function symbolPicks(doc: { uri: string; path: string; cursor: Position; symbols: unknown; definition?: EditorSymbol },
-  text: (range: Range) => string): SymbolPick[] {
+export function symbolPicks(doc: { uri: string; path: string; cursor: Position; symbols: unknown; definition?: EditorSymbol;
+  references?: { target: EditorSymbol; count: number; files: number } }, text: (range: Range) => string): SymbolPick[] {
   const choices = symbolChoices(flattenSymbols(doc.symbols), doc.cursor);
   const out: SymbolPick[] = [];
   const def = doc.definition;
   const holding = choices[0]?.atCursor ? choices[0].symbol : undefined;
   if (def && !(def.uri === doc.uri && holding && same(def.range, holding.range))) {
-    out.push({ label: `$(go-to-file) ${def.name}`, description: `definition of the word at the cursor · ${def.path}:${lines(def.range)}`, target: def });
+    out.push({ label: `$(go-to-file) ${def.name}`, description: `definition of the word at the cursor · ${def.path}:${lines(def.range)}`, target: def, attach: 'symbol' });
+  }
+  const refs = doc.references;
+  if (refs && refs.count > 0) {
+    out.push({ label: `$(references) ${refs.target.name}`, attach: 'references', target: refs.target,
+      description: `its references · ${refs.count} in ${refs.files} file${refs.files === 1 ? '' : 's'}` });
   }
   for (const c of choices) {
     out.push({
@@ -119,6 +141,7 @@ export function symbolPicks(doc: { uri: string; path: string; cursor: Position; 
       description: [c.atCursor ? 'at the cursor' : '', `${kindName(c.symbol.kind)}, lines ${lines(c.symbol.range)}`,
         c.symbol.container ? `in ${c.symbol.container}` : ''].filter(Boolean).join(' · '),
       target: { uri: doc.uri, path: doc.path, name: c.symbol.name, range: c.symbol.range, text: text(c.symbol.range) },
+      attach: 'symbol',
     });
   }
   return out;

@@ -1,8 +1,9 @@
 // The language-features part of the end-to-end run, in run.mjs's workbench after the context
 // part (its server of its own): VS Code's built-in TypeScript server answers, nothing mocked.
 // A two-file TypeScript project; with the cursor on a call of `greet` the panel's Symbol… button
-// offers its declaration in the other file first (the definition provider's range), and a
-// symbol of the file picked by name goes too (the editor's text); the message's turn asks
+// offers its declaration in the other file first (the definition provider's range), then its
+// references (one list), and a symbol of the file picked by name goes too (the editor's text);
+// the message's turn asks
 // `lsp_definition` and `lsp_references` (openprogram/navigate: the extension runs the
 // vscode.execute*Provider commands) and edits a call so it no longer type-checks
 // (openprogram/diagnostics: languages.getDiagnostics once they settle): the edit's result tells
@@ -74,6 +75,14 @@ export async function languageFeatures({ page, ws, work, modelLog, begin, shot }
   await page.keyboard.press('Enter');
   await frame.locator('.chip-attachment.kind-symbol', { hasText: 'greet · src/lib.ts:1-3' }).waitFor({ timeout: T });
 
+  begin("greet's references, picked from the same pick, are one chip listing them");
+  await frame.locator('#attach-symbol').click();
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: T });
+  await page.keyboard.type('its references');
+  await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: 'greet' }).waitFor({ timeout: T });
+  await page.keyboard.press('Enter');
+  await frame.locator('.chip-attachment.kind-references', { hasText: 'greet · src/main.ts:4' }).waitFor({ timeout: T });
+
   begin("a symbol of the file picked by name: count's declaration is a chip too");
   await frame.locator('#attach-symbol').click();
   await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: T });
@@ -98,6 +107,10 @@ export async function languageFeatures({ page, ws, work, modelLog, begin, shot }
     throw new Error(`the model did not get the symbol:\n${asked}`);
   }
   if (!/<symbol path="src\/main\.ts" lines="3" name="count">\n[^<]*count: number = 'three'/.test(asked)) throw new Error(`the model did not get count:\n${asked}`);
+  const refs = /<references path="src\/main\.ts" lines="4" name="greet">\n([^<]*)<\/references>/.exec(asked)?.[1] ?? '';
+  for (const want of ['src/lib.ts:1: export function greet(name: string): string {', "src/main.ts:1: import { greet } from './lib';", "src/main.ts:4: console.log(greet('world'), count);"]) {
+    if (!refs.split('\n').includes(want)) throw new Error(`the model did not get the reference ${want}:\n${asked}`);
+  }
   const tools = calls[2].messages.filter((m) => m.role === 'tool').map((m) => textOf(m.content));
   const [definition, references, edit] = tools.slice(-3);
   if (!/^src\/lib\.ts:1:17: export function greet/m.test(definition ?? '')) throw new Error(`lsp_definition answered:\n${definition}`);
