@@ -39,6 +39,11 @@ function M.track()
   end
   M._tracking = true
   local diag = vim.lsp.diagnostic
+  if diag._openprogram_seen then -- wrapped by an earlier load of this module: share its notes
+    published, versioned, publishers = unpack(diag._openprogram_seen)
+    return
+  end
+  diag._openprogram_seen = { published, versioned, publishers }
   local orig = diag.on_publish_diagnostics
   diag.on_publish_diagnostics = function(err, params, ctx, ...)
     local id = type(ctx) == 'table' and ctx.client_id or nil
