@@ -40,7 +40,7 @@ from openprogram_lsp.tools import fs_errors
 from openprogram_lsp.tools.approved_edit import ApprovedEdit, preview_hunks
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.output import cap_text
-from openprogram_lsp.tools.paths import resolved_once
+from openprogram_lsp.tools.paths import confined, resolved_once
 from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,8 @@ class ToolRunner:
     mode: PermissionMode = "ask"
     rules: RuleBook = field(default_factory=RuleBook)
     approver: Approver | None = None
-    before_mutation: Callable[[], Awaitable[None]] | None = None
+    before_mutation: Callable[[list[str] | None], Awaitable[None]] | None = None
+    # before a call that may change files: the paths it writes when known, else None
     failures: dict[str, int] = field(default_factory=dict)
     hooks: TurnHooks | None = None  # the turn's user hooks and policies
     all_tools: ToolRegistry | None = None  # every tool, when ``tools`` is an admitted subset
@@ -175,7 +176,7 @@ class ToolRunner:
         if tool.kind not in READ_KINDS and tool.kind != "fetch" \
                 and self.before_mutation is not None:  # a fetch asks, yet changes no file
             try:
-                await self.before_mutation()
+                await self.before_mutation(_written(self.ctx, tool, args))
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -459,3 +460,19 @@ class ToolRunner:
             finished["blocked_reason"] = record.blocked_reason
         self._emit("tool.finished", finished)
         return record
+
+
+def _written(ctx: ToolContext, tool: Tool, args: Any) -> list[str] | None:
+    """The workspace paths a call writes, when its tool names them beforehand (else None)."""
+    if tool.writes is None:
+        return None
+    out: list[str] = []
+    for name in tool.writes:
+        raw = getattr(args, name, None)
+        if not isinstance(raw, str):
+            return None
+        try:
+            out.append(confined(ctx.workspace, raw))
+        except OpenProgramError:
+            return None
+    return out

@@ -49,6 +49,16 @@ class Checkpointer(Protocol):
         False when it may have."""
         ...
 
+    def defer_baseline(self, session_id: str) -> bool:
+        """Take the session's baseline after the first walk instead of waiting for it now;
+        True when deferred: announce each write first (``record_before``)."""
+        ...
+
+    def record_before(self, session_id: str, paths: Iterable[str]) -> bool:
+        """Record paths as they are, before the turn writes them, while the session's baseline
+        is deferred; False when they cannot be: take the baseline now (``ensure_baseline``)."""
+        ...
+
     def note_paths(self, paths: Iterable[str]) -> None:
         """Tell the checkpointer which workspace paths may have changed."""
         ...

@@ -32,6 +32,7 @@ class TurnCheckpoints:
         self.turn = turn
         self.checkpointer = checkpointer
         self.buffers = buffers
+        self.deferred = False  # the baseline waits for the first walk; writes are recorded
 
     def paths_changed(self, paths: Iterable[str]) -> None:
         """A tool changed ``paths`` (none named: it may have changed anything)."""
@@ -43,24 +44,39 @@ class TurnCheckpoints:
         if self.checkpointer is not None:
             self.checkpointer.note_paths(paths)
 
-    async def before_mutation(self) -> None:
-        """Before the turn's first change: hold the workspace, then make sure of a baseline.
+    async def before_mutation(self, paths: list[str] | None = None) -> None:
+        """Before each change (``paths``: what it writes, when known): hold the workspace,
+        then make sure of a baseline.
 
         From the first edit to the checkpoint the workspace belongs to this turn, so another
         session's edits are never credited to it. A turn that cannot get it in time goes on
-        (logged): attribution is then shared, never an edit lost.
+        (logged): attribution is then shared, never an edit lost. While the first walk of the
+        workspace runs, a change with known paths does not wait for it: those files are
+        recorded as they are, and the baseline is taken after the walk (``defer_baseline``);
+        any other change takes it now.
         """
         turn, checkpointer = self.turn, self.checkpointer
-        if checkpointer is None or turn.baseline_done:
+        if checkpointer is None:
             return
-        turn.baseline_done = True
-        try:
-            await turn.resources.enter_async_context(
-                checkpointer.turn_guard(timeout=GUARD_TIMEOUT))
-        except CheckpointError:
-            log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
-                        turn.workspace, GUARD_TIMEOUT, turn.turn_id)
-        if not checkpointer.baseline_ready(turn.session_id):  # else nothing to do
+        if not turn.baseline_done:
+            turn.baseline_done = True
+            try:
+                await turn.resources.enter_async_context(
+                    checkpointer.turn_guard(timeout=GUARD_TIMEOUT))
+            except CheckpointError:
+                log.warning("workspace %s busy for %ss; turn %s goes on unguarded",
+                            turn.workspace, GUARD_TIMEOUT, turn.turn_id)
+            if checkpointer.baseline_ready(turn.session_id):  # nothing to do
+                return
+            self.deferred = paths is not None and checkpointer.defer_baseline(turn.session_id)
+            if not self.deferred:
+                await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
+                return
+        if not self.deferred:
+            return
+        if paths is None or not await asyncio.to_thread(checkpointer.record_before,
+                                                        turn.session_id, paths):
+            self.deferred = False  # anything may change now: the baseline first
             await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
 
     async def buffer_edit(self, rel: str) -> None:

@@ -104,6 +104,8 @@ class Tool:
     kind: ClassVar[ToolKind] = "other"
     category: ClassVar[str] = "core"
     spawns: ClassVar[bool] = False  # starts an agent: its prompt may grant "run without asking"
+    writes: ClassVar[tuple[str, ...] | None] = None  # the arguments naming every file a call
+    # writes, when known before it runs (its checkpoint can record them first); None: anything
     asks: ClassVar[bool] = True  # False: allowed in every mode without a prompt (rules and
     # gates still apply): it only ends or reads what an approved call started
     Input: ClassVar[type[BaseModel]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import threading
@@ -28,6 +29,7 @@ from openprogram_lsp.store.checkpoints.buffers import (
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
+from openprogram_lsp.store.checkpoints.deferred import DeferredBaseline, Unrecordable
 from openprogram_lsp.store.checkpoints.disk_check import modified_files
 from openprogram_lsp.store.checkpoints.extras import EMPTY as EMPTY_EXTRAS
 from openprogram_lsp.store.checkpoints.extras import (
@@ -44,7 +46,7 @@ from openprogram_lsp.store.checkpoints.meta import (
     parse_message,
     to_checkpoint,
 )
-from openprogram_lsp.store.checkpoints.modes import update_modes
+from openprogram_lsp.store.checkpoints.modes import default_perm, update_modes
 from openprogram_lsp.store.checkpoints.objects import (
     TreeChange,
     commit_tree,
@@ -61,6 +63,7 @@ from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.trees import EMPTY_TREE, TreeConflict, update_tree
 from openprogram_lsp.store.pack_maintenance import SMALL_PACKS, pack_count, repack_later
 
+log = logging.getLogger(__name__)
 Entries = list[Entry]
 Checkpoints = list[Checkpoint]
 Ids = list[str]
@@ -83,6 +86,14 @@ class Prepared:
     tree: str
     modes: dict[str, int]
     extras: Extras
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """``a/b/c`` -> ``a/b``, ``a``."""
+    while path:
+        path = posixpath.dirname(path)
+        if path:
+            yield path
 
 
 def epoch(iso: str) -> int:
@@ -136,6 +147,7 @@ class CheckpointStore:
         self._listings: extras_mod.ListingCache = {}  # directories as the last walk read them
         self.buffers = BufferOverlay()
         """Paths recorded as an editor buffer's unsaved text (``record_buffer``)."""
+        self._deferred: DeferredBaseline | None = None  # a baseline still to take (deferred.py)
 
     @property
     def root(self) -> Path:
@@ -280,6 +292,8 @@ class CheckpointStore:
         self._wait_idle()
         with self.lock:
             self._open()
+            if self._deferred is not None and self._deferred.session_id == session_id:
+                return self._settle_deferred()
             for entry in self._entries():
                 cp = entry.checkpoint
                 # any checkpoint of the session: its baseline may have been pruned since, and
@@ -292,13 +306,111 @@ class CheckpointStore:
             return self._commit("baseline", session_id, None,
                                 "Baseline before the session's first edit", allow_empty=True)
 
+    def defer_baseline(self, session_id: str) -> bool:
+        """Take the session's baseline later when it would wait for the first walk now (one
+        runs, or is still to run: it is started in the background then). True when deferred:
+        each write of the turn must then be announced first (``record_before``); the next
+        checkpoint (the turn's, or ``ensure_baseline``) takes the baseline first, built from
+        the walk with the recorded paths as they were (``deferred.py``)."""
+        with self._noted_lock:
+            if self._deferred is not None:
+                return self._deferred.session_id == session_id
+            if self._disabled is not None or self.lock.held_here():
+                return False
+            walking = not self._idle.is_set()
+            due = self._scan_all and self._prepared is None
+            if not (walking or due):
+                return False
+            self._deferred = DeferredBaseline(session_id)
+        if not walking:  # nobody walks yet (the edit came before the server's warm-up)
+            self._idle.clear()  # the turn's checkpoint waits for it from now on
+            threading.Thread(target=self._walk_in_background, name="openprogram-baseline",
+                             daemon=True).start()
+        return True
+
+    def _walk_in_background(self) -> None:
+        try:
+            self.prepare(self.progress)
+        except Exception:  # the checkpoint that settles the baseline walks instead
+            log.warning("the first checkpoint walk of %s failed", self.workspace, exc_info=True)
+        finally:
+            self._idle.set()
+
+    def record_before(self, session_id: str, paths: Iterable[str]) -> bool:
+        """Record ``paths`` as they are now, before the session's turn writes them, while its
+        baseline is deferred (True also when it is not, or no longer, deferred). False when a
+        path cannot be recorded: the caller takes the baseline now (``ensure_baseline``)."""
+        with self._noted_lock:
+            deferred = self._deferred
+            if deferred is None or deferred.session_id != session_id:
+                return True
+            try:
+                for path in paths:
+                    rel = self._relative(path)
+                    if rel is None or rel == "." or ".git" in rel.split("/"):
+                        return False
+                    deferred.record(str(self.workspace), rel, self.config.max_file_bytes,
+                                    lambda data: write_object(self.repo, "blob", data))
+            except (Unrecordable, OSError) as exc:
+                log.info("baseline of %s taken now: %s", self.workspace, exc)
+                return False
+            return True
+
+    def _settle_deferred(self) -> Checkpoint | None:
+        """Commit a deferred baseline (under the lock, the walk done): the walk's tree with
+        the noted paths staged and the recorded paths as they were before the turn."""
+        with self._noted_lock:
+            deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return None
+        sid = deferred.session_id
+        seen = any(e.checkpoint is not None and e.checkpoint.session_id == sid
+                   for e in self._entries())
+        try:
+            if seen:
+                return self._commit("baseline", sid, None,
+                                    "Changes made outside the agent before this turn",
+                                    deferred=deferred)
+            return self._commit("baseline", sid, None, "Baseline before the session's first edit",
+                                allow_empty=True, deferred=deferred)
+        finally:  # the turn's writes: its own checkpoint stages them from disk
+            self.note_paths(deferred.leaves)
+
+    def _with_before(self, tree: str, deferred: DeferredBaseline) -> tuple[str, set[str]]:
+        """``tree`` with each recorded path as it was before the turn, and the index told the
+        same; the paths set (nested repositories, paths beyond a symlink and ignored files are
+        not recorded in checkpoints, so not set back either)."""
+        leaves = {rel: leaf for rel, leaf in deferred.leaves.items()
+                  if not self.stager.in_nested(rel) and not self.stager.beyond_symlink(rel)}
+        for rel in self.stager.ignored(sorted(leaves)) if leaves else ():
+            leaves.pop(rel, None)
+        try:
+            tree = update_tree(self.repo.odb, tree, leaves)
+        except TreeConflict:  # a directory where a file was, or the reverse: path by path
+            for rel in list(leaves):
+                try:
+                    tree = update_tree(self.repo.odb, tree, {rel: leaves[rel]})
+                except TreeConflict:
+                    log.warning("baseline of %s: %s left as the walk found it", self.workspace,
+                                rel)
+                    del leaves[rel]
+        self.stager.defer(leaves)
+        if self.stager.tracked is not None:
+            for rel, leaf in leaves.items():
+                if leaf is None:
+                    self.stager.tracked.discard(rel)
+                else:
+                    self.stager.tracked.add(rel)
+        return tree, set(leaves)
+
     def baseline_ready(self, session_id: str) -> bool:
         """True when ``ensure_baseline`` would return None: no ``prepare`` runs, no change
         made outside the agent waits, and the chain this process knows holds a checkpoint of
         the session. Reads only what this process holds (no lock, no file), so a turn's
         first edit does not hand a no-op to a thread; anything else says False."""
         entries = self._chain  # one reference read
-        if entries is None or not self._idle.is_set() or self._pending():
+        if entries is None or not self._idle.is_set() or self._deferred is not None \
+                or self._pending():
             return False
         return any(e.checkpoint is not None and e.checkpoint.session_id == session_id
                    for e in entries)
@@ -350,8 +462,10 @@ class CheckpointStore:
     def list(self, session_id: str | None = None) -> Checkpoints:
         """Checkpoints newest first, optionally only one session's; a turn whose undo stands
         carries ``undone_by``."""
+        self._wait_idle()
         with self.lock:
             self._open()
+            self._settle_deferred()
             entries = self._entries()
             undone = undone_turns(entries)
             return [marked(e.checkpoint, undone) for e in entries if e.checkpoint is not None
@@ -367,7 +481,9 @@ class CheckpointStore:
         """A checkpoint against its parent: the unified diff and each file's change."""
         from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
 
+        self._wait_idle()
         with self.lock:
+            self._settle_deferred()
             entry = self._entry(checkpoint_id)
             rel = self._checked_relative(path) if path else None
             full_id = entry.checkpoint.id if entry.checkpoint is not None else checkpoint_id
@@ -377,7 +493,9 @@ class CheckpointStore:
         """From one checkpoint's files to another's (any two of the chain)."""
         from openprogram_lsp.store.checkpoints.diff import checkpoint_diff
 
+        self._wait_idle()
         with self.lock:
+            self._settle_deferred()
             old, new = self._entry(from_id), self._entry(to_id)
             rel = self._checked_relative(path) if path else None
             return checkpoint_diff(self.repo, to_id, new.commit, old.commit, rel)
@@ -664,13 +782,18 @@ class CheckpointStore:
     def _commit(self, kind: str, session_id: str | None, turn_id: str | None, message: str,
                 *, full: bool = False, allow_empty: bool = False,
                 restored_from: str | None = None, undo: str | None = None,
-                undoes: str | None = None, buffer_only: str | None = None) -> Checkpoint | None:
+                undoes: str | None = None, buffer_only: str | None = None,
+                deferred: DeferredBaseline | None = None) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint.
 
         ``buffer_only``: record only that path's unsaved buffer text, leaving everything else
-        noted for the next checkpoint (so a turn's earlier edits stay the turn's)."""
+        noted for the next checkpoint (so a turn's earlier edits stay the turn's).
+        ``deferred``: a deferred baseline's recorded paths, set back to their before-states
+        (a deferred baseline still to take is taken before any other checkpoint)."""
         if self._disabled is not None:
             raise CheckpointError(self._disabled)
+        if deferred is None and self._deferred is not None:
+            self._settle_deferred()
         head = self.repo.head()
         stamp = self.repo.index_stamp()
         # Another process committed or touched the index: what this one knows is stale.
@@ -716,6 +839,18 @@ class CheckpointStore:
                                               noted | {c.path for c in later})
                     extras = self._update_extras(prepared.extras,
                                                  noted | {c.path for c in later}, tree)
+                before: set[str] = set()
+                if deferred is not None:
+                    tree, before = self._with_before(tree, deferred)
+                    changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
+                    # directories the turn made, or emptied, were not empty dirs before it
+                    holding = {posixpath.dirname(p) for p in before
+                               if deferred.leaves[p] is not None}
+                    holding |= {a for d in holding for a in _ancestors(d)}
+                    extras = Extras(frozenset(d for d in extras.dirs
+                                              if d not in deferred.new_dirs
+                                              and d not in holding),
+                                    {p: u for p, u in extras.files.items() if p not in before})
                 if texts:
                     tree, texts = self._with_buffers(tree, texts)
                     changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
@@ -731,6 +866,14 @@ class CheckpointStore:
                 modes = update_modes(str(self.workspace), parent_modes,
                                      self._files_of(tree, parent_tree, changes) if walk
                                      else noted | {c.path for c in changes})
+            if deferred is not None:  # the recorded files' permission bits, as they were
+                modes = dict(modes)
+                for rel in before:
+                    leaf, perm = deferred.leaves[rel], deferred.perms.get(rel)
+                    if leaf is None or perm is None or perm == default_perm(leaf[0]):
+                        modes.pop(rel, None)
+                    else:
+                        modes[rel] = perm
             mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
                                if modes.get(p) != parent_modes.get(p)
                                and p not in {c.path for c in changes})

@@ -221,6 +221,7 @@ class WriteFile(Tool):
     name = "write_file"
     description = WRITE_FILE
     kind = "edit"
+    writes = ("path",)
     Input = WriteFileInput
 
     def title(self, args: BaseModel) -> str:
@@ -293,6 +294,7 @@ class EditFile(Tool):
     name = "edit_file"
     description = EDIT_FILE
     kind = "edit"
+    writes = ("path",)  # (multi_edit too)
     Input: ClassVar[type[BaseModel]] = EditFileInput
 
     def title(self, args: BaseModel) -> str:

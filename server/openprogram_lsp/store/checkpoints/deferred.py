@@ -1,0 +1,79 @@
+"""A session's baseline taken after its turn began editing (a first edit never waits, issue 33).
+
+The first checkpoint of a process walks the whole tree (seconds on 100,000 files). A turn's
+first edit used to wait for that walk, because its baseline is the tree as it was before the
+edit. Instead, while the walk runs (or is still to run), each file the turn is about to write
+is recorded first: its before-state (a blob and git mode, its exact permission bits, or
+"absent" and the directories its write will create). When the walk is done, the baseline is
+the walked tree with the noted paths staged as usual and every recorded path set back to its
+before-state; the turn's checkpoint then stages those paths from disk on top of it. So the
+checkpoints recorded are the ones the waiting turn would have recorded.
+
+Only writes whose paths are known beforehand are recorded this way (the file tools); anything
+else (a command, a path that cannot be recorded) waits for the walk and settles the baseline
+first, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from openprogram_lsp.store.checkpoints.modes import EXEC, PLAIN
+
+Leaf = tuple[str, str]
+"""(git mode, blob id) of a recorded file."""
+
+
+class Unrecordable(Exception):
+    """A path whose before-state cannot be recorded (not a file, too large, unreadable)."""
+
+
+@dataclass(slots=True)
+class DeferredBaseline:
+    """The before-states recorded for one session's baseline, still to be committed."""
+
+    session_id: str
+    leaves: dict[str, Leaf | None] = field(default_factory=dict)
+    """Workspace path -> its leaf before the turn wrote it (None: it did not exist)."""
+    perms: dict[str, int] = field(default_factory=dict)
+    """Exact permission bits of the recorded files."""
+    new_dirs: set[str] = field(default_factory=set)
+    """Directories that did not exist before a recorded write (created by it)."""
+
+    def record(self, workspace: str, rel: str, max_bytes: int,
+               write_blob: Callable[[bytes], str]) -> None:
+        """Record ``rel`` as it is now, unless recorded already; Unrecordable when it is not
+        a regular file, symlink or nothing, or is larger than ``max_bytes``."""
+        if rel in self.leaves:
+            return
+        full = os.path.join(workspace, rel)
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            self.leaves[rel] = None
+            self._note_new_dirs(workspace, rel)
+            return
+        except OSError as exc:
+            raise Unrecordable(f"{rel}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode):
+            self.leaves[rel] = ("120000", write_blob(os.fsencode(os.readlink(full))))
+            return
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            raise Unrecordable(f"{rel}: not a regular file within {max_bytes} bytes")
+        try:
+            with open(full, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise Unrecordable(f"{rel}: {exc.strerror or exc}") from None
+        self.leaves[rel] = (EXEC if st.st_mode & 0o100 else PLAIN, write_blob(data))
+        self.perms[rel] = stat.S_IMODE(st.st_mode)
+
+    def _note_new_dirs(self, workspace: str, rel: str) -> None:
+        parent = os.path.dirname(rel)
+        while parent and parent not in self.new_dirs \
+                and not os.path.lexists(os.path.join(workspace, parent)):
+            self.new_dirs.add(parent)
+            parent = os.path.dirname(parent)
