@@ -155,6 +155,8 @@ def test_branch_labels_naming_hunk_review_and_deleted_buffers(env: dict[str, Pat
     assert any("second try" in x for x in out["branch_items_after"])
     assert out["first_hunk_line"] == 2 and out["second_hunk_line"] == 6
     assert out["after_hunk"] == "one\nTWO\nthree\nfour\nfive\nsix\nseven\n"
+    # one lens per hunk of the agent's edit; the restored hunk's lens went with it
+    assert out["lenses_before"] == 2 and out["lenses_after_restore"] == 1
     assert out["after_undo"] == "one\nTWO\nthree\nfour\nfive\nSIX\nseven\n"
     assert out["new_lines"] == ["fresh"]
     assert out["new_exists"] is False and out["new_buffer_valid"] is False

@@ -5,7 +5,8 @@ their unsaved text (document sync: the agent reads what you see and never writes
 unsaved edits) and its code lenses ("edited by the agent in turn 3 ·
 branch `retry` · approved"), hovers (`K`) and code actions ("Restore this hunk to before the
 agent's edit", `vim.lsp.buf.code_action()`) work there. Lenses refresh on entering and writing a
-buffer and after each turn. `setup({ blame = { enabled = false } })` turns the lenses off
+buffer, after each turn and after every restore or outside change the panel reloads buffers
+for (a restored hunk's lens goes with it). `setup({ blame = { enabled = false } })` turns the lenses off
 (buffers stay attached); `blame = { attach = false }` does not attach buffers at all.
 ]]
 

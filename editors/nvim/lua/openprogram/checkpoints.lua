@@ -267,6 +267,8 @@ function M.reload_buffers(paths, root)
     end
   end
   pcall(vim.cmd.checktime)
+  -- the lenses of a restored file follow it (a restored hunk's "edited by the agent" goes)
+  vim.schedule(require('openprogram.blame').refresh_all)
 end
 
 --- Open one tab per changed file with before/after windows in diff mode.

@@ -1,11 +1,12 @@
 -- Branches and checkpoint review: two forks with the same first message get distinct, stable
 -- labels and one is named from the picker; in a checkpoint's diff tab ]h moves to the next
 -- hunk, R restores that hunk alone and U undoes it; a restore that deletes a file closes its
--- unchanged buffer instead of leaving stale text.
+-- unchanged buffer instead of leaving stale text. The blame lenses of the open file follow
+-- the hunk restore (the restored hunk's lens goes).
 local H = dofile(os.getenv('OP_HARNESS'))
 
 H.run(function()
-  H.setup({ permission_mode = 'bypass' })
+  H.setup({ permission_mode = 'bypass', blame = { attach = true } })
   H.track()
   local S = require('openprogram.panel').state
   local client = require('openprogram.client')
@@ -59,6 +60,15 @@ H.run(function()
   end, 'the picker again')
   H.out.branch_items_after = named
 
+  -- code.py open in a tab of its own, with a blame lens per hunk of the agent's edit
+  vim.cmd('tabnew code.py')
+  local code_buf = vim.api.nvim_get_current_buf()
+  require('openprogram.blame').attach(code_buf)
+  H.wait(function()
+    return #vim.lsp.codelens.get(code_buf) > 0
+  end, 'blame lenses in code.py')
+  H.out.lenses_before = #vim.lsp.codelens.get(code_buf)
+
   -- the edit turn's checkpoint in diff tabs
   local cps = client.request_sync('openprogram/checkpoints', { sessionId = sid }).checkpoints
   local cp
@@ -90,6 +100,11 @@ H.run(function()
     return restored ~= nil
   end, 'the hunk restore')
   H.out.after_hunk = H.read('code.py')
+  H.wait(function()
+    -- (a refresh may first see the reload half-way: it settles on the file as restored)
+    return #vim.lsp.codelens.get(code_buf) == H.out.lenses_before - 1
+  end, 'the restored hunk losing its lens', 10000)
+  H.out.lenses_after_restore = #vim.lsp.codelens.get(code_buf)
   local undone = false
   local safety = require('openprogram.checkpoints').last_safety
   require('openprogram.checkpoints').restore(safety, nil, function()
