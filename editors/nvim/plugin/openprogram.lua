@@ -44,6 +44,13 @@ end, {
   desc = "OpenProgram: attach an image file (PNG, JPEG, GIF, WebP), or the clipboard's, to the next message",
 })
 
+command('OpenProgramSymbol', function(a)
+  op().symbol(a.args)
+end, {
+  nargs = '?',
+  desc = 'OpenProgram: attach the symbol under the cursor (your language servers), or with {query} a workspace symbol, to the next message',
+})
+
 command('OpenProgramToggle', function()
   op().toggle()
 end, { desc = 'OpenProgram: open or close the chat panel' })

@@ -1,8 +1,8 @@
 --[[
 What the user points the agent at: a range of lines (`:'<,'>OpenProgram`), the current buffer
 (`#buffer` in a message), a file (`@path`), with the range's diagnostics (`vim.diagnostic.get`),
-or an image (`:OpenProgramImage {file}`, or the clipboard's with no {file}: sent as base64 data; the
-server judges the bytes).
+a symbol (`:OpenProgramSymbol`, `symbols.lua`), or an image (`:OpenProgramImage {file}`, or the
+clipboard's with no {file}: sent as base64 data; the server judges the bytes).
 They go with the next message as `context` attachments (see docs/protocol.md).
 
 Completion in the input buffer (`<C-x><C-u>`, or the completion plugin of your choice through
@@ -221,7 +221,8 @@ function M.label(item)
     where = first == last and (':' .. first) or (':%d-%d'):format(first, last)
   end
   local extra = item.kind == 'diagnostics' and (' (%d)'):format(#(item.diagnostics or {})) or ''
-  return ('[%s %s%s%s]'):format(item.kind, path, where, extra)
+  local name = item.kind == 'symbol' and type(item.name) == 'string' and (item.name .. ' ') or ''
+  return ('[%s %s%s%s%s]'):format(item.kind, name, path, where, extra)
 end
 
 --- Queue attachments for the next message.

@@ -72,6 +72,14 @@ function M.image(path)
   require('openprogram.attach').attach_image(path)
 end
 
+--- Attach the symbol under the cursor, or with `query` a workspace symbol (`:OpenProgramSymbol`).
+---@param query? string
+---@param done? fun(item: table?)
+function M.symbol(query, done)
+  ensure_setup()
+  require('openprogram.symbols').command(query, done)
+end
+
 --- Send a message on the panel's session.
 ---@param text string
 ---@param extra? table more openprogram/chat params
