@@ -35,7 +35,9 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     server reports, @-completed files and removable chips reach the model and the transcript; the
     agent reads the buffer; / completion, a custom command expanded by the server, an unknown
     command refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo
-    takes it back out of the buffer with the unsaved text kept and the disk untouched (#31). Last,
+    takes it back out of the buffer with the unsaved text kept and the disk untouched (#31); an
+    image copied to the clipboard and pasted (Ctrl+V) into the input is a chip with its thumbnail
+    and reaches the model as an image (#39). Last,
     with VS Code's own TypeScript server: the panel's Symbol… button attaches the declaration of
     the word under the cursor (in another file), its references and a symbol picked by name,
     lsp_definition and lsp_references answered across two files, and an edit's result naming the

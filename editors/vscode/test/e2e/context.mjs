@@ -10,11 +10,13 @@
 //    gets the unsaved buffer. Then the / popup and a custom command (the server substitutes
 //    $ARGUMENTS), an unknown command, /mode, the context meter (cleared by /new, back when the
 //    session is opened again). Last, the agent edits the still unsaved file (accept-edits): the
-//    edit goes into the buffer, and /undo takes it back out of the buffer (#31).
+//    edit goes into the buffer, and /undo takes it back out of the buffer (#31). Then an image
+//    pasted into the input reaches the model (images.mjs, #39).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor, chatFrame, palette, Peer, setUserSettings, openFile } from './harness.mjs';
+import { pasteImage } from './images.mjs';
 
 const T = 60_000;
 const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
@@ -47,6 +49,7 @@ function prepare(ws, script) {
     { text: 'It prints the working directory.' },
     { text: 'Bumping.', tool_calls: [{ name: 'edit_file', arguments: { path: 'src/app.py', old_text: 'return os.getcwd()', new_text: 'return os.getcwd()  # by the agent' } }] },
     { text: 'Bumped.' },
+    { text: 'A pasted picture.' }, // images.mjs
   ]));
 }
 
@@ -344,6 +347,8 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     if (!(await text()).includes(MARK)) throw new Error('the undo lost the unsaved text');
     if (readFileSync(join(ws, 'src', 'app.py'), 'utf8') !== APP) throw new Error('the undo wrote the disk under the buffer');
     await shot('context-04-buffer-undo');
+
+    await pasteImage({ page, frame, input, modelLog, begin, shot });
   } finally {
     peer.sock.destroy();
     lsp.kill('SIGTERM');
