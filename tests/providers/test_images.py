@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from openprogram_lsp.core.errors import ProviderError
 from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.transcript import without_environment
 from openprogram_lsp.core.types import Message
@@ -151,7 +150,8 @@ async def test_an_image_over_the_api_limit_is_downscaled_and_the_user_told(
     assert record["size"] == len(sent) and record["width"] < 2100
 
 
-def test_request_limits_send_fitted_copies_and_refuse_only_the_count(tmp_path: Path) -> None:
+def test_request_limits_send_fitted_copies_and_leave_out_the_oldest_over_the_count(
+        tmp_path: Path) -> None:
     blobs = ImageBlobs(tmp_path / "images")
     wide = blobs.put(png(2400, 10), "wide.png")
     small = [blobs.put(png(4, 4, seed=i)) for i in range(20)]
@@ -168,8 +168,12 @@ def test_request_limits_send_fitted_copies_and_refuse_only_the_count(tmp_path: P
     pair = [Message(role="user", content="a", images=[wide, small[0]])]
     _, out = check_images(pair, provider="openai", model="m", sees=True, limits=tight)
     assert out[0].images[0].size <= wide.size // 2 and out[0].images[1] == small[0]
-    with pytest.raises(ProviderError, match="takes at most 5 in a request"):
-        check_images(many, provider="openai", model="m", sees=True, limits=tight)
+    # more images than a request takes: the oldest are left out, the model told of each
+    _, out = check_images(many, provider="openai", model="m", sees=True, limits=tight)
+    assert out[0].images == small[-5:]
+    assert out[0].content.splitlines()[1:] == [
+        f"[image {i.name or i.sha256[:12]} not shown: a request takes at most 5 images, and "
+        "newer ones follow]" for i in [wide, *small[:15]]]
 
 
 @pytest.mark.parametrize(("data", "why"), [

@@ -46,8 +46,9 @@ def check_images(messages: Sequence[Message], *, provider: str, model: str, sees
     over the API's limits (pixels a side, bytes, the request's total) is sent as a downscaled
     copy (``core.images.fitted``: stored once, the same bytes every call). One clear line is
     raised instead when the newest user message has images and the model does not take them,
-    when the request has more images than the API takes, or when an image cannot be decoded.
-    Images of the earlier history are left out for a model that does not see."""
+    or when an image cannot be decoded. Images of the earlier history are left out, a note in
+    place of each, for a model that does not see, and the oldest ones beyond the number of
+    images the API takes in a request."""
     parts: list[ImagePart] = [i for m in messages for i in m.images]
     if not parts:
         return False, messages
@@ -59,9 +60,8 @@ def check_images(messages: Sequence[Message], *, provider: str, model: str, sees
                                 provider=provider)
         return False, messages
     if len(parts) > limits.max_count:
-        raise ProviderError(f"the conversation has {len(parts)} images; {model} takes at most "
-                            f"{limits.max_count} in a request (fork before the older ones)",
-                            provider=provider)
+        messages = _oldest_left_out(messages, len(parts) - limits.max_count, limits.max_count)
+        parts = [i for m in messages for i in m.images]
     side = limits.many_side if limits.many and len(parts) > limits.many else limits.max_side
     most = limits.max_bytes
     if sum(i.size for i in parts) > limits.max_total:  # each its share of the request
@@ -80,6 +80,25 @@ def check_images(messages: Sequence[Message], *, provider: str, model: str, sees
                                 provider=provider) from None
         out.append(m.model_copy(update={"images": fitted_parts}))
     return True, out
+
+
+OVER = "[image {name} not shown: a request takes at most {count} images, and newer ones follow]"
+"""What the model is told in place of an old image left out of a request with too many."""
+
+
+def _oldest_left_out(messages: Sequence[Message], extra: int, count: int) -> list[Message]:
+    """``messages`` without their ``extra`` oldest images, a note in place of each."""
+    out: list[Message] = []
+    for m in messages:
+        if extra <= 0 or not m.images:
+            out.append(m)
+            continue
+        gone, kept = m.images[:extra], m.images[extra:]
+        extra -= len(gone)
+        notes = [OVER.format(name=i.name or i.sha256[:12], count=count) for i in gone]
+        out.append(m.model_copy(update={"images": kept,
+                                        "content": "\n".join(filter(None, [m.content, *notes]))}))
+    return out
 
 
 def omitted(m: Message) -> str:
