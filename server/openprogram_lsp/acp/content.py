@@ -9,6 +9,7 @@ read only when it lies inside the workspace (through the editor when it offers
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,8 @@ async def build_prompt(blocks: Sequence[Block], workspace: Path, read: ReadText,
             typed.append(block.text)
             continue
         if isinstance(block, ImageContentBlock) and put_image is not None:
-            images.append(_image(block, n, put_image))
+            # checked, maybe downscaled, and written: off the event loop
+            images.append(await asyncio.to_thread(_image, block, n, put_image))
             continue
         if isinstance(block, ResourceContentBlock):
             uri, name = block.uri, block.name or block.uri

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -116,7 +117,11 @@ class McpTool(Tool):
         except McpCallError as exc:
             return ToolOutput(str(exc), is_error=True,
                               data={"mcp": {"server": self.server, "tool": self.info.name}})
-        return to_output(result, server=self.server, tool=self.info.name, images=ctx.images)
+        if ctx.images is None:
+            return to_output(result, server=self.server, tool=self.info.name)
+        # images in the result are decoded, maybe downscaled, and stored: off the event loop
+        return await asyncio.to_thread(to_output, result, server=self.server,
+                                       tool=self.info.name, images=ctx.images)
 
 
 def make_tool(server: str, info: ToolInfo, call: Caller,
