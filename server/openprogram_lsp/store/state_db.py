@@ -47,15 +47,13 @@ CREATE INDEX IF NOT EXISTS sessions_ver ON sessions(ver);
 CREATE TABLE IF NOT EXISTS nodes(
   sid TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, pred TEXT,
   caller TEXT, running INTEGER NOT NULL, file TEXT, ver INTEGER NOT NULL,
-  PRIMARY KEY(sid, id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS nodes_seq ON nodes(sid, seq);
+  PRIMARY KEY(sid, seq)) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS nodes_id ON nodes(sid, id);
 CREATE INDEX IF NOT EXISTS nodes_ver ON nodes(sid, ver);
 """
-_UPSERT_NODE = (
-    "INSERT INTO nodes(sid, seq, id, role, pred, caller, running, file, ver) "
-    "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(sid, id) DO UPDATE SET seq=excluded.seq, "
-    "role=excluded.role, pred=excluded.pred, caller=excluded.caller, "
-    "running=excluded.running, file=excluded.file, ver=excluded.ver")
+_UPSERT_NODE = (  # the newest row of an id (and of a seq) wins
+    "INSERT OR REPLACE INTO nodes(sid, seq, id, role, pred, caller, running, file, ver) "
+    "VALUES(?,?,?,?,?,?,?,?,?)")
 _COLUMNS = "seq, id, role, pred, caller, running, file"
 
 
