@@ -27,6 +27,7 @@ from openprogram_lsp.store.index import PENDING, node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG, Row
+from openprogram_lsp.store.session_repo import JOURNAL
 
 BODIES_KEPT = 512
 """Node bodies a view keeps for the next page (the ones read last)."""
@@ -59,7 +60,7 @@ def _stamp(root: Path) -> tuple[int, ...] | None:
     # the meta is written in place (``meta_slots``): every write also appends to the journal,
     # whose stamp then moves even when the slot file's times do not (same clock tick)
     out = [meta.st_ino, meta.st_mtime_ns, meta.st_size, *rows]
-    for rel in (f".git/{SLOTS}", ".git/openprogram-journal"):
+    for rel in (f".git/{SLOTS}", f".git/{JOURNAL}"):
         try:
             st = os.stat(f"{root}/{rel}")
         except FileNotFoundError:

@@ -23,6 +23,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from openprogram_lsp.core.images import ImageBlobs
+from openprogram_lsp.store.meta_slots import SLOTS
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def _named(session: Path) -> set[str]:
     except FileNotFoundError:
         pass
     out: set[str] = set()
-    files = [session / "meta.json", session / ".git" / "openprogram-meta"]
+    files = [session / "meta.json", session / ".git" / SLOTS]
     for dirpath, _dirs, names in os.walk(session / "nodes"):
         files += (Path(dirpath, n) for n in names if n.endswith(".json"))
     for f in files:

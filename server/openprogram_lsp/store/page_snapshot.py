@@ -42,6 +42,7 @@ from openprogram_lsp.store.index import SHARD
 from openprogram_lsp.store.meta_slots import SLOTS
 from openprogram_lsp.store.node_log import NODE_LOG
 from openprogram_lsp.store.reply_calls import has_open_calls
+from openprogram_lsp.store.session_repo import JOURNAL
 
 SNAPSHOT = "openprogram-page"
 VERSION = 1
@@ -58,7 +59,7 @@ MIN_LINE = len("0\ta\tuser\t\t\t0\n")
 REPLY_ROLE = "system"
 """The callees a history page carries (what the history handler asks for)."""
 
-FIXED = ("meta.json", f".git/{NODE_LOG}", ".git/openprogram-journal", "nodes", f".git/{SLOTS}")
+FIXED = ("meta.json", f".git/{NODE_LOG}", f".git/{JOURNAL}", "nodes", f".git/{SLOTS}")
 
 Stamp = tuple[int, int, int, int, int] | None
 """(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns), or None for a missing path."""

@@ -23,6 +23,8 @@ from openprogram_lsp.core.fsutil import atomic_write, write_all
 from openprogram_lsp.store import meta_slots
 
 LISTING = ".listing"
+WRITERS = ".listing-writers"
+"""The appenders' shared ``flock`` (no ".lock": git owns those names)."""
 LISTED = ("id", "title", "headId", "status", "createdAt", "updatedAt", "workspace", "running",
           "acpForks")
 SLACK = 256
@@ -40,7 +42,7 @@ class SessionListing:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.path = root / LISTING
-        self.lock_path = root / (LISTING + "-writers")  # a flock; no ".lock": git owns those
+        self.lock_path = root / WRITERS
         self.rows: dict[str, dict[str, Any]] = {}
         self.version = 0  # moves whenever ``rows`` changes
         self._ident: tuple[int, int] | None = None

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from pydantic_core import PydanticSerializationError
 
 from openprogram_lsp.core.chain import Mark, NodeChain
 from openprogram_lsp.core.errors import InvalidParams, NotFound, SessionBusy
-from openprogram_lsp.core.fsutil import atomic_write, protect_dir
+from openprogram_lsp.core.fsutil import protect_dir
 from openprogram_lsp.core.ids import is_safe_id, new_session_id, now_iso
 from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.ranges import decode_ranges, encode_ranges
@@ -38,6 +39,7 @@ from openprogram_lsp.store import (
     context_deltas,
     image_refs,
     node_log,
+    node_records,
     page_snapshot,
     state_db,
 )
@@ -60,7 +62,7 @@ from openprogram_lsp.store.owner import (
 )
 from openprogram_lsp.store.reply_calls import has_open_calls, settle
 from openprogram_lsp.store.session_listing import SessionListing
-from openprogram_lsp.store.session_repo import SessionRepo, init_repository
+from openprogram_lsp.store.session_repo import JOURNAL, SessionRepo, init_repository
 
 log = logging.getLogger(__name__)
 _GITIGNORE = "*.tmp\n.*.tmp\n"
@@ -68,15 +70,9 @@ APPEND_LOCK_WAIT = 1.0
 """Seconds an append outside a turn waits for a session another process is using."""
 COMMIT_LOCK = "openprogram-commit.lock"
 COMMIT_LOCK_WAIT = 60.0
+"""Seconds a commit waits for another process's commit of the same session."""
 COLD_VIEWS = 16
 """Sessions not open in this process whose log tails are kept for history pages."""
-CHECKPOINT_REFS = "openprogram-checkpoints"
-"""Checkpoint ids the session's nodes record, one a line (``.git/``, derived, not committed)."""
-"""Seconds a commit waits for another process's commit of the same session."""
-RULES_FORKS = "openprogram-rules-forks"
-"""Ids (JSON strings, one a line) of user nodes written with ``rules`` reset or copy: a
-session's rules scopes are found from them after a restart instead of from every node."""
-RULES_CHOICES_SCOPED = ("reset", "copy")
 
 
 @dataclass(slots=True)
@@ -140,34 +136,6 @@ def storable(node: Node) -> tuple[Node, str]:
 
 
 _ID_LISTS = ("kept", "snipped", "summarised")
-
-
-def _note_checkpoint(root: Path, node: Node) -> None:
-    cid = node.metadata.get("checkpointId")
-    if isinstance(cid, str) and cid.isprintable() and cid.strip() == cid and cid:
-        with suppress(OSError):  # one append with plain os calls (once a write turn)
-            fd = os.open(f"{root}/.git/{CHECKPOINT_REFS}",
-                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
-            try:
-                os.write(fd, (cid + "\n").encode("utf-8", "surrogateescape"))
-            finally:
-                os.close(fd)
-
-
-def _note_rules_fork(root: Path, node: Node) -> None:
-    """Record a user node that starts a rules scope, before its file is written (so the record
-    is a superset of the nodes on disk). A session without the record (older than it) is
-    left without one: its readers look at the nodes themselves."""
-    if node.role != "user" or node.metadata.get("rules") not in RULES_CHOICES_SCOPED:
-        return
-    try:
-        fd = os.open(root / ".git" / RULES_FORKS, os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError:
-        return
-    try:
-        os.write(fd, (json.dumps(node.id) + "\n").encode("ascii"))
-    finally:
-        os.close(fd)
 
 
 _PINNED: dict[Path, tuple[SessionStore, _Open]] = {}
@@ -250,8 +218,7 @@ class SessionStore:
         now = now_iso()
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
-        (root / ".git" / CHECKPOINT_REFS).touch()
-        (root / ".git" / RULES_FORKS).touch()
+        node_records.create(root)
         (root / ".git" / image_refs.REFS).touch()
         (root / ".git" / NODE_LOG).touch()
         repo.write("meta.json", json.dumps(data, separators=(",", ":")))
@@ -296,37 +263,19 @@ class SessionStore:
             sid = str(meta.get("id"))
             if (where is not None and where != want) or not is_safe_id(sid):
                 continue
-            path = self.root / sid / ".git" / CHECKPOINT_REFS
             try:
-                out.update(path.read_text("utf-8", "replace").split())
-            except FileNotFoundError:
-                try:
-                    ids = {str(n.metadata["checkpointId"]) for n in self.nodes(sid)
-                           if isinstance(n.metadata.get("checkpointId"), str)}
-                except (NotFound, OSError, ValueError):
-                    continue
-                with suppress(OSError):
-                    atomic_write(path, "".join(f"{i}\n" for i in sorted(ids)))
-                out |= ids
+                out |= node_records.checkpoint_ids(self.root / sid, partial(self.nodes, sid))
+            except (NotFound, OSError, ValueError):
+                continue
         return out
 
     def rules_forks(self, sid: str) -> frozenset[str] | None:
         """Ids of the session's user nodes that may start a rules scope (a superset: check
         their bodies), or None when the session keeps no such record or it is unreadable."""
         try:
-            data = (self.session_dir(sid) / ".git" / RULES_FORKS).read_bytes()
-        except (OSError, InvalidParams):
+            return node_records.rules_forks(self.session_dir(sid))
+        except InvalidParams:
             return None
-        out: set[str] = set()
-        for line in data.splitlines():
-            try:
-                nid = json.loads(line)
-            except ValueError:
-                return None  # a torn line: this record cannot be trusted
-            if not isinstance(nid, str):
-                return None
-            out.add(nid)
-        return frozenset(out)
 
     def _workspace_of(self, meta: dict[str, Any]) -> str | None:
         ws = meta.get("workspace")
@@ -385,7 +334,7 @@ class SessionStore:
             if len(self._fp_paths) >= 4096:
                 self._fp_paths.clear()
             base = str(root)
-            paths = self._fp_paths[root] = (f"{base}/nodes", f"{base}/.git/openprogram-journal",
+            paths = self._fp_paths[root] = (f"{base}/nodes", f"{base}/.git/{JOURNAL}",
                                             f"{base}/meta.json")
         try:
             journal = os.stat(paths[1])
@@ -704,13 +653,13 @@ class SessionStore:
                 pend[node.id] = {"seq": seq, "node": json.loads(payload)}
                 idx.meta = {**idx.meta, PENDING: pend}
             else:
-                _note_rules_fork(entry.root, node)
+                node_records.note_rules_fork(entry.root, node)
                 entry.repo.write(f"nodes/{name}", payload)
                 idx.add(node, name, seq)
                 idx.log_node(node.id)
             if idx.log_is_long():
                 idx.rewrite_log()  # under the session's lock: no other process appends
-            _note_checkpoint(entry.root, node)
+            node_records.note_checkpoint(entry.root, node)
             branches = idx.meta.get("branches") or {}
             moved = node.predecessor in branches and idx.is_chain_node(node)
             if moved or advance_head:
@@ -745,12 +694,12 @@ class SessionStore:
                 idx.running.add(node_id)  # said before the file: the log never misses a
                 idx.log_node(node_id)     # running node
             if node.metadata.get("rules") != old.metadata.get("rules"):
-                _note_rules_fork(entry.root, node)
+                node_records.note_rules_fork(entry.root, node)
             entry.repo.write(f"nodes/{name}", payload)
             idx.add(node, name, idx.seq[node_id])
             idx.log_node(node_id)  # after the file: a reader that sees it reads the new body
             if node.metadata.get("checkpointId") != old.metadata.get("checkpointId"):
-                _note_checkpoint(entry.root, node)
+                node_records.note_checkpoint(entry.root, node)
             self._refresh_fp(entry)
             return node
 
