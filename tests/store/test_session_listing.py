@@ -113,4 +113,4 @@ def test_damaged_lines_are_skipped_and_every_whole_line_is_read(
     listed = {m["id"]: m for m in SessionStore(tmp_path).list_sessions()}
     assert sorted(listed) == sorted(made) and meta_reads == []
     assert listed[row["id"]]["title"] == "renamed"
-    assert session_listing.parsed([b'{"a": 1}', b"[2]", b"3"]) == [{"a": 1}, [2], 3]
+    assert session_listing._parsed([b'{"a": 1}', b"[2]", b"3"]) == [{"a": 1}, [2], 3]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.store import meta_slots, state_db
+from openprogram_lsp.store import meta_slots
 from openprogram_lsp.store.index import PENDING, node_path, read_bodies, top_seq
 from openprogram_lsp.store.log_tail import LogTail
 from openprogram_lsp.store.meta_slots import SLOTS
@@ -47,19 +47,13 @@ class HistoryPage:
 def _stamp(root: Path) -> tuple[int, ...] | None:
     try:
         meta = os.stat(root / "meta.json")
-        if state_db.enabled():  # the rows' (epoch, version) in the state root's index
-            state = state_db.StateDB.of(root.parent).state(root.name)
-            if state is None:
-                return None
-            rows: tuple[int, ...] = state[:2]
-        else:
-            log = os.stat(root / ".git" / NODE_LOG)
-            rows = (log.st_dev, log.st_ino, log.st_size, log.st_mtime_ns)
+        log = os.stat(root / ".git" / NODE_LOG)
     except FileNotFoundError:
         return None
     # the meta is written in place (``meta_slots``): every write also appends to the journal,
     # whose stamp then moves even when the slot file's times do not (same clock tick)
-    out = [meta.st_ino, meta.st_mtime_ns, meta.st_size, *rows]
+    out = [meta.st_ino, meta.st_mtime_ns, meta.st_size, log.st_dev, log.st_ino, log.st_size,
+           log.st_mtime_ns]
     for rel in (f".git/{SLOTS}", f".git/{JOURNAL}"):
         try:
             st = os.stat(f"{root}/{rel}")
@@ -80,7 +74,7 @@ class ColdView:
     __slots__ = ("_bodies", "meta", "root", "stamp", "tail")
 
     def __init__(self, root: Path, stamp: tuple[int, ...], meta: dict[str, Any],
-                 tail: LogTail | state_db.DbTail) -> None:
+                 tail: LogTail) -> None:
         self.root = root
         self.stamp = stamp
         self.meta = meta
@@ -96,9 +90,7 @@ class ColdView:
             return None
         try:
             meta = meta_slots.read(root)
-            tail: LogTail | state_db.DbTail = (
-                state_db.DbTail(state_db.StateDB.of(root.parent), root.name)
-                if state_db.enabled() else LogTail(root / ".git" / NODE_LOG))
+            tail = LogTail(root / ".git" / NODE_LOG)
         except (OSError, ValueError):
             return None
         if not isinstance(meta, dict) or meta.get("running") or meta.get(PENDING):
@@ -193,7 +185,7 @@ def _seq(row: Row) -> int:
     return row[0]
 
 
-def _tail_covers(tail: LogTail | state_db.DbTail, top: int) -> bool:
+def _tail_covers(tail: LogTail, top: int) -> bool:
     """Read back until the log's rows reach ``top`` (the newest file on disk)."""
     tail.more()
     while tail.top < top:

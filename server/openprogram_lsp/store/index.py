@@ -24,8 +24,7 @@ from openprogram_lsp.core.chain import BodyLog
 from openprogram_lsp.core.errors import BrokenChain, NotFound
 from openprogram_lsp.core.fsutil import read_file, read_rest
 from openprogram_lsp.core.types import NODES, Node
-from openprogram_lsp.store import meta_slots, node_log, state_db
-from openprogram_lsp.store.gitobj.refs import read_ref
+from openprogram_lsp.store import meta_slots, node_log
 from openprogram_lsp.store.node_log import Row
 
 log = logging.getLogger(__name__)
@@ -38,9 +37,6 @@ BODY_CACHE = 50_000
 """Node bodies one session keeps in memory at most (the oldest read are dropped first)."""
 LOG_SLACK = 1024
 """Lines past twice the node count after which the node log is rewritten."""
-BRANCH = "refs/heads/main"
-"""The session's branch (``session_repo.BRANCH_REF``): the git record the index is checked
-against."""
 
 
 _is_none = partial(is_, None)
@@ -325,8 +321,7 @@ class SessionIndex:
     small, and nothing the garbage collector has to walk.
     """
 
-    __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_db", "_db_at", "_file", "_first",
-                 "_log_at", "_log_ident",
+    __slots__ = ("_caller", "_chain_ids", "_chain_pos", "_file", "_first", "_log_at", "_log_ident",
                  "_log_offset", "_log_rows", "_pred", "_role", "_summary_memo", "_summary_order",
                  "callees", "children", "files", "meta", "next_seq", "nodes", "root", "running",
                  "seq", "summaries")
@@ -359,16 +354,12 @@ class SessionIndex:
         self._log_ident: tuple[int, int] | None = None
         self._log_offset = 0
         self._log_rows = 0
-        self._db: state_db.StateDB | None = None  # the state root's SQLite index, when used
-        self._db_at = (0, 0)  # (epoch, version) of the rows read from it
 
     # -- building -----------------------------------------------------------------------------
 
     @classmethod
     def load(cls, root: Path) -> SessionIndex:
         """The index of a session directory: its node log, then what the log lacks."""
-        if state_db.enabled():
-            return cls._load_db(root)
         idx = cls(root)
         idx._read_meta()
         read = node_log.read(idx._log_path, idx._register)
@@ -383,36 +374,6 @@ class SessionIndex:
         return idx
 
     @classmethod
-    def _load_db(cls, root: Path) -> SessionIndex:
-        """The index from the state root's SQLite rows; rebuilt from the node files when the
-        rows were not recorded at the branch's head (or there are none)."""
-        db = state_db.StateDB.of(root.parent)
-        head = read_ref(root / ".git", BRANCH)
-        idx = cls(root)
-        idx._db = db
-        idx._read_meta()
-        read = db.read_rows(root.name, idx._register)
-        if read is not None and read[2] == head:
-            idx._db_at = read[:2]
-            idx._fill_gaps()
-            return idx
-        if read is not None:
-            log.info("session %s: index rows rebuilt from the node files (recorded at %s, "
-                     "the branch at %s)", root.name, read[2], head)
-            idx = cls(root)
-            idx._db = db
-            idx._read_meta()
-        idx._scan()
-        rows = [idx._row(nid) for nid in sorted(idx.seq, key=idx.seq.__getitem__)]
-        idx._db_at = db.replace_rows(root.name, rows, head)
-        return idx
-
-    def note_commit(self) -> None:
-        """Record that the rows agree with the branch's new head (after a commit)."""
-        if self._db is not None and self.root is not None:
-            self._db.record_head(self.root.name, read_ref(self.root / ".git", BRANCH))
-
-    @classmethod
     def scan(cls, root: Path) -> SessionIndex:
         """The index rebuilt from the node files alone (every file parsed, no body kept)."""
         idx = cls(root)
@@ -425,8 +386,6 @@ class SessionIndex:
         last read, new files in the newest shard. False when the log was replaced (reload)."""
         if self.root is None:
             return False
-        if self._db is not None:
-            return self._refresh_db(self._db)
         if self._log_ident is None:
             return False
         read = node_log.read(self._log_path, self._catch_up, self._log_offset, self._log_ident)
@@ -435,17 +394,6 @@ class SessionIndex:
         self._read_meta()
         self._log_offset = read.offset
         self._log_rows += read.rows
-        self._fill_gaps()
-        return True
-
-    def _refresh_db(self, db: state_db.StateDB) -> bool:
-        assert self.root is not None
-        epoch, ver = self._db_at
-        read = db.read_rows(self.root.name, self._catch_up, ver)
-        if read is None or read[0] != epoch:
-            return False
-        self._read_meta()
-        self._db_at = read[:2]
         self._fill_gaps()
         return True
 
@@ -578,11 +526,6 @@ class SessionIndex:
         """Append lines; the read offset follows when no other process wrote meanwhile."""
         if self.root is None:
             return
-        if self._db is not None:
-            ver = self._db.put_rows(self.root.name, rows)
-            if ver == self._db_at[1] + 1:  # no other writer since the last read
-                self._db_at = (self._db_at[0], ver)
-            return
         size, written = node_log.append(self._log_path, rows)
         self._log_rows += len(rows)
         if self._log_ident is None:
@@ -593,8 +536,8 @@ class SessionIndex:
 
     def rewrite_log(self) -> None:
         """Replace the log by one line per node (a new log, or a compaction)."""
-        if self.root is None or self._db is not None:
-            return  # SQLite rows are one per node already
+        if self.root is None:
+            return
         rows = [self._row(nid) for nid in sorted(self.seq, key=self.seq.__getitem__)]
         try:
             node_log.rewrite(self._log_path, rows)
@@ -607,7 +550,7 @@ class SessionIndex:
 
     def log_is_long(self) -> bool:
         """Whether the log holds many more lines than nodes (time to rewrite it)."""
-        return self._db is None and self._log_rows > 2 * len(self.seq) + LOG_SLACK
+        return self._log_rows > 2 * len(self.seq) + LOG_SLACK
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from openprogram_lsp.core.fsutil import atomic_write, read_rest
-from openprogram_lsp.store import state_db
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
 from openprogram_lsp.store.index import SHARD
 from openprogram_lsp.store.meta_slots import SLOTS
@@ -217,12 +216,11 @@ def write(root: Path, sid: str, render: Render, *, limit: int,
     fewer than ``min_nodes`` nodes) and a delay in seconds when it should be tried again (a
     write too recent to rely on its stamps, or one that happened while reading).
     """
-    if not state_db.enabled():  # (SQLite rows: the page read below says how many)
-        try:
-            if os.stat(f"{root}/.git/{NODE_LOG}").st_size < MIN_LINE * min_nodes:
-                return None  # too few lines for a page that long
-        except FileNotFoundError:
-            return None
+    try:
+        if os.stat(f"{root}/.git/{NODE_LOG}").st_size < MIN_LINE * min_nodes:
+            return None  # too few lines for a page that long
+    except FileNotFoundError:
+        return None
     if read(root, sid, head_id=None, limit=limit) is not None:
         return None  # what is kept is still right
     got = _first_page(root, limit)

@@ -144,7 +144,7 @@ class SessionListing:
         end = data.rfind(b"\n") + 1
         self._offset += end
         lines = data[:end].splitlines()
-        for item in parsed(lines):
+        for item in _parsed(lines):
             self._lines += 1
             if isinstance(item, dict):
                 self._set(item)
@@ -192,7 +192,7 @@ class SessionListing:
                 len(self.rows)
 
 
-def parsed(lines: list[bytes]) -> list[Any]:
+def _parsed(lines: list[bytes]) -> list[Any]:
     """The JSON value of each line that holds one, in order: all of them in one parse (a cold
     listing of 1,000 sessions is one call, not 1,000), line by line when any line is not one
     whole value (a torn or damaged line is skipped, as before)."""

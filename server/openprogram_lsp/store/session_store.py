@@ -41,7 +41,6 @@ from openprogram_lsp.store import (
     node_log,
     node_records,
     page_snapshot,
-    state_db,
 )
 from openprogram_lsp.store.branch_row import BranchRow
 from openprogram_lsp.store.cold_page import ColdView, HistoryPage
@@ -163,7 +162,7 @@ class SessionStore:
         # write locks outlive cache entries: an evicted session reopened while its old entry
         # is still in use must share the lock, or two writers could take the same seq
         self._write_locks: dict[str, threading.RLock] = {}
-        self._listing = (state_db.DbListing if state_db.enabled() else SessionListing)(self.root)
+        self._listing = SessionListing(self.root)
         self._listing_lock = threading.Lock()
         self._sorted: tuple[int, list[dict[str, Any]]] = (-1, [])  # (listing version, rows)
         self._real: dict[str, str] = {}
@@ -1049,8 +1048,6 @@ class SessionStore:
         # lone surrogates cannot stop a commit
         text = message.encode("utf-8", "replace").decode("utf-8")
         sha = entry.repo.commit(text)
-        if sha is not None:
-            entry.index.note_commit()
         self._refresh_fp(entry)
         return sha
 
