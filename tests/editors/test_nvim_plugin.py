@@ -125,6 +125,7 @@ def test_checkhealth_reports_server_model_and_nvim(env: dict[str, Path]) -> None
     assert "model: scripted:" in report
     assert "Neovim 0.1" in report
     assert "sandbox on: bubblewrap at " in report  # CI installs bwrap: scripts/install-sandbox
+    assert "Clipboard images" in report and ":OpenProgramImage with no file" in report
     assert "ERROR" not in report
     bad = joined(out["bad_setting"])
     assert "sandbox` failed: openprogram-lsp: error: OPENPROGRAM_SANDBOX_NETWORK='maybe'" in bad

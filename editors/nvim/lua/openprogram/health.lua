@@ -1,7 +1,7 @@
 --[[
 `:checkhealth openprogram`: the server executable and its version, whether commands run in
 the sandbox (bubblewrap), the model configuration, the Neovim version, and whether a client is
-running for this workspace, and its MCP servers.
+running for this workspace, and its MCP servers, and how a clipboard image is pasted.
 ]]
 
 local M = {}
@@ -56,6 +56,18 @@ function M.check()
       local why = ok and res and vim.trim((res.stderr or '') .. ' exit ' .. tostring(res.code)) or tostring(res)
       health.warn('`' .. exe .. ' --version` failed: ' .. why)
     end
+  end
+
+  health.start('Clipboard images')
+  local clip = require('openprogram.attach').clipboard_command()
+  local hint = "set clipboard_image in setup(), e.g. { 'wl-paste', '--type', 'image/png' }"
+  if clip and vim.fn.executable(clip[1]) == 1 then
+    health.ok(':OpenProgramImage with no file pastes through: ' .. table.concat(clip, ' '))
+  elseif clip then
+    health.warn(('clipboard_image: %s is not executable'):format(clip[1]), { hint })
+  else
+    health.info(':OpenProgramImage with no file needs a clipboard command; none of wl-paste (Wayland), '
+      .. 'xclip (X11), pngpaste (macOS) was found', { hint })
   end
 
   health.start('Sandbox')
