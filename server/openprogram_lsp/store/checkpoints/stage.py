@@ -227,9 +227,12 @@ class Stager:
         return self.tracked
 
     def ignored(self, paths: list[str]) -> set[str]:
-        """Which of these untracked paths the ignore rules exclude."""
-        rc, out, err = self.repo.git_rc(["check-ignore", "-z", "--stdin"], input=_nul(paths),
-                                        literal=False)
+        """Which of these untracked paths the ignore rules exclude (``--no-index``: git does
+        not read the index, whose size follows the workspace's, only to skip tracked paths,
+        which the callers never ask about; a turn writing one new file in a 100,000-file
+        workspace spent ~0.1 s here reading it)."""
+        rc, out, err = self.repo.git_rc(["check-ignore", "--no-index", "-z", "--stdin"],
+                                        input=_nul(paths), literal=False)
         if rc not in (0, 1):
             raise CheckpointError(f"git check-ignore failed ({rc}): {err.strip()}")
         return {_decode(p) for p in out.split(b"\0") if p}

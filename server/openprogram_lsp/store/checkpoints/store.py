@@ -382,7 +382,9 @@ class CheckpointStore:
         not recorded in checkpoints, so not set back either)."""
         leaves = {rel: leaf for rel, leaf in deferred.leaves.items()
                   if not self.stager.in_nested(rel) and not self.stager.beyond_symlink(rel)}
-        for rel in self.stager.ignored(sorted(leaves)) if leaves else ():
+        tracked = self.stager.tracked
+        untracked = sorted(r for r in leaves if tracked is None or r not in tracked)
+        for rel in self.stager.ignored(untracked) if untracked else ():
             leaves.pop(rel, None)
         try:
             tree = update_tree(self.repo.odb, tree, leaves)
