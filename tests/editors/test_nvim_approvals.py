@@ -175,6 +175,7 @@ def test_approval_float_never_takes_keystrokes_and_shows_the_whole_diff(
     assert all(m[2] == len(m[0].encode()) for m in out["quote_marks"])
     assert out["note_italic"] is True
     assert out["float_closed"] and out["queue"] == 0 and out.get("other") is None
+    assert out["review_open"] and out["review_closed"]  # withdrawn: its review tab went too
 
 
 @pytest.mark.usefixtures("require_nvim")

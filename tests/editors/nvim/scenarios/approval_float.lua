@@ -87,20 +87,25 @@ H.run(function()
   end, H.panel_lines())
   H.out.note_italic = vim.api.nvim_get_hl(0, { name = 'OpenProgramNote' }).italic
 
-  -- a second request left unanswered: the server withdraws it and the float goes. Its timeout
-  -- is a setting changed on the running server (1 s: the float opens within ~20 ms idle)
-  require('openprogram.config').options.approval_timeout = 1
+  -- a second request left unanswered while its hunk review is open: the server withdraws it and
+  -- the float and the review tab go. Its timeout is a setting changed on the running server
+  -- (3 s: the float opens within ~20 ms idle, the review at once)
+  require('openprogram.config').options.approval_timeout = 3
   require('openprogram.client').find():notify('workspace/didChangeConfiguration',
-    { settings = { openprogram = { approvalTimeout = 1 } } })
+    { settings = { openprogram = { approvalTimeout = 3 } } })
   vim.cmd('OpenProgram write another')
   vim.api.nvim_set_current_win(mine_win)
   H.wait(function()
     return fl.current() ~= nil
   end, 'the second float')
   local r2 = fl.queue[1]
+  vim.cmd('OpenProgramApproval')
+  H.feed(tostring(#r2.params.options + 1))
+  H.out.review_open = r2.review ~= nil and #vim.api.nvim_list_tabpages() == 2
   H.wait(function()
     return H.turns >= 3
   end, 'the withdrawn turn', 20000)
+  H.out.review_closed = #vim.api.nvim_list_tabpages() == 1 and vim.fn.bufnr('Review other.txt') == -1
   H.out.float_closed = not (r2.win and vim.api.nvim_win_is_valid(r2.win)) and fl.current() == nil
   H.out.queue = #fl.queue
   H.out.other = H.read('other.txt')
