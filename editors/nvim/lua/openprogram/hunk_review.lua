@@ -19,13 +19,17 @@ local M = {}
 local ns = vim.api.nvim_create_namespace('openprogram.hunk_review')
 local CONTEXT = 3
 
---- Lines of a text as the server counts them (only "\n" ends a line; no empty last line).
+--- Lines of a text as the server counts them (only "\n" ends a line; no empty last line), a
+--- CRLF line shown without its "\r".
 ---@param text string?
 ---@return string[]
 local function split(text)
   local lines = vim.split(text or '', '\n', { plain = true })
   if lines[#lines] == '' then
     table.remove(lines)
+  end
+  for i, l in ipairs(lines) do
+    lines[i] = l:gsub('\r$', '')
   end
   return lines
 end
