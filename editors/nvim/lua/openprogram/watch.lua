@@ -110,7 +110,13 @@ local function watch_session(sid, title)
     vim.notify('openprogram: cannot watch session ' .. sid, vim.log.levels.ERROR)
     return
   end
-  M.pending = { sid = sid, events = {} }
+  local pending = { sid = sid, events = {} }
+  M.pending = pending
+  vim.defer_fn(function() -- no answer (the server went away): stop holding the session's events
+    if M.pending == pending then
+      release()
+    end
+  end, 15000)
   client.request(protocol.methods.SUBSCRIBE, { sessionId = sid, replay = true }, function(err, result)
     if err or not result then
       M.pending = nil
