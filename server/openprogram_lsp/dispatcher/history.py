@@ -62,8 +62,10 @@ class RulesScopes:
         self._seen: OrderedDict[str, tuple[int, str, str | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def scope(self, sid: str, chain: Sequence[Node]) -> str | None:
-        """``rules_branch(chain)`` of a chain of session ``sid``."""
+    def scope(self, sid: str, chain: Sequence[Node],
+              forks: RulesForks | None = None) -> str | None:
+        """``rules_branch(chain)`` of a chain of session ``sid`` (``forks``: where its fork
+        record is read from, when not the store's)."""
         if not chain:
             return None
         with self._lock:
@@ -73,7 +75,8 @@ class RulesScopes:
             at, node_id, found = seen
             if at < len(chain) and id_at(chain, at) == node_id:
                 stop, known = at + 1, found
-        marked = self.forks(sid) if stop == 0 and self.forks is not None \
+        forks = forks or self.forks
+        marked = forks(sid) if stop == 0 and forks is not None \
             and isinstance(chain, NodeChain) else None
         if marked is not None:
             assert isinstance(chain, NodeChain)

@@ -593,10 +593,12 @@ class Dispatcher:
             except (NotFound, ValueError):
                 chain = NodeChain.of([])
             return self._scopes.scope(parent_sid, chain)
-        scope = self._scopes.scope(turn.session_id, chain)
+        own = turn.session.rules_forks
+        scope = self._scopes.scope(turn.session_id, chain, lambda _sid: own())
         user = history[-1] if history and history.id_at(-1) == turn.user_node_id else None
         if user is not None and scope == user.id and user.metadata.get("rules") == "copy":
-            above = self._scopes.scope(turn.session_id, history.prefix(len(history) - 1))
+            above = self._scopes.scope(turn.session_id, history.prefix(len(history) - 1),
+                                       lambda _sid: own())
             for rule in book.rules:
                 if rule.scope == "session" and rule.session_id == turn.session_id \
                         and rule.branch == above and rule.origin == "prompt":

@@ -94,6 +94,10 @@ class SessionHandle:
         """The chain ending at ``head`` with every body read (running calls settled)."""
         return self._store.get_branch(self.id, head)
 
+    def rules_forks(self) -> frozenset[str] | None:
+        """Ids of the user nodes that may start a rules scope (``SessionStore.rules_forks``)."""
+        return self._store.rules_forks(self.id)
+
     def index(self) -> SessionIndex:
         """The session's live index (read-only use: summaries, positions)."""
         return self._store.index(self.id)
