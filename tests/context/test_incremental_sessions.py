@@ -32,8 +32,8 @@ from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest, TurnPrep
 from openprogram_lsp.core.types import Node, ToolCallRecord, Usage
 from openprogram_lsp.dispatcher.history import RulesScopes, rules_branch
-from openprogram_lsp.dispatcher.loop_runner import chain_summaries
 from openprogram_lsp.store import context_deltas
+from openprogram_lsp.store.session_handle import chain_summaries
 from openprogram_lsp.store.session_store import SessionStore
 
 WINDOW = 3000

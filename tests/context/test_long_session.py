@@ -22,8 +22,8 @@ from openprogram_lsp.context.engine import ContextEngine
 from openprogram_lsp.context.types import ContextConfig, SummaryRequest
 from openprogram_lsp.core.types import Node, ToolCallRecord, TurnRequest, Usage
 from openprogram_lsp.dispatcher import Dispatcher
-from openprogram_lsp.dispatcher.loop_runner import chain_summaries
 from openprogram_lsp.events.bus import Event, EventBus
+from openprogram_lsp.store.session_handle import chain_summaries
 from openprogram_lsp.store.session_store import SessionStore
 
 TURNS = int(os.environ.get("CONTEXT_LONG_TURNS", "500"))

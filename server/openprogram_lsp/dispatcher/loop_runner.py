@@ -13,14 +13,12 @@ from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.instructions import load_instructions
 from openprogram_lsp.context.types import Summarizer, SummaryRequest, TurnPrep
-from openprogram_lsp.core.chain import id_at
 from openprogram_lsp.core.errors import TurnCancelled
 from openprogram_lsp.core.images import image_rule, rule_for
 from openprogram_lsp.core.types import Node, Usage
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.events.bus import make_event
 from openprogram_lsp.providers.base import ModelRequest, Provider, StreamEnd, TextDelta
-from openprogram_lsp.store.index import SessionIndex
 from openprogram_lsp.store.session_handle import SessionHandle
 
 log = logging.getLogger(__name__)
@@ -55,23 +53,6 @@ def _total(used: list[Usage]) -> Usage:
     return total
 
 
-def chain_summaries(idx: SessionIndex, history: Sequence[Node]) -> list[Node]:
-    """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
-    in chain order; the index carries them from turn to turn (``SessionIndex.summaries_on``)."""
-    if not idx.summaries or not history:
-        return []
-    head = id_at(history, -1)
-    on = idx.summaries_on(head)
-    if len(history) != len(idx.chain_ids(head)):  # not that whole chain: check each caller
-        on = [sid for sid in on if _at(history, idx.position(head, idx.nodes[sid].caller or ""),
-                                       idx.nodes[sid].caller)]
-    return [idx.nodes[sid] for sid in on]
-
-
-def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
-    return at is not None and at < len(history) and id_at(history, at) == caller
-
-
 # Below this window the tools' descriptions are cut to their first sentence: their whole
 # guidance (about 4,700 tokens for the built-ins) would take most of a small local model's
 # window, leaving too little for the conversation to fit even after compaction.
@@ -96,7 +77,7 @@ def _prepare(services: Services, *, session: SessionHandle, history: Sequence[No
         model=provider.model,
         context_window=provider.context_window,
         max_output_tokens=getattr(provider, "max_output_tokens", services.max_output_tokens),
-        last_turn_at=last_turn_at, summaries=chain_summaries(session.index(), history),
+        last_turn_at=last_turn_at, summaries=session.summaries(history),
         bus=services.bus, instructions=load_instructions(runner.ctx.workspace))
 
 
@@ -119,7 +100,7 @@ async def prepare_context(services: Services, *, session: SessionHandle, history
             prep.summarizer_usage = _total(used)
     services.bus.emit(make_event("context.usage", {
         "used_tokens": prep.estimate, "window_tokens": prep.context_window,
-        "compactions": len(chain_summaries(session.index(), history)),
+        "compactions": len(session.summaries(history)),
         "path": prep.path}, session_id=session.id, origin="context"))
     return prep
 

@@ -16,12 +16,12 @@ more at close, not at each of the turn's reads and writes (``SessionStore.hold_s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from openprogram_lsp.core.chain import NodeChain
+from openprogram_lsp.core.chain import NodeChain, id_at
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.index import SessionIndex
 from openprogram_lsp.store.owner import record_alive, record_is_self
@@ -98,9 +98,9 @@ class SessionHandle:
         """Ids of the user nodes that may start a rules scope (``SessionStore.rules_forks``)."""
         return self._store.rules_forks(self.id)
 
-    def index(self) -> SessionIndex:
-        """The session's live index (read-only use: summaries, positions)."""
-        return self._store.index(self.id)
+    def summaries(self, history: Sequence[Node]) -> list[Node]:
+        """Summary nodes hanging off nodes of ``history`` (``chain_summaries``)."""
+        return chain_summaries(self._store.index(self.id), history)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -132,3 +132,20 @@ class SessionHandle:
     def commit(self, message: str) -> str | None:
         """Commit everything the turn wrote as one git commit."""
         return self._store.commit_turn(self.id, message)
+
+
+def chain_summaries(idx: SessionIndex, history: Sequence[Node]) -> list[Node]:
+    """Summary nodes hanging off nodes of this chain (candidates to replace its older part),
+    in chain order; the index carries them from turn to turn (``SessionIndex.summaries_on``)."""
+    if not idx.summaries or not history:
+        return []
+    head = id_at(history, -1)
+    on = idx.summaries_on(head)
+    if len(history) != len(idx.chain_ids(head)):  # not that whole chain: check each caller
+        on = [sid for sid in on if _at(history, idx.position(head, idx.nodes[sid].caller or ""),
+                                       idx.nodes[sid].caller)]
+    return [idx.nodes[sid] for sid in on]
+
+
+def _at(history: Sequence[Node], at: int | None, caller: str | None) -> bool:
+    return at is not None and at < len(history) and id_at(history, at) == caller
