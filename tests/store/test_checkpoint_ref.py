@@ -157,3 +157,22 @@ def test_kill_9_at_the_ref_write_leaves_a_whole_commit(tmp_path: Path, when: str
     after.restore(base.id)
     assert not (ws / "a.txt").exists()
     assert _git(after, "log", "--format=%s", "checkpoints").splitlines()[0].startswith("restore")
+
+
+def test_a_repository_a_killed_process_was_making_is_never_taken_for_one(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    git = store.repo.git_dir
+    git.mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/checkpoints\n")  # killed in the middle of init
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    left = store.root / f".git-new-{dead.pid}-00000000"  # killed before its rename
+    (left / "refs").mkdir(parents=True)
+    (left / "config.lock").write_text("")
+    assert store.repo.ensure() is False
+    assert not left.exists()
+    assert [p.name.split("-")[0] for p in store.root.glob("git.broken-*")] == ["git.broken"]
+    _turn(store, ws, 1)
+    _git(store, "fsck", "--no-progress")
+    assert store.repo.ensure() is True

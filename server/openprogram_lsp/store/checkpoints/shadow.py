@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,6 +57,16 @@ def escape_pattern(path: str) -> str:
     return "/" + out
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class ShadowRepo:
     """Git plumbing over the workspace with a private ``--git-dir`` and ``GIT_INDEX_FILE``."""
 
@@ -79,14 +90,38 @@ class ShadowRepo:
     # -- set-up ---------------------------------------------------------------------------
 
     def ensure(self) -> bool:
-        """Create the private repository if missing; True when it already existed."""
-        if (self.git_dir / "HEAD").exists():
+        """Create the private repository if missing; True when it already existed.
+
+        It is made in a temporary directory and renamed into place, so a process killed while
+        making it never leaves a ``git/`` that is not a repository. One left so by an older
+        version (``HEAD`` without ``objects/`` or ``refs/``) is moved aside, not deleted.
+        """
+        git = self.git_dir
+        if (git / "HEAD").exists() and (git / "objects").is_dir() and (git / "refs").is_dir():
             self._load_state()
             return True
         self.root.mkdir(parents=True, exist_ok=True)
-        run_git(["init", "-q", "--bare", "--template=", "-b", "checkpoints", str(self.git_dir)])
-        for key, value in _REPO_CONFIG:
-            run_git(["config", key, value], env={"GIT_DIR": str(self.git_dir)})
+        for left in self.root.glob(".git-new-*"):  # one a killed process was making
+            pid = left.name.split("-")[2]
+            if not pid.isdigit() or not _alive(int(pid)):
+                shutil.rmtree(left, ignore_errors=True)
+        if os.path.lexists(git):
+            aside = self.root / f"git.broken-{os.getpid()}-{os.urandom(4).hex()}"
+            log.warning("checkpoint repository %s was never finished; moved to %s", git, aside)
+            os.replace(git, aside)
+        tmp = self.root / f".git-new-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            run_git(["init", "-q", "--bare", "--template=", "-b", "checkpoints", str(tmp)])
+            for key, value in _REPO_CONFIG:
+                run_git(["config", key, value], env={"GIT_DIR": str(tmp)})
+            try:
+                os.rename(tmp, git)
+            except OSError:  # another process made it first: use that one
+                if not (git / "HEAD").exists():
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
         atomic_write(self.root / "workspace", str(self.workspace) + "\n")
         self._load_state()
         self.write_excludes()
