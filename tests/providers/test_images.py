@@ -4,16 +4,23 @@ content parts each API gets, one stored file per picture, and the refusals befor
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
+from openprogram_lsp.core import images
 from openprogram_lsp.core.images import ImageBlobs
 from openprogram_lsp.core.transcript import without_environment
 from openprogram_lsp.core.types import Message
+from openprogram_lsp.providers.anthropic import AnthropicProvider
+from openprogram_lsp.providers.base import ModelRequest
+from openprogram_lsp.providers.http import HttpSettings
 from openprogram_lsp.providers.images import ANTHROPIC, ImageLimits, check_images
 from tests import forkserver
 from tests.imagefiles import gif, jpeg, png
@@ -278,3 +285,32 @@ async def test_read_file_of_an_image_shows_it_to_a_model_that_sees(
                                                    "model": model})
     assert again["status"] == "done", again
     assert (b64 in server.received[2].body.decode()) == (name != "gpt-test")
+
+
+async def test_copies_a_request_needs_are_made_off_the_event_loop(
+        server: LoopbackServer, settings: HttpSettings, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    blobs = ImageBlobs(tmp_path / "images")
+    wide = blobs.put(png(2400, 30, seed=5, noise=True), "wide.png")
+    small = [blobs.put(png(4, 4, seed=40 + i, noise=True)) for i in range(20)]
+    threads: list[int] = []
+    real = images.downscale
+
+    def downscale(*args: Any, **kw: Any) -> Any:
+        threads.append(threading.get_ident())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(images, "downscale", downscale)
+    server.queue(*(Reply(chunks=AnthropicStream(text=["ok"]).events()) for _ in range(2)))
+    p = AnthropicProvider("claude-test", base_url=server.url, api_key="k", settings=settings)
+    req = ModelRequest(system="", tools=[], messages=[
+        Message(role="user", content="look", images=[wide, *small])])  # 21: 2000 a side
+    for _ in range(2):
+        async for _ev in p.stream(req):
+            pass
+    assert threads and threading.get_ident() not in threads  # made once, in a thread
+    assert len(threads) == 1
+    first = server.received[0].json["messages"][0]["content"][0]
+    with Image.open(io.BytesIO(base64.b64decode(first["source"]["data"]))) as im:
+        assert im.size == (2000, 25)
+    assert server.received[1].body == server.received[0].body  # the same bytes every call

@@ -312,6 +312,17 @@ def load_base64(sha256: str) -> str:
 _fitted: dict[tuple[str, int, int], ImagePart] = {}
 
 
+def is_fitted(part: ImagePart, max_side: int, max_bytes: int) -> bool:
+    """Whether :func:`fitted` would answer at once: ``part`` is within the limits, or its copy
+    for them is made and still stored."""
+    if part.size <= max_bytes and max(part.width, part.height) <= max_side:
+        return True
+    with _roots_lock:
+        hit = _fitted.get((part.sha256, max_side, max_bytes))
+        roots = list(_roots)
+    return hit is not None and any((r / hit.sha256[:2] / hit.sha256).exists() for r in roots)
+
+
 def fitted(part: ImagePart, max_side: int, max_bytes: int) -> ImagePart:
     """``part`` when it is within ``max_side`` pixels a side and ``max_bytes``, else a
     downscaled copy stored beside it under its own hash (the same bytes every time, so a
@@ -319,10 +330,8 @@ def fitted(part: ImagePart, max_side: int, max_bytes: int) -> ImagePart:
     if part.size <= max_bytes and max(part.width, part.height) <= max_side:
         return part
     key = (part.sha256, max_side, max_bytes)
-    with _roots_lock:
-        hit = _fitted.get(key)
-        roots = list(_roots)
-    if hit is not None and any((r / hit.sha256[:2] / hit.sha256).exists() for r in roots):
+    hit = _fitted.get(key) if is_fitted(part, max_side, max_bytes) else None
+    if hit is not None:
         return hit
     data, root = _read(part.sha256)
     small, mime, w, h = downscale(data, part.media_type, part.width, part.height, max_side,

@@ -31,7 +31,7 @@ from openprogram_lsp.providers.base import (
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
 from openprogram_lsp.providers.images import ANTHROPIC as ANTHROPIC_LIMITS
-from openprogram_lsp.providers.images import check_images, omitted
+from openprogram_lsp.providers.images import check_images, fitted_ahead, omitted
 from openprogram_lsp.providers.models import MIN_BUDGET
 from openprogram_lsp.providers.openai import parse_arguments
 
@@ -390,7 +390,13 @@ class AnthropicProvider(HttpProvider):
         return body
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        """Stream the response to a request as provider events."""
+        """Stream the response to a request as provider events (the downscaled copies of
+        images it needs made first, off the event loop, when they are not made yet)."""
+        ahead = fitted_ahead(request.messages, sees=self.info.images, limits=ANTHROPIC_LIMITS,
+                             then=lambda: self._stream(request))
+        return ahead if ahead is not None else self._stream(request)
+
+    def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key

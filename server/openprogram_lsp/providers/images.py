@@ -4,12 +4,17 @@ downscaled), and the refusal of a model that does not take images (the model tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
+from typing import TypeVar
 
 from openprogram_lsp.core.errors import ProviderError
-from openprogram_lsp.core.images import ImageError, fitted
+from openprogram_lsp.core.images import ImageError, fitted, is_fitted
 from openprogram_lsp.core.types import ImagePart, Message
+
+T = TypeVar("T")
 
 OMITTED = "[image {name} not shown: this model does not take images]"
 """What a model that does not see is told in place of an image of the earlier history."""
@@ -59,13 +64,7 @@ def check_images(messages: Sequence[Message], *, provider: str, model: str, sees
                                 "choose a model that sees, or send the message without them",
                                 provider=provider)
         return False, messages
-    if len(parts) > limits.max_count:
-        messages = _oldest_left_out(messages, len(parts) - limits.max_count, limits.max_count)
-        parts = [i for m in messages for i in m.images]
-    side = limits.many_side if limits.many and len(parts) > limits.many else limits.max_side
-    most = limits.max_bytes
-    if sum(i.size for i in parts) > limits.max_total:  # each its share of the request
-        most = min(most, limits.max_total // len(parts))
+    messages, parts, side, most = _within_count(messages, parts, limits)
     if all(i.size <= most and max(i.width, i.height) <= side for i in parts):
         return True, messages
     out: list[Message] = []
@@ -80,6 +79,45 @@ def check_images(messages: Sequence[Message], *, provider: str, model: str, sees
                                 provider=provider) from None
         out.append(m.model_copy(update={"images": fitted_parts}))
     return True, out
+
+
+def _within_count(messages: Sequence[Message], parts: list[ImagePart], limits: ImageLimits
+                  ) -> tuple[Sequence[Message], list[ImagePart], int, int]:
+    """The messages and images a request keeps (the oldest over the API's count left out), and
+    the pixels a side and bytes each image may have in it."""
+    if len(parts) > limits.max_count:
+        messages = _oldest_left_out(messages, len(parts) - limits.max_count, limits.max_count)
+        parts = [i for m in messages for i in m.images]
+    side = limits.many_side if limits.many and len(parts) > limits.many else limits.max_side
+    most = limits.max_bytes
+    if sum(i.size for i in parts) > limits.max_total:  # each its share of the request
+        most = min(most, limits.max_total // len(parts))
+    return messages, parts, side, most
+
+
+def fitted_ahead(messages: Sequence[Message], *, sees: bool, limits: ImageLimits,
+                 then: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T] | None:
+    """When the request needs downscaled copies not made yet: an iterator that makes them in a
+    thread (a screenshot takes up to a second; many at once would hold the event loop), then
+    yields what ``then()`` yields (the request built again, from the copies now ready). None
+    when there is nothing to make."""
+    parts = [i for m in messages for i in m.images]
+    if not sees or not parts:
+        return None
+    _, parts, side, most = _within_count(messages, parts, limits)
+    todo = [i for i in parts if not is_fitted(i, side, most)]
+    if not todo:
+        return None
+
+    async def run() -> AsyncIterator[T]:
+        def make() -> None:
+            for i in todo:
+                with suppress(ImageError):  # said in one line when the request is built
+                    fitted(i, side, most)
+        await asyncio.to_thread(make)
+        async for ev in then():
+            yield ev
+    return run()
 
 
 OVER = "[image {name} not shown: a request takes at most {count} images, and newer ones follow]"

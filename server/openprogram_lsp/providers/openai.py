@@ -33,7 +33,7 @@ from openprogram_lsp.providers.base import (
 from openprogram_lsp.providers.driver import HttpCall, stream_events
 from openprogram_lsp.providers.endpoint import HttpProvider
 from openprogram_lsp.providers.images import OPENAI as OPENAI_LIMITS
-from openprogram_lsp.providers.images import check_images, omitted
+from openprogram_lsp.providers.images import check_images, fitted_ahead, omitted
 from openprogram_lsp.providers.think_tags import ThinkTagSplitter
 
 NAME = "openai"
@@ -365,7 +365,13 @@ class OpenAIProvider(HttpProvider):
         return body
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        """Stream the response to a request as provider events."""
+        """Stream the response to a request as provider events (the downscaled copies of
+        images it needs made first, off the event loop, when they are not made yet)."""
+        ahead = fitted_ahead(request.messages, sees=self.info.images, limits=OPENAI_LIMITS,
+                             then=lambda: self._stream(request))
+        return ahead if ahead is not None else self._stream(request)
+
+    def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         headers = {"accept": "text/event-stream"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
