@@ -47,7 +47,7 @@ from openprogram_lsp.acp.approvals import Peer
 from openprogram_lsp.acp.content import Block, build_prompt
 from openprogram_lsp.acp.outbox import Outbox
 from openprogram_lsp.acp.session import AcpSession, modes
-from openprogram_lsp.acp.stream import TurnStream
+from openprogram_lsp.acp.stream import TurnStream, tools_added
 from openprogram_lsp.acp.toolsources import NoToolSources, ToolSources
 from openprogram_lsp.acp.updates import EXT_EVENT, SessionUpdate, camel_keys, replay
 from openprogram_lsp.agent.control import TurnControl
@@ -63,6 +63,7 @@ from openprogram_lsp.core.types import (
     TurnRequest,
 )
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import Event
 from openprogram_lsp.store.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ class OpenProgramAgent:
         self._walks: set[asyncio.Future[Any]] = set()
         self._walk_stop = threading.Event()  # set at shutdown: the walks stop, so we can exit
         self._settings_task: asyncio.Future[None] | None = None
+        self._hears_tools_added = False
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -118,6 +120,20 @@ class OpenProgramAgent:
         self.peer = conn
         self._outbox = Outbox(asyncio.get_running_loop())
         self._outbox.start()
+        if not self._hears_tools_added:
+            self._hears_tools_added = True
+            self.dispatcher.services.bus.subscribe(self._on_tools_added)
+
+    def _on_tools_added(self, ev: Event) -> None:
+        """An MCP server added tools after it was trusted: every open session of its workspace
+        is told, a turn running or not (a relisting may end between two turns; any thread)."""
+        if ev.type != "mcp.tools_added" or ev.session_id is not None:
+            return
+        for sess in list(self.sessions.values()):
+            if str(sess.workspace) == ev.payload.get("workspace"):
+                event, note = tools_added(ev, sess.session_id)
+                self.ext(event)
+                self.notify_text(sess.session_id, note)
 
     @property
     def outbox(self) -> Outbox:

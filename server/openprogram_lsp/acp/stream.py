@@ -54,9 +54,6 @@ class TurnStream:
 
     def on_event(self, ev: Event) -> None:
         """Handle one bus event (any thread; only ``send``/``ext`` are called)."""
-        if ev.type == "mcp.tools_added" and ev.session_id is None:
-            self._tools_added(ev)
-            return
         if ev.session_id != self.session_id:
             return
         if ev.type in EXT_TYPES:
@@ -120,20 +117,6 @@ class TurnStream:
         """Whether this call was announced (``tool_call``) and is not finished."""
         return call_id in self.open_calls
 
-    def _tools_added(self, ev: Event) -> None:
-        """A server of this workspace added tools after it was trusted: the user is told (a
-        note in the reply, and the extension event); each asks before its first call."""
-        if ev.payload.get("workspace") != str(self.workspace):
-            return
-        self.ext({**_jsonable(ext_event(ev)), "sessionId": self.session_id})
-        names = ", ".join(str(t.get("tool")) for t in ev.payload.get("tools") or [])
-        note = (f"\n\n> MCP server {ev.payload.get('server')} added tools after it was "
-                f"trusted: {names}. Each asks before its first use.\n\n")
-        if self.text is not None:
-            self.text(note)
-        else:
-            self.send(helpers.update_agent_message_text(note))
-
     def running(self, call_id: str) -> None:
         """The call passed its approval and runs now (only a call the client was shown)."""
         if call_id in self.open_calls:
@@ -172,3 +155,13 @@ class TurnStream:
                 raw_output={"output": status}))
         self.open_calls.clear()
         self.turn_id = None
+
+
+def tools_added(ev: Event, session_id: str) -> tuple[dict[str, Any], str]:
+    """What a session of the workspace is sent when one of its MCP servers added tools after it
+    was trusted (``mcp.tools_added``): the extension event and a note for the reply. Each new
+    tool asks before its first call."""
+    names = ", ".join(str(t.get("tool")) for t in ev.payload.get("tools") or [])
+    note = (f"\n\n> MCP server {ev.payload.get('server')} added tools after it was "
+            f"trusted: {names}. Each asks before its first use.\n\n")
+    return {**_jsonable(ext_event(ev)), "sessionId": session_id}, note

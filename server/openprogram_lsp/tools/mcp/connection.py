@@ -117,6 +117,8 @@ class Connection:
         self.known: set[str] | None = None
         self.unconfirmed: set[str] = set()
         self.on_tools_added: Callable[[list[ToolInfo]], None] | None = None
+        self._listed = asyncio.Event()  # clear while a list_changed relisting runs
+        self._listed.set()
 
     @property
     def name(self) -> str:
@@ -136,6 +138,12 @@ class Connection:
         """Wait until the server is ready or has failed, at most ``timeout`` seconds."""
         with suppress(TimeoutError):
             await asyncio.wait_for(self._settled.wait(), timeout)
+
+    async def wait_listed(self, timeout: float) -> None:
+        """Wait, at most ``timeout`` seconds, for a relisting the server asked for (a
+        ``list_changed`` notification) to end, so a turn starting after it sees its tools."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self._listed.wait(), timeout)
 
     async def restart(self) -> None:
         """Reconnect now (also revives a ``failed`` server)."""
@@ -324,12 +332,15 @@ class Connection:
                       | types.ResourceListChangedNotification):
             client = self._client
             if client is not None:
+                self._listed.clear()
                 try:
                     self._offered(await _list_offer(client))
                     self.generation += 1
                     self._set(self.state)
                 except Exception as exc:
                     log.warning("MCP server %s: relisting failed: %s", self.name, exc)
+                finally:
+                    self._listed.set()
 
     def _offered(self, offer: Offer) -> None:
         """Take a listing; tools new since the first one are unconfirmed and announced."""

@@ -47,6 +47,8 @@ from openprogram_lsp.tools.mcp.trust import TrustBook, TrustDecision
 log = logging.getLogger(__name__)
 
 WORKSPACE_FILE = ".mcp.json"
+RELIST_WAIT = 5.0
+"""Seconds a turn waits for a running list_changed relisting of a server before it lists tools."""
 TRUST_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id="allow_always", name="Trust and start it", kind="allow_always"),
     PermissionOption(option_id="allow_once", name="Start it this time", kind="allow_once"),
@@ -327,6 +329,8 @@ class McpHub:
                 continue
             if mine is not None and conn.definition.origin == "editor" and name not in mine:
                 continue  # another editor's server
+            # a list_changed relisting still running: the turn offers the new listing
+            await conn.wait_listed(RELIST_WAIT)
             key = (name, conn.generation)
             tools = sp.tools.get(key)
             if tools is None:
