@@ -125,6 +125,7 @@ class CheckpointStore:
         self._scan_all = True  # the first checkpoint of a process always walks the tree
         self._noted_lock = threading.Lock()
         self._opened = False
+        self._open_lock = threading.Lock()
         self._chain: Entries | None = None
         self._checked_head: str | None = None  # the last head ``head`` found whole
         self._counted: tuple[Entries, int, int] | None = None  # (chain list, its length, count)
@@ -340,6 +341,9 @@ class CheckpointStore:
         """Record ``paths`` as they are now, before the session's turn writes them, while its
         baseline is deferred (True also when it is not, or no longer, deferred). False when a
         path cannot be recorded: the caller takes the baseline now (``ensure_baseline``)."""
+        if self._deferred is None:
+            return True
+        self._open()  # the blobs go into the repository, which may not be made yet
         with self._noted_lock:
             deferred = self._deferred
             if deferred is None or deferred.session_id != session_id:
@@ -744,9 +748,14 @@ class CheckpointStore:
         return self.buffers.changed()
 
     def _open(self) -> None:
-        if not self._opened:
-            self.repo.ensure()
-            self._opened = True
+        """Make the private repository if missing (once; callable from any thread: a
+        deferred baseline's blobs are written while the walk holds the store's lock)."""
+        if self._opened:
+            return
+        with self._open_lock:
+            if not self._opened:
+                self.repo.ensure()
+                self._opened = True
 
     def _entries(self) -> Entries:
         head = self.repo.head()
