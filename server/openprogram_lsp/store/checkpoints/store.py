@@ -341,9 +341,6 @@ class CheckpointStore:
         """Record ``paths`` as they are now, before the session's turn writes them, while its
         baseline is deferred (True also when it is not, or no longer, deferred). False when a
         path cannot be recorded: the caller takes the baseline now (``ensure_baseline``)."""
-        if self._deferred is None:
-            return True
-        self._open()  # the blobs go into the repository, which may not be made yet
         with self._noted_lock:
             deferred = self._deferred
             if deferred is None or deferred.session_id != session_id:
@@ -353,8 +350,7 @@ class CheckpointStore:
                     rel = self._relative(path)
                     if rel is None or rel == "." or ".git" in rel.split("/"):
                         return False
-                    deferred.record(str(self.workspace), rel, self.config.max_file_bytes,
-                                    lambda data: write_object(self.repo, "blob", data))
+                    deferred.record(str(self.workspace), rel, self.config.max_file_bytes)
             except (Unrecordable, OSError) as exc:
                 log.info("baseline of %s taken now: %s", self.workspace, exc)
                 return False
@@ -378,13 +374,14 @@ class CheckpointStore:
             return self._commit("baseline", sid, None, "Baseline before the session's first edit",
                                 allow_empty=True, deferred=deferred)
         finally:  # the turn's writes: its own checkpoint stages them from disk
-            self.note_paths(deferred.leaves)
+            self.note_paths(deferred.before)
 
     def _with_before(self, tree: str, deferred: DeferredBaseline) -> tuple[str, set[str]]:
         """``tree`` with each recorded path as it was before the turn, and the index told the
         same; the paths set (nested repositories, paths beyond a symlink and ignored files are
         not recorded in checkpoints, so not set back either)."""
-        leaves = {rel: leaf for rel, leaf in deferred.leaves.items()
+        recorded = deferred.leaves(lambda data: write_object(self.repo, "blob", data))
+        leaves = {rel: leaf for rel, leaf in recorded.items()
                   if not self.stager.in_nested(rel) and not self.stager.beyond_symlink(rel)}
         tracked = self.stager.tracked
         untracked = sorted(r for r in leaves if tracked is None or r not in tracked)
@@ -856,7 +853,7 @@ class CheckpointStore:
                     changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
                     # directories the turn made, or emptied, were not empty dirs before it
                     holding = {posixpath.dirname(p) for p in before
-                               if deferred.leaves[p] is not None}
+                               if deferred.before[p] is not None}
                     holding |= {a for d in holding for a in _ancestors(d)}
                     extras = Extras(frozenset(d for d in extras.dirs
                                               if d not in deferred.new_dirs
@@ -880,8 +877,8 @@ class CheckpointStore:
             if deferred is not None:  # the recorded files' permission bits, as they were
                 modes = dict(modes)
                 for rel in before:
-                    leaf, perm = deferred.leaves[rel], deferred.perms.get(rel)
-                    if leaf is None or perm is None or perm == default_perm(leaf[0]):
+                    got, perm = deferred.before[rel], deferred.perms.get(rel)
+                    if got is None or perm is None or perm == default_perm(got[0]):
                         modes.pop(rel, None)
                     else:
                         modes[rel] = perm
