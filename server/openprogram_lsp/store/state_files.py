@@ -52,11 +52,11 @@ FILES = (
     StateFile(
         "openprogram-meta", "session", "meta_slots", "record",
         "Two checked slots: the valid one of the highest generation; none valid: meta.json "
-        "(the committed meta), and the next write rewrites the file whole."),
+        "(written at creation), and the next write rewrites the slot file whole."),
     StateFile(
         "openprogram-journal", "session", "session_repo", "record",
-        "The paths written since the last commit: the next commit (any process) commits "
-        "them; a commit killed part way is redone from it."),
+        "The paths written since its last mark: the next commit (any process) commits them; "
+        "a kill before the mark leaves them pending, so no write is left out of a commit."),
     StateFile(
         ".listing-writers", "sessions", "session_listing", "lock",
         "An flock: released by the kernel when its holder dies."),
