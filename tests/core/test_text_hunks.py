@@ -5,7 +5,11 @@ from __future__ import annotations
 import itertools
 import random
 
-from openprogram_lsp.core.text_hunks import apply_some, check_accepted, show, spans
+import pytest
+
+from openprogram_lsp.core.text_hunks import TooCostly, apply_some, check_accepted, show, spans
+from openprogram_lsp.core.types import DiffPreview
+from openprogram_lsp.tools.approved_edit import preview_hunks
 
 
 def _texts(rng: random.Random) -> tuple[str, str]:
@@ -53,3 +57,18 @@ def test_only_newline_ends_a_line() -> None:
     assert (span.old_start, span.old_lines, span.new_start, span.new_lines) == (3, 1, 3, 1)
     assert apply_some(before, after, [0]) == after
     assert spans("x\r\ny\r\n", "x\r\nY\r\n")[0].header == "@@ -2,1 +2,1 @@"
+
+
+def test_a_budget_gives_up_instead_of_waiting() -> None:
+    # many repeats of one line changed all over make difflib quadratic: refused up front
+    dup = ["x\n"] * 3000
+    changed = ["y\n" if i % 3 == 0 else line for i, line in enumerate(dup)]
+    with pytest.raises(TooCostly):
+        spans("".join(dup), "".join(changed), budget=1.0)
+    # past the deadline: refused on the next matching step (a spent budget)
+    with pytest.raises(TooCostly):
+        spans("a\nb\nc\n", "a\nB\nc\n", budget=-1.0)
+    assert len(spans("a\nb\nc\n", "a\nB\nc\n", budget=5.0)) == 1
+    # an approval card then lists no hunks: the edit can only be approved whole
+    diff = DiffPreview(path="a", old_text="".join(dup), new_text="".join(changed))
+    assert preview_hunks(diff) is None

@@ -45,7 +45,6 @@ from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 MAX_CARD_DESCRIPTION = 1000  # of an MCP tool's own description, on its approval card
-INLINE_HUNKS = 64 * 1024  # texts of an edit preview split into hunks on the loop (else a thread)
 RECORDED = {"id", "kind", "tool", "value", "edit_scope", "decision", "scope", "origin",
             "description"}  # what an approval record keeps of a rule
 
@@ -354,9 +353,8 @@ class ToolRunner:
             sandbox = await tool.sandboxing(self.ctx, args)
         except OpenProgramError as exc:
             return exc.message, None
-        if diff is not None:  # listed by index: an answer may accept some (acceptedHunks)
-            diff.hunks = preview_hunks(diff) if len(diff.old_text) + len(diff.new_text) \
-                < INLINE_HUNKS else await asyncio.to_thread(preview_hunks, diff)
+        if diff is not None:  # listed by index: an answer may accept some (acceptedHunks);
+            diff.hunks = await asyncio.to_thread(preview_hunks, diff)  # bounded, off the loop
         if diff is not None and diff.unsaved_changes:
             title = f"{title} (unsaved changes in the editor)"
         origin = Origin(session_id=facts.session_id or self.ctx.session_id,

@@ -8,11 +8,34 @@ pair of texts never touch and each applies on its own. Checkpoint diffs use the 
 from __future__ import annotations
 
 import difflib
+import time
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 
 MAX_HUNKED_CHARS = 2 * 1024 * 1024
 """Longest old + new text split into hunks (beyond it an edit is approved whole)."""
+MAX_PAIR_WORK = 1_000_000
+"""With a budget: most pairs of equal lines (old x new) one matching pass may visit; many
+repeats of one line (blank lines changed all over a file) make ``difflib`` quadratic."""
+
+
+class TooCostly(Exception):
+    """Splitting these texts into hunks would take longer than the budget allows."""
+
+
+class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """``SequenceMatcher`` that gives up (``TooCostly``) once past ``deadline``."""
+
+    def __init__(self, a: list[str], b: list[str], deadline: float) -> None:
+        super().__init__(None, a, b, autojunk=False)
+        self.deadline = deadline
+
+    def find_longest_match(self, alo: int = 0, ahi: int | None = None, blo: int = 0,
+                           bhi: int | None = None) -> difflib.Match:
+        if time.monotonic() > self.deadline:
+            raise TooCostly("past the time budget")
+        return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +83,25 @@ def split_lines(text: str) -> list[str]:
     return out
 
 
-def opcodes(before: list[str], after: list[str]) -> list[tuple[int, int, int, int]]:
-    """The changed runs between two line lists, as ``(i1, i2, j1, j2)`` slices in order."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+def opcodes(before: list[str], after: list[str], *,
+            budget: float | None = None) -> list[tuple[int, int, int, int]]:
+    """The changed runs between two line lists, as ``(i1, i2, j1, j2)`` slices in order.
+    With ``budget`` (seconds), ``TooCostly`` instead of a longer wait."""
+    if budget is None:
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    else:
+        theirs = Counter(after)
+        work = sum(n * theirs[line] for line, n in Counter(before).items() if line in theirs)
+        if work > MAX_PAIR_WORK:
+            raise TooCostly(f"{work} pairs of equal lines")
+        matcher = _Bounded(before, after, time.monotonic() + budget)
     return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def spans(before: str, after: str) -> list[Span]:
-    """The hunks between two texts, in file order (index = position in the list)."""
-    return [Span(*op) for op in opcodes(split_lines(before), split_lines(after))]
+def spans(before: str, after: str, *, budget: float | None = None) -> list[Span]:
+    """The hunks between two texts, in file order (index = position in the list); with
+    ``budget`` (seconds), ``TooCostly`` when splitting them would take longer."""
+    return [Span(*op) for op in opcodes(split_lines(before), split_lines(after), budget=budget)]
 
 
 def check_accepted(count: int, accepted: Collection[int]) -> str | None:

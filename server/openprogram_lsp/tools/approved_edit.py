@@ -12,20 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openprogram_lsp.core.errors import ToolError
-from openprogram_lsp.core.text_hunks import MAX_HUNKED_CHARS, apply_some, show, spans
+from openprogram_lsp.core.text_hunks import MAX_HUNKED_CHARS, TooCostly, apply_some, show, spans
 from openprogram_lsp.core.types import DiffPreview, PreviewHunk
 
 MAX_NOTE_CHARS = 6000  # of the rejected hunks quoted back to the model
+HUNK_BUDGET = 1.0  # seconds an approval card may spend splitting an edit into hunks
 
 
 def preview_hunks(diff: DiffPreview) -> list[PreviewHunk] | None:
     """The hunks an approval card lists for ``diff`` (None: it is approved whole: a stand-in
-    old text, or texts too large to split)."""
+    old text, or texts too large or too costly to split within ``HUNK_BUDGET`` seconds)."""
     if not diff.exact or len(diff.old_text) + len(diff.new_text) > MAX_HUNKED_CHARS:
+        return None
+    try:
+        parts = spans(diff.old_text, diff.new_text, budget=HUNK_BUDGET)
+    except TooCostly:
         return None
     return [PreviewHunk(index=i, old_start=s.old_start, old_lines=s.old_lines,
                         new_start=s.new_start, new_lines=s.new_lines, header=s.header)
-            for i, s in enumerate(spans(diff.old_text, diff.new_text))]
+            for i, s in enumerate(parts)]
 
 
 @dataclass(frozen=True, slots=True)
