@@ -466,6 +466,23 @@ export function registerCommands(p: Parts): api.Disposable[] {
       await api.executeCommand('openprogram.chat.focus');
       p.controller.focusInput();
     }),
+    cmd('openprogram.reviewToggleHunk', async (requestId?: unknown, index?: unknown) => {
+      if (typeof requestId === 'string' && typeof index === 'number') {
+        p.controller.reviews.toggle(requestId, index);
+        return;
+      }
+      const at = api.activeCursor();
+      const hunk = at ? p.controller.reviews.hunkAt(at.uri, at.line) : undefined;
+      if (hunk) p.controller.reviews.toggle(hunk.requestId, hunk.index);
+    }),
+    cmd('openprogram.reviewApply', async (uri?: unknown) => {
+      const requestId = p.controller.reviews.requestOf(uri instanceof api.Uri ? uri : api.activeCursor()?.uri);
+      if (!requestId || !p.controller.reviews.submit(requestId)) void api.showInfo('OpenProgram: this approval is no longer waiting.');
+    }),
+    cmd('openprogram.reviewReject', async (uri?: unknown) => {
+      const requestId = p.controller.reviews.requestOf(uri instanceof api.Uri ? uri : api.activeCursor()?.uri);
+      if (!requestId || !p.controller.reviews.submit(requestId, true)) void api.showInfo('OpenProgram: this approval is no longer waiting.');
+    }),
     cmd('openprogram.acceptApproval', async () => {
       if (!p.controller.answerPending('allow_once')) void api.showInfo('OpenProgram: no approval is waiting.');
     }),

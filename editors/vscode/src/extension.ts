@@ -9,6 +9,7 @@ import { CheckpointContentProvider } from './checkpoints/content';
 import { CheckpointTree } from './checkpoints/tree';
 import { CHECKPOINT_SCHEME } from './checkpoints/uri';
 import { HunkLensProvider } from './checkpoints/hunks';
+import { REVIEW_SCHEME } from './chat/review';
 import { registerCommands } from './commands';
 import { statusView } from './status';
 import { versionNote } from './install';
@@ -77,6 +78,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerContentProvider(CHECKPOINT_SCHEME, content),
     api.registerContentProvider(BRANCH_SCHEME, branchContent),
     api.registerCodeLens(CHECKPOINT_SCHEME, new HunkLensProvider(content)),
+    api.registerContentProvider(REVIEW_SCHEME, controller.reviews),
+    api.registerCodeLens(REVIEW_SCHEME, controller.reviews),
     ...registerCommands({ client, controller, chatView, checkpoints, branches, agents, content, branchContent, memento: context.workspaceState, output, views }),
     controller.onTurnFinished(() => {
       checkpoints.refresh();

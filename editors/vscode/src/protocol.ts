@@ -63,7 +63,7 @@ export type Node = Omit<wire.HistoryNode, 'metadata' | 'predecessor' | 'caller'>
 export type PermissionParams = wire.PermissionRequest;
 
 export type PermissionOutcome =
-  | { outcome: 'selected'; optionId: string }
+  | { outcome: 'selected'; optionId: string; acceptedHunks?: number[] }
   | { outcome: 'cancelled' };
 
 /** `openprogram/askQuestion` params. */

@@ -259,11 +259,16 @@ export async function applyCodeBlock(code: string, path?: string): Promise<void>
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
   } finally {
     proposals.delete(key);
-    for (const group of vscode.window.tabGroups.all) {
-      for (const tab of group.tabs) {
-        if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === proposed.toString()) {
-          await vscode.window.tabGroups.close(tab);
-        }
+    await closeDiffTabs((modified) => modified.toString() === proposed.toString());
+  }
+}
+
+/** Close the diff editors whose right side `match`es. */
+export async function closeDiffTabs(match: (modified: vscode.Uri) => boolean): Promise<void> {
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) {
+      if (tab.input instanceof vscode.TabInputTextDiff && match(tab.input.modified)) {
+        await vscode.window.tabGroups.close(tab);
       }
     }
   }

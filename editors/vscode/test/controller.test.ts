@@ -89,6 +89,7 @@ before(async () => {
   ws = join(work, 'ws');
   mkdirSync(ws);
   writeFileSync(join(ws, 'hello.py'), ORIGINAL);
+  writeFileSync(join(ws, 'two.txt'), 'a\nb\nc\nd\ne\n');
   const script = join(work, 'script.json');
   writeFileSync(script, JSON.stringify([
     { text: 'Editing.', tool_calls: [{ name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
@@ -105,6 +106,8 @@ before(async () => {
     { text: 'Forked reply.' },
     { text: 'In the background.', tool_calls: [{ name: 'write_file', arguments: { path: 'bg.txt', content: 'bg\n' } }] },
     { text: 'Background done.' },
+    { text: 'Two changes.', tool_calls: [{ name: 'write_file', arguments: { path: 'two.txt', content: 'A\nb\nc\nd\nE\n' } }] },
+    { text: 'Reviewed.' },
   ]));
   // a custom command (the server substitutes $ARGUMENTS), and the model's input recorded
   mkdirSync(join(ws, '.openprogram', 'commands'), { recursive: true });
@@ -412,5 +415,39 @@ test('slash commands, attachments and the context meter against the real server'
     assert.equal(readFileSync(join(ws, 'bg.txt'), 'utf8'), 'bg\n', 'the turn went on and finished');
     const { nodes } = await running!.agent.request<{ nodes: { role: string; text: string }[] }>(Requests.history, { sessionId: sessionOf });
     assert.ok(nodes.some((n) => n.role === 'assistant' && n.text.includes('Background done.')));
+  });
+
+  await t.test('an edit reviewed in the diff editor writes only the accepted hunks; card and record say so', async () => {
+    const hook = page.post.bind(page);
+    let opened: unknown[] | undefined;
+    page.post = (msg: HostMessage) => {
+      if (msg.type !== 'permission') return hook(msg);
+      page.messages.push(msg);
+      setImmediate(() => void (async () => {
+        // the card's "Review in diff editor", then the second hunk's lens (reject), then Apply
+        await controller.onPageMessage({ type: 'reviewEdit', requestId: msg.requestId });
+        opened = ui.executed.find((c) => c.id === 'vscode.diff')?.args;
+        const [, right] = (opened ?? []) as { scheme: string; path: string; query: string }[];
+        assert.equal(controller.reviews.provideTextDocumentContent(right as never), 'A\nb\nc\nd\nE\n', 'every hunk accepted at first');
+        controller.reviews.toggle(msg.requestId, 1);
+        assert.equal(controller.reviews.provideTextDocumentContent(right as never), 'A\nb\nc\nd\ne\n', 'the right side is what will be written');
+        assert.ok(controller.reviews.submit(msg.requestId));
+      })());
+    };
+    ui.executed.length = 0;
+    try {
+      await controller.send('change two lines');
+    } finally {
+      page.post = hook;
+    }
+    assert.ok(opened, 'the review opened in the diff editor');
+    assert.equal(readFileSync(join(ws, 'two.txt'), 'utf8'), 'A\nb\nc\nd\ne\n', 'only the accepted hunk was written');
+    const card = tools().find((c) => c.name === 'write_file' && c.input.path === 'two.txt');
+    assert.deepEqual(card?.permission?.acceptedHunks, { accepted: [0], total: 2 });
+    const sid = controller.state.sessionId!;
+    await controller.loadSession(sid);
+    const again = tools().find((c) => c.name === 'write_file' && c.input.path === 'two.txt');
+    assert.equal(again?.decided, 'Allowed once: 1 of 2 hunks (1)', 'the approval record says which hunks');
+    assert.equal(controller.reviews.requestOf({ scheme: 'openprogram-review', query: 'new&x' } as never), undefined);
   });
 });

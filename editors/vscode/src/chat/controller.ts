@@ -18,6 +18,7 @@ import {
 } from '../protocol';
 import { traceError } from '../log';
 import type { HostMessage, PageMessage } from '../webview/messages';
+import { EditReviews, type ReviewAnswer } from './review';
 import { cardKey, initialState, pendingApprovals, reduce, withdrawnReason, type ChatState, type PanelSettings } from '../webview/state';
 import { PERMISSION_MODES } from '../settings';
 import { firstAnswer } from './settle';
@@ -72,6 +73,12 @@ export class ChatController {
   /** Approvals asked by notification (panel hidden), by turn id + tool call id, until they settle. */
   private readonly notified = new Map<string, string>();
   private readonly pending = new Map<string, (value: string | null) => void>();
+  /** Open approvals by request id: what they are about (the diff editor's review needs it). */
+  private readonly prompts = new Map<string, PermissionParams>();
+  /** The hunks a review accepted, for the answer about to be given (absent: the whole edit). */
+  private readonly acceptedHunks = new Map<string, number[]>();
+  /** Pending edits opened in the diff editor for review, hunk by hunk. */
+  readonly reviews = new EditReviews((requestId, answer) => this.answerReview(requestId, answer));
   private readonly turnsFinished = new api.EventEmitter<string>();
   private readonly changes = new api.EventEmitter<ChatState>();
   /** Fires with the new state after every change (status bar, badge, context keys follow it). */
@@ -139,6 +146,8 @@ export class ChatController {
         return api.copyText(String(msg.text));
       case 'insertCode':
         return api.insertAtCursor(String(msg.text));
+      case 'reviewEdit':
+        return this.reviewEdit(String(msg.requestId));
       case 'applyCode':
         return api.applyCodeBlock(String(msg.text), typeof msg.path === 'string' ? msg.path : undefined);
       case 'showCheckpoint':
@@ -681,6 +690,25 @@ export class ChatController {
     return true;
   }
 
+  /** Open a pending edit approval in the diff editor, to accept or reject it hunk by hunk. */
+  async reviewEdit(requestId: string): Promise<void> {
+    const prompt = this.prompts.get(requestId);
+    if (!prompt || !(await this.reviews.open(requestId, prompt.toolCall))) {
+      void api.showInfo('OpenProgram: this approval is no longer waiting, or has no edit to review.');
+    }
+  }
+
+  /** Answer an open approval from its review: allow once with the accepted hunks, or reject. */
+  private answerReview(requestId: string, answer: ReviewAnswer): boolean {
+    const prompt = this.prompts.get(requestId);
+    const option = prompt?.options.find((o) => o.kind === answer.kind);
+    const reply = this.pending.get(requestId);
+    if (!option || !reply) return false;
+    if (answer.kind === 'allow_once' && answer.acceptedHunks) this.acceptedHunks.set(requestId, answer.acceptedHunks);
+    reply(option.optionId);
+    return true;
+  }
+
   /** The model, models and permission mode from the settings (the header shows them). */
   setSettings(settings: PanelSettings): void {
     this.post({ type: 'settings', settings });
@@ -740,6 +768,7 @@ export class ChatController {
   }
 
   dispose(): void {
+    this.reviews.dispose();
     this.turnsFinished.dispose();
     this.changes.dispose();
   }
@@ -816,12 +845,19 @@ export class ChatController {
     if (native) {
       this.notified.set(toolCallId, title);
     }
+    this.prompts.set(requestId, p);
     const choice = await firstAnswer(this.pending, requestId, token, native);
+    this.prompts.delete(requestId);
+    void this.reviews.settle(requestId);
+    const kind = p.options.find((o) => o.optionId === choice)?.kind;
+    const hunks = kind?.startsWith('allow') ? this.acceptedHunks.get(requestId) : undefined;
+    this.acceptedHunks.delete(requestId);
     if (choice !== null) {
       this.notified.delete(toolCallId);
     }
-    this.post({ type: 'permissionSettled', requestId, choice });
-    return choice ? { outcome: 'selected', optionId: choice } : { outcome: 'cancelled' };
+    const total = p.toolCall.diff?.hunks?.length ?? 0;
+    this.post({ type: 'permissionSettled', requestId, choice, ...(hunks ? { acceptedHunks: hunks, hunks: total } : {}) });
+    return choice ? { outcome: 'selected', optionId: choice, ...(hunks ? { acceptedHunks: hunks } : {}) } : { outcome: 'cancelled' };
   }
 
   private async askQuestion(p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> {

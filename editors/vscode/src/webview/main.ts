@@ -2,6 +2,7 @@
 import { branchLabel, sessionTitle } from '../branches/label';
 import { compact, lineDiff } from './diff';
 import { splitOptions, toolStatusLabel } from './cards';
+import { hunksLabel } from '../chat/hunkReview';
 import { escapeHtml, renderMarkdown } from './markdown';
 import type { Completion, HostMessage, PageMessage } from './messages';
 import { applyCompletion, tokenAt, type CompletionToken } from './complete';
@@ -596,6 +597,12 @@ function renderTool(item: ToolItem): HTMLElement {
     };
     const { now, standing } = splitOptions(p.options);
     for (const o of now) row.appendChild(optionButton(o));
+    // an edit opens in VS Code's diff editor, to accept or reject it hunk by hunk
+    if (item.diff && !p.withdrawn && (item.toolKind === 'edit' || item.toolKind === 'delete')) {
+      const review = button('Review in diff editor', 'secondary review-edit', () => post({ type: 'reviewEdit', requestId: p.requestId }),
+        'Open the edit in the diff editor: accept or reject each hunk, then Apply');
+      row.appendChild(review);
+    }
     el.appendChild(row);
     if (standing.length > 0) {
       const more = h('div', 'approval approval-standing');
@@ -631,7 +638,8 @@ function renderTool(item: ToolItem): HTMLElement {
         : chosen.kind === 'reject_once'
           ? CHOICE_LABEL.reject_once
           : `${CHOICE_LABEL[chosen.kind] ?? ''}: ${chosen.name}`;
-    el.appendChild(h('div', 'approval-done', escapeHtml(said)));
+    const some = p.acceptedHunks && chosen?.kind.startsWith('allow') ? `: ${hunksLabel(p.acceptedHunks.accepted, p.acceptedHunks.total)}` : '';
+    el.appendChild(h('div', 'approval-done', escapeHtml(said + some)));
   }
   if (!p && item.decided) {
     el.appendChild(h('div', 'approval-done', escapeHtml(item.decided)));

@@ -63,7 +63,8 @@ export type HostMessage =
       options: PermissionOption[];
       label?: string | null;
     }
-  | { type: 'permissionSettled'; requestId: string; choice: string | null }
+  /** `acceptedHunks` and `hunks` (how many the card listed) when a review accepted only some. */
+  | { type: 'permissionSettled'; requestId: string; choice: string | null; acceptedHunks?: number[]; hunks?: number }
   | {
       type: 'question';
       requestId: string;
@@ -102,6 +103,8 @@ export type PageMessage =
   /** A code block's Apply: its text into the file the fence names (else the active editor's file
    *  or selection), after the user saw the diff and confirmed; one undoable edit. */
   | { type: 'applyCode'; text: string; path?: string }
+  /** An edit card's "Review in diff editor": open the pending edit there, hunk by hunk. */
+  | { type: 'reviewEdit'; requestId: string }
   | { type: 'showCheckpoint'; checkpointId: string }
   | { type: 'focus'; focused: boolean }
   | { type: 'restartServer' }

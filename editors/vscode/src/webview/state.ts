@@ -1,4 +1,5 @@
 /** The chat view's state and the pure reducer that folds host messages into it. */
+import { hunksLabel } from '../chat/hunkReview';
 import {
   PERMISSION_WITHDRAWN,
   type BranchInfo,
@@ -56,6 +57,8 @@ export interface PermissionPrompt {
   sandbox?: { sandboxed: boolean; note?: string };
   /** Another editor's prompt, shown here without buttons that act (see shared.ts). */
   readOnly?: boolean;
+  /** Answered by hunk: the accepted hunks (0-based) of how many. */
+  acceptedHunks?: { accepted: number[]; total: number };
 }
 
 export interface ToolItem {
@@ -281,7 +284,8 @@ export function reduce(state: ChatState, msg: HostMessage): ChatState {
     case 'permissionSettled':
       return mapItems(state, (it) =>
         it.kind === 'tool' && it.permission?.requestId === msg.requestId && it.permission.choice === undefined
-          ? { ...it, permission: { ...it.permission, choice: msg.choice } }
+          ? { ...it, permission: { ...it.permission, choice: msg.choice,
+              ...(msg.acceptedHunks ? { acceptedHunks: { accepted: msg.acceptedHunks, total: msg.hunks ?? msg.acceptedHunks.length } } : {}) } }
           : it,
       );
     case 'question': {
@@ -404,8 +408,14 @@ function olderHistory(state: ChatState, sessionId: string, headId: string | null
 /** What a stored call's card says about its approval (prompts and rules; the mode is silent). */
 export function decidedLabel(call: ToolCallRecord): string | null {
   // {by: user|rule|mode|bypass|hook, option?, rule?: {tool, pattern}} (informational, so checked)
-  const a = (call.approval ?? {}) as { by?: unknown; option?: unknown; rule?: { tool?: unknown; pattern?: unknown } | null };
-  if (a.by === 'user') return a.option === 'allow_always' ? 'Always allowed' : 'Allowed once';
+  const a = (call.approval ?? {}) as { by?: unknown; option?: unknown; rule?: { tool?: unknown; pattern?: unknown } | null;
+    acceptedHunks?: unknown; hunks?: unknown };
+  if (a.by === 'user') {
+    const said = a.option === 'allow_always' ? 'Always allowed' : 'Allowed once';
+    const some = Array.isArray(a.acceptedHunks) && a.acceptedHunks.every((i) => Number.isInteger(i)) && typeof a.hunks === 'number'
+      ? a.acceptedHunks as number[] : undefined;
+    return some ? `${said}: ${hunksLabel(some, a.hunks as number)}` : said;
+  }
   if (a.by === 'rule') {
     const tool = typeof a.rule?.tool === 'string' ? a.rule.tool : '';
     const pattern = typeof a.rule?.pattern === 'string' ? a.rule.pattern : '';

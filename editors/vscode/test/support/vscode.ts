@@ -87,7 +87,11 @@ export const window = {
   showInputBox: (o: { prompt?: string }) => ui.responder('input', o.prompt ?? '', []),
   showQuickPick: () => Promise.resolve(undefined),
   withProgress: (_o: unknown, task: () => unknown) => task(),
+  tabGroups: { all: [] as { tabs: { input: unknown }[] }[], close: () => Promise.resolve(true) },
 };
+export class TabInputTextDiff {
+  constructor(public original: unknown, public modified: unknown) {}
+}
 
 export const commands = {
   registerCommand: (id: string) => {
