@@ -11,7 +11,9 @@
 //    $ARGUMENTS), an unknown command, /mode, the context meter (cleared by /new, back when the
 //    session is opened again). Last, the agent edits the still unsaved file (accept-edits): the
 //    edit goes into the buffer, and /undo takes it back out of the buffer (#31). Then an image
-//    pasted into the input reaches the model (images.mjs, #39).
+//    pasted into the input reaches the model (images.mjs, #39). Then an edit reviewed hunk by
+//    hunk in the diff editor: one hunk rejected by its lens, Apply in the editor title, only the
+//    other hunk written and the card saying so (#36).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +23,8 @@ import { pasteImage } from './images.mjs';
 const T = 60_000;
 const APP = 'import os\n\n\ndef main():\n    return os.getcwd()\n';
 const MARK = '# edited, not saved';
+const TWO_OLD = 'alpha\nb\nc\nd\nomega\n';
+const TWO_NEW = 'ALPHA\nb\nc\nd\nOMEGA\n';
 
 /** The user messages the scripted model was sent (newest last), one per model call, from `log`. */
 function modelInputs(log) {
@@ -38,6 +42,7 @@ function prepare(ws, script) {
   writeFileSync(join(ws, 'src', 'app.py'), APP);
   writeFileSync(join(ws, 'README.md'), '# scratch\n');
   writeFileSync(join(ws, 'NOTES.md'), 'notes\n');
+  writeFileSync(join(ws, 'two.txt'), TWO_OLD);
   writeFileSync(join(ws, 'conf.json'), '{\n  "name": "demo",\n  "port": ,\n  "debug": true\n}\n');
   writeFileSync(join(ws, '.gitignore'), 'build/\n');
   execFileSync('git', ['init', '-q', ws]); // .gitignore applies in a repository (ripgrep's rule)
@@ -50,6 +55,8 @@ function prepare(ws, script) {
     { text: 'Bumping.', tool_calls: [{ name: 'edit_file', arguments: { path: 'src/app.py', old_text: 'return os.getcwd()', new_text: 'return os.getcwd()  # by the agent' } }] },
     { text: 'Bumped.' },
     { text: 'A pasted picture.' }, // images.mjs
+    { text: 'Two changes.', tool_calls: [{ name: 'write_file', arguments: { path: 'two.txt', content: TWO_NEW } }] },
+    { text: 'Reviewed.' },
   ]));
 }
 
@@ -349,6 +356,29 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     await shot('context-04-buffer-undo');
 
     await pasteImage({ page, frame, input, modelLog, begin, shot });
+
+    begin('per-hunk review: the edit opens in the diff editor, a lens rejects one hunk, Apply writes the other');
+    await input.pressSequentially('/mode ask');
+    await input.press('Enter');
+    await frame.locator('#mode[data-mode="ask"]').waitFor({ state: 'attached', timeout: T });
+    await input.pressSequentially('change both ends of two.txt');
+    await input.press('Enter');
+    const twoCard = frame.locator('.tool-card.waiting', { hasText: 'two.txt' }).first();
+    await twoCard.locator('button.review-edit').click({ timeout: T });
+    await page.locator('.tab.active', { hasText: 'two.txt' }).waitFor({ timeout: T });
+    const lenses = page.locator('.codelens-decoration a');
+    await lenses.filter({ hasText: 'Apply 2 of 2 hunks' }).first().waitFor({ timeout: T });
+    await lenses.filter({ hasText: 'Accepted hunk 2 of 2' }).first().click();
+    await lenses.filter({ hasText: 'Rejected hunk 2 of 2' }).first().waitFor({ timeout: T });
+    await lenses.filter({ hasText: 'Apply 1 of 2 hunks' }).first().waitFor({ timeout: T });
+    if (readFileSync(join(ws, 'two.txt'), 'utf8') !== TWO_OLD) throw new Error('the review wrote the file before the answer');
+    await shot('context-05-hunk-review');
+    await page.locator('.editor-actions [aria-label*="Apply the Reviewed Hunks"]').first().click({ timeout: T });
+    await frame.locator('.msg.role-assistant', { hasText: 'Reviewed.' }).waitFor({ timeout: T });
+    const twoText = readFileSync(join(ws, 'two.txt'), 'utf8');
+    if (twoText !== 'ALPHA\nb\nc\nd\nomega\n') throw new Error(`not only the accepted hunk was written: ${JSON.stringify(twoText)}`);
+    await frame.locator('.tool-card .approval-done', { hasText: 'Allowed once: 1 of 2 hunks (1)' }).waitFor({ timeout: T });
+    await waitFor(async () => (await page.locator('.tab', { hasText: 'two.txt' }).count()) === 0, 'the review to close once answered');
   } finally {
     peer.sock.destroy();
     lsp.kill('SIGTERM');

@@ -215,7 +215,8 @@ async function main() {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // the clipboard: a code block's Copy is checked by reading it back
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     checkToasts = await watchCommandNotFound(page, join(userData, 'logs'));
     page.on('framenavigated', (f) => { if (f === page.mainFrame()) log(`navigated ${f.url()}`); });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
@@ -335,6 +336,18 @@ async function main() {
     await page.keyboard.press('Control+z');
     await page.locator('.tab.active:not(.dirty)', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
     await closeAllEditors(page);
+
+    begin('a code block is coloured by its language in the theme\'s colours; Copy puts its text on the clipboard');
+    const colour = await block.locator('code.hljs').evaluate((code) => {
+      const call = code.querySelector('.hljs-built_in');
+      const str = code.querySelector('.hljs-string');
+      return call && str ? [getComputedStyle(code).color, getComputedStyle(call).color, getComputedStyle(str).color] : null;
+    });
+    if (!colour || new Set(colour).size !== 3) throw new Error(`the python block is not coloured: ${JSON.stringify(colour)}`);
+    await block.hover();
+    await block.locator('button[data-code-action="copy"]').click();
+    await block.locator('button[data-code-action="copy"]', { hasText: 'Copied' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'print(greet("world"))', 'the code on the clipboard');
 
     begin('open the checkpoint diff');
     await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
