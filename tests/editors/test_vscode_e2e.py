@@ -37,7 +37,9 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     command refused, /mode, the context meter; an agent edit into the unsaved buffer, then /undo
     takes it back out of the buffer with the unsaved text kept and the disk untouched (#31); an
     image copied to the clipboard and pasted (Ctrl+V) into the input is a chip with its thumbnail
-    and reaches the model as an image (#39). Last,
+    and reaches the model as an image (#39); an edit reviewed hunk by hunk in the diff editor,
+    only the accepted hunk written (#36); before those, a code block coloured, copied to the
+    clipboard and applied. Last,
     with VS Code's own TypeScript server: the panel's Symbol… button attaches the declaration of
     the word under the cursor (in another file), its references and a symbol picked by name,
     lsp_definition and lsp_references answered across two files, and an edit's result naming the
@@ -50,5 +52,5 @@ def test_vscode_end_to_end(vsix: Path) -> None:
               timeout=1300, extra_env={"E2E_CONTEXT_LSP": forked} if forked else None)
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots and logs in {out})"
     for shot in ("01b-layout-1366x768.png", "03-reply.png", "shared-02-outcome.png",
-                 "context-02-sent.png", "language-02-turn.png"):
+                 "context-02-sent.png", "context-05-hunk-review.png", "language-02-turn.png"):
         assert (out / shot).exists(), shot
