@@ -101,6 +101,41 @@ async def test_cancel_during_a_slow_tool_is_prompt(tmp_path: Path, workspace: Pa
     assert loop.time() - t0 < 5
 
 
+async def test_a_call_cut_before_its_usage_is_counted_from_its_text(tmp_path: Path,
+                                                                   workspace: Path) -> None:
+    """The cancel cuts the second model call mid-stream, before the provider reports usage:
+    the first call's reported usage stays, the cut one is counted from its text (estimated)."""
+    bus = EventBus()
+    control = TurnControl()
+    said = "word " * 40
+    p = provider(tmp_path, [{"text": "Reading.", "tool_calls": [{"name": "list_dir",
+                                                                 "arguments": {}}]},
+                            {"text": said, "delay": 0.05}])
+    deltas: list[str] = []
+
+    def on(ev: Event) -> None:
+        if ev.type == "text.delta" and ev.payload["text"] != "Reading.":
+            deltas.append(ev.payload["text"])
+            if len(deltas) == 2:
+                control.request_cancel()
+
+    bus.subscribe(on)
+    state = LoopState()
+    with pytest.raises(TurnCancelled):
+        await agent_loop(provider=p, system="be brief", runner=runner(workspace, bus),
+                         messages=[Message(role="user", content="look around " * 20)],
+                         bus=bus, control=control, state=state)
+    first = state.first_call_usage
+    assert first is not None and not first.estimated
+    cut = state.usage.output_tokens - first.output_tokens
+    streamed = "".join(deltas)
+    assert 0 < len(streamed) < len(said)
+    assert cut == (len(state.steps[1]) + 3) // 4 and state.steps[1] == streamed
+    assert state.usage.input_tokens > first.input_tokens  # the cut call's request, counted
+    assert state.usage.estimated is True
+    assert state.usage.wire()["estimated"] is True
+
+
 async def test_follow_up_runs_at_wrap_up(tmp_path: Path, workspace: Path) -> None:
     bus = EventBus()
     control = TurnControl()

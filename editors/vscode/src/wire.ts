@@ -1189,6 +1189,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Some of it is counted from the text, not reported by the provider (a model call the cancel cut before its usage came) */
+  estimated?: boolean;
 }
 
 /** An LSP position (0-based line, UTF-16 character). */

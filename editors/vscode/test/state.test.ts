@@ -252,8 +252,11 @@ test('a turn the server stopped (Restart Server) says interrupted, never that th
     ev('tool.started', { toolCallId: 'c1', name: 'run_command', kind: 'execute', title: 'Run sleep', input: {} }),
     // the server's shutdown cut the turn: the wire status is cancelled, the text ends [interrupted]
     ev('turn.finished', result({ status: 'cancelled', text: 'Running it.\n\n[interrupted]' }) as unknown as Record<string, unknown>),
-    { type: 'turnResult', result: result({ status: 'cancelled', text: 'Running it.\n\n[interrupted]' }) },
+    { type: 'turnResult', result: result({ status: 'cancelled', text: 'Running it.\n\n[interrupted]',
+      usage: { inputTokens: 900, outputTokens: 3, estimated: true } }) },
   ]);
+  const reply = s.items.find((i) => i.kind === 'message' && i.role === 'assistant') as { usage?: unknown };
+  assert.deepEqual(reply.usage, { inputTokens: 900, outputTokens: 3, estimated: true }, 'a cut turn\'s counts, marked estimated');
   assert.equal(tools(s)[0].status, 'failed');
   assert.equal(tools(s)[0].output, 'Interrupted: the server stopped while this ran.');
   assert.equal(tools(s)[0].cancelled, undefined);

@@ -89,6 +89,17 @@ class LoopHooks:
     before_stop: Callable[[LoopState], Awaitable[str | None]] | None = None
 
 
+def cut_usage(request: ModelRequest, said: str) -> Usage:
+    """The usage of a model call cut before the provider reported it, counted from the text
+    (about 4 characters a token): the request's system prompt, messages and tool schemas in,
+    the text streamed so far out. Marked ``estimated``."""
+    chars = len(request.system) + sum(
+        len(m.content) + sum(len(str(c.arguments)) + len(c.name) for c in m.tool_calls)
+        for m in request.messages) + len(str([t.input_schema for t in request.tools]))
+    return Usage(input_tokens=(chars + 3) // 4, output_tokens=(len(said) + 3) // 4,
+                 estimated=True)
+
+
 async def _race(aw: Awaitable[T], cancel: asyncio.Event) -> T:
     """Await something, raising TurnCancelled as soon as the cancel event is set."""
     task = asyncio.ensure_future(aw)
@@ -226,8 +237,11 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
         request = ModelRequest(system=system, messages=messages, tools=specs,
                                max_output_tokens=state.output_limit, cancel=control.cancel)
 
+        ended: list[bool] = []  # the call's StreamEnd (with its usage) arrived
+
         async def consume(step: int = step, calls: list[ToolCall] = calls,
-                          cut: list[ToolCallCut] = cut, request: ModelRequest = request) -> None:
+                          cut: list[ToolCallCut] = cut, request: ModelRequest = request,
+                          ended: list[bool] = ended) -> None:
             async for ev in provider.stream(request):
                 if isinstance(ev, TextDelta):
                     state.steps[step] += ev.text
@@ -243,13 +257,19 @@ async def agent_loop(*, provider: Provider, system: str, messages: list[Message]
                 elif isinstance(ev, ToolCallCut):
                     cut.append(ev)
                 elif isinstance(ev, StreamEnd):
+                    ended.append(True)
                     state.usage = state.usage.add(ev.usage)
                     if state.first_call_usage is None:
                         state.first_call_usage = ev.usage
                     state.stop_reason = ev.stop_reason
                     state.stop_detail = ev.detail
 
-        await _race(consume(), control.cancel)
+        try:
+            await _race(consume(), control.cancel)
+        except (TurnCancelled, asyncio.CancelledError):
+            if not ended:  # cut before the provider reported usage: count what was sent and said
+                state.usage = state.usage.add(cut_usage(request, state.steps[step]))
+            raise
         emit("model.response_completed", {"model": provider.model, "step": step,
                                           "tool_calls": len(calls) + len(cut),
                                           "stop_reason": state.stop_reason})

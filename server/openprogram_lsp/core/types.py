@@ -216,6 +216,9 @@ class Usage(Wire):
     output_tokens: int = 0
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
+    estimated: bool | None = Field(
+        None, description="Some of it is counted from the text, not reported by the provider "
+        "(a model call the cancel cut before its usage came)")
 
     def add(self, other: Usage) -> Usage:
         """Return the sum of two usages."""
@@ -226,6 +229,7 @@ class Usage(Wire):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=_s(self.cache_read_tokens, other.cache_read_tokens),
             cache_write_tokens=_s(self.cache_write_tokens, other.cache_write_tokens),
+            estimated=True if self.estimated or other.estimated else None,
         )
 
 

@@ -913,6 +913,7 @@ M.event_types = {
 ---@field outputTokens integer
 ---@field cacheReadTokens? integer
 ---@field cacheWriteTokens? integer
+---@field estimated? boolean Some of it is counted from the text, not reported by the provider (a model call the cancel cut before its usage came)
 
 ---@class openprogram.WirePosition An LSP position (0-based line, UTF-16 character).
 ---@field line integer

@@ -479,7 +479,11 @@ function renderMessage(item: MessageItem): HTMLElement {
   // no counts reported (a turn cut before the model's usage arrived): say nothing rather than "0 in"
   if (item.usage && (item.usage.inputTokens > 0 || item.usage.outputTokens > 0)) {
     const u = item.usage;
-    head.appendChild(h('span', 'usage', escapeHtml(`${tokens(u.inputTokens)} in · ${tokens(u.outputTokens)} out`)));
+    // a turn the cancel cut: the server counted the cut call from its text (≈)
+    const about = u.estimated ? '≈' : '';
+    const span = h('span', 'usage', escapeHtml(`${about}${tokens(u.inputTokens)} in · ${about}${tokens(u.outputTokens)} out`));
+    if (u.estimated) span.title = 'Estimated in part: the turn was cut before the model reported its usage';
+    head.appendChild(span);
     (head.lastChild as HTMLElement).title = `This turn used ${u.inputTokens} input and ${u.outputTokens} output tokens.`;
   }
   if (forkable && !state.busy) {

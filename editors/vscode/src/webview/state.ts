@@ -593,7 +593,7 @@ export function meterOf(nodes: Node[]): ContextMeter | null {
 export function usageOf(raw: unknown): Usage | undefined {
   const u = raw as Partial<Usage> | null | undefined;
   return u && typeof u.inputTokens === 'number' && typeof u.outputTokens === 'number'
-    ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens }
+    ? { inputTokens: u.inputTokens, outputTokens: u.outputTokens, ...(u.estimated === true ? { estimated: true } : {}) }
     : undefined;
 }
 
