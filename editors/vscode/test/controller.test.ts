@@ -74,6 +74,9 @@ const page = new Page();
 let controller: ChatController;
 let modelLog = '';
 let sessionOf: string | null = null;
+/** openprogram.switchCode as the tests set it, and when "bring the code?" was asked. */
+let switchSetting: 'always' | 'ask' | 'never' = 'always';
+const codeAsks: number[] = [];
 
 /** The last user message the scripted model was sent. */
 function lastModelInput(): string {
@@ -116,7 +119,10 @@ before(async () => {
   running = await startAgent(server, ws, join(work, 'home'), `scripted:${script}`);
   // branch switches bring their code along (the question is settled: see switchCode.test.ts)
   controller = new ChatController(running.agent, new Memento() as never, {
-    setting: () => 'always', ask: () => Promise.resolve(undefined),
+    setting: () => switchSetting, ask: (choices) => {
+      codeAsks.push(page.messages.length);
+      return Promise.resolve(choices.find((c) => !c.restore && !c.remember));
+    },
   });
   page.controller = controller;
   controller.attach(page);
@@ -341,8 +347,15 @@ test('slash commands, attachments and the context meter against the real server'
     const asked = page.messages.find((m) => m.type === 'startFork');
     assert.deepEqual(asked, { type: 'startFork', nodeId: last.nodeId, name: 'second try' });
     assert.equal(users().at(-1)?.text, 'look at these', 'nothing was sent yet');
+    // the page starts the fork (main.ts startFork): "bring the code?" is asked then, not at Send
+    switchSetting = 'ask';
+    codeAsks.length = 0;
+    await controller.onPageMessage({ type: 'forkStarted', nodeId: last.predecessor });
+    assert.equal(codeAsks.length, 1, 'asked at Fork');
     // the page sends the edited message as the fork (see main.ts startFork/submit)
     await controller.onPageMessage({ type: 'send', text: 'look at these, differently', forkFrom: last.predecessor, forkName: 'second try' });
+    switchSetting = 'always';
+    assert.equal(codeAsks.length, 1, 'not asked again at Send');
     assert.equal(users().at(-1)?.text, 'look at these, differently');
     assert.ok(!users().some((u) => u.text === 'look at these'), 'the new branch does not have the old message');
     assert.equal(controller.state.branches.length, branches + 1);

@@ -77,6 +77,8 @@ export class ChatController {
   private readonly prompts = new Map<string, PermissionParams>();
   /** The hunks a review accepted, for the answer about to be given (absent: the whole edit). */
   private readonly acceptedHunks = new Map<string, number[]>();
+  /** The answer to "bring the code?" asked when Fork was clicked, for the fork sent next. */
+  private forkAnswer: { nodeId: string | null; restore: Promise<boolean> } | undefined;
   /** Pending edits opened in the diff editor for review, hunk by hunk. */
   readonly reviews = new EditReviews((requestId, answer) => this.answerReview(requestId, answer));
   private readonly turnsFinished = new api.EventEmitter<string>();
@@ -146,6 +148,9 @@ export class ChatController {
         return api.copyText(String(msg.text));
       case 'insertCode':
         return api.insertAtCursor(String(msg.text));
+      case 'forkStarted':
+        this.forkAnswer = { nodeId: msg.nodeId ?? null, restore: this.forkCode() };
+        return;
       case 'reviewEdit':
         return this.reviewEdit(String(msg.requestId));
       case 'applyCode':
@@ -422,7 +427,9 @@ export class ChatController {
     forkName?: string,
   ): Promise<TurnResult> {
     if (sessionId && (typeof forkFrom === 'string' || (forkFrom === null && forkName))) {
-      return this.forkCode().then((restoreCode) => {
+      const asked = this.forkAnswer?.nodeId === forkFrom ? this.forkAnswer.restore : this.forkCode();
+      this.forkAnswer = undefined;
+      return asked.then((restoreCode) => {
         const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam(),
           ...(forkName ? { name: forkName } : {}) };
         if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;

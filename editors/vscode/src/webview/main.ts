@@ -455,6 +455,9 @@ function startFork(item: MessageItem, name?: string): void {
   const preview = item.text.length > 40 ? `${item.text.slice(0, 40)}…` : item.text;
   const named = name ? `named “${name}”${item.role === 'user' ? ',' : ''} ` : '';
   forkFrom = { nodeId, label: `${named}${item.role === 'user' ? 'editing' : 'after'} “${preview}”`, ...(name ? { name } : {}) };
+  // whether the code comes along is asked now, at Fork, not when the message is sent (a new
+  // conversation from the first message, unnamed, brings no code: nothing to ask)
+  if (nodeId !== null || name) post({ type: 'forkStarted', nodeId });
   const input = document.getElementById('input') as HTMLTextAreaElement;
   if (item.role === 'user') input.value = item.text;
   input.focus();

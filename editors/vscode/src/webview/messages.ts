@@ -103,6 +103,8 @@ export type PageMessage =
   /** A code block's Apply: its text into the file the fence names (else the active editor's file
    *  or selection), after the user saw the diff and confirmed; one undoable edit. */
   | { type: 'applyCode'; text: string; path?: string }
+  /** Fork was clicked: the host asks now whether the fork brings its code (used at Send). */
+  | { type: 'forkStarted'; nodeId: string | null }
   /** An edit card's "Review in diff editor": open the pending edit there, hunk by hunk. */
   | { type: 'reviewEdit'; requestId: string }
   | { type: 'showCheckpoint'; checkpointId: string }
