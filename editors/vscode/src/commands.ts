@@ -475,6 +475,18 @@ export function registerCommands(p: Parts): api.Disposable[] {
       const hunk = at ? p.controller.reviews.hunkAt(at.uri, at.line) : undefined;
       if (hunk) p.controller.reviews.toggle(hunk.requestId, hunk.index);
     }),
+    cmd('openprogram.reviewChooseHunks', async (uri?: unknown) => {
+      const requestId = p.controller.reviews.requestOf(uri instanceof api.Uri ? uri : api.activeCursor()?.uri);
+      const hunks = requestId ? p.controller.reviews.hunkList(requestId) : [];
+      if (!requestId || hunks.length === 0) {
+        void api.showInfo('OpenProgram: this edit is approved or rejected whole (no hunks to choose).');
+        return;
+      }
+      const picked = await api.showQuickPickMany(
+        hunks.map((h) => ({ label: h.label, detail: h.detail, picked: h.accepted, index: h.index })),
+        'The hunks to write (unchecked ones are rejected); then Apply in the editor title');
+      if (picked) p.controller.reviews.choose(requestId, picked.map((h) => h.index));
+    }),
     cmd('openprogram.reviewApply', async (uri?: unknown) => {
       const requestId = p.controller.reviews.requestOf(uri instanceof api.Uri ? uri : api.activeCursor()?.uri);
       if (!requestId || !p.controller.reviews.submit(requestId)) void api.showInfo('OpenProgram: this approval is no longer waiting.');

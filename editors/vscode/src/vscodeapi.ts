@@ -501,6 +501,30 @@ export async function confirm(message: string, action: string): Promise<boolean>
   return (await vscode.window.showWarningMessage(message, { modal: true }, action)) === action;
 }
 
+/** Let the user check several items (those `picked` start checked); undefined when dismissed. */
+export function showQuickPickMany<T extends vscode.QuickPickItem>(items: T[], placeHolder: string): Thenable<T[] | undefined> {
+  return vscode.window.showQuickPick(items, { canPickMany: true, placeHolder, ignoreFocusOut: true });
+}
+
+/** A modal question with several answers; the chosen one, undefined when dismissed. */
+export async function askModal(message: string, detail: string, ...actions: string[]): Promise<string | undefined> {
+  return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
+}
+
+/** A workspace file as it is now: its open editor's text when unsaved, else the disk's. */
+export async function currentText(relPath: string): Promise<{ text: string | undefined; unsaved: boolean }> {
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  if (!root) return { text: undefined, unsaved: false };
+  const uri = vscode.Uri.joinPath(root, relPath);
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open?.isDirty) return { text: open.getText(), unsaved: true };
+  try {
+    return { text: new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), unsaved: false };
+  } catch {
+    return { text: undefined, unsaved: false };
+  }
+}
+
 /** The active text editor's file (a `file:` document of a workspace folder), as an attachment names it. */
 export function activeFile(): import('./context/attachments').FileRef | null {
   const doc = vscode.window.activeTextEditor?.document;

@@ -11,7 +11,7 @@ import { Requests, type BranchInfo, type RestoreResult } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
 import type { ToolItem } from '../src/webview/state';
 import { startAgent, type RunningAgent } from './support/agent';
-import { ui } from './support/vscode';
+import { ui, workspace } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 // OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
@@ -77,6 +77,9 @@ let sessionOf: string | null = null;
 /** openprogram.switchCode as the tests set it, and when "bring the code?" was asked. */
 let switchSetting: 'always' | 'ask' | 'never' = 'always';
 const codeAsks: number[] = [];
+/** The "your own changes would be replaced" questions, and the answer the test gives. */
+const ownAsks: string[] = [];
+let ownAnswer: 'switch' | 'keep' | 'cancel' = 'switch';
 
 /** The last user message the scripted model was sent. */
 function lastModelInput(): string {
@@ -122,6 +125,10 @@ before(async () => {
     setting: () => switchSetting, ask: (choices) => {
       codeAsks.push(page.messages.length);
       return Promise.resolve(choices.find((c) => !c.restore && !c.remember));
+    },
+    askOwn: (message) => {
+      ownAsks.push(message);
+      return Promise.resolve(ownAnswer);
     },
   });
   page.controller = controller;
@@ -212,6 +219,31 @@ test('host logic against the real server', { skip: noServer }, async (t) => {
     const shape = controller.state.items.slice(0, 4).map((i) => (i.kind === 'message' ? i.text : i.kind));
     assert.deepEqual(shape, ['make a function', 'Editing.', 'tool', 'Done editing.']);
     assert.ok(!controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'));
+  });
+
+  await t.test('a switch that would replace the user\'s own changes asks first: keep them, or switch them too', async () => {
+    const first = controller.state.branches.find((b) => b.active)!;
+    const other = controller.state.branches.find((b) => !b.active)!;
+    writeFileSync(join(ws, 'hello.py'), 'mine\n'); // edited by hand since the branch's last turn
+    workspace.workspaceFolders = [{ uri: { scheme: 'file', path: ws } }]; // the host reads the files as VS Code would
+    t.after(() => { workspace.workspaceFolders = undefined; });
+    ownAsks.length = 0;
+    ownAnswer = 'keep';
+    await controller.checkout(other.headId);
+    assert.equal(ownAsks.length, 1);
+    assert.match(ownAsks[0], /Your own changes to a file would be replaced by the branch's code: hello\.py\./);
+    assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), 'mine\n', 'kept');
+    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'n\n', 'the code did not switch at all');
+    assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'), 'the conversation switched');
+    assert.ok(controller.state.items.some((i) => i.kind === 'note' && /Kept your files as they are \(hello\.py\)/.test(i.text)));
+    ownAnswer = 'switch';
+    await controller.checkout(first.headId);
+    assert.equal(ownAsks.length, 2, 'asked again: hello.py is not the shown branch\'s code either');
+    assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), UPDATED, 'switched too');
+    const safety = controller.lastSwitch?.safety;
+    assert.ok(safety, 'the switch is undoable');
+    const { files } = await running!.agent.request<{ files: { path: string; before?: string }[] }>(Requests.checkpointDiff, { checkpointId: safety });
+    assert.ok(files.some((f) => f.path === 'hello.py'), 'the safety checkpoint holds the user\'s version');
   });
 
   await t.test('cancel stops a running command and the turn ends cancelled', async () => {
@@ -442,6 +474,9 @@ test('slash commands, attachments and the context meter against the real server'
         opened = ui.executed.find((c) => c.id === 'vscode.diff')?.args;
         const [, right] = (opened ?? []) as { scheme: string; path: string; query: string }[];
         assert.equal(controller.reviews.provideTextDocumentContent(right as never), 'A\nb\nc\nd\nE\n', 'every hunk accepted at first');
+        assert.deepEqual(controller.reviews.hunkList(msg.requestId).map((h) => [h.label, h.detail, h.accepted]), [
+          ['Hunk 1 of 2: @@ -1,1 +1,1 @@', '-a  +A', true], ['Hunk 2 of 2: @@ -5,1 +5,1 @@', '-e  +E', true]]);
+        controller.reviews.choose(msg.requestId, [0, 1]);
         controller.reviews.toggle(msg.requestId, 1);
         assert.equal(controller.reviews.provideTextDocumentContent(right as never), 'A\nb\nc\nd\ne\n', 'the right side is what will be written');
         assert.ok(controller.reviews.submit(msg.requestId));

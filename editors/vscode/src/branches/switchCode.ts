@@ -1,6 +1,7 @@
 /** Whether a branch switch also switches the workspace's code: the setting, else the answer
  * remembered in global state, else ask once (the answer may be remembered). No `vscode` here. */
 import type { SwitchCode } from '../settings';
+import type { DiffFile } from '../wire';
 
 export const MEMENTO_KEY = 'openprogram.switchCode';
 
@@ -44,4 +45,37 @@ export function describeSwitch(restored: string[], conflicts: string[] = []): st
     : "The workspace already had this branch's code.";
   if (conflicts.length) msg += ` Kept ${conflicts.join(', ')} (changed by another program during the switch).`;
   return msg;
+}
+
+/** What the workspace holds of a file now: its unsaved editor's text, else the disk's
+ * (undefined: no such file). */
+export interface Current { text: string | undefined; unsaved: boolean }
+
+/**
+ * The files a code switch would replace that hold the user's own changes: an unsaved editor, or a
+ * text other than the code state being left (`files` of branchDiff from the shown branch to the
+ * target: `before` is the state left). Binary and oversized files carry no text to compare and
+ * are not listed (the safety checkpoint keeps them either way).
+ */
+export function ownChanges(files: DiffFile[], current: (path: string) => Current): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    if (f.binary || f.truncated) continue;
+    const now = current(f.path);
+    const left = f.status === 'added' ? undefined : f.before;
+    if (f.status !== 'added' && left === undefined) continue;
+    if (now.unsaved) out.push(`${f.path} (unsaved)`);
+    else if (now.text !== left) out.push(f.path);
+  }
+  return out;
+}
+
+/** The question before a switch that would replace them. */
+export function ownChangesQuestion(files: string[]): { message: string; detail: string } {
+  const list = files.length <= 6 ? files.join(', ') : `${files.slice(0, 6).join(', ')} and ${files.length - 6} more`;
+  return {
+    message: `Your own changes to ${files.length === 1 ? 'a file' : `${files.length} files`} would be replaced by the branch's code: ${list}.`,
+    detail: 'Switch them too: the safety checkpoint keeps your versions and Undo brings them back (an unsaved editor keeps its text; saving it asks). '
+      + 'Keep my files: switch the conversation only and leave every file as it is.',
+  };
 }

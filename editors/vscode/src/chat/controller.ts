@@ -26,11 +26,12 @@ import { symbolPicks } from '../context/symbols';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
-import { decide, describeSwitch, type Choice } from '../branches/switchCode';
+import { decide, describeSwitch, ownChanges, ownChangesQuestion, type Choice } from '../branches/switchCode';
 import { sessionTitle } from '../branches/label';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef, type ImageRef } from '../context/attachments';
 import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
+import type { BranchDiffResult } from '../wire';
 import { classify, commandCompletions, EDITOR_BUILTINS, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
 import type { CompletionKind } from '../webview/messages';
 
@@ -41,6 +42,9 @@ const SESSION_KEY = 'openprogram.sessionId';
 export interface CodeSwitching {
   setting(): SwitchCode;
   ask(choices: Choice[]): Thenable<Choice | undefined>;
+  /** Files with the user's own changes would be replaced: switch them too, keep them, or (when
+   *  `cancellable`) do nothing; a dismissed question is a cancel, else a keep. */
+  askOwn(message: string, detail: string, cancellable: boolean): Promise<'switch' | 'keep' | 'cancel'>;
 }
 
 const DEFAULT_SWITCHING: CodeSwitching = {
@@ -49,6 +53,10 @@ const DEFAULT_SWITCHING: CodeSwitching = {
     placeHolder: "Switching branch: also bring the workspace's files to that branch's code?",
     ignoreFocusOut: true,
   }),
+  askOwn: async (message, detail, cancellable) => {
+    const answer = await api.askModal(message, detail, 'Switch Them Too', 'Keep My Files');
+    return answer === 'Switch Them Too' ? 'switch' : answer === 'Keep My Files' || !cancellable ? 'keep' : 'cancel';
+  },
 };
 
 /** Where host messages go: the webview, when it exists. */
@@ -429,7 +437,12 @@ export class ChatController {
     if (sessionId && (typeof forkFrom === 'string' || (forkFrom === null && forkName))) {
       const asked = this.forkAnswer?.nodeId === forkFrom ? this.forkAnswer.restore : this.forkCode();
       this.forkAnswer = undefined;
-      return asked.then((restoreCode) => {
+      return asked.then(async (restoreCode) => {
+        if (!restoreCode || typeof forkFrom !== 'string') return restoreCode;
+        const own = await this.keepOwnChanges(sessionId, forkFrom, false);
+        if (own.note) this.post({ type: 'note', level: 'info', text: own.note });
+        return own.answer === 'switch';
+      }).then((restoreCode) => {
         const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam(),
           ...(forkName ? { name: forkName } : {}) };
         if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;
@@ -610,13 +623,47 @@ export class ChatController {
     if (!sessionId) {
       return;
     }
-    const restoreCode = withCode && await decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
+    let restoreCode = withCode && await decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
+    let kept: string | undefined;
+    if (restoreCode) {
+      const own = await this.keepOwnChanges(sessionId, headId, true);
+      if (own.answer === 'cancel') return;
+      restoreCode = own.answer === 'switch';
+      kept = own.note;
+    }
     const res = await this.client.request<CheckoutResult>(Requests.checkout, { sessionId, headId, restoreCode });
+    await this.loadSession(sessionId);
     if (restoreCode) {
       this.switched(sessionId, res, res.previousHeadId ?? null);
     }
-    await this.loadSession(sessionId);
+    if (kept) this.post({ type: 'note', level: 'info', text: kept });
     this.turnsFinished.fire(sessionId);
+  }
+
+  /**
+   * Before the code of `toHeadId` replaces the workspace's: when files hold changes of the user's
+   * own (an unsaved editor, or text other than the shown branch's code state), ask whether to
+   * switch them too (undoable) or keep every file (the conversation switches alone).
+   */
+  private async keepOwnChanges(sessionId: string, toHeadId: string, cancellable: boolean):
+    Promise<{ answer: 'switch' | 'keep' | 'cancel'; note?: string }> {
+    const from = this.state.headId;
+    if (!from || from === toHeadId) return { answer: 'switch' };
+    let files: BranchDiffResult['files'];
+    try {
+      ({ files } = await this.client.request<BranchDiffResult>(Requests.branchDiff, { sessionId, fromHeadId: from, toHeadId }));
+    } catch {
+      return { answer: 'switch' }; // no code state on one side: the switch writes nothing of it
+    }
+    const texts = new Map<string, Awaited<ReturnType<typeof api.currentText>>>();
+    await Promise.all(files.map(async (f) => texts.set(f.path, await api.currentText(f.path))));
+    const own = ownChanges(files, (p) => texts.get(p) ?? { text: undefined, unsaved: false });
+    if (own.length === 0) return { answer: 'switch' };
+    const { message, detail } = ownChangesQuestion(own);
+    const answer = await this.switching.askOwn(message, detail, cancellable);
+    return answer === 'keep'
+      ? { answer, note: `Kept your files as they are (${own.join(', ')}): the conversation switched, the code did not.` }
+      : { answer };
   }
 
   /** After a code switch: remember its undo and say what changed (with an Undo button). */

@@ -6,7 +6,7 @@
  * documents are read-only views; the file itself is written by the server, after the answer.
  */
 import type { PreviewHunk, PermissionToolCall } from '../wire';
-import { compose, reviewAnswer } from './hunkReview';
+import { compose, reviewAnswer, slices, splitLines } from './hunkReview';
 import * as api from '../vscodeapi';
 
 export const REVIEW_SCHEME = 'openprogram-review';
@@ -114,6 +114,33 @@ export class EditReviews implements api.TextDocumentContentProvider, api.CodeLen
       }
     }
     return best;
+  }
+
+  /** The hunks of a review, for a pick: each with a one-line summary and whether it is accepted. */
+  hunkList(requestId: string): { index: number; label: string; detail: string; accepted: boolean }[] {
+    const review = this.reviews.get(requestId);
+    if (!review) return [];
+    const old = splitLines(review.oldText);
+    const neu = splitLines(review.newText);
+    const total = review.hunks.length;
+    return review.hunks.map((h) => {
+      const { i1, i2, j1, j2 } = slices(h);
+      const gone = old.slice(i1, i2).map((l) => `-${l.replace(/\r?\n$/, '')}`);
+      const added = neu.slice(j1, j2).map((l) => `+${l.replace(/\r?\n$/, '')}`);
+      const lines = [...gone, ...added];
+      const shown = lines.slice(0, 3).join('  ');
+      return { index: h.index, label: `Hunk ${h.index + 1} of ${total}: ${h.header ?? `line ${h.oldStart}`}`,
+        detail: lines.length > 3 ? `${shown}  …` : shown, accepted: review.accepted.has(h.index) };
+    });
+  }
+
+  /** Set which hunks are accepted (the others rejected). */
+  choose(requestId: string, accepted: number[]): void {
+    const review = this.reviews.get(requestId);
+    if (!review) return;
+    review.accepted = new Set(accepted.filter((i) => review.hunks.some((h) => h.index === i)));
+    this.changed.fire(this.uri(requestId, 'new', review.path));
+    this.lensesChanged.fire();
   }
 
   /** The review a document belongs to (the editor title's commands get the document's uri). */

@@ -357,7 +357,7 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
 
     await pasteImage({ page, frame, input, modelLog, begin, shot });
 
-    begin('per-hunk review: the edit opens in the diff editor, a lens rejects one hunk, Apply writes the other');
+    begin('per-hunk review: the edit opens in the diff editor, one hunk unchecked, Apply writes the other');
     await input.pressSequentially('/mode ask');
     await input.press('Enter');
     await frame.locator('#mode[data-mode="ask"]').waitFor({ state: 'attached', timeout: T });
@@ -366,11 +366,18 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     const twoCard = frame.locator('.tool-card.waiting', { hasText: 'two.txt' }).first();
     await twoCard.locator('button.review-edit').click({ timeout: T });
     await page.locator('.tab.active', { hasText: 'two.txt' }).waitFor({ timeout: T });
-    const lenses = page.locator('.codelens-decoration a');
-    await lenses.filter({ hasText: 'Apply 2 of 2 hunks' }).first().waitFor({ timeout: T });
-    await lenses.filter({ hasText: 'Accepted hunk 2 of 2' }).first().click();
-    await lenses.filter({ hasText: 'Rejected hunk 2 of 2' }).first().waitFor({ timeout: T });
-    await lenses.filter({ hasText: 'Apply 1 of 2 hunks' }).first().waitFor({ timeout: T });
+    const modified = page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'OMEGA' });
+    await modified.first().waitFor({ timeout: T });
+    // the hunks to write, from the editor title (VS Code shows no CodeLens in a diff editor
+    // unless diffEditor.codeLens is on): the second one unchecked
+    await page.locator('.editor-actions [aria-label*="Choose the Hunks to Write"]').first().click({ timeout: T });
+    const second = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hunk 2 of 2' }).first();
+    await second.waitFor({ timeout: T });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hunk 1 of 2' }).first().waitFor({ timeout: T });
+    await second.locator('.quick-input-list-checkbox, input[type="checkbox"]').first().click();
+    await page.keyboard.press('Enter');
+    // the right side is what will be written: OMEGA left it
+    await waitFor(async () => (await modified.count()) === 0, 'the rejected hunk to leave the right side');
     if (readFileSync(join(ws, 'two.txt'), 'utf8') !== TWO_OLD) throw new Error('the review wrote the file before the answer');
     await shot('context-05-hunk-review');
     await page.locator('.editor-actions [aria-label*="Apply the Reviewed Hunks"]').first().click({ timeout: T });

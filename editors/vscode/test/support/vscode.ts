@@ -107,7 +107,9 @@ export const commands = {
 };
 
 export const workspace = {
-  workspaceFolders: undefined,
+  workspaceFolders: undefined as { uri: { scheme: string; path: string } }[] | undefined,
+  textDocuments: [] as { uri: unknown; isDirty: boolean; getText(): string }[],
+  fs: { readFile: async (uri: { path: string }) => (await import('node:fs/promises')).readFile(uri.path) },
   getConfiguration: (section = '') => ({
     get: () => undefined,
     inspect: () => undefined,
