@@ -1,7 +1,7 @@
 // Whether a branch switch brings the code along: the setting, else asked once and remembered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHOICES, MEMENTO_KEY, decide, describeSwitch, type Choice } from '../src/branches/switchCode';
+import { CHOICES, MEMENTO_KEY, decide, describeSwitch, ownChanges, ownChangesQuestion, type Choice } from '../src/branches/switchCode';
 
 class Store {
   data = new Map<string, unknown>();
@@ -41,4 +41,21 @@ test('asked once: a remembered answer is not asked again; a one-time answer is',
 test('the switch is described with its files and conflicts', () => {
   assert.equal(describeSwitch(['a.txt']), 'Switched the code to this branch (1 file).');
   assert.match(describeSwitch([], ['b.txt']), /already had.*Kept b\.txt/);
+});
+
+test("the user's own changes: an unsaved editor, or text other than the state being left", () => {
+  const disk: Record<string, string | undefined> = { 'same.py': 'a\n', 'mine.py': 'edited\n', 'new.txt': 'made by hand\n' };
+  const current = (p: string) => ({ text: p === 'open.py' ? 'typing' : disk[p], unsaved: p === 'open.py' });
+  const files = [
+    { path: 'same.py', status: 'modified' as const, before: 'a\n', after: 'b\n' },
+    { path: 'mine.py', status: 'modified' as const, before: 'x\n', after: 'y\n' },
+    { path: 'open.py', status: 'deleted' as const, before: 'typing' },
+    { path: 'new.txt', status: 'added' as const, after: 'theirs\n' },
+    { path: 'gone.txt', status: 'added' as const, after: 'theirs\n' },
+    { path: 'big.bin', status: 'modified' as const, binary: true },
+  ];
+  assert.deepEqual(ownChanges(files, current), ['mine.py', 'open.py (unsaved)', 'new.txt']);
+  const q = ownChangesQuestion(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+  assert.match(q.message, /^Your own changes to 8 files would be replaced by the branch's code: a, b, c, d, e, f and 2 more\.$/);
+  assert.match(q.detail, /Undo brings them back/);
 });
