@@ -58,6 +58,12 @@ async def test_child_branch_and_follow_up_seen_by_the_editor(start: Starter, tmp
                                                                           "write_file"]
     started = client.of_type("subagent.started")
     assert [e["sessionId"] for e in started] == [sid]
+    # the child's turn names its agent, so an editor shows its stream apart, live
+    [child_turn] = [e for e in client.of_type("turn.started")
+                    if e["data"].get("agentId") == started[0]["data"]["agentId"]]
+    assert child_turn["data"]["source"] == "agent_spawn"
+    assert child_turn["turnId"] == ended["data"]["headId"]
+    assert "agentId" not in client.of_type("turn.started")[0]["data"]  # the user's own turn
     assert any(e["data"]["kind"] == "reply" for e in client.of_type("branch.message_sent"))
 
     agents = await client.call("openprogram/agents", {"sessionId": sid})

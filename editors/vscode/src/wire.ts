@@ -1181,6 +1181,8 @@ export interface TurnStartedData {
   predecessor: string | null;
   /** The chat/fork request's clientTurnId */
   clientTurnId?: string;
+  /** A subagent's turn: its agentId, as in subagent.started (editors show its stream apart) */
+  agentId?: string;
 }
 
 /** Token usage of a turn or model call. */

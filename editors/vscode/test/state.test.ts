@@ -265,15 +265,16 @@ test('a turn the server stopped (Restart Server) says interrupted, never that th
   assert.ok(!s.items.some((i) => i.kind === 'message' && i.text.includes('[interrupted]')));
 });
 
-test('subagent and branch messages show as notes', () => {
+test('a subagent gets a section; a subagent ended unseen and branch messages show as notes', () => {
   const s = run([
     { type: 'reset', sessionId: S },
     ev('subagent.started', { agentId: 'a1', label: 'tests', headId: 'h' }),
     ev('subagent.ended', { agentId: 'a1', status: 'done' }),
+    ev('subagent.ended', { agentId: 'a2', label: 'lint', status: 'error' }),
     ev('branch.message_sent', { from: 'x', to: 'alt', message: 'hi' }),
   ]);
-  assert.deepEqual(s.items.map((i) => (i.kind === 'note' ? i.text : i.kind)), [
-    'Subagent “tests” started.', 'Subagent “a1” done.', 'Message sent to branch alt.',
+  assert.deepEqual(s.items.map((i) => (i.kind === 'note' ? i.text : i.kind === 'subagent' ? `${i.label}:${i.status}` : i.kind)), [
+    'tests:done', 'Subagent “lint” error.', 'Message sent to branch alt.',
   ]);
 });
 
@@ -634,6 +635,29 @@ test('a subagent streaming in the same session does not mix into the reply', () 
   ]);
   assert.equal(tools(s).length, 0, "the subagent's tool call is not on the parent's stream");
   assert.equal(s.busy, true, "the subagent's end does not end the parent's turn");
+});
+
+test("a subagent's stream shows live in its own section, never in the reply", () => {
+  const s = run([
+    { type: 'history', sessionId: S, headId: 'a0', nodes: [] },
+    { type: 'userSent', text: 'spawn a helper', predecessor: 'a0', clientTurnId: 'turn-1' },
+    ev('turn.started', { clientTurnId: 'turn-1', predecessor: 'a0', source: 'user' }, 'p1'),
+    ev('subagent.started', { agentId: 'ag1', label: 'tests', kind: 'agent' }, 'p1'),
+    ev('turn.started', { source: 'agent_spawn', predecessor: null, text: 'run the tests', agentId: 'ag1' }, 'sub1'),
+    ev('text.delta', { text: 'Running **pytest**' }, 'sub1'),
+    ev('tool.started', { toolCallId: 'c9', name: 'run_command', kind: 'execute', title: 'Run pytest', input: {} }, 'sub1'),
+    ev('text.delta', { text: ' now.' }, 'sub1'),
+    ev('text.delta', { text: 'Waiting for it.' }, 'p1'),
+  ]);
+  const section = s.items.find((i) => i.kind === 'subagent');
+  assert.ok(section && section.kind === 'subagent');
+  assert.deepEqual([section.label, section.turnId, section.text, section.tools, section.status],
+    ['tests', 'sub1', 'Running **pytest** now.', ['Run pytest'], 'running']);
+  assert.deepEqual(messages(s).map((m) => [m.role, m.text]), [['user', 'spawn a helper'], ['assistant', 'Waiting for it.']]);
+  assert.equal(tools(s).length, 0);
+  const ended = run([ev('turn.finished', { ...result({ assistantNodeId: 'sub1', status: 'done' }) }, 'sub1')], s);
+  assert.equal(ended.items.find((i) => i.kind === 'subagent')?.kind === 'subagent' && (ended.items.find((i) => i.kind === 'subagent') as { status: string }).status, 'done');
+  assert.equal(ended.busy, true, "the subagent's end does not end the parent's turn");
 });
 
 test("a subagent's report continuing the branch shows as a report, not as You", () => {

@@ -380,6 +380,8 @@ class Dispatcher:
                                    "source": req.source, "predecessor": pred}
         if req.metadata.get("clientTurnId"):  # node metadata (stored): the editor's id
             started["client_turn_id"] = req.metadata["clientTurnId"]
+        if req.agent_id:  # a subagent's (or a delivered message's) turn: editors show it live
+            started["agent_id"] = req.agent_id
         self.services.bus.emit(make_event("turn.started", started, session_id=turn.session_id,
                                           turn_id=turn.turn_id, origin="dispatcher"))
         if on_started is not None:

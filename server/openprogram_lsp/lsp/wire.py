@@ -977,6 +977,8 @@ class TurnStartedData(Result):
     source: str = Field(description="user, cli, agent_spawn, send_message, follow_up, ...")
     predecessor: str | None = Field(description="The node the user message follows (null: root)")
     client_turn_id: str | None = Field(None, description="The chat/fork request's clientTurnId")
+    agent_id: str | None = Field(None, description="A subagent's turn: its agentId, as in "
+                                 "subagent.started (editors show its stream apart)")
 
     WIRE_KEEPS_NULL: ClassVar[frozenset[str]] = frozenset({"predecessor"})
 

@@ -907,6 +907,7 @@ M.event_types = {
 ---@field source string user, cli, agent_spawn, send_message, follow_up, ...
 ---@field predecessor string|vim.NIL The node the user message follows (null: root)
 ---@field clientTurnId? string The chat/fork request's clientTurnId
+---@field agentId? string A subagent's turn: its agentId, as in subagent.started (editors show its stream apart)
 
 ---@class openprogram.Usage Token usage of a turn or model call.
 ---@field inputTokens integer

@@ -734,6 +734,22 @@ function renderItem(item: ChatItem): HTMLElement {
     }
     case 'note':
       return h('div', `note level-${item.level}`, escapeHtml(item.text));
+    case 'subagent': {
+      // A subagent's live stream, collapsed like a thought; its branch opens from the Subagents view.
+      const det = h('details', `subagent-live status-${item.status}`) as HTMLDetailsElement;
+      det.dataset.key = item.key;
+      det.open = openThoughts.has(item.key);
+      det.addEventListener('toggle', () => { if (det.open) openThoughts.add(item.key); else openThoughts.delete(item.key); });
+      const said = item.status === 'running' ? 'running…' : item.status;
+      det.appendChild(h('summary', 'subagent-summary', `Subagent “${escapeHtml(item.label)}” · ${escapeHtml(said)}`));
+      if (item.tools.length) {
+        const ul = h('ul', 'subagent-tools');
+        for (const t of item.tools) ul.appendChild(h('li', undefined, escapeHtml(t)));
+        det.appendChild(ul);
+      }
+      det.appendChild(h('div', 'msg-body subagent-text', item.text ? renderMarkdown(item.text) : '<em>No text yet.</em>'));
+      return det;
+    }
     case 'thought': {
       // The model's reasoning: collapsed, the open state kept across redraws.
       const det = h('details', 'thought') as HTMLDetailsElement;

@@ -156,7 +156,22 @@ export interface ThoughtItem {
   streaming: boolean;
 }
 
-export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem | ThoughtItem;
+/** A subagent running on its own branch, its stream shown live in a collapsed section. */
+export interface SubagentItem {
+  kind: 'subagent';
+  key: string;
+  agentId: string;
+  label: string;
+  /** Its turn, once it started (the stream of that turn lands here). */
+  turnId: string | null;
+  /** The tail of what it wrote so far, and the titles of its last tool calls. */
+  text: string;
+  tools: string[];
+  /** running, or how it ended (done, error, cancelled, …). */
+  status: string;
+}
+
+export type ChatItem = MessageItem | ToolItem | QuestionItem | CheckpointItem | NoteItem | InterjectionItem | ThoughtItem | SubagentItem;
 
 export interface PanelSettings {
   /** '' is the server's default. */
@@ -646,6 +661,8 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
   }
   let adopted: ChatState = state.sessionId === null ? { ...state, sessionId: ev.sessionId } : state;
   const turnId = ev.turnId ?? null;
+  const live = subagentStream(adopted, ev, turnId);
+  if (live) return live;
   if (ev.type === 'turn.started' && turnId) {
     if (state.busy && state.ownTurn === null && startsOurTurn(state, ev)) {
       return { ...adopted, busy: true, ownTurn: turnId, turns: [...adopted.turns, turnId] };
@@ -704,11 +721,18 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       return note(adopted, 'info', 'Context compacted to fit the model window.');
     case 'subagent.started': {
       const label = String(ev.data.label ?? ev.data.agentId ?? 'subagent');
-      return note(adopted, 'info', `Subagent “${label}” started.`);
+      const agentId = String(ev.data.agentId ?? '');
+      if (!agentId || adopted.items.some((it) => it.kind === 'subagent' && it.agentId === agentId)) return adopted;
+      return push(adopted, { kind: 'subagent', key: `agent-${agentId}`, agentId, label, turnId: null, text: '', tools: [], status: 'running' });
     }
     case 'subagent.ended': {
+      const agentId = String(ev.data.agentId ?? '');
+      const status = String(ev.data.status ?? 'ended');
+      if (adopted.items.some((it) => it.kind === 'subagent' && it.agentId === agentId)) {
+        return mapItems(adopted, (it) => (it.kind === 'subagent' && it.agentId === agentId ? { ...it, status } : it));
+      }
       const label = String(ev.data.label ?? ev.data.agentId ?? 'subagent');
-      return note(adopted, 'info', `Subagent “${label}” ${String(ev.data.status ?? 'ended')}.`);
+      return note(adopted, 'info', `Subagent “${label}” ${status}.`);
     }
     case 'branch.message_sent':
       return note(adopted, 'info', `Message sent to branch ${String(ev.data.to ?? '')}.`);
@@ -725,6 +749,39 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     }
     default:
       return onSharedEvent(adopted, ev) ?? adopted;
+  }
+}
+
+/** The most a subagent section keeps of the text its subagent streamed (its tail). */
+const SUBAGENT_TEXT = 4000;
+
+/**
+ * A subagent's stream, into its section (not the conversation): its `turn.started` (carrying its
+ * `agentId`) binds the section to the turn, whose text and tool calls then land there. Undefined
+ * when the event is no subagent's.
+ */
+function subagentStream(state: ChatState, ev: EventParams, turnId: string | null): ChatState | undefined {
+  if (!turnId) return undefined;
+  if (ev.type === 'turn.started') {
+    const agentId = typeof ev.data.agentId === 'string' ? ev.data.agentId : '';
+    if (!agentId || !state.items.some((it) => it.kind === 'subagent' && it.agentId === agentId)) return undefined;
+    return mapItems(state, (it) => (it.kind === 'subagent' && it.agentId === agentId ? { ...it, turnId, status: 'running' } : it));
+  }
+  const section = state.items.find((it): it is SubagentItem => it.kind === 'subagent' && it.turnId === turnId);
+  if (!section) return undefined;
+  const update = (f: (it: SubagentItem) => SubagentItem): ChatState =>
+    mapItems(state, (it) => (it.kind === 'subagent' && it.turnId === turnId ? f(it) : it));
+  switch (ev.type) {
+    case 'text.delta':
+      return update((it) => ({ ...it, text: (it.text + String(ev.data.text ?? '')).slice(-SUBAGENT_TEXT) }));
+    case 'tool.started': {
+      const title = String(ev.data.title ?? ev.data.name ?? 'tool');
+      return update((it) => ({ ...it, tools: [...it.tools, title].slice(-5) }));
+    }
+    case 'turn.finished':
+      return update((it) => ({ ...it, status: String(ev.data.status ?? 'done') }));
+    default:
+      return TURN_SCOPED.has(ev.type) ? state : undefined;
   }
 }
 
