@@ -44,7 +44,8 @@ test('the switch is described with its files and conflicts', () => {
 });
 
 test("the user's own changes: an unsaved editor, or text other than the state being left", () => {
-  const disk: Record<string, string | undefined> = { 'same.py': 'a\n', 'mine.py': 'edited\n', 'new.txt': 'made by hand\n' };
+  const disk: Record<string, string | undefined> = { 'same.py': 'a\n', 'mine.py': 'edited\n', 'new.txt': 'made by hand\n',
+    'there.py': 'b\n' /* already the target's: nothing to lose */ };
   const current = (p: string) => ({ text: p === 'open.py' ? 'typing' : disk[p], unsaved: p === 'open.py' });
   const files = [
     { path: 'same.py', status: 'modified' as const, before: 'a\n', after: 'b\n' },
@@ -52,6 +53,7 @@ test("the user's own changes: an unsaved editor, or text other than the state be
     { path: 'open.py', status: 'deleted' as const, before: 'typing' },
     { path: 'new.txt', status: 'added' as const, after: 'theirs\n' },
     { path: 'gone.txt', status: 'added' as const, after: 'theirs\n' },
+    { path: 'there.py', status: 'modified' as const, before: 'old\n', after: 'b\n' },
     { path: 'big.bin', status: 'modified' as const, binary: true },
   ];
   assert.deepEqual(ownChanges(files, current), ['mine.py', 'open.py (unsaved)', 'new.txt']);

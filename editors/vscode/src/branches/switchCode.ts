@@ -54,7 +54,8 @@ export interface Current { text: string | undefined; unsaved: boolean }
 /**
  * The files a code switch would replace that hold the user's own changes: an unsaved editor, or a
  * text other than the code state being left (`files` of branchDiff from the shown branch to the
- * target: `before` is the state left). Binary and oversized files carry no text to compare and
+ * target: `before` is the state left, `after` the one written; a file that already holds
+ * `after` loses nothing). Binary and oversized files carry no text to compare and
  * are not listed (the safety checkpoint keeps them either way).
  */
 export function ownChanges(files: DiffFile[], current: (path: string) => Current): string[] {
@@ -63,9 +64,11 @@ export function ownChanges(files: DiffFile[], current: (path: string) => Current
     if (f.binary || f.truncated) continue;
     const now = current(f.path);
     const left = f.status === 'added' ? undefined : f.before;
-    if (f.status !== 'added' && left === undefined) continue;
+    const target = f.status === 'deleted' ? undefined : f.after;
+    if ((f.status !== 'added' && left === undefined) || (f.status !== 'deleted' && target === undefined)) continue;
     if (now.unsaved) out.push(`${f.path} (unsaved)`);
-    else if (now.text !== left) out.push(f.path);
+    // the text of neither branch (what the switch writes already there: nothing is lost)
+    else if (now.text !== left && now.text !== target) out.push(f.path);
   }
   return out;
 }
