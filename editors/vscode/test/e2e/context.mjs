@@ -374,8 +374,9 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     const second = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hunk 2 of 2' }).first();
     await second.waitFor({ timeout: T });
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hunk 1 of 2' }).first().waitFor({ timeout: T });
-    await second.locator('.quick-input-list-checkbox, input[type="checkbox"]').first().click();
-    await page.keyboard.press('Enter');
+    await second.click(); // a click on a row of a multi-select pick toggles its check
+    await page.locator('.quick-input-widget', { hasText: '1 Selected' }).waitFor({ timeout: T });
+    await page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
     // the right side is what will be written: OMEGA left it
     await waitFor(async () => (await modified.count()) === 0, 'the rejected hunk to leave the right side');
     if (readFileSync(join(ws, 'two.txt'), 'utf8') !== TWO_OLD) throw new Error('the review wrote the file before the answer');

@@ -349,6 +349,24 @@ async function main() {
     await block.locator('button[data-code-action="copy"]', { hasText: 'Copied' }).waitFor({ timeout: STEP_TIMEOUT });
     await waitFor(async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'print(greet("world"))', 'the code on the clipboard');
 
+    begin("a code block's Apply: the change in the diff editor first, then the user's own undoable edit of the open file");
+    await frame.locator('.msg.role-assistant a.file-link[data-path="hello.py"]').first().click();
+    await page.locator('.tab.active', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await block.hover();
+    await block.locator('button[data-code-action="apply"]').click();
+    await page.locator('.tab', { hasText: 'code block (Apply?)' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-dialog-box', { hasText: 'Replace the whole of hello.py with the code block?' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Apply' }).first().click();
+    await page.locator('.tab.active.dirty', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor(async () => (await page.locator('.tab', { hasText: 'code block (Apply?)' }).count()) === 0, 'the preview to close');
+    await page.locator('.monaco-editor .view-line', { hasText: 'print(greet("world"))' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    if (await page.locator('.monaco-editor .view-line', { hasText: 'def greet' }).count()) throw new Error('Apply left the old text');
+    if (readFileSync(join(ws, 'hello.py'), 'utf8') !== UPDATED) throw new Error('Apply wrote the file on disk');
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+z');
+    await page.locator('.tab.active:not(.dirty)', { hasText: 'hello.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await closeAllEditors(page);
+
     begin('open the checkpoint diff');
     await frame.locator('.checkpoint-card button', { hasText: 'View diff' }).click();
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: STEP_TIMEOUT });
