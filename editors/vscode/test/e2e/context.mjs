@@ -366,7 +366,8 @@ export async function sharedAndContext({ page, ws, work, command, modelLog, begi
     const twoCard = frame.locator('.tool-card.waiting', { hasText: 'two.txt' }).first();
     await twoCard.locator('button.review-edit').click({ timeout: T });
     await page.locator('.tab.active', { hasText: 'two.txt' }).waitFor({ timeout: T });
-    const modified = page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'OMEGA' });
+    // (a regular expression: a string would match "omega" too, case-insensitively)
+    const modified = page.locator('.monaco-diff-editor .modified .view-line', { hasText: /OMEGA/ });
     await modified.first().waitFor({ timeout: T });
     // the hunks to write, from the editor title (VS Code shows no CodeLens in a diff editor
     // unless diffEditor.codeLens is on): the second one unchecked
