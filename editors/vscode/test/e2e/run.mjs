@@ -197,7 +197,7 @@ async function main() {
   let checkToasts = () => undefined;
   // The screenshots kept by default: what the test checks exists, the themes, the parts' results
   // (each is ~0.12 s of CPU; E2E_SCREENSHOTS=all takes one at every step as before)
-  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'language-02-turn', 'failure']);
+  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'context-05-hunk-review', 'language-02-turn', 'failure']);
   const shot = async (name) => {
     if (process.env.E2E_SCREENSHOTS === 'all' || kept.has(name)) {
       const file = join(out, `${name}.png`);
