@@ -12,8 +12,8 @@
 //    session is opened again). Last, the agent edits the still unsaved file (accept-edits): the
 //    edit goes into the buffer, and /undo takes it back out of the buffer (#31). Then an image
 //    pasted into the input reaches the model (images.mjs, #39). Then an edit reviewed hunk by
-//    hunk in the diff editor: one hunk rejected by its lens, Apply in the editor title, only the
-//    other hunk written and the card saying so (#36).
+//    hunk in the diff editor: one hunk unchecked in its checklist, Apply in the editor title, the
+//    other hunk alone written and the card saying so (#36).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
