@@ -37,6 +37,7 @@ from openprogram_lsp.agent.loop import LoopHooks, LoopState, stop_warning
 from openprogram_lsp.agent.tool_exec import ToolRunner
 from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.approvals.rulebook import RuleBook, with_client_rules
+from openprogram_lsp.config import Settings
 from openprogram_lsp.context.attachments import downscaled_notes
 from openprogram_lsp.context.budget import resolve_window
 from openprogram_lsp.context.environment import environment_note, last_note
@@ -423,7 +424,7 @@ class Dispatcher:
         self._note_ending(turn, state, runner)
 
     def _provider(self, turn: ActiveTurn,
-                  options: ClientOptions) -> tuple[Provider, Any]:
+                  options: ClientOptions) -> tuple[Provider, Settings | None]:
         """The turn's model (the request's, else the settings') and the settings it runs
         with (the request's reasoning effort applied)."""
         s = self.services
@@ -451,8 +452,8 @@ class Dispatcher:
                 user.id, metadata={**user.metadata, "environment": env}))
         return history
 
-    def _tool_context(self, turn: ActiveTurn, options: ClientOptions, settings: Any,
-                      checkpoints: TurnCheckpoints) -> ToolContext:
+    def _tool_context(self, turn: ActiveTurn, options: ClientOptions,
+                      settings: Settings | None, checkpoints: TurnCheckpoints) -> ToolContext:
         """What the turn's tools see: workspace, session, editor, and where their edits go."""
         s = self.services
         return ToolContext(workspace=turn.workspace, session_id=turn.session_id,
