@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -176,3 +178,30 @@ def test_a_repository_a_killed_process_was_making_is_never_taken_for_one(tmp_pat
     _turn(store, ws, 1)
     _git(store, "fsck", "--no-progress")
     assert store.repo.ensure() is True
+
+
+def test_makers_racing_in_threads_and_processes_share_one_repository(tmp_path: Path) -> None:
+    # the first walk makes it on a thread of its own while a turn (or another process) may too:
+    # none may move aside the one another has just made (its objects would go with it)
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    code = ("import sys; from pathlib import Path; "
+            "from openprogram_lsp.store.checkpoints.config import CheckpointConfig; "
+            "from openprogram_lsp.store.checkpoints.shadow import ShadowRepo; "
+            "ShadowRepo(Path(sys.argv[1]), Path(sys.argv[2]), CheckpointConfig()).ensure()")
+    others = [subprocess.Popen([sys.executable, "-c", code, str(ws), str(store.root)])
+              for _ in range(3)]
+    barrier = threading.Barrier(6)
+
+    def make() -> bool:
+        repo = ShadowRepo(ws, store.root, store.repo.config)
+        barrier.wait(timeout=30)
+        return repo.ensure()
+
+    with ThreadPoolExecutor(6) as pool:
+        made = list(pool.map(lambda _: make(), range(6)))
+    assert all(p.wait(timeout=60) == 0 for p in others)
+    assert made.count(False) <= 1  # at most one of the threads made it (or a process did)
+    assert list(store.root.glob("git.broken-*")) == [] and list(store.root.glob(".git-new-*")) == []
+    _turn(store, ws, 1)
+    _git(store, "fsck", "--no-progress")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from openprogram_lsp.core.errors import CheckpointError
@@ -67,6 +68,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
+MAKING_LOCK = ".making"
+"""The ``flock`` the makers of a private repository take turns on (beside ``git/``; no
+``.lock`` suffix: git's own lock files end so, and a left one is a fault)."""
+
+
+@contextlib.contextmanager
+def _making(root: Path) -> Iterator[None]:
+    """Hold the making lock of the repository under ``root`` (blocks until it is free)."""
+    fd = os.open(root / MAKING_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
+
+
 class ShadowRepo:
     """Git plumbing over the workspace with a private ``--git-dir`` and ``GIT_INDEX_FILE``."""
 
@@ -94,13 +111,31 @@ class ShadowRepo:
 
         It is made in a temporary directory and renamed into place, so a process killed while
         making it never leaves a ``git/`` that is not a repository. One left so by an older
-        version (``HEAD`` without ``objects/`` or ``refs/``) is moved aside, not deleted.
+        version (``HEAD`` without ``objects/`` or ``refs/``) is moved aside, not deleted. Makers
+        take turns (a ``flock`` beside it, across processes and threads: the first walk runs on
+        a thread of its own), so none moves aside a repository another has just made.
         """
-        git = self.git_dir
-        if (git / "HEAD").exists() and (git / "objects").is_dir() and (git / "refs").is_dir():
+        if self._whole():
             self._load_state()
             return True
         self.root.mkdir(parents=True, exist_ok=True)
+        with _making(self.root):
+            if self._whole():  # made while this one waited
+                self._load_state()
+                return True
+            self._make()
+        atomic_write(self.root / "workspace", str(self.workspace) + "\n")
+        self._load_state()
+        self.write_excludes()
+        return False
+
+    def _whole(self) -> bool:
+        git = self.git_dir
+        return (git / "HEAD").exists() and (git / "objects").is_dir() and (git / "refs").is_dir()
+
+    def _make(self) -> None:
+        """Make ``git/`` (the caller holds the making lock and saw none whole)."""
+        git = self.git_dir
         for left in self.root.glob(".git-new-*"):  # one a killed process was making
             pid = left.name.split("-")[2]
             if not pid.isdigit() or not _alive(int(pid)):
@@ -114,18 +149,10 @@ class ShadowRepo:
             run_git(["init", "-q", "--bare", "--template=", "-b", "checkpoints", str(tmp)])
             for key, value in _REPO_CONFIG:
                 run_git(["config", key, value], env={"GIT_DIR": str(tmp)})
-            try:
-                os.rename(tmp, git)
-            except OSError:  # another process made it first: use that one
-                if not (git / "HEAD").exists():
-                    raise
+            os.rename(tmp, git)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        atomic_write(self.root / "workspace", str(self.workspace) + "\n")
-        self._load_state()
-        self.write_excludes()
-        return False
 
     def _load_state(self) -> None:
         try:
