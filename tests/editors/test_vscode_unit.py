@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,10 +31,19 @@ def test_vscode_unit_tests(tmp_path: Path) -> None:
         env = forked_server() | {"OPENPROGRAM_TEST_WHEEL": str(checkout_wheel()),
                                  "OPENPROGRAM_TEST_SITE": sysconfig.get_paths()["purelib"]}
         proc = run(["npm", "test"], EXT, timeout=240, extra_env=env)
-    assert proc.returncode == 0, tail(proc, 80)
+    assert proc.returncode == 0, _failures(proc)
     ran = [line for line in proc.stdout.splitlines() if INSTALL_TEST in line]
     assert ran and all("# SKIP" not in line for line in ran), tail(proc, 80)
     assert typecheck.result().returncode == 0, tail(typecheck.result())
+
+
+def _failures(proc: subprocess.CompletedProcess[str]) -> str:
+    """The failed tests of node's runner (each ``not ok`` with the lines after it), else the
+    end of its output; then the end of stderr (esbuild's warnings would hide them in one tail)."""
+    out = proc.stdout.splitlines()
+    failed = [i for i, line in enumerate(out) if line.lstrip().startswith("not ok")]
+    shown = [ln for i in failed[:5] for ln in out[i:i + 30]] or out[-60:]
+    return "\n".join([*shown, "-- stderr:", *proc.stderr.splitlines()[-20:]])
 
 
 def test_the_extension_version_is_the_server_version() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from openprogram_lsp.core.errors import OpenProgramError
-from openprogram_lsp.lsp.logs import configure_logging
+from openprogram_lsp.lsp.logs import WindowLogHandler, configure_logging
 from openprogram_lsp.lsp.unusable import serve_unusable
 
 if TYPE_CHECKING:
@@ -31,6 +31,16 @@ def serve(args: argparse.Namespace, configure: Configure) -> int:
     dispatcher (an unusable state root is told to the editor)."""
     log_handler = configure_logging(getattr(args, "log_file", None))
     tcp = getattr(args, "tcp", None) is not None
+    try:
+        return _serve(args, configure, log_handler, tcp)
+    except KeyboardInterrupt:
+        if tcp:
+            raise  # the CLI's one "interrupted" line and 130
+        return 0  # Ctrl-C ends a stdio server cleanly, while it is built too (as serve_stdio)
+
+
+def _serve(args: argparse.Namespace, configure: Configure, log_handler: WindowLogHandler,
+           tcp: bool) -> int:
     early = None
     if not tcp and not sys.stdin.isatty():  # a person typing LSP gains nothing from it
         from openprogram_lsp.lsp.early import answer_initialize
