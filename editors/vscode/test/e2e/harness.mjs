@@ -36,7 +36,10 @@ export async function setUserSettings(page, file, entries, timeout = 60_000) {
   await page.keyboard.press('Enter');
   await page.keyboard.press('Control+S');
   await waitFor(() => readFileSync(file, 'utf8').trim() === want.trim() && readFileSync(file, 'utf8') !== want, 'the user settings to be saved');
-  // the palette, not the keybinding: the restart the change causes may take the focus
+  // the palette, not the keybinding: the restart the change causes may take the focus. The
+  // file on disk is right (checked above); an editor left dirty by a late keystroke is
+  // reverted to it, or closing it would stop at a "save changes?" dialog
+  await palette(page, 'View: Revert and Close Editor', timeout);
   await palette(page, 'View: Close All Editors', timeout);
   await page.locator('.editor-group-container .tab').first().waitFor({ state: 'detached', timeout });
 }
