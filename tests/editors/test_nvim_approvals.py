@@ -119,7 +119,7 @@ def test_unanswered_approval_is_withdrawn(env: dict[str, Path]) -> None:
     ])
     assert out["asked"] == 1
     assert out.get("file") is None
-    assert out["pending_at_finish"] == 0  # withdrawn by $/cancelRequest, before the turn ended
+    assert out["pending_at_finish"] == 0  # withdrawn by $/cancelRequest before its call ended
     assert out["pending"] == 0 and not out["diff_open"]
     text = joined(out["lines"])
     assert "The write was not approved." in text
@@ -149,7 +149,7 @@ def test_withdrawn_event_closes_only_the_named_prompt(env: dict[str, Path]) -> N
     assert out["other"]["status"] == "done"
     assert out["b"] == "b\n" and out.get("a") is None
     assert out["pending_end"] == 0 and out["previews_end"] == []
-    assert "approval withdrawn (cancelled): Write a.txt" in joined(out["lines_at_finish"])
+    assert "approval withdrawn (cancelled): Write a.txt" in out["panel_notes"]
     assert "Write b.txt" not in joined(out["lines_at_finish"])
 
 

@@ -17,8 +17,9 @@ H.run(function()
       local p = a.data
       if p.type == 'question.asked' then
         H.out.question_id = p.data.questionId
-      elseif p.type == 'turn.finished' then
-        -- Fires before the panel handles turn.finished (whose backstop would also close it).
+      elseif p.type == 'tool.finished' then
+        -- the question's call ended: its prompt was closed by question.replied before (at
+        -- turn.finished the panel's backstop would close it anyway)
         H.out.pending_at_finish = #async.pending
       end
     end,

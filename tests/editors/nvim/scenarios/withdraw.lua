@@ -9,12 +9,13 @@ H.run(function()
   vim.ui.select = function()
     H.out.asked = H.out.asked + 1 -- never answers
   end
-  -- OpenProgramEvent fires before the panel handles the event: a prompt still pending at
-  -- turn.finished would mean $/cancelRequest did not reach it.
+  -- The rejected call ends after the server withdrew its prompt: one still pending at its
+  -- tool.finished would mean $/cancelRequest did not reach it (turn.finished's backstop would
+  -- close it anyway).
   vim.api.nvim_create_autocmd('User', {
     pattern = 'OpenProgramEvent',
     callback = function(a)
-      if a.data.type == 'turn.finished' then
+      if a.data.type == 'tool.finished' then
         H.out.pending_at_finish = #require('openprogram.async').pending
       end
     end,

@@ -34,6 +34,15 @@ H.run(function()
   untrack_probe()
   H.out.withdrawn = {}
   H.out.asked = {} -- path -> toolCallId of its pending prompt
+  -- the panel's notes as written: a withdrawn prompt's note comes when its coroutine resumes
+  -- (scheduled), which may be after turn.finished; the turn's redraw wipes notes
+  H.out.panel_notes = {}
+  local panel = require('openprogram.panel')
+  local note = panel.note
+  panel.note = function(text)
+    table.insert(H.out.panel_notes, text)
+    note(text)
+  end
   vim.ui.select = function(items, opts, on_choice)
     table.insert(selects, { prompt = opts.prompt, items = items, on_choice = on_choice })
     local path = opts.prompt:match('Write ([^?]+)%?$')
@@ -46,7 +55,8 @@ H.run(function()
       if p.type == 'permission.withdrawn' then
         table.insert(H.out.withdrawn, { toolCallId = p.data.toolCallId, reason = p.data.reason, session = p.sessionId })
       elseif p.type == 'turn.finished' and p.sessionId == S.session_id then
-        -- Fires before the panel handles turn.finished: the prompt must be gone already.
+        -- Fires once the panel handled turn.finished, which withdraws only that turn's
+        -- prompts: the other turn's (b.txt) stays, and a.txt's was gone before.
         H.out.pending_at_finish = vim.tbl_map(function(e)
           return e.key
         end, async.pending)
