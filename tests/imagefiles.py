@@ -8,21 +8,29 @@ import struct
 import zlib
 
 
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG's first 33 bytes: the signature and an 8-bit greyscale IHDR of this size (a file
+    that claims the size without the cost of pixels)."""
+    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0,
+                                                                 0, 0, 0))
+
+
 def png(width: int = 4, height: int = 3, seed: int = 0, noise: bool = False) -> bytes:
     """A valid greyscale PNG; ``seed`` changes its pixels (so its hash); with ``noise`` they
     are pseudo-random from the seed (a photo-like size, not a gradient's)."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
     if noise:
         rng = random.Random(seed)
         rows = b"".join(b"\x00" + rng.randbytes(width) for _ in range(height))
     else:
         rows = b"".join(b"\x00" + bytes((seed + x + y) % 256 for x in range(width))
                         for y in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0,
-                                                              0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return (png_header(width, height) + _chunk(b"IDAT", zlib.compress(rows))
+            + _chunk(b"IEND", b""))
 
 
 def gif(width: int = 2, height: int = 2) -> bytes:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tests.imagefiles import png
+from tests.imagefiles import png, png_header
 
 from openprogram_lsp.core import images
 from openprogram_lsp.core.images import (
@@ -72,12 +72,12 @@ def test_exif_orientation_is_applied_before_scaling() -> None:
 
 
 def test_what_cannot_be_decoded_is_refused_in_one_line() -> None:
-    header_only = png(3000, 3000)[:33] + b"\x00" * 5000  # IHDR says 3000x3000, no pixels
+    header_only = png_header(3000, 3000) + b"\x00" * 5000  # IHDR says 3000x3000, no pixels
     with pytest.raises(ImageError, match="cannot be decoded") as err:
         fit(header_only, max_side=100)
     assert "\n" not in err.value.message
     with pytest.raises(ImageError, match="megapixels"):  # never decoded at all
-        fit(png(20000, 20000)[:33], max_side=100)
+        fit(png_header(20000, 20000), max_side=100)
 
 
 def test_token_rules_match_the_documented_examples() -> None:

@@ -23,7 +23,7 @@ from openprogram_lsp.providers.base import ModelRequest
 from openprogram_lsp.providers.http import HttpSettings
 from openprogram_lsp.providers.images import ANTHROPIC, ImageLimits, check_images
 from tests import forkserver
-from tests.imagefiles import gif, jpeg, png
+from tests.imagefiles import gif, jpeg, png, png_header
 from tests.lsp.conftest import OpClient, Starter, start  # noqa: F401  (fixture)
 
 from .loopback import LoopbackServer, Reply
@@ -187,7 +187,7 @@ def test_request_limits_send_fitted_copies_and_leave_out_the_oldest_over_the_cou
     (base64.b64encode(b"GIF8 not really").decode(), "not a PNG, JPEG, GIF or WebP"),
     ("%%%not base64", "not valid base64"),
     (base64.b64encode(b"\x89PNG\r\n\x1a\n").decode(), "dimensions cannot be read"),
-    (base64.b64encode(png(9000, 10)[:33]).decode(), "cannot be decoded")])
+    (base64.b64encode(png_header(9000, 10)).decode(), "cannot be decoded")])
 async def test_bad_image_data_is_invalid_params_naming_the_field(
         start: Starter, workspace: Path, data: str, why: str) -> None:  # noqa: F811
     client = await start()
