@@ -61,7 +61,10 @@ def test_kill_9_at_any_write_leaves_derived_files_that_agree_with_the_nodes(
     for _ in range(4):  # each cut lands elsewhere: a file, a line, the meta, a commit
         kept = store.keep_first_page(sid, lambda p: _answer(
             sid, p.head, [n.id for n in p.nodes], p.more), limit=20, min_nodes=1)
-        assert kept is None and page_snapshot.read(root, sid, head_id=None, limit=20)
+        # kept, unless the last cut left a hole no first page may be read over (then the page
+        # is read the ordinary way; the other derived files are still checked below)
+        assert kept is None and (page_snapshot.read(root, sid, head_id=None, limit=20)
+                                 or page_snapshot._first_page(root, 20) is None)
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), sid, str(start)],
                                 stdout=subprocess.PIPE)
         assert proc.stdout is not None and proc.stdout.readline() == b"go\n"
