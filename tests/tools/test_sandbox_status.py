@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.forkserver import run_command
 
 
@@ -35,3 +37,24 @@ def test_status_on_missing_required_and_off(tmp_path: Path) -> None:
     # A bad setting is the CLI's one-line error (as for every OPENPROGRAM_* value), not a status.
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "OPENPROGRAM_SANDBOX_NETWORK='maybe'" in bad.stderr
+
+
+def test_the_status_says_how_the_limits_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.tools import limits, sandbox
+
+    both = limits.Limits(processes=64, memory=256 * limits.MIB)
+    assert limits.enforcement(limits.Limits()) == "no limits"
+    monkeypatch.setattr(limits.Cgroup, "make", classmethod(lambda cls, lim: None))
+    monkeypatch.setattr(limits, "_prlimit", lambda: "/usr/bin/prlimit")
+    monkeypatch.setattr(limits.os, "geteuid", lambda: 0)
+    assert "as root the process limit does not hold" in limits.enforcement(both)
+    memory_only = limits.Limits(memory=256 * limits.MIB)
+    assert limits.enforcement(memory_only) == "held by rlimits only (no cgroup may be made here)"
+    monkeypatch.setattr(limits.os, "geteuid", lambda: 1000)
+    assert limits.enforcement(both) == "held by rlimits only (no cgroup may be made here)"
+    monkeypatch.setattr(limits, "_prlimit", lambda: None)
+    assert limits.enforcement(both).startswith("NOT held")
+    status = sandbox.status()  # the message carries it
+    assert status["sandboxed"] is True
+    assert str(status["message"]).endswith("per command, NOT held: no cgroup may be made here "
+                                           "and prlimit is missing)")

@@ -224,3 +224,21 @@ def note(limits: Limits, hit: list[str] | None, output: str) -> str:
         elif what in maybe:
             said.append(f"may have reached {shown}")
     return f"[the command {' and '.join(said)}]" if said else ""
+
+
+def enforcement(limits: Limits) -> str:
+    """How ``limits`` hold on this machine, in words: by a cgroup of our own (whatever the
+    user), or by rlimits alone, which a box run by root keeps for memory only (it has no user
+    namespace, and ``RLIMIT_NPROC`` does not bind root). Makes and removes a probe cgroup."""
+    if not (limits.processes or limits.memory):
+        return "no limits"
+    probe = Cgroup.make(limits)
+    if probe is not None:
+        probe.remove()
+        return "held by a cgroup"
+    if _prlimit() is None:
+        return "NOT held: no cgroup may be made here and prlimit is missing"
+    if limits.processes and os.geteuid() == 0:
+        return ("held by rlimits only: no cgroup may be made here, and as root the process "
+                "limit does not hold")
+    return "held by rlimits only (no cgroup may be made here)"

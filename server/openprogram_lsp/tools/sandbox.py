@@ -27,7 +27,15 @@ from openprogram_lsp.config.sections.sandbox import SandboxSection
 from openprogram_lsp.core.control_files import sandbox_entries
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.fsutil import protected_dirs
-from openprogram_lsp.tools.limits import MIB, Cgroup, Limits, limits_of, note, rlimit_argv
+from openprogram_lsp.tools.limits import (
+    MIB,
+    Cgroup,
+    Limits,
+    enforcement,
+    limits_of,
+    note,
+    rlimit_argv,
+)
 from openprogram_lsp.tools.procs import scrubbed_env
 
 NO_LIMITS = Limits()
@@ -300,7 +308,8 @@ def status(settings: Settings | None = None) -> dict[str, object]:
         message = "sandbox off (OPENPROGRAM_SANDBOX=off): commands run unsandboxed"
     elif found.ok:
         message = (f"sandbox on: bubblewrap at {found.path} (mode {box.mode}, network {net}, "
-                   f"at most {box.limits.describe()} per command)")
+                   f"at most {box.limits.describe()} per command, "
+                   f"{enforcement(box.limits)})")
     elif box.mode == "required":
         message = f"commands are refused (OPENPROGRAM_SANDBOX=required): {found.reason}"
     else:
