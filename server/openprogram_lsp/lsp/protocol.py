@@ -76,6 +76,9 @@ class OpenProgramProtocol(LanguageServerProtocol):
     answered_early: tuple[Any, Any] | None = None
     """(id, result) of an ``initialize`` answered before the server was built (``lsp.early``):
     its answer here is not sent again."""
+    shutdown_requested: bool = False
+    """Set when ``shutdown`` arrives (pygls sets ``_shutdown`` only once its handler is done):
+    an ``exit`` read meanwhile still follows a shutdown, so it ends the process with 0."""
 
     def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """Raw types for the custom methods, lsprotocol types for the rest."""
@@ -150,12 +153,19 @@ class OpenProgramProtocol(LanguageServerProtocol):
         self._request_futures.pop(msg_id, None)
         self._result_types.pop(msg_id, None)
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """Note the request as it is read, then pygls' own shutdown (its handler, then
+        ``_shutdown``)."""
+        self.shutdown_requested = True
+        return (yield from super().lsp_shutdown(*args))
+
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         """``exit`` ends this connection (the server decides whether the process ends too)."""
         if (user_handler := self.fm.features.get(types.EXIT)) is not None:
             yield user_handler, args, None
-        code = 0 if self._shutdown else 1
+        code = 0 if self._shutdown or self.shutdown_requested else 1
         exit_link = getattr(self._server, "exit_link", None)
         if exit_link is not None:
             exit_link(code)
