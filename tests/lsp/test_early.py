@@ -151,6 +151,13 @@ def test_initialize_is_answered_once_and_the_rest_goes_on(tmp_path: Path) -> Non
     assert not any("answered early" in line for line in [*logged, proc.stderr.decode()])
 
 
+def test_an_exit_without_a_shutdown_ends_with_1(tmp_path: Path) -> None:
+    proc = _serve(tmp_path, _frame(_initialize(CLIENTS[2]))
+                  + _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+                  + _frame({"jsonrpc": "2.0", "method": "exit"}))
+    assert proc.returncode == 1, proc.stderr
+
+
 def test_a_first_message_that_is_not_initialize_is_the_servers_to_answer(
         tmp_path: Path) -> None:
     proc = _serve(tmp_path, _frame({"jsonrpc": "2.0", "id": 1, "method": "openprogram/sessions",
