@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import os
 import re
@@ -118,6 +119,19 @@ def conforms(schema: dict[str, Any], payload: Any) -> None:
     assert errors == []
 
 
+async def pinned(client: OpClient, name: str, method: str, params: dict[str, Any]) -> Any:
+    """``openprogram/METHOD``'s result: checked against the schema and the golden file NAME."""
+    out = await client.call(f"openprogram/{method}", params)
+    conforms(_requests()[f"openprogram/{method}"]["result"], out)
+    check(name, out)
+    return out
+
+
+@functools.cache
+def _requests() -> dict[str, Any]:
+    return protocol_json_schema()["requests"]
+
+
 def test_every_golden_file_is_registered() -> None:
     assert {p.stem for p in GOLDEN.glob("*.json")} == set(CASES) | set(MORE)
 
@@ -197,34 +211,26 @@ async def test_every_result_shape(start: Starter, tmp_path: Path, workspace: Pat
     """The results the first test does not reach, pinned and validated against the schema."""
     client = await start(model=write_script(tmp_path / "s.json", SCRIPT[:2]),
                          args=["--permission-mode", "bypass"])
-    req = protocol_json_schema()["requests"]
-
-    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
-        out = await client.call(f"openprogram/{method}", params)
-        conforms(req[f"openprogram/{method}"]["result"], out)
-        check(name, out)
-        return out
-
     turn = await client.call("openprogram/chat", {"text": "write a.txt"})
     sid, cid = turn["sessionId"], turn["checkpoint"]["id"]
-    await pinned("checkpoints_result", "checkpoints", {"sessionId": sid})
-    await pinned("checkpoint_diff_result", "checkpointDiff", {"checkpointId": cid})
+    await pinned(client, "checkpoints_result", "checkpoints", {"sessionId": sid})
+    await pinned(client, "checkpoint_diff_result", "checkpointDiff", {"checkpointId": cid})
     (workspace / "a.txt").write_text("changed\n")
-    await pinned("restore_result", "restore", {"checkpointId": cid})
-    await pinned("undo_result", "restore", {"checkpointId": cid, "undo": True})
-    await pinned("agents_result", "agents", {"sessionId": sid})
-    await pinned("subscribe_result", "subscribe", {"sessionId": sid})
-    await pinned("unsubscribe_result", "unsubscribe", {"sessionId": sid})
-    await pinned("steer_result", "steer", {"sessionId": sid, "text": "more"})
+    await pinned(client, "restore_result", "restore", {"checkpointId": cid})
+    await pinned(client, "undo_result", "restore", {"checkpointId": cid, "undo": True})
+    await pinned(client, "agents_result", "agents", {"sessionId": sid})
+    await pinned(client, "subscribe_result", "subscribe", {"sessionId": sid})
+    await pinned(client, "unsubscribe_result", "unsubscribe", {"sessionId": sid})
+    await pinned(client, "steer_result", "steer", {"sessionId": sid, "text": "more"})
     head = turn["headId"]
-    await pinned("name_branch_result", "nameBranch", {"sessionId": sid, "headId": head,
+    await pinned(client, "name_branch_result", "nameBranch", {"sessionId": sid, "headId": head,
                                                       "name": "main"})
-    await pinned("checkout_result", "checkout", {"sessionId": sid, "headId": head})
-    await pinned("rename_session_result", "renameSession", {"sessionId": sid, "title": "t"})
-    await pinned("hooks_result", "hooks", {})
-    await pinned("mcp_result", "mcp", {})
-    await pinned("rules_result", "rules", {})
-    await pinned("delete_session_result", "deleteSession", {"sessionId": sid})
+    await pinned(client, "checkout_result", "checkout", {"sessionId": sid, "headId": head})
+    await pinned(client, "rename_session_result", "renameSession", {"sessionId": sid, "title": "t"})
+    await pinned(client, "hooks_result", "hooks", {})
+    await pinned(client, "mcp_result", "mcp", {})
+    await pinned(client, "rules_result", "rules", {})
+    await pinned(client, "delete_session_result", "deleteSession", {"sessionId": sid})
 
 
 CODE = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
@@ -263,30 +269,22 @@ async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
             return {"answer": "too late"}
 
     client = await start(model=write_script(tmp_path / "s.json", TURNS), setup=setup)
-    req = protocol_json_schema()["requests"]
-
-    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
-        out = await client.call(f"openprogram/{method}", params)
-        conforms(req[f"openprogram/{method}"]["result"], out)
-        check(name, out)
-        return out
-
     first = await client.call("openprogram/chat", {"text": "edit code.py"})
     assert first["status"] == "done", first
     sid, cid = first["sessionId"], first["checkpoint"]["id"]
-    fork = await pinned("fork_result", "fork", {"sessionId": sid, "fromNodeId": None,
+    fork = await pinned(client, "fork_result", "fork", {"sessionId": sid, "fromNodeId": None,
                                                 "text": "add b.txt", "name": "alt"})
     assert fork["status"] == "done" and fork["headId"] != first["headId"], fork
-    diff = await pinned("branch_diff_result", "branchDiff", {
+    diff = await pinned(client, "branch_diff_result", "branchDiff", {
         "sessionId": sid, "fromHeadId": first["headId"], "toHeadId": fork["headId"]})
     assert [f["path"] for f in diff["files"]] == ["b.txt"]
-    blame = await pinned("blame_result", "blame", {"uri": (workspace / "code.py").as_uri()})
+    blame = await pinned(client, "blame_result", "blame", {"uri": (workspace / "code.py").as_uri()})
     assert {h["turnId"] for h in blame["hunks"] if "turnId" in h} == {first["assistantNodeId"]}
-    hunk = await pinned("restore_hunk_result", "restoreHunk",
+    hunk = await pinned(client, "restore_hunk_result", "restoreHunk",
                         {"checkpointId": cid, "path": "code.py", "hunk": 0})
     assert hunk["restored"] == ["code.py"]
     assert (workspace / "code.py").read_text() == "one\ntwo\nthree\nfour\nfive\nSIX\nseven\n"
-    files = await pinned("files_result", "files", {"query": "code"})
+    files = await pinned(client, "files_result", "files", {"query": "code"})
     assert files["files"][0]["path"] == "code.py"
     shot = await client.call("openprogram/chat", {
         "sessionId": sid, "text": "see", "context": [
@@ -295,13 +293,13 @@ async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
     assert shot["status"] == "done", shot
     page = await client.call("openprogram/history", {"sessionId": sid})
     [record] = [c for n in page["nodes"] for c in n.get("context", []) if c["kind"] == "image"]
-    image = await pinned("image_result", "image", {"sha256": record["sha256"]})
+    image = await pinned(client, "image_result", "image", {"sha256": record["sha256"]})
     assert image["mediaType"] == "image/png" and image["data"].startswith("iVBORw0KGgo")
-    commands = await pinned("commands_result", "commands", {})
+    commands = await pinned(client, "commands_result", "commands", {})
     assert "explain" in {c["name"] for c in commands["commands"]}
     rules = (await client.call("openprogram/rules", {}))["rules"]
     assert {r["kind"] for r in rules} == {"edit"}, rules  # one per "always" the user gave
-    revoked = await pinned("revoke_rule_result", "revokeRule", {"ruleId": rules[0]["id"]})
+    revoked = await pinned(client, "revoke_rule_result", "revokeRule", {"ruleId": rules[0]["id"]})
     assert revoked["revoked"]["id"] == rules[0]["id"]
     after = (await client.call("openprogram/rules", {}))["rules"]
     assert rules[0]["id"] not in {r["id"] for r in after}
@@ -309,7 +307,7 @@ async def test_turn_and_code_method_shapes(start: Starter, tmp_path: Path,
     turn = asyncio.ensure_future(client.call("openprogram/chat", {
         "text": "ask me", "sessionId": sid}))
     asked = await client.wait_event("question.asked")
-    await pinned("answer_result", "answer", {"questionId": asked["data"]["questionId"],
+    await pinned(client, "answer_result", "answer", {"questionId": asked["data"]["questionId"],
                                              "answer": "yes"})
     assert (await turn)["status"] == "done"
     finished = client.of_type("tool.finished")[-1]["data"]
@@ -336,23 +334,15 @@ async def test_trust_and_mcp_method_shapes(start: Starter, tmp_path: Path,
             return {"outcome": "selected", "optionId": "allow_always"}
 
     client = await start(model=write_script(tmp_path / "s.json", steps), setup=setup)
-    req = protocol_json_schema()["requests"]
-
-    async def pinned(name: str, method: str, params: dict[str, Any]) -> Any:
-        out = await client.call(f"openprogram/{method}", params)
-        conforms(req[f"openprogram/{method}"]["result"], out)
-        check(name, out)
-        return out
-
     [hook] = (await client.call("openprogram/hooks", {}))["hooks"]
-    trusted = await pinned("trust_result", "trust", {"id": hook["id"], "decision": "trust"})
+    trusted = await pinned(client, "trust_result", "trust", {"id": hook["id"], "decision": "trust"})
     assert trusted == {"id": hook["id"], "trust": "trusted"}
     turn = await client.call("openprogram/chat", {"text": "echo hi"})
     assert turn["status"] == "done", turn
     assert client.of_type("tool.finished")[-1]["data"]["output"] == "hi"
-    restarted = await pinned("mcp_restart_result", "mcpRestart", {"server": "notes"})
+    restarted = await pinned(client, "mcp_restart_result", "mcpRestart", {"server": "notes"})
     assert restarted["restarted"] == ["notes"]
-    revoked = await pinned("mcp_revoke_trust_result", "mcpRevokeTrust", {"server": "notes"})
+    revoked = await pinned(client, "mcp_revoke_trust_result", "mcpRevokeTrust", {"server": "notes"})
     assert revoked == {"revoked": True}
 
 

@@ -369,13 +369,10 @@ function M.current()
   return r and r.params or nil
 end
 
---- Ask through the float; `resolve` gets the chosen option, or what a withdrawal passes.
----@param params table
----@param resolve fun(value: any)
----@return fun(value: any) settle_from_outside (withdrawal: closes the float)
-function M.ask(params, resolve)
-  ---@type openprogram.FloatRequest
-  local r = { params = params, resolve = resolve }
+--- Queue request `r` for the float; returns what settles it from outside (a withdrawal).
+---@param r openprogram.FloatRequest
+---@return fun(value: any)
+local function enqueue(r)
   table.insert(M.queue, r)
   show_next()
   return function(value)
@@ -388,24 +385,21 @@ function M.ask(params, resolve)
   end
 end
 
+--- Ask through the float; `resolve` gets the chosen option, or what a withdrawal passes.
+---@param params table
+---@param resolve fun(value: any)
+---@return fun(value: any) settle_from_outside (withdrawal: closes the float)
+function M.ask(params, resolve)
+  return enqueue({ params = params, resolve = resolve })
+end
+
 --- Ask a question through the float; `resolve` gets the answer text, false (declined), or what
 --- a withdrawal passes.
 ---@param params table askQuestion params
 ---@param resolve fun(value: any)
 ---@return fun(value: any) settle_from_outside
 function M.ask_question(params, resolve)
-  ---@type openprogram.FloatRequest
-  local r = { params = params, resolve = resolve, question = true }
-  table.insert(M.queue, r)
-  show_next()
-  return function(value)
-    for _, q in ipairs(M.queue) do
-      if q == r then
-        settle(r, value)
-        return
-      end
-    end
-  end
+  return enqueue({ params = params, resolve = resolve, question = true })
 end
 
 return M

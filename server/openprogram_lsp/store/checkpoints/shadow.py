@@ -19,7 +19,7 @@ from openprogram_lsp.store.checkpoints.config import CheckpointConfig
 from openprogram_lsp.store.git import GitError, clear_stale_git_lock, run_git, run_git_proc
 from openprogram_lsp.store.gitobj import ObjectDB
 from openprogram_lsp.store.gitobj.refs import read_ref
-from openprogram_lsp.store.owner import OwnerRecord
+from openprogram_lsp.store.owner import OwnerRecord, pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +56,6 @@ def escape_pattern(path: str) -> str:
     if out.endswith(" "):
         out = out[:-1] + "\\ "
     return "/" + out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 MAKING_LOCK = ".making"
@@ -138,7 +128,7 @@ class ShadowRepo:
         git = self.git_dir
         for left in self.root.glob(".git-new-*"):  # one a killed process was making
             pid = left.name.split("-")[2]
-            if not pid.isdigit() or not _alive(int(pid)):
+            if not pid.isdigit() or not pid_alive(int(pid)):
                 shutil.rmtree(left, ignore_errors=True)
         if os.path.lexists(git):
             aside = self.root / f"git.broken-{os.getpid()}-{os.urandom(4).hex()}"
