@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from openprogram_lsp.context.git_index import Entry, Unreadable, read_index
 from openprogram_lsp.core.transcript import ENVIRONMENT_OPEN
 from openprogram_lsp.core.types import Node
 
@@ -109,15 +111,30 @@ def _git_state(workspace: Path) -> str:
     return f"{where}; {state}"
 
 
-_index_cache: dict[str, tuple[tuple[int, int, int], list[tuple[str, int, int, int, int]]]] = {}
+_index_cache: dict[str, tuple[tuple[int, int, int], list[Entry]]] = {}
 _cache_lock = threading.Lock()
 
 
-def _index(gitdir: Path) -> list[tuple[str, int, int, int, int]] | None:
+def _sha256(gitdir: Path) -> bool:
+    """Whether the repository's objects are named by SHA-256 (its index entries are longer;
+    a linked worktree's setting is in the common directory's config)."""
+    try:
+        common = (gitdir / "commondir").read_text("utf-8", "replace").strip()
+    except OSError:
+        common = ""
+    for config in (gitdir / "config", gitdir / common / "config" if common else None):
+        try:
+            text = config.read_text("utf-8", "replace") if config is not None else ""
+        except OSError:
+            continue
+        if re.search(r"(?im)^\s*objectformat\s*=\s*sha256\b", text):
+            return True
+    return False
+
+
+def _index(gitdir: Path) -> list[Entry] | None:
     """The index's entries as (path, mode, size, mtime seconds, nanoseconds), parsed once per
     version of the file (a turn's cost is then the comparison alone)."""
-    from git.index.fun import read_cache  # parses the index file; runs nothing
-
     path = gitdir / "index"
     try:
         st = os.stat(path)
@@ -128,15 +145,15 @@ def _index(gitdir: Path) -> list[tuple[str, int, int, int, int]] | None:
         hit = _index_cache.get(str(path))
     if hit is not None and hit[0] == key:
         return hit[1]
+    if _sha256(gitdir):
+        return None
     try:
         with open(path, "rb") as fh:
-            _version, entries, _ext, _sha = read_cache(fh)
-    except Exception:  # absent, truncated, a version the parser does not know
+            rows = read_index(fh.read(), MAX_INDEX)
+    except (OSError, Unreadable):  # absent, truncated, a format the reader does not follow
         return None
-    if len(entries) > MAX_INDEX:
+    if rows is None:  # too many entries
         return None
-    rows = [(str(e.path), int(e.mode), int(e.size), int(e.mtime[0]), int(e.mtime[1]))
-            for e in entries.values()]
     with _cache_lock:
         if len(_index_cache) >= 8:
             _index_cache.pop(next(iter(_index_cache)))
