@@ -298,3 +298,39 @@ async def test_cancelling_the_progress_cancels_the_turn(start: Starter, tmp_path
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     result = await asyncio.wait_for(pending, 10)
     assert result["status"] == "cancelled"
+
+
+async def test_thoughts_plan_and_how_a_reply_ends_reach_the_client(start: Starter,
+                                                                   tmp_path: Path) -> None:
+    plan = [{"content": "Read", "status": "completed"},
+            {"content": "Write", "status": "in_progress", "activeForm": "Writing"}]
+    model = write_script(tmp_path / "s.json", [
+        {"thought": "Plan it first.", "text": "Planning.",
+         "tool_calls": [{"name": "todo_write", "arguments": {"todos": plan}}]},
+        {"thought": "Long answer.", "text": "Here is the sta", "stop": "max_tokens"},
+        {"text": "I can't help with that.", "stop": "refusal"},
+    ])
+    client = await start(model=model)
+    first = await client.call("openprogram/chat", {"text": "go"})
+    sid = first["sessionId"]
+    assert first["status"] == "truncated" and first["text"].endswith("Here is the sta")
+    [warning] = first["warnings"]
+    assert "output limit" in warning and "continue" in warning
+    finished = client.of_type("turn.finished")[-1]["data"]
+    assert (finished["status"], finished["warnings"]) == ("truncated", [warning])
+    thoughts = "".join(e["data"]["text"] for e in client.of_type("thought.delta"))
+    assert thoughts == "Plan it first.Long answer."
+    assert "Plan it" not in "".join(e["data"]["text"] for e in client.of_type("text.delta"))
+    [updated] = client.of_type("plan.updated")
+    assert updated["data"]["entries"] == plan
+    second = await client.call("openprogram/chat", {"text": "continue", "sessionId": sid})
+    assert (second["status"], second["text"]) == ("refused", "I can't help with that.")
+    assert "declined" in second["warnings"][0]
+    assert client.of_type("turn.finished")[-1]["data"]["status"] == "refused"
+    # stored: the thoughts per step (never in the text), how each reply stopped
+    nodes = (await client.call("openprogram/history", {"sessionId": sid}))["nodes"]
+    replies = [n for n in nodes if n["role"] == "assistant"]
+    assert [[t["text"] for t in r["metadata"].get("thoughts", [])] for r in replies] == [
+        ["Plan it first.", "Long answer."], []]
+    assert [r["metadata"].get("stop") for r in replies] == ["max_tokens", "refusal"]
+    assert all("Plan it" not in r["text"] for r in replies)

@@ -148,13 +148,19 @@ async def test_deepseek_thinking_sends_reasoning_content_back_in_the_tool_loop(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     (workspace / "setup.cfg").write_text("[metadata]\nname = demo\n")
     server.queue(recorded("deepseek_reasoning_tool_call.sse"),
-                 Reply(chunks=OpenAIStream(model="deepseek-v4-pro", text=["demo"]).events()))
+                 Reply(chunks=OpenAIStream(model="deepseek-v4-pro", text=["demo"]).events()),
+                 Reply(chunks=OpenAIStream(model="deepseek-v4-pro", text=["yes"]).events()))
     dispatcher = make_dispatcher("openai:deepseek-v4-pro", permission_mode="bypass")
     result = await dispatcher.run_turn(TurnRequest(text="name?", workspace=str(workspace)))
     assert (result.status, result.text) == ("done", "demo")
     assistant = server.received[1].json["messages"][2]
     assert assistant["role"] == "assistant" and assistant["tool_calls"]
     assert assistant["reasoning_content"] == "I should read the config first."
+    # "in all subsequent requests" (DeepSeek's thinking-mode guide): a later turn too
+    await dispatcher.run_turn(TurnRequest(text="sure?", session_id=result.session_id,
+                                          workspace=str(workspace)))
+    later = [m for m in server.received[2].json["messages"] if m.get("tool_calls")]
+    assert [m["reasoning_content"] for m in later] == ["I should read the config first."]
 
 
 async def test_deepseek_r1_never_gets_reasoning_content_back(
