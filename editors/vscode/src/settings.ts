@@ -70,6 +70,7 @@ export const USER_ONLY_KEYS = [
   'server.args',
   'server.connect',
   'home',
+  'rules',
   ...PROVIDERS.flatMap((p) => [`${p}.baseUrl`, `${p}.apiKeyEnv`, `${p}.apiKeyCommand`]),
 ];
 

@@ -122,12 +122,15 @@ test('provider base URLs and key sources reach the server; a key or a bad URL do
 test('settings that run code or widen power are the user\'s alone (package.json scopes and the read)', () => {
   const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
   const props = pkg.contributes.configuration.properties as Record<string, { scope?: string }>;
-  for (const key of ['permissionMode', 'mcpServers', 'server.command', 'server.args', 'home']) {
+  for (const key of ['permissionMode', 'mcpServers', 'server.command', 'server.args', 'home', 'rules']) {
     assert.ok(USER_ONLY_KEYS.includes(key), key);
   }
   for (const key of USER_ONLY_KEYS) {
     assert.ok(['application', 'machine'].includes(props[`openprogram.${key}`]?.scope ?? ''), `openprogram.${key} has scope ${props[`openprogram.${key}`]?.scope}`);
   }
+  // and the other way: a setting declared user-only is read as one (not through get())
+  const declared = Object.keys(props).filter((k) => ['application', 'machine'].includes(props[k].scope ?? ''));
+  assert.deepEqual(declared.map((k) => k.replace(/^openprogram\./, '')).sort(), [...USER_ONLY_KEYS].sort());
   // every other setting may come from a workspace, but none of those may run code
   const workspaceScoped = Object.keys(props).filter((k) => !['application', 'machine'].includes(props[k].scope ?? ''));
   assert.deepEqual(workspaceScoped.sort(), ['openprogram.approvalTimeout', 'openprogram.blame.enabled', 'openprogram.disabledTools', 'openprogram.model', 'openprogram.models', 'openprogram.switchCode', 'openprogram.trace.server']);
@@ -137,6 +140,7 @@ test('settings that run code or widen power are the user\'s alone (package.json 
   const workspace: Record<string, unknown> = {
     permissionMode: 'bypass', 'server.command': '/tmp/evil', 'server.args': ['--evil'],
     mcpServers: { evil: { command: 'sh' } }, home: '/tmp/h', 'server.connect': '4444', model: 'ws-model',
+    rules: [{ tool: 'run_command', decision: 'allow' }],
   };
   const cfg = { get: (k: string) => workspace[k], inspect: (_k: string) => ({ globalValue: undefined, workspaceValue: 'x' }) };
   const { settings } = parseSettings(userOnly(cfg));
@@ -146,6 +150,7 @@ test('settings that run code or widen power are the user\'s alone (package.json 
   assert.deepEqual(settings.mcpServers, {});
   assert.equal(settings.home, '');
   assert.equal(settings.connect, '');
+  assert.deepEqual(settings.rules, []); // a workspace cannot widen its own approvals
   assert.equal(settings.model, 'ws-model'); // an ordinary setting still comes from the workspace
   const user = { get: (k: string) => workspace[k], inspect: (k: string) => ({ globalValue: k === 'permissionMode' ? 'accept-edits' : undefined }) };
   assert.equal(parseSettings(userOnly(user)).settings.permissionMode, 'accept-edits');
