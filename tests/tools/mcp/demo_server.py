@@ -1,7 +1,7 @@
 """A real MCP server for the tests, on the SDK's MCPServer (2.x's FastMCP).
 
 ``python demo_server.py`` serves stdio; ``--http`` serves streamable HTTP on a loopback port it
-prints as ``PORT <n>``; ``--garbage`` writes a line that is not JSON-RPC before each answer;
+prints as ``PORT <n>``; ``--garbage`` writes lines that are no JSON-RPC message before each answer;
 ``--no-start`` never answers the handshake. ``DEMO_DIR`` is where notes live.
 """
 
@@ -126,12 +126,20 @@ def _serve_http() -> None:
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 
+# lines that are no JSON-RPC message: invalid JSON, scalars, arrays, a batch, nesting too deep
+# to parse recursively, an answer to nothing asked
+GARBAGE = b"\n".join([
+    b"this is not json", b"{not json", b"[]", b"null", b'"x"', b"12345", b"[" * 100_000,
+    b'{"a":' * 100_000, b'[{"jsonrpc":"2.0","id":1,"result":{}}]', b"\xff\xfe",
+    b'{"jsonrpc":"2.0","id":"nobody-asked","result":{}}']) + b"\n"
+
+
 def _garbage_stdout() -> None:
-    """Write a non-JSON line before everything the server writes."""
+    """Write lines that are no JSON-RPC message before everything the server writes."""
     real = sys.stdout.buffer.write
 
     def write(data: bytes) -> int:  # type: ignore[override]
-        real(b"this is not json\n")
+        real(GARBAGE)
         return real(data)
 
     sys.stdout.buffer.write = write  # type: ignore[method-assign]

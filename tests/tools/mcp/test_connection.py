@@ -86,6 +86,8 @@ def _alive(pid: int) -> bool:
 
 async def test_lines_that_are_not_json_rpc_do_not_break_the_connection(
         tmp_path: Path, workspace: Path) -> None:
+    """A hostile server's invalid JSON, scalars, arrays, batches and 100,000-deep nesting
+    before every answer (demo_server.GARBAGE): each call still gets its own answer."""
     hub = McpHub(tmp_path / "home", read_user_config=False, call_timeout=5)
     trusted_editor_servers(hub, {"noisy": demo_def("--garbage")})
     try:
@@ -94,6 +96,9 @@ async def test_lines_that_are_not_json_rpc_do_not_break_the_connection(
         text, is_error = await _call(tools["mcp__noisy__echo"], workspace, text="through")
         assert time.monotonic() - started < 8
         assert (text, is_error) == ("through", False)
+        assert await _call(tools["mcp__noisy__echo"], workspace, text="again") == ("again", False)
+        [row] = hub.status(workspace)
+        assert row["status"] == "ready" and row["restarts"] == 0, row
     finally:
         await hub.aclose()
 
