@@ -54,6 +54,11 @@ async def test_a_chosen_model_runs_from_the_next_prompt_and_set_model_is_the_sam
         values = [o.value for o in _option(session.config_options, "model").options]
         assert values == ["offline", f"scripted:{one}", f"scripted:{two}"]
         assert _option(session.config_options, "model").current_value == "offline"
+        # the older `models` field (agent-shell's only model list) offers the same models
+        raw = await conn._conn.send_request("session/resume", {"cwd": str(workspace),
+                                                               "sessionId": sid})
+        assert raw["models"]["currentModelId"] == "offline"
+        assert [m["modelId"] for m in raw["models"]["availableModels"]] == values
         await conn.set_config_option(config_id="model", session_id=sid,
                                      value=f"scripted:{one}")
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("hi")]), 120)
@@ -62,6 +67,10 @@ async def test_a_chosen_model_runs_from_the_next_prompt_and_set_model_is_the_sam
                                       {"sessionId": sid, "modelId": f"scripted:{two}"})
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("hi")]), 120)
         assert "from model two" in client.text()
+        raw = await conn._conn.send_request("session/load", {"cwd": str(workspace),
+                                                             "sessionId": sid,
+                                                             "mcpServers": []})
+        assert raw["models"]["currentModelId"] == f"scripted:{two}"
         with pytest.raises(RequestError) as err:
             await conn._conn.send_request("session/set_model",
                                           {"sessionId": sid, "modelId": "openai:nope"})

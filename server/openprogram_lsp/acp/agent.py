@@ -41,7 +41,7 @@ from acp.schema import (
 from acp import PROTOCOL_VERSION, RequestError, helpers
 from openprogram_lsp import __version__
 from openprogram_lsp.acp import commands as cmds
-from openprogram_lsp.acp import forks
+from openprogram_lsp.acp import forks, legacy
 from openprogram_lsp.acp import settings as conf
 from openprogram_lsp.acp.approvals import Peer
 from openprogram_lsp.acp.content import Block, build_prompt
@@ -419,8 +419,9 @@ class OpenProgramAgent:
         sess = self._open(new_session_id(), workspace, stored=False)
         await self._connect_tools(sess, mcp_servers)
         self._announce(sess.session_id)
-        return NewSessionResponse(session_id=sess.session_id, modes=modes(sess.mode),
-                                  config_options=conf.options(self.dispatcher, sess))
+        options = conf.options(self.dispatcher, sess)
+        return legacy.NewSession(session_id=sess.session_id, modes=modes(sess.mode),
+                                 config_options=options, models=legacy.model_state(options))
 
     async def load_session(self, cwd: str, session_id: str,
                            mcp_servers: list[Any] | None = None,
@@ -434,8 +435,9 @@ class OpenProgramAgent:
                 self.notify(session_id, update)
         await self.flush()
         self._announce(session_id)
-        return LoadSessionResponse(modes=modes(sess.mode),
-                                   config_options=conf.options(self.dispatcher, sess))
+        options = conf.options(self.dispatcher, sess)
+        return legacy.LoadSession(modes=modes(sess.mode), config_options=options,
+                                  models=legacy.model_state(options))
 
     async def resume_session(self, cwd: str, session_id: str,
                              mcp_servers: list[Any] | None = None,
@@ -443,8 +445,9 @@ class OpenProgramAgent:
         """``session/load`` without the replay (the client kept the history)."""
         sess = await self._reopen(cwd, session_id, mcp_servers)
         self._announce(session_id)
-        return ResumeSessionResponse(modes=modes(sess.mode),
-                                     config_options=conf.options(self.dispatcher, sess))
+        options = conf.options(self.dispatcher, sess)
+        return legacy.ResumeSession(modes=modes(sess.mode), config_options=options,
+                                    models=legacy.model_state(options))
 
     async def _reopen(self, cwd: str, session_id: str, servers: list[Any] | None) -> AcpSession:
         _absolute_dir(cwd)
@@ -490,7 +493,12 @@ class OpenProgramAgent:
         """Stored sessions, newest first, optionally only those of ``cwd``; 50 sessions a
         page, each followed by its forks that hold a message; the cursor opaque (an offset).
         Sessions without a message are not listed."""
-        want = str(_absolute_dir(cwd)) if cwd is not None else None
+        want = None
+        if cwd is not None:  # a folder since deleted has no sessions: an empty list
+            if not Path(cwd).is_absolute():
+                raise RequestError.invalid_params({"field": "cwd", "message":
+                                                   f"cwd must be absolute, got {cwd!r}"})
+            want = str(Path(cwd).resolve())
         start = 0
         if cursor:
             if not cursor.isdigit() or len(cursor) > 9:
@@ -553,9 +561,10 @@ class OpenProgramAgent:
         extra: dict[str, Any] = {"sessionId": sid, "branch": name, "fromNodeId": from_node}
         if restored is not None:
             extra["codeRestore"] = restored
-        return ForkSessionResponse(session_id=acp_id, modes=modes(sess.mode),
-                                   config_options=conf.options(self.dispatcher, sess),
-                                   field_meta={"openprogram": extra})
+        options = conf.options(self.dispatcher, sess)
+        return legacy.ForkSession(session_id=acp_id, modes=modes(sess.mode),
+                                  config_options=options, models=legacy.model_state(options),
+                                  field_meta={"openprogram": extra})
 
     def _fork_point(self, src: AcpSession, opts: dict[str, Any]) -> str | None:
         if "fromNodeId" not in opts:
@@ -756,7 +765,8 @@ class OpenProgramAgent:
         await self._store(sess)
         stream = TurnStream(sess.store_id, sess.workspace, services.tools, sess.mode,
                             services.rules_for(sess.workspace),
-                            send=lambda u: self.notify(sess.session_id, u), ext=self.ext,
+                            send=lambda u: self.notify(sess.session_id, u),
+                            ext=lambda e: self.ext({**e, "sessionId": sess.session_id}),
                             text=lambda t: self.notify_text(sess.session_id, t),
                             thought=lambda t: self.notify_thought(sess.session_id, t))
         sess.stream = stream

@@ -1,6 +1,6 @@
 """The connection to a client: the SDK's agent side with the unstable session methods on, plus
 the two methods SDK 0.12 does not route: ``session/delete`` (in its schema, not its router) and
-``session/set_model`` (the older model switch codecompanion and acpx still send)."""
+``session/set_model`` (the older model switch agent-shell still sends; ``legacy``)."""
 
 from __future__ import annotations
 
