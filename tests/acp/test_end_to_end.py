@@ -92,12 +92,20 @@ async def test_thoughts_plan_fork_resume_model_and_stop_reasons(
         offline = await conn.set_config_option(config_id="model", session_id=fork.session_id,
                                                value="offline")
         assert _option(offline.config_options, "effort") is None  # no effort to take
+        await _prompt(conn, fork.session_id, "/effort")
+        assert "/effort: offline takes no reasoning effort" in second.text()
         changed = await conn.set_config_option(config_id="model", session_id=fork.session_id,
                                                value="openai:gpt-5-mini")
         effort = _option(changed.config_options, "effort")
         assert effort is not None and effort.category == "thought_level"
+        # /effort for clients that draw no thought_level menu; the option is the same setting
+        await _prompt(conn, fork.session_id, "/effort medium")
+        assert _option(second.updates("config_option_update")[-1].config_options,
+                       "effort").current_value == "medium"
         await conn.set_config_option(config_id="effort", session_id=fork.session_id,
                                      value="high")
+        await _prompt(conn, fork.session_id, "/effort")
+        assert "The reasoning effort of openai:gpt-5-mini is high" in second.text()
         resp = await _prompt(conn, fork.session_id, "longer?")
         assert resp.stop_reason == "max_tokens"
         resp = await _prompt(conn, fork.session_id, "something bad")

@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarise the conversation to free context", None),
     "mode": ("Set the permission mode", "ask | accept-edits | plan | bypass"),
     "model": ("Show or switch the model (from the next prompt)", "model or its number"),
+    "effort": ("Show or set the model's reasoning effort (from the next prompt)",
+               "default | low | medium | high"),
 }
 
 

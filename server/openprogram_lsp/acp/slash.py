@@ -27,7 +27,7 @@ async def run_slash(agent: AgentView, sess: AcpSession,
         parsed = cmds.parse(text)
         if parsed is None:
             return None
-        if not sess.stored and parsed.name not in ("mode", "model"):
+        if not sess.stored and parsed.name not in ("mode", "model", "effort"):
             raise OpenProgramError(f"/{parsed.name}: nothing yet (this session has no message)")
         if parsed.name == "compact":
             return TurnRequest(text="/compact", session_id=sess.store_id,
@@ -63,6 +63,8 @@ async def _answer(agent: AgentView, sess: AcpSession, parsed: cmds.Parsed) -> st
         return await c.restore(sid, ws, parsed.args)
     if parsed.name == "model":
         return _model(agent, sess, parsed.args)
+    if parsed.name == "effort":
+        return _effort(agent, sess, parsed.args)
     assert parsed.name == "mode"
     if not parsed.args:
         return f"The permission mode is {sess.mode}."
@@ -87,3 +89,21 @@ def _model(agent: AgentView, sess: AcpSession, args: list[str]) -> str:
         raise OpenProgramError(f"/model: {pick!r} is not one of {', '.join(choices)}")
     agent.set_setting(sess, "model", pick)
     return f"Model set to {pick} (from the next prompt)."
+
+
+def _effort(agent: AgentView, sess: AcpSession, args: list[str]) -> str:
+    """``/effort``: the reasoning effort of the session's model; ``/effort X`` sets it, as the
+    effort option does (for clients that draw no ``thought_level`` menu: avante,
+    agent-shell)."""
+    from openprogram_lsp.acp import settings as conf
+
+    model = conf.current_model(agent.dispatcher, sess)
+    if not conf.thinks(agent.dispatcher, sess):
+        raise OpenProgramError(f"/effort: {model} takes no reasoning effort")
+    if not args:
+        return (f"The reasoning effort of {model} is {sess.effort or 'default'} "
+                f"(one of {', '.join(conf.EFFORTS)}).")
+    if args[0] not in conf.EFFORTS:
+        raise OpenProgramError(f"/effort: use one of {', '.join(conf.EFFORTS)}")
+    agent.set_setting(sess, conf.EFFORT, args[0])
+    return f"Reasoning effort set to {sess.effort or 'default'} (from the next prompt)."
