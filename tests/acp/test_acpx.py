@@ -8,10 +8,12 @@ import json
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from openprogram_lsp.core.transcript import without_environment
+from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.session_store import SessionStore
 from tests.acp.acpx import methods, run_acpx, start_acpx, updates
 from tests.imagefiles import png
@@ -142,6 +144,25 @@ def test_the_documented_config_sets_model_and_mode_and_lists_by_cwd(
     listed = next(f for f in acpx("sessions", "list", "--filter-cwd", str(workspace))
                   if f.get("source") == "agent")["sessions"]
     assert [s["sessionId"] for s in listed] == [sid]
+
+
+def test_sessions_list_pages_with_the_agent_s_cursor(home: Path, workspace: Path) -> None:
+    store = SessionStore(home)
+    for i in range(52):  # sessions with a message, as any front end stores them
+        sid = store.create_session(workspace=str(workspace.resolve()), title=f"t{i}")
+        store.append(sid, Node(id=f"u{i}", role="user", text="hi"), advance_head=True)
+
+    def page(*cursor: str) -> dict[str, Any]:
+        code, frames, err = run_acpx(["sessions", "list", *cursor], cwd=workspace, home=home)
+        assert code == 0, err
+        return next(f for f in frames if f.get("source") == "agent")
+
+    first = page()
+    assert len(first["sessions"]) == 50 and first["nextCursor"]
+    rest = page("--cursor", first["nextCursor"])
+    assert len(rest["sessions"]) == 2 and rest.get("nextCursor") is None
+    seen = [s["sessionId"] for s in first["sessions"] + rest["sessions"]]
+    assert sorted(seen) == sorted(s["id"] for s in store.list_sessions())
 
 
 def test_sessions_close_reaches_the_agent_of_a_live_session(home: Path, workspace: Path,

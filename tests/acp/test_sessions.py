@@ -11,7 +11,7 @@ import pytest
 
 from acp import RequestError, text_block
 from openprogram_lsp.dispatcher import Dispatcher
-from tests.acp.client import RecordingClient, in_process, initialize
+from tests.acp.client import RecordingClient, in_process, initialize, until
 
 
 async def test_initialize_advertises_every_session_method(dispatcher: Any) -> None:
@@ -66,6 +66,7 @@ async def test_list_pages_with_an_opaque_cursor_and_filters_by_cwd(
         assert err.value.code == -32602
     with pytest.raises(RequestError):
         await acp.list_sessions(cwd="relative")
+    assert (await acp.list_sessions(cwd=str(tmp_path / "gone"))).sessions == []
 
 
 async def test_resume_continues_without_replay_in_another_connection(
@@ -110,6 +111,10 @@ async def test_fork_is_a_named_branch_of_the_same_session(
     resp = await acp.prompt(session_id=alt.session_id,
                             prompt=[text_block("write b.txt\nfrom alt\n")])
     assert resp.stop_reason == "end_turn"
+    # the fork's events name the fork's ACP session, the one the client prompted
+    await until(lambda: any(e["sessionId"] == alt.session_id
+                            for e in client.ext_events("checkpoint.created")),
+                "the fork's checkpoint event", timeout=30)
     alt_chain = [n.text for n in store.get_branch(sid, store.find_branch(sid, "alt"))
                  if n.role == "user"]
     assert alt_chain == ["write a.txt\none\n", "write b.txt\nfrom alt\n"]
