@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "random one")
     serve.add_argument("--idle-exit", type=float, default=None, metavar="SECONDS",
                        help="with --tcp: exit after SECONDS without a connection")
+    serve.add_argument("--keep-turns", type=float, default=None, metavar="SECONDS",
+                       help="with --tcp: a turn whose editor goes away (a window reload) runs "
+                            "on up to SECONDS for an editor to re-attach (openprogram/subscribe); "
+                            "its approvals wait for it")
     _add_model(serve)
     serve.add_argument("--log-file", type=Path, default=None, metavar="FILE",
                        help="also write the server log here")

@@ -273,10 +273,16 @@ class Handlers:
     @handles("openprogram/subscribe")
     async def subscribe(self, p: w.SubscribeParams) -> dict[str, Any]:
         sid = self._session(p.session_id)
+        host = self.server.host
         self.server.subscriptions.add(sid)
+        sessions = [sid]
+        orphan = host.orphans.get(sid)
+        if orphan is not None and host.adopt(self.server, sid):  # its editor went away mid-turn
+            sessions += sorted(orphan.sessions - {sid})
         if p.replay:  # in the same step: every later event reaches this editor after these
-            for payload in self.server.host.replay.of_session(sid):
-                self.server.send_raw(frame(w.EVENT, payload))
+            for each in sessions:
+                for payload in host.replay.of_session(each):
+                    self.server.send_raw(frame(w.EVENT, payload))
         running = self.dispatcher.user_turn(sid)
         return w.SubscribeResult(session_id=sid,
                                  head_id=self.dispatcher.services.store.head(sid),

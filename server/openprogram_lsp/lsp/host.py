@@ -9,11 +9,13 @@ the other connections subscribed to the session see them as read-only cards
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprogram_lsp.core.types import (
     ClientOptions,
@@ -40,7 +42,21 @@ if TYPE_CHECKING:
     from openprogram_lsp.lsp.link import Link
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 NO_EDITOR = "no editor that started this session's turn is connected"
+
+
+@dataclass(eq=False)
+class Orphan:
+    """The running turns of an editor that went away (``--keep-turns``): they run on until an
+    editor re-attaches (``openprogram/subscribe`` to one of ``sessions``) or ``timer`` ends them.
+    Holding ``link`` keeps its ``id`` (the turns' owner key) from being reused meanwhile."""
+
+    link: Link
+    sessions: set[str]
+    timer: asyncio.TimerHandle | None = None
+    adopted: asyncio.Future[Link | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 def frame(method: str, params: Any) -> bytes:
@@ -76,6 +92,10 @@ class ServerHost:
         services.language = EditorLanguageServers(self)
         self.file_lists: dict[Path, FileList] = {}
         self.replay = TurnReplay()  # what running turns streamed, for late subscribers
+        self.keep_turns = 0.0  # ``serve --tcp --keep-turns``: how long a turn waits for its editor
+        self.orphans: dict[str, Orphan] = {}  # session id -> turns whose editor went away
+        self._lost: dict[int, asyncio.Future[None]] = {}  # link id -> set when it goes away
+        self.runner.keeps = lambda link: any(o.link is link for o in self.orphans.values())
 
     # -- connections ------------------------------------------------------------------------
 
@@ -88,15 +108,111 @@ class ServerHost:
             self.log_handler.attach(self, asyncio.get_running_loop())
 
     def detach(self, server: Link) -> None:
-        """A connection ended: its turns are cancelled, its sessions lose their owner."""
+        """A connection ended: its turns are cancelled (or, with ``keep_turns``, wait for an
+        editor to re-attach), its sessions lose their owner."""
         if server in self.connections:
             self.connections.remove(server)
-        self.runner.cancel_owner(server)
+        self.release(server)
         for sid in [s for s, owner in self.owners.items() if owner is server]:
             del self.owners[sid]
+        lost = self._lost.pop(id(server), None)
+        if lost is not None and not lost.done():
+            lost.set_result(None)
         if self.dispatcher.services.mcp is not None:  # its MCP servers are its own
             self.dispatcher.services.mcp.set_editor_servers(None, owner=server.owner_key)
         self.sync_watchers()
+
+    def release(self, server: Link) -> None:
+        """An editor shut down or went away: interrupt its running turns, or with
+        ``keep_turns`` keep them running for that long, waiting for an editor to re-attach."""
+        if self.keep_turns <= 0 or not self.runner.owns(server):
+            self.runner.cancel_owner(server)
+            return
+        if any(o.link is server for o in self.orphans.values()):
+            return  # shutdown, then the connection's end: orphaned once
+        sessions = {s for s, owner in self.owners.items() if owner is server}
+        orphan = Orphan(server, sessions)
+        orphan.timer = asyncio.get_running_loop().call_later(
+            self.keep_turns, self._expire, orphan)
+        for sid in sessions:
+            self.orphans[sid] = orphan
+        log.info("editor gone: %s running turn(s) of %s wait %ss for it to re-attach",
+                 len(sessions), ", ".join(sorted(sessions)), self.keep_turns)
+
+    def _expire(self, orphan: Orphan) -> None:
+        """No editor re-attached in time: the turns end as interrupted."""
+        self._drop(orphan)
+        self.runner.cancel_key(id(orphan.link))
+        if not orphan.adopted.done():
+            orphan.adopted.set_result(None)
+
+    def _drop(self, orphan: Orphan) -> None:
+        if orphan.timer is not None:
+            orphan.timer.cancel()
+        for sid in orphan.sessions:
+            if self.orphans.get(sid) is orphan:
+                del self.orphans[sid]
+
+    def adopt(self, server: Link, session_id: str) -> bool:
+        """An editor subscribed to a session whose editor went away mid-turn: it re-attaches,
+        owning the turns (their approvals and questions come to it) and seeing their sessions."""
+        orphan = self.orphans.get(session_id)
+        if orphan is None or server not in self.connections:
+            return False
+        self._drop(orphan)
+        for sid in orphan.sessions:
+            self.owners[sid] = server
+            server.subscriptions.add(sid)
+        self.runner.hand_over(id(orphan.link), server)
+        if not orphan.adopted.done():
+            orphan.adopted.set_result(server)
+        log.info("an editor re-attached to %s", ", ".join(sorted(orphan.sessions)))
+        return True
+
+    def lost(self, server: Link) -> asyncio.Future[None]:
+        """Settles when the connection goes away (at once when it is gone already)."""
+        fut = self._lost.get(id(server))
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            if server in self.connections:
+                self._lost[id(server)] = fut
+            else:
+                fut.set_result(None)
+        return fut
+
+    async def owner_or_wait(self, session_id: str | None) -> Link | None:
+        """The session's live owner; while its turns wait for their editor to re-attach, the
+        editor that does (None when none does in time)."""
+        owner = self.owner_for(session_id)
+        if owner is not None:
+            return owner
+        orphan = self.orphans.get(session_id or "")
+        if orphan is None:
+            return None
+        return await asyncio.shield(orphan.adopted)
+
+    async def ask_owner(self, session_id: str | None,
+                           ask: Callable[[Link], Awaitable[T]]) -> tuple[Link | None, T | None]:
+        """Ask the session's owner; if it goes away meanwhile and the turn waits for an editor
+        to re-attach, ask the one that does (the first prompt is withdrawn). ``(None, None)``
+        when no editor is there to ask."""
+        owner = await self.owner_or_wait(session_id)
+        while owner is not None:
+            asked = asyncio.ensure_future(ask(owner))
+            try:
+                waited: set[asyncio.Future[Any]] = {asked, self.lost(owner)}
+                await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # the turn was cancelled: the prompt is withdrawn
+                await _cancelled(asked)
+                raise
+            orphan = self.orphans.get(session_id or "")
+            if orphan is None or orphan.link is not owner:
+                return owner, await asked
+            # the editor shut down or went away meanwhile: its answer (the prompt failing with
+            # the connection) is void; the editor that re-attaches is asked
+            await _cancelled(asked)
+            owner = await self.owner_or_wait(session_id)
+        return None, None
 
     def claim(self, server: Link, session_id: str) -> None:
         """A connection starts a turn in a session: it owns the prompts and sees the events."""
@@ -242,6 +358,13 @@ class ServerHost:
             self.bridge = None
 
 
+async def _cancelled(task: asyncio.Future[Any]) -> None:
+    """Cancel a prompt and wait until it has withdrawn itself."""
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+
+
 class RoutingApprover:
     """The Approver port of the dispatcher: asks the connection that owns the session."""
 
@@ -250,15 +373,21 @@ class RoutingApprover:
 
     async def request_permission(self, request: PermissionRequest) -> PermissionOutcome:
         """Ask the owner; the other watchers get a read-only card and its outcome."""
-        owner = self.host.owner_for(request.session_id)
+        owner = await self.host.owner_or_wait(request.session_id)
         if owner is None:
             return PermissionOutcome(outcome="cancelled", reason=NO_EDITOR)
-        self.host.card(owner, request.session_id, request.turn_id, "permission.requested",
-                       {**request.model_dump(mode="json", exclude_none=True),
-                        "read_only": True})
+        card = {**request.model_dump(mode="json", exclude_none=True), "read_only": True}
         outcome = PermissionOutcome(outcome="cancelled", reason="cancelled")
+
+        async def ask(link: Link) -> PermissionOutcome:
+            self.host.card(link, request.session_id, request.turn_id, "permission.requested",
+                           card)
+            return await link.approver.request_permission(request)
+
         try:
-            outcome = await owner.approver.request_permission(request)
+            asked, answer = await self.host.ask_owner(request.session_id, ask)
+            outcome = answer if asked is not None and answer is not None else \
+                PermissionOutcome(outcome="cancelled", reason=NO_EDITOR)
             return outcome
         finally:
             self.host.dispatcher.services.bus.emit(make_event(
@@ -278,7 +407,6 @@ class RoutingAsker:
 
     async def ask(self, question: Question) -> str | None:
         """Ask the owner (the others see ``question.asked`` and its answer on the bus)."""
-        owner = self.host.owner_for(question.session_id)
-        if owner is None:
-            return None
-        return await owner.asker.ask(question)
+        _, answer = await self.host.ask_owner(question.session_id,
+                                              lambda link: link.asker.ask(question))
+        return answer

@@ -76,7 +76,8 @@ def _serve(args: argparse.Namespace, configure: Configure, log_handler: WindowLo
         host = ServerHost(dispatcher, flag_mode=mode, single=False)
         host.log_handler = log_handler
         options = TcpOptions(port=int(args.tcp), token_file=getattr(args, "token_file", None),
-                             idle_exit=getattr(args, "idle_exit", None), max_frame=max_frame)
+                             idle_exit=getattr(args, "idle_exit", None), max_frame=max_frame,
+                             keep_turns=getattr(args, "keep_turns", None) or 0.0)
         return serve_tcp(host, options, lambda: build_server(host=host))
     from openprogram_lsp.lsp.stdio import serve_stdio
 

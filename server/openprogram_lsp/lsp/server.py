@@ -189,11 +189,12 @@ class OpenProgramServer(LanguageServer):
         self.host.sync_watchers()
 
     async def stop(self) -> None:
-        """``shutdown``: one editor stops everything; on TCP only this connection's turns."""
+        """``shutdown``: one editor stops everything; on TCP only this connection's turns
+        (which with ``--keep-turns`` wait for an editor to re-attach)."""
         if self.host.single:
             await self.host.stop()
         else:
-            self.host.runner.cancel_owner(self)
+            self.host.release(self)
 
 
 def _folders(params: types.InitializeParams) -> list[Path]:

@@ -42,6 +42,7 @@ class TcpOptions:
     port: int
     token_file: Path | None = None
     idle_exit: float | None = None
+    keep_turns: float = 0.0  # a turn whose editor went away waits this long for one to re-attach
     max_frame: int = DEFAULT_MAX_FRAME  # the largest frame a link may send (settings)
 
 
@@ -95,6 +96,7 @@ class TcpServer:
         self.port = options.port
         self.run_file: Path | None = None
         self._idle_since = asyncio.get_running_loop().time()
+        host.keep_turns = options.keep_turns
 
     async def on_client(self, reader: asyncio.StreamReader,
                         writer: asyncio.StreamWriter) -> None:
@@ -118,14 +120,17 @@ class TcpServer:
             self._idle_since = asyncio.get_running_loop().time()
 
     async def watch_idle(self) -> None:
-        """Stop after ``idle_exit`` seconds without a connection."""
+        """Stop after ``idle_exit`` seconds without a connection or a running turn (a turn
+        waiting for its editor to re-attach keeps the server up)."""
         idle = self.options.idle_exit
         if not idle:
             return
         loop = asyncio.get_running_loop()
         while not self.stopping.is_set():
             await asyncio.sleep(min(1.0, idle / 4))
-            if not self.links and loop.time() - self._idle_since >= idle:
+            if self.host.runner.running:
+                self._idle_since = loop.time()
+            elif not self.links and loop.time() - self._idle_since >= idle:
                 log.info("no connection for %ss; exiting", idle)
                 self.stopping.set()
 

@@ -92,13 +92,32 @@ class TurnRunner:
         self._callers: set[asyncio.Task[Any]] = set()
         self._controls: set[TurnControl] = set()
         self._owned: dict[int, set[TurnControl]] = {}
+        # whether a connection's turns outlive it (``serve --tcp --keep-turns``: the host
+        # keeps them for an editor to re-attach); its request being cancelled then leaves them
+        self.keeps: Callable[[Any], bool] = lambda _server: False
 
     def cancel_owner(self, owner: Any) -> int:
         """Interrupt the running turns one connection started (it shut down or went away);
         returns how many."""
-        controls = list(self._owned.get(id(owner), ()))
+        return self.cancel_key(id(owner))
+
+    def cancel_key(self, key: int) -> int:
+        """Interrupt the running turns owned under ``key`` (``id`` of a connection)."""
+        controls = list(self._owned.get(key, ()))
         for control in controls:
             control.interrupt()
+        return len(controls)
+
+    def owns(self, owner: Any) -> bool:
+        """Whether a connection has running turns."""
+        return bool(self._owned.get(id(owner)))
+
+    def hand_over(self, key: int, owner: Any) -> int:
+        """The turns owned under ``key`` (a connection that went away) now belong to
+        ``owner`` (the editor that re-attached); returns how many."""
+        controls = self._owned.pop(key, set())
+        if controls:
+            self._owned.setdefault(id(owner), set()).update(controls)
         return len(controls)
 
     async def run(self, request: TurnRequest, *, progress: bool, server: Any = None,
@@ -111,8 +130,7 @@ class TurnRunner:
         server = server if server is not None else self.server
         control = TurnControl()
         self._controls.add(control)
-        owned = self._owned.setdefault(id(server), set())
-        owned.add(control)
+        self._owned.setdefault(id(server), set()).add(control)
         tracker = Progress(server, request.text.splitlines()[0][:80]) if progress else None
         listener = None
         started: list[str] = []
@@ -131,6 +149,7 @@ class TurnRunner:
             on_session=on_session))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _t: self._forget(control))
         caller = asyncio.current_task()
         if caller is not None:
             self._callers.add(caller)
@@ -146,16 +165,14 @@ class TurnRunner:
                     if task.done():
                         result = task.result()
                         break
+                    if self.keeps(server):  # its editor went away: the turn runs on
+                        raise
                     control.request_cancel()
         except BaseException:
             if tracker is not None:
                 tracker.end("failed")
             raise
         finally:
-            self._controls.discard(control)
-            owned.discard(control)
-            if not owned:
-                self._owned.pop(id(server), None)
             if caller is not None:
                 self._callers.discard(caller)
             if listener is not None:
@@ -164,6 +181,14 @@ class TurnRunner:
         if tracker is not None:
             tracker.end(result.status)
         return result
+
+    def _forget(self, control: TurnControl) -> None:
+        """A turn ended: it is no one's any more (handed over, it was another owner's)."""
+        self._controls.discard(control)
+        for key, owned in list(self._owned.items()):
+            owned.discard(control)
+            if not owned:
+                del self._owned[key]
 
     async def shutdown(self, timeout: float = 30.0) -> None:
         """Cancel every running turn and wait for their finalize."""

@@ -1,0 +1,122 @@
+"""``serve --tcp --keep-turns``: a turn whose editor goes away (a window reload) runs on, and the
+editor that subscribes to its session re-attaches: it gets the turn so far, then the rest live,
+and the approval the turn was waiting for. Real loopback sockets, a real server process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lsp.tcp_helpers import Client, clients, start_tcp_server, stop_tcp_server
+
+pytestmark = pytest.mark.timeout(90)
+
+
+async def _editor(port: int, token: str, workspace: Path, opened: list[Client]) -> Client:
+    c = await Client.connect(port)
+    opened.append(c)
+    assert "result" in await c.initialize(token, workspace)
+    return c
+
+
+async def _leave(c: Client, *, shutdown: bool) -> None:
+    """An editor's window goes: VS Code sends shutdown and exit; a killed one just drops."""
+    if shutdown:
+        assert (await c.request("shutdown"))["result"] is None
+        c.send({"jsonrpc": "2.0", "method": "exit"})
+    await c.close()
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["shutdown", "dropped"])
+async def test_a_reloaded_editor_re_attaches_to_the_running_turn(
+        tmp_path: Path, workspace: Path, shutdown: bool) -> None:
+    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
+    asked = asyncio.Event()
+
+    async def never_answer(method: str, params: Any) -> Any:
+        asked.set()
+        await asyncio.Event().wait()  # the window reloads while the card is open
+
+    try:
+        async with clients() as opened:
+            old = await _editor(server.port, server.token, workspace, opened)
+            sid = (await old.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+            old.on_request = never_answer
+            turn = asyncio.ensure_future(old.request(
+                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
+            await asyncio.wait_for(asked.wait(), 30)
+            started = await old.wait_event("turn.started",
+                                           lambda e: e["data"].get("text", "").startswith("write"))
+            tid = started["turnId"]
+            await _leave(old, shutdown=shutdown)
+            turn.cancel()
+            assert server.alive
+            assert not (workspace / "notes.txt").exists()
+
+            new = await _editor(server.port, server.token, workspace, opened)
+            answered: list[Any] = []
+
+            async def allow(method: str, params: Any) -> Any:
+                answered.append(params)
+                return {"outcome": "selected", "optionId": "allow_once"}
+
+            new.on_request = allow
+            sub = await new.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
+            assert sub["runningTurnId"] == tid
+            finished = await new.wait_event("turn.finished", lambda e: e["turnId"] == tid)
+            assert finished["data"]["status"] == "done"
+            assert (workspace / "notes.txt").exists()
+            # the approval the old window left open came again, to the editor that re-attached
+            assert [p["toolCall"]["name"] for p in answered] == ["write_file"]
+            mine = [e for e in new.events if e.get("turnId") == tid]
+            replayed = [e for e in mine if e.get("replayed")]
+            assert replayed and replayed[0]["type"] == "turn.started"
+            assert mine == replayed + [e for e in mine if not e.get("replayed")]
+            history = await new.call("openprogram/history", {"sessionId": sid})
+            assert history["nodes"][-1]["status"] == "done"
+            assert not history["nodes"][-1]["text"].endswith("[interrupted]")
+    finally:
+        await stop_tcp_server(server)
+
+
+async def test_a_turn_nobody_re_attaches_to_ends_interrupted_and_a_watcher_does_not_adopt(
+        tmp_path: Path, workspace: Path) -> None:
+    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "1")
+    asked = asyncio.Event()
+
+    async def never_answer(method: str, params: Any) -> Any:
+        asked.set()
+        await asyncio.Event().wait()
+
+    try:
+        async with clients() as opened:
+            driver = await _editor(server.port, server.token, workspace, opened)
+            sid = (await driver.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+            driver.on_request = never_answer
+            turn = asyncio.ensure_future(driver.request(
+                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
+            await asyncio.wait_for(asked.wait(), 30)
+            # a second window watching the live turn does not take it over from its editor
+            watcher = await _editor(server.port, server.token, workspace, opened)
+            await watcher.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
+            assert watcher.server_requests == []
+            await watcher.close()
+            await _leave(driver, shutdown=False)
+            turn.cancel()
+            # nobody re-attaches within the second: the turn is cut as interrupted
+            late = await _editor(server.port, server.token, workspace, opened)
+            for _ in range(300):
+                history = await late.call("openprogram/history", {"sessionId": sid})
+                if history["nodes"][-1]["status"] != "running" and \
+                        history["nodes"][-1]["role"] == "assistant":
+                    break
+                await asyncio.sleep(0.05)
+            assert history["nodes"][-1]["status"] == "interrupted"
+            assert not (workspace / "notes.txt").exists()
+            assert (await late.call("openprogram/subscribe", {"sessionId": sid})) \
+                .get("runningTurnId") is None
+    finally:
+        await stop_tcp_server(server)
