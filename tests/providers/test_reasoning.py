@@ -74,7 +74,12 @@ async def test_anthropic_thinking_streams_as_thoughts_not_text(
 def test_thinking_settings_per_model() -> None:
     adaptive = AnthropicProvider("claude-opus-4-7", api_key="k")
     body = adaptive.build_body(request(max_output_tokens=32_000))
-    assert body["thinking"] == {"type": "adaptive"} and "output_config" not in body
+    # Opus 4.7 and later leave the thinking text out unless asked (display "omitted")
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert "output_config" not in body
+    hidden = AnthropicProvider("claude-opus-4-7", api_key="k", info=model_info(
+        "anthropic", "claude-opus-4-7", {"claude-opus-4-7": {"display": "omitted"}}))
+    assert hidden.build_body(request())["thinking"] == {"type": "adaptive", "display": "omitted"}
     effort = AnthropicProvider("claude-opus-4-7", api_key="k", info=model_info(
         "anthropic", "claude-opus-4-7", {"claude-opus-*": {"effort": "high"}}))
     assert effort.build_body(request())["output_config"] == {"effort": "high"}
@@ -212,7 +217,37 @@ async def test_adaptive_thinking_turn_sends_its_blocks_back_without_a_beta_heade
     result = await dispatcher.run_turn(TurnRequest(text="version?", workspace=str(workspace)))
     assert result.status == "done", result.error
     first, follow = server.received
-    assert first.json["thinking"] == {"type": "adaptive"}
+    assert first.json["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert "anthropic-beta" not in first.headers  # interleaving comes with adaptive thinking
     assert follow.json["messages"][1]["content"][:2] == [THINKING, REDACTED]
     assert follow.json["max_tokens"] <= 32_000
+
+
+async def test_omitted_thinking_shows_nothing_and_still_goes_back_signed(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        tmp_path: Path, make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    conf = tmp_path / "xdg" / "openprogram-lsp" / "config.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text('[models."claude-opus-4-7"]\ndisplay = "omitted"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    (workspace / "pyproject.toml").write_text('version = "1.2.3"\n')
+    server.queue(recorded("anthropic_thinking_omitted.sse"),
+                 Reply(chunks=AnthropicStream(model="claude-opus-4-7", text=["1.2.3"]).events()))
+    dispatcher = make_dispatcher("anthropic:claude-opus-4-7", permission_mode="bypass",
+                                 settings=load_settings(user_file=True))
+    seen: list[Event] = []
+    result = await dispatcher.run_turn(TurnRequest(text="version?", workspace=str(workspace)),
+                                       on_event=seen.append)
+    assert (result.status, result.text) == ("done", "1.2.3")
+    first, follow = server.received
+    assert first.json["thinking"] == {"type": "adaptive", "display": "omitted"}
+    assert not [e for e in seen if e.type == "thought.delta"]  # nothing to show
+    sent = (STREAMS / "anthropic_thinking_omitted.sse").read_text()
+    signature = json.loads(sent.split("signature_delta")[1].split('"signature":')[1]
+                           .split("}")[0])
+    assert follow.json["messages"][1]["content"][0] == {
+        "type": "thinking", "thinking": "", "signature": signature}
+    node = dispatcher.services.store.get_node(result.session_id, result.assistant_node_id)
+    assert [(t["text"], t["signature"]) for t in node.metadata["thoughts"]] == [("", signature)]

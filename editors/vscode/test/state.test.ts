@@ -860,7 +860,7 @@ test('history shows each step\'s stored thoughts before its text', () => {
       { id: 'u1', role: 'user', text: 'go', predecessor: null, caller: null, createdAt: '', metadata: {} },
       {
         id: 'a1', role: 'assistant', text: 'Done.', predecessor: 'u1', caller: null, createdAt: '', status: 'done',
-        metadata: { steps: ['', 'Done.'], thoughts: [{ step: 0, text: 'Plan it.', source: 'anthropic', signature: 'sig' }, { step: 1, text: 'Finish.', source: 'anthropic' }] },
+        metadata: { steps: ['', 'Done.'], thoughts: [{ step: 0, text: 'Plan it.', source: 'anthropic', signature: 'sig' }, { step: 0, text: '', source: 'anthropic', signature: 'omitted' }, { step: 1, text: 'Finish.', source: 'anthropic' }] },
       },
     ],
   }]);

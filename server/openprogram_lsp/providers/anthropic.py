@@ -352,18 +352,21 @@ class AnthropicProvider(HttpProvider):
         return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
     def thinking(self, max_tokens: int) -> dict[str, Any] | None:
-        """The ``thinking`` parameter the model's table entry asks for (None: no thinking)."""
+        """The ``thinking`` parameter the model's table entry asks for (None: no thinking), with
+        its ``display`` where the table sets one (Opus 4.7 and later send no thinking text
+        unless asked for ``summarized``)."""
         info = self.info
         if not info.thinking:
             return None
+        shown = {"display": info.display} if info.display else {}
         if info.reasoning == "adaptive":
-            return {"type": "adaptive"}
+            return {"type": "adaptive", **shown}
         if info.reasoning == "budget":
             budget = info.budget_tokens or MIN_BUDGET
             if budget >= max_tokens and not info.interleaved:
                 budget = max_tokens // 2  # the budget must stay below max_tokens
-            return {"type": "enabled", "budget_tokens": budget} if budget >= MIN_BUDGET \
-                else None
+            return {"type": "enabled", "budget_tokens": budget, **shown} \
+                if budget >= MIN_BUDGET else None
         return None
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:

@@ -37,6 +37,7 @@ class ModelInfo:
     effort: str = ""
     budget_tokens: int = 0
     interleaved: bool = False
+    display: str = ""  # Anthropic thinking.display ("" leaves it to the server)
     output: int | None = None  # configured: the max_tokens to ask for
     known: bool = True  # found in the table (else the defaults of its API)
 
@@ -54,7 +55,8 @@ class _Entry:
 
 
 _FIELDS = {"context", "max_output", "images", "reasoning", "send_reasoning", "thinking",
-           "effort", "budget_tokens", "interleaved"}
+           "effort", "budget_tokens", "interleaved", "display"}
+DISPLAYS = ("", "summarized", "omitted")
 
 
 def _info(raw: Mapping[str, Any], where: str) -> ModelInfo:
@@ -63,6 +65,8 @@ def _info(raw: Mapping[str, Any], where: str) -> ModelInfo:
         raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
     if raw.get("reasoning", "none") not in REASONING:
         raise ValueError(f"{where}: reasoning must be one of {', '.join(REASONING)}")
+    if raw.get("display", "") not in DISPLAYS:
+        raise ValueError(f"{where}: display must be summarized or omitted")
     return ModelInfo(**{k: v for k, v in raw.items() if k in _FIELDS})
 
 

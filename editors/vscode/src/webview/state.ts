@@ -874,7 +874,8 @@ function appendThought(state: ChatState, turnId: string | null, text: string): C
 /** A history node's stored reasoning for one step (`metadata.thoughts`), joined. */
 function storedThought(node: Node, step: number): string {
   const all = Array.isArray(node.metadata?.thoughts) ? node.metadata.thoughts as { step?: unknown; text?: unknown }[] : [];
-  return all.filter((t) => (Number(t.step) || 0) === step && typeof t.text === 'string').map((t) => t.text).join('\n\n');
+  // a block sent with display "omitted" has no text: nothing to show
+  return all.filter((t) => (Number(t.step) || 0) === step && typeof t.text === 'string' && t.text !== '').map((t) => t.text).join('\n\n');
 }
 
 function upsertTool(state: ChatState, d: ToolStartedData, turnId: string | null): ChatState {

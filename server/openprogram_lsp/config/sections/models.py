@@ -25,6 +25,7 @@ class ModelOverride(BaseModel):
     effort: str | None = None
     budget_tokens: int | None = Field(None, ge=1024)
     interleaved: bool | None = None
+    display: Literal["summarized", "omitted"] | None = None
 
     @field_validator("context_window", mode="before")
     @classmethod
