@@ -30,9 +30,10 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                          "shellId", "startLine"}),
                               "Claude Code's own field names in a hook's tool_input and "
                               "tool_response (its hooks read them as Claude Code spells them)"),
-    "hooks/config.py": (frozenset({"pluginRoot"}),
+    "hooks/config.py": (frozenset({"pluginRoot", "allowedEnvVars"}),
                         "a hook definition as its trust prompt shows it (its other keys are "
-                        "one word; the plugin's folder is Claude Code's CLAUDE_PLUGIN_ROOT)"),
+                        "one word; the plugin's folder is Claude Code's CLAUDE_PLUGIN_ROOT, "
+                        "an http hook's allowedEnvVars is spelled as in Claude Code's file)"),
     "hooks/transcript.py": (frozenset({"isSidechain", "parentUuid", "sessionId", "userType"}),
                             "Claude Code's transcript format, which hooks read as it spells it"),
     "collab/hub.py": (frozenset({"agentKind", "messageDepth", "parentNodeId",

@@ -602,8 +602,13 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         return 0
     for h in hooks:
         matcher = f"({h.matcher})" if h.matcher else ""
-        flags = " critical" if h.critical else ""
-        print(f"{h.id}  {h.trust:<8} {h.event}{matcher}{flags}  {h.command}  [{h.source}]")
+        flags = (" critical" if h.critical else "") + (" async" if h.background else "")
+        kind = f"{h.type}: " if h.type != "command" else ""
+        what = h.command
+        if h.type in ("prompt", "agent"):  # a prompt on one line (commands stay as they are)
+            what = " ".join(what.split())
+            what = what if len(what) <= 120 else what[:117] + "..."
+        print(f"{h.id}  {h.trust:<8} {h.event}{matcher}{flags}  {kind}{what}  [{h.source}]")
     for a in agents:
         print(f"{a.id}  {a.trust:<8} agent {a.name}: {a.description}  [{a.source}]")
     for w in engine.config(ws).warnings:

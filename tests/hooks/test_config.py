@@ -26,16 +26,49 @@ def test_parses_claude_codes_shape_with_defaults() -> None:
 def test_what_cannot_be_used_is_skipped_with_a_warning() -> None:
     warnings: list[str] = []
     hooks = parse_hooks({"Bogus": [], "PreToolUse": [
-        {"matcher": 3, "hooks": []}, {"hooks": [{"type": "prompt", "prompt": "x"},
+        {"matcher": 3, "hooks": []}, {"hooks": [{"type": "mcp_tool", "tool": "x"},
                                                 {"command": ""},
-                                                {"command": "ok", "timeout": -1}]}],
+                                                {"command": "ok", "timeout": -1},
+                                                {"type": "http", "url": "file:///etc/passwd"},
+                                                {"type": "http", "url": "http://127.0.0.1:9",
+                                                 "headers": {"A": 1}},
+                                                {"type": "prompt", "prompt": "  "}]}],
+        "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "say hi"}]}],
         "Stop": "nope"}, source="s.json", scope="user", warnings=warnings)
     assert [h.command for h in hooks] == ["ok"] and hooks[0].timeout == 60.0
     text = "\n".join(warnings)
     for expected in ("'Bogus' is not supported", "matcher must be a string",
-                     "type 'prompt' is not supported", "command must be a non-empty",
-                     "timeout must be a positive", "hooks.Stop must be a list"):
+                     "type 'mcp_tool' is not supported", "command must be a non-empty",
+                     "timeout must be a positive", "hooks.Stop must be a list",
+                     "url must be an http:// or https:// URL", "headers must be an object",
+                     "prompt must be a non-empty", "a 'prompt' hook cannot answer SessionStart"):
         assert expected in text
+
+
+def test_http_prompt_agent_and_async_hooks_are_read_as_claude_code_writes_them() -> None:
+    warnings: list[str] = []
+    hooks = parse_hooks({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "http", "url": "http://127.0.0.1:8080/check", "timeout": 5,
+         "headers": {"Authorization": "Bearer $TOKEN"}, "allowedEnvVars": ["TOKEN"]},
+        {"type": "prompt", "prompt": "Is $ARGUMENTS safe?", "model": "haiku"}]}],
+        "Stop": [{"hooks": [{"type": "agent", "prompt": "Did tests run?"}]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "log", "async": True},
+                                   {"type": "http", "url": "https://x.test/", "async": True}]}]},
+        source="s.json", scope="user", warnings=warnings)
+    http, prompt, agent, logger, late = hooks
+    assert (http.type, http.command, http.timeout) == ("http", "http://127.0.0.1:8080/check", 5)
+    assert http.headers == (("Authorization", "Bearer $TOKEN"),) and http.allowed_env == (
+        "TOKEN",)
+    assert (prompt.type, prompt.model, prompt.timeout) == ("prompt", "haiku", 30.0)
+    assert (agent.type, agent.timeout) == ("agent", 60.0)
+    assert logger.background and not late.background
+    assert warnings == ["s.json: hooks.PostToolUse[0].hooks[1]: `async` is for command hooks; "
+                        "this http hook runs synchronously"]
+    assert http.describe()["headers"] == {"Authorization": "Bearer $TOKEN"}  # never the value
+    # a command hook's id is what it was before hooks had types; another type is another id
+    assert HookSpec("Stop", "x").id != HookSpec("Stop", "x", type="prompt").id
+    assert HookSpec("Stop", "x").id == "h" + __import__("hashlib").sha256(
+        b'["user", "", "Stop", "", "x", 60.0, false]').hexdigest()[:15]
 
 
 def test_ids_change_with_the_definition() -> None:

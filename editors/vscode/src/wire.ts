@@ -584,6 +584,10 @@ export interface HookInfo {
   trust: 'trusted' | 'rejected' | 'unknown';
   active: boolean;
   lastResult?: HookResultInfo;
+  /** What the hook runs: a shell command, an HTTP POST to the URL in command, or a model's judgement with the prompt in command */
+  type: 'command' | 'http' | 'prompt' | 'agent';
+  /** An async hook: it never holds a turn up */
+  background: boolean;
 }
 
 /** A hook's last run. */

@@ -71,7 +71,8 @@ class Permit:
     args: Any
     refusal: str | None = None
     grant: Grant | None = None
-    rewritten_from: dict[str, Any] | None = None
+    rewritten_from: dict[str, Any] | None = None  # what the model asked for
+    rewritten_by: str = "PreToolUse hook"
     context: tuple[str, ...] = ()
     approved: ApprovedEdit | None = None  # the edit as the user approved it (some hunks)
 
@@ -274,7 +275,8 @@ class ToolRunner:
             return f"A PreToolUse hook rewrote the call into invalid input: {exc.message}"
         permit.call = permit.call.model_copy(update={"arguments": dict(gate.updated_input)})
         permit.args = args
-        permit.rewritten_from = original
+        if permit.rewritten_from is None:  # (rewritten twice: the model's is the original)
+            permit.rewritten_from = original
         record.input = permit.call.arguments
         record.title = tool.title(args)
         again = await self._consult(self._before(permit.call, kind, rewritten=True))
@@ -338,9 +340,37 @@ class ToolRunner:
         # tool's first use (those are the user's), nor where a PreToolUse hook asked for the user
         if self.hooks is not None and not control and first is None and gate.verdict != "ask":
             answered = await self.hooks.permission_request(call.name, call.arguments, call.id)
-            if answered is not None and answered[0] == "deny":
-                record.blocked_reason = answered[1]
-                return f"Denied by a PermissionRequest hook: {answered[1]}", None
+            if answered is not None and answered.behavior == "deny":
+                record.blocked_reason = answered.message
+                if answered.interrupt and self.ctx.cancel is not None:  # and stop the turn
+                    self.ctx.cancel.set()
+                return f"Denied by a PermissionRequest hook: {answered.message}", None
+            if answered is not None and answered.updated_input is not None:
+                # the hook's rewrite, checked and judged as a PreToolUse one; where the new
+                # call must be asked about (a control file, outside the sandbox, a gate's
+                # ask) the user is asked about it, else the hook's allow stands
+                permit.rewritten_by = "PermissionRequest hook"
+                again = await self._rewrite(permit, GateDecision(
+                    "allow", approved=True, updated_input=answered.updated_input),
+                    kind, tool, record)
+                if isinstance(again, str):
+                    return again, None
+                call, args = permit.call, permit.args
+                title = record.title or call.name
+                if again.verdict == "deny":
+                    why = "; ".join(again.reasons) or "no reason given"
+                    record.blocked_reason = why
+                    return f"Denied by a tool gate: {why}", None
+                facts = self.facts(call, kind, tool)
+                if self.rules.decide(facts) == "deny":
+                    record.blocked_reason = "the user chose to always reject this call"
+                    return "Refused: the user chose to always reject this call.", None
+                control = control_paths(self.ctx.workspace, kind, call.arguments) \
+                    if self.mode != "bypass" else []
+                forced = tool.always_asks(args) if self.mode != "bypass" else None
+                if again.verdict == "ask" or control or forced is not None:
+                    answered = None
+                    gate = again
             if answered is not None:
                 record.approval = {"by": "hook", "decidedAt": now_iso(), "mode": self.mode,
                                    "event": "PermissionRequest"}
@@ -422,7 +452,7 @@ class ToolRunner:
     def _note_rewrite(permit: Permit, record: ToolCallRecord) -> None:
         """The approval record keeps what the model asked for when a hook rewrote it."""
         if permit.rewritten_from is not None and record.approval is not None:
-            record.approval["rewrittenBy"] = "PreToolUse hook"
+            record.approval["rewrittenBy"] = permit.rewritten_by
             record.approval["originalInput"] = permit.rewritten_from
 
     @staticmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -15,6 +15,9 @@ from openprogram_lsp.core.errors import NotFound, TurnCancelled
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
+from openprogram_lsp.hooks.model_hook import HookModel
+from openprogram_lsp.providers.base import Provider
+from openprogram_lsp.tools.base import ToolContext
 from openprogram_lsp.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -86,7 +89,24 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         if start is not None:
             hooks.start_context = await _until_cancel(hooks.session_start(start),
                                                       turn.control.cancel)
+        later = engine.take_later(turn.session_id)  # what async hooks said since last turn
+        if later:
+            hooks.start_context = "\n".join(n for n in (hooks.start_context, later) if n)
     return hooks
+
+
+def bind_model(hooks: TurnHooks | None, turn: ActiveTurn, provider: Provider,
+               provider_for: Callable[[str], Provider], tools: ToolRegistry,
+               ctx: ToolContext) -> None:
+    """Give the turn's prompt and agent hooks their model and read-only tools (once the
+    turn's model and tools are known; on the loop, whose thread the model runs on)."""
+    if hooks is None or not any(h.type in ("prompt", "agent") for h in hooks.hooks):
+        return
+    hooks.model = HookModel(loop=asyncio.get_running_loop(), provider=provider,
+                            provider_for=provider_for, tools=tools,
+                            ctx=ToolContext(workspace=ctx.workspace, session_id=ctx.session_id,
+                                            turn_id=turn.turn_id, cancel=ctx.cancel,
+                                            settings=ctx.settings, buffers=ctx.buffers))
 
 
 def transcript_path(turn: ActiveTurn) -> Path:

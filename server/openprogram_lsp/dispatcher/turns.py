@@ -88,6 +88,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
     PROMPT_SOURCES,
     admitted_tools,
     agent_definition,
+    bind_model,
     start_hooks,
     system_extra,
 )
@@ -407,6 +408,8 @@ class Dispatcher:
         history = await self._user_message(turn, history)
         runner = self._tool_runner(turn, history, self._tool_context(
             turn, options, settings, checkpoints), checkpoints, tools, every, definition)
+        bind_model(hooks, turn, provider, lambda spec: s.provider_factory(spec, settings),
+                   every, runner.ctx)
         system = system_extra(s, turn, definition, tools)
         if is_compact_command(turn.request.text):  # manual compaction: no model reply
             turn.prep = await compact_command(

@@ -1,7 +1,9 @@
 """Hook definitions in Claude Code's settings shape, and the files they are read from.
 
 ``{"hooks": {Event: [{"matcher": str, "hooks": [{"type": "command", "command": str,
-"timeout": seconds, "critical": bool}]}]}}`` -- the same in ``.openprogram/settings.json``,
+"timeout": seconds, "critical": bool, "async": bool}]}]}}`` (or ``"type": "http"`` with ``url``,
+``headers``, ``allowedEnvVars``; ``"prompt"`` / ``"agent"`` with ``prompt``, ``model``) -- the
+same in ``.openprogram/settings.json``,
 ``.claude/settings.json``, ``.claude/settings.local.json``, the user's ``settings.json`` (ours
 and Claude Code's ``~/.claude/settings.json``), the ``hooks`` table of the TOML config files
 and the ``hooks/hooks.json`` of enabled Claude Code plugins (``plugins.py``).
@@ -27,6 +29,11 @@ EVENTS: tuple[str, ...] = ("PreToolUse", "PermissionRequest", "PostToolUse",
                            "SessionStart", "SessionEnd", "PreCompact", "Notification")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
+HOOK_TYPES: tuple[str, ...] = ("command", "http", "prompt", "agent")
+# a model's judgement (prompt, agent hooks) only where Claude Code offers it: a yes / no answer
+MODEL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                          "UserPromptSubmit", "Stop", "SubagentStop"})
+DEFAULT_TIMEOUTS = {"command": DEFAULT_TIMEOUT, "http": 30.0, "prompt": 30.0, "agent": 60.0}
 Scope = DefinitionScope
 
 WORKSPACE_FILES: tuple[str, ...] = (".openprogram/settings.json", ".openprogram/config.toml",
@@ -35,7 +42,10 @@ WORKSPACE_FILES: tuple[str, ...] = (".openprogram/settings.json", ".openprogram/
 
 @dataclass(frozen=True, slots=True)
 class HookSpec:
-    """One command hook: on which event, for which matcher, from which file."""
+    """One hook: on which event, for which matcher, from which file, and what it runs.
+
+    ``command`` is what the hook is: a shell command, an ``http`` hook's URL, or a ``prompt``
+    / ``agent`` hook's prompt (``$ARGUMENTS`` stands for the event's JSON)."""
 
     event: str
     command: str
@@ -45,6 +55,16 @@ class HookSpec:
     source: str = ""
     scope: Scope = "user"
     plugin_root: str = ""  # a Claude Code plugin's directory (``CLAUDE_PLUGIN_ROOT``)
+    type: str = "command"  # command, http, prompt, agent
+    headers: tuple[tuple[str, str], ...] = ()  # an http hook's (``$VAR`` of allowed_env only)
+    allowed_env: tuple[str, ...] = ()
+    model: str = ""  # a prompt / agent hook's model ("": the turn's)
+    background: bool = False  # ``async``: runs without holding the turn up
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What makes two hooks the same hook (identical ones of an event run once)."""
+        return (self.type, self.command, self.timeout, self.headers, self.model)
 
     @property
     def id(self) -> str:
@@ -53,14 +73,28 @@ class HookSpec:
                              self.timeout, self.critical]
         if self.plugin_root:
             fields.append(self.plugin_root)
+        if self.type != "command" or self.background:  # (a command hook's id is as it was)
+            fields.append([self.type, list(map(list, self.headers)), list(self.allowed_env),
+                           self.model, self.background])
         blob = json.dumps(fields)
         return "h" + hashlib.sha256(blob.encode()).hexdigest()[:15]
 
     def describe(self) -> dict[str, Any]:
         """The definition as shown to the user (wire, trust prompts)."""
-        out = {"id": self.id, "event": self.event, "matcher": self.matcher,
-               "command": self.command, "timeout": self.timeout, "critical": self.critical,
-               "source": self.source, "scope": self.scope}
+        out: dict[str, Any] = {"id": self.id, "event": self.event, "matcher": self.matcher,
+                               "command": self.command, "timeout": self.timeout,
+                               "critical": self.critical, "source": self.source,
+                               "scope": self.scope}
+        if self.type != "command":
+            out["type"] = self.type
+        if self.headers:
+            out["headers"] = dict(self.headers)  # as written: ``$VAR``, never its value
+        if self.allowed_env:
+            out["allowedEnvVars"] = list(self.allowed_env)
+        if self.model:
+            out["model"] = self.model
+        if self.background:
+            out["async"] = True
         if self.plugin_root:
             out["pluginRoot"] = self.plugin_root
         return out
@@ -128,28 +162,58 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
         warnings.append(f"{where} must be an object; ignored")
         return None
     kind = entry.get("type", "command")
-    if kind != "command":
-        warnings.append(f"{where}: hook type {kind!r} is not supported (only \"command\"); "
-                        "ignored")
+    if kind not in HOOK_TYPES:
+        warnings.append(f"{where}: hook type {kind!r} is not supported (supported: "
+                        f"{', '.join(HOOK_TYPES)}); ignored")
         return None
-    command = entry.get("command")
-    if not isinstance(command, str) or not command.strip():
-        warnings.append(f"{where}.command must be a non-empty string; ignored")
+    if kind in ("prompt", "agent") and event not in MODEL_EVENTS:
+        warnings.append(f"{where}: a {kind!r} hook cannot answer {event} (only "
+                        f"{', '.join(sorted(MODEL_EVENTS))}); ignored")
         return None
-    if kind == "command" and entry.get("async") is True:
-        warnings.append(f"{where}: `async` hooks run synchronously here")
-    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    field_name = {"command": "command", "http": "url"}.get(kind, "prompt")
+    text = entry.get(field_name)
+    if not isinstance(text, str) or not text.strip():
+        warnings.append(f"{where}.{field_name} must be a non-empty string; ignored")
+        return None
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed: tuple[str, ...] = ()
+    if kind == "http":
+        if not text.startswith(("http://", "https://")):
+            warnings.append(f"{where}.url must be an http:// or https:// URL; ignored")
+            return None
+        raw_headers = entry.get("headers") or {}
+        raw_allowed = entry.get("allowedEnvVars") or []
+        if not isinstance(raw_headers, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in raw_headers.items()):
+            warnings.append(f"{where}.headers must be an object of strings; ignored")
+            return None
+        if not isinstance(raw_allowed, list) or not all(isinstance(v, str) for v in raw_allowed):
+            warnings.append(f"{where}.allowedEnvVars must be a list of names; ignored")
+            return None
+        headers, allowed = tuple(sorted(raw_headers.items())), tuple(raw_allowed)
+    model = entry.get("model") or ""
+    if not isinstance(model, str):
+        warnings.append(f"{where}.model must be a string; using the turn's model")
+        model = ""
+    background = entry.get("async") is True
+    if background and kind != "command":
+        warnings.append(f"{where}: `async` is for command hooks; this {kind} hook runs "
+                        "synchronously")
+        background = False
+    default = DEFAULT_TIMEOUTS[kind]
+    timeout = entry.get("timeout", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         warnings.append(f"{where}.timeout must be a positive number of seconds; using "
-                        f"{DEFAULT_TIMEOUT:g}")
-        timeout = DEFAULT_TIMEOUT
+                        f"{default:g}")
+        timeout = default
     critical = entry.get("critical", False)
     if not isinstance(critical, bool):
         warnings.append(f"{where}.critical must be true or false; using false")
         critical = False
-    return HookSpec(event=event, command=command, matcher=matcher,
+    return HookSpec(event=event, command=text, matcher=matcher,
                     timeout=min(float(timeout), MAX_TIMEOUT), critical=critical, source=source,
-                    scope=scope)
+                    scope=scope, type=kind, headers=headers, allowed_env=allowed,
+                    model=model if kind in ("prompt", "agent") else "", background=background)
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:

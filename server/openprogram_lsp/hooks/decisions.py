@@ -137,11 +137,24 @@ def prompt(run: HookRun) -> PromptAnswer:
     return PromptAnswer(context=_str(_specific(out).get("additionalContext")))
 
 
-def permission(run: HookRun) -> tuple[str, str] | None:
-    """PermissionRequest: ``hookSpecificOutput.decision.behavior`` allow / deny (with a
-    ``message``), or exit 2 (deny, stderr the message); None: the user is asked."""
+@dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    """A PermissionRequest hook's answer for the user: allow (maybe with a rewritten input)
+    or deny (with a message; ``interrupt`` ends the turn too)."""
+
+    behavior: Literal["allow", "deny"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = None  # in Claude Code's spelling (or ours)
+    interrupt: bool = False
+
+
+def permission(run: HookRun) -> PermissionAnswer | None:
+    """PermissionRequest: ``hookSpecificOutput.decision.behavior`` allow (``updatedInput``
+    rewrites the call) / deny (``message``, ``interrupt``), or exit 2 (deny, stderr the
+    message); None: the user is asked."""
     if run.exit_code == 2:
-        return "deny", run.stderr.strip() or "denied by a PermissionRequest hook"
+        return PermissionAnswer("deny", run.stderr.strip() or "denied by a PermissionRequest "
+                                                              "hook")
     if run.failed:
         _warn(run)
         return None
@@ -151,10 +164,28 @@ def permission(run: HookRun) -> tuple[str, str] | None:
         return None
     behavior = decision.get("behavior")
     if behavior == "deny":
-        return "deny", _str(decision.get("message")) or "denied by a PermissionRequest hook"
+        return PermissionAnswer("deny", _str(decision.get("message"))
+                                or "denied by a PermissionRequest hook",
+                                interrupt=decision.get("interrupt") is True)
     if behavior == "allow":
-        return "allow", ""
+        updated = decision.get("updatedInput")
+        if updated is not None and not isinstance(updated, dict):
+            return PermissionAnswer("deny", f"hook `{run.hook.command}` answered an "
+                                            "updatedInput that is not an object")
+        return PermissionAnswer("allow", updated_input=updated)
     return None
+
+
+def later(run: HookRun) -> str | None:
+    """An async hook's ``systemMessage`` or ``additionalContext`` (for the next turn)."""
+    if run.failed:
+        _warn(run)
+        return None
+    out = run.json_output()
+    if out is None:
+        return None
+    parts = [_str(out.get("systemMessage")), _str(_specific(out).get("additionalContext"))]
+    return "\n".join(p for p in parts if p) or None
 
 
 def context(run: HookRun) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -34,8 +35,10 @@ from openprogram_lsp.hooks.config import (
     claude_dir,
     user_files,
 )
+from openprogram_lsp.hooks.http_hook import run_http
 from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
 from openprogram_lsp.hooks.matcher import matches, matches_tool
+from openprogram_lsp.hooks.model_hook import HookModel
 from openprogram_lsp.hooks.policies import UntestedEdits
 from openprogram_lsp.hooks.runner import HookRun, run_hook
 from openprogram_lsp.hooks.sources import load_config
@@ -51,6 +54,9 @@ from openprogram_lsp.tools.claude_tools import (
 log = logging.getLogger(__name__)
 
 MAX_LIVE = 1024  # sessions kept for their SessionEnd
+MAX_LATER = 32  # notes of async hooks kept per session for its next turn
+# async hooks run here, never holding a turn up (their processes die with the server's)
+_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="async-hook")
 CLAUDE_MODES = {"ask": "default", "accept-edits": "acceptEdits", "plan": "plan",
                 "bypass": "bypassPermissions"}
 
@@ -72,6 +78,7 @@ class HookEngine:
         self._seen_sessions: set[str] = set()
         self._live: dict[str, TurnHooks] = {}  # session -> its last turn's hooks (SessionEnd)
         self._transcripts: dict[Path, Transcript] = {}  # kept across turns (the last 32)
+        self._later: dict[str, list[str]] = {}  # session -> async hooks' notes for its next turn
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -164,7 +171,8 @@ class HookEngine:
             out.append(HookListing(id=h.id, event=h.event, matcher=h.matcher,
                                    command=h.command, timeout=h.timeout, critical=h.critical,
                                    source=h.source, scope=h.scope, trust=state,
-                                   active=state == "trusted", last_result=self.last.get(h.id)))
+                                   active=state == "trusted", last_result=self.last.get(h.id),
+                                   type=h.type, background=h.background))
         return out
 
     def session_start(self, session_id: str, *, new: bool) -> str | None:
@@ -213,8 +221,9 @@ class HookEngine:
             specs = hooks.matching("SessionEnd", subject=reason)
             if not specs:
                 continue
-            try:
-                runs = hooks.run_all(specs, functools.partial(hooks.payload, reason=reason))
+            try:  # (an async one too: the session will not have a next turn to wait for)
+                runs = hooks.run_all(specs, functools.partial(hooks.payload, reason=reason),
+                                     background=False)
             except Exception:
                 log.exception("SessionEnd hooks failed")
                 continue
@@ -233,6 +242,21 @@ class HookEngine:
         state = {"trust": "trusted", "reject": "rejected", "forget": "unknown"}[decision]
         self.trust.set(workspace, definition_id, state)  # type: ignore[arg-type]
         return state
+
+    def later(self, session_id: str, note: str) -> None:
+        """Keep what an async hook said for the session's next turn (the last MAX_LATER)."""
+        with self._lock:
+            notes = self._later.setdefault(session_id, [])
+            notes.append(note)
+            del notes[:-MAX_LATER]
+            while len(self._later) > MAX_LIVE:
+                self._later.pop(next(iter(self._later)))
+
+    def take_later(self, session_id: str) -> str | None:
+        """What async hooks said since the session's last turn began (then forgotten)."""
+        with self._lock:
+            notes = self._later.pop(session_id, [])
+        return "\n".join(notes) or None
 
     def record(self, run: HookRun, outcome: str) -> None:
         """Remember a hook's last run and what it decided."""
@@ -305,6 +329,7 @@ class TurnHooks:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     render_transcript: Callable[[], None] | None = None  # writes ``transcript_path`` afresh
     start_context: str | None = None  # what SessionStart hooks told the model
+    model: HookModel | None = None  # what prompt and agent hooks ask (set once tools are known)
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -320,7 +345,7 @@ class TurnHooks:
     def matching(self, event: str, *, tool: str | None = None,
                  subject: str | None = None) -> list[HookSpec]:
         """Active hooks of an event whose matcher selects the tool or subject (deduplicated)."""
-        seen: set[tuple[str, float]] = set()
+        seen: set[tuple[Any, ...]] = set()
         out = []
         for h in self.hooks:
             if h.event != event:
@@ -329,9 +354,9 @@ class TurnHooks:
                 continue
             if tool is None and subject is not None and not matches(h.matcher, subject):
                 continue
-            if (h.command, h.timeout) in seen:  # identical commands run once, as Claude Code
+            if h.key in seen:  # identical commands run once, as Claude Code
                 continue
-            seen.add((h.command, h.timeout))
+            seen.add(h.key)
             out.append(h)
         return out
 
@@ -358,22 +383,51 @@ class TurnHooks:
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
 
-    def run_all(self, specs: list[HookSpec], make: Callable[[HookSpec], dict[str, Any]]
-                ) -> list[HookRun]:
+    def run_one(self, spec: HookSpec, payload: dict[str, Any]) -> HookRun:
+        """Run one hook of whichever type (blocking; called off the loop)."""
+        if spec.type == "http":
+            return run_http(spec, payload, cancelled=self._cancelled)
+        if spec.type in ("prompt", "agent"):
+            if self.model is None:
+                return HookRun(spec, None, "", "", 0.0, error="has no model to ask here")
+            return self.model.run(spec, payload, cancelled=self._cancelled)
+        return run_hook(spec, payload, self.workspace, cancelled=self._cancelled)
+
+    def run_all(self, specs: list[HookSpec], make: Callable[[HookSpec], dict[str, Any]], *,
+                background: bool = True) -> list[HookRun]:
         """Run hooks in parallel, blocking until each ends, times out or the turn cancels;
-        the transcript is rendered first, so a hook reads the branch as it is now."""
+        the transcript is rendered first, so a hook reads the branch as it is now. ``async``
+        hooks are started and left running (``background=False``: waited for too); they
+        answer nothing now, and what they say is kept for the session's next turn."""
         if self.render_transcript is not None:
             try:
                 self.render_transcript()
             except Exception:  # a hook without its transcript still runs
                 log.warning("the transcript for hooks could not be written", exc_info=True)
+        if background:
+            for spec in (s for s in specs if s.background):
+                _BACKGROUND.submit(self._in_background, spec, make(spec))
+            specs = [s for s in specs if not s.background]
+        if not specs:
+            return []
         if len(specs) == 1:
-            return [run_hook(specs[0], make(specs[0]), self.workspace,
-                             cancelled=self._cancelled)]
+            return [self.run_one(specs[0], make(specs[0]))]
         with ThreadPoolExecutor(max_workers=min(8, len(specs))) as pool:
-            futures = [pool.submit(run_hook, s, make(s), self.workspace,
-                                   cancelled=self._cancelled) for s in specs]
+            futures = [pool.submit(self.run_one, s, make(s)) for s in specs]
             return [f.result() for f in futures]
+
+    def _in_background(self, spec: HookSpec, payload: dict[str, Any]) -> None:
+        """An async hook's run: never cancelled with the turn; its ``systemMessage`` or
+        ``additionalContext`` reaches the model with the session's next prompt."""
+        try:
+            run = run_hook(spec, payload, self.workspace)
+        except Exception:
+            log.exception("an async hook failed")
+            return
+        note = decisions.later(run)
+        if note:
+            self.engine.later(self.session_id, f"[async {spec.event} hook] {note}")
+        self.engine.record(run, "failed" if run.failed else "ok")  # (after: it is kept)
 
     # -- the gate (synchronous, called from GateRegistry.decide) -----------------------------
 
@@ -440,23 +494,36 @@ class TurnHooks:
         return "\n".join(notes) or None
 
     async def permission_request(self, name: str, arguments: dict[str, Any],
-                                 tool_use_id: str) -> tuple[str, str] | None:
-        """PermissionRequest, as the user is about to be asked: (``allow`` | ``deny``,
-        message) from the hooks (deny wins), or None to ask the user."""
+                                 tool_use_id: str) -> decisions.PermissionAnswer | None:
+        """PermissionRequest, as the user is about to be asked: the hooks' answer for the
+        user (deny wins; an allow's ``updatedInput`` in our arguments; two allows rewriting
+        differently are a denial), or None to ask the user."""
         specs = self.matching("PermissionRequest", tool=name)
         if not specs:
             return None
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
             s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id,
             permission_suggestions=[]))
-        answers = []
+        answers: list[decisions.PermissionAnswer] = []
         for run in runs:
             answer = decisions.permission(run)
-            self.engine.record(run, answer[0] if answer else "no decision")
-            if answer is not None:
-                answers.append(answer)
-        denied = [a for a in answers if a[0] == "deny"]
-        return denied[0] if denied else (answers[0] if answers else None)
+            self.engine.record(run, answer.behavior if answer else "no decision")
+            if answer is None:
+                continue
+            if answer.updated_input is not None:
+                answer = replace(answer, updated_input=our_input(
+                    name, answer.updated_input, arguments, str(self.workspace)))
+            answers.append(answer)
+        denied = [a for a in answers if a.behavior == "deny"]
+        if denied:
+            return denied[0]
+        rewrites = {json.dumps(a.updated_input, sort_keys=True, default=str)
+                    for a in answers if a.updated_input is not None}
+        if len(rewrites) > 1:
+            return decisions.PermissionAnswer("deny", "PermissionRequest hooks rewrote the "
+                                                      "call in different ways")
+        rewritten = [a for a in answers if a.updated_input is not None]
+        return rewritten[0] if rewritten else (answers[0] if answers else None)
 
     async def session_start(self, source: str) -> str | None:
         """SessionStart (``startup``, ``resume``, ``compact``): context for the model from

@@ -36,3 +36,5 @@ class HookListing:
     trust: TrustState
     active: bool  # trusted, so it runs
     last_result: HookRunSummary | None = None
+    type: str = "command"  # command, http (command: its URL), prompt, agent (command: prompt)
+    background: bool = False  # ``async``

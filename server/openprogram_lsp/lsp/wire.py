@@ -615,6 +615,10 @@ class HookInfo(Result):
     trust: Literal["trusted", "rejected", "unknown"]
     active: bool
     last_result: HookResultInfo | None = None
+    type: Literal["command", "http", "prompt", "agent"] = Field(
+        "command", description="What the hook runs: a shell command, an HTTP POST to the URL in "
+                               "command, or a model's judgement with the prompt in command")
+    background: bool = Field(False, description="An async hook: it never holds a turn up")
 
 
 class HooksResult(Result):

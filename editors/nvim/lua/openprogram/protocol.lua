@@ -500,6 +500,8 @@ M.event_types = {
 ---@field trust 'trusted'|'rejected'|'unknown'
 ---@field active boolean
 ---@field lastResult? openprogram.HookResultInfo
+---@field type 'command'|'http'|'prompt'|'agent' What the hook runs: a shell command, an HTTP POST to the URL in command, or a model's judgement with the prompt in command
+---@field background boolean An async hook: it never holds a turn up
 
 ---@class openprogram.HookResultInfo A hook's last run.
 ---@field exitCode? integer
