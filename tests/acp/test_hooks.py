@@ -10,6 +10,7 @@ from pathlib import Path
 
 from acp import text_block
 from tests.acp.client import RecordingClient, subprocess_agent, until
+from tests.acp.test_mcp import assert_calls_announced_and_closed
 from tests.lsp.conftest import write_script
 
 DATA = Path(__file__).parent.parent / "hooks" / "data" / "claude"
@@ -51,6 +52,7 @@ async def test_user_and_project_claude_hooks_block_rewrite_and_add_context(
         assert resp.stop_reason == "end_turn"
         await conn.close_session(session_id=session.session_id)
         await until(ended.exists, "SessionEnd")
+    assert_calls_announced_and_closed(client)  # the hook trust prompt too
     asked = [entry for name, entry in client.log if name == "permission"]
     trust, rewritten = asked  # the project's hook was approved once, then the rewritten rm
     [definition] = trust["toolCall"].raw_input["definitions"]  # the user's hooks need none
