@@ -241,3 +241,23 @@ async def test_hostile_ids_and_anchors_are_refused_and_the_agent_keeps_serving(
     assert err.value.code == -32602
     resp = await acp.prompt(session_id=sid, prompt=[text_block("list .")])
     assert resp.stop_reason == "end_turn"
+
+
+async def test_a_fork_s_rules_scope_follows_openprogram_fork(
+        dispatcher: Dispatcher, workspace: Path) -> None:
+    """``rules``: ``inherit`` keeps the session's "always" answers, ``reset`` asks again."""
+    client = RecordingClient(answer="allow_always")
+    async with in_process(dispatcher, client) as (conn, _agent):
+        session = await conn.new_session(cwd=str(workspace))
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("write a.txt\n1\n")])
+        head = dispatcher.services.store.head(sid)
+        asked = len([n for n, _ in client.log if n == "permission"])
+        for rules, asks in (("inherit", 0), ("reset", 1)):
+            fork = await conn.fork_session(cwd=str(workspace), session_id=sid, openprogram={
+                "fromNodeId": head, "rules": rules, "name": rules})
+            await conn.prompt(session_id=fork.session_id,
+                              prompt=[text_block(f"write a.txt\n{rules}\n")])
+            now = len([n for n, _ in client.log if n == "permission"])
+            assert (now - asked, (workspace / "a.txt").read_text()) == (asks, f"{rules}\n")
+            asked = now
