@@ -246,3 +246,25 @@ def test_a_prompt_hook_blocks_a_prompt_and_an_unreadable_answer_fails_open_unles
     [rec] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
     assert rec.status == "failed" and "critical hook" in (rec.blocked_reason or "")
     assert not (workspace / "a.txt").exists()
+
+
+def test_if_narrows_a_hook_system_message_is_shown_and_continue_false_ends_the_turn(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    warn = json.dumps({"systemMessage": "git pushes are logged"})
+    stop = json.dumps({"continue": False, "stopReason": "the build is red"})
+    user_settings({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"command": "echo 'only git is checked' >&2; exit 2", "if": "Bash(npm *)"},
+        {"command": f"printf '%s' '{warn}'", "if": "Bash(git *)"}]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [
+            {"command": f"printf '%s' '{stop}'", "if": "Bash(touch *)"}]}]}})
+    d = make_dispatcher(script([call("run_command", command="git --version"),
+                                call("run_command", command="touch a.txt"),
+                                call("run_command", command="touch b.txt"), text("ok")]),
+                        permission_mode="bypass")
+    r = d.process_user_turn(TurnRequest(text="go"))
+    assert r.status == "cancelled"  # the PostToolUse hook's continue: false ended it
+    git, touched = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert git.status == "completed" and touched.status == "completed"
+    assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+    assert "PreToolUse hook: git pushes are logged" in r.warnings
+    assert "a PostToolUse hook ended the turn: the build is red" in r.warnings

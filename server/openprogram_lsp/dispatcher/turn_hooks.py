@@ -79,6 +79,8 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         rules=with_client_rules(s.rules_for(turn.workspace), turn.request.rules),
         cancel=turn.control.cancel, once=once, config=defs.config)
     turn.trusted_once = once
+    hooks.warnings = turn.warnings  # a hook's systemMessage is shown with the result
+    hooks.halt = turn.control.request_cancel  # a hook's continue: false
     if subagent:
         hooks.notify("SubagentStart", str(turn.request.metadata.get("agentType") or ""),
                      agent_id=turn.request.agent_id or turn.turn_id,

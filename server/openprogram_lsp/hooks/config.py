@@ -60,11 +60,13 @@ class HookSpec:
     allowed_env: tuple[str, ...] = ()
     model: str = ""  # a prompt / agent hook's model ("": the turn's)
     background: bool = False  # ``async``: runs without holding the turn up
+    condition: str = ""  # ``if``: a permission rule narrowing the tool calls (condition.py)
 
     @property
     def key(self) -> tuple[Any, ...]:
         """What makes two hooks the same hook (identical ones of an event run once)."""
-        return (self.type, self.command, self.timeout, self.headers, self.model)
+        return (self.type, self.command, self.timeout, self.headers, self.model,
+                self.condition)
 
     @property
     def id(self) -> str:
@@ -76,6 +78,8 @@ class HookSpec:
         if self.type != "command" or self.background:  # (a command hook's id is as it was)
             fields.append([self.type, list(map(list, self.headers)), list(self.allowed_env),
                            self.model, self.background])
+        if self.condition:
+            fields.append({"if": self.condition})
         blob = json.dumps(fields)
         return "h" + hashlib.sha256(blob.encode()).hexdigest()[:15]
 
@@ -95,6 +99,8 @@ class HookSpec:
             out["model"] = self.model
         if self.background:
             out["async"] = True
+        if self.condition:
+            out["if"] = self.condition
         if self.plugin_root:
             out["pluginRoot"] = self.plugin_root
         return out
@@ -195,6 +201,11 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
     if not isinstance(model, str):
         warnings.append(f"{where}.model must be a string; using the turn's model")
         model = ""
+    condition = entry.get("if") or ""
+    if not isinstance(condition, str):
+        warnings.append(f"{where}.if must be a permission rule such as \"Bash(git *)\"; "
+                        "ignored")
+        return None
     background = entry.get("async") is True
     if background and kind != "command":
         warnings.append(f"{where}: `async` is for command hooks; this {kind} hook runs "
@@ -213,7 +224,8 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
     return HookSpec(event=event, command=text, matcher=matcher,
                     timeout=min(float(timeout), MAX_TIMEOUT), critical=critical, source=source,
                     scope=scope, type=kind, headers=headers, allowed_env=allowed,
-                    model=model if kind in ("prompt", "agent") else "", background=background)
+                    model=model if kind in ("prompt", "agent") else "", background=background,
+                    condition=condition.strip())
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:

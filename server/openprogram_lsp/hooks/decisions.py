@@ -16,6 +16,10 @@ from openprogram_lsp.hooks.runner import HookRun
 log = logging.getLogger(__name__)
 
 Verdict = Literal["allow", "ask", "deny"]
+# events whose ``continue: false`` ends the turn (UserPromptSubmit's blocks the prompt, a Stop
+# hook's lets the turn stop; the session events have no turn left to end)
+HALTING = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                     "SubagentStart", "PreCompact", "Notification"})
 _VERDICTS = {"allow": "allow", "ask": "ask", "deny": "deny", "approve": "allow",
              "block": "deny"}
 
@@ -208,6 +212,8 @@ def stop(run: HookRun) -> str | None:
         _warn(run)
         return None
     out = run.json_output()
+    if out is not None and out.get("continue") is False:  # stop, whatever else it says
+        return None
     if out is not None and out.get("decision") == "block":
         return _str(out.get("reason")) or "A Stop hook asked you to continue."
     return None

@@ -27,6 +27,7 @@ from openprogram_lsp.core.ports import AgentDefinitionRow
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks import decisions
 from openprogram_lsp.hooks.approval import Pending
+from openprogram_lsp.hooks.condition import holds
 from openprogram_lsp.hooks.config import (
     WORKSPACE_FILES,
     HookConfig,
@@ -330,6 +331,8 @@ class TurnHooks:
     render_transcript: Callable[[], None] | None = None  # writes ``transcript_path`` afresh
     start_context: str | None = None  # what SessionStart hooks told the model
     model: HookModel | None = None  # what prompt and agent hooks ask (set once tools are known)
+    warnings: list[str] = field(default_factory=list)  # the turn's: shown with its result
+    halt: Callable[[], None] | None = None  # ends the turn (from any thread)
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -342,14 +345,22 @@ class TurnHooks:
         return any(h.event == "PreToolUse" and matches_tool(h.matcher, tool)
                    for h in self.hooks)
 
-    def matching(self, event: str, *, tool: str | None = None,
-                 subject: str | None = None) -> list[HookSpec]:
-        """Active hooks of an event whose matcher selects the tool or subject (deduplicated)."""
+    def matching(self, event: str, *, tool: str | None = None, subject: str | None = None,
+                 arguments: dict[str, Any] | None = None) -> list[HookSpec]:
+        """Active hooks of an event whose matcher selects the tool or subject, and whose
+        ``if`` holds for the call's ``arguments`` (deduplicated)."""
         seen: set[tuple[Any, ...]] = set()
         out = []
+        seen_as: dict[str, Any] | None = None  # the call as hooks see it (worked out once)
         for h in self.hooks:
             if h.event != event:
                 continue
+            if h.condition:
+                if seen_as is None:
+                    seen_as = claude_input(tool, arguments or {}, str(self.workspace)) \
+                        if tool is not None else {}
+                if not holds(h.condition, event, tool, seen_as, str(self.workspace)):
+                    continue
             if tool is not None and not matches_tool(h.matcher, tool):
                 continue
             if tool is None and subject is not None and not matches(h.matcher, subject):
@@ -411,10 +422,33 @@ class TurnHooks:
         if not specs:
             return []
         if len(specs) == 1:
-            return [self.run_one(specs[0], make(specs[0]))]
-        with ThreadPoolExecutor(max_workers=min(8, len(specs))) as pool:
-            futures = [pool.submit(self.run_one, s, make(s)) for s in specs]
-            return [f.result() for f in futures]
+            runs = [self.run_one(specs[0], make(specs[0]))]
+        else:
+            with ThreadPoolExecutor(max_workers=min(8, len(specs))) as pool:
+                futures = [pool.submit(self.run_one, s, make(s)) for s in specs]
+                runs = [f.result() for f in futures]
+        for run in runs:
+            self._common(run)
+        return runs
+
+    def _common(self, run: HookRun) -> None:
+        """The answer fields every event shares: ``systemMessage`` is shown to the user (the
+        turn's warnings); ``continue: false`` ends the turn after the hook, its ``stopReason``
+        shown (a prompt it blocks, a Stop hook it lets stop: those events' own readings)."""
+        out = run.json_output()
+        if out is None:
+            return
+        event = run.hook.event
+        message = out.get("systemMessage")
+        if isinstance(message, str) and message.strip():
+            self.warnings.append(f"{event} hook: {message.strip()}")
+        if out.get("continue") is False and event in decisions.HALTING:
+            reason = out.get("stopReason")
+            why = reason.strip() if isinstance(reason, str) and reason.strip() else \
+                "no reason given"
+            self.warnings.append(f"a {event} hook ended the turn: {why}")
+            if self.halt is not None:
+                self.halt()
 
     def _in_background(self, spec: HookSpec, payload: dict[str, Any]) -> None:
         """An async hook's run: never cancelled with the turn; its ``systemMessage`` or
@@ -435,10 +469,11 @@ class TurnHooks:
         """PreToolUse hooks of one tier on a ``tool.before`` payload: their merged answer
         (deny > ask > allow > no opinion), the rewritten input in our arguments, context."""
         name = str(payload.get("name", ""))
-        specs = [h for h in self.matching("PreToolUse", tool=name) if h.critical == critical]
+        arguments = payload.get("input") or {}
+        specs = [h for h in self.matching("PreToolUse", tool=name, arguments=arguments)
+                 if h.critical == critical]
         if not specs:
             return None
-        arguments = payload.get("input") or {}
         runs = self.run_all(specs, lambda s: self.payload(
             s, tool_name=name, tool_input=arguments, tool_use_id=payload.get("tool_call_id")))
         rank = {"allow": 0, "ask": 1, "deny": 2}
@@ -475,7 +510,7 @@ class TurnHooks:
         """PostToolUse after a successful call: feedback for the model, if any."""
         self.untested.saw(name, arguments, ok)
         event = "PostToolUse" if ok else "PostToolUseFailure"
-        specs = self.matching(event, tool=name)
+        specs = self.matching(event, tool=name, arguments=arguments)
         if not specs:
             return None
         if ok:
@@ -498,7 +533,7 @@ class TurnHooks:
         """PermissionRequest, as the user is about to be asked: the hooks' answer for the
         user (deny wins; an allow's ``updatedInput`` in our arguments; two allows rewriting
         differently are a denial), or None to ask the user."""
-        specs = self.matching("PermissionRequest", tool=name)
+        specs = self.matching("PermissionRequest", tool=name, arguments=arguments)
         if not specs:
             return None
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
