@@ -10,7 +10,6 @@ the current text is cached by (head, path, content hash) by the caller.
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from collections import OrderedDict
@@ -19,8 +18,10 @@ from typing import Literal
 
 from openprogram_lsp.core.errors import CheckpointError
 from openprogram_lsp.store.checkpoints import CheckpointStore
+from openprogram_lsp.store.checkpoints.hunks import blob_hunks, unchanged_runs
 from openprogram_lsp.store.checkpoints.meta import CommitMeta
 from openprogram_lsp.store.checkpoints.objects import commit_tree, lookup, read_blobs
+from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
 
 Kind = Literal["agent", "user", "base", "unrecorded"]
 _ENTRY = re.compile(rb"^([0-9a-f]{40}) (\d+) (\d+) (\d+)$")
@@ -157,14 +158,18 @@ class LineBlame:
         if hit is not None:
             return hit
         out: dict[int, Owner] = {}
-        mine = self._lines(commit, path) or []
+        mine = self._blob(commit, path)
         for source in self._sources(restored_from) if mine else []:
-            theirs = self._lines(source, path)
-            if theirs is None:
+            theirs = self._blob(source, path)
+            if theirs is None or mine is None:
                 continue
             owners = self.at(source, path, depth + 1)
-            matcher = difflib.SequenceMatcher(None, mine, theirs, autojunk=False)
-            for a, b, size in matcher.get_matching_blocks():
+            try:  # git's diff, bounded on any text (difflib is quadratic on repeated lines)
+                runs = unchanged_runs(blob_hunks(self.store.repo, theirs, mine),
+                                      _line_count(self.store.repo, theirs))
+            except CheckpointError:
+                continue
+            for b, a, size in runs:
                 for k in range(size):
                     if a + k not in out and b + k < len(owners):
                         out[a + k] = owners[b + k]
@@ -184,12 +189,19 @@ class LineBlame:
         parent = self.metas().get(commit, (None, None))[1]
         return [commit, *([parent] if parent else [])]
 
-    def _lines(self, commit: str, path: str) -> list[bytes] | None:
+    def _blob(self, commit: str, path: str) -> str | None:
+        """The blob of ``path`` (a regular file) at ``commit``."""
         repo = self.store.repo
         try:
             entry = lookup(repo, commit_tree(repo, commit), path)
-            if entry is None or entry[0] not in ("100644", "100755"):
-                return None
-            return read_blobs(repo, [entry[1]])[entry[1]].splitlines()
         except CheckpointError:
             return None
+        if entry is None or entry[0] not in ("100644", "100755"):
+            return None
+        return entry[1]
+
+
+def _line_count(repo: ShadowRepo, blob: str) -> int:
+    """Lines of a blob as git counts them (``\\n`` ends one; a last line may lack it)."""
+    data = read_blobs(repo, [blob])[blob]
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from openprogram_lsp.store.checkpoints.hunks import hunks
+from openprogram_lsp.store.checkpoints.hunks import zero_context_hunks
 from openprogram_lsp.store.checkpoints.meta import STATUS
 from openprogram_lsp.store.checkpoints.objects import commit_tree, diff_trees, read_blobs
 from openprogram_lsp.store.checkpoints.results import Change, CheckpointDiff, FileDiff
@@ -43,6 +43,7 @@ def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: s
     wanted = [sha for _, _, a, b in entries[:MAX_TEXT_FILES] for sha in (a, b) if sha != zero]
     blobs = read_blobs(repo, wanted)
     files: list[FileDiff] = []
+    hunked: list[tuple[FileDiff, str, str]] = []
     for n, (status, file_path, old, new) in enumerate(entries):
         item = FileDiff(path=file_path, status=cast(Change, STATUS.get(status, "modified")))
         files.append(item)
@@ -64,5 +65,12 @@ def checkpoint_diff(repo: ShadowRepo, checkpoint_id: str, commit: str, parent: s
             continue
         item.before, item.after = texts.get("before"), texts.get("after")
         if not item.truncated:
-            item.hunks = hunks(item.before or "", item.after or "")
+            hunked.append((item, old, new))
+    if hunked:
+        found = zero_context_hunks(repo.git(
+            ["diff-tree", "-p", "-U0", "--inter-hunk-context=0", "--text", "-r", "--no-renames",
+             "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", parent, commit,
+             "--", *(item.path for item, _, _ in hunked)]))
+        for item, old, new in hunked:
+            item.hunks = found.get((old, new), [])
     return CheckpointDiff(checkpoint_id=checkpoint_id, diff=diff, files=files)
