@@ -175,3 +175,13 @@ async def test_a_deleted_session_ends_its_jobs_only(reg: ToolRegistry, ctx: Tool
         await call(reg, ctx, "command_output", id="bg_1")
     assert "[bg_2: running" in (await call(reg, other, "command_output", id="bg_2")).text
     await reg.aclose()
+
+
+async def test_a_background_command_names_a_repository_it_made_below_the_root(
+        reg: ToolRegistry, ctx: ToolContext, workspace: Path) -> None:
+    """A sandboxed background command's output ends with what it made below the root."""
+    out = await call(reg, ctx, "run_command", command="mkdir -p p && git init -q p",
+                     background=True)
+    assert out.data["sandboxed"] is True, out.text
+    seen = await until(reg, ctx, out.data["id"], "Review them")
+    assert "p/.git (a git repository: its config and hooks run with git there)" in seen, seen

@@ -385,6 +385,50 @@ async def test_control_files_are_read_only_and_missing_ones_cannot_be_made(
     assert left == [".mcp.json", ".vscode", "fine.txt"], left
 
 
+def test_repositories_and_control_files_below_the_root_are_read_only_or_named(
+        workspace: Path, home: Path, tmp_path: Path) -> None:
+    """A folder of projects: a project's own .git and the control files in subfolders (down
+    to three levels) are read-only in the box too; what a command makes or moves there
+    anyway (a copied .git where the project was, a new repository, a new .nvim.lua) is named
+    in its result and in the turn's warnings."""
+    (workspace / "proj").mkdir()
+    _git(workspace / "proj", "init", "-q")
+    config = (workspace / "proj" / ".git" / "config").read_bytes()
+    (workspace / "a" / "b" / "c" / ".vscode").mkdir(parents=True)
+    (workspace / "a" / "b" / ".envrc").write_text("x\n")
+    (workspace / "a" / "b" / "c" / ".vscode" / "settings.json").write_text("{}\n")
+    (workspace / "d" / "1" / "2" / "3").mkdir(parents=True)  # four levels down: not looked at
+    (workspace / "d" / "1" / "2" / "3" / ".envrc").write_text("deep\n")
+    escaped = tmp_path / "ESCAPED"
+    stream = _chat_events(workspace, home, f"git -C proj config core.fsmonitor 'touch {escaped}'"
+                          "; echo rc=$?; echo y > a/b/.envrc; echo rc=$?; "
+                          "echo '{}' > a/b/c/.vscode/settings.json; echo rc=$?; "
+                          "rm -rf proj/.git; mv a/b/.envrc a/b/envrc 2>&1; echo rc=$?; "
+                          "mv proj proj2 && mkdir proj && cp -a proj2/.git proj/.git && "
+                          "mkdir -p new/x && git init -q new/x && echo > c.nvim && "
+                          "mkdir k && mv c.nvim k/.nvim.lua && echo ok > d/1/2/3/.envrc; "
+                          "echo END")
+    events = [json.loads(x) for x in stream.splitlines()]
+    [out] = [e["data"]["output"] for e in events if e["type"] == "tool.finished"]
+    assert "END" in out and out.count("rc=0") == 0, out
+    assert (workspace / "proj2" / ".git" / "config").read_bytes() == config
+    assert (workspace / "a" / "b" / ".envrc").read_text() == "x\n"
+    assert (workspace / "a" / "b" / "c" / ".vscode" / "settings.json").read_text() == "{}\n"
+    named = ("[this command made or moved files that can make commands run later, outside the "
+             "sandbox and unasked: k/.nvim.lua (Neovim runs it (exrc)); new/x/.git (a git "
+             "repository: its config and hooks run with git there); proj/.git (a git "
+             "repository: its config and hooks run with git there); proj2/.git (a git "
+             "repository: its config and hooks run with git there). Review them before using "
+             "them]")
+    assert named in out, out
+    [result] = [e["data"] for e in events if e["type"] == "result"]
+    assert result["warnings"] == [f"run_command: {named}"], result
+    again = _chat(workspace, home, "echo quiet")
+    assert "made or moved" not in again, again
+    _git(workspace / "proj2", "status")  # the user's own git in the project, outside the box
+    assert not escaped.exists()
+
+
 async def test_placeholders_stay_while_any_command_uses_them(ctx: ToolContext,
                                                               workspace: Path) -> None:
     """Two commands at once: the first one's end must not remove the mount point the second

@@ -98,7 +98,7 @@ class ToolRunner:
     label: str | None = None  # a child's label: its prompts say whose they are
     rules_session: str | None = None  # whose session rules apply (default: this session)
     rules_branch: str | None = None  # their scope in it: the nearest reset fork (Rule.branch)
-    faults: list[str] = field(default_factory=list)  # calls the machine failed (warnings)
+    faults: list[str] = field(default_factory=list)  # failed by the machine, or made (warnings)
 
     def _emit(self, type: str, payload: dict[str, Any]) -> None:
         self.bus.emit(make_event(type, payload, session_id=self.ctx.session_id,
@@ -198,6 +198,9 @@ class ToolRunner:
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        made = out.data.get("madeControls")  # a sandboxed command made a control file
+        if isinstance(made, str):
+            self.faults.append(f"{call.name}: {made}")
         if not out.is_error:
             news = await check.after()
             if news:

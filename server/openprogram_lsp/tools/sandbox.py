@@ -37,8 +37,10 @@ from openprogram_lsp.tools.limits import (
     rlimit_argv,
 )
 from openprogram_lsp.tools.procs import scrubbed_env
+from openprogram_lsp.tools.sandbox_scan import Nested, made_note, nested_controls
 
 NO_LIMITS = Limits()
+NO_NESTED = Nested()
 SandboxMode = Literal["auto", "required", "off"]
 
 # The user's credential stores (relative to $HOME); none of them is mounted in the sandbox.
@@ -118,6 +120,8 @@ class Plan:
     placeholders: tuple[str, ...] = ()  # mount points it makes for missing control files
     limits: Limits = NO_LIMITS
     inner: tuple[str, ...] = ()  # inside the box, in front of the shell (its rlimits)
+    workspace: str = ""  # the real path the box binds
+    nested: Nested = NO_NESTED  # repositories and control files below the root, before it ran
 
 
 def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Plan:
@@ -128,9 +132,12 @@ def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Pla
         if settings.mode == "required":
             raise ToolError(f"refused: the sandbox is required but {found.reason}")
         return Plan(False, note=f"not sandboxed: {found.reason}")
-    argv, made = _argv(found.path, workspace, network=settings.network)
+    ws = os.path.realpath(workspace)
+    nested = nested_controls(ws)
+    argv, made = _argv(found.path, workspace, network=settings.network, nested=nested)
     return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made),
-                limits=settings.limits, inner=tuple(rlimit_argv(settings.limits)))
+                limits=settings.limits, inner=tuple(rlimit_argv(settings.limits)),
+                workspace=ws, nested=nested)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -157,7 +164,8 @@ def bwrap_argv(bwrap: str, workspace: Path, *, network: bool) -> list[str]:
     return _argv(bwrap, workspace, network=network)[0]
 
 
-def _argv(bwrap: str, workspace: Path, *, network: bool) -> tuple[list[str], list[str]]:
+def _argv(bwrap: str, workspace: Path, *, network: bool,
+          nested: Nested | None = None) -> tuple[list[str], list[str]]:
     """``bwrap_argv`` and the placeholders it makes (see ``read_only_controls``)."""
     ws = Path(os.path.realpath(workspace))
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
@@ -176,7 +184,7 @@ def _argv(bwrap: str, workspace: Path, *, network: bool) -> tuple[list[str], lis
     argv += ["--bind", str(ws), str(ws)]
     # the control files before what is hidden in the workspace: a read-only bind of
     # `.openprogram` must not bring back a state directory hidden inside it
-    controls, made = read_only_controls(ws)
+    controls, made = read_only_controls(ws, nested)
     argv += controls
     for p in after:
         argv += _hide(p)
@@ -187,9 +195,10 @@ _SUBMODULE = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 _PLACEHOLDERS: dict[str, int] = {}  # placeholder path -> sandboxed commands running with it
 
 
-def read_only_controls(ws: Path) -> tuple[list[str], list[str]]:
+def read_only_controls(ws: Path, nested: Nested | None = None) -> tuple[list[str], list[str]]:
     """bwrap arguments that keep ``.git`` and the control files at the workspace root (and
-    each submodule's ``.git``) read-only, and the placeholders among them.
+    each submodule's ``.git``, and those ``nested`` found below the root) read-only, and the
+    placeholders among them.
 
     An existing one is bound read-only onto itself (through a symlink: its target, when that
     lies in the workspace; outside it is read-only already). A missing one that must not be
@@ -204,13 +213,18 @@ def read_only_controls(ws: Path) -> tuple[list[str], list[str]]:
                                      for c in sandbox_entries())]
     for sub in _submodules(ws):
         names.append((f"{sub}/.git", True, False))
+    if nested is None:
+        nested = nested_controls(str(ws))
+    names += [(os.path.relpath(p, ws), False, False) for p in nested.paths]
+    bound: set[str] = set()
     for name, is_dir, always in names:
         path = os.path.join(ws, name)
         real = os.path.realpath(path)
-        if not _inside(Path(real), ws):
+        if not _inside(Path(real), ws) or real == str(ws) or real in bound:
             continue  # outside the workspace: read-only (or hidden) already
         if os.path.lexists(real) and real not in _PLACEHOLDERS:
             args += ["--ro-bind", real, real]
+            bound.add(real)
         elif always or real in _PLACEHOLDERS:
             args += (["--tmpfs", real, "--remount-ro", real] if is_dir
                      else ["--ro-bind", "/dev/null", real])
@@ -243,6 +257,7 @@ class Held:
             _PLACEHOLDERS[p] = _PLACEHOLDERS.get(p, 0) + 1
         self._done = False
         self._hit: list[str] | None = None  # what the cgroup's counters said at the end
+        self._made = ""  # what it made below the root (made_note)
 
     def attach(self, pid: int) -> None:
         """The box's first process, before it runs anything: into the cgroup."""
@@ -255,6 +270,11 @@ class Held:
             return ""
         return note(self.how.limits, self._hit, output)
 
+    def made_note(self) -> str:
+        """After ``release``: the line naming repositories and control files the command
+        made below the workspace root ("" when none; see ``tools.sandbox_scan``)."""
+        return self._made
+
     def release(self) -> None:
         """Once, after the command's sandbox is gone: remove the cgroup, and each placeholder
         no other command uses if it is still the empty directory or file bwrap made."""
@@ -264,6 +284,9 @@ class Held:
         if self.cgroup is not None:
             self._hit = self.cgroup.hit()
             self.cgroup.remove()
+        if self.how.sandboxed and self.how.workspace:
+            ws = self.how.workspace
+            self._made = made_note(ws, self.how.nested, nested_controls(ws))
         for p in self.how.placeholders:
             left = _PLACEHOLDERS.get(p, 1) - 1
             if left > 0:

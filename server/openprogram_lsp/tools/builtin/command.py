@@ -120,6 +120,10 @@ class RunCommand(Tool):
         hit = held.limit_note(out.text)
         if hit:
             out.text = f"{out.text}\n{hit}"
+        made = held.made_note()  # a repository or control file made below the root
+        if made:
+            out.text = f"{out.text}\n{made}"
+            out.data["madeControls"] = made  # the turn's warnings name it too
         if how.sandboxed and "read-only file system" in out.text.lower():
             out.text = f"{out.text}\n{READ_ONLY_HINT}"
         return out
@@ -168,8 +172,14 @@ class RunCommand(Tool):
                             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                             stderr=asyncio.subprocess.STDOUT, env=env, on_init=held.attach)
         ctx.touched()  # what it changes before the turn ends is in the turn's checkpoint
+
+        def ended() -> None:  # its output ends with what it made below the root
+            held.release()
+            if made := held.made_note():
+                job.unread.feed(f"\n{made}\n".encode())
+
         job = self.jobs.start(ctx.session_id, args.command, child, args.timeout, how.note,
-                              on_end=held.release)
+                              on_end=ended)
         limit = f"; killed after {args.timeout:g} s" if args.timeout else ""
         note = f"\n[{how.note}]" if how.note else ""
         return ToolOutput(f"Started in the background as {job.id}{limit}. Read its output "
