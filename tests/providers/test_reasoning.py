@@ -251,3 +251,40 @@ async def test_omitted_thinking_shows_nothing_and_still_goes_back_signed(
         "type": "thinking", "thinking": "", "signature": signature}
     node = dispatcher.services.store.get_node(result.session_id, result.assistant_node_id)
     assert [(t["text"], t["signature"]) for t in node.metadata["thoughts"]] == [("", signature)]
+
+
+async def test_gemini_thought_signature_goes_back_on_its_tool_call(
+        server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    (workspace / "setup.cfg").write_text("[metadata]\nname = demo\n")
+    model = "gemini-3-pro-preview"
+    server.queue(recorded("gemini_thought_signature_tool_calls.sse"),
+                 Reply(chunks=OpenAIStream(model=model, text=["demo"]).events()),
+                 Reply(chunks=OpenAIStream(model=model, text=["yes"]).events()))
+    dispatcher = make_dispatcher(f"openai:{model}", permission_mode="bypass")
+    seen: list[Event] = []
+    result = await dispatcher.run_turn(TurnRequest(text="name?", workspace=str(workspace)),
+                                       on_event=seen.append)
+    assert (result.status, result.text) == ("done", "demo")
+    sent = (STREAMS / "gemini_thought_signature_tool_calls.sse").read_text()
+    extra = json.loads(sent.split("data: ")[1])["choices"][0]["delta"]["tool_calls"][0][
+        "extra_content"]
+    assistant = server.received[1].json["messages"][2]
+    first, second = assistant["tool_calls"]
+    assert (first["function"]["name"], first["extra_content"]) == ("read_file", extra)
+    assert second["function"]["name"] == "find_files" and "extra_content" not in second
+    assert json.dumps(extra["google"]["thought_signature"]) in server.received[1].body.decode()
+    assert not [e for e in seen if e.type == "thought.delta"]  # a signature has no text
+    await dispatcher.run_turn(TurnRequest(text="sure?", session_id=result.session_id,
+                                          workspace=str(workspace)))
+    later = [m for m in server.received[2].json["messages"] if m.get("tool_calls")]
+    assert [c.get("extra_content") for c in later[0]["tool_calls"]] == [extra, None]
+    # another model never gets it (signatures are checked by the model that wrote them)
+    other = make_dispatcher("openai:gpt-test", permission_mode="bypass")
+    server.queue(Reply(chunks=OpenAIStream(text=["ok"]).events()))
+    await other.run_turn(TurnRequest(text="and you?", session_id=result.session_id,
+                                     workspace=str(workspace)))
+    assert any(m.get("tool_calls") for m in server.received[3].json["messages"])
+    assert "extra_content" not in server.received[3].body.decode()

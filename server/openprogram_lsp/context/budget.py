@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +65,21 @@ def estimate_json(value: Any) -> int:
     return estimate_text(_ENCODER.encode(value))
 
 
+def thought_tokens(t: Mapping[str, Any]) -> int:
+    """Tokens of one stored thought as it goes back (``Thought`` fields): its text, and a
+    signature, redacted data or a tool call's ``extra_content`` that travels with it."""
+    return (MESSAGE_OVERHEAD + estimate_text(t.get("text") or "")
+            + (len(t.get("signature") or "") + len(t.get("redacted") or "")) // 4
+            + (estimate_json(t["extra"]) if t.get("extra") else 0))
+
+
 def estimate_message(m: Message) -> int:
-    """Tokens of one message, tool calls included, plus a per-message overhead."""
+    """Tokens of one message, tool calls and thoughts included, plus a per-message overhead."""
     total = MESSAGE_OVERHEAD + estimate_text(m.content)
     for c in m.tool_calls:
         total += MESSAGE_OVERHEAD + estimate_text(c.name) + estimate_json(c.arguments)
+    for t in m.thoughts:
+        total += thought_tokens(t.model_dump(exclude_none=True))
     for i in m.images:
         total += image_tokens(i.width, i.height)
     return total

@@ -15,6 +15,7 @@ from openprogram_lsp.context.budget import (
     estimate_json,
     estimate_messages,
     estimate_text,
+    thought_tokens,
 )
 from openprogram_lsp.context.types import Segment
 from openprogram_lsp.core.images import image_rule, image_tokens
@@ -59,7 +60,7 @@ def _attach(fields: dict[str, Any], thoughts: dict[int, list[dict[str, Any]]],
     if not mine:
         return 0
     fields["thoughts"] = mine
-    return sum(_tokens(t.get("text") or "") for t in mine)
+    return sum(thought_tokens(t) for t in mine)
 
 
 def _render_assistant(node: Node) -> Rendered:

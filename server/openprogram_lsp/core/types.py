@@ -184,7 +184,11 @@ class Thought(Wire):
     model: str | None = None  # the model that wrote it
     signature: str | None = None  # Anthropic ``thinking``: checked when the block comes back
     redacted: str | None = None  # Anthropic ``redacted_thinking``: its encrypted ``data``
-    field: str | None = None  # OpenAI-compatible: reasoning_content or reasoning
+    field: str | None = None  # OpenAI-compatible: reasoning_content, reasoning or extra_content
+    # ``extra_content`` (Gemini's thought signature): that object as sent on the step's tool
+    # call number ``call`` (0-based), which must carry it back; it has no text
+    call: int | None = None
+    extra: dict[str, Any] | None = None
 
 
 class Message(Wire):

@@ -52,6 +52,9 @@ _STOP: dict[str, StopReason] = {
 CONTENT_FILTER = "the server's content filter stopped the response"
 
 
+EXTRA_FIELD = "extra_content"
+"""Where Gemini's OpenAI-compatible endpoint puts a tool call's thought signature
+(``{"google": {"thought_signature": ...}}``), to be sent back on that call unchanged."""
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 """Where OpenAI-compatible servers put reasoning text: DeepSeek, llama.cpp and older vLLM
 ``reasoning_content``; newer vLLM, Ollama and OpenRouter ``reasoning``."""
@@ -74,12 +77,12 @@ def _user_content(m: Message, sees: bool) -> str | list[dict[str, Any]]:
 
 
 def encode_messages(system: str, messages: Sequence[Message],
-                    reasoning_of: str | None = None, sees: bool = False
-                    ) -> list[dict[str, Any]]:
+                    reasoning_of: str | None = None, sees: bool = False,
+                    model: str | None = None) -> list[dict[str, Any]]:
     """Provider-neutral messages as Chat Completions messages (tool results as ``tool``); the
-    thoughts ``reasoning_of`` (a model) wrote go back in the field they came in. A tool
-    message takes text only, so the images tool results returned follow them in one user
-    message."""
+    thoughts ``reasoning_of`` (a model) wrote go back in the field they came in, and the
+    ``extra_content`` ``model`` put on its tool calls goes back on them. A tool message takes
+    text only, so the images tool results returned follow them in one user message."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -100,15 +103,18 @@ def encode_messages(system: str, messages: Sequence[Message],
         elif m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
             if m.tool_calls:
+                extras = {t.call: t.extra for t in m.thoughts if t.field == EXTRA_FIELD
+                          and t.source == NAME and t.model == model and t.extra is not None}
                 msg["tool_calls"] = [
                     {"id": c.id, "type": "function",
                      "function": {"name": c.name,
-                                  "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-                    for c in m.tool_calls]
+                                  "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                     **({"extra_content": extras[i]} if i in extras else {})}
+                    for i, c in enumerate(m.tool_calls)]
             elif not m.content:
                 msg["content"] = ""
             mine = [t for t in m.thoughts if reasoning_of is not None and t.source == NAME
-                    and t.model == reasoning_of and t.text]
+                    and t.model == reasoning_of and t.text and t.field != EXTRA_FIELD]
             if mine:
                 msg[mine[0].field or REASONING_FIELDS[0]] = "".join(t.text for t in mine)
             out.append(msg)
@@ -158,6 +164,7 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     args: list[str] = field(default_factory=list)
+    extra: dict[str, Any] | None = None  # ``extra_content`` (Gemini: the thought signature)
 
 
 class ChatDecoder:
@@ -265,6 +272,9 @@ class ChatDecoder:
         args = fn.get("arguments")
         if args:
             part.args.append(args if isinstance(args, str) else json.dumps(args))
+        extra = tc.get("extra_content")
+        if isinstance(extra, dict) and extra:
+            part.extra = {**(part.extra or {}), **extra}
 
     def finish(self) -> list[ProviderEvent]:
         """Emit the assembled tool calls and the StreamEnd; error when the stream was cut."""
@@ -284,6 +294,7 @@ class ChatDecoder:
         if self.reasoning:
             out.append(ThoughtReady(Thought(text="".join(self.reasoning), source=NAME,
                                             model=self.model, field=self.reasoning_field)))
+        ready = 0  # the calls emitted so far: the index a signature goes back on
         for idx in sorted(self.calls):
             part = self.calls[idx]
             if not part.name:
@@ -300,6 +311,10 @@ class ChatDecoder:
             else:
                 args = parse_arguments(raw, part.name)
             out.append(ToolCallReady(ToolCall(id=call_id, name=part.name, arguments=args)))
+            if part.extra is not None:  # Gemini 3 answers 400 when it does not come back
+                out.append(ThoughtReady(Thought(source=NAME, model=self.model, call=ready,
+                                                field=EXTRA_FIELD, extra=part.extra)))
+            ready += 1
         if self.calls and stop in ("end_turn", "stop_sequence"):
             stop = "tool_use"
         out.append(StreamEnd(stop, self.usage,
@@ -350,7 +365,7 @@ class OpenAIProvider(HttpProvider):
             "messages": encode_messages(
                 request.system, messages,
                 self.model if info.reasoning == "field" and info.send_reasoning else None,
-                sees),
+                sees, self.model),
             "stream": True,
         }
         if info.effort and info.reasoning in ("effort", "field"):
