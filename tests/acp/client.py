@@ -54,6 +54,7 @@ class RecordingClient:
     elicit_answer: str = "blue"
     terminals: dict[str, Any] = field(default_factory=dict)
     processes: list[asyncio.subprocess.Process] = field(default_factory=list)
+    name: str = "sdk-test-client"  # clientInfo.name
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
@@ -202,7 +203,7 @@ async def until(pred: Callable[[], bool], what: str, timeout: float = 120.0) -> 
 async def initialize(conn: ClientSideConnection, client: RecordingClient) -> Any:
     return await asyncio.wait_for(conn.initialize(
         protocol_version=PROTOCOL_VERSION, client_capabilities=client.capabilities(),
-        client_info=Implementation(name="sdk-test-client", version="0")), 120)
+        client_info=Implementation(name=client.name, version="0")), 120)
 
 
 @contextlib.asynccontextmanager

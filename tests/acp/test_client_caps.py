@@ -104,6 +104,28 @@ async def test_questions_with_choices_fall_back_to_a_permission_choice(
     assert_calls_announced_and_closed(client)  # the question is a call of its own
 
 
+async def test_a_client_that_draws_options_by_kind_gets_the_choices_in_the_chat(
+        home: Path, workspace: Path, script: Any) -> None:
+    """codecompanion labels and keys a permission option by its kind: three "Accept" lines
+    would hide the choices, so the question is asked in the chat instead."""
+    from openprogram_lsp.app import AppConfig, build_dispatcher
+    from openprogram_lsp.events.bus import EventBus
+
+    model = script([{"tool_calls": [{"name": "ask_user", "arguments": {
+        "question": "Which?", "options": ["left", "right"]}}]}, {"text": "ok"}])
+    dispatcher = build_dispatcher(AppConfig(home=home, workspace=workspace, model=model),
+                                  bus=EventBus())
+    client = RecordingClient(name="CodeCompanion.nvim")
+    async with in_process(dispatcher, client) as (conn, _agent):
+        session = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+    assert "permission" not in client.names()
+    assert "> The agent asked: Which?\n> 1. left\n> 2. right\n" in client.text()
+    assert "answer in your next message" in client.text()
+    assert client.updates("tool_call_update")[-1].status == "failed"
+    assert_calls_announced_and_closed(client)
+
+
 async def test_free_text_questions_without_elicitation_are_refused_clearly(
         acp: Any, client: RecordingClient, workspace: Path) -> None:
     session = await acp.new_session(cwd=str(workspace))

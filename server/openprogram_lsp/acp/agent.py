@@ -74,6 +74,9 @@ STOP_REASONS = {"done": "end_turn", "cancelled": "cancelled", "truncated": "max_
                 "refused": "refusal"}
 SETTINGS_POLL = 1.0  # seconds between looks at open sessions' stored settings
 POLLED = 32  # the sessions looked at: the most recently opened or prompted
+PER_KIND_CLIENTS = frozenset({"CodeCompanion.nvim"})
+"""Clients (by ``clientInfo.name``) that draw a permission option by its kind, with their own
+label and key, not by its name."""
 
 
 def _rpc(exc: OpenProgramError) -> RequestError:
@@ -104,6 +107,7 @@ class OpenProgramAgent:
         self.question_timeout = dispatcher.services.question_timeout
         self.peer: Peer | None = None
         self.client = ClientCapabilities()
+        self.client_name: str | None = None
         self.sessions: dict[str, AcpSession] = {}
         self.commands = cmds.Commands(dispatcher)
         self.watchers: dict[Path, WorkspaceWatcher] = {}
@@ -187,6 +191,13 @@ class OpenProgramAgent:
     def elicits(self) -> bool:
         """Whether the client offers elicitation forms."""
         return self.client.elicitation is not None and self.client.elicitation.form is not None
+
+    def shows_option_names(self) -> bool:
+        """Whether the client draws each permission option by its name (Zed, agent-shell,
+        acpx), so that several options of one kind (a question's choices) can be told apart.
+        codecompanion draws one line and key per kind under its own labels, and avante, which
+        sends no ``clientInfo``, maps the kinds to yes / all / no."""
+        return self.client_name is not None and self.client_name not in PER_KIND_CLIENTS
 
     def workspace_of(self, session_id: str) -> Path:
         """The workspace of a session (an ACP id or a stored session's id)."""
@@ -382,6 +393,7 @@ class OpenProgramAgent:
                          **kwargs: Any) -> InitializeResponse:
         """Agree on version 1 and say what we support."""
         self.client = client_capabilities or ClientCapabilities()
+        self.client_name = client_info.name if client_info else None
         log.info("ACP client %s (protocol %s)",
                  client_info.name if client_info else "unknown", protocol_version)
         return InitializeResponse(

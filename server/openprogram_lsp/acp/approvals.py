@@ -8,7 +8,9 @@ per-workspace rule store the LSP server uses (the dispatcher's tool runner recor
 A prompt about a call the client was never shown (an MCP server or hook to trust) is announced
 as a ``tool_call`` first and completed or failed with the answer.
 A question goes to an elicitation form when the client offers one; otherwise a question with
-choices becomes a permission-style choice, and a free-text question is refused with a note.
+choices becomes a permission-style choice where the client draws options by name, and any
+other question is shown in the chat (with its choices) for the user to answer in the next
+message.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class Host(Protocol):
     async def flush(self) -> None: ...
 
     def elicits(self) -> bool: ...
+
+    def shows_option_names(self) -> bool: ...
 
     def workspace_of(self, session_id: str) -> Path: ...
 
@@ -191,14 +195,15 @@ class AcpAsker:
         try:
             if self.host.elicits():
                 return await self._form(question, sid)
-            if question.options:
+            if question.options and self.host.shows_option_names():
                 return await self._choice(question, sid)
         except Exception as exc:
             log.info("question failed: %s", exc)
             return None
+        choices = "".join(f"\n> {i}. {c}" for i, c in enumerate(question.options or [], 1))
         self.host.notify(sid, helpers.update_agent_message_text(
-            f"\n\n> The agent asked: {question.question}\n> This editor cannot show questions; "
-            "answer in your next message.\n\n"))
+            f"\n\n> The agent asked: {question.question}{choices}\n> This editor cannot show "
+            "questions; answer in your next message.\n\n"))
         return None
 
     async def _form(self, question: Question, sid: str) -> str | None:
