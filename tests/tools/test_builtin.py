@@ -159,3 +159,11 @@ async def test_run_command_does_not_see_provider_keys(reg: ToolRegistry, ctx: To
     out = await call(reg, ctx, "run_command", command="env")
     assert "sk-secret" not in out and "also-secret" not in out
     assert "OPENPROGRAM_TOOL=run_command" in out
+
+
+
+async def test_a_dot_dot_that_stays_inside_is_refused_naming_the_plain_path(
+        reg: ToolRegistry, ctx: ToolContext, workspace: Path) -> None:
+    with pytest.raises(WorkspaceEscape, match=r"has a '\.\.' component; name it as '\.envrc'"):
+        await call(reg, ctx, "write_file", path="sub/../.envrc", content="x")
+    assert not (workspace / ".envrc").exists()

@@ -7,6 +7,7 @@ goes through; ``refuse_protected`` is its last step, for callers that walk a tre
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,8 +79,11 @@ def _resolve(workspace: Path, path: str) -> tuple[str, str]:
         raise WorkspaceEscape(f"path {path!r} contains a NUL byte")
     if os.path.isabs(path) or path.startswith("~"):
         raise WorkspaceEscape(f"path {path!r} is absolute; use a path relative to the workspace")
-    if ".." in path.split("/"):
-        raise WorkspaceEscape(f"path {path!r} leads outside the workspace")
+    if ".." in path.split("/"):  # refused even when it stays inside: one name per file
+        norm = posixpath.normpath(path)
+        if norm == ".." or norm.startswith("../"):
+            raise WorkspaceEscape(f"path {path!r} leads outside the workspace")
+        raise WorkspaceEscape(f"path {path!r} has a '..' component; name it as {norm!r}")
     try:
         root = real_path(workspace)  # once per turn; core.fdfs checks the directory it opens
         target = os.path.realpath(os.path.join(root, path))
