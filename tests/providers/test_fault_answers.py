@@ -4,6 +4,7 @@ line, resets without a message, and the connection a cancel must always close.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 
@@ -95,6 +96,34 @@ async def test_a_cancel_asked_by_the_turn_closes_the_stream_once(
         cancel.set()
         await asyncio.wait_for(task, 30)
         assert end_of(got).stop_reason == "cancelled"
+    deadline = time.monotonic() + 10
+    while server._writers and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert len(server._writers) == 0, f"{len(server._writers)} connections left open"
+
+
+async def test_a_consumer_cancelled_while_the_stream_closes_leaks_nothing(
+        api: Api, server: LoopbackServer, settings: HttpSettings) -> None:
+    """The turn's cancel sets the event, and a moment later the agent loop cancels the task
+    consuming the stream (agent.loop._race), while the stream's end is still closing the
+    response: that cancel must not reach the producer's close (it cut it short, and the
+    connection stayed open: the Anthropic cancel test failed once under load). The moment
+    varies with each loop, so every step of the close is hit."""
+    provider = make(api, server, settings)
+    for i in range(max(8, CANCELS // 5)):
+        server.queue(Reply(chunks=api.stream(["partial"])[:api.head], hold=True))
+        cancel = asyncio.Event()
+        got: list[ProviderEvent] = []
+        task = asyncio.create_task(collect(provider, request(cancel=cancel), got))
+        while not any(isinstance(e, TextDelta) for e in got):
+            assert not task.done()
+            await asyncio.sleep(0)
+        cancel.set()
+        for _ in range(i % 8):
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     deadline = time.monotonic() + 10
     while server._writers and time.monotonic() < deadline:
         await asyncio.sleep(0.02)

@@ -293,6 +293,8 @@ async def stream_events(call: HttpCall, decoder: Decoder, settings: HttpSettings
             producer.cancel()
         if watcher is not None:
             watcher.cancel()
+        # Shielded: the turn's cancel also cancels our consumer (agent.loop._race), and were
+        # that to reach this wait, gather would pass it on to the producer mid-close.
         with contextlib.suppress(Exception):
-            await asyncio.gather(producer, *([watcher] if watcher else []),
-                                 return_exceptions=True)
+            await asyncio.shield(asyncio.gather(producer, *([watcher] if watcher else []),
+                                                return_exceptions=True))
