@@ -188,3 +188,32 @@ def test_python_m_entry_point(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60, check=False,
                          env={**os.environ, "OPENPROGRAM_HOME": str(tmp_path / "h")})
     assert out.returncode == 0 and "fix_failing_test" in out.stdout, out.stderr
+
+
+async def test_the_check_finds_an_interpreter_the_sandbox_keeps_private(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout under /tmp: its .venv is in the directory every box gets empty, so the
+    check's ``{python}`` was "not found" and every task unsolved. The check's box binds this
+    interpreter's prefix read-only (only what a private directory hides)."""
+    import tempfile
+
+    from openprogram_lsp.config import load_settings
+    from openprogram_lsp.evals.check import run_check
+
+    prefix = Path(tempfile.mkdtemp(prefix="op-venv-", dir="/tmp"))
+    try:
+        (prefix / "bin").mkdir()
+        python = prefix / "bin" / "python"
+        python.symlink_to(os.path.realpath(sys.executable))  # as a venv's python is
+        monkeypatch.setattr(sys, "executable", str(python))
+        monkeypatch.setattr(sys, "prefix", str(prefix))
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        settings = load_settings(env={}, user_file=False)
+        got = await run_check("{python} -c \"print('ran')\" && touch " + f"{prefix}/x",
+                              ws, settings, 60)
+        assert got.sandboxed and "ran" in got.output, got.output
+        assert got.exit_code != 0 and "Read-only file system" in got.output  # read-only
+        assert not (prefix / "x").exists()
+    finally:
+        shutil.rmtree(prefix)

@@ -83,7 +83,9 @@ def command_line(check: str) -> str:
 async def run_check(check: str, workspace: Path, settings: Settings,
                     timeout: float) -> CheckResult:
     """Run the check command in the workspace, sandboxed as the settings say."""
-    how = plan(workspace, sandbox_settings(settings), await availability_async())
+    # this interpreter as the box sees it even where its /tmp hides it (a checkout under /tmp)
+    how = plan(workspace, sandbox_settings(settings), await availability_async(),
+               also_read=[Path(sys.prefix), Path(sys.base_prefix)])
     held = hold(how)
     start = time.monotonic()
     out = HeadTail(OUTPUT_BYTES)

@@ -18,6 +18,7 @@ import re
 import shutil
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -124,8 +125,11 @@ class Plan:
     nested: Nested = NO_NESTED  # repositories and control files below the root, before it ran
 
 
-def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Plan:
-    """Decide sandboxed or not; ``required`` without a working bwrap refuses the command."""
+def plan(workspace: Path, settings: SandboxSettings, found: Availability,
+         also_read: Sequence[Path] = ()) -> Plan:
+    """Decide sandboxed or not; ``required`` without a working bwrap refuses the command.
+    ``also_read``: directories the command needs that may lie in a directory the box makes
+    private (``/tmp``: an interpreter of a checkout there), bound read-only as they are."""
     if settings.mode == "off":
         return Plan(False, note="not sandboxed: the sandbox is off (OPENPROGRAM_SANDBOX=off)")
     if not found.ok or found.path is None:
@@ -134,7 +138,8 @@ def plan(workspace: Path, settings: SandboxSettings, found: Availability) -> Pla
         return Plan(False, note=f"not sandboxed: {found.reason}")
     ws = os.path.realpath(workspace)
     nested = nested_controls(ws)
-    argv, made = _argv(found.path, workspace, network=settings.network, nested=nested)
+    argv, made = _argv(found.path, workspace, network=settings.network, nested=nested,
+                       also_read=also_read)
     return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made),
                 limits=settings.limits, inner=tuple(rlimit_argv(settings.limits)),
                 workspace=ws, nested=nested)
@@ -164,14 +169,22 @@ def bwrap_argv(bwrap: str, workspace: Path, *, network: bool) -> list[str]:
     return _argv(bwrap, workspace, network=network)[0]
 
 
-def _argv(bwrap: str, workspace: Path, *, network: bool,
-          nested: Nested | None = None) -> tuple[list[str], list[str]]:
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # an empty tmpfs of its own in every box
+
+
+def _argv(bwrap: str, workspace: Path, *, network: bool, nested: Nested | None = None,
+          also_read: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
     """``bwrap_argv`` and the placeholders it makes (see ``read_only_controls``)."""
     ws = Path(os.path.realpath(workspace))
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for d in PRIVATE_DIRS:
+        argv += ["--tmpfs", d]
+    for extra in also_read:  # only what a private dir covers; before the hides, which win
+        real = Path(os.path.realpath(extra))
+        if real.is_dir() and any(_inside(real, Path(d)) for d in PRIVATE_DIRS):
+            argv += ["--ro-bind", str(real), str(real)]
     if not network:
         argv.append("--unshare-net")
     before: list[Path] = []
