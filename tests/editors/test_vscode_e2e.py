@@ -27,7 +27,8 @@ def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.timeout(1500)
 def test_vscode_end_to_end(vsix: Path) -> None:
     """The default layout at 1366x768 (the log's height, the tree views collapsed); chat, approve on
-    the card, see the file, open a file name in the reply in the editor, diff, restore, undo, fork
+    the card (the model's thought one collapsed line, its plan a checklist above the input), see the
+    file, open a file name in the reply in the editor, diff, restore, undo, fork
     and switch branch, kill and restart the server, restart the extension host. Attached to a shared
     serve --tcp: Watch Session, another editor's turn and its read-only approval and question cards
     with the outcome, the README image on the extension page, Undo This Turn. Then, on a server of

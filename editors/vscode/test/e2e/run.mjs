@@ -28,6 +28,8 @@ const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const STEP_TIMEOUT = 60_000;
 const ORIGINAL = 'print("hello")\n';
 const UPDATED = 'def greet(name):\n    return f"Hello, {name}!"\n\n\nprint(greet("world"))\n';
+const THOUGHT = 'The greeting is printed inline; a function makes it reusable.';
+const PLAN = [{ content: 'Find the greeting', status: 'completed' }, { content: 'Wrap it in a function', status: 'in_progress', activeForm: 'Wrapping it in a function' }];
 
 const work = join(out, 'work');
 const ws = join(work, 'workspace');
@@ -62,7 +64,8 @@ function prepare() {
   writeFileSync(script, JSON.stringify([
     // The model's own call id, "call_1", comes again after every server restart (as the offline
     // model's did): the cards must still match approvals by the server's unique ids.
-    { text: "I'll move the greeting into a function.", tool_calls: [{ id: 'call_1', name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
+    // with a thought (collapsed, never reply text) and a plan (the checklist above the input)
+    { thought: THOUGHT, text: "I'll move the greeting into a function.", tool_calls: [{ name: 'todo_write', arguments: { todos: PLAN } }, { id: 'call_1', name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
     { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```\n\n| name | greeting |\n|---|---|\n| world | ~~hello~~ Hello |\n\nSee ' + 'src/'.repeat(40) + 'greeting.py' },
     { text: 'Hi again, from a new branch.' },
     { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
@@ -313,6 +316,19 @@ async function main() {
     const written = readFileSync(join(ws, 'hello.py'), 'utf8');
     if (written !== UPDATED) throw new Error(`unexpected file content ${JSON.stringify(written)}`);
     await frame.locator('.tool-card .approval-done', { hasText: 'Allowed once' }).waitFor({ timeout: STEP_TIMEOUT });
+    // the model's thought: one collapsed "Thought" line before its reply, opened on a click
+    const thought = frame.locator('details.thought', { hasText: THOUGHT }).first();
+    await thought.waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    if ((await thought.locator('summary').textContent()) !== 'Thought') throw new Error('the thought is not labelled "Thought"');
+    if (await thought.evaluate((d) => d.open) || await thought.locator('.thought-text').isVisible()) throw new Error('the thought starts open');
+    if (await frame.locator('.msg.role-assistant', { hasText: 'a function makes it reusable' }).count()) throw new Error('the thought reached the reply');
+    await thought.locator('summary').click();
+    await thought.locator('.thought-text', { hasText: THOUGHT }).waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await thought.locator('summary').click();
+    // the plan: a checklist above the input, the step in progress named by its activeForm
+    await frame.locator('#plan:not([hidden]) summary', { hasText: 'Plan · 1/2 done' }).waitFor({ timeout: STEP_TIMEOUT });
+    const planItems = await frame.locator('#plan li.plan-item').evaluateAll((lis) => lis.map((li) => `${li.dataset.status}:${li.textContent}`));
+    if (JSON.stringify(planItems) !== JSON.stringify(['completed:☑Find the greeting', 'in_progress:◐Wrapping it in a function'])) throw new Error(`the plan shows ${JSON.stringify(planItems)}`);
     // the header: the model, the permission mode, the context meter; the reply's token usage
     await frame.locator('#model', { hasText: 'scripted:' }).waitFor({ timeout: STEP_TIMEOUT });
     if ((await frame.locator('#mode').inputValue()) !== 'ask') throw new Error('the mode picker does not show "ask"');
