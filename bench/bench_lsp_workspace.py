@@ -7,7 +7,14 @@ them A B A B, median of ``--rounds`` (target <= 1.3x). The first turn's edit (fr
 to its ``tool.finished``) is reported against the second turn's edit in the same workspace
 (target <= 1.5x): the first edit does not wait for the first walk, the turn's end does.
 
-Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]``
+``--first N`` measures only the first edit: N fresh servers on fresh stores, one after the
+other, each one's first turn's edit against its second turn's (started once the first turn
+ended), A B pairs, medians; the same for a 100-file workspace alongside, and how long each
+first turn took. ``--idle S``: the first chat is sent S seconds after the server answered its
+first request (a person opening the chat and typing) instead of at once.
+
+Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]
+[--first N]``
 (``BENCH_PROFILE=FILE``: the big workspace's server runs under cProfile, its stats to FILE).
 """
 
@@ -90,6 +97,39 @@ async def _edit_turn(client: Client, sid: str | None, text: str) -> tuple[float,
     return took, client.finished[0] - t0, result["sessionId"]
 
 
+async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float) -> None:
+    """First and second edits of fresh servers (fresh stores), ``rounds`` of each workspace."""
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        small, big = tmp / "small", reuse / f"big{files}" if reuse else tmp / "big"
+        _fill(small, 100)
+        if not big.exists():
+            _fill(big, files)
+        got: dict[str, list[tuple[float, float, float]]] = {"big": [], "small": []}
+        for i in range(max(7, rounds)):
+            for key, ws in (("big", big), ("small", small)):
+                client = await _start(ws, tmp / f"home_{key}{i}")
+                await client.protocol.send_request_async("openprogram/sessions", {})
+                await asyncio.sleep(idle)
+                run = f"{time.time_ns():x}"
+                took, first, sid = await _edit_turn(client, None, f"write f{run}.txt\nfirst\n")
+                _took, second, _sid = await _edit_turn(client, sid, f"write s{run}.txt\nsecond\n")
+                got[key].append((first, second, took))
+                await client.shutdown_async(None)
+                client.exit(None)
+                await client.stop()
+        med = statistics.median
+        for key, n in (("big", files), ("small", 100)):
+            rows = got[key]
+            report(f"first edit of a fresh server, {n} files, {idle:g} s idle",
+                   med(r[0] for r in rows), med(r[1] for r in rows),
+                   target="<= 1.5x; baseline = its second edit")
+            print("  pairs (ms): " + ", ".join(f"{r[0] * 1e3:.0f}/{r[1] * 1e3:.0f}" for r in rows))
+            report(f"  its first turn, whole, {n} files", med(r[2] for r in rows), unit="s")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
 async def main(rounds: int, files: int, reuse: Path | None) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
@@ -140,5 +180,12 @@ if __name__ == "__main__":
                                                                         "20000")))
     parser.add_argument("--reuse", type=Path, default=None,
                         help="make the big workspace in this directory once, reuse it after")
+    parser.add_argument("--first", type=int, default=0, metavar="N",
+                        help="only the first edit of N fresh servers against their second")
+    parser.add_argument("--idle", type=float, default=0.0, metavar="S",
+                        help="with --first: seconds between the first answer and the chat")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.files, args.reuse))
+    if args.first:
+        asyncio.run(first_edits(args.first, args.files, args.reuse, args.idle))
+    else:
+        asyncio.run(main(args.rounds, args.files, args.reuse))

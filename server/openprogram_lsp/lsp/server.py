@@ -18,6 +18,7 @@ from openprogram_lsp.config.sections.core import CoreSettings
 from openprogram_lsp.core.errors import OpenProgramError
 from openprogram_lsp.core.types import PERMISSION_MODES, ClientOptions, PermissionMode
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.dispatcher.warmup import warm_up
 from openprogram_lsp.lsp.agent_actions import code_actions
 from openprogram_lsp.lsp.agent_actions import register as register_agent_commands
 from openprogram_lsp.lsp.blame_features import register as register_blame
@@ -31,9 +32,13 @@ from openprogram_lsp.lsp.prompts import LspApprover, LspAsker
 from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 from openprogram_lsp.lsp.settings import Settings, client_features, parse_options
 from openprogram_lsp.lsp.turns import TurnRunner
+from openprogram_lsp.lsp.wire import REQUESTS
 from openprogram_lsp.tools.sandbox import status as sandbox_status
 
 log = logging.getLogger(__name__)
+
+TURN_WIRE = REQUESTS["openprogram/chat"]
+"""The wire models of a turn's request and answer, built ahead with the turn's own."""
 
 
 
@@ -269,6 +274,8 @@ def build_server(dispatcher: Dispatcher | None = None, *, flag_mode: str | None 
     def on_initialized(params: types.InitializedParams) -> None:
         server.set_folders(server.folders)
         warmup.start(server.folders)
+        # what the first turn would build (schemas, validators), one step per loop iteration
+        server.track(asyncio.ensure_future(warm_up(server.dispatcher.services, TURN_WIRE)))
         log.info("openprogram-lsp %s ready; workspace %s", __version__,
                  server.primary_workspace)
         server.track(asyncio.ensure_future(server.report_sandbox()))

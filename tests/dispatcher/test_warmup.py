@@ -1,0 +1,45 @@
+"""The first turn's work built ahead (dispatcher/warmup.py): in a fresh process, the turn's
+models are still to build and the tools' specs not made; after ``warm_up`` all are, and a
+turn then builds none of them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+import pydantic._internal._model_construction as construction
+from openprogram_lsp.app import AppConfig, build_dispatcher
+from openprogram_lsp.core import types
+from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.dispatcher.warmup import deferred_models, warm_up
+from openprogram_lsp.lsp.server import TURN_WIRE
+from openprogram_lsp.tools import base
+
+ws, home = Path(sys.argv[1]), Path(sys.argv[2])
+d = build_dispatcher(AppConfig(workspace=ws, home=home, model="offline",
+                               permission_mode="accept-edits"))
+before = len(deferred_models(types))
+assert before >= 10 and not base._SPECS, (before, base._SPECS)
+asyncio.run(warm_up(d.services, TURN_WIRE))
+assert not deferred_models(types), deferred_models(types)
+assert all(cls.__pydantic_complete__ for cls in TURN_WIRE)
+assert {type(t) for t in d.services.tools.tools()} <= set(base._SPECS)
+built = []
+complete = construction.complete_model_class
+construction.complete_model_class = lambda cls, *a, **k: built.append(cls) or complete(cls, *a, **k)
+result = d.process_user_turn(TurnRequest(text="write f.txt\\nhello\\n", workspace=str(ws)))
+assert result.status == "done" and (ws / "f.txt").read_text() == "hello\\n", result
+assert not built, built
+print("ok", before)
+"""
+
+
+def test_warm_up_builds_what_a_first_turn_would(workspace: Path, home: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(workspace), str(home)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ok")
