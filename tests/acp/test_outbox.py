@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+import pytest
+
 from openprogram_lsp.acp.outbox import Outbox
 
 
@@ -33,3 +35,26 @@ async def test_a_fast_stream_is_joined_and_keeps_its_order() -> None:
     assert "".join(sent[:cut]) == "".join(pieces[:501])
     assert "".join(sent[cut + 1:]) == "".join(pieces[501:])
     assert len(sent) < 100, len(sent)
+
+
+async def test_a_flush_sends_waiting_text_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text waits for more of its stream only until someone flushes (a prompt's response, a
+    permission request): the turn's last words never hold its answer back."""
+    monkeypatch.setattr("openprogram_lsp.acp.outbox.INTERVAL", 600.0)
+    outbox = Outbox(asyncio.get_running_loop())
+    outbox.start()
+    sent: list[str] = []
+
+    def make(text: str) -> Callable[[], Awaitable[None]]:
+        async def send() -> None:
+            sent.append(text)
+        return send
+
+    for done in range(2):  # and again after the first flush: text joins and waits as before
+        outbox.put_text("s", "last ", make)
+        outbox.put_text("s", "words", make)
+        await asyncio.sleep(0.01)
+        assert sent == ["last words"] * done  # still waiting for more of its stream
+        await outbox.flush(timeout=20)
+    await outbox.close()
+    assert sent == ["last words", "last words"]

@@ -8,12 +8,15 @@ permission request about it and every update precedes the prompt's response.
 Text queued right behind text of the same stream, while that one still waits to go out, joins
 it: one ``agent_message_chunk`` instead of dozens, in the same order. Text at the head of an
 otherwise empty queue waits until it is ``events.coalesce.INTERVAL`` old before it goes, so a
-fast stream becomes one chunk per interval (whatever is queued behind it waits with it).
+fast stream becomes one chunk per interval (whatever is queued behind it waits with it). A
+``flush`` cuts that wait short: whoever flushes (a permission request, a prompt's response)
+wants everything out now, and the turn's last words no longer hold its answer back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -49,6 +52,8 @@ class Outbox:
         self._queue: asyncio.Queue[Send | asyncio.Future[None] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._last: Send | asyncio.Future[None] | None = None
+        self._hurry = asyncio.Event()  # set while a flush waits: text goes without waiting
+        self._flushing = 0
 
     def start(self) -> None:
         """Start the sending task (on the agent's loop)."""
@@ -86,6 +91,8 @@ class Outbox:
             return
         barrier: asyncio.Future[None] = self._loop.create_future()
         self._enqueue(barrier)
+        self._flushing += 1
+        self._hurry.set()
         try:
             await asyncio.wait_for(asyncio.shield(barrier), timeout)
         except TimeoutError:
@@ -109,13 +116,18 @@ class Outbox:
             if item is None:
                 return
             if isinstance(item, asyncio.Future):
+                self._flushing -= 1
+                if self._flushing <= 0:
+                    self._flushing = 0
+                    self._hurry.clear()
                 if not item.done():
                     item.set_result(None)
                 continue
-            if isinstance(item, _Text) and self._queue.empty():
+            if isinstance(item, _Text) and self._queue.empty() and not self._hurry.is_set():
                 wait = item.born + INTERVAL - self._loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)  # more of its stream joins it meanwhile
+                if wait > 0:  # more of its stream joins it meanwhile, unless a flush comes
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._hurry.wait(), wait)
             try:
                 await item()
             except ConnectionError:
