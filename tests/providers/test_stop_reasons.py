@@ -195,6 +195,20 @@ async def test_length_ends_the_turn_truncated_with_a_warning(
     assert told[-1] == {"role": "user", "content": "continue"}
 
 
+async def test_the_context_window_running_out_ends_truncated_too(
+        anthropic_env: str, server: LoopbackServer, workspace: Path,
+        make_dispatcher: Callable[..., Dispatcher]) -> None:
+    """Sonnet 4.5 and later stop with ``model_context_window_exceeded`` when the window, not
+    max_tokens, ends the reply: the same cut, the user told what filled up."""
+    server.queue(Reply(chunks=AnthropicStream(text=["The first half"],
+                                              stop="model_context_window_exceeded").events()))
+    result = await make_dispatcher(anthropic_env).run_turn(
+        TurnRequest(text="go", workspace=str(workspace)))
+    assert (result.status, result.text) == ("truncated", "The first half")
+    [warning] = result.warnings or []
+    assert "filled the model's context window" in warning and "/compact" in warning
+
+
 @pytest.mark.parametrize(("stream", "text", "why"), [
     ("openai_refusal.sse", "I'm sorry, but I can't assist with that request.", None),
     ("openai_content_filter.sse", "", "content filter"),

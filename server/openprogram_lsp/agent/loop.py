@@ -25,6 +25,7 @@ from openprogram_lsp.core.types import (
 )
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.providers.base import (
+    WINDOW_FULL,
     ModelRequest,
     Provider,
     StreamEnd,
@@ -153,6 +154,9 @@ def stop_warning(state: LoopState) -> str | None:
     if state.stop_reason == "max_tokens":
         what = ("; a tool call was cut while its arguments were written and was not run"
                 if state.cut_calls else "")
+        if state.stop_detail == WINDOW_FULL:  # the next turn compacts before it goes on
+            return (f"the reply was cut: {WINDOW_FULL}{what}. Send \"continue\" to let it go "
+                    f"on after the conversation is compacted (/compact does it now).")
         return (f"the reply was cut: the model reached its output limit of "
                 f"{state.output_limit} tokens{what}. Send \"continue\" to let it go on.")
     if state.stop_reason == "refusal":

@@ -19,6 +19,7 @@ from openprogram_lsp.core.types import (
     Usage,
 )
 from openprogram_lsp.providers.base import (
+    WINDOW_FULL,
     ModelRequest,
     ProviderEvent,
     StreamEnd,
@@ -334,7 +335,9 @@ class MessagesDecoder:
             out.append(ToolCallCut(b.id, b.name, "".join(b.json)))
         if stop == "end_turn" and any(b.type == "tool_use" for b in self.blocks.values()):
             stop = "tool_use"
-        out.append(StreamEnd(stop, self.usage, self.stop_detail if stop == "refusal" else None))
+        detail = (self.stop_detail if stop == "refusal" else WINDOW_FULL
+                  if self.stop_reason == "model_context_window_exceeded" else None)
+        out.append(StreamEnd(stop, self.usage, detail))
         return out
 
 

@@ -48,10 +48,15 @@ class ToolCallCut:
     partial: str
 
 
+WINDOW_FULL = "the conversation filled the model's context window"
+"""``StreamEnd.detail`` of a ``max_tokens`` stop the window made, not the output limit
+(Anthropic ``model_context_window_exceeded``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class StreamEnd:
     """The end of one model response; ``detail`` says more about a refusal (the provider's
-    explanation) when there is something to say."""
+    explanation) or a cut (``WINDOW_FULL``) when there is something to say."""
 
     stop_reason: StopReason = "end_turn"
     usage: Usage = field(default_factory=Usage)
