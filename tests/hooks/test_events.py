@@ -268,3 +268,44 @@ def test_if_narrows_a_hook_system_message_is_shown_and_continue_false_ends_the_t
     assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
     assert "PreToolUse hook: git pushes are logged" in r.warnings
     assert "a PostToolUse hook ended the turn: the build is red" in r.warnings
+
+
+def test_post_compact_session_start_compact_and_stop_failure(
+        make_dispatcher: Make, script: Callable, workspace: Path, tmp_path: Path) -> None:
+    """/compact runs PostCompact with the summary, then SessionStart(compact), whose context
+    reaches the session's next prompt; a model call that fails runs StopFailure."""
+    post, failed = tmp_path / "post.json", tmp_path / "failed.json"
+    user_settings({"hooks": {
+        "PostCompact": [{"matcher": "manual", "hooks": [{"command": f"cat > {post}"}]}],
+        "SessionStart": [{"matcher": "compact", "hooks": [
+            {"command": "echo 'Deploys are frozen (after compaction).'"}]}],
+        "StopFailure": [{"hooks": [{"command": f"cat > {failed}"}]}]}})
+    d = make_dispatcher(script([text("First answer."), text("Second answer."),
+                                text("SUMMARY: two questions."), text("Third answer."),
+                                {"error": "overloaded"}]))
+    r1 = d.process_user_turn(TurnRequest(text="first question"))
+    sid = r1.session_id
+    d.process_user_turn(TurnRequest(text="second question", session_id=sid))
+    compacted = d.process_user_turn(TurnRequest(text="/compact", session_id=sid))
+    assert compacted.text.startswith("Context compacted")
+    seen = json.loads(post.read_text())
+    assert seen["hook_event_name"] == "PostCompact" and seen["trigger"] == "manual"
+    assert seen["compact_summary"].startswith("SUMMARY: two questions.")
+    r4 = d.process_user_turn(TurnRequest(text="third question", session_id=sid))
+    node = d.services.store.get_node(sid, r4.assistant_node_id)
+    assert [i["text"] for i in node.metadata["interjections"]] == [
+        "Deploys are frozen (after compaction)."]
+    broken = d.process_user_turn(TurnRequest(text="fourth", session_id=sid))
+    assert broken.status == "error"
+    stop = json.loads(failed.read_text())
+    assert stop["hook_event_name"] == "StopFailure" and stop["error"] == "unknown"
+    assert "overloaded" in stop["error_details"]
+
+
+def test_claude_code_events_we_never_fire_are_named_as_such() -> None:
+    from openprogram_lsp.hooks.config import parse_hooks
+    warnings: list[str] = []
+    assert parse_hooks({"TeammateIdle": [{"hooks": [{"command": "x"}]}]}, source="s.json",
+                       scope="user", warnings=warnings) == []
+    assert warnings == ["s.json: Claude Code's TeammateIdle event has no counterpart here (it "
+                        "never fires); its hooks are ignored"]

@@ -93,11 +93,17 @@ async def prepare_context(services: Services, *, session: SessionHandle, history
             await runner.hooks.observe("PreCompact", "auto", trigger="auto",
                                        custom_instructions="")
         used: list[Usage] = []
+        before = prep
         prep = await engine.auto_compact(
             prep, history=history, summarize=make_summarizer(provider, control, used),
             persist=session.append, bus=services.bus)
         if used:
             prep.summarizer_usage = _total(used)
+        if runner.hooks is not None and prep is not before and prep.summary_node_id:
+            context = await _after_compaction(runner, session, prep, "auto")
+            if context:  # with the prompt the model is about to read
+                runner.hooks.start_context = "\n".join(
+                    n for n in (runner.hooks.start_context, context) if n)
     services.bus.emit(make_event("context.usage", {
         "used_tokens": prep.estimate, "window_tokens": prep.context_window,
         "compactions": len(session.summaries(history)),
@@ -123,6 +129,10 @@ async def compact_command(services: Services, *, session: SessionHandle, history
         state.usage = state.usage.add(u)
     if used:
         new.summarizer_usage = _total(used)
+    if runner.hooks is not None and new is not prep and new.summary_node_id:
+        context = await _after_compaction(runner, session, new, "manual")
+        if context:  # this turn has no model reply: the session's next prompt gets it
+            runner.hooks.engine.later(session.id, context)
     if new.summary_node_id is None or new is prep:
         text = "Nothing to compact yet."
     else:
@@ -133,6 +143,20 @@ async def compact_command(services: Services, *, session: SessionHandle, history
                 f"(summary node {new.summary_node_id}).")
     state.steps.append(text)
     return new
+
+
+async def _after_compaction(runner: ToolRunner, session: SessionHandle, prep: TurnPrep,
+                            trigger: str) -> str | None:
+    """PostCompact (with the summary), then SessionStart with ``source: compact``: what its
+    hooks say for the model, as Claude Code re-injects context after a compaction."""
+    hooks = runner.hooks
+    assert hooks is not None and prep.summary_node_id is not None
+    try:
+        summary = session.node(prep.summary_node_id).text
+    except Exception:  # the summary is told when it can be read
+        summary = ""
+    await hooks.observe("PostCompact", trigger, trigger=trigger, compact_summary=summary)
+    return await hooks.session_start("compact")
 
 
 async def run_loop(services: Services, *, prep: TurnPrep, provider: Provider,

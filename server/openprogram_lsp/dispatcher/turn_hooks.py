@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.approvals.rulebook import with_client_rules
-from openprogram_lsp.core.errors import NotFound, TurnCancelled
+from openprogram_lsp.core.errors import NotFound, ProviderError, TurnCancelled
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
@@ -109,6 +109,23 @@ def bind_model(hooks: TurnHooks | None, turn: ActiveTurn, provider: Provider,
                             ctx=ToolContext(workspace=ctx.workspace, session_id=ctx.session_id,
                                             turn_id=turn.turn_id, cancel=ctx.cancel,
                                             settings=ctx.settings, buffers=ctx.buffers))
+
+
+def stop_failure(exc: ProviderError) -> str:
+    """A model call's failure as StopFailure's ``error`` (its matcher's subject): Claude
+    Code's kinds, from the provider's HTTP status."""
+    status = exc.status
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication_failed"
+    if status == 402:
+        return "billing_error"
+    if status is not None and 400 <= status < 500:
+        return "invalid_request"
+    if status is not None and status >= 500:
+        return "server_error"
+    return "unknown"
 
 
 def transcript_path(turn: ActiveTurn) -> Path:

@@ -48,6 +48,7 @@ from openprogram_lsp.core.errors import (
     HookBlocked,
     NotFound,
     OpenProgramError,
+    ProviderError,
     SessionBusy,
     TurnCancelled,
 )
@@ -90,6 +91,7 @@ from openprogram_lsp.dispatcher.turn_hooks import (
     agent_definition,
     bind_model,
     start_hooks,
+    stop_failure,
     system_extra,
 )
 from openprogram_lsp.dispatcher.turn_settings import default_model, turn_settings, with_effort
@@ -367,6 +369,11 @@ class Dispatcher:
             await self._execute(turn, history, state, last_turn_at)
         except (TurnCancelled, asyncio.CancelledError, Exception) as exc:
             outcome = Outcome.of(exc, turn)
+            if isinstance(exc, ProviderError) and turn.hooks is not None:  # observed
+                kind = stop_failure(exc)
+                await turn.hooks.observe("StopFailure", kind, error=kind,
+                                         error_details=exc.message,
+                                         last_assistant_message=state.text)
         finally:
             outcome.leftover = turn.control.close_follow_ups()
         return outcome
@@ -500,16 +507,19 @@ class Dispatcher:
         it), then the context prepared, compacted when over budget, with the hooks' notes
         shown after the prompt; the turn pays for its compaction."""
         s, hooks = self.services, turn.hooks
-        context_note: str | None = hooks.start_context if hooks is not None else None
+        prompt_note: str | None = None
         if hooks is not None and turn.request.source in PROMPT_SOURCES:
             answer = await hooks.user_prompt(turn.request.text)
             if answer.blocked:
                 raise HookBlocked(f"the prompt was blocked by a UserPromptSubmit hook: "
                                   f"{answer.blocked}")
-            context_note = "\n".join(n for n in (context_note, answer.context) if n) or None
+            prompt_note = answer.context
         prep = await prepare_context(s, session=turn.session, history=history,
                                      provider=provider, runner=runner, control=turn.control,
                                      last_turn_at=last_turn_at, system_extra=system)
+        # (read after: a compaction's SessionStart hooks may have added to it)
+        start_note = hooks.start_context if hooks is not None else None
+        context_note = "\n".join(n for n in (start_note, prompt_note) if n) or None
         if context_note:  # shown to the model after the prompt, and stored as such
             s.context.append_message(prep, state.interject("hook_context", context_note))
         if prep.summarizer_usage is not None:

@@ -25,8 +25,15 @@ from openprogram_lsp.core.types import DefinitionScope
 
 EVENTS: tuple[str, ...] = ("PreToolUse", "PermissionRequest", "PostToolUse",
                            "PostToolUseFailure",
-                           "UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop",
-                           "SessionStart", "SessionEnd", "PreCompact", "Notification")
+                           "UserPromptSubmit", "Stop", "StopFailure", "SubagentStart",
+                           "SubagentStop", "SessionStart", "SessionEnd", "PreCompact",
+                           "PostCompact", "Notification")
+# events Claude Code documents for parts we do not have (agent teams, worktrees, its setup
+# flags, auto mode's classifier, MCP elicitation, a changing cwd...): read, never fired
+NEVER_FIRED: frozenset[str] = frozenset({
+    "Setup", "PermissionDenied", "UserPromptExpansion", "PostToolBatch", "TaskCreated",
+    "TaskCompleted", "TeammateIdle", "Elicitation", "ElicitationResult", "WorktreeCreate",
+    "WorktreeRemove", "ConfigChange", "InstructionsLoaded", "CwdChanged", "FileChanged"})
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
 HOOK_TYPES: tuple[str, ...] = ("command", "http", "prompt", "agent")
@@ -134,6 +141,10 @@ def parse_hooks(raw: Any, *, source: str, scope: Scope, warnings: list[str],
         return []
     out: list[HookSpec] = []
     for event, groups in raw.items():
+        if event in NEVER_FIRED:
+            warnings.append(f"{source}: Claude Code's {event} event has no counterpart here "
+                            "(it never fires); its hooks are ignored")
+            continue
         if event not in EVENTS:
             warnings.append(f"{source}: hook event {event!r} is not supported here (supported: "
                             f"{', '.join(EVENTS)}); ignored")

@@ -19,7 +19,7 @@ Verdict = Literal["allow", "ask", "deny"]
 # events whose ``continue: false`` ends the turn (UserPromptSubmit's blocks the prompt, a Stop
 # hook's lets the turn stop; the session events have no turn left to end)
 HALTING = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-                     "SubagentStart", "PreCompact", "Notification"})
+                     "SubagentStart", "PreCompact", "PostCompact", "Notification"})
 _VERDICTS = {"allow": "allow", "ask": "ask", "deny": "deny", "approve": "allow",
              "block": "deny"}
 

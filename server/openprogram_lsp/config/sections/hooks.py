@@ -29,11 +29,13 @@ class HooksSection(Section):
     PostToolUseFailure: HookGroups = Field(default_factory=list)
     UserPromptSubmit: HookGroups = Field(default_factory=list)
     Stop: HookGroups = Field(default_factory=list)
+    StopFailure: HookGroups = Field(default_factory=list)
     SubagentStart: HookGroups = Field(default_factory=list)
     SubagentStop: HookGroups = Field(default_factory=list)
     SessionStart: HookGroups = Field(default_factory=list)
     SessionEnd: HookGroups = Field(default_factory=list)
     PreCompact: HookGroups = Field(default_factory=list)
+    PostCompact: HookGroups = Field(default_factory=list)
     Notification: HookGroups = Field(default_factory=list)
 
 
