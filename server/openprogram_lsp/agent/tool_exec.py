@@ -136,10 +136,13 @@ class ToolRunner:
             out = ToolOutput(exc.message, is_error=True)
             return self._finish(record, out, started=False), out
         try:
-            return await self._started(call, tool, args, record, key)
+            done = await self._started(call, tool, args, record, key)
         except asyncio.CancelledError:
             self._cancelled(record)
             raise
+        if self.hooks is not None and self.hooks.halted and self.ctx.cancel is not None:
+            self.ctx.cancel.set()  # a hook's continue: false, once this call is on record
+        return done
 
     def _cancelled(self, record: ToolCallRecord) -> None:
         """A call the turn's cancel cut short: recorded and reported as such, kept for the

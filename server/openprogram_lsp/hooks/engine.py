@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 MAX_LIVE = 1024  # sessions kept for their SessionEnd
 MAX_LATER = 32  # notes of async hooks kept per session for its next turn
+_CALL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                          "PermissionRequest"})
 # async hooks run here, never holding a turn up (their processes die with the server's)
 _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="async-hook")
 CLAUDE_MODES = {"ask": "default", "accept-edits": "acceptEdits", "plan": "plan",
@@ -333,6 +335,7 @@ class TurnHooks:
     model: HookModel | None = None  # what prompt and agent hooks ask (set once tools are known)
     warnings: list[str] = field(default_factory=list)  # the turn's: shown with its result
     halt: Callable[[], None] | None = None  # ends the turn (from any thread)
+    halted: bool = False  # a hook said continue: false (a tool's: the turn ends after it)
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -447,8 +450,9 @@ class TurnHooks:
             why = reason.strip() if isinstance(reason, str) and reason.strip() else \
                 "no reason given"
             self.warnings.append(f"a {event} hook ended the turn: {why}")
-            if self.halt is not None:
-                self.halt()
+            self.halted = True
+            if event not in _CALL_EVENTS and self.halt is not None:
+                self.halt()  # (a tool call's hooks: the runner ends the turn after the call)
 
     def _in_background(self, spec: HookSpec, payload: dict[str, Any]) -> None:
         """An async hook's run: never cancelled with the turn; its ``systemMessage`` or
