@@ -64,8 +64,10 @@ async def test_list_pages_with_an_opaque_cursor_and_filters_by_cwd(
         with pytest.raises(RequestError) as err:
             await acp.list_sessions(cursor=bad)
         assert err.value.code == -32602
-    with pytest.raises(RequestError):
-        await acp.list_sessions(cwd="relative")
+    for bad in ("relative", "/a\x00b"):
+        with pytest.raises(RequestError) as err:
+            await acp.list_sessions(cwd=bad)
+        assert err.value.code == -32602 and "cwd" in str(err.value.data)
     assert (await acp.list_sessions(cwd=str(tmp_path / "gone"))).sessions == []
 
 

@@ -507,10 +507,14 @@ class OpenProgramAgent:
         Sessions without a message are not listed."""
         want = None
         if cwd is not None:  # a folder since deleted has no sessions: an empty list
-            if not Path(cwd).is_absolute():
+            try:
+                if not Path(cwd).is_absolute():
+                    raise ValueError("not absolute")
+                want = str(Path(cwd).resolve())
+            except (ValueError, OSError):  # relative, a NUL byte, a loop of links
                 raise RequestError.invalid_params({"field": "cwd", "message":
-                                                   f"cwd must be absolute, got {cwd!r}"})
-            want = str(Path(cwd).resolve())
+                                                   f"cwd must be an absolute path, got "
+                                                   f"{cwd!r}"}) from None
         start = 0
         if cursor:
             if not cursor.isdigit() or len(cursor) > 9:
