@@ -30,10 +30,11 @@ async def test_new_session_offers_model_and_mode_and_refuses_what_is_not_offered
     assert [o.value for o in mode.options] == ["ask", "accept-edits", "plan", "bypass"]
     sid = session.session_id
     for config_id, value in (("model", "scripted:/etc/passwd"), ("model", "openai:gpt-4o"),
-                             ("mode", "yolo"), ("colour", "red")):
+                             ("mode", "yolo"), ("colour", "red"), ("model", "x" * 100_000),
+                             ("y" * 100_000, "red")):
         with pytest.raises(RequestError) as err:
             await acp.set_config_option(config_id=config_id, session_id=sid, value=value)
-        assert err.value.code == -32602
+        assert err.value.code == -32602 and len(str(err.value.data)) < 1000
     changed = await acp.set_config_option(config_id="mode", session_id=sid, value="plan")
     assert _option(changed.config_options, "mode").current_value == "plan"
     await acp.prompt(session_id=sid, prompt=[text_block("write a.txt\nx\n")])

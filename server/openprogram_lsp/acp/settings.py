@@ -116,7 +116,7 @@ def choose(dispatcher: Dispatcher, sess: AcpSession, config_id: str, value: str)
     """Set one option on the session (in memory; ``stored`` writes it); -32602 when unknown."""
     if config_id == MODEL:
         if value not in model_choices(dispatcher, sess):
-            raise InvalidParams(f"value: {value!r} is not one of this session's models "
+            raise InvalidParams(f"value: {value[:100]!r} is not one of this session's models "
                                 f"({', '.join(model_choices(dispatcher, sess))})")
         sess.model = value
     elif config_id == MODE:
@@ -128,7 +128,8 @@ def choose(dispatcher: Dispatcher, sess: AcpSession, config_id: str, value: str)
             raise InvalidParams(f"value: use one of {', '.join(EFFORTS)}")
         sess.effort = None if value == "default" else value
     else:
-        raise InvalidParams(f"configId: unknown option {config_id!r} for this session's model")
+        raise InvalidParams(f"configId: unknown option {config_id[:100]!r} for this session's "
+                            "model")
 
 
 def record(sess: AcpSession) -> dict[str, Any]:

@@ -86,7 +86,7 @@ def _model(agent: AgentView, sess: AcpSession, args: list[str]) -> str:
     if pick.isdigit() and 1 <= int(pick) <= len(choices):
         pick = choices[int(pick) - 1]
     if pick not in choices:
-        raise OpenProgramError(f"/model: {pick!r} is not one of {', '.join(choices)}")
+        raise OpenProgramError(f"/model: {pick[:100]!r} is not one of {', '.join(choices)}")
     agent.set_setting(sess, "model", pick)
     return f"Model set to {pick} (from the next prompt)."
 
