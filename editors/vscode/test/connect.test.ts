@@ -12,8 +12,9 @@ test('a port names the run file under the state home', () => {
   assert.equal(stateHome('', { HOME: '/u' }), path.join('/u', '.local', 'share', 'openprogram-lsp'));
 });
 
-test('the run file gives port and token; a bad one is a one-line error', () => {
+test('the run file gives port and token; a bad one is a one-line error', (t) => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'op-connect-'));
+  t.after(() => fs.rmSync(home, { recursive: true, force: true }));
   fs.mkdirSync(path.join(home, 'run'));
   fs.writeFileSync(path.join(home, 'run', '7021.json'), JSON.stringify({ port: 7021, pid: 1, token: 'tok' }));
   assert.deepEqual(readAttachment('7021', home), { port: 7021, token: 'tok' });
