@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +54,40 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 def text(value: str) -> dict[str, Any]:
     """A scripted text response."""
     return {"text": value}
+
+
+class _Endpoint(BaseHTTPRequestHandler):
+    """A loopback http hook: records each POST; denies a call whose input says "deploy"."""
+
+    seen: list[tuple[dict[str, str], dict[str, Any]]]
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append((dict(self.headers), body))
+        answer = b""
+        if "deploy" in json.dumps(body.get("tool_input")):
+            answer = json.dumps({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": "deploys need a ticket"}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def hook_endpoint() -> Iterator[tuple[str, list[tuple[dict[str, str], dict[str, Any]]]]]:
+    """A loopback server for http hooks: its URL and what it received (headers, JSON)."""
+    seen: list[tuple[dict[str, str], dict[str, Any]]] = []
+    handler = type("Endpoint", (_Endpoint,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", seen
+    finally:
+        server.shutdown()
+        server.server_close()

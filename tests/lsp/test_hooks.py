@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from tests.hooks.helpers import hook_endpoint
 from tests.lsp.conftest import OpClient, Starter, close_client, write_script
 
 HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
@@ -129,40 +129,25 @@ async def test_claude_code_hooks_from_the_users_and_the_projects_files_decide_ov
     assert end["hook_event_name"] == "SessionEnd" and end["session_id"] == result["sessionId"]
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """A loopback hook endpoint: records each POST; denies a deploy, says nothing otherwise."""
+Seen = list[tuple[dict[str, str], dict[str, Any]]]
 
-    seen: list[tuple[dict[str, str], dict[str, Any]]] = []
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.seen.append((dict(self.headers), body))
-        answer = b""
-        if "deploy" in json.dumps(body.get("tool_input")):
-            answer = json.dumps({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse", "permissionDecision": "deny",
-                "permissionDecisionReason": "deploys need a ticket"}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+@pytest.fixture
+def endpoint() -> Iterator[tuple[str, Seen]]:
+    """A loopback http hook (tests/hooks/helpers.hook_endpoint)."""
+    with hook_endpoint() as found:
+        yield found
 
 
 async def test_http_prompt_agent_async_hooks_and_a_permission_rewrite_over_stdio(
-        start: Starter, tmp_path: Path, workspace: Path) -> None:
+        start: Starter, tmp_path: Path, workspace: Path,
+        endpoint: tuple[str, Seen]) -> None:
     """Claude Code's other hook types from ~/.claude/settings.json: an http hook denies a
     Bash call (with an allowed header variable, and one it may not read), a prompt hook
     refuses a write, a PermissionRequest hook allows a write rewritten, an agent Stop hook
     reads the file and sends the model back once, and an async PostToolUse hook's message
     reaches the next turn."""
-    _Recorder.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                     daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    url, seen = endpoint
     fake = tmp_path / "fakehome"
     (fake / ".claude").mkdir(parents=True)
     rewrite = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
@@ -205,47 +190,43 @@ async def test_http_prompt_agent_async_hooks_and_a_permission_rewrite_over_stdio
             client.permission_requests.append(params)
             return {"outcome": "selected", "optionId": "reject_once"}
 
-    try:
-        client = await start(model=model, setup=setup, extra_env={
-            "HOME": str(fake), "CLAUDE_CONFIG_DIR": "", "HOOK_TOKEN": "tok123",
-            "OTHER_SECRET": "must-not-leave", "OPENPROGRAM_SCRIPTED_LOG": str(log)})
-        result = await client.call("openprogram/chat", {"text": "go"})
-        assert result["status"] == "done"
-        assert client.permission_requests == []  # the hooks decided every call
-        [(headers, body)] = _Recorder.seen
-        assert headers["Authorization"] == "Bearer tok123" and headers["X-Other"] == ""
-        assert body["tool_name"] == "Bash"
-        assert body["tool_input"]["command"] == "echo deploy now"
-        deploy, secret, draft = (f["data"] for f in client.of_type("tool.finished"))
-        assert deploy["blockedReason"] == "deploys need a ticket"
-        assert secret["blockedReason"] == "that writes a key"
-        assert draft["status"] == "completed"
-        assert not (workspace / "secret.txt").exists() and not (workspace / "draft.txt").exists()
-        assert (workspace / "out.txt").read_text() == "rewritten"
-        calls = [json.loads(line) for line in log.read_text().splitlines()]
-        judged = calls[2]["messages"][0]["content"]  # the prompt hook saw Claude Code's Write
-        assert judged.startswith("Refuse writes of keys: {") and calls[2]["tools"] == []
-        assert json.loads(judged.split(": ", 1)[1])["tool_input"]["file_path"] == str(
-            workspace / "secret.txt")
-        assert calls[6]["tools"] == ["read_file", "grep", "find_files", "list_dir"]
-        assert calls[7]["messages"][-1]["content"].endswith("\trewritten")  # it read the file
-        assert any("say what you wrote" in m["content"] for m in calls[8]["messages"])
-        records = await client.call("openprogram/rules", {"sessionId": result["sessionId"],
-                                                          "records": True})
-        [written] = [r for r in records["records"] if r["tool"] == "write_file"]
-        assert written["by"] == "hook"
-        for _ in range(200):  # the async hook's note is kept before its run is listed
-            listing = (await client.call("openprogram/hooks", {}))["hooks"]
-            if any(h["background"] and h["lastResult"] for h in listing):
-                break
-            await asyncio.sleep(0.05)
-        assert {h["type"] for h in listing} == {"http", "prompt", "command", "agent"}
-        again = await client.call("openprogram/chat", {"text": "next",
-                                                       "sessionId": result["sessionId"]})
-        assert again["status"] == "done"
-        calls = [json.loads(line) for line in log.read_text().splitlines()]
-        assert any("background lint found nothing" in m["content"]
-                   for m in calls[10]["messages"])
-    finally:
-        server.shutdown()
-        server.server_close()
+    client = await start(model=model, setup=setup, extra_env={
+        "HOME": str(fake), "CLAUDE_CONFIG_DIR": "", "HOOK_TOKEN": "tok123",
+        "OTHER_SECRET": "must-not-leave", "OPENPROGRAM_SCRIPTED_LOG": str(log)})
+    result = await client.call("openprogram/chat", {"text": "go"})
+    assert result["status"] == "done"
+    assert client.permission_requests == []  # the hooks decided every call
+    [(headers, body)] = seen
+    assert headers["Authorization"] == "Bearer tok123" and headers["X-Other"] == ""
+    assert body["tool_name"] == "Bash"
+    assert body["tool_input"]["command"] == "echo deploy now"
+    deploy, secret, draft = (f["data"] for f in client.of_type("tool.finished"))
+    assert deploy["blockedReason"] == "deploys need a ticket"
+    assert secret["blockedReason"] == "that writes a key"
+    assert draft["status"] == "completed"
+    assert not (workspace / "secret.txt").exists() and not (workspace / "draft.txt").exists()
+    assert (workspace / "out.txt").read_text() == "rewritten"
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    judged = calls[2]["messages"][0]["content"]  # the prompt hook saw Claude Code's Write
+    assert judged.startswith("Refuse writes of keys: {") and calls[2]["tools"] == []
+    assert json.loads(judged.split(": ", 1)[1])["tool_input"]["file_path"] == str(
+        workspace / "secret.txt")
+    assert calls[6]["tools"] == ["read_file", "grep", "find_files", "list_dir"]
+    assert calls[7]["messages"][-1]["content"].endswith("\trewritten")  # it read the file
+    assert any("say what you wrote" in m["content"] for m in calls[8]["messages"])
+    records = await client.call("openprogram/rules", {"sessionId": result["sessionId"],
+                                                      "records": True})
+    [written] = [r for r in records["records"] if r["tool"] == "write_file"]
+    assert written["by"] == "hook"
+    for _ in range(200):  # the async hook's note is kept before its run is listed
+        listing = (await client.call("openprogram/hooks", {}))["hooks"]
+        if any(h["background"] and h["lastResult"] for h in listing):
+            break
+        await asyncio.sleep(0.05)
+    assert {h["type"] for h in listing} == {"http", "prompt", "command", "agent"}
+    again = await client.call("openprogram/chat", {"text": "next",
+                                                   "sessionId": result["sessionId"]})
+    assert again["status"] == "done"
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any("background lint found nothing" in m["content"]
+               for m in calls[10]["messages"])
