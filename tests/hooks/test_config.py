@@ -19,8 +19,8 @@ def test_parses_claude_codes_shape_with_defaults() -> None:
     assert warnings == []
     assert [(h.event, h.matcher, h.command, h.timeout, h.critical) for h in hooks] == [
         ("PreToolUse", "Bash", "check.sh", 5.0, True),
-        ("PreToolUse", "Bash", "log.sh", 60.0, False),
-        ("Stop", "", "tests.sh", 60.0, False)]
+        ("PreToolUse", "Bash", "log.sh", 600.0, False),
+        ("Stop", "", "tests.sh", 600.0, False)]
 
 
 def test_what_cannot_be_used_is_skipped_with_a_warning() -> None:
@@ -35,7 +35,7 @@ def test_what_cannot_be_used_is_skipped_with_a_warning() -> None:
                                                 {"type": "prompt", "prompt": "  "}]}],
         "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "say hi"}]}],
         "Stop": "nope"}, source="s.json", scope="user", warnings=warnings)
-    assert [h.command for h in hooks] == ["ok"] and hooks[0].timeout == 60.0
+    assert [h.command for h in hooks] == ["ok"] and hooks[0].timeout == 600.0
     text = "\n".join(warnings)
     for expected in ("'Bogus' is not supported", "matcher must be a string",
                      "type 'mcp_tool' is not supported", "command must be a non-empty",
@@ -68,7 +68,7 @@ def test_http_prompt_agent_and_async_hooks_are_read_as_claude_code_writes_them()
     # a command hook's id is what it was before hooks had types; another type is another id
     assert HookSpec("Stop", "x").id != HookSpec("Stop", "x", type="prompt").id
     assert HookSpec("Stop", "x").id == "h" + __import__("hashlib").sha256(
-        b'["user", "", "Stop", "", "x", 60.0, false]').hexdigest()[:15]
+        b'["user", "", "Stop", "", "x", 600.0, false]').hexdigest()[:15]
 
 
 def test_ids_change_with_the_definition() -> None:

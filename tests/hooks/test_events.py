@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from openprogram_lsp.config import load_settings
-from openprogram_lsp.core.types import TurnRequest
+from openprogram_lsp.core.types import TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
 from tests.hooks.helpers import call, on, script_hook, text, user_settings
 
@@ -309,3 +309,19 @@ def test_claude_code_events_we_never_fire_are_named_as_such() -> None:
                        scope="user", warnings=warnings) == []
     assert warnings == ["s.json: Claude Code's TeammateIdle event has no counterpart here (it "
                         "never fires); its hooks are ignored"]
+
+
+def test_a_once_hook_runs_once_per_session(make_dispatcher: Make, script: Callable) -> None:
+    user_settings({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"command": "echo 'Read CONTRIBUTING.md first.'", "once": True}]}]}})
+    d = make_dispatcher(script([text("a"), text("b"), text("c")]))
+
+    def told(r: TurnResult) -> list[str]:
+        node = d.services.store.get_node(r.session_id, r.assistant_node_id)
+        return [i["text"] for i in node.metadata.get("interjections", [])]
+
+    first = d.process_user_turn(TurnRequest(text="one"))
+    again = d.process_user_turn(TurnRequest(text="two", session_id=first.session_id))
+    other = d.process_user_turn(TurnRequest(text="three"))
+    assert told(first) == ["Read CONTRIBUTING.md first."] and told(again) == []
+    assert told(other) == ["Read CONTRIBUTING.md first."]

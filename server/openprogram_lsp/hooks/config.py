@@ -34,7 +34,7 @@ NEVER_FIRED: frozenset[str] = frozenset({
     "Setup", "PermissionDenied", "UserPromptExpansion", "PostToolBatch", "TaskCreated",
     "TaskCompleted", "TeammateIdle", "Elicitation", "ElicitationResult", "WorktreeCreate",
     "WorktreeRemove", "ConfigChange", "InstructionsLoaded", "CwdChanged", "FileChanged"})
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = 600.0  # a command hook's, as Claude Code's (10 minutes)
 MAX_TIMEOUT = 3600.0
 HOOK_TYPES: tuple[str, ...] = ("command", "http", "prompt", "agent")
 # a model's judgement (prompt, agent hooks) only where Claude Code offers it: a yes / no answer
@@ -68,6 +68,7 @@ class HookSpec:
     model: str = ""  # a prompt / agent hook's model ("": the turn's)
     background: bool = False  # ``async``: runs without holding the turn up
     condition: str = ""  # ``if``: a permission rule narrowing the tool calls (condition.py)
+    once: bool = False  # runs once per session, later events skip it
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -87,6 +88,8 @@ class HookSpec:
                            self.model, self.background])
         if self.condition:
             fields.append({"if": self.condition})
+        if self.once:
+            fields.append({"once": True})
         blob = json.dumps(fields)
         return "h" + hashlib.sha256(blob.encode()).hexdigest()[:15]
 
@@ -108,6 +111,8 @@ class HookSpec:
             out["async"] = True
         if self.condition:
             out["if"] = self.condition
+        if self.once:
+            out["once"] = True
         if self.plugin_root:
             out["pluginRoot"] = self.plugin_root
         return out
@@ -236,7 +241,7 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
                     timeout=min(float(timeout), MAX_TIMEOUT), critical=critical, source=source,
                     scope=scope, type=kind, headers=headers, allowed_env=allowed,
                     model=model if kind in ("prompt", "agent") else "", background=background,
-                    condition=condition.strip())
+                    condition=condition.strip(), once=entry.get("once") is True)
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:

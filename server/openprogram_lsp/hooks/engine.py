@@ -82,6 +82,7 @@ class HookEngine:
         self._live: dict[str, TurnHooks] = {}  # session -> its last turn's hooks (SessionEnd)
         self._transcripts: dict[Path, Transcript] = {}  # kept across turns (the last 32)
         self._later: dict[str, list[str]] = {}  # session -> async hooks' notes for its next turn
+        self._once: dict[str, set[str]] = {}  # session -> its ``once`` hooks that ran
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -255,6 +256,22 @@ class HookEngine:
             while len(self._later) > MAX_LIVE:
                 self._later.pop(next(iter(self._later)))
 
+    def first_time(self, session_id: str, hook_id: str) -> bool:
+        """Whether a ``once`` hook has not run in this session yet (then it counts as run)."""
+        with self._lock:
+            ran = self._once.setdefault(session_id, set())
+            while len(self._once) > MAX_LIVE:
+                self._once.pop(next(iter(self._once)))
+            if hook_id in ran:
+                return False
+            ran.add(hook_id)
+            return True
+
+    def ran_once(self, session_id: str, hook_id: str) -> bool:
+        """Whether a ``once`` hook already ran in this session."""
+        with self._lock:
+            return hook_id in self._once.get(session_id, ())
+
     def take_later(self, session_id: str) -> str | None:
         """What async hooks said since the session's last turn began (then forgotten)."""
         with self._lock:
@@ -370,6 +387,8 @@ class TurnHooks:
                 continue
             if h.key in seen:  # identical commands run once, as Claude Code
                 continue
+            if h.once and self.engine.ran_once(self.session_id, h.id):
+                continue
             seen.add(h.key)
             out.append(h)
         return out
@@ -418,6 +437,7 @@ class TurnHooks:
                 self.render_transcript()
             except Exception:  # a hook without its transcript still runs
                 log.warning("the transcript for hooks could not be written", exc_info=True)
+        specs = [s for s in specs if not s.once or self.engine.first_time(self.session_id, s.id)]
         if background:
             for spec in (s for s in specs if s.background):
                 _BACKGROUND.submit(self._in_background, spec, make(spec))
