@@ -72,3 +72,14 @@ def test_the_look_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(sandbox_scan, "MAX_FOUND", 3)
     capped = nested_controls(str(ws))
     assert capped.partial and len(capped.paths) == 3
+
+
+def test_our_own_state_in_the_workspace_is_not_looked_into(tmp_path: Path) -> None:
+    from openprogram_lsp.store.session_store import SessionStore
+
+    ws = tmp_path / "ws"
+    state = ws / "state"
+    SessionStore(state)  # registers its directories as ours (hidden in the box)
+    (state / "sessions" / "s1" / ".git").mkdir(parents=True)  # a session's own repository
+    (ws / "p" / ".git").mkdir(parents=True)
+    assert _rel(ws, nested_controls(str(ws)).paths) == ["p/.git"]

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from openprogram_lsp.core.control_files import control_entry, sandbox_entries
+from openprogram_lsp.core.fsutil import protected_dirs
 
 NESTED_DEPTH = 3  # directory levels below the root looked into (Claude Code's sandbox: 3)
 MAX_DIRS = 4000  # directories read per look at most
@@ -95,13 +96,17 @@ def _listing(path: str, now: int) -> _Listing | None:
 
 def nested_controls(workspace: str) -> Nested:
     """``.git`` entries and sandboxed control files 1 to ``NESTED_DEPTH`` levels below the
-    workspace root (the root's own are ``tools.sandbox``'s), breadth first."""
+    workspace root (the root's own are ``tools.sandbox``'s), breadth first; our own state
+    (hidden in the box) is not looked into."""
     now = time.time_ns()
+    ours = {os.path.realpath(p) for p in protected_dirs()}
     found: list[str] = []
     queue: deque[tuple[str, int]] = deque([(workspace, 0)])
     read = 0
     while queue:
         path, level = queue.popleft()
+        if path in ours:
+            continue
         read += 1
         if read > MAX_DIRS:
             return _identified(found, True)
