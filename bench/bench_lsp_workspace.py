@@ -11,7 +11,8 @@ to its ``tool.finished``) is reported against the second turn's edit in the same
 other, each one's first turn's edit against its second turn's (started once the first turn
 ended), A B pairs, medians; the same for a 100-file workspace alongside, and how long each
 first turn took. ``--idle S``: the first chat is sent S seconds after the server answered its
-first request (a person opening the chat and typing) instead of at once.
+first request (a person opening the chat and typing) instead of at once. ``--before SRC``:
+the big workspace also with another checkout's server sources, interleaved.
 
 Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]
 [--first N]``
@@ -63,9 +64,11 @@ class Client(BaseLanguageClient):
                 self.finished.append(time.perf_counter())
 
 
-async def _start(ws: Path, home: Path, profile: str = "") -> Client:
+async def _start(ws: Path, home: Path, profile: str = "", source: str = "") -> Client:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(OPENPROGRAM_HOME=str(home), OPENPROGRAM_MODEL="offline")
+    if source:  # another checkout's server sources (``--before``)
+        env["PYTHONPATH"] = source
     client = Client()
     wrap = ["-m", "cProfile", "-o", profile] if profile else []  # BENCH_PROFILE: the big one
     await client.start_io(sys.executable, *wrap, "-m", "openprogram_lsp", "serve", env=env)
@@ -97,8 +100,10 @@ async def _edit_turn(client: Client, sid: str | None, text: str) -> tuple[float,
     return took, client.finished[0] - t0, result["sessionId"]
 
 
-async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float) -> None:
-    """First and second edits of fresh servers (fresh stores), ``rounds`` of each workspace."""
+async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float,
+                      before: str) -> None:
+    """First and second edits of fresh servers (fresh stores), ``rounds`` of each workspace
+    (and of the big one with ``before``'s sources, interleaved)."""
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -107,9 +112,13 @@ async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float) 
         if not big.exists():
             _fill(big, files)
         got: dict[str, list[tuple[float, float, float]]] = {"big": [], "small": []}
+        runs = [("big", big, ""), ("small", small, "")]
+        if before:
+            got["before"] = []
+            runs.insert(1, ("before", big, before))
         for i in range(max(7, rounds)):
-            for key, ws in (("big", big), ("small", small)):
-                client = await _start(ws, tmp / f"home_{key}{i}")
+            for key, ws, source in runs:
+                client = await _start(ws, tmp / f"home_{key}{i}", source=source)
                 await client.protocol.send_request_async("openprogram/sessions", {})
                 await asyncio.sleep(idle)
                 run = f"{time.time_ns():x}"
@@ -120,13 +129,16 @@ async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float) 
                 client.exit(None)
                 await client.stop()
         med = statistics.median
-        for key, n in (("big", files), ("small", 100)):
-            rows = got[key]
-            report(f"first edit of a fresh server, {n} files, {idle:g} s idle",
+        for key, n in (("big", files), ("before", files), ("small", 100)):
+            rows = got.get(key, [])
+            if not rows:
+                continue
+            label = f"{n} files" + (f" ({before})" if key == "before" else "")
+            report(f"first edit of a fresh server, {label}, {idle:g} s idle",
                    med(r[0] for r in rows), med(r[1] for r in rows),
                    target="<= 1.5x; baseline = its second edit")
             print("  pairs (ms): " + ", ".join(f"{r[0] * 1e3:.0f}/{r[1] * 1e3:.0f}" for r in rows))
-            report(f"  its first turn, whole, {n} files", med(r[2] for r in rows), unit="s")
+            report(f"  its first turn, whole, {label}", med(r[2] for r in rows), unit="s")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
@@ -184,8 +196,11 @@ if __name__ == "__main__":
                         help="only the first edit of N fresh servers against their second")
     parser.add_argument("--idle", type=float, default=0.0, metavar="S",
                         help="with --first: seconds between the first answer and the chat")
+    parser.add_argument("--before", default="", metavar="SRC",
+                        help="with --first: also the big workspace with these server sources "
+                             "(PYTHONPATH), interleaved")
     args = parser.parse_args()
     if args.first:
-        asyncio.run(first_edits(args.first, args.files, args.reuse, args.idle))
+        asyncio.run(first_edits(args.first, args.files, args.reuse, args.idle, args.before))
     else:
         asyncio.run(main(args.rounds, args.files, args.reuse))

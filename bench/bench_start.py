@@ -8,7 +8,10 @@
    openprogram_lsp serve`` (another checkout's interpreter), interleaved A B C;
 2. what ``openprogram-lsp chat`` imports before it runs (``cli``, ``app``, ``terminal.chat``,
    ``terminal.prompts``) against ``python -c pass``, A B A B (target <= 150 ms more), and the
-   same with ``PYTHONDONTWRITEBYTECODE=1`` and the sources compiled (what the installs do).
+   same with ``PYTHONDONTWRITEBYTECODE=1`` and the sources compiled (what the installs do);
+3. a whole ``openprogram-lsp chat --model offline "list ."`` run in a small git repository (a
+   fresh state root each run: its first turn, its imports at first use included) against
+   ``python -c pass``, A B A B: what a person at the terminal waits for (no target of its own).
 
 Run: ``.venv/bin/python bench/bench_start.py [--pairs N]``.
 """
@@ -116,11 +119,37 @@ def bench_chat_import(pairs: int) -> None:
                target=f"<= 150 ms over python -c pass: {1e3 * (ma - mb):.0f} ms over")
 
 
+def bench_chat_run(tmp: Path, pairs: int) -> None:
+    ws = tmp / "chat-ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
+
+    def chat(i: int) -> float:
+        e = {**env, "OPENPROGRAM_HOME": str(tmp / f"chat-home{i}")}
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace", str(ws),
+                        "--model", "offline", "list ."], env=e, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - t0
+
+    chat(0)
+    a, b = [], []
+    for i in range(1, max(7, pairs) + 1):
+        a.append(chat(i))
+        b.append(_run("pass", env))
+    report("CLI chat run, one offline turn, whole", statistics.median(a),
+           statistics.median(b), target="none; baseline = python -c pass")
+
+
 async def main(pairs: int, before: str | None) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
         await bench_initialize(Path(d), pairs, before)
     bench_chat_import(pairs)
+    with tempfile.TemporaryDirectory() as d:
+        bench_chat_run(Path(d), pairs)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
