@@ -167,3 +167,29 @@ def test_the_chat_command_starts_without_the_language_server() -> None:
     loaded = json.loads(out.stdout)
     assert _loaded(loaded, {"openprogram_lsp.lsp", "pygls", "lsprotocol", "openprogram_lsp.acp",
                             *SDKS}) == set()
+
+
+CHAT_RUN = r"""
+import json, sys
+from openprogram_lsp.cli import main
+code = main(["chat", "--workspace", sys.argv[1], "--home", sys.argv[2], "--model", "offline",
+             "list ."])
+with open(sys.argv[3], "w") as f:
+    json.dump([code, sorted(sys.modules)], f)
+"""
+
+
+def test_a_whole_chat_turn_loads_no_http_client_or_gitpython(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    subprocess.run(["git", "-C", str(ws), "add", "a.txt"], check=True)  # an index to read
+    out = subprocess.run([sys.executable, "-c", CHAT_RUN, str(ws), str(tmp_path / "home"),
+                          str(tmp_path / "modules.json")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    code, loaded = json.loads((tmp_path / "modules.json").read_text())
+    assert code == 0 and "a.txt" in out.stdout
+    # the environment note read the index itself; no hook, provider or tool posted anything
+    assert _loaded(loaded, {"git", "httpx", "openprogram_lsp.lsp", "pygls"}) == set()
