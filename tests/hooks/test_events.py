@@ -9,10 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from openprogram_lsp.config import load_settings
 from openprogram_lsp.core.types import TurnRequest, TurnResult
 from openprogram_lsp.dispatcher import Dispatcher
+from openprogram_lsp.events.bus import EventBus
+from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
+from openprogram_lsp.tools.builtin import builtin_tools
+from openprogram_lsp.tools.registry import ToolRegistry
 from tests.hooks.helpers import call, on, script_hook, text, user_settings
 
 Make = Callable[..., Dispatcher]
@@ -47,6 +52,7 @@ def test_session_start_context_reaches_the_model_once_per_session(
     d.process_user_turn(TurnRequest(text="again", session_id=first.session_id))
     [start] = seen(log)
     assert start["hook_event_name"] == "SessionStart" and start["source"] == "startup"
+    assert start["model"].startswith("scripted:")
     calls = [json.loads(line) for line in model_log.read_text().splitlines()]
     told = [m["content"] for m in calls[0]["messages"]]
     assert any("Open issues: #12 flaky CI" in c and "Branch: feature/x" in c for c in told)
@@ -325,3 +331,81 @@ def test_a_once_hook_runs_once_per_session(make_dispatcher: Make, script: Callab
     other = d.process_user_turn(TurnRequest(text="three"))
     assert told(first) == ["Read CONTRIBUTING.md first."] and told(again) == []
     assert told(other) == ["Read CONTRIBUTING.md first."]
+
+
+class _Notes(BaseModel):
+    note: str
+
+
+class _McpRead(Tool):
+    """Stands in for an MCP server's tool (its source says so), read-only."""
+
+    name = "mcp__notes__read"
+    description = "Read a note."
+    kind = "read"
+    Input = _Notes
+
+    def source(self) -> dict[str, str] | None:
+        return {"server": "notes", "tool": "read"}
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("SECRET=hunter2 in the note")
+
+
+def test_post_tool_use_replaces_an_mcp_tools_output_but_no_built_in_ones(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    redact = json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                "updatedMCPToolOutput": "[redacted note]"}})
+    user_settings({"hooks": {"PostToolUse": [{"hooks": [
+        {"command": f"printf '%s' '{redact}'"}]}]}})
+    (workspace / "a.txt").write_text("plain")
+    d = make_dispatcher(script([call("mcp__notes__read", note="a"),
+                                call("read_file", path="a.txt"), text("ok")]),
+                        permission_mode="bypass")
+    d.services.tools = ToolRegistry([*builtin_tools(), _McpRead()])
+    r = d.process_user_turn(TurnRequest(text="go"))
+    note, plain = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert note.output == "[redacted note]"
+    assert "plain" in (plain.output or "")  # a built-in tool's result is never replaced
+
+
+def test_subagent_start_and_stop_get_the_childs_id_type_and_transcript(
+        home: Path, workspace: Path, bus: EventBus, script: Callable, tmp_path: Path) -> None:
+    """A child started with an agent definition runs SubagentStart (agent_type) and, at its
+    wrap-up, SubagentStop, which sends it back once; the parent's own Stop hooks do not see it."""
+    from tests.collab.subagent_helpers import build
+    from tests.conftest import RecordingApprover
+    started, stopped = tmp_path / "started.json", tmp_path / "stopped.jsonl"
+    stop = script_hook(tmp_path, "substop", f"""
+data = json.load(sys.stdin)
+open({str(stopped)!r}, "a").write(json.dumps(data) + "\\n")
+if not data["stop_hook_active"]:
+    print("name the file you read", file=sys.stderr)
+    sys.exit(2)
+""")
+    user_settings({"hooks": {
+        "SubagentStart": [{"matcher": "reviewer", "hooks": [{"command": f"cat > {started}"}]}],
+        "SubagentStop": [{"hooks": [{"command": stop}]}]}})
+    (workspace / ".openprogram" / "agents").mkdir(parents=True)
+    (workspace / ".openprogram" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reads\n---\nYou review.\n")
+    parent = script([call("agent", prompt="review it", label="rev", agent="reviewer"),
+                     text("Spawned.")])
+    child = script([text("Reviewed."), text("Reviewed notes.txt.")])
+    d, _ = build(home, workspace, bus, parent, child=child,
+                 approver=RecordingApprover("allow_always"))
+    try:
+        r = d.process_user_turn(TurnRequest(text="get a review"))
+        assert r.status == "done" and d.agents.runner.wait_idle(60)
+    finally:
+        d.agents.close()
+    start = json.loads(started.read_text())
+    assert start["hook_event_name"] == "SubagentStart" and start["agent_type"] == "reviewer"
+    first, second = (json.loads(line) for line in stopped.read_text().splitlines())
+    assert first["hook_event_name"] == "SubagentStop" and first["agent_type"] == "reviewer"
+    assert first["agent_id"] == start["agent_id"] and not first["stop_hook_active"]
+    assert first["last_assistant_message"] == "Reviewed." and second["stop_hook_active"]
+    assert Path(first["agent_transcript_path"]).name.startswith("agent-")
+    [agent] = [a for a in d.list_agents(r.session_id) if a.kind == "agent"]
+    _user, reply = d.services.store.get_branch(r.session_id, agent.head_id)
+    assert reply.text.endswith("Reviewed notes.txt.")

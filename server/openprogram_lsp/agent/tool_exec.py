@@ -213,15 +213,19 @@ class ToolRunner:
         out.text = redact(cap_text(out.text))
         if out.is_error:
             self.failures[key] = self.failures.get(key, 0) + 1
+        note = None
+        if self.hooks is not None:  # (they see the tool's own result)
+            note, replaced = await self.hooks.post_tool(
+                call.name, call.arguments, call.id, out.text, not out.is_error,
+                mcp=tool.source() is not None)
+            if replaced is not None:  # an MCP tool's result, as a PostToolUse hook rewrote it
+                out = ToolOutput(redact(cap_text(replaced)), out.is_error, out.data)
         if permit.context:
             out = ToolOutput(f"{out.text}\n\n[PreToolUse hook]\n" + "\n".join(permit.context),
                              out.is_error, out.data)
-        if self.hooks is not None:
-            note = await self.hooks.post_tool(call.name, call.arguments, call.id, out.text,
-                                              not out.is_error)
-            if note:
-                out = ToolOutput(f"{out.text}\n\n[PostToolUse hook]\n{note}", out.is_error,
-                                 out.data)
+        if note:
+            out = ToolOutput(f"{out.text}\n\n[PostToolUse hook]\n{note}", out.is_error,
+                             out.data)
         return self._finish(record, out), out
 
     async def _consult(self, before: Any) -> GateDecision:

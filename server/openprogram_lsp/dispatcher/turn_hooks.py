@@ -80,6 +80,8 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         cancel=turn.control.cancel, once=once, config=defs.config)
     turn.trusted_once = once
     hooks.warnings = turn.warnings  # a hook's systemMessage is shown with the result
+    hooks.model_name = turn.model or ""
+    hooks.agent_type = str(turn.request.metadata.get("agentType") or "")
     hooks.halt = turn.control.request_cancel  # a hook's continue: false
     if subagent:
         hooks.notify("SubagentStart", str(turn.request.metadata.get("agentType") or ""),

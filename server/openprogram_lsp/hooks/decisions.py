@@ -7,6 +7,7 @@ except a ``critical`` gate or prompt hook, which then refuses (fail-closed).
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -93,6 +94,16 @@ def pre_tool(run: HookRun) -> GateAnswer:
         return GateAnswer("deny", f"hook `{run.hook.command}` answered an unknown decision "
                                   f"{raw!r}")
     return GateAnswer(verdict, reason, updated, context)  # type: ignore[arg-type]
+
+
+def replaced_output(run: HookRun) -> str | None:
+    """PostToolUse of an MCP tool: ``updatedMCPToolOutput``, the result the model gets instead
+    (text as it is, anything else as JSON)."""
+    out = run.json_output()
+    if out is None or "updatedMCPToolOutput" not in _specific(out):
+        return None
+    value = _specific(out)["updatedMCPToolOutput"]
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def feedback(run: HookRun) -> str | None:

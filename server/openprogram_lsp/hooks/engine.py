@@ -353,6 +353,8 @@ class TurnHooks:
     warnings: list[str] = field(default_factory=list)  # the turn's: shown with its result
     halt: Callable[[], None] | None = None  # ends the turn (from any thread)
     halted: bool = False  # a hook said continue: false (a tool's: the turn ends after it)
+    model_name: str = ""  # the turn's model (SessionStart's ``model``)
+    agent_type: str = ""  # a child turn's agent definition (``general``: none)
 
     # -- selection and payloads ---------------------------------------------------------------
 
@@ -530,13 +532,15 @@ class TurnHooks:
     # -- the other events (awaited from the turn, run off the loop) -----------------------
 
     async def post_tool(self, name: str, arguments: dict[str, Any], tool_use_id: str,
-                        output: str, ok: bool) -> str | None:
-        """PostToolUse after a successful call: feedback for the model, if any."""
+                        output: str, ok: bool, *, mcp: bool = False
+                        ) -> tuple[str | None, str | None]:
+        """PostToolUse after a successful call (PostToolUseFailure after a failed one):
+        feedback for the model, and an MCP tool's replaced output (the last hook's)."""
         self.untested.saw(name, arguments, ok)
         event = "PostToolUse" if ok else "PostToolUseFailure"
         specs = self.matching(event, tool=name, arguments=arguments)
         if not specs:
-            return None
+            return None, None
         if ok:
             response = claude_response(name, output, ok, arguments, str(self.workspace))
             extra: dict[str, Any] = {"tool_response": response}
@@ -545,12 +549,15 @@ class TurnHooks:
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
             s, tool_name=name, tool_input=arguments, tool_use_id=tool_use_id, **extra))
         notes = []
+        replaced: str | None = None
         for run in runs:
             note = decisions.feedback(run)
             self.engine.record(run, "feedback" if note else "ok")
             if note:
                 notes.append(note)
-        return "\n".join(notes) or None
+            if ok and mcp:
+                replaced = decisions.replaced_output(run) or replaced
+        return "\n".join(notes) or None, replaced
 
     async def permission_request(self, name: str, arguments: dict[str, Any],
                                  tool_use_id: str) -> decisions.PermissionAnswer | None:
@@ -590,8 +597,8 @@ class TurnHooks:
         specs = self.matching("SessionStart", subject=source)
         if not specs:
             return None
-        runs = await asyncio.to_thread(self.run_all, specs,
-                                       lambda s: self.payload(s, source=source))
+        runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
+            s, source=source, model=self.model_name))
         context = []
         for run in runs:
             note = decisions.context(run)
@@ -628,6 +635,7 @@ class TurnHooks:
         extra: dict[str, Any] = {}
         if self.subagent:
             extra = {"agent_id": self.agent_id or self.turn_id,
+                     "agent_type": self.agent_type or "general",
                      "agent_transcript_path": self.transcript_path}
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
             s, stop_hook_active=active, last_assistant_message=last_text, **extra))
