@@ -175,13 +175,13 @@ def test_a_directory_only_change_is_a_checkpoint_and_survives_a_restart(tmp_path
 
 
 def test_a_walk_rereads_only_directories_that_changed_and_misses_nothing(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openprogram_lsp.store.checkpoints import extras
+
+    monkeypatch.setattr(extras, "RACY_NS", -1)  # every listing kept (none is 2 s old yet)
     ws = make_workspace(tmp_path, git=False)
     store = open_store(ws, tmp_path / "home")
     (ws / "src" / "old").mkdir()
-    past = 1_000_000_000
-    for d in (ws, ws / "src", ws / "docs", ws / "src" / "old"):
-        os.utime(d, (past, past))  # long unchanged: their listings are kept
     assert store.ensure_baseline("s") is not None
     assert "src/old" in store._listings and "src" in store._listings
     reads: list[str] = []
@@ -204,6 +204,30 @@ def test_a_walk_rereads_only_directories_that_changed_and_misses_nothing(
     assert cp.skipped == ["docs/pipe"]
     assert "." not in reads and "src" not in reads  # unchanged since listed: not read
     assert "src/old" in reads and "docs" in reads
+
+
+def test_a_directory_whose_mtime_was_set_back_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command makes an empty directory and a FIFO, then sets their parents' mtime back
+    (``touch -d``): the walk keyed on mtime kept the old listings, no checkpoint was taken and
+    undo left the directory. Keyed on ctime (which only the kernel sets) both are seen."""
+    from openprogram_lsp.store.checkpoints import extras
+
+    monkeypatch.setattr(extras, "RACY_NS", -1)
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    assert store.ensure_baseline("s") is not None
+    assert "src" in store._listings and "docs" in store._listings
+    stamps = {d: os.stat(ws / d) for d in ("src", "docs")}
+    (ws / "src" / "hidden").mkdir()
+    os.mkfifo(ws / "docs" / "pipe")
+    for d, st in stamps.items():
+        os.utime(ws / d, ns=(st.st_atime_ns, st.st_mtime_ns))
+    cp = turn(store, "t1")
+    assert [(f.path, f.status) for f in store.get(cp).files] == [("src/hidden/", "added")]
+    assert store.get(cp).skipped == ["docs/pipe"]
+    store.undo(cp)
+    assert not (ws / "src" / "hidden").exists()
 
 
 def _as_nobody(ws: Path, home: Path, user: int | None) -> dict[str, object]:

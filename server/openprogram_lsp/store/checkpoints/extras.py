@@ -89,22 +89,25 @@ class Listing:
 
 
 ListingCache = dict[str, tuple[int, Listing]]
-"""Directory -> (its mtime when listed, the listing): a directory whose mtime has not moved
-since is not read again (an entry made, removed or renamed in it moves its mtime)."""
+"""Directory -> (its ctime when listed, the listing): a directory whose ctime has not moved
+since is not read again (an entry made, removed or renamed in it moves its mtime and ctime).
+The ctime, not the mtime: a command can set a directory's mtime back (``touch -d``) after
+making an empty directory or a FIFO in it, and the walk would have kept the old listing and
+missed them; nobody but the kernel sets a ctime."""
 
 RACY_NS = 2_000_000_000
 """A listing is kept only for a directory last changed this long before it was read: a change
-within the same clock tick as the read would leave its mtime unchanged (git's racy rule)."""
+within the same clock tick as the read would leave its ctime unchanged (git's racy rule)."""
 
 
 def _listing(full: str, rel: str, cache: ListingCache | None, fresh: ListingCache,
              now: int) -> Listing | None:
     try:
-        mtime = os.lstat(full).st_mtime_ns
+        ctime = os.lstat(full).st_ctime_ns
     except OSError:
         return None
     hit = cache.get(rel) if cache is not None else None
-    if hit is not None and hit[0] == mtime:
+    if hit is not None and hit[0] == ctime:
         fresh[rel] = hit
         return hit[1]
     dirs: list[str] = []
@@ -125,8 +128,8 @@ def _listing(full: str, rel: str, cache: ListingCache | None, fresh: ListingCach
     except OSError:
         return None
     listing = Listing(tuple(dirs), tuple(special), only_dirs, count == 0)
-    if now - mtime > RACY_NS:
-        fresh[rel] = (mtime, listing)
+    if now - ctime > RACY_NS:
+        fresh[rel] = (ctime, listing)
     return listing
 
 
