@@ -9,9 +9,12 @@ and the same server. Printed per side: the turns that compacted (a ``context.com
 event), the fewest turns between two, summariser calls, the largest request (input as request
 bytes / 4, plus the output tokens asked for), and the prompt-cache prefix figure: the share of
 consecutive model requests whose prefix is the whole previous request, over all of them and
-over those with no compaction between. Then a 6,000-token window, and the same with a server
-that reports ``prompt_tokens: 100`` on every call (calibration). Counts are deterministic;
-session wall time is the median of ``BENCH_ROUNDS`` (>= 7) interleaved A B runs.
+over those with no compaction between. Then a 6,000-token window, the same with a server
+that reports ``prompt_tokens: 100`` on every call (calibration), and the first session against
+a loopback Anthropic server whose replies open with signed thinking blocks (the prefix figure
+for the other API: its thinking blocks go back byte for byte, ``cache_control`` marks aside).
+Counts are deterministic; session wall time is the median of ``BENCH_ROUNDS`` (>= 7)
+interleaved A B runs.
 
     .venv/bin/python bench/bench_compaction.py [--baseline REV] [--turns 60] [--window 16000]
 """
@@ -37,15 +40,30 @@ BASELINE = "f7feca2"  # main just before compaction headroom (target 60%, no coo
 ROUNDS = max(7, int(os.environ.get("BENCH_ROUNDS", "7")))
 
 
+def unmarked(value: Any) -> Any:
+    """A request part without Anthropic's ``cache_control`` breakpoints (they move forward with
+    each request; the cache matches the bytes before them)."""
+    if isinstance(value, dict):
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [unmarked(v) for v in value]
+    return value
+
+
 def extends(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
-    """Whether ``cur`` starts with the whole of ``prev`` (what a prompt cache can reuse)."""
-    a, b = prev["messages"], cur["messages"]
-    return prev.get("tools") == cur.get("tools") and b[:len(a)] == a
+    """Whether ``cur`` starts with the whole of ``prev`` (what a prompt cache can reuse):
+    the same tools and system prompt, and the previous messages unchanged at its head."""
+    a, b = unmarked(prev["messages"]), unmarked(cur["messages"])
+    return (unmarked(prev.get("tools")) == unmarked(cur.get("tools"))
+            and unmarked(prev.get("system")) == unmarked(cur.get("system"))
+            and b[:len(a)] == a)
 
 
-async def session(window: int, turns: int, reported: int | None) -> dict[str, Any]:
+async def session(window: int, turns: int, reported: int | None,
+                  api: str = "openai") -> dict[str, Any]:
     """One session in this process (``openprogram_lsp`` from whichever tree is on the path)."""
     from tests.context.agent_server import (
+        AnthropicSessionModel,
         SessionModel,
         request_estimate,
         request_tokens,
@@ -60,17 +78,20 @@ async def session(window: int, turns: int, reported: int | None) -> dict[str, An
     from openprogram_lsp.events.bus import Event, EventBus
 
     srv = LoopbackServer().start()
-    model = SessionModel(srv, reported_prompt_tokens=reported).install()
+    kind = AnthropicSessionModel if api == "anthropic" else SessionModel
+    model = kind(srv, reported_prompt_tokens=reported).install()
     tmp = Path(tempfile.mkdtemp(prefix="bench-compaction-"))
     ws, home = tmp / "ws", tmp / "home"
     write_workspace(ws)
     env = {"OPENAI_BASE_URL": f"{srv.url}/v1", "OPENAI_API_KEY": "sk-bench",
+           "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "sk-bench",
            "OPENPROGRAM_CONTEXT_WINDOW": str(window), "OPENPROGRAM_HOME": str(home)}
     os.environ.update(env)
     bus = EventBus()
     seen: list[Event] = []
     bus.subscribe(seen.append, types=["context.compacted"])
-    d = build_dispatcher(AppConfig(workspace=ws, home=home, model="openai:gpt-test",
+    spec = "anthropic:claude-sonnet-4-5" if api == "anthropic" else "openai:gpt-test"
+    d = build_dispatcher(AppConfig(workspace=ws, home=home, model=spec,
                                    permission_mode="bypass",
                                    settings=load_settings(env=env, user_file=False)), bus=bus)
     at: list[int] = []
@@ -126,10 +147,11 @@ def export(rev: str, into: Path) -> Path:
     return into / "server"
 
 
-def run_side(server_dir: Path, window: int, turns: int, reported: int | None) -> dict[str, Any]:
+def run_side(server_dir: Path, window: int, turns: int, reported: int | None,
+             api: str = "openai") -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(server_dir), str(ROOT)])}
     cmd = [sys.executable, __file__, "--session", "--window", str(window), "--turns",
-           str(turns)]
+           str(turns), "--api", api]
     if reported is not None:
         cmd += ["--reported", str(reported)]
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -162,10 +184,12 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=16_000)
     ap.add_argument("--turns", type=int, default=60)
     ap.add_argument("--reported", type=int, default=None)
+    ap.add_argument("--api", default="openai", help=argparse.SUPPRESS)
     ap.add_argument("--session", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.session:
-        print(json.dumps(asyncio.run(session(args.window, args.turns, args.reported))))
+        print(json.dumps(asyncio.run(session(args.window, args.turns, args.reported,
+                                             args.api))))
         return
     with tempfile.TemporaryDirectory(prefix="bench-compaction-base-") as tmp:
         base = export(args.baseline, Path(tmp))
@@ -191,6 +215,11 @@ def main() -> None:
         tiny = {k: run_side(t, 6000, 30, 100) for k, t in (("now", here), ("base", base))}
         show("6000-token window, 30 turns, server reporting prompt_tokens: 100", tiny["now"],
              tiny["base"], 30)
+        claude = {k: run_side(t, args.window, args.turns, None, "anthropic")
+                  for k, t in (("now", here), ("base", base))}
+        show(f"Anthropic (claude-sonnet-4-5, every reply opening with a signed thinking block; "
+             f"cache_control marks aside), {args.window}-token window, {args.turns} turns",
+             claude["now"], claude["base"], args.turns)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.providers.loopback import LoopbackServer, Received, Reply
-from tests.providers.wire import Call, OpenAIStream, fragments
+from tests.providers.wire import AnthropicStream, Call, OpenAIStream, fragments
 
 from openprogram_lsp.context.budget import estimate_text
 
@@ -90,6 +90,45 @@ class SessionModel:
                   "config API; switching to the typed settings object would remove eighteen "
                   "lookups. Nothing else in the file depends on the old API.")
         return Reply(chunks=OpenAIStream(text=[answer], usage=usage).events())
+
+
+@dataclass
+class AnthropicSessionModel(SessionModel):
+    """The same session model speaking the Messages API, each reply opening with a signed
+    thinking block (extended thinking), which must come back unchanged on later requests."""
+
+    def popleft(self) -> Reply:
+        """The reply to the last request the server received."""
+        got = self.server.received[-1]
+        body = got.json
+        self.requests.append(body)
+        self.calls += 1
+        prompt = (self.reported_prompt_tokens if self.reported_prompt_tokens is not None
+                  else len(got.body) // 4)
+        usage = {"input_tokens": prompt, "cache_read": 0, "output_tokens": 40}
+        if not body.get("tools"):
+            self.summaries += 1
+            text = (f"Summary {self.summaries}: the user is reviewing pkg/module_*.py one file "
+                    "a turn; each reads settings through cfg.get (the old config API). Nothing "
+                    "was changed yet; keep answering one file at a time.")
+            return Reply(chunks=AnthropicStream(text=[text], **usage).events())
+        thinking = [(f"Step {self.calls}: read the file the user named, then answer.",
+                     f"EqQBCgIYAhIM{self.calls:08d}c2lnbmF0dXJlLW9mLXN0ZXA=")]
+        last = body["messages"][-1]
+        said = " ".join(str(b.get("text") or "") for b in last["content"]
+                        if isinstance(b, dict) and b.get("type") == "text")
+        if last["role"] == "user" and said and not any(
+                b.get("type") == "tool_result" for b in last["content"]):
+            path = next((w for w in said.split() if w.startswith("pkg/")), "pkg/module_0.py")
+            call = Call(f"toolu_{self.calls}", "read_file",
+                        fragments({"path": path.rstrip(".,")}, 16))
+            return Reply(chunks=AnthropicStream(text=["Let me read it."], calls=[call],
+                                                thinking=thinking, **usage).events())
+        answer = ("It reads each setting with cfg.get and a literal default, which is the old "
+                  "config API; switching to the typed settings object would remove eighteen "
+                  "lookups. Nothing else in the file depends on the old API.")
+        return Reply(chunks=AnthropicStream(text=[answer], thinking=thinking,
+                                            **usage).events())
 
 
 def request_estimate(body: dict[str, Any]) -> int:

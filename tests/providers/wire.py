@@ -109,6 +109,7 @@ class AnthropicStream:
     output_tokens: int = 89
     cache_read: int = 1800
     cache_write: int = 0
+    thinking: list[tuple[str, str]] = field(default_factory=list)  # (text, signature) blocks
 
     def events(self) -> list[bytes]:
         """The SSE events, one per HTTP chunk."""
@@ -120,16 +121,26 @@ class AnthropicStream:
                       "cache_read_input_tokens": self.cache_read, "output_tokens": 1,
                       "service_tier": "standard"}}}, "message_start")]
         index = 0
+        for thought, signature in self.thinking:
+            out.append(sse({"type": "content_block_start", "index": index, "content_block": {
+                "type": "thinking", "thinking": "", "signature": ""}}, "content_block_start"))
+            for delta in ({"type": "thinking_delta", "thinking": thought},
+                          {"type": "signature_delta", "signature": signature}):
+                out.append(sse({"type": "content_block_delta", "index": index, "delta": delta},
+                               "content_block_delta"))
+            out.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+            index += 1
         if self.text:
-            out.append(sse({"type": "content_block_start", "index": 0,
+            out.append(sse({"type": "content_block_start", "index": index,
                             "content_block": {"type": "text", "text": ""}},
                            "content_block_start"))
             out.append(sse({"type": "ping"}, "ping"))
-            out += [sse({"type": "content_block_delta", "index": 0,
+            out += [sse({"type": "content_block_delta", "index": index,
                          "delta": {"type": "text_delta", "text": t}}, "content_block_delta")
                     for t in self.text]
-            out.append(sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-            index = 1
+            out.append(sse({"type": "content_block_stop", "index": index},
+                           "content_block_stop"))
+            index += 1
         for c in self.calls:
             out.append(sse({"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": c.id, "name": c.name, "input": {}}},
