@@ -55,7 +55,8 @@ async def test_edit_file_errors_are_clear(reg: ToolRegistry, ctx: ToolContext,
         await call(reg, ctx, "edit_file", path="f.txt", old_text="a", new_text="y")
 
 
-@pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../x", "~/x", ".git/config"])
+@pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../x", "~/x", ".git/config",
+                                 ".GIT/hooks/pre-commit", "sub/.Git/config", ".git./config"])
 async def test_paths_outside_workspace_refused(reg: ToolRegistry, ctx: ToolContext,
                                                bad: str) -> None:
     with pytest.raises(WorkspaceEscape):

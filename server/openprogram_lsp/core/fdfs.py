@@ -38,9 +38,16 @@ def split(rel: str) -> list[str]:
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise WorkspaceEscape(f"path {rel!r} leads outside the workspace")
-    if ".git" in parts:
+    if any(is_git_name(p) for p in parts):
         raise WorkspaceEscape(f"path {rel!r} is inside a .git directory, which tools never touch")
     return parts
+
+
+def is_git_name(name: str) -> bool:
+    """Whether a path component names ``.git`` as git and file systems see it: in any case (a
+    case-insensitive file system opens ``.GIT/hooks`` as ``.git/hooks``; git itself refuses to
+    track ``.GIT``), trailing dots and spaces dropped (Windows)."""
+    return name.lower().rstrip(". ") == ".git"
 
 
 def kind_of(mode: int) -> str:

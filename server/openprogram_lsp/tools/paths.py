@@ -18,6 +18,7 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 from openprogram_lsp.core.errors import WorkspaceEscape
+from openprogram_lsp.core.fdfs import is_git_name
 from openprogram_lsp.core.fsutil import protected_dir_of, protected_dirs, protected_real_of
 from openprogram_lsp.core.turn_root import real_path
 
@@ -92,7 +93,7 @@ def _resolve(workspace: Path, path: str) -> tuple[str, str]:
     top = root if root.endswith(os.sep) else root + os.sep
     if target != root and not target.startswith(top):
         raise WorkspaceEscape(f"path {path!r} leads outside the workspace (through a symlink)")
-    if ".git" in target[len(top):].split(os.sep):
+    if any(is_git_name(part) for part in target[len(top):].split(os.sep)):
         raise WorkspaceEscape(f"path {path!r} is inside a .git directory, which tools never touch")
     found = protected_real_of(target, root)
     if found is not None:
