@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.context.agent_server import (
+    AnthropicSessionModel,
     SessionModel,
     request_estimate,
     request_tokens,
@@ -202,3 +203,30 @@ async def test_a_server_reporting_tiny_usage_never_gets_a_request_over_the_windo
     assert at, "the session outgrew the window: it must have compacted"
     cal = d.services.context.calibration
     assert cal.ratio("gpt-test") == 1.0 and cal.suspect["gpt-test"] >= 20
+
+
+async def test_a_thinking_model_s_summaries_are_asked_without_thinking(
+        make_dispatcher: Callable[..., Dispatcher], server: LoopbackServer, workspace: Path,
+        events: list[Event], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A summary has a few hundred output tokens: a thinking budget of 8,000 would exceed them
+    (the API refuses a budget over max_tokens) or eat them; so the summariser asks without."""
+    model = AnthropicSessionModel(server).install()
+    write_workspace(workspace)
+    env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test",
+           "OPENPROGRAM_CONTEXT_WINDOW": "16000"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    d = make_dispatcher("anthropic:claude-sonnet-4-5", permission_mode="bypass",
+                        settings=load_settings(env=env, user_file=False))
+    at = await run_session(d, 16, events)
+    assert at, "the session must have compacted"
+    assert [e.payload["path"] for e in events if e.type == "context.compacted"] == ["compact"]
+    turns = [r for r in server.received if r.json.get("tools")]
+    summaries = [r for r in server.received if not r.json.get("tools")]
+    assert summaries and len(summaries) == model.summaries
+    assert all(r.json["thinking"] == {"type": "enabled", "budget_tokens": 8_000}
+               and r.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+               for r in turns)
+    assert all("thinking" not in r.json and "anthropic-beta" not in r.headers
+               for r in summaries)
+    assert all(r.json["max_tokens"] < 8_000 for r in summaries)

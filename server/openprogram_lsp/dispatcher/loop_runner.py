@@ -26,13 +26,15 @@ log = logging.getLogger(__name__)
 
 def make_summarizer(provider: Provider, control: TurnControl,
                     usage: list[Usage] | None = None) -> Summarizer:
-    """A summariser that asks the session's own model, without tools (usage collected)."""
+    """A summariser that asks the session's own model, without tools and without extended
+    thinking (usage collected)."""
 
     async def summarize(req: SummaryRequest) -> str:
         if control.cancelled:
             raise TurnCancelled("turn cancelled")
         mreq = ModelRequest(system=req.system, messages=list(req.messages), tools=[],
-                            max_output_tokens=req.max_tokens, cancel=control.cancel)
+                            max_output_tokens=req.max_tokens, cancel=control.cancel,
+                            thinking=False)
         out = []
         async for ev in provider.stream(mreq):
             if isinstance(ev, TextDelta):

@@ -374,7 +374,7 @@ class AnthropicProvider(HttpProvider):
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of one streaming Messages request, cache breakpoints included."""
-        thinking = self.thinking(request.max_output_tokens)
+        thinking = self.thinking(request.max_output_tokens) if request.thinking else None
         sees, messages = check_images(request.messages, provider=NAME, model=self.model,
                                       sees=self.info.images, limits=ANTHROPIC_LIMITS)
         extra, turns = encode_messages(messages,

@@ -75,6 +75,9 @@ class ModelRequest:
     tools: list[ToolSpec]
     max_output_tokens: int = 4096
     cancel: asyncio.Event | None = None
+    # False: no extended thinking asked for (the summariser: a thinking budget would eat the
+    # few output tokens a summary has, or exceed them, which the API refuses)
+    thinking: bool = True
 
 
 @runtime_checkable
