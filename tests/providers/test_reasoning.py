@@ -17,6 +17,7 @@ from openprogram_lsp.providers.anthropic import AnthropicProvider
 from openprogram_lsp.providers.base import ThoughtDelta, ThoughtReady
 from openprogram_lsp.providers.http import HttpSettings
 from openprogram_lsp.providers.models import model_info
+from openprogram_lsp.providers.openai import OpenAIProvider
 
 from .conftest import SECRET
 from .loopback import LoopbackServer, Reply
@@ -288,3 +289,18 @@ async def test_gemini_thought_signature_goes_back_on_its_tool_call(
                                      workspace=str(workspace)))
     assert any(m.get("tool_calls") for m in server.received[3].json["messages"])
     assert "extra_content" not in server.received[3].body.decode()
+
+
+def test_a_summary_asks_for_little_or_no_reasoning() -> None:
+    """The summariser's requests (``thinking=False``): no Anthropic thinking, and an OpenAI
+    reasoning model asked for low effort whatever is configured (its reasoning tokens come out
+    of the summary's few output tokens); a model without reasoning controls gets none."""
+    summary = request(max_output_tokens=1_800, thinking=False)
+    assert "thinking" not in AnthropicProvider(SONNET, api_key="k").build_body(summary)
+    assert "thinking" not in AnthropicProvider("claude-opus-4-7", api_key="k").build_body(
+        summary)
+    configured = OpenAIProvider("gpt-5-mini", api_key="k", info=model_info(
+        "openai", "gpt-5-mini", {"gpt-5-mini": {"effort": "high"}}))
+    assert configured.build_body(summary)["reasoning_effort"] == "low"
+    assert configured.build_body(request())["reasoning_effort"] == "high"
+    assert "reasoning_effort" not in OpenAIProvider("gpt-4o", api_key="k").build_body(summary)

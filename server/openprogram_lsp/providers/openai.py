@@ -368,7 +368,10 @@ class OpenAIProvider(HttpProvider):
                 sees, self.model),
             "stream": True,
         }
-        if info.effort and info.reasoning in ("effort", "field"):
+        if not request.thinking and info.reasoning == "effort":
+            # a summary's few output tokens also pay for the reasoning: ask for little
+            body["reasoning_effort"] = "low"
+        elif info.effort and info.reasoning in ("effort", "field"):
             body["reasoning_effort"] = info.effort
         if self.usage_option:
             body["stream_options"] = {"include_usage": True}
