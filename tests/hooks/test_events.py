@@ -409,3 +409,36 @@ if not data["stop_hook_active"]:
     [agent] = [a for a in d.list_agents(r.session_id) if a.kind == "agent"]
     _user, reply = d.services.store.get_branch(r.session_id, agent.head_id)
     assert reply.text.endswith("Reviewed notes.txt.")
+
+
+def test_permission_request_updated_permissions_add_standing_rules(
+        make_dispatcher: Make, script: Callable, workspace: Path, tmp_path: Path) -> None:
+    """An allow's addRules becomes our rules: the session's ``echo:*`` covers the next echo
+    (the hook is not asked again), a workspace ``Write(docs/*)`` rule outlives the session."""
+    from tests.conftest import RecordingApprover
+    runs = tmp_path / "runs.txt"
+    rules = [{"type": "addRules", "behavior": "allow", "destination": "session",
+              "rules": [{"toolName": "Bash", "ruleContent": "echo:*"}]},
+             {"type": "addRules", "behavior": "allow", "destination": "localSettings",
+              "rules": [{"toolName": "Write", "ruleContent": "docs/*"}]},
+             {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]
+    answer = _answer(behavior="allow", updatedPermissions=rules)
+    user_settings({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+        {"command": f"echo x >> {runs}; {answer}"}]}]}})
+    approver = RecordingApprover("reject_once")
+    d = make_dispatcher(script([call("run_command", command="echo a"),
+                                call("run_command", command="echo b && echo c"),
+                                call("write_file", path="docs/x.md", content="x"),
+                                call("run_command", command="ls"), text("ok")]),
+                        approver=approver)
+    r = d.process_user_turn(TurnRequest(text="go"))
+    a, bc, doc, ls = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+    assert a.status == bc.status == doc.status == ls.status == "completed"
+    assert runs.read_text().count("x") == 2  # echo b && echo c was the session rule's
+    assert bc.approval["by"] == "rule" and doc.approval["by"] == "rule"
+    assert approver.requests == []
+    book = d.services.rules_for(workspace)
+    kept = {(r.tool, r.value, r.scope) for r in book.rules}
+    assert ("run_command", "echo *", "session") in kept
+    assert ("write_file", "docs/*", "workspace") in kept
+    assert d.services.permission_mode == "ask"  # setMode is not applied

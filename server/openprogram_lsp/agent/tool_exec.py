@@ -36,6 +36,7 @@ from openprogram_lsp.core.types import (
 from openprogram_lsp.events.bus import EventBus, make_event
 from openprogram_lsp.events.tool_gate import GateDecision, GateRegistry
 from openprogram_lsp.hooks.engine import TurnHooks, current_hooks
+from openprogram_lsp.hooks.permission_updates import rules_of
 from openprogram_lsp.tools import fs_errors
 from openprogram_lsp.tools.approved_edit import ApprovedEdit, preview_hunks
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
@@ -382,6 +383,13 @@ class ToolRunner:
                     answered = None
                     gate = again
             if answered is not None:
+                added = [self.rules.add(r) for r in rules_of(
+                    answered.updated_permissions,
+                    session_id=facts.session_id or self.ctx.session_id,
+                    branch=self.rules_branch, tool_call_id=call.id, turn_id=self.ctx.turn_id)]
+                if added:  # the hook's "always": standing rules, as the user's choice makes
+                    self._emit("rules.changed", {"action": "added", "tool_call_id": call.id,
+                                                 "rule_ids": [r.id for r in added]})
                 record.approval = {"by": "hook", "decidedAt": now_iso(), "mode": self.mode,
                                    "event": "PermissionRequest"}
                 self._note_rewrite(permit, record)

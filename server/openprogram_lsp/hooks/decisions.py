@@ -161,6 +161,7 @@ class PermissionAnswer:
     message: str = ""
     updated_input: dict[str, Any] | None = None  # in Claude Code's spelling (or ours)
     interrupt: bool = False
+    updated_permissions: Any = None  # an allow's rule updates (hooks.permission_updates)
 
 
 def permission(run: HookRun) -> PermissionAnswer | None:
@@ -187,7 +188,8 @@ def permission(run: HookRun) -> PermissionAnswer | None:
         if updated is not None and not isinstance(updated, dict):
             return PermissionAnswer("deny", f"hook `{run.hook.command}` answered an "
                                             "updatedInput that is not an object")
-        return PermissionAnswer("allow", updated_input=updated)
+        return PermissionAnswer("allow", updated_input=updated,
+                                updated_permissions=decision.get("updatedPermissions"))
     return None
 
 
