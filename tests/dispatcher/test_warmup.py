@@ -1,6 +1,6 @@
 """The first turn's work built ahead (dispatcher/warmup.py): in a fresh process, the turn's
-models are still to build and the tools' specs not made; after ``warm_up`` all are, and a
-turn then builds none of them."""
+models are still to build and the tools' specs not made; after ``warm_up`` all are, and the
+first session's directory is ready: a turn then builds none of them and uses it."""
 
 from __future__ import annotations
 
@@ -28,12 +28,15 @@ asyncio.run(warm_up(d.services, TURN_WIRE))
 assert not deferred_models(types), deferred_models(types)
 assert all(cls.__pydantic_complete__ for cls in TURN_WIRE)
 assert {type(t) for t in d.services.tools.tools()} <= set(base._SPECS)
+spares = lambda: [p for p in (home / "sessions").iterdir() if p.name.startswith(".spare-")]
+assert len(spares()) == 1  # the first session's directory, made ahead
 built = []
 complete = construction.complete_model_class
 construction.complete_model_class = lambda cls, *a, **k: built.append(cls) or complete(cls, *a, **k)
 result = d.process_user_turn(TurnRequest(text="write f.txt\\nhello\\n", workspace=str(ws)))
 assert result.status == "done" and (ws / "f.txt").read_text() == "hello\\n", result
 assert not built, built
+assert spares() == [] and (home / "sessions" / result.session_id / ".git" / "HEAD").is_file()
 print("ok", before)
 """
 

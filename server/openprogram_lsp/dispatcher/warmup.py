@@ -1,13 +1,14 @@
 """What a process's first turn builds, built ahead while the editor is idle (issue 33).
 
 A turn of a fresh server built, on its way to its first edit, every tool's JSON schema (the
-specs offered to the model), the system prompt (its files read from the package) and the
-validators of the turn's models (``core.types`` builds them on first use, so a start does not
-pay for them): tens of ms of a first edit that later edits make in a few ms.
-``turn_steps`` lists that work as small steps, each a few ms; the server
-runs them one per loop iteration after ``initialized`` (``lsp.server``), so a request that
-arrives meanwhile waits for one step at most, and nothing runs on another thread (the models
-are built where a turn would build them). A step a turn already took finds it done.
+specs offered to the model), the system prompt (its files read from the package), the new
+session's directory (a git repository and its records) and the validators of the turn's
+models (``core.types`` builds them on first use, so a start does not pay for them): tens of
+ms of a first edit that later edits make in a few ms. ``turn_steps`` lists that work as small
+steps, each a few ms; the server runs them one per loop iteration after ``initialized``
+(``lsp.server``), so a request that arrives meanwhile waits for one step at most, and the
+models are built on the loop, where a turn would build them (only the session's directory
+is made on a thread: file system calls). A step a turn already took finds it done.
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ def turn_steps(services: Services, models: Iterable[type[BaseModel]] = ()) -> It
 
 
 async def warm_up(services: Services, models: Iterable[type[BaseModel]] = ()) -> None:
-    """Run ``turn_steps`` on the running loop, one step per iteration."""
+    """Run ``turn_steps`` on the running loop, one step per iteration, while a thread makes
+    the next new session's directory (``store.spare_session``: file system calls only)."""
+    spare = asyncio.ensure_future(asyncio.to_thread(services.store.spare.prepare))
     for step in turn_steps(services, models):
         step()
         await asyncio.sleep(0)
+    await spare

@@ -61,10 +61,10 @@ from openprogram_lsp.store.owner import (
 )
 from openprogram_lsp.store.reply_calls import has_open_calls, settle
 from openprogram_lsp.store.session_listing import SessionListing
-from openprogram_lsp.store.session_repo import JOURNAL, SessionRepo, init_repository
+from openprogram_lsp.store.session_repo import JOURNAL, SessionRepo
+from openprogram_lsp.store.spare_session import SpareSession, make_skeleton
 
 log = logging.getLogger(__name__)
-_GITIGNORE = "*.tmp\n.*.tmp\n"
 APPEND_LOCK_WAIT = 1.0
 """Seconds an append outside a turn waits for a session another process is using."""
 COMMIT_LOCK = "openprogram-commit.lock"
@@ -163,6 +163,7 @@ class SessionStore:
         # is still in use must share the lock, or two writers could take the same seq
         self._write_locks: dict[str, threading.RLock] = {}
         self._listing = SessionListing(self.root)
+        self.spare = SpareSession(self.root)  # a new session's directory made ahead
         self._listing_lock = threading.Lock()
         self._sorted: tuple[int, list[dict[str, Any]]] = (-1, [])  # (listing version, rows)
         self._real: dict[str, str] = {}
@@ -210,17 +211,12 @@ class SessionStore:
         root = self.session_dir(sid)
         if (root / "meta.json").exists():
             raise InvalidParams(f"sessionId: session {sid!r} already exists")
-        (root / "nodes").mkdir(parents=True, exist_ok=True)
-        init_repository(root)
-        repo = SessionRepo(root)
-        repo.write(".gitignore", _GITIGNORE)
+        if not self.spare.take(root):  # the directory made ahead, or made now
+            make_skeleton(root)
         now = now_iso()
         data = {"id": sid, "title": title, "headId": None, "branches": {}, "status": "idle",
                 "createdAt": now, "updatedAt": now, "workspace": workspace, **meta}
-        node_records.create(root)
-        (root / ".git" / image_refs.REFS).touch()
-        (root / ".git" / NODE_LOG).touch()
-        repo.write("meta.json", json.dumps(data, separators=(",", ":")))
+        SessionRepo(root).write("meta.json", json.dumps(data, separators=(",", ":")))
         with self._listing_lock:
             self._listing.record(data)
         return sid

@@ -58,6 +58,11 @@ FILES = (
         "The paths written since its last mark: the next commit (any process) commits them; "
         "a kill before the mark leaves them pending, so no write is left out of a commit."),
     StateFile(
+        ".spare-", "sessions", "spare_session", "derived",
+        "A new session's directory made ahead (``.spare-<pid>-<random>``; a dot: no session): "
+        "used by its process's next new session, else removed by the next process that makes "
+        "one once its maker is gone; a half-made one ends in ``.making`` and is never used."),
+    StateFile(
         ".listing-writers", "sessions", "session_listing", "lock",
         "An flock: released by the kernel when its holder dies."),
     StateFile(
