@@ -82,5 +82,9 @@ def test_another_status_a_redirect_or_no_server_is_a_non_blocking_error(base: st
     assert critical.verdict == "deny" and "answered HTTP 500" in critical.reason
 
 
-def test_header_values_lose_line_breaks() -> None:
+def test_header_values_lose_line_breaks_and_what_cannot_be_sent_fails_open() -> None:
     assert header_value("a\r\nX-Injected: 1 $V", ("V",)) == "aX-Injected: 1 "
+    for bad in (spec("http://127.0.0.1:9/x", headers=(("X", "caf\u00e9"),)),
+                spec("http://[::1/x")):
+        run = run_http(bad, {})
+        assert run.failed and "could not" in (run.error or "")

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from openprogram_lsp.core.types import DefinitionScope
 
@@ -200,7 +201,7 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
     headers: tuple[tuple[str, str], ...] = ()
     allowed: tuple[str, ...] = ()
     if kind == "http":
-        if not text.startswith(("http://", "https://")):
+        if not text.startswith(("http://", "https://")) or not _valid_url(text):
             warnings.append(f"{where}.url must be an http:// or https:// URL; ignored")
             return None
         raw_headers = entry.get("headers") or {}
@@ -242,6 +243,13 @@ def _parse_entry(entry: Any, *, event: str, matcher: str, source: str, scope: Sc
                     scope=scope, type=kind, headers=headers, allowed_env=allowed,
                     model=model if kind in ("prompt", "agent") else "", background=background,
                     condition=condition.strip(), once=entry.get("once") is True)
+
+
+def _valid_url(url: str) -> bool:
+    try:
+        return bool(urlsplit(url).hostname)
+    except ValueError:
+        return False
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any] | None:

@@ -34,7 +34,10 @@ def header_value(value: str, allowed: tuple[str, ...]) -> str:
 
 
 def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
     if host == "localhost":
         return True
     try:
@@ -79,6 +82,8 @@ def run_http(hook: HookSpec, payload: dict[str, Any], *,
                       timed_out=True)
     except httpx.HTTPError as exc:
         return failed(f"could not reach {hook.command}: {type(exc).__name__}: {exc}")
+    except (ValueError, UnicodeError, httpx.InvalidURL) as exc:  # a URL or header unsendable
+        return failed(f"could not be sent: {type(exc).__name__}: {exc}")
     if not 200 <= status < 300:
         return HookRun(hook, None, "", text, time.monotonic() - start,
                        error=f"answered HTTP {status}")
