@@ -442,3 +442,22 @@ def test_permission_request_updated_permissions_add_standing_rules(
     assert ("run_command", "echo *", "session") in kept
     assert ("write_file", "docs/*", "workspace") in kept
     assert d.services.permission_mode == "ask"  # setMode is not applied
+
+
+def test_session_start_env_file_sets_the_sessions_commands_environment(
+        make_dispatcher: Make, script: Callable, workspace: Path) -> None:
+    """A SessionStart hook writes exports to $CLAUDE_ENV_FILE (Claude Code's way to set up
+    nvm, a venv...): the session's commands get them, expanded as a shell would, in later
+    turns too; a credential's name is left out as it is of the server's environment."""
+    user_settings({"hooks": {"SessionStart": [{"hooks": [{"command": (
+        "printf '%s\\n' 'export GREETING=\"hello world\"' 'export PATH=\"$PATH:/opt/tools\"' "
+        "'export OPENAI_API_KEY=sk-not-for-commands' >> \"$CLAUDE_ENV_FILE\"")}]}]}})
+    probe = 'echo "[$GREETING] [$OPENAI_API_KEY]"; case "$PATH" in *:/opt/tools) echo tail;; esac'
+    d = make_dispatcher(script([call("run_command", command=probe), text("ok"),
+                                call("run_command", command=probe), text("ok")]),
+                        permission_mode="bypass")
+    first = d.process_user_turn(TurnRequest(text="go"))
+    again = d.process_user_turn(TurnRequest(text="again", session_id=first.session_id))
+    for r in (first, again):
+        [rec] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
+        assert "[hello world] []" in (rec.output or "") and "tail" in (rec.output or "")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from openprogram_lsp.agents.definitions import AgentDef
 from openprogram_lsp.approvals.rulebook import with_client_rules
 from openprogram_lsp.core.errors import NotFound, ProviderError, TurnCancelled
+from openprogram_lsp.core.turn_context import command_env
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.hooks.approval import approve
 from openprogram_lsp.hooks.engine import Definitions, TurnHooks
@@ -81,6 +82,7 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
     turn.trusted_once = once
     hooks.warnings = turn.warnings  # a hook's systemMessage is shown with the result
     hooks.model_name = turn.model or ""
+    hooks.env_file = str(turn.session.directory / "claude-env.sh")
     hooks.agent_type = str(turn.request.metadata.get("agentType") or "")
     hooks.halt = turn.control.request_cancel  # a hook's continue: false
     if subagent:
@@ -93,6 +95,8 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
         if start is not None:
             hooks.start_context = await _until_cancel(hooks.session_start(start),
                                                       turn.control.cancel)
+    command_env.set(engine.command_env(turn.session_id) or None)  # for its run_command calls
+    if not subagent:
         later = engine.take_later(turn.session_id)  # what async hooks said since last turn
         if later:
             hooks.start_context = "\n".join(n for n in (hooks.start_context, later) if n)

@@ -41,7 +41,7 @@ from openprogram_lsp.hooks.listing import HookListing, HookRunSummary
 from openprogram_lsp.hooks.matcher import matches, matches_tool
 from openprogram_lsp.hooks.model_hook import HookModel
 from openprogram_lsp.hooks.policies import UntestedEdits
-from openprogram_lsp.hooks.runner import HookRun, run_hook
+from openprogram_lsp.hooks.runner import HookRun, run_hook, sourced_env
 from openprogram_lsp.hooks.sources import load_config
 from openprogram_lsp.hooks.transcript import Transcript
 from openprogram_lsp.hooks.trust import TrustState, TrustStore
@@ -83,6 +83,7 @@ class HookEngine:
         self._transcripts: dict[Path, Transcript] = {}  # kept across turns (the last 32)
         self._later: dict[str, list[str]] = {}  # session -> async hooks' notes for its next turn
         self._once: dict[str, set[str]] = {}  # session -> its ``once`` hooks that ran
+        self._command_env: dict[str, dict[str, str]] = {}  # session -> its CLAUDE_ENV_FILE's
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -256,6 +257,20 @@ class HookEngine:
             while len(self._later) > MAX_LIVE:
                 self._later.pop(next(iter(self._later)))
 
+    def set_command_env(self, session_id: str, env: dict[str, str]) -> None:
+        """Keep what a session's SessionStart hooks set for its commands (bounded)."""
+        with self._lock:
+            self._command_env.pop(session_id, None)
+            if env:
+                self._command_env[session_id] = env
+            while len(self._command_env) > MAX_LIVE:
+                self._command_env.pop(next(iter(self._command_env)))
+
+    def command_env(self, session_id: str) -> dict[str, str]:
+        """The environment a session's shell commands get from its SessionStart hooks."""
+        with self._lock:
+            return dict(self._command_env.get(session_id, {}))
+
     def first_time(self, session_id: str, hook_id: str) -> bool:
         """Whether a ``once`` hook has not run in this session yet (then it counts as run)."""
         with self._lock:
@@ -354,6 +369,7 @@ class TurnHooks:
     halt: Callable[[], None] | None = None  # ends the turn (from any thread)
     halted: bool = False  # a hook said continue: false (a tool's: the turn ends after it)
     model_name: str = ""  # the turn's model (SessionStart's ``model``)
+    env_file: str = ""  # SessionStart's CLAUDE_ENV_FILE (in the session's state folder)
     agent_type: str = ""  # a child turn's agent definition (``general``: none)
 
     # -- selection and payloads ---------------------------------------------------------------
@@ -426,7 +442,8 @@ class TurnHooks:
             if self.model is None:
                 return HookRun(spec, None, "", "", 0.0, error="has no model to ask here")
             return self.model.run(spec, payload, cancelled=self._cancelled)
-        return run_hook(spec, payload, self.workspace, cancelled=self._cancelled)
+        return run_hook(spec, payload, self.workspace, cancelled=self._cancelled,
+                        env_file=self.env_file if spec.event == "SessionStart" else None)
 
     def run_all(self, specs: list[HookSpec], make: Callable[[HookSpec], dict[str, Any]], *,
                 background: bool = True) -> list[HookRun]:
@@ -597,8 +614,14 @@ class TurnHooks:
         specs = self.matching("SessionStart", subject=source)
         if not specs:
             return None
+        if self.env_file:  # what this session's hooks write there is read afresh
+            Path(self.env_file).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.env_file).write_bytes(b"")
         runs = await asyncio.to_thread(self.run_all, specs, lambda s: self.payload(
             s, source=source, model=self.model_name))
+        if self.env_file:
+            found = await asyncio.to_thread(sourced_env, Path(self.env_file))
+            self.engine.set_command_env(self.session_id, found)
         context = []
         for run in runs:
             note = decisions.context(run)

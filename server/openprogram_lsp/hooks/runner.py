@@ -67,15 +67,47 @@ class HookRun:
                               stderr=self.stderr.strip()[-500:] or None)
 
 
-def _env(workspace: Path, hook: HookSpec) -> dict[str, str]:
+def _env(workspace: Path, hook: HookSpec, env_file: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
     event = hook.event
     if hook.plugin_root:
         env["CLAUDE_PLUGIN_ROOT"] = hook.plugin_root
+    if env_file:
+        env["CLAUDE_ENV_FILE"] = env_file
     env["CLAUDE_PROJECT_DIR"] = str(workspace)
     env["OPENPROGRAM_PROJECT_DIR"] = str(workspace)
     env["OPENPROGRAM_HOOK_EVENT"] = event
     return env
+
+
+def sourced_env(path: Path, timeout: float = 10.0) -> dict[str, str]:
+    """The variables a shell file (a SessionStart hook's ``CLAUDE_ENV_FILE``) sets or
+    changes when sourced by ``sh``, as Claude Code sources it before its commands ({} when
+    it is absent, empty, fails or takes longer than ``timeout``)."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return {}
+    except OSError:
+        return {}
+    base = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+    try:
+        child = procs.start("/bin/sh", "-c", '. "$1" >/dev/null 2>&1 && env -0', "sh",
+                            str(path), cwd=path.parent, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=base)
+    except OSError:
+        return {}
+    start = time.monotonic()
+    out, _err, why = child.communicate(b"", until=start + timeout, stop=None,
+                                       limit=MAX_CAPTURE * 16, poll=POLL)
+    if why or child.returncode != 0:
+        return {}
+    found = {}
+    for item in (out or b"").decode("utf-8", "replace").split("\0"):
+        name, eq, value = item.partition("=")
+        if eq and name and base.get(name) != value and name not in ("PWD", "SHLVL", "_",
+                                                                    "OLDPWD"):
+            found[name] = value
+    return found
 
 
 def _text(data: bytes | None) -> str:
@@ -83,14 +115,15 @@ def _text(data: bytes | None) -> str:
 
 
 def run_hook(hook: HookSpec, payload: dict[str, Any], workspace: Path, *,
-             cancelled: Callable[[], bool] | None = None) -> HookRun:
+             cancelled: Callable[[], bool] | None = None,
+             env_file: str | None = None) -> HookRun:
     """Run a hook to completion, its timeout, or the turn's cancel (blocking; call off-loop)."""
     start = time.monotonic()
     stdin = json.dumps(payload, default=str).encode()
     try:
         child = procs.start("/bin/sh", "-c", hook.command, cwd=workspace,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_env(workspace, hook))
+                            stderr=subprocess.PIPE, env=_env(workspace, hook, env_file))
     except OSError as exc:
         return HookRun(hook, None, "", "", time.monotonic() - start,
                        error=f"could not start: {exc.strerror or exc}")

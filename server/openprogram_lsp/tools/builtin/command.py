@@ -10,6 +10,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
+from openprogram_lsp.core.secrets import is_secret_name
+from openprogram_lsp.core.turn_context import command_env
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.background import Jobs
 from openprogram_lsp.tools.builtin.descriptions import (
@@ -131,7 +133,7 @@ class RunCommand(Tool):
     async def _run(self, args: RunCommandInput, ctx: ToolContext, how: Plan,
                    held: Held) -> ToolOutput:
         timeout = args.timeout or DEFAULT_TIMEOUT
-        env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
+        env = scrubbed_env({**hook_env(), "OPENPROGRAM_TOOL": "run_command"})
         if ctx.editor is not None:  # the editor's terminal, where it offers one
             done = await ctx.editor.run_command(
                 ctx.session_id, _with_env(how, env, args.command), ctx.workspace.resolve(),
@@ -166,7 +168,7 @@ class RunCommand(Tool):
                           held: Held) -> ToolOutput:
         """Start the command and return its id; its output waits for command_output."""
         self.jobs.room(ctx.session_id)
-        env = scrubbed_env({"OPENPROGRAM_TOOL": "run_command"})
+        env = scrubbed_env({**hook_env(), "OPENPROGRAM_TOOL": "run_command"})
         child = await spawn(*how.prefix, *how.inner, "/bin/sh", "-c", args.command,
                             sandboxed=how.sandboxed, cwd=ctx.workspace,
                             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -186,6 +188,12 @@ class RunCommand(Tool):
                           f"with command_output {{\"id\": \"{job.id}\"}}; stop it with "
                           f"command_stop.{note}",
                           data={"id": job.id, "sandboxed": how.sandboxed, "background": True})
+
+
+def hook_env() -> dict[str, str]:
+    """What the session's SessionStart hooks set for its commands (``CLAUDE_ENV_FILE``),
+    credentials left out as they are of the server's own environment."""
+    return {k: v for k, v in (command_env.get() or {}).items() if not is_secret_name(k)}
 
 
 def _with_env(how: Plan, env: dict[str, str], command: str) -> list[str]:
