@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.lsp.conftest import OpClient, Starter, start  # noqa: F401  (fixture)
+from tests.lsp.conftest import OpClient, Starter, close_client, start  # noqa: F401  (fixture)
 
 from .conftest import SECRET
 from .loopback import LoopbackServer, Reply
@@ -57,6 +57,9 @@ async def test_request_model_beats_initialization_options_and_tools_round_trip(
     assert server.received[2].path == "/v1/chat/completions"
     assert server.received[2].json["model"] == "gpt-test"
     assert all(SECRET not in str(e) for e in client.events)
+    # the server shut down first: its checkpoint work after a turn (index.lock) is over, and
+    # everything it would keep is written
+    assert await close_client(client) == ""
     files = [f for f in tmp_path.rglob("*") if f.is_file()]  # the store and the server log
     assert any(f.suffix == ".log" for f in files)
     assert not [f for f in files if SECRET.encode() in f.read_bytes()]
