@@ -131,7 +131,10 @@ def _install_e2e() -> None:
     stamp = EXT / "dist" / ".e2e-installed"
     if stamp.exists() and stamp.read_text() == run_id:
         return
-    install = run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=900)
+    # cold, it waits for scripts/test's background install (apt's Chromium and toolchain, then
+    # code-server's npm install and native builds): 1,351 s in a fresh Debian chroot at a
+    # load of 15-20 (docs/decisions/fresh-machine-ci.md), so twice the 900 s of a warm machine
+    install = run(["bash", str(EXT / "scripts" / "install-e2e.sh")], REPO, timeout=1800)
     if install.returncode != 0:
         missing(f"code-server/chromium could not be installed:\n{tail(install)}")
     stamp.parent.mkdir(parents=True, exist_ok=True)
