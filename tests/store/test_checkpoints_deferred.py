@@ -105,12 +105,40 @@ def test_a_deferred_baseline_records_what_a_waited_one_does(
     assert not (deferred_ws / "new").exists() and (deferred_ws / "keep").is_dir()
 
 
-def test_a_deferral_is_only_taken_when_a_walk_would_be_waited_for(tmp_path: Path) -> None:
-    store = open_store(_workspace(tmp_path), tmp_path / "home")
-    assert store.prepare()  # the first walk is done
-    assert not store.defer_baseline("s")  # the baseline is a quick commit now
-    assert store.record_before("s", ["src/main.py"])  # nothing deferred: nothing to record
-    assert store.ensure_baseline("s") is not None and store.baseline_ready("s")
+@pytest.mark.parametrize("before", ["walked", "earlier-turn"])
+def test_a_baseline_deferred_with_no_walk_to_wait_for_records_the_same(
+        tmp_path: Path, before: str) -> None:
+    """The first walk done (or an earlier session's turn checkpointed, and a change made
+    outside the agent since): the edit's baseline is still deferred to the turn's checkpoint
+    (no commit on the edit's way, no walk started), and the checkpoints are the same."""
+    stores = []
+    for name in ("waited", "deferred"):
+        ws = _workspace(tmp_path / name)
+        store = open_store(ws, tmp_path / f"home-{name}")
+        assert store.prepare()
+        if before == "earlier-turn":
+            assert store.ensure_baseline("s0") is not None
+            (ws / "src" / "util.py").write_text("by s0\n")
+            store.note_paths(["src/util.py"])
+            assert store.commit_turn("s0", "t0", "turn") is not None
+            (ws / "outside.txt").write_text("made outside the agent\n")
+            store.note_paths(["outside.txt"])
+        stores.append((ws, store))
+    (waited_ws, waited), (deferred_ws, store) = stores
+    assert waited.ensure_baseline("s") is not None
+    _edit(waited_ws)
+    waited.note_paths(WRITES)
+    assert waited.commit_turn("s", "t1", "turn") is not None
+
+    assert not store.baseline_ready("s") and store.defer_baseline("s")
+    assert store.wait_prepared(0)  # no walk started: nothing to wait for
+    assert store.record_before("s", WRITES)
+    _edit(deferred_ws)
+    store.note_paths(WRITES)
+    turn = store.commit_turn("s", "t1", "turn")
+    assert turn is not None and turn.kind == "turn"
+    assert _recorded(store) == _recorded(waited)
+    assert store.baseline_ready("s")
 
 
 def test_a_path_that_cannot_be_recorded_takes_the_baseline_at_once(

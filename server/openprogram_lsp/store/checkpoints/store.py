@@ -308,11 +308,14 @@ class CheckpointStore:
                                 "Baseline before the session's first edit", allow_empty=True)
 
     def defer_baseline(self, session_id: str) -> bool:
-        """Take the session's baseline later when it would wait for the first walk now (one
-        runs, or is still to run: it is started in the background then). True when deferred:
-        each write of the turn must then be announced first (``record_before``); the next
-        checkpoint (the turn's, or ``ensure_baseline``) takes the baseline first, built from
-        the walk with the recorded paths as they were (``deferred.py``)."""
+        """Take the session's baseline later, with the turn's checkpoint, instead of before
+        the turn's first edit: the edit neither waits for the first walk (one runs, or is
+        still to run: it is started in the background then) nor makes a commit on its way.
+        True when deferred: each write of the turn must then be announced first
+        (``record_before``); the next checkpoint (the turn's, or ``ensure_baseline``) takes
+        the baseline first, built from the walk (or the index) with the recorded paths as they
+        were (``deferred.py``). False for another session's while one is deferred, and when
+        checkpoints are off."""
         with self._noted_lock:
             if self._deferred is not None:
                 return self._deferred.session_id == session_id
@@ -320,10 +323,8 @@ class CheckpointStore:
                 return False
             walking = not self._idle.is_set()
             due = self._scan_all and self._prepared is None
-            if not (walking or due):
-                return False
             self._deferred = DeferredBaseline(session_id)
-        if not walking:  # nobody walks yet (the edit came before the server's warm-up)
+        if due and not walking:  # nobody walks yet (the edit came before the server's warm-up)
             self._idle.clear()  # the turn's checkpoint waits for it from now on
             threading.Thread(target=self._walk_in_background, name="openprogram-baseline",
                              daemon=True).start()
