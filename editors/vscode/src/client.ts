@@ -21,6 +21,8 @@ import {
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
 import { exitDetail, spawnServer, type ServerProcess } from './process';
+import { attachOrStart, endKept, fingerprint, keepable, pidAlive, removeRecord, type Kept } from './kept';
+import * as path from 'node:path';
 import { findServer, installServer, installSource, installSteps, offerInstall, SERVER_NAME } from './install';
 import * as os from 'node:os';
 import { expand, launchPlan, parseSettings, userOnly, type Settings } from './settings';
@@ -32,6 +34,16 @@ import type * as wire from './wire';
 export type ServerState = 'starting' | 'running' | 'stopped';
 export type PermissionHandler = (p: PermissionParams, token: api.CancellationToken) => Promise<PermissionOutcome>;
 export type QuestionHandler = (p: QuestionParams, token: api.CancellationToken) => Promise<QuestionOutcome>;
+
+/** Connect to a server on 127.0.0.1:`port` (a kept server, or `serve --tcp` the user runs). */
+function loopback(port: number): ServerOptions {
+  return () =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => resolve({ reader: socket, writer: socket }));
+      socket.once('error', reject);
+    });
+}
 
 /** Declares `experimental.openprogram` so the server sends permission and question requests. */
 class OpenProgramFeature implements StaticFeature {
@@ -66,6 +78,8 @@ export interface AgentPort {
 export class AgentClient implements AgentPort {
   private client: LanguageClient | undefined;
   private server: ServerProcess | undefined;
+  /** The kept server this window is attached to (it outlives the window: a reload re-attaches). */
+  private kept: Kept | undefined;
   /** How the current server process ended, once it has. */
   private ended: string | undefined;
   /** Settles when the current server process has exited. */
@@ -94,8 +108,11 @@ export class AgentClient implements AgentPort {
   constructor(
     private readonly output: api.LogOutputChannel,
     private readonly trace: api.LogOutputChannel,
-    /** The extension's version, folder and global storage (where it installs the server). */
-    private readonly host: { version: string; extensionDir: string; storageDir: string } = { version: '', extensionDir: '', storageDir: '' },
+    /**
+     * The extension's version, folder and global storage (where it installs the server), and the
+     * workspace's storage (where the kept server's record lives; none without a workspace).
+     */
+    private readonly host: { version: string; extensionDir: string; storageDir: string; workspaceStorageDir?: string } = { version: '', extensionDir: '', storageDir: '' },
   ) {}
 
   /** (Re)start the server; concurrent calls coalesce into at most one queued restart. */
@@ -135,8 +152,11 @@ export class AgentClient implements AgentPort {
     return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
-  /** Stop the server and drop its listeners. */
-  async stop(): Promise<void> {
+  /**
+   * Stop the server and drop its listeners. A kept server is ended too, unless `keep` (the
+   * window goes: its turns run on for the reloaded window to re-attach to).
+   */
+  async stop(keep = false): Promise<void> {
     const old = this.client;
     this.client = undefined;
     for (const d of this.listeners.splice(0)) {
@@ -158,15 +178,24 @@ export class AgentClient implements AgentPort {
         traceError('disposing the old client:', err);
       }
     }
-    // Whatever the server left behind in its process group (commands, MCP servers) goes too.
-    this.server?.killGroup();
+    const kept = this.kept;
+    this.kept = undefined;
+    if (kept && !keep) {
+      // Restart Server, a setting that needs a new server: SIGTERM lets it record its turns
+      // interrupted, then its group goes
+      await endKept(kept.pid);
+      if (this.host.workspaceStorageDir) removeRecord(path.join(this.host.workspaceStorageDir, 'server.json'), kept.pid);
+    } else if (!kept) {
+      // Whatever the server left behind in its process group (commands, MCP servers) goes too.
+      this.server?.killGroup();
+    }
     this.server = undefined;
     this.setState('stopped');
   }
 
-  /** Release everything. */
+  /** Release everything; a kept server stays for the reloaded window (it exits when idle). */
   async dispose(): Promise<void> {
-    await this.stop();
+    await this.stop(true);
     this.events.dispose();
     this.states.dispose();
   }
@@ -201,12 +230,7 @@ export class AgentClient implements AgentPort {
       }
       plan.initializationOptions.token = att.token;
       traceInfo(`attaching to 127.0.0.1:${att.port}`);
-      serverOptions = () =>
-        new Promise((resolve, reject) => {
-          const socket = net.connect({ host: '127.0.0.1', port: att.port });
-          socket.once('connect', () => resolve({ reader: socket, writer: socket }));
-          socket.once('error', reject);
-        });
+      serverOptions = loopback(att.port);
     } else {
       // Spawned here, before the language client exists: a missing executable is our one clear
       // message (not the client's stack trace), and the process leads its own group, so a crash
@@ -221,27 +245,18 @@ export class AgentClient implements AgentPort {
         return;
       }
       traceInfo(`server executable: ${found}`);
-      let proc: ServerProcess;
-      try {
-        proc = await spawnServer(found, plan.args, { cwd: plan.cwd, env: plan.env });
-      } catch (err) {
-        const detail = err instanceof Error ? err.message : String(err);
-        traceError('server failed to start:', detail);
-        this.setState('stopped', detail);
-        this.toast(`OpenProgram: the server did not start: ${detail}.`);
-        return;
+      const dir = this.host.workspaceStorageDir;
+      if (keepable(plan.args, dir)) {
+        // kept across window reloads: attached over loopback (docs/decisions/vscode-reattach.md)
+        const kept = await this.attachKept(found, plan, dir);
+        if (!kept) return;
+        plan.initializationOptions.token = kept.token;
+        serverOptions = loopback(kept.port);
+      } else {
+        const spawned = await this.spawnStdio(found, plan);
+        if (!spawned) return;
+        serverOptions = spawned;
       }
-      this.server = proc;
-      this.ended = undefined;
-      const exited = new Promise<void>((resolve) => {
-        proc.onExit((code, signal) => {
-          proc.killGroup();
-          if (this.server === proc) this.ended = exitDetail(code, signal);
-          resolve();
-        });
-      });
-      this.exited = exited;
-      serverOptions = async () => ({ process: proc.child, detached: false });
     }
     const clientOptions: LanguageClientOptions = {
       outputChannel: this.output,
@@ -309,6 +324,74 @@ export class AgentClient implements AgentPort {
       this.setState('stopped', detail);
       this.toast(`OpenProgram: the server did not start: ${detail}.`);
     }
+  }
+
+  /** Start the server as this window's child on stdio; undefined (the failure shown) when it cannot. */
+  private async spawnStdio(found: string, plan: ReturnType<typeof launchPlan>): Promise<ServerOptions | undefined> {
+    let proc: ServerProcess;
+    try {
+      proc = await spawnServer(found, plan.args, { cwd: plan.cwd, env: plan.env });
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      traceError('server failed to start:', detail);
+      this.setState('stopped', detail);
+      this.toast(`OpenProgram: the server did not start: ${detail}.`);
+      return undefined;
+    }
+    this.server = proc;
+    this.ended = undefined;
+    this.exited = new Promise<void>((resolve) => {
+      proc.onExit((code, signal) => {
+        proc.killGroup();
+        if (this.server === proc) this.ended = exitDetail(code, signal);
+        resolve();
+      });
+    });
+    return async () => ({ process: proc.child, detached: false });
+  }
+
+  /**
+   * Attach to the workspace's kept server, or start it (detached, so it outlives the window);
+   * undefined (the failure shown) when it cannot start.
+   */
+  private async attachKept(found: string, plan: ReturnType<typeof launchPlan>, dir: string): Promise<Kept | undefined> {
+    const print = fingerprint({ command: found, args: plan.args, cwd: plan.cwd, home: plan.env.OPENPROGRAM_HOME, version: this.host.version });
+    let kept: Kept;
+    try {
+      kept = await attachOrStart(found, plan.args, { cwd: plan.cwd, env: plan.env, dir, fingerprint: print });
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      traceError('server failed to start:', detail);
+      this.setState('stopped', detail);
+      this.toast(`OpenProgram: the server did not start: ${detail}.`);
+      return undefined;
+    }
+    traceInfo(`${kept.started ? 'started' : 're-attaching to'} the workspace's server (pid ${kept.pid}, 127.0.0.1:${kept.port}; log ${path.join(dir, 'server.log')})`);
+    this.kept = kept;
+    this.ended = undefined;
+    // How it ended: this window's child says (a signal, a code); a server another window
+    // started is watched by its pid once the connection closes.
+    this.exited = new Promise<void>((resolve) => {
+      if (kept.child) {
+        kept.child.once('exit', (code, signal) => {
+          if (this.kept === kept) this.ended = exitDetail(code, signal);
+          resolve();
+        });
+        return;
+      }
+      const poll = setInterval(() => {
+        if (this.kept !== kept) {
+          clearInterval(poll);
+          resolve();
+        } else if (!pidAlive(kept.pid)) {
+          clearInterval(poll);
+          this.ended = 'the server exited';
+          resolve();
+        }
+      }, 250);
+      poll.unref?.();
+    });
+    return kept;
   }
 
   /**

@@ -31,7 +31,8 @@ import { sessionTitle } from '../branches/label';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef, type ImageRef } from '../context/attachments';
 import type { CommandInfo, CommandsResult, FilesResult, RestoreResult } from '../protocol';
-import type { BranchDiffResult } from '../wire';
+import type { BranchDiffResult, SubscribeResult } from '../wire';
+import { withoutRunningTurn } from './reattach';
 import { classify, commandCompletions, EDITOR_BUILTINS, modeArgument, parseSlash, unknownMessage, type EditorBuiltin } from './slash';
 import type { CompletionKind } from '../webview/messages';
 
@@ -363,7 +364,8 @@ export class ChatController {
       return;
     }
     const sessionId = this.state.sessionId;
-    if (this.inflight) {
+    // a turn running here steers, whoever sent it (this window before a reload, another one)
+    if (this.inflight || (this.state.busy && sessionId && this.state.turns.length > 0)) {
       if (sessionId) {
         return this.steer(sessionId, body);
       }
@@ -526,7 +528,8 @@ export class ChatController {
   /** Cancel the running turn. */
   async cancel(): Promise<void> {
     const sessionId = this.state.sessionId;
-    if (!this.inflight) {
+    // a turn this panel follows but did not send (re-attached after a reload) is cancelled too
+    if (!this.inflight && !(this.state.busy && sessionId)) {
       return;
     }
     if (sessionId) {
@@ -537,7 +540,7 @@ export class ChatController {
         traceError('cancel failed; cancelling the request instead:', err);
       }
     }
-    this.inflight.cancel();
+    this.inflight?.cancel();
   }
 
   /**
@@ -565,10 +568,24 @@ export class ChatController {
     }
     try {
       const params = { sessionId, limit: this.historyPage, ...(headId ? { headId } : {}) };
-      // Shown here, its turns from other editors (a shared `serve --tcp`) reach us too.
-      void this.client.request(Requests.subscribe, { sessionId }).catch(() => undefined);
-      const h = await this.client.request<HistoryResult>(Requests.history, params);
-      this.post({ type: 'history', sessionId: h.sessionId, headId: h.headId, nodes: h.nodes, hasMore: h.hasMore });
+      // Shown here, its turns from other editors (a shared `serve --tcp`) reach us too. A turn
+      // running there (this window reloaded, another window drives it) is replayed so far:
+      // its events wait until the history is drawn without that turn's nodes, then stream on.
+      const own = this.inflight !== null;
+      const held = own ? null : this.hold(sessionId);
+      let h: HistoryResult;
+      try {
+        const sub = await this.client.request<SubscribeResult>(Requests.subscribe, { sessionId, replay: !own })
+          .catch((err: unknown) => {
+            traceError('subscribing to', sessionId, 'failed:', err);
+            return undefined;
+          });
+        h = await this.client.request<HistoryResult>(Requests.history, params);
+        const shown = held ? withoutRunningTurn(h, held.events, sub?.runningTurnId) : h;
+        this.post({ type: 'history', sessionId: h.sessionId, headId: shown.headId, nodes: shown.nodes, hasMore: h.hasMore });
+      } finally {
+        if (held) this.release(held);
+      }
       await this.remember(h.sessionId);
       await this.fillCheckpoints(h.sessionId);
       await this.refreshBranches();
@@ -837,7 +854,25 @@ export class ChatController {
     await this.memento.update(SESSION_KEY, sessionId ?? undefined);
   }
 
+  /** Events of a session held back while its history loads (a replay among them). */
+  private held: { sessionId: string; events: EventParams[] } | null = null;
+
+  private hold(sessionId: string): { sessionId: string; events: EventParams[] } {
+    this.held = { sessionId, events: [] };
+    return this.held;
+  }
+
+  /** The history is drawn (or failed): what was held streams in, in order. */
+  private release(held: { sessionId: string; events: EventParams[] }): void {
+    if (this.held === held) this.held = null;
+    for (const e of held.events) this.onEvent(e);
+  }
+
   private onEvent(e: EventParams): void {
+    if (this.held && e.sessionId === this.held.sessionId) {
+      this.held.events.push(e);
+      return;
+    }
     const unbound = this.state.sessionId === null;
     if (e.type === PERMISSION_WITHDRAWN) {
       this.withdrawNotification(e);

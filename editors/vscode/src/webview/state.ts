@@ -813,8 +813,9 @@ function followUp(state: ChatState, ev: EventParams, turnId: string): ChatState 
   const userNodeId = typeof ev.data.userNodeId === 'string' ? ev.data.userNodeId : null;
   const next: ChatState = { ...state, busy: true, turns: [...state.turns, turnId] };
   const item = userMessage(next, text, source, userNodeId, state.headId);
-  // Our own turns are matched by clientTurnId: a person's message here came from another editor.
-  return push(next, item.role === 'user' ? { ...item, elsewhere: true, turnId } : { ...item, turnId });
+  // Our own turns are matched by clientTurnId: a person's message here came from another editor,
+  // unless it is replayed (this window reloaded mid-turn may have sent it: no claim either way).
+  return push(next, item.role === 'user' && ev.replayed !== true ? { ...item, elsewhere: true, turnId } : { ...item, turnId });
 }
 
 /** A user node as shown: a person's message, or a report that came back from a subagent or branch. */
