@@ -120,3 +120,41 @@ async def test_a_turn_nobody_re_attaches_to_ends_interrupted_and_a_watcher_does_
                 .get("runningTurnId") is None
     finally:
         await stop_tcp_server(server)
+
+
+async def test_a_second_window_watching_takes_over_when_the_first_goes(
+        tmp_path: Path, workspace: Path) -> None:
+    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
+    asked = asyncio.Event()
+
+    async def never_answer(method: str, params: Any) -> Any:
+        asked.set()
+        await asyncio.Event().wait()
+
+    try:
+        async with clients() as opened:
+            first = await _editor(server.port, server.token, workspace, opened)
+            sid = (await first.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+            first.on_request = never_answer
+            turn = asyncio.ensure_future(first.request(
+                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
+            await asyncio.wait_for(asked.wait(), 30)
+            second = await _editor(server.port, server.token, workspace, opened)
+            answered: list[Any] = []
+
+            async def allow(method: str, params: Any) -> Any:
+                answered.append(params)
+                return {"outcome": "selected", "optionId": "allow_once"}
+
+            second.on_request = allow
+            sub = await second.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
+            assert second.server_requests == []  # it watches while the first is there
+            await _leave(first, shutdown=True)  # the first window closes
+            turn.cancel()
+            finished = await second.wait_event(
+                "turn.finished", lambda e: e["turnId"] == sub["runningTurnId"])
+            assert finished["data"]["status"] == "done"
+            assert [p["toolCall"]["name"] for p in answered] == ["write_file"]
+            assert (workspace / "notes.txt").exists()
+    finally:
+        await stop_tcp_server(server)

@@ -138,6 +138,11 @@ class ServerHost:
             self.orphans[sid] = orphan
         log.info("editor gone: %s running turn(s) of %s wait %ss for it to re-attach",
                  len(sessions), ", ".join(sorted(sessions)), self.keep_turns)
+        # another window already watching the session takes the turns over at once
+        watcher = next((c for c in self.connections if c is not server
+                        and any(sid in c.subscriptions for sid in sessions)), None)
+        if watcher is not None:
+            self.adopt(watcher, next(iter(sessions)))
 
     def _expire(self, orphan: Orphan) -> None:
         """No editor re-attached in time: the turns end as interrupted."""
@@ -183,12 +188,10 @@ class ServerHost:
     async def owner_or_wait(self, session_id: str | None) -> Link | None:
         """The session's live owner; while its turns wait for their editor to re-attach, the
         editor that does (None when none does in time)."""
-        owner = self.owner_for(session_id)
-        if owner is not None:
-            return owner
         orphan = self.orphans.get(session_id or "")
         if orphan is None:
-            return None
+            return self.owner_for(session_id)
+        # its editor shut down (it may still be connected until its ``exit``): the next one
         return await asyncio.shield(orphan.adopted)
 
     async def ask_owner(self, session_id: str | None,
@@ -206,10 +209,10 @@ class ServerHost:
                 await _cancelled(asked)
                 raise
             orphan = self.orphans.get(session_id or "")
-            if orphan is None or orphan.link is not owner:
+            if orphan is None and self.owner_for(session_id) is owner:
                 return owner, await asked
-            # the editor shut down or went away meanwhile: its answer (the prompt failing with
-            # the connection) is void; the editor that re-attaches is asked
+            # the editor shut down or went away meanwhile (another took the turn over, or one
+            # may re-attach): its answer (the prompt failing with the connection) is void
             await _cancelled(asked)
             owner = await self.owner_or_wait(session_id)
         return None, None

@@ -165,7 +165,9 @@ class TurnRunner:
                     if task.done():
                         result = task.result()
                         break
-                    if self.keeps(server):  # its editor went away: the turn runs on
+                    # its editor went away (the turn waits for another) or another editor
+                    # took it over: the turn runs on
+                    if self.keeps(server) or control not in self._owned.get(id(server), ()):
                         raise
                     control.request_cancel()
         except BaseException:
