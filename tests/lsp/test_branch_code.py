@@ -155,3 +155,30 @@ async def test_a_session_without_edits_switches_nothing(start: Starter,
         await client.call("openprogram/branchDiff", {
             "sessionId": sid, "fromHeadId": first["headId"], "toHeadId": second["headId"]})
     assert "no code state" in info.value.message
+
+
+async def test_a_switch_keeps_the_files_the_user_chose_and_switches_the_rest(
+        start: Starter, workspace: Path) -> None:
+    client = await start(model="offline", args=["--permission-mode", "bypass"])
+    first = await _say(client, None, "a.txt", "one\n")
+    sid = first["sessionId"]
+    main = await _say(client, sid, "b.txt", "two\n")
+    fork = await client.call("openprogram/fork", {
+        "sessionId": sid, "fromNodeId": first["assistantNodeId"], "restoreCode": True,
+        "text": "write a.txt\nalt\n"})
+    assert fork["status"] == "done" and not (workspace / "b.txt").exists()
+    (workspace / "a.txt").write_text("mine\n")  # the user's own change since the fork's turn
+    with pytest.raises(JsonRpcException) as info:  # outside the workspace: refused, nothing written
+        await client.call("openprogram/checkout", {
+            "sessionId": sid, "headId": main["headId"], "restoreCode": True,
+            "keepPaths": ["../outside.txt"]})
+    assert info.value.code != -32603
+    assert not (workspace / "b.txt").exists()
+    moved = await client.call("openprogram/checkout", {
+        "sessionId": sid, "headId": main["headId"], "restoreCode": True, "keepPaths": ["a.txt"]})
+    assert (workspace / "a.txt").read_text() == "mine\n"  # kept
+    assert (workspace / "b.txt").read_text() == "two\n"  # the rest switched
+    assert moved["skipped"] == ["a.txt"] and moved["restored"] == ["b.txt"]
+    # the safety checkpoint holds everything as it was: undo brings the fork's code back
+    await client.call("openprogram/restore", {"checkpointId": moved["safetyCheckpointId"]})
+    assert not (workspace / "b.txt").exists() and (workspace / "a.txt").read_text() == "mine\n"

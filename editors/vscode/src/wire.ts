@@ -293,6 +293,8 @@ export interface CheckoutParams {
   headId: string;
   /** Also restore the workspace to the branch's code state (undoable) */
   restoreCode?: boolean;
+  /** With restoreCode: workspace files the switch leaves as they are (the user's own changes); listed in the result's skipped */
+  keepPaths?: string[] | null;
 }
 
 export interface CheckoutResult {
@@ -530,6 +532,8 @@ export interface ForkParams {
   clientTurnId?: string | null;
   /** Start from the code state of fromNodeId (restored first, undoable) */
   restoreCode?: boolean;
+  /** With restoreCode: workspace files the restore leaves as they are (the user's own changes); listed in the result's skipped */
+  keepPaths?: string[] | null;
   /** Attachments rendered before the message */
   context?: ContextItem[] | null;
   /** The fork's model, as in chat (offline, scripted:FILE, openai:M, anthropic:M); absent: the server's */

@@ -56,12 +56,14 @@ class CodeHandlers:
                                            rows)
         return w.BranchesResult(branches=[dumps.model(w.BranchInfo, r) for r in rows]).wire()
 
-    async def restore_code(self, sid: str, node_id: str) -> RestoreOutcome:
-        """Bring the workspace to the code state of the chain ending at ``node_id``."""
+    async def restore_code(self, sid: str, node_id: str,
+                           keep: list[str] | None = None) -> RestoreOutcome:
+        """Bring the workspace to the code state of the chain ending at ``node_id``, except
+        the ``keep`` files (the user's own changes, left as they are)."""
         store = self._require_store(sid)
         self.h._refuse_during_turn()
         out = await asyncio.to_thread(branch_code.switch_code, self.sessions, store, sid,
-                                      node_id)
+                                      node_id, keep=keep or ())
         self.h._changed(out)
         return out
 
@@ -73,7 +75,7 @@ class CodeHandlers:
         previous = self.sessions.head(sid)
         result: dict[str, Any] = {}
         if p.restore_code:
-            result = dumps.code_restore(await self.restore_code(sid, p.head_id))
+            result = dumps.code_restore(await self.restore_code(sid, p.head_id, p.keep_paths))
         self.sessions.set_head(sid, p.head_id)
         return w.CheckoutResult.model_validate(
             {"headId": p.head_id, "previousHeadId": previous, **result}).wire()

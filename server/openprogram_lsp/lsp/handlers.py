@@ -152,7 +152,7 @@ class Handlers:
             if self.dispatcher.user_turn(p.session_id) is not None:
                 raise SessionBusy(f"session {p.session_id} is running a turn; cancel it "
                                   "before forking with restoreCode")
-            switched = await self.code.restore_code(p.session_id, p.from_node_id)
+            switched = await self.code.restore_code(p.session_id, p.from_node_id, p.keep_paths)
         result = await self._turn(TurnRequest(
             text=p.text, session_id=p.session_id, branch_from=p.from_node_id,
             branch_name=p.name, model=self._model(p.model),

@@ -138,6 +138,10 @@ class ForkParams(Params):
         None, max_length=200, description="Echoed in turn.started so a client can match its turn")
     restore_code: bool = Field(
         False, description="Start from the code state of fromNodeId (restored first, undoable)")
+    keep_paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] | None = Field(
+        None, max_length=10_000,
+        description="With restoreCode: workspace files the restore leaves as they are (the user's "
+                    "own changes); listed in the result's skipped")
     context: list[ContextItem] | None = Field(
         None, max_length=64, description="Attachments rendered before the message")
     model: str | None = Field(None, max_length=1000,
@@ -210,6 +214,10 @@ class CheckoutParams(Params):
     head_id: str = Field(min_length=1, max_length=200)
     restore_code: bool = Field(
         False, description="Also restore the workspace to the branch's code state (undoable)")
+    keep_paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] | None = Field(
+        None, max_length=10_000,
+        description="With restoreCode: workspace files the switch leaves as they are (the user's "
+                    "own changes); listed in the result's skipped")
 
 
 class BranchDiffParams(Params):

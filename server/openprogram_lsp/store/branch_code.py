@@ -9,6 +9,7 @@ that checkpoint (a safety checkpoint first, so it is undone like any restore).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound
@@ -68,13 +69,14 @@ def require_state(sessions: SessionStore, store: CheckpointStore, sid: str, head
 
 
 def switch_code(sessions: SessionStore, store: CheckpointStore, sid: str, head_id: str,
-                *, wait: float = 0.0) -> RestoreOutcome:
-    """Restore the workspace to a branch's code state; the restore's outcome with
-    ``code_checkpoint_id`` (None, and nothing written, when the branch has no state)."""
+                *, wait: float = 0.0, keep: Iterable[str] = ()) -> RestoreOutcome:
+    """Restore the workspace to a branch's code state, the ``keep`` files left as they are;
+    the restore's outcome with ``code_checkpoint_id`` (None, and nothing written, when the
+    branch has no state)."""
     state = code_state(sessions, store, sid, head_id)
     if state is None:
         return NOTHING_RESTORED
-    out = store.restore(state.checkpoint_id, session_id=sid, wait=wait)
+    out = store.restore(state.checkpoint_id, session_id=sid, wait=wait, keep=keep)
     return out.but(code_checkpoint_id=state.checkpoint_id)
 
 

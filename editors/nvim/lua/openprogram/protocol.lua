@@ -299,6 +299,7 @@ M.event_types = {
 ---@field sessionId string
 ---@field headId string
 ---@field restoreCode? boolean Also restore the workspace to the branch's code state (undoable)
+---@field keepPaths? string[]|vim.NIL With restoreCode: workspace files the switch leaves as they are (the user's own changes); listed in the result's skipped
 
 ---@class openprogram.CheckoutResult
 ---@field headId string
@@ -460,6 +461,7 @@ M.event_types = {
 ---@field name? string|vim.NIL
 ---@field clientTurnId? string|vim.NIL Echoed in turn.started so a client can match its turn
 ---@field restoreCode? boolean Start from the code state of fromNodeId (restored first, undoable)
+---@field keepPaths? string[]|vim.NIL With restoreCode: workspace files the restore leaves as they are (the user's own changes); listed in the result's skipped
 ---@field context? openprogram.ContextItem[]|vim.NIL Attachments rendered before the message
 ---@field model? string|vim.NIL The fork's model, as in chat (offline, scripted:FILE, openai:M, anthropic:M); absent: the server's
 ---@field rules? 'inherit'|'reset'|'copy' The fork's session rules: inherit (shared with the parent branch), reset (none: its calls ask again), copy (a snapshot, its own from then on)

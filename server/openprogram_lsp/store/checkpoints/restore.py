@@ -46,13 +46,16 @@ IN_THE_WAY = "something the checkpoint did not record is in its place: left as i
 def restore_checkpoint(store: StoreView, checkpoint_id: str,
                        paths: Iterable[str] | None, *, session_id: str | None = None,
                        full_scan: bool = False, undoes: str | None = None,
-                       buffers: BufferSink | None = None) -> RestoreOutcome:
+                       buffers: BufferSink | None = None,
+                       keep: Iterable[str] = ()) -> RestoreOutcome:
     """Restore a checkpoint's files (all, or under ``paths``); what was written, how to undo.
 
     ``undoes``: the restore undoes that turn checkpoint; its restore checkpoint says so (made
     even when no file needed writing), so every client sees the turn as undone.
     ``buffers``: the editor's open documents; a file whose buffer has unsaved changes is
     recorded as that buffer and restored into it (``workspace/applyEdit``), never on disk.
+    ``keep``: files the restore leaves as they are (the user's own changes a branch switch
+    keeps), named in ``skipped``.
     """
     with store.lock:
         store._open()
@@ -62,6 +65,7 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         wanted = sorted({store._checked_relative(p) for p in paths}) if paths else []
         if "." in wanted:
             wanted = []
+        own = {store._checked_relative(p) for p in keep}  # refused before anything is written
         # Re-read every path the restore may write or delete, plus whatever was noted, so the
         # safety checkpoint holds their current bytes; walk the whole tree when the store's
         # knowledge is incomplete (first use in this process, after a shell command) or asked.
@@ -95,6 +99,9 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         # files either side could not record are left as they are, and named
         left = _unrecorded(was, now or EMPTY, only, {c.path for c in changes},
                            store.repo.config.max_file_bytes)
+        for c in changes:
+            if c.path in own:
+                left[c.path] = "kept: your own change"
         changes = [c for c in changes if c.path not in left]
         blobs = read_blobs(store.repo, [c.new_sha for c in changes
                                         if c.status != "D" and c.new_mode != GITLINK_MODE])
@@ -117,7 +124,7 @@ def restore_checkpoint(store: StoreView, checkpoint_id: str,
         applied, skipped, conflicts = _apply(store.workspace, blobs, changes, perms, dirs, only,
                                              kept)
         applied += _fix_modes(store, target_tree, perms, store._modes_of(head), only,
-                              {c.path for c in changes} | {p for p, _ in into_buffers})
+                              {c.path for c in changes} | {p for p, _ in into_buffers} | own)
         applied += into_buffers
         conflicts += buffer_conflicts
         left.update(skipped)

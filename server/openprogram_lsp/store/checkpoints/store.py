@@ -520,7 +520,7 @@ class CheckpointStore:
     def restore(self, checkpoint_id: str, paths: Iterable[str] | None = None,
                 *, session_id: str | None = None, full_scan: bool = False,
                 wait: float = 0.0, undoes: str | None = None,
-                buffers: BufferSink | None = None) -> RestoreOutcome:
+                buffers: BufferSink | None = None, keep: Iterable[str] = ()) -> RestoreOutcome:
         """Put files back as a checkpoint had them; undo by restoring ``safety_checkpoint_id``.
 
         Holds the workspace's turn guard (this process's turns and every other process's), so
@@ -529,7 +529,8 @@ class CheckpointStore:
 
         ``changes`` (each file written and how) is ready for a ``file.changed`` event.
         ``buffers``: the editor's open documents; files with unsaved changes there are
-        recorded and restored as those buffers (``buffers.py``).
+        recorded and restored as those buffers (``buffers.py``). ``keep``: files left as they
+        are (named in ``skipped``).
         """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
@@ -540,7 +541,8 @@ class CheckpointStore:
                               "cancel it or wait for it before restoring") from None
         try:
             return restore_checkpoint(self, checkpoint_id, paths, session_id=session_id,
-                                      full_scan=full_scan, undoes=undoes, buffers=buffers)
+                                      full_scan=full_scan, undoes=undoes, buffers=buffers,
+                                      keep=keep)
         finally:
             self.guard.release()
 
