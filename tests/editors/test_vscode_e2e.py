@@ -28,8 +28,10 @@ def vsix(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_vscode_end_to_end(vsix: Path) -> None:
     """The default layout at 1366x768 (the log's height, the tree views collapsed); chat, approve on
     the card (the model's thought one collapsed line, its plan a checklist above the input), see the
-    file, open a file name in the reply in the editor, diff, restore, undo, fork
-    and switch branch, kill and restart the server, restart the extension host. Attached to a shared
+    file, open a file name in the reply in the editor, diff, restore, undo, fork on the model picked
+    in the header and switch branch, kill and restart the server, reload the window mid-turn with
+    an approval open (the same server goes on; the reloaded window shows the turn once, is asked
+    the approval again and streams the rest, #36), restart the extension host. Attached to a shared
     serve --tcp: Watch Session, another editor's turn and its read-only approval and question cards
     with the outcome, the README image on the extension page, Undo This Turn. Then, on a server of
     its own: an unsaved edit, selections (Add Selection to Chat) with the diagnostics VS Code's JSON
@@ -52,6 +54,7 @@ def test_vscode_end_to_end(vsix: Path) -> None:
     e2e = run(["node", "test/e2e/run.mjs", "--out", str(out), "--vsix", str(vsix)], EXT,
               timeout=1300, extra_env={"E2E_CONTEXT_LSP": forked} if forked else None)
     assert e2e.returncode == 0, f"{tail(e2e, 60)}\n(screenshots and logs in {out})"
-    for shot in ("01b-layout-1366x768.png", "03-reply.png", "shared-02-outcome.png",
+    for shot in ("01b-layout-1366x768.png", "03-reply.png", "10a-reattached.png",
+                 "shared-02-outcome.png",
                  "context-02-sent.png", "context-05-hunk-review.png", "language-02-turn.png"):
         assert (out / shot).exists(), shot

@@ -297,8 +297,8 @@ export function registerCommands(p: Parts): api.Disposable[] {
       let other = node && node.kind === 'branch' && !node.branch.active ? node.branch : undefined;
       if (!other) {
         const pick = await api.showQuickPick(
-          branches.filter((b) => !b.active).map((b, i) => ({
-            label: b.name || `branch ${i + 1}`,
+          branches.filter((b) => !b.active).map((b) => ({
+            label: branchLabel(b, branches),
             description: `${b.length} msgs${b.codeDiffers ? ' · ≠ code' : ''} · ${b.preview}`,
             branch: b,
           })),

@@ -79,7 +79,10 @@ let switchSetting: 'always' | 'ask' | 'never' = 'always';
 const codeAsks: number[] = [];
 /** The "your own changes would be replaced" questions, and the answer the test gives. */
 const ownAsks: string[] = [];
-let ownAnswer: 'switch' | 'keep' | 'cancel' = 'switch';
+let ownAnswer: 'switch' | 'keep' | 'choose' | 'cancel' = 'switch';
+/** The files the test checks in the file-by-file pick (switched too); the rest are kept. */
+let ownChosen: string[] = [];
+const ownPicks: string[][] = [];
 
 /** The last user message the scripted model was sent. */
 function lastModelInput(): string {
@@ -129,6 +132,10 @@ before(async () => {
     askOwn: (message) => {
       ownAsks.push(message);
       return Promise.resolve(ownAnswer);
+    },
+    chooseOwn: (files) => {
+      ownPicks.push(files);
+      return Promise.resolve(ownChosen);
     },
   });
   page.controller = controller;
@@ -221,29 +228,32 @@ test('host logic against the real server', { skip: noServer }, async (t) => {
     assert.ok(!controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'));
   });
 
-  await t.test('a switch that would replace the user\'s own changes asks first: keep them, or switch them too', async () => {
+  await t.test('a switch that would replace the user\'s own changes asks first: keep them (file by file), or switch them too', async () => {
     const first = controller.state.branches.find((b) => b.active)!;
     const other = controller.state.branches.find((b) => !b.active)!;
     writeFileSync(join(ws, 'hello.py'), 'mine\n'); // edited by hand since the branch's last turn
     workspace.workspaceFolders = [{ uri: { scheme: 'file', path: ws } }]; // the host reads the files as VS Code would
     t.after(() => { workspace.workspaceFolders = undefined; });
     ownAsks.length = 0;
-    ownAnswer = 'keep';
+    ownAnswer = 'choose';
+    ownChosen = []; // nothing checked: every own change stays
     await controller.checkout(other.headId);
     assert.equal(ownAsks.length, 1);
     assert.match(ownAsks[0], /Your own changes to a file would be replaced by the branch's code: hello\.py\./);
+    assert.deepEqual(ownPicks, [['hello.py']], 'asked file by file');
     assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), 'mine\n', 'kept');
-    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'n\n', 'the code did not switch at all');
     assert.ok(controller.state.items.some((i) => i.kind === 'message' && i.text === 'start over'), 'the conversation switched');
-    assert.ok(controller.state.items.some((i) => i.kind === 'note' && /Kept your files as they are \(hello\.py\)/.test(i.text)));
+    assert.ok(controller.state.items.some((i) => i.kind === 'note' && /Kept your own changes to hello\.py; the rest of the workspace has the branch's code/.test(i.text)));
     ownAnswer = 'switch';
     await controller.checkout(first.headId);
     assert.equal(ownAsks.length, 2, 'asked again: hello.py is not the shown branch\'s code either');
     assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), UPDATED, 'switched too');
-    const safety = controller.lastSwitch?.safety;
-    assert.ok(safety, 'the switch is undoable');
-    const { files } = await running!.agent.request<{ files: { path: string; before?: string }[] }>(Requests.checkpointDiff, { checkpointId: safety });
-    assert.ok(files.some((f) => f.path === 'hello.py'), 'the safety checkpoint holds the user\'s version');
+    assert.ok(controller.lastSwitch?.safety, 'the switch is undoable');
+    // Undo brings the user's version back (the safety checkpoint held it), then switch again
+    assert.ok(await controller.undoSwitch());
+    assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), 'mine\n', "the user's version is back");
+    await controller.checkout(first.headId);
+    assert.equal(readFileSync(join(ws, 'hello.py'), 'utf8'), UPDATED);
   });
 
   await t.test('cancel stops a running command and the turn ends cancelled', async () => {

@@ -867,3 +867,30 @@ test('history shows each step\'s stored thoughts before its text', () => {
   const kinds = s.items.map((i) => (i.kind === 'thought' ? `thought:${i.text}` : i.kind === 'message' ? `${i.role}:${i.text}` : i.kind));
   assert.deepEqual(kinds, ['user:go', 'thought:Plan it.', 'thought:Finish.', 'assistant:Done.']);
 });
+
+test('a reloaded panel re-attached to a running turn: its message once, its stream and its live subagent section back', () => {
+  const replayed = (type: string, data: Record<string, unknown>, turnId: string): HostMessage => {
+    const m = ev(type, data, turnId);
+    return m.type === 'event' ? { ...m, event: { ...m.event, replayed: true } } : m;
+  };
+  const s = run([
+    { type: 'reset', sessionId: S },
+    // the history without the running turn's nodes, its head where the turn started
+    { type: 'history', sessionId: S, headId: 'a0', nodes: [] },
+    replayed('turn.started', { predecessor: 'a0', source: 'user', userNodeId: 'u1', assistantNodeId: 'p1', text: 'spawn a helper' }, 'p1'),
+    replayed('text.delta', { text: 'Spawning.' }, 'p1'),
+    replayed('subagent.started', { agentId: 'ag1', label: 'tests', kind: 'agent' }, 'p1'),
+    replayed('turn.started', { source: 'agent_spawn', predecessor: null, text: 'run the tests', agentId: 'ag1' }, 'sub1'),
+    replayed('text.delta', { text: 'Running' }, 'sub1'),
+    // then live
+    ev('text.delta', { text: ' pytest.' }, 'sub1'),
+    ev('text.delta', { text: ' Waiting.' }, 'p1'),
+  ]);
+  assert.deepEqual(messages(s).map((m) => [m.role, m.text, m.elsewhere ?? false]), [['user', 'spawn a helper', false], ['assistant', 'Spawning.', false], ['assistant', ' Waiting.', false]]);
+  const section = s.items.find((i) => i.kind === 'subagent');
+  assert.ok(section && section.kind === 'subagent');
+  assert.deepEqual([section.label, section.text, section.status], ['tests', 'Running pytest.', 'running']);
+  assert.equal(s.busy, true, 'the re-attached turn runs: Cancel and steering act on it');
+  const done = run([ev('turn.finished', { ...result({ assistantNodeId: 'p1', userNodeId: 'u1', headId: 'p1' }) }, 'p1')], s);
+  assert.equal(done.busy, false);
+});

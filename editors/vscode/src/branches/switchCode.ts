@@ -79,6 +79,17 @@ export function ownChangesQuestion(files: string[]): { message: string; detail: 
   return {
     message: `Your own changes to ${files.length === 1 ? 'a file' : `${files.length} files`} would be replaced by the branch's code: ${list}.`,
     detail: 'Switch them too: the safety checkpoint keeps your versions and Undo brings them back (an unsaved editor keeps its text; saving it asks). '
-      + 'Keep my files: switch the conversation only and leave every file as it is.',
+      + "Keep my changes: these files stay as they are, the rest of the workspace gets the branch's code. "
+      + 'Choose files: decide file by file.',
   };
+}
+
+/** The workspace path of an own-change label (`ownChanges` marks unsaved editors). */
+export function ownPath(label: string): string {
+  return label.endsWith(' (unsaved)') ? label.slice(0, -' (unsaved)'.length) : label;
+}
+
+/** What a switch that kept the user's own changes says it did. */
+export function keptNote(kept: string[]): string {
+  return `Kept your own changes to ${kept.join(', ')}; the rest of the workspace has the branch's code.`;
 }

@@ -26,7 +26,7 @@ import { symbolPicks } from '../context/symbols';
 import { approvalMessage } from '../mcp';
 import * as api from '../vscodeapi';
 import { nextToUndo, notRestoredNote } from '../checkpoints/undo';
-import { decide, describeSwitch, ownChanges, ownChangesQuestion, type Choice } from '../branches/switchCode';
+import { decide, describeSwitch, keptNote, ownChanges, ownChangesQuestion, ownPath, type Choice } from '../branches/switchCode';
 import { sessionTitle } from '../branches/label';
 import type { SwitchCode } from '../settings';
 import { Attachments, type ContextItem, type FileRef, type ImageRef } from '../context/attachments';
@@ -43,9 +43,12 @@ const SESSION_KEY = 'openprogram.sessionId';
 export interface CodeSwitching {
   setting(): SwitchCode;
   ask(choices: Choice[]): Thenable<Choice | undefined>;
-  /** Files with the user's own changes would be replaced: switch them too, keep them, or (when
-   *  `cancellable`) do nothing; a dismissed question is a cancel, else a keep. */
-  askOwn(message: string, detail: string, cancellable: boolean): Promise<'switch' | 'keep' | 'cancel'>;
+  /** Files with the user's own changes would be replaced: switch them too, keep them (the rest
+   *  switches), choose file by file, or (when `cancellable`) do nothing; a dismissed question is a
+   *  cancel, else a keep. */
+  askOwn(message: string, detail: string, cancellable: boolean): Promise<'switch' | 'keep' | 'choose' | 'cancel'>;
+  /** Of the files with the user's own changes, those to switch too (undefined: dismissed). */
+  chooseOwn(files: string[]): Promise<string[] | undefined>;
 }
 
 const DEFAULT_SWITCHING: CodeSwitching = {
@@ -55,8 +58,17 @@ const DEFAULT_SWITCHING: CodeSwitching = {
     ignoreFocusOut: true,
   }),
   askOwn: async (message, detail, cancellable) => {
-    const answer = await api.askModal(message, detail, 'Switch Them Too', 'Keep My Files');
-    return answer === 'Switch Them Too' ? 'switch' : answer === 'Keep My Files' || !cancellable ? 'keep' : 'cancel';
+    const answer = await api.askModal(message, detail, 'Switch Them Too', 'Keep My Changes', 'Choose Files…');
+    if (answer === 'Switch Them Too') return 'switch';
+    if (answer === 'Choose Files…') return 'choose';
+    return answer === 'Keep My Changes' || !cancellable ? 'keep' : 'cancel';
+  },
+  chooseOwn: async (files) => {
+    const picked = await api.showQuickPickMany(
+      files.map((label) => ({ label, description: "your change: check to replace it with the branch's code" })),
+      "Your own changes: check the files the branch's code replaces (the others stay as they are)",
+    );
+    return picked?.map((p) => p.label);
   },
 };
 
@@ -64,6 +76,14 @@ const DEFAULT_SWITCHING: CodeSwitching = {
 export interface ChatSink {
   post(msg: HostMessage): void;
   readonly visible: boolean;
+}
+
+/** Events held while a session's history loads, and the prompts waiting for them. */
+interface Held {
+  sessionId: string;
+  events: EventParams[];
+  released: Promise<void>;
+  done: () => void;
 }
 
 /** State and actions of the chat, independent of whether the panel is open. */
@@ -440,13 +460,13 @@ export class ChatController {
       const asked = this.forkAnswer?.nodeId === forkFrom ? this.forkAnswer.restore : this.forkCode();
       this.forkAnswer = undefined;
       return asked.then(async (restoreCode) => {
-        if (!restoreCode || typeof forkFrom !== 'string') return restoreCode;
+        if (!restoreCode || typeof forkFrom !== 'string') return { restoreCode, keep: [] as string[] };
         const own = await this.keepOwnChanges(sessionId, forkFrom, false);
         if (own.note) this.post({ type: 'note', level: 'info', text: own.note });
-        return own.answer === 'switch';
-      }).then((restoreCode) => {
+        return { restoreCode: own.answer === 'switch', keep: own.keep ?? [] };
+      }).then(({ restoreCode, keep }) => {
         const params: ForkParams = { sessionId, fromNodeId: forkFrom, text, clientTurnId, restoreCode, ...this.modelParam(),
-          ...(forkName ? { name: forkName } : {}) };
+          ...(forkName ? { name: forkName } : {}), ...(keep.length ? { keepPaths: keep } : {}) };
         if (context.length > 0) (params as unknown as Record<string, unknown>).context = context;
         return this.client.request<TurnResult & { codeRestore?: CheckoutResult }>(Requests.fork, params, token)
           .then((result) => {
@@ -562,6 +582,22 @@ export class ChatController {
 
   /** Show a stored session (its active branch, or the given head). */
   async loadSession(sessionId: string, headId?: string): Promise<void> {
+    // the server's start reports "running" twice (the client's start, its state change): one
+    // load of the same view at a time (each would replay the running turn again)
+    const key = `${sessionId}\u0000${headId ?? ''}`;
+    if (this.loading?.key === key) return this.loading.done;
+    const done = this.loadSessionOnce(sessionId, headId);
+    this.loading = { key, done };
+    try {
+      await done;
+    } finally {
+      if (this.loading?.done === done) this.loading = null;
+    }
+  }
+
+  private loading: { key: string; done: Promise<void> } | null = null;
+
+  private async loadSessionOnce(sessionId: string, headId?: string): Promise<void> {
     if (sessionId !== this.state.sessionId) {
       this.attachments.newConversation(); // that conversation has not seen the active file
       this.postChips();
@@ -585,6 +621,10 @@ export class ChatController {
         this.post({ type: 'history', sessionId: h.sessionId, headId: shown.headId, nodes: shown.nodes, hasMore: h.hasMore });
       } finally {
         if (held) this.release(held);
+      }
+      // an approval still open here is live on its card again (the history redrew the cards)
+      for (const [requestId, p] of this.prompts) {
+        if (p.sessionId === h.sessionId) this.postPermission(requestId, p);
       }
       await this.remember(h.sessionId);
       await this.fillCheckpoints(h.sessionId);
@@ -640,15 +680,17 @@ export class ChatController {
     if (!sessionId) {
       return;
     }
-    let restoreCode = withCode && await decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
+    const restoreCode = withCode && await decide(this.switching.setting(), this.memento, (c) => this.switching.ask(c));
     let kept: string | undefined;
+    let keepPaths: string[] = [];
     if (restoreCode) {
       const own = await this.keepOwnChanges(sessionId, headId, true);
       if (own.answer === 'cancel') return;
-      restoreCode = own.answer === 'switch';
+      keepPaths = own.keep ?? [];
       kept = own.note;
     }
-    const res = await this.client.request<CheckoutResult>(Requests.checkout, { sessionId, headId, restoreCode });
+    const res = await this.client.request<CheckoutResult>(Requests.checkout, { sessionId, headId, restoreCode,
+      ...(keepPaths.length ? { keepPaths } : {}) });
     await this.loadSession(sessionId);
     if (restoreCode) {
       this.switched(sessionId, res, res.previousHeadId ?? null);
@@ -662,8 +704,13 @@ export class ChatController {
    * own (an unsaved editor, or text other than the shown branch's code state), ask whether to
    * switch them too (undoable) or keep every file (the conversation switches alone).
    */
+  /**
+   * Before a code switch: the files holding the user's own changes it would replace, and what
+   * the user wants done with them (`keep`: the files the switch leaves as they are, each one's
+   * own question answered together or file by file).
+   */
   private async keepOwnChanges(sessionId: string, toHeadId: string, cancellable: boolean):
-    Promise<{ answer: 'switch' | 'keep' | 'cancel'; note?: string }> {
+    Promise<{ answer: 'switch' | 'cancel'; keep?: string[]; note?: string }> {
     const from = this.state.headId;
     if (!from || from === toHeadId) return { answer: 'switch' };
     let files: BranchDiffResult['files'];
@@ -678,9 +725,14 @@ export class ChatController {
     if (own.length === 0) return { answer: 'switch' };
     const { message, detail } = ownChangesQuestion(own);
     const answer = await this.switching.askOwn(message, detail, cancellable);
-    return answer === 'keep'
-      ? { answer, note: `Kept your files as they are (${own.join(', ')}): the conversation switched, the code did not.` }
-      : { answer };
+    if (answer === 'cancel' || answer === 'switch') return { answer };
+    let keep = own;
+    if (answer === 'choose') {
+      const replaced = await this.switching.chooseOwn(own);
+      if (replaced === undefined && cancellable) return { answer: 'cancel' };
+      keep = own.filter((f) => !(replaced ?? []).includes(f));
+    }
+    return keep.length ? { answer: 'switch', keep: keep.map(ownPath), note: keptNote(keep) } : { answer: 'switch' };
   }
 
   /** After a code switch: remember its undo and say what changed (with an Undo button). */
@@ -854,18 +906,32 @@ export class ChatController {
     await this.memento.update(SESSION_KEY, sessionId ?? undefined);
   }
 
-  /** Events of a session held back while its history loads (a replay among them). */
-  private held: { sessionId: string; events: EventParams[] } | null = null;
+  /**
+   * Events of a session held back while its history loads (a replay among them), and the
+   * prompts that came meanwhile (a re-attached turn's approval asked again) waiting with them.
+   */
+  private held: Held | null = null;
 
-  private hold(sessionId: string): { sessionId: string; events: EventParams[] } {
-    this.held = { sessionId, events: [] };
+  private hold(sessionId: string): Held {
+    let done = (): void => undefined;
+    const released = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.held = { sessionId, events: [], released, done };
     return this.held;
   }
 
-  /** The history is drawn (or failed): what was held streams in, in order. */
-  private release(held: { sessionId: string; events: EventParams[] }): void {
+  /** The history is drawn (or failed): what was held streams in, in order, then the prompts. */
+  private release(held: Held): void {
     if (this.held === held) this.held = null;
     for (const e of held.events) this.onEvent(e);
+    held.done();
+  }
+
+  /** A prompt of a session whose history is loading waits until its turn is drawn. */
+  private async drawn(sessionId: string | undefined): Promise<void> {
+    const held = this.held;
+    if (held && sessionId === held.sessionId) await held.released;
   }
 
   private onEvent(e: EventParams): void {
@@ -918,9 +984,10 @@ export class ChatController {
   }
 
   private async askPermission(p: PermissionParams, token: api.CancellationToken): Promise<PermissionOutcome> {
+    await this.drawn(p.sessionId);
     const requestId = this.newRequestId('p');
     const shown = this.onScreen(p.sessionId);
-    if (shown) this.post({ type: 'permission', requestId, turnId: p.turnId, toolCall: p.toolCall, options: p.options, label: p.label ?? null });
+    if (shown) this.postPermission(requestId, p);
     const title = p.toolCall.title || p.toolCall.name;
     const toolCallId = cardKey(p.turnId, p.toolCall.toolCallId);
     const native = this.sink?.visible && shown
@@ -949,7 +1016,12 @@ export class ChatController {
     return choice ? { outcome: 'selected', optionId: choice, ...(hunks ? { acceptedHunks: hunks } : {}) } : { outcome: 'cancelled' };
   }
 
+  private postPermission(requestId: string, p: PermissionParams): void {
+    this.post({ type: 'permission', requestId, turnId: p.turnId, toolCall: p.toolCall, options: p.options, label: p.label ?? null });
+  }
+
   private async askQuestion(p: QuestionParams, token: api.CancellationToken): Promise<QuestionOutcome> {
+    await this.drawn(p.sessionId);
     const requestId = this.newRequestId('q');
     const options = p.options ?? [];
     const shown = this.onScreen(p.sessionId);

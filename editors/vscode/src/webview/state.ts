@@ -803,7 +803,11 @@ function startsOurTurn(state: ChatState, ev: EventParams): boolean {
  * own branches and are never shown here.
  */
 function continuesShownBranch(state: ChatState, ev: EventParams): boolean {
-  return ev.data.source !== 'agent_spawn' && state.headId !== null && ev.data.predecessor === state.headId;
+  if (ev.data.source === 'agent_spawn') return false;
+  // a running turn replayed to a panel that re-attached (a reload): the session's first turn
+  // starts from no node, and the history drawn without it is empty
+  if (ev.replayed === true && state.headId === null && state.items.length === 0) return (ev.data.predecessor ?? null) === null;
+  return state.headId !== null && ev.data.predecessor === state.headId;
 }
 
 /** Show a turn that continues this branch: its message, then its stream. */

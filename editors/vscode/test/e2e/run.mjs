@@ -37,6 +37,8 @@ const home = join(work, 'home');
 const userData = join(work, 'user-data');
 const extDir = join(work, 'extensions');
 const script = join(work, 'script.json');
+// a second model, picked in the header before a fork: the fork runs on it (#36)
+const script2 = join(work, 'script2.json');
 const notes = join(work, 'notes');
 const modelLog = join(work, 'model.jsonl'); // what the scripted models were sent
 const python = join(repo, '.venv', 'bin', 'python');
@@ -67,7 +69,6 @@ function prepare() {
     // with a thought (collapsed, never reply text) and a plan (the checklist above the input)
     { thought: THOUGHT, text: "I'll move the greeting into a function.", tool_calls: [{ name: 'todo_write', arguments: { todos: PLAN } }, { id: 'call_1', name: 'write_file', arguments: { path: 'hello.py', content: UPDATED } }] },
     { text: 'Rewrote **hello.py** around a `greet` function:\n\n```python\nprint(greet("world"))\n```\n\n| name | greeting |\n|---|---|\n| world | ~~hello~~ Hello |\n\nSee ' + 'src/'.repeat(40) + 'greeting.py' },
-    { text: 'Hi again, from a new branch.' },
     { text: 'One question first.', tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } }] },
     { text: 'Blue it is.' },
     { text: 'Saving notes.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
@@ -80,6 +81,7 @@ function prepare() {
     { text: 'Left the note alone.' },
     { text: 'Looking around first.', tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }, { name: 'run_command', arguments: { command: 'sleep 117' } }] },
   ], null, 2));
+  writeFileSync(script2, JSON.stringify([{ text: 'Hi again, from a new branch.' }], null, 2));
   mkdirSync(notes, { recursive: true });
   writeFileSync(join(notes, 'keep.txt'), 'keep me\n');
   writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2));
@@ -92,6 +94,7 @@ function prepare() {
 async function writeSettings(command, page) {
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({
     'openprogram.model': `scripted:${script}`,
+    'openprogram.models': [`scripted:${script}`, `scripted:${script2}`],
     'openprogram.trace.server': 'verbose',
   }, null, 2));
   const user = {
@@ -200,7 +203,7 @@ async function main() {
   let checkToasts = () => undefined;
   // The screenshots kept by default: what the test checks exists, the themes, the parts' results
   // (each is ~0.12 s of CPU; E2E_SCREENSHOTS=all takes one at every step as before)
-  const kept = new Set(['01b-layout-1366x768', '03-reply', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'context-05-hunk-review', 'language-02-turn', 'failure']);
+  const kept = new Set(['01b-layout-1366x768', '03-reply', '10a-reattached', '11-light', '12-high-contrast', 'shared-02-outcome', 'context-02-sent', 'context-05-hunk-review', 'language-02-turn', 'failure']);
   const shot = async (name) => {
     if (process.env.E2E_SCREENSHOTS === 'all' || kept.has(name)) {
       const file = join(out, `${name}.png`);
@@ -450,8 +453,19 @@ async function main() {
     await palette(page, 'OpenProgram: Undo Restore');
     await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the undo to bring back the hunk');
 
-    begin('fork: edit the first message into a new branch');
+    begin('fork: edit the first message into a new branch, on the model picked in the header');
     frame = await chatFrame(page);
+    /** Pick a model in the header's picker (the row naming `file`); the header then shows it. */
+    const pickModel = async (file) => {
+      await frame.locator('#model').click();
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: file }).first();
+      await row.waitFor({ timeout: STEP_TIMEOUT });
+      await row.click();
+      await frame.locator('#model', { hasText: file }).waitFor({ timeout: STEP_TIMEOUT });
+    };
+    // only the second model's script has the fork's reply: the fork must run on it, not on the
+    // model the server started with
+    await pickModel('script2.json');
     const first = frame.locator('.msg.role-user', { hasText: 'Put the greeting' });
     await first.hover();
     await first.locator('button.fork').click();
@@ -462,6 +476,7 @@ async function main() {
     await waitFor(async () => (await frame.locator('#branch option').count()) >= 2, 'two branches in the picker');
     if (await frame.locator('.msg', { hasText: 'Rewrote hello.py' }).count()) throw new Error('the new branch still shows the old reply');
     await shot('06-fork');
+    await pickModel('script.json'); // back to the first model for the rest of the run
 
     begin('switch back to the first branch');
     const values = await frame.locator('#branch option').evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
@@ -653,7 +668,17 @@ async function main() {
     await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
     frame = await chatFrame(page);
 
-    begin('reload VS Code; the session comes back');
+    begin('reload VS Code mid-turn, an approval open: the turn goes on and the reloaded window re-attaches');
+    writeFileSync(join(ws, 'hello.py'), ORIGINAL);
+    await frame.locator('#input').fill('Put the greeting into a function, then reload');
+    await frame.locator('#input').press('Enter');
+    await frame.locator('.tool-card.waiting', { hasText: 'hello.py' }).locator('button[data-option-kind="allow_once"]').waitFor({ timeout: STEP_TIMEOUT });
+    // the workspace's kept server (a child it forked and has not exec'd yet shows its argv too)
+    const keptServers = () => {
+      const all = processes((argv, env) => env.includes(`OPENPROGRAM_HOME=${home}`) && argv.includes('serve') && argv.includes('--keep-turns'));
+      return all.filter((pid) => !all.includes(parentOf(pid)));
+    };
+    const serverBefore = keptServers();
     await page.reload();
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
     // The workbench restores the last side bar; open ours if it was not the one restored.
@@ -661,6 +686,35 @@ async function main() {
       await page.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
       return chatFrame(page);
     });
+    // the turn's message and what it streamed so far come back once, its approval is asked
+    // again in this window, and answering it lets the turn stream on to its end
+    const reAsked = frame.locator('.tool-card', { hasText: 'hello.py' }).last().locator('button[data-option-kind="allow_once"]:not([disabled])');
+    await reAsked.waitFor({ timeout: STEP_TIMEOUT });
+    await shot('10a-reattached');
+    const once = async (sel, text) => frame.locator(sel, { hasText: text }).count();
+    if ((await once('.msg.role-user', 'then reload')) !== 1) throw new Error(`the running turn's message is shown ${await once('.msg.role-user', 'then reload')} times`);
+    if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the edit was written before it was approved');
+    await reAsked.click();
+    await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the approved write after the reload');
+    // everything after the turn's message: its replayed text, its card, its live reply, once each
+    let after = '';
+    const count = (text) => after.split(text).length - 1;
+    await waitFor(async () => {
+      after = await frame.locator('#log > *').evaluateAll((els) => {
+        const at = els.findLastIndex((e) => e.matches('.msg.role-user') && (e.textContent ?? '').includes('then reload'));
+        return els.slice(at + 1).map((e) => e.textContent ?? '').join('\n');
+      });
+      return count('Rewrote hello.py') > 0;
+    }, 'the reply after the re-asked approval').catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(after.slice(0, 400))}`); });
+    await frame.locator('#cancel[hidden]').waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+    if (count("I'll move the greeting into a function.") !== 1 || count('Rewrote hello.py') !== 1) {
+      throw new Error(`the re-attached turn is not its stream, once: ${JSON.stringify(after.slice(0, 400))}`);
+    }
+    if (/interrupted|Cancelled\./.test(after)) throw new Error(`the reload cut the turn: ${after.slice(-300)}`);
+    const serverAfter = keptServers();
+    if (serverBefore.length !== 1 || serverAfter.join() !== serverBefore.join()) throw new Error(`not the same server after the reload: ${serverBefore} then ${serverAfter}`);
+
+    begin('the reloaded window shows the session as it was');
     await frame.locator('.msg.role-assistant', { hasText: 'Notes saved.' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.msg.role-user', { hasText: 'Run the slow build' }).waitFor({ timeout: STEP_TIMEOUT });
     await frame.locator('.tool-card.status-cancelled', { hasText: 'sleep 60' }).waitFor({ timeout: STEP_TIMEOUT }); // from history too

@@ -1,5 +1,6 @@
 // A real `openprogram-lsp serve` over stdio behind the AgentPort interface (no VS Code needed).
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as net from 'node:net';
 import { pathToFileURL } from 'node:url';
 import * as rpc from 'vscode-jsonrpc/node';
 import type { AgentPort, PermissionHandler, QuestionHandler, ServerState } from '../../src/client';
@@ -34,9 +35,58 @@ export async function startAgent(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stderr?.resume();
+  const agent = await speak(child.stdout!, child.stdin!, workspace, model, options);
+  return {
+    agent: agent.agent,
+    process: child,
+    async stop() {
+      await agent.stop();
+      if (child.exitCode === null) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+    },
+  };
+}
+
+/** A window attached to a kept `serve --tcp` on 127.0.0.1:`port` (`stop`: the window goes). */
+export async function connectAgent(
+  port: number,
+  token: string,
+  workspace: string,
+  model: string,
+): Promise<{ agent: AgentPort; stop(): Promise<void> }> {
+  const socket = net.connect({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', reject);
+  });
+  const out = await speak(socket, socket, workspace, model, { token });
+  return {
+    agent: out.agent,
+    async stop() {
+      await out.stop();
+      socket.destroy();
+    },
+  };
+}
+
+/** The AgentPort over one LSP connection, initialized. */
+async function speak(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  workspace: string,
+  model: string,
+  options: Record<string, unknown>,
+): Promise<{ agent: AgentPort; stop(): Promise<void> }> {
   const conn = rpc.createMessageConnection(
-    new rpc.StreamMessageReader(child.stdout!),
-    new rpc.StreamMessageWriter(child.stdin!),
+    new rpc.StreamMessageReader(input as never),
+    new rpc.StreamMessageWriter(output as never),
   );
   const events = new EventEmitter<EventParams>();
   const states = new EventEmitter<{ state: ServerState; detail?: string }>();
@@ -73,7 +123,6 @@ export async function startAgent(
   states.fire({ state: 'running' });
   return {
     agent,
-    process: child,
     async stop() {
       try {
         await conn.sendRequest('shutdown');
@@ -82,15 +131,6 @@ export async function startAgent(
         /* already gone */
       }
       conn.dispose();
-      if (child.exitCode === null) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
     },
   };
 }
