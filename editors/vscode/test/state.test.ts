@@ -271,10 +271,12 @@ test('a subagent gets a section; a subagent ended unseen and branch messages sho
     ev('subagent.started', { agentId: 'a1', label: 'tests', headId: 'h' }),
     ev('subagent.ended', { agentId: 'a1', status: 'done' }),
     ev('subagent.ended', { agentId: 'a2', label: 'lint', status: 'error' }),
-    ev('branch.message_sent', { from: 'x', to: 'alt', message: 'hi' }),
+    ev('branch.message_sent', { from: 's1:u1', to: 's1:u7_reply', toLabel: 'alt', kind: 'message', message: 'hi' }),
+    ev('branch.message_sent', { from: 's1:u7_reply', to: 's1:u1', kind: 'reply' }),
   ]);
+  // the session and node ids stay off the screen
   assert.deepEqual(s.items.map((i) => (i.kind === 'note' ? i.text : i.kind === 'subagent' ? `${i.label}:${i.status}` : i.kind)), [
-    'tests:done', 'Subagent “lint” error.', 'Message sent to branch alt.',
+    'tests:done', 'Subagent “lint” error.', 'Message sent to alt.', 'A reply came back from another branch.',
   ]);
 });
 

@@ -734,8 +734,12 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
       const label = String(ev.data.label ?? ev.data.agentId ?? 'subagent');
       return note(adopted, 'info', `Subagent “${label}” ${status}.`);
     }
-    case 'branch.message_sent':
-      return note(adopted, 'info', `Message sent to branch ${String(ev.data.to ?? '')}.`);
+    case 'branch.message_sent': {
+      // `to`/`from` are SESSION:NODE ids: the branch's label when the server gives one, else words
+      const label = typeof ev.data.toLabel === 'string' && ev.data.toLabel ? ev.data.toLabel : '';
+      if (ev.data.kind === 'reply') return note(adopted, 'info', 'A reply came back from another branch.');
+      return note(adopted, 'info', label ? `Message sent to ${label}.` : 'Message sent to another branch.');
+    }
     case PERMISSION_WITHDRAWN: {
       // The prompt is gone: whether it was still open or settled as "no answer" when the
       // request was cancelled, the card says why; a chosen option stays as it was.
