@@ -3,6 +3,7 @@ SessionEnd, PostToolUseFailure, SubagentStart/SubagentStop inputs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -461,3 +462,26 @@ def test_session_start_env_file_sets_the_sessions_commands_environment(
     for r in (first, again):
         [rec] = d.services.store.get_node(r.session_id, r.assistant_node_id).tool_calls
         assert "[hello world] []" in (rec.output or "") and "tail" in (rec.output or "")
+
+
+async def test_notification_idle_prompt_when_a_session_waits_for_its_next_prompt(
+        make_dispatcher: Make, script: Callable, tmp_path: Path) -> None:
+    """idle_prompt fires once a session has waited ``idle_after`` seconds for a prompt (60, as
+    Claude Code's; shorter here); a turn started meanwhile puts it off."""
+    seen = tmp_path / "idle.jsonl"
+    user_settings({"hooks": {"Notification": [{"matcher": "idle_prompt", "hooks": [
+        {"command": f"cat >> {seen}; echo >> {seen}"}]}]}})
+    d = make_dispatcher(script([text("a"), text("b")]))
+    engine = d.services.hooks
+    assert engine is not None and engine.idle_after == 60.0
+    engine.idle_after = 30.0
+    first = await d.run_turn(TurnRequest(text="one"))  # waits 30 s: put off by the next turn
+    engine.idle_after = 0.05
+    await d.run_turn(TurnRequest(text="two", session_id=first.session_id))
+    for _ in range(400):  # bounded: 20 s
+        if seen.exists() and seen.read_text().endswith("\n"):  # written whole
+            break
+        await asyncio.sleep(0.05)
+    [told] = [json.loads(line) for line in seen.read_text().splitlines() if line.strip()]
+    assert told["notification_type"] == "idle_prompt" and told["session_id"] == first.session_id
+    assert not engine._idle  # fired, nothing left waiting

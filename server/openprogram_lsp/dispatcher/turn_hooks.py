@@ -90,6 +90,7 @@ async def start_hooks(services: Services, turn: ActiveTurn) -> TurnHooks | None:
                      agent_id=turn.request.agent_id or turn.turn_id,
                      agent_type=str(turn.request.metadata.get("agentType") or "general"))
     else:
+        engine.active(turn.session_id)
         engine.remember(hooks)
         start = engine.session_start(turn.session_id, new=turn.request.session_id is None)
         if start is not None:

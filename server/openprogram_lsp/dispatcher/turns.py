@@ -559,6 +559,8 @@ class Dispatcher:
             with self._lock:
                 self._active.pop(turn.turn_id, None)
             self.agents.after_turn(turn, outcome.status, outcome.leftover)
+            if turn.hooks is not None and turn.request.source in PROMPT_SOURCES:
+                turn.hooks.engine.idle(turn.hooks)  # Notification idle_prompt, if it waits
             await turn.resources.aclose()  # releases the workspace guard after the checkpoint
             for ev in pending:
                 self.services.bus.emit(ev)

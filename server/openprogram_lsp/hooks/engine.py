@@ -84,6 +84,10 @@ class HookEngine:
         self._later: dict[str, list[str]] = {}  # session -> async hooks' notes for its next turn
         self._once: dict[str, set[str]] = {}  # session -> its ``once`` hooks that ran
         self._command_env: dict[str, dict[str, str]] = {}  # session -> its CLAUDE_ENV_FILE's
+        self.idle_after = 60.0  # seconds a session waits for a prompt before idle_prompt
+        # session -> its idle_prompt timer and the loop it is on
+        self._idle: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle]] = {}
+        self._idle_tasks: set[asyncio.Task[None]] = set()
 
     def _user_files(self) -> list[Path]:
         return self.user_files if self.user_files is not None else user_files()
@@ -221,6 +225,9 @@ class HookEngine:
             ending = [self._live.pop(i) for i in ids]
             for i in ids:
                 self._seen_sessions.discard(i)
+            idle = [self._idle.pop(i) for i in ids if i in self._idle]
+        for loop, handle in idle:  # an ended session waits for nothing
+            _cancel(loop, handle)
         for last in ending:
             hooks = replace(last, cancel=None)  # the last turn's cancel is not the session's
             specs = hooks.matching("SessionEnd", subject=reason)
@@ -256,6 +263,34 @@ class HookEngine:
             del notes[:-MAX_LATER]
             while len(self._later) > MAX_LIVE:
                 self._later.pop(next(iter(self._later)))
+
+    def idle(self, hooks: TurnHooks) -> None:
+        """A session's turn ended: unless another starts within ``idle_after`` seconds, its
+        Notification hooks get ``idle_prompt`` (on the running loop; none to run: nothing)."""
+        self.active(hooks.session_id)
+        if not hooks.matching("Notification", subject="idle_prompt"):
+            return
+        waiting = replace(hooks, cancel=None, halt=None)  # the turn's cancel is not the wait's
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            with self._lock:
+                self._idle.pop(hooks.session_id, None)
+            task = loop.create_task(waiting.observe(
+                "Notification", "idle_prompt", notification_type="idle_prompt",
+                message="openprogram is waiting for your input", title="Waiting for input"))
+            self._idle_tasks.add(task)
+            task.add_done_callback(self._idle_tasks.discard)
+
+        with self._lock:
+            self._idle[hooks.session_id] = (loop, loop.call_later(self.idle_after, fire))
+
+    def active(self, session_id: str) -> None:
+        """A session's turn starts (or it ends): it is not waiting for a prompt."""
+        with self._lock:
+            found = self._idle.pop(session_id, None)
+        if found is not None:
+            _cancel(*found)
 
     def set_command_env(self, session_id: str, env: dict[str, str]) -> None:
         """Keep what a session's SessionStart hooks set for its commands (bounded)."""
@@ -317,6 +352,18 @@ class HookEngine:
                          hooks=active, policies=cfg.policies, rules=rules, subagent=subagent,
                          agent_id=agent_id, cancel=cancel,
                          render_transcript=render_transcript)
+
+
+def _cancel(loop: asyncio.AbstractEventLoop, handle: asyncio.TimerHandle) -> None:
+    """Cancel a timer of ``loop`` from any thread."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        handle.cancel()
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(handle.cancel)
 
 
 @dataclass(frozen=True, slots=True)
