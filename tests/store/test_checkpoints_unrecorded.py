@@ -230,6 +230,18 @@ def test_a_directory_whose_mtime_was_set_back_is_read_again(
     assert not (ws / "src" / "hidden").exists()
 
 
+def test_an_empty_dot_git_in_any_case_is_never_recorded(tmp_path: Path) -> None:
+    """Git never tracks ``.GIT``, and restore refuses it as ``.git``: recorded as an empty
+    directory it could be neither removed nor named; it is left out like ``.git``."""
+    ws = make_workspace(tmp_path, git=False)
+    store = open_store(ws, tmp_path / "home")
+    assert store.ensure_baseline("s") is not None
+    (ws / "src" / ".GIT").mkdir()
+    (ws / "made").mkdir()
+    cp = turn(store, "t1")
+    assert [(f.path, f.status) for f in store.get(cp).files] == [("made/", "added")]
+
+
 def _as_nobody(ws: Path, home: Path, user: int | None) -> dict[str, object]:
     """Baseline, a turn, then a restore of the baseline, in a forked child that runs as
     ``user`` (modules imported beforehand: the child may not read our source tree)."""

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from openprogram_lsp.core.fdfs import is_git_name
+
 TOO_LARGE, UNREADABLE, SPECIAL = "too-large", "unreadable", "special"
 REASONS = (TOO_LARGE, UNREADABLE, SPECIAL)
 
@@ -166,7 +168,7 @@ def scan(workspace: str, files: Iterable[str], ignored: Ignored,
         prefix = rel + "/" if rel else ""
         for name in listing.dirs:
             path = prefix + name
-            if name != ".git" and not (skipped and _under(path, skipped)):
+            if not is_git_name(name) and not (skipped and _under(path, skipped)):
                 todo.append(path)
         if inside:
             for name in listing.special:
