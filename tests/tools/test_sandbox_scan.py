@@ -83,3 +83,17 @@ def test_our_own_state_in_the_workspace_is_not_looked_into(tmp_path: Path) -> No
     (state / "sessions" / "s1" / ".git").mkdir(parents=True)  # a session's own repository
     (ws / "p" / ".git").mkdir(parents=True)
     assert _rel(ws, nested_controls(str(ws)).paths) == ["p/.git"]
+
+
+def test_what_a_look_found_stays_found_when_a_flood_cuts_the_next_one_short(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    (ws / "proj" / ".git").mkdir(parents=True)
+    monkeypatch.setattr(sandbox_scan, "MAX_DIRS", 20)
+    assert _rel(ws, nested_controls(str(ws)).paths) == ["proj/.git"]
+    for i in range(40):  # a command's flood, sorted before the project
+        (ws / f"a{i:03}").mkdir()
+    cut = nested_controls(str(ws))
+    assert cut.partial and _rel(ws, cut.paths) == ["proj/.git"]
+    (ws / "proj" / ".git").rmdir()  # gone: no longer held
+    assert nested_controls(str(ws)).paths == ()

@@ -97,7 +97,24 @@ def _listing(path: str, now: int) -> _Listing | None:
 def nested_controls(workspace: str) -> Nested:
     """``.git`` entries and sandboxed control files 1 to ``NESTED_DEPTH`` levels below the
     workspace root (the root's own are ``tools.sandbox``'s), breadth first; our own state
-    (hidden in the box) is not looked into."""
+    (hidden in the box) is not looked into. What an earlier look found and still exists is
+    kept even when this one stopped short: a command that makes thousands of directories
+    cannot push a project's ``.git`` past ``MAX_DIRS`` for the next command."""
+    found, partial = _walk(workspace)
+    known = _known.setdefault(workspace, {})
+    seen = set(found)
+    found += [p for p in known if p not in seen and os.path.lexists(p)]
+    known.clear()
+    known.update(dict.fromkeys(found[:MAX_FOUND]))
+    if len(_known) > 64:  # workspaces looked at by this process: keep the newest
+        del _known[next(iter(_known))]
+    return _identified(found, partial)
+
+
+_known: dict[str, dict[str, None]] = {}  # workspace -> entries found so far (ordered)
+
+
+def _walk(workspace: str) -> tuple[list[str], bool]:
     now = time.time_ns()
     ours = {os.path.realpath(p) for p in protected_dirs()}
     found: list[str] = []
@@ -109,7 +126,7 @@ def nested_controls(workspace: str) -> Nested:
             continue
         read += 1
         if read > MAX_DIRS:
-            return _identified(found, True)
+            return found, True
         listing = _listing(path, now)
         if listing is None:
             continue
@@ -118,7 +135,7 @@ def nested_controls(workspace: str) -> Nested:
             found.extend(os.path.join(path, n) for n in names)
         if level < NESTED_DEPTH:
             queue.extend((os.path.join(path, s), level + 1) for s in subdirs)
-    return _identified(found, False)
+    return found, False
 
 
 def what_it_is(rel: str) -> str:
