@@ -97,3 +97,23 @@ def test_what_a_look_found_stays_found_when_a_flood_cuts_the_next_one_short(
     assert cut.partial and _rel(ws, cut.paths) == ["proj/.git"]
     (ws / "proj" / ".git").rmdir()  # gone: no longer held
     assert nested_controls(str(ws)).paths == ()
+
+
+
+async def test_a_look_cut_short_is_said_in_the_result(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real bubblewrap: a workspace too large to look through says so."""
+    from openprogram_lsp.tools.base import ToolContext
+    from openprogram_lsp.tools.builtin.command import RunCommand
+    from openprogram_lsp.tools.sandbox import PARTIAL
+
+    ws = tmp_path / "ws"
+    for i in range(6):
+        (ws / f"d{i}").mkdir(parents=True)
+    tool = RunCommand()
+    ctx = ToolContext(workspace=ws)
+    whole = await tool.run(tool.parse({"command": "true"}), ctx)
+    assert whole.data["sandboxed"] is True and PARTIAL not in whole.text, whole.text
+    monkeypatch.setattr(sandbox_scan, "MAX_DIRS", 3)
+    cut = await tool.run(tool.parse({"command": "true"}), ctx)
+    assert cut.text.endswith(PARTIAL), cut.text

@@ -38,7 +38,13 @@ from openprogram_lsp.tools.limits import (
     rlimit_argv,
 )
 from openprogram_lsp.tools.procs import scrubbed_env
-from openprogram_lsp.tools.sandbox_scan import Nested, made_note, nested_controls
+from openprogram_lsp.tools.sandbox_scan import (
+    MAX_DIRS,
+    NESTED_DEPTH,
+    Nested,
+    made_note,
+    nested_controls,
+)
 
 NO_LIMITS = Limits()
 NO_NESTED = Nested()
@@ -143,6 +149,11 @@ def plan(workspace: Path, settings: SandboxSettings, found: Availability,
     return Plan(True, tuple(argv), network=settings.network, placeholders=tuple(made),
                 limits=settings.limits, inner=tuple(rlimit_argv(settings.limits)),
                 workspace=ws, nested=nested)
+
+
+PARTIAL = (f"[the workspace has more than {MAX_DIRS:,} directories in its top "
+           f"{NESTED_DEPTH + 1} levels: repositories and control files below its root were held "
+           "read-only in the sandbox only where the look reached]")
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -22,6 +22,7 @@ from openprogram_lsp.tools.builtin.descriptions import (
 from openprogram_lsp.tools.output import HeadTail, cap_text
 from openprogram_lsp.tools.procs import Child, scrubbed_env, spawn
 from openprogram_lsp.tools.sandbox import (
+    PARTIAL,
     Held,
     Plan,
     availability_async,
@@ -126,6 +127,8 @@ class RunCommand(Tool):
         if made:
             out.text = f"{out.text}\n{made}"
             out.data["madeControls"] = made  # the turn's warnings name it too
+        if how.sandboxed and how.nested.partial:  # the look below the root was cut short
+            out.text = f"{out.text}\n{PARTIAL}"
         if how.sandboxed and "read-only file system" in out.text.lower():
             out.text = f"{out.text}\n{READ_ONLY_HINT}"
         return out
