@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.lsp.conftest import write_script
 from tests.lsp.tcp_helpers import Client, clients, start_tcp_server, stop_tcp_server
 
 pytestmark = pytest.mark.timeout(90)
@@ -156,5 +157,58 @@ async def test_a_second_window_watching_takes_over_when_the_first_goes(
             assert finished["data"]["status"] == "done"
             assert [p["toolCall"]["name"] for p in answered] == ["write_file"]
             assert (workspace / "notes.txt").exists()
+    finally:
+        await stop_tcp_server(server)
+
+
+async def test_a_subagent_still_at_work_is_replayed_and_asks_the_reloaded_window(
+        tmp_path: Path, workspace: Path) -> None:
+    parent = write_script(tmp_path / "parent.json", [
+        {"tool_calls": [{"name": "agent", "arguments": {"prompt": "ask for a name",
+                                                        "label": "kid"}}]},
+        {"text": "Spawned kid."}])
+    child = write_script(tmp_path / "child.json", [
+        {"text": "Asking.", "tool_calls": [{"name": "ask_user",
+                                            "arguments": {"question": "Which name?"}}]},
+        {"text": "The name is bob."}])
+    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
+    asked = asyncio.Event()
+
+    async def first_window(method: str, params: Any) -> Any:
+        if method == "openprogram/requestPermission":
+            return {"outcome": "selected", "optionId": "allow_once"}  # the agent call
+        asked.set()  # the child's question: the window reloads before answering
+        await asyncio.Event().wait()
+
+    try:
+        async with clients() as opened:
+            c = await Client.connect(server.port)
+            opened.append(c)
+            assert "result" in await c.initialize(server.token, workspace,
+                                                  options={"agentModel": child})
+            c.on_request = first_window
+            result = await c.call("openprogram/chat", {"text": "get a name", "model": parent})
+            assert result["text"] == "Spawned kid."  # the parent's turn is over, the child runs
+            sid = result["sessionId"]
+            await asyncio.wait_for(asked.wait(), 30)
+            await _leave(c, shutdown=True)
+
+            new = await _editor(server.port, server.token, workspace, opened)
+            answers: list[Any] = []
+
+            async def answer(method: str, params: Any) -> Any:
+                answers.append(params)
+                return {"answer": "bob"}
+
+            new.on_request = answer
+            await new.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
+            replayed = [e for e in new.events if e.get("replayed")]
+            # the subagent's section comes back (its spawning turn is gone), then its turn
+            assert [e["type"] for e in replayed][:2] == ["subagent.started", "turn.started"]
+            assert replayed[0]["data"]["label"] == "kid"
+            assert replayed[1]["data"]["agentId"] == replayed[0]["data"]["agentId"]
+            ended = await new.wait_event("subagent.ended")
+            assert ended["data"]["status"] == "done"
+            assert [p["question"] for p in answers] == ["Which name?"]
     finally:
         await stop_tcp_server(server)

@@ -49,3 +49,25 @@ def test_stream_text_past_the_cap_is_left_out_and_said(monkeypatch: Any) -> None
     out = replay.of_session("s")
     assert [e["type"] for e in out] == ["turn.started", "text.delta", "tool.started"]
     assert out[0]["replayTruncated"] is True and out[1]["data"]["text"] == "12345678"
+
+
+def test_a_running_subagent_outlives_the_turn_that_spawned_it_in_the_replay() -> None:
+    replay = TurnReplay()
+    _feed(replay, "turn.started", {"text": "spawn a helper"})
+    _feed(replay, "subagent.started", {"agentId": "ag1", "label": "tests"})
+    _feed(replay, "turn.finished", {"status": "done"})  # agent returned at once
+    _feed(replay, "turn.started", {"agentId": "ag1", "source": "agent_spawn"}, "c1")
+    _feed(replay, "text.delta", {"text": "Running"}, "c1")
+    out = replay.of_session("s")
+    assert [(e["type"], e["turnId"]) for e in out] == [
+        ("subagent.started", "t1"), ("turn.started", "c1"), ("text.delta", "c1")]
+    assert all(e["replayed"] for e in out)
+    # while the spawning turn runs, its own events carry the subagent (not sent twice)
+    replay2 = TurnReplay()
+    _feed(replay2, "turn.started", {"text": "spawn"})
+    _feed(replay2, "subagent.started", {"agentId": "ag1", "label": "tests"})
+    assert [e["type"] for e in replay2.of_session("s")] == ["turn.started", "subagent.started"]
+    # an ended subagent is not replayed
+    _feed(replay, "subagent.ended", {"agentId": "ag1", "status": "done"}, "c1")
+    _feed(replay, "turn.finished", {"status": "done"}, "c1")
+    assert replay.of_session("s") == []

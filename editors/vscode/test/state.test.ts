@@ -896,3 +896,22 @@ test('a reloaded panel re-attached to a running turn: its message once, its stre
   const done = run([ev('turn.finished', { ...result({ assistantNodeId: 'p1', userNodeId: 'u1', headId: 'p1' }) }, 'p1')], s);
   assert.equal(done.busy, false);
 });
+
+test('a reloaded panel gets back the section of a subagent that outlived the turn that spawned it', () => {
+  const replayed = (type: string, data: Record<string, unknown>, turnId: string): HostMessage => {
+    const m = ev(type, data, turnId);
+    return m.type === 'event' ? { ...m, event: { ...m.event, replayed: true } } : m;
+  };
+  const s = run([
+    { type: 'reset', sessionId: S },
+    { type: 'history', sessionId: S, headId: 'a1', nodes: [] },
+    replayed('subagent.started', { agentId: 'ag1', label: 'tests', kind: 'agent' }, 'a1'),
+    replayed('turn.started', { source: 'agent_spawn', predecessor: null, text: 'run the tests', agentId: 'ag1' }, 'sub1'),
+    replayed('text.delta', { text: 'Running' }, 'sub1'),
+    ev('text.delta', { text: ' pytest.' }, 'sub1'),
+  ]);
+  const section = s.items.find((i) => i.kind === 'subagent');
+  assert.ok(section && section.kind === 'subagent');
+  assert.deepEqual([section.label, section.text, section.status], ['tests', 'Running pytest.', 'running']);
+  assert.equal(s.busy, false, 'no turn of the panel runs: only the subagent');
+});

@@ -279,6 +279,8 @@ class Handlers:
         orphan = host.orphans.get(sid)
         if orphan is not None and host.adopt(self.server, sid):  # its editor went away mid-turn
             sessions += sorted(orphan.sessions - {sid})
+        elif host.owner_for(sid) is None:  # nobody answers its prompts (a subagent's): this one
+            host.owners[sid] = self.server
         if p.replay:  # in the same step: every later event reaches this editor after these
             for each in sessions:
                 for payload in host.replay.of_session(each):

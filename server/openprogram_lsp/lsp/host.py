@@ -125,12 +125,15 @@ class ServerHost:
     def release(self, server: Link) -> None:
         """An editor shut down or went away: interrupt its running turns, or with
         ``keep_turns`` keep them running for that long, waiting for an editor to re-attach."""
-        if self.keep_turns <= 0 or not self.runner.owns(server):
+        sessions = {s for s, owner in self.owners.items() if owner is server}
+        # its own turns, or a subagent still at work in one of its sessions (the agent tool
+        # returns at once: the child outlives the turn that spawned it)
+        busy = self.runner.owns(server) or any(self.dispatcher.active_turns(s) for s in sessions)
+        if self.keep_turns <= 0 or not busy:
             self.runner.cancel_owner(server)
             return
         if any(o.link is server for o in self.orphans.values()):
             return  # shutdown, then the connection's end: orphaned once
-        sessions = {s for s, owner in self.owners.items() if owner is server}
         orphan = Orphan(server, sessions)
         orphan.timer = asyncio.get_running_loop().call_later(
             self.keep_turns, self._expire, orphan)
