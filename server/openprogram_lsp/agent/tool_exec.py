@@ -202,7 +202,7 @@ class ToolRunner:
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             out = ToolOutput(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        made = out.data.get("madeControls")  # a sandboxed command made a control file
+        made = out.data.get("made_controls")  # a sandboxed command made a control file
         if isinstance(made, str):
             self.faults.append(f"{call.name}: {made}")
         if not out.is_error:

@@ -126,7 +126,7 @@ class RunCommand(Tool):
         made = held.made_note()  # a repository or control file made below the root
         if made:
             out.text = f"{out.text}\n{made}"
-            out.data["madeControls"] = made  # the turn's warnings name it too
+            out.data["made_controls"] = made  # the turn's warnings name it too
         if how.sandboxed and how.nested.partial:  # the look below the root was cut short
             out.text = f"{out.text}\n{PARTIAL}"
         if how.sandboxed and "read-only file system" in out.text.lower():
