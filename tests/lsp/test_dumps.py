@@ -105,7 +105,8 @@ def test_hook_and_agent_definition_listings_are_typed_and_camelcased_only_on_the
          "timeout": 5.0, "critical": False, "source": "s.json", "scope": "workspace",
          "trust": "trusted", "active": True,
          "lastResult": {"exitCode": 2, "durationMs": 1.5, "timedOut": False, "at": 7.0,
-                        "outcome": "deny", "stderr": "no"}}], "warnings": ["w"]}
+                        "outcome": "deny", "stderr": "no"},
+         "type": "command", "background": False}], "warnings": ["w"]}
     row = AgentDefinitionRow(id="a1", name="reader", description="", source="r.md",
                              scope="user", tools=None, disallowed_tools=("run_command",),
                              trust="trusted", permission_mode="plan")
