@@ -101,7 +101,14 @@ def test_ctrl_c_at_a_prompt_exits(tmp_path: Path, message: str, prompt: bytes,
     assert hist.returncode == 0
 
 
-def test_sigterm_mid_stream_keeps_the_partial_reply(tmp_path: Path) -> None:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_mid_stream_keeps_the_partial_reply(tmp_path: Path, sigint: str) -> None:
+    # "ignored": a background job of a non-interactive shell (`chat ... &` in a script, or a
+    # test run started so) starts with SIGINT ignored; SIGTERM must still end the turn
     ws = tmp_path / "ws"
     ws.mkdir()
     script = tmp_path / "slow.json"
@@ -110,7 +117,8 @@ def test_sigterm_mid_stream_keeps_the_partial_reply(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace",
                              str(ws), "--model", f"scripted:{script}", "--json", "hi"],
                             env=cli_env(tmp_path), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_ignore_sigint if sigint == "ignored" else None)
     try:
         assert proc.stdout is not None
         for _ in range(200):  # bounded: the first text delta comes within a few lines

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.agent.prompts import NO_APPROVER
@@ -203,14 +203,25 @@ def fork_code(dispatcher: Dispatcher, workspace: Path, sid: str | None,
 
 
 @contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM during a turn ends it as Ctrl-C does (cancelled, the partial reply kept)."""
+def sigterm_as_interrupt(cancel: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM during a turn ends it as Ctrl-C does (cancelled, the partial reply kept).
+
+    The signal runs SIGINT's handler (the turn's Ctrl-C handling); where SIGINT is ignored (a
+    background job of a non-interactive shell starts so, and a SIGINT sent to ourselves would
+    be lost) it calls ``cancel``."""
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            cancel()
+
     try:
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             yield
             return
-        previous = signal.signal(signal.SIGTERM,
-                                 lambda *_: os.kill(os.getpid(), signal.SIGINT))
+        previous = signal.signal(signal.SIGTERM, on_term)
     except ValueError:  # not the main thread
         yield
         return
@@ -224,14 +235,16 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
     """Run the turn, wait for background agents, print the result; the exit code."""
     printer = Printer(as_json)
     unsubscribe: list[Callable[[], None]] = []
+    sessions: list[str] = []
 
     def follow(sid: str) -> None:  # the session's events from its first one until the end,
         # children's included (one that starts as the turn ends must not fall in a gap)
+        sessions.append(sid)
         unsubscribe.append(dispatcher.services.bus.subscribe(
             lambda ev: printer(ev) if ev.session_id == sid else None))
 
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(lambda: _cancel(dispatcher, sessions)):
             result = dispatcher.process_user_turn(req, on_session=follow)
             _wait_for_agents(dispatcher, result.session_id)
             if dispatcher.services.hooks is not None:  # the chat's session ends with it
@@ -260,6 +273,11 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
                "(everything), or from a terminal")
         return 3
     return 0 if result.status == "done" else 1
+
+
+def _cancel(dispatcher: Dispatcher, sessions: list[str]) -> None:
+    for sid in sessions:
+        dispatcher.cancel(sid)
 
 
 def _wait_for_agents(dispatcher: Dispatcher, sid: str) -> None:
