@@ -694,6 +694,25 @@ async function main() {
     const once = async (sel, text) => frame.locator(sel, { hasText: text }).count();
     if ((await once('.msg.role-user', 'then reload')) !== 1) throw new Error(`the running turn's message is shown ${await once('.msg.role-user', 'then reload')} times`);
     if (readFileSync(join(ws, 'hello.py'), 'utf8') !== ORIGINAL) throw new Error('the edit was written before it was approved');
+
+    begin('a second window on the workspace shows the running turn too, its approval read-only');
+    const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+      await page2.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+      await page2.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
+      const frame2 = await chatFrame(page2, 40).catch(async () => {
+        await page2.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
+        return chatFrame(page2);
+      });
+      await frame2.locator('.msg.role-user', { hasText: 'then reload' }).waitFor({ timeout: STEP_TIMEOUT });
+      await frame2.locator('.tool-card', { hasText: 'hello.py' }).last().locator('.approval-waiting', { hasText: 'Asked in another editor' }).waitFor({ timeout: STEP_TIMEOUT });
+      if (await frame2.locator('.tool-card button[data-option-kind="allow_once"]:not([disabled])').count()) throw new Error('the second window can answer the first one\'s approval');
+      if (keptServers().join() !== serverBefore.join()) throw new Error(`the second window started its own server: ${keptServers()}`);
+    } finally {
+      await page2.close();
+    }
+
+    begin('the reloaded window answers the approval; the turn streams on to its end');
     await reAsked.click();
     await waitFor(() => readOr(join(ws, 'hello.py')) === UPDATED, 'the approved write after the reload');
     // everything after the turn's message: its replayed text, its card, its live reply, once each
