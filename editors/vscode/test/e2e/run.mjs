@@ -704,10 +704,13 @@ async function main() {
         await page2.locator('.activitybar [aria-label^="OpenProgram"]').first().click();
         return chatFrame(page2);
       });
-      await frame2.locator('.msg.role-user', { hasText: 'then reload' }).waitFor({ timeout: STEP_TIMEOUT });
-      await frame2.locator('.tool-card', { hasText: 'hello.py' }).last().locator('.approval-waiting', { hasText: 'Asked in another editor' }).waitFor({ timeout: STEP_TIMEOUT });
-      if (await frame2.locator('.tool-card button[data-option-kind="allow_once"]:not([disabled])').count()) throw new Error('the second window can answer the first one\'s approval');
       if (keptServers().join() !== serverBefore.join()) throw new Error(`the second window started its own server: ${keptServers()}`);
+      await frame2.locator('.msg.role-user', { hasText: 'then reload' }).waitFor({ timeout: STEP_TIMEOUT });
+      await frame2.locator('.tool-card', { hasText: 'Write hello.py' }).locator('.approval-waiting', { hasText: 'Asked in another editor' }).first().waitFor({ timeout: STEP_TIMEOUT });
+      if (await frame2.locator('.tool-card button[data-option-kind="allow_once"]:not([disabled])').count()) throw new Error('the second window can answer the first one\'s approval');
+    } catch (err) {
+      await page2.screenshot({ path: join(out, 'failure-second-window.png') }).catch(() => undefined);
+      throw err;
     } finally {
       await page2.close();
     }
