@@ -21,7 +21,7 @@ import {
 import * as net from 'node:net';
 import { readAttachment, stateHome } from './connect';
 import { exitDetail, spawnServer, type ServerProcess } from './process';
-import { attachOrStart, endKept, fingerprint, keepable, pidAlive, removeRecord, type Kept } from './kept';
+import { attachOrStart, endKept, fingerprint, keepable, keptDir, pidAlive, removeRecord, type Kept } from './kept';
 import * as path from 'node:path';
 import { findServer, installServer, installSource, installSteps, offerInstall, SERVER_NAME } from './install';
 import * as os from 'node:os';
@@ -80,6 +80,8 @@ export class AgentClient implements AgentPort {
   private server: ServerProcess | undefined;
   /** The kept server this window is attached to (it outlives the window: a reload re-attaches). */
   private kept: Kept | undefined;
+  /** Where the kept server's record is (its workspace's folder in the global storage). */
+  private keptAt: string | undefined;
   /** How the current server process ended, once it has. */
   private ended: string | undefined;
   /** Settles when the current server process has exited. */
@@ -108,11 +110,9 @@ export class AgentClient implements AgentPort {
   constructor(
     private readonly output: api.LogOutputChannel,
     private readonly trace: api.LogOutputChannel,
-    /**
-     * The extension's version, folder and global storage (where it installs the server), and the
-     * workspace's storage (where the kept server's record lives; none without a workspace).
-     */
-    private readonly host: { version: string; extensionDir: string; storageDir: string; workspaceStorageDir?: string } = { version: '', extensionDir: '', storageDir: '' },
+    /** The extension's version, folder and global storage (where it installs the server and
+     * records each workspace's kept server). */
+    private readonly host: { version: string; extensionDir: string; storageDir: string } = { version: '', extensionDir: '', storageDir: '' },
   ) {}
 
   /** (Re)start the server; concurrent calls coalesce into at most one queued restart. */
@@ -184,7 +184,7 @@ export class AgentClient implements AgentPort {
       // Restart Server, a setting that needs a new server: SIGTERM lets it record its turns
       // interrupted, then its group goes
       await endKept(kept.pid);
-      if (this.host.workspaceStorageDir) removeRecord(path.join(this.host.workspaceStorageDir, 'server.json'), kept.pid);
+      if (this.keptAt) removeRecord(path.join(this.keptAt, 'server.json'), kept.pid);
     } else if (!kept) {
       // Whatever the server left behind in its process group (commands, MCP servers) goes too.
       this.server?.killGroup();
@@ -245,7 +245,7 @@ export class AgentClient implements AgentPort {
         return;
       }
       traceInfo(`server executable: ${found}`);
-      const dir = this.host.workspaceStorageDir;
+      const dir = keptDir(this.host.storageDir, folder);
       if (keepable(plan.args, dir)) {
         // kept across window reloads: attached over loopback (docs/decisions/vscode-reattach.md)
         const kept = await this.attachKept(found, plan, dir);
@@ -368,6 +368,7 @@ export class AgentClient implements AgentPort {
     }
     traceInfo(`${kept.started ? 'started' : 're-attaching to'} the workspace's server (pid ${kept.pid}, 127.0.0.1:${kept.port}; log ${path.join(dir, 'server.log')})`);
     this.kept = kept;
+    this.keptAt = dir;
     this.ended = undefined;
     // How it ended: this window's child says (a signal, a code); a server another window
     // started is watched by its pid once the connection closes.

@@ -34,8 +34,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const trace = api.createLogChannel('OpenProgram Trace');
   setLogChannel(output);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '');
-  client = new AgentClient(output, trace, { version, extensionDir: context.extensionUri.fsPath, storageDir: context.globalStorageUri.fsPath,
-    workspaceStorageDir: context.storageUri?.fsPath });
+  client = new AgentClient(output, trace, { version, extensionDir: context.extensionUri.fsPath, storageDir: context.globalStorageUri.fsPath });
   const controller = new ChatController(client, context.workspaceState);
   const chatView = new ChatViewProvider(context.extensionUri, controller);
   const current = (): string | null => controller.state.sessionId;

@@ -1,7 +1,7 @@
 /**
  * The server kept across window reloads: one `serve --tcp --keep-turns` per workspace, started
  * detached, that a window attaches to over loopback. A reloaded window (or a second one on the
- * same workspace) finds it through a record in the workspace's storage and attaches again, so a
+ * same workspace) finds it through a record in the extension's storage and attaches again, so a
  * running turn goes on and the panel re-attaches to it (docs/decisions/vscode-reattach.md).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,6 +30,16 @@ export interface KeptRecord {
 export interface Kept extends KeptRecord {
   child?: ChildProcess;
   started: boolean;
+}
+
+/**
+ * Where a workspace's kept server is recorded: the extension's global storage, by folder (every
+ * window of the folder shares it; a window's own workspace storage is not always shared: two
+ * code-server tabs on one folder get two).
+ */
+export function keptDir(globalStorage: string, folder: string | undefined): string | undefined {
+  if (!globalStorage || !folder) return undefined;
+  return path.join(globalStorage, 'servers', crypto.createHash('sha256').update(path.resolve(folder)).digest('hex').slice(0, 24));
 }
 
 /** Whether a launch can be kept: the plain `serve` (no transport of its own) in a workspace. */

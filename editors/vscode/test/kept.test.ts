@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { attachOrStart, endKept, fingerprint, keepable, keptArgs, pidAlive, readRecord, withLock } from '../src/kept';
+import { attachOrStart, endKept, fingerprint, keepable, keptArgs, keptDir, pidAlive, readRecord, withLock } from '../src/kept';
 import { withoutRunningTurn } from '../src/chat/reattach';
 import type { EventParams, HistoryResult } from '../src/protocol';
 
@@ -20,6 +20,10 @@ test('only the plain serve in a workspace is kept; its arguments add the loopbac
   assert.equal(keepable(['serve', '--tcp', '7021'], '/ws-storage'), false);
   assert.equal(keepable(['acp'], '/ws-storage'), false);
   assert.equal(keepable(['serve'], undefined), false); // no workspace: the stdio child
+  // every window of a folder finds the same record (in the global storage, by folder)
+  assert.equal(keptDir('/g', '/w/a'), keptDir('/g', '/w/a/'));
+  assert.notEqual(keptDir('/g', '/w/a'), keptDir('/g', '/w/b'));
+  assert.equal(keptDir('/g', undefined), undefined);
   assert.deepEqual(keptArgs(['serve', '--log-file', 'x'], '/t'), ['serve', '--log-file', 'x', '--tcp', '0', '--token-file', '/t', '--idle-exit', '60', '--keep-turns', '120']);
   const a = fingerprint({ command: '/bin/op', args: ['serve'], cwd: '/w', home: '/h', version: '1' });
   assert.equal(a, fingerprint({ command: '/bin/op', args: ['serve'], cwd: '/w', home: '/h', version: '1' }));

@@ -131,6 +131,12 @@ export class ChatController {
       this.post({ type: 'status', server: state, detail });
       if (state === 'running' && this.state.sessionId && !this.busy) {
         void this.loadSession(this.state.sessionId);
+      } else if (state === 'running' && !this.busy) {
+        // a window with no session of its own (a second window on the workspace): the
+        // workspace's running session, so its turn shows here too
+        void this.runningSession().then((sid) => {
+          if (sid && this.state.sessionId === null && !this.busy) void this.loadSession(sid);
+        });
       }
     });
     client.permissionHandler = (p, token) => this.askPermission(p, token);
@@ -835,6 +841,18 @@ export class ChatController {
   /** The model, models and permission mode from the settings (the header shows them). */
   setSettings(settings: PanelSettings): void {
     this.post({ type: 'settings', settings });
+  }
+
+  /** The workspace's session with a turn running now, if any. */
+  private async runningSession(): Promise<string | null> {
+    const workspace = api.workspaceFolderPath();
+    if (!workspace) return null;
+    try {
+      const { sessions } = await this.client.request<{ sessions: SessionInfo[] }>(Requests.sessions, { workspace, limit: 20 });
+      return sessions.find((s) => s.status === 'running')?.id ?? null;
+    } catch {
+      return null;
+    }
   }
 
   /** Fetch the sessions for the panel's list. */
