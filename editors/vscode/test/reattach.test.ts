@@ -102,12 +102,16 @@ test('a window reloaded mid-turn shows the running turn once, is asked its appro
     const card = after.state.items.filter((i) => i.kind === 'tool');
     assert.equal(card.length, 1, 'one card for the call');
     assert.equal(after.state.busy, true, 'the re-attached turn runs here');
+    // steering reaches the re-attached turn (it was not sent from this window)
+    await after.send('and mind the tabs');
+    assert.ok(page2.messages.some((m) => m.type === 'interjection' && m.text === 'and mind the tabs'));
     await after.onPageMessage({ type: 'permissionReply', requestId: page2.permissions[0].requestId,
       optionId: page2.permissions[0].options.find((o) => o.kind === 'allow_once')!.optionId });
     await until('the turn to end', () => !after.state.busy);
     assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'n\n');
     const shown = after.state.items.map((i) => (i.kind === 'message' ? `${i.role}: ${i.text}` : i.kind));
-    assert.deepEqual(shown.filter((t) => t !== 'checkpoint'), ['user: say hello', 'assistant: Hello first.', 'user: write the notes', 'assistant: Writing the notes now.', 'tool', 'assistant: Notes saved after the reload.']);
+    assert.ok(shown.includes('interjection'));
+    assert.deepEqual(shown.filter((t) => t !== 'checkpoint' && t !== 'interjection'), ['user: say hello', 'assistant: Hello first.', 'user: write the notes', 'assistant: Writing the notes now.', 'tool', 'assistant: Notes saved after the reload.']);
     await second.stop();
   } finally {
     await endKept(kept.pid);

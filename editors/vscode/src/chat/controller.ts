@@ -391,7 +391,7 @@ export class ChatController {
     }
     const sessionId = this.state.sessionId;
     // a turn running here steers, whoever sent it (this window before a reload, another one)
-    if (this.inflight || (this.state.busy && sessionId && this.state.turns.length > 0)) {
+    if (this.inflight || (this.attachedTurn && sessionId)) {
       if (sessionId) {
         return this.steer(sessionId, body);
       }
@@ -555,7 +555,7 @@ export class ChatController {
   async cancel(): Promise<void> {
     const sessionId = this.state.sessionId;
     // a turn this panel follows but did not send (re-attached after a reload) is cancelled too
-    if (!this.inflight && !(this.state.busy && sessionId)) {
+    if (!this.inflight && !this.attachedTurn) {
       return;
     }
     if (sessionId) {
@@ -580,6 +580,7 @@ export class ChatController {
       this.inflight = null;
       void api.setContext('openprogram.busy', false);
     }
+    this.attachedTurn = null;
     await this.remember(null);
     this.post({ type: 'reset', sessionId: null });
     this.attachments.newConversation();
@@ -624,6 +625,7 @@ export class ChatController {
           });
         h = await this.client.request<HistoryResult>(Requests.history, params);
         const shown = held ? withoutRunningTurn(h, held.events, sub?.runningTurnId) : h;
+        if (held) this.attachedTurn = sub?.runningTurnId ?? null;
         this.post({ type: 'history', sessionId: h.sessionId, headId: shown.headId, nodes: shown.nodes, hasMore: h.hasMore });
       } finally {
         if (held) this.release(held);
@@ -952,11 +954,15 @@ export class ChatController {
     if (held && sessionId === held.sessionId) await held.released;
   }
 
+  /** The running turn this panel re-attached to (it did not send it): Cancel and steering act on it. */
+  private attachedTurn: string | null = null;
+
   private onEvent(e: EventParams): void {
     if (this.held && e.sessionId === this.held.sessionId) {
       this.held.events.push(e);
       return;
     }
+    if (e.type === 'turn.finished' && e.turnId === this.attachedTurn) this.attachedTurn = null;
     const unbound = this.state.sessionId === null;
     if (e.type === PERMISSION_WITHDRAWN) {
       this.withdrawNotification(e);
