@@ -95,6 +95,8 @@ export class ChatController {
   private commandList: { at: number; list: CommandInfo[] } | null = null;
   private sink: ChatSink | undefined;
   private inflight: api.CancellationTokenSource | null = null;
+  /** Settles when the panel's own turn's request has its answer. */
+  private inflightDone: Promise<void> | null = null;
   private loadingOlder = false;
   /** Messages fetched at a time: the last page when a session opens, older ones on scroll. */
   historyPage = 200;
@@ -390,6 +392,11 @@ export class ChatController {
       return;
     }
     const sessionId = this.state.sessionId;
+    // The panel's own turn has ended (its turn.finished is drawn) but its request's answer is
+    // still on the way: a new message waits for it rather than steering a turn that is over.
+    if (this.inflight && !this.state.busy && this.inflightDone) {
+      await Promise.race([this.inflightDone, new Promise((r) => setTimeout(r, 5000))]);
+    }
     // a turn running here steers, whoever sent it (this window before a reload, another one)
     if (this.inflight || (this.attachedTurn && sessionId)) {
       if (sessionId) {
@@ -400,6 +407,10 @@ export class ChatController {
     }
     const cts = new api.CancellationTokenSource();
     this.inflight = cts;
+    let settle = (): void => undefined;
+    this.inflightDone = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
     void api.setContext('openprogram.busy', true);
     const clientTurnId = this.newRequestId('turn-');
     const { items: context, shown } = this.attachments.takeShown();
@@ -431,6 +442,7 @@ export class ChatController {
         void api.setContext('openprogram.busy', false);
       }
       cts.dispose();
+      settle();
       if (!attached) return;
     }
     await this.refreshBranches().catch((err: unknown) => traceError('refreshing branches:', err));
