@@ -24,7 +24,7 @@ import atexit
 import contextlib
 import json
 import os
-import select
+import selectors
 import signal
 import socket
 import subprocess
@@ -56,6 +56,16 @@ PRELOAD = ("openprogram_lsp.acp.server", "openprogram_lsp.app", "openprogram_lsp
            "openprogram_lsp.config.sections.http")
 
 
+def _readable(objs: list[Any], timeout: float | None) -> list[Any]:
+    """Which of ``objs`` (descriptors or objects with ``fileno``) can be read, waiting at most
+    ``timeout`` seconds; epoll where there is one, so a test worker holding over 1,024 open
+    descriptors does not fail as ``select`` does ("filedescriptor out of range")."""
+    with selectors.DefaultSelector() as sel:
+        for obj in objs:
+            sel.register(obj, selectors.EVENT_READ)
+        return [key.fileobj for key, _ in sel.select(timeout)]
+
+
 # -- the fork server (a separate process) ------------------------------------------------------
 
 def _serve(path: str) -> None:
@@ -76,7 +86,7 @@ def _serve(path: str) -> None:
     sys.stdout.flush()
     children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, connection)
     while True:
-        ready, _, _ = select.select([listener, 0, *children], [], [])
+        ready = _readable([listener, 0, *children], None)
         if 0 in ready and not os.read(0, 1):  # the test worker is done (or gone)
             _reap(children, 20.0)  # their stdin closes with the worker's: they end
             _remove(path)  # also when the worker died without closing
@@ -151,7 +161,7 @@ def _reap(children: dict[int, tuple[int, socket.socket]], timeout: float) -> Non
 
     deadline = time.monotonic() + timeout
     while children and (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select(list(children), [], [], left)
+        ready = _readable(list(children), left)
         for pidfd in ready:
             pid, conn = children.pop(pidfd)
             os.waitpid(pid, 0)
@@ -221,7 +231,7 @@ class _ForkServer:
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           env=env)
             assert self._proc.stdout is not None
-            ready, _, _ = select.select([self._proc.stdout], [], [], 120)
+            ready = _readable([self._proc.stdout], 120)
             line = self._proc.stdout.readline() if ready else b""
             if line != b"ready\n":
                 self._proc.kill()
@@ -414,7 +424,7 @@ def run(args: list[str], *, env: dict[str, str] | None = None,
     try:
         while out_r in open_fds or err_r in open_fds or conn.fileno() in open_fds:
             left = deadline - _now()
-            ready, _, _ = select.select(open_fds, [], [], max(left, 0))
+            ready = _readable(open_fds, max(left, 0))
             if not ready:
                 os.kill(pid, signal.SIGKILL)
                 raise subprocess.TimeoutExpired([sys.executable, "-m", "openprogram_lsp",
