@@ -91,7 +91,9 @@ async def test_a_change_reaches_the_other_clients_of_the_session(
         async with subprocess_agent(there, home, workspace) as (other, _proc):
             await other.resume_session(cwd=str(workspace), session_id=sid)
             await conn.set_session_mode(session_id=sid, mode_id="accept-edits")
-            await until(lambda: bool(there.updates("current_mode_update")), "the mode change",
+            # two notifications, current_mode_update then config_option_update: wait for both
+            await until(lambda: bool(there.updates("current_mode_update"))
+                        and bool(there.updates("config_option_update")), "the mode change",
                         timeout=60)
             assert there.updates("current_mode_update")[-1].current_mode_id == "accept-edits"
             shown = there.updates("config_option_update")[-1].config_options
