@@ -117,6 +117,15 @@ async def test_a_turn_nobody_re_attaches_to_ends_interrupted_and_a_watcher_does_
                 await asyncio.sleep(0.05)
             assert history["nodes"][-1]["status"] == "interrupted"
             assert not (workspace / "notes.txt").exists()
+            # the node is recorded before the turn lets go: a subscriber in between is told it
+            # runs, and then gets its turn.finished (sent once the turn is gone); nobody adopts it
+            running = (await late.call("openprogram/subscribe", {"sessionId": sid})) \
+                .get("runningTurnId")
+            if running is not None:
+                finished = await late.wait_event("turn.finished",
+                                                 lambda e: e["turnId"] == running)
+                assert finished["data"]["status"] == "interrupted"
+            assert late.server_requests == []
             assert (await late.call("openprogram/subscribe", {"sessionId": sid})) \
                 .get("runningTurnId") is None
     finally:
