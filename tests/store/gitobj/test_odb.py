@@ -118,3 +118,28 @@ def test_a_tree_patched_from_its_cached_rows_is_the_tree_built_whole(repo: Path)
         assert update_tree(odb, None, paths) == tree  # type: ignore[arg-type]
     assert git(repo, "ls-tree", "-r", "--name-only", tree).split() == sorted(
         p.encode() for p in paths)
+
+
+def test_a_pack_removed_while_the_packs_are_listed_is_looked_for_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a repack in another thread or process removes a pack between gitdb's listing of the pack
+    # directory and its open of that pack (a full run's session-migration test failed so)
+    from gitdb.db.pack import PackedDB
+
+    (repo / "f.txt").write_text("packed\n")
+    git(repo, "add", "f.txt")
+    git(repo, "commit", "-qm", "one")
+    git(repo, "gc", "-q")
+    sha = git(repo, "rev-parse", "main:f.txt").decode().strip()
+    real = PackedDB.update_cache
+    calls: list[bool] = []
+
+    def racing(self: PackedDB, force: bool = False) -> bool:
+        calls.append(force)
+        if len(calls) == 1:
+            raise FileNotFoundError(2, "No such file or directory", "pack-gone.pack")
+        return bool(real(self, force))
+
+    monkeypatch.setattr(PackedDB, "update_cache", racing)
+    assert ObjectDB(repo / ".git").read(sha) == ("blob", b"packed\n")
+    assert len(calls) >= 2  # the failed look, then a fresh one

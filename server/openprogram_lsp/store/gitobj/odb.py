@@ -106,8 +106,11 @@ class ObjectDB:
             raise MissingObject(sha) from None
         if len(binsha) != 20:
             raise MissingObject(sha)
-        for attempt in range(2):
-            packed = self._packs(refresh=attempt == 1)
+        for attempt in range(3):
+            try:
+                packed = self._packs(refresh=attempt > 0)
+            except OSError:  # a repack removed a pack between gitdb's listing and its open
+                continue
             if packed is None:
                 break
             try:
