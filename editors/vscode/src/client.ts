@@ -326,17 +326,22 @@ export class AgentClient implements AgentPort {
     }
   }
 
+  /** A server that did not start: logged, the state and a toast say why. */
+  private startFailed(err: unknown): undefined {
+    const detail = err instanceof Error ? err.message : String(err);
+    traceError('server failed to start:', detail);
+    this.setState('stopped', detail);
+    this.toast(`OpenProgram: the server did not start: ${detail}.`);
+    return undefined;
+  }
+
   /** Start the server as this window's child on stdio; undefined (the failure shown) when it cannot. */
   private async spawnStdio(found: string, plan: ReturnType<typeof launchPlan>): Promise<ServerOptions | undefined> {
     let proc: ServerProcess;
     try {
       proc = await spawnServer(found, plan.args, { cwd: plan.cwd, env: plan.env });
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      traceError('server failed to start:', detail);
-      this.setState('stopped', detail);
-      this.toast(`OpenProgram: the server did not start: ${detail}.`);
-      return undefined;
+      return this.startFailed(err);
     }
     this.server = proc;
     this.ended = undefined;
@@ -360,11 +365,7 @@ export class AgentClient implements AgentPort {
     try {
       kept = await attachOrStart(found, plan.args, { cwd: plan.cwd, env: plan.env, dir, fingerprint: print });
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      traceError('server failed to start:', detail);
-      this.setState('stopped', detail);
-      this.toast(`OpenProgram: the server did not start: ${detail}.`);
-      return undefined;
+      return this.startFailed(err);
     }
     traceInfo(`${kept.started ? 'started' : 're-attaching to'} the workspace's server (pid ${kept.pid}, 127.0.0.1:${kept.port}; log ${path.join(dir, 'server.log')})`);
     this.kept = kept;

@@ -51,6 +51,14 @@ def _warn(run: HookRun) -> None:
     log.warning("%s (%s); ignored", failure_text(run), run.hook.source or run.hook.scope)
 
 
+def _output(run: HookRun) -> dict[str, Any] | None:
+    """The hook's JSON answer; None when it gave none, or failed (logged and ignored)."""
+    if run.failed:
+        _warn(run)
+        return None
+    return run.json_output()
+
+
 @dataclass(frozen=True, slots=True)
 class GateAnswer:
     """A PreToolUse hook's answer on a call: a verdict, a rewritten input, context."""
@@ -110,10 +118,7 @@ def feedback(run: HookRun) -> str | None:
     """PostToolUse: exit 2's stderr, a ``block`` reason or added context, for the model."""
     if run.exit_code == 2:
         return run.stderr.strip() or None
-    if run.failed:
-        _warn(run)
-        return None
-    out = run.json_output()
+    out = _output(run)
     if out is None:
         return None
     parts = []
@@ -171,10 +176,7 @@ def permission(run: HookRun) -> PermissionAnswer | None:
     if run.exit_code == 2:
         return PermissionAnswer("deny", run.stderr.strip() or "denied by a PermissionRequest "
                                                               "hook")
-    if run.failed:
-        _warn(run)
-        return None
-    out = run.json_output()
+    out = _output(run)
     decision = _specific(out).get("decision") if out is not None else None
     if not isinstance(decision, dict):
         return None
@@ -195,10 +197,7 @@ def permission(run: HookRun) -> PermissionAnswer | None:
 
 def later(run: HookRun) -> str | None:
     """An async hook's ``systemMessage`` or ``additionalContext`` (for the next turn)."""
-    if run.failed:
-        _warn(run)
-        return None
-    out = run.json_output()
+    out = _output(run)
     if out is None:
         return None
     parts = [_str(out.get("systemMessage")), _str(_specific(out).get("additionalContext"))]
