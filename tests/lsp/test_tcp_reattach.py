@@ -31,24 +31,31 @@ async def _leave(c: Client, *, shutdown: bool) -> None:
     await c.close()
 
 
-@pytest.mark.parametrize("shutdown", [True, False], ids=["shutdown", "dropped"])
-async def test_a_reloaded_editor_re_attaches_to_the_running_turn(
-        tmp_path: Path, workspace: Path, shutdown: bool) -> None:
-    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
+async def _waiting_write(editor: Client) -> tuple[str, asyncio.Future[Any]]:
+    """A session whose second turn waits on its write's approval card, which ``editor`` never
+    answers (its window goes while the card is open): the session id and the turn's request."""
     asked = asyncio.Event()
 
     async def never_answer(method: str, params: Any) -> Any:
         asked.set()
-        await asyncio.Event().wait()  # the window reloads while the card is open
+        await asyncio.Event().wait()
 
+    sid = (await editor.call("openprogram/chat", {"text": "hello"}))["sessionId"]
+    editor.on_request = never_answer
+    turn = asyncio.ensure_future(editor.request(
+        "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
+    await asyncio.wait_for(asked.wait(), 30)
+    return sid, turn
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["shutdown", "dropped"])
+async def test_a_reloaded_editor_re_attaches_to_the_running_turn(
+        tmp_path: Path, workspace: Path, shutdown: bool) -> None:
+    server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
     try:
         async with clients() as opened:
             old = await _editor(server.port, server.token, workspace, opened)
-            sid = (await old.call("openprogram/chat", {"text": "hello"}))["sessionId"]
-            old.on_request = never_answer
-            turn = asyncio.ensure_future(old.request(
-                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
-            await asyncio.wait_for(asked.wait(), 30)
+            sid, turn = await _waiting_write(old)
             started = await old.wait_event("turn.started",
                                            lambda e: e["data"].get("text", "").startswith("write"))
             tid = started["turnId"]
@@ -86,20 +93,10 @@ async def test_a_reloaded_editor_re_attaches_to_the_running_turn(
 async def test_a_turn_nobody_re_attaches_to_ends_interrupted_and_a_watcher_does_not_adopt(
         tmp_path: Path, workspace: Path) -> None:
     server = await start_tcp_server(tmp_path / "home", "--keep-turns", "1")
-    asked = asyncio.Event()
-
-    async def never_answer(method: str, params: Any) -> Any:
-        asked.set()
-        await asyncio.Event().wait()
-
     try:
         async with clients() as opened:
             driver = await _editor(server.port, server.token, workspace, opened)
-            sid = (await driver.call("openprogram/chat", {"text": "hello"}))["sessionId"]
-            driver.on_request = never_answer
-            turn = asyncio.ensure_future(driver.request(
-                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
-            await asyncio.wait_for(asked.wait(), 30)
+            sid, turn = await _waiting_write(driver)
             # a second window watching the live turn does not take it over from its editor
             watcher = await _editor(server.port, server.token, workspace, opened)
             await watcher.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
@@ -135,20 +132,10 @@ async def test_a_turn_nobody_re_attaches_to_ends_interrupted_and_a_watcher_does_
 async def test_a_second_window_watching_takes_over_when_the_first_goes(
         tmp_path: Path, workspace: Path) -> None:
     server = await start_tcp_server(tmp_path / "home", "--keep-turns", "30")
-    asked = asyncio.Event()
-
-    async def never_answer(method: str, params: Any) -> Any:
-        asked.set()
-        await asyncio.Event().wait()
-
     try:
         async with clients() as opened:
             first = await _editor(server.port, server.token, workspace, opened)
-            sid = (await first.call("openprogram/chat", {"text": "hello"}))["sessionId"]
-            first.on_request = never_answer
-            turn = asyncio.ensure_future(first.request(
-                "openprogram/chat", {"text": "write notes.txt\nhi there", "sessionId": sid}))
-            await asyncio.wait_for(asked.wait(), 30)
+            sid, turn = await _waiting_write(first)
             second = await _editor(server.port, server.token, workspace, opened)
             answered: list[Any] = []
 
