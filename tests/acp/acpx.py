@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -61,10 +62,23 @@ def run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
     return code, frames, err
 
 
-def _run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str, timeout: float,
-              exec_agent: bool, named: bool, ttl: int) -> tuple[int, list[dict[str, Any]], str]:
+def _acpx_env(home: Path) -> dict[str, str]:
+    """acpx's environment: its own HOME beside ``home``, our variables from the test's store."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
     env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
+    return env
+
+
+def queue_socket_dir(home: Path) -> Path:
+    """Where acpx puts its queue sockets for the HOME ``_acpx_env`` gives it: a fixed
+    ``/tmp/acpx-<sha256 of HOME, 10 hex>`` (short for socket paths; TMPDIR is not consulted)."""
+    digest = hashlib.sha256(str(home.parent / "acpx-home").encode()).hexdigest()[:10]
+    return Path("/tmp") / f"acpx-{digest}"
+
+
+def _run_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str, timeout: float,
+              exec_agent: bool, named: bool, ttl: int) -> tuple[int, list[dict[str, Any]], str]:
+    env = _acpx_env(home)
     if named:  # the documented config file, `openprogram-lsp` found on PATH (this venv's)
         config = home.parent / "acpx-home" / ".acpx" / "config.json"
         config.parent.mkdir(parents=True, exist_ok=True)
@@ -99,8 +113,7 @@ def methods(frames: list[dict[str, Any]]) -> list[str]:
 def start_acpx(args: list[str], *, cwd: Path, home: Path, agent_args: str = "",
                out: Path, exec_agent: bool = False) -> subprocess.Popen[bytes]:
     """Start acpx in the background, its stdout going to ``out``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
-    env.update(HOME=str(home.parent / "acpx-home"), OPENPROGRAM_HOME=str(home))
+    env = _acpx_env(home)
     cmd = [str(acpx_bin()), "--format", "json", "--ttl", "1", "--agent",
            agent_command(agent_args, exec_agent=exec_agent), *args]
     with out.open("wb") as fh:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,10 +17,17 @@ import pytest
 from openprogram_lsp.core.transcript import without_environment
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.session_store import SessionStore
-from tests.acp.acpx import methods, run_acpx, start_acpx, updates
+from tests.acp.acpx import methods, queue_socket_dir, run_acpx, start_acpx, updates
 from tests.imagefiles import png
 from tests.providers.loopback import LoopbackServer, Reply
 from tests.providers.wire import AnthropicStream
+
+
+@pytest.fixture(autouse=True)
+def _no_queue_dirs_left(home: Path) -> Iterator[None]:
+    """acpx's per-HOME socket directory in /tmp goes with the test's HOME."""
+    yield
+    shutil.rmtree(queue_socket_dir(home), ignore_errors=True)
 
 
 def test_edit_approved_is_written_and_checkpointed(home: Path, workspace: Path) -> None:

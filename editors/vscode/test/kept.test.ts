@@ -1,7 +1,7 @@
 // The kept server: one `serve --tcp --keep-turns` per workspace, started detached, found again by
 // a reloaded window through its record; a real openprogram-lsp where the .venv has one.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -30,8 +30,9 @@ test('only the plain serve in a workspace is kept; its arguments add the loopbac
   assert.notEqual(a, fingerprint({ command: '/bin/op', args: ['serve'], cwd: '/w', home: '/h', version: '2' }));
 });
 
-test('a record that is not one is none; a lock is held by one start at a time', async () => {
+test('a record that is not one is none; a lock is held by one start at a time', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kept-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'bad.json'), '{"pid": "1"}');
   assert.equal(readRecord(join(dir, 'bad.json')), null);
   assert.equal(readRecord(join(dir, 'none.json')), null);
@@ -62,9 +63,10 @@ test('the history of a re-attached session leaves the running turn to its replay
   assert.deepEqual(withoutRunningTurn(h, [{ ...started, replayed: undefined }], undefined).nodes.length, 4);
 });
 
-test('a reloaded window attaches to the server the first one started; Restart ends it', { skip: noServer, timeout: 60_000 }, async () => {
+test('a reloaded window attaches to the server the first one started; Restart ends it', { skip: noServer, timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'kept-'));
   const ws = mkdtempSync(join(tmpdir(), 'kept-ws-'));
+  t.after(() => { for (const d of [dir, ws]) rmSync(d, { recursive: true, force: true }); });
   const env = { ...process.env, OPENPROGRAM_HOME: join(dir, 'home') } as Record<string, string>;
   const options = { cwd: ws, env, dir: join(dir, 'storage'), fingerprint: 'f1' };
   const first = await attachOrStart(server, ['serve'], options);
