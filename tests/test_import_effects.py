@@ -8,6 +8,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 SCRIPT = r"""
 import gc, importlib, json, logging, os, pkgutil, signal, sys, threading, warnings
@@ -36,18 +39,45 @@ for mod in pkgutil.walk_packages(openprogram_lsp.__path__, "openprogram_lsp."):
         continue
     importlib.import_module(mod.name)
     names.append(mod.name)
-print(json.dumps({"before": before, "after": state(), "count": len(names)}))
+
+from pydantic import BaseModel
+
+def models(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from models(sub)
+
+def ours(cls):  # defined here, neither a generic's parametrization nor an SDK model's subclass
+    return cls.__module__.startswith("openprogram_lsp.") and "[" not in cls.__name__ and all(
+        b.__module__.startswith(("openprogram_lsp.", "pydantic.")) for b in cls.__mro__
+        if issubclass(b, BaseModel))
+
+eager = sorted({f"{c.__module__}.{c.__qualname__}" for c in models(BaseModel)
+                if ours(c) and not c.model_config.get("defer_build")})
+print(json.dumps({"before": before, "after": state(), "count": len(names), "eager": eager}))
 """
 
 
-def test_importing_every_module_changes_no_process_state() -> None:
+@pytest.fixture(scope="module")
+def every_module() -> dict[str, Any]:
+    """Every server module imported in a fresh process: what that changed, and what it built."""
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    seen = json.loads(out.stdout)
+    seen: dict[str, Any] = json.loads(out.stdout)
     assert seen["count"] > 100  # every module, not a handful
+    return seen
+
+
+def test_importing_every_module_changes_no_process_state(every_module: dict[str, Any]) -> None:
+    seen = every_module
     before, after = seen["before"], seen["after"]
     assert {k: after[k] for k in before if after[k] != before[k]} == {}
+
+
+def test_every_model_builds_its_validator_on_first_use(every_module: dict[str, Any]) -> None:
+    # core.model.Model: a process builds the validators it uses, not some 70 at import
+    assert every_module["eager"] == []
 
 
 LAZY = r"""

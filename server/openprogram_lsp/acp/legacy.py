@@ -21,10 +21,12 @@ from acp.schema import (
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
 )
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from openprogram_lsp.core.model import Model
 
 
-class ModelInfo(BaseModel):
+class ModelInfo(Model):
     """One model of ``availableModels``."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -34,7 +36,7 @@ class ModelInfo(BaseModel):
     description: str | None = None
 
 
-class SessionModelState(BaseModel):
+class SessionModelState(Model):
     """A session response's ``models``."""
 
     model_config = ConfigDict(populate_by_name=True)

@@ -12,15 +12,16 @@ from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from acp import Agent
 from openprogram_lsp.acp.transport import CheckedTransport
+from openprogram_lsp.core.model import Model
 
 SET_MODEL = "session/set_model"
 
 
-class SetSessionModelRequest(BaseModel):
+class SetSessionModelRequest(Model):
     """``session/set_model`` params (ACP's unstable schema)."""
 
     model_config = ConfigDict(populate_by_name=True)

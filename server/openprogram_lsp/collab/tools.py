@@ -12,6 +12,7 @@ import json
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.ports import Collab
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 
@@ -22,7 +23,7 @@ def _service(ctx: ToolContext) -> Collab:
     return ctx.collab
 
 
-class AgentInput(BaseModel):
+class AgentInput(Model):
     prompt: str = Field(min_length=1, description="The task for the child agent, self-contained")
     label: str | None = Field(None, description="A short unique name; becomes the child's "
                                                 "branch name, usable as send_message's `to`")
@@ -58,7 +59,7 @@ class AgentTool(Tool):
                                                         unattended=ctx.grant == "bypass"))
 
 
-class SendMessageInput(BaseModel):
+class SendMessageInput(Model):
     message: str = Field(min_length=1, description="What to tell the other branch")
     to: str = Field(min_length=1, description="A branch name or agent id of this session, or "
                     "SESSION_ID:NODE_ID (NODE_ID may be HEAD or a branch name of that session)")
@@ -82,7 +83,7 @@ class SendMessageTool(Tool):
         return ToolOutput(_service(ctx).send_from_tool(ctx.site, args.message, args.to.strip()))
 
 
-class ListAgentsInput(BaseModel):
+class ListAgentsInput(Model):
     pass
 
 

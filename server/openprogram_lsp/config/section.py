@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from openprogram_lsp.core.model import Model
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +19,7 @@ class EnvVar:
     split: bool = False  # a comma-separated list
 
 
-class Section(BaseModel):
+class Section(Model):
     """A table of config.toml (``name``; "" is the top level) validated by pydantic.
 
     Subclasses set ``name`` and may declare ``env`` (key -> variable), ``user_only`` (keys a

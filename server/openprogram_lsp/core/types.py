@@ -11,6 +11,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from openprogram_lsp.core.model import Model
+
 Role = Literal["user", "assistant", "tool", "summary", "system"]
 NodeStatus = Literal["running", "done", "error", "cancelled", "interrupted"]
 TurnStatus = Literal["done", "error", "cancelled", "truncated", "refused"]
@@ -63,7 +65,7 @@ def _wire_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
     schema["additionalProperties"] = False
 
 
-class Wire(BaseModel):
+class Wire(Model):
     """Base model of what the server sends: camelCase aliases, populate by either name.
 
     ``wire()`` leaves None out, so in the JSON Schema a nullable field is optional and never
@@ -77,7 +79,7 @@ class Wire(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True,
                               json_schema_serialization_defaults_required=True,
-                              json_schema_extra=_wire_schema, defer_build=True)
+                              json_schema_extra=_wire_schema)
 
     def wire(self) -> dict[str, Any]:
         """Dump as the JSON-ready camelCase dict sent to clients."""
@@ -162,7 +164,7 @@ class Node(Wire):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-NODES: TypeAdapter[list[Node]] = TypeAdapter(list[Node])
+NODES: TypeAdapter[list[Node]] = TypeAdapter(list[Node], config=ConfigDict(defer_build=True))
 """Many nodes in one validation or dump: a history page's 200 in one call cost about half
 what 200 calls cost."""
 
@@ -312,7 +314,7 @@ INHERIT = _Inherit()
 BranchFrom = _Inherit | str | None
 
 
-class ClientOptions(BaseModel):
+class ClientOptions(Model):
     """What the editor driving a session set for its turns (over TCP: its own connection's).
 
     ``providers`` overrides ``[providers]`` of the config files (``{openai: {base_url,
@@ -330,7 +332,7 @@ class ClientOptions(BaseModel):
     providers: dict[str, dict[str, str]] | None = None
 
 
-class TurnRequest(BaseModel):
+class TurnRequest(Model):
     """Everything the dispatcher needs to run one turn."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -360,12 +362,15 @@ class PermissionOption(Wire):
     kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
 
-DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
-    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
-    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
-    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
-)
+def default_permission_options() -> list[PermissionOption]:
+    """What an approval offers unless told otherwise (made per request: a process that never
+    asks never builds the model)."""
+    return [
+        PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+        PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
+        PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+        PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
+    ]
 
 
 class PreviewHunk(Wire):
@@ -425,8 +430,7 @@ class PermissionRequest(Wire):
     session_id: str
     turn_id: str
     tool_call: PermissionToolCall
-    options: list[PermissionOption] = Field(
-        default_factory=lambda: list(DEFAULT_PERMISSION_OPTIONS))
+    options: list[PermissionOption] = Field(default_factory=default_permission_options)
     label: str | None = None  # the child agent asking, when it is one
     workspace: str | None = Field(default=None, exclude=True)
 

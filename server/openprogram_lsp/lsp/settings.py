@@ -6,14 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from openprogram_lsp.approvals.rules import Rule
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.types import PermissionMode
 
 
-class RuleOption(BaseModel):
+class RuleOption(Model):
     """A configured permission rule: tool-name pattern, optional input pattern, decision."""
 
     model_config = ConfigDict(extra="ignore")
@@ -23,7 +24,7 @@ class RuleOption(BaseModel):
     pattern: str | None = None
 
 
-class ProviderOption(BaseModel):
+class ProviderOption(Model):
     """An editor's endpoint for one provider: base URL and where the key comes from.
 
     Never the key itself: editors keep settings in files that are shared or synced."""
@@ -42,7 +43,7 @@ class ProviderOption(BaseModel):
         return v.strip() or None if v is not None else None
 
 
-class BlameOption(BaseModel):
+class BlameOption(Model):
     """``blame``: agent blame (code lenses, hovers, code actions)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -50,7 +51,7 @@ class BlameOption(BaseModel):
     enabled: bool = True
 
 
-class EditorOptions(BaseModel):
+class EditorOptions(Model):
     """``initializationOptions`` (or the ``openprogram`` section of the configuration)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")

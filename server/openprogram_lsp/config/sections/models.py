@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from openprogram_lsp.config.section import Section
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.units import parse_window
 
 
-class ModelOverride(BaseModel):
+class ModelOverride(Model):
     """One model's settings; only those set override the table."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

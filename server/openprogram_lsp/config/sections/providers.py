@@ -8,16 +8,17 @@ from collections.abc import Mapping
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
+from pydantic import ConfigDict, SecretStr, field_validator
 
 from openprogram_lsp.config.section import EnvVar, Section
 from openprogram_lsp.core.errors import ConfigError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.secrets import remember_value, withhold
 
 KEY_COMMAND_TIMEOUT = 15.0
 
 
-class Endpoint(BaseModel):
+class Endpoint(Model):
     """One provider's endpoint; the key from ``api_key``, ``api_key_command`` or a variable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -8,11 +8,12 @@ import contextlib
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.events.questions import QuestionRegistry
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 
 
-class AskUserInput(BaseModel):
+class AskUserInput(Model):
     question: str = Field(description="The question to ask")
     options: list[str] | None = Field(None, description="Answers to choose from, if any")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import COMMAND_OUTPUT, COMMAND_STOP
 from openprogram_lsp.tools.output import HeadTail
@@ -162,7 +163,7 @@ def report(job: Job, *, head: str = "") -> str:
     return "\n".join(parts)
 
 
-class JobInput(BaseModel):
+class JobInput(Model):
     id: str = Field(min_length=1, max_length=64,
                     description="The id run_command returned for the background command")
 

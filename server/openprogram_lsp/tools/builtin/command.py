@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.secrets import is_secret_name
 from openprogram_lsp.core.turn_context import command_env
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
@@ -54,7 +55,7 @@ def _seconds(value: float | None) -> float | None:
     return seconds
 
 
-class RunCommandInput(BaseModel):
+class RunCommandInput(Model):
     command: str = Field(min_length=1, description="Shell command (/bin/sh -c), run with the "
                          "workspace as working directory")
     timeout: Annotated[float | None, AfterValidator(_seconds)] = Field(

@@ -14,6 +14,7 @@ from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.control_files import check_write
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.localfs import small_write_inline
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.offload import offload
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import DiffPreview
@@ -187,7 +188,7 @@ def _list(workspace: Path, rel: str, display: str) -> list[str]:
         raise ToolError(f"{display}: no such directory") from None
 
 
-class ListDirInput(BaseModel):
+class ListDirInput(Model):
     path: str = Field(".", description="Directory relative to the workspace root")
 
 
@@ -212,7 +213,7 @@ class ListDir(Tool):
         return ToolOutput(text)
 
 
-class WriteFileInput(BaseModel):
+class WriteFileInput(Model):
     path: WritePath = Field(description="File path relative to the workspace root")
     content: str = Field(description="The whole new content of the file")
 
@@ -266,7 +267,7 @@ class WriteFile(Tool):
         return ToolOutput(f"{verb} {args.path} ({len(args.content.encode())} bytes)")
 
 
-class EditFileInput(BaseModel):
+class EditFileInput(Model):
     path: WritePath = Field(description="File path relative to the workspace root")
     old_text: str = Field(description="Exact text to replace (must occur exactly once unless "
                           "replace_all is true)")
@@ -274,14 +275,14 @@ class EditFileInput(BaseModel):
     replace_all: bool = Field(False, description="Replace every occurrence of old_text")
 
 
-class Edit(BaseModel):
+class Edit(Model):
     old_text: str = Field(description="Exact text to replace (must occur exactly once, in the "
                           "file as the edits before this one left it, unless replace_all)")
     new_text: str = Field(description="Replacement text (must differ from old_text)")
     replace_all: bool = Field(False, description="Replace every occurrence of old_text")
 
 
-class MultiEditInput(BaseModel):
+class MultiEditInput(Model):
     path: WritePath = Field(description="File path relative to the workspace root")
     edits: list[Edit] = Field(min_length=1, max_length=100,
                               description="The edits, applied in order; all or none apply")

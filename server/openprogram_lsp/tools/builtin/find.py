@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import FIND_FILES, FIND_LIMIT
 from openprogram_lsp.tools.builtin.search import (
@@ -33,7 +34,7 @@ MAX_LIMIT = 1_000
 MAX_LISTED = 200_000  # paths read from the walk (their times are read; the rest only counted)
 
 
-class FindFilesInput(BaseModel):
+class FindFilesInput(Model):
     pattern: str = Field(min_length=1, max_length=1000,
                          description="Glob, e.g. '**/*.py', 'src/**/test_*.ts', '*.{md,rst}'")
     path: str = Field(".", description="Folder to search in, relative to the workspace root")

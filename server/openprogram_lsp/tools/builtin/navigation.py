@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.navigation import Navigation, NavigationKind, Place, Symbol
 from openprogram_lsp.core.types import ToolKind
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
@@ -32,18 +33,18 @@ SYMBOL_KINDS = ("file", "module", "namespace", "package", "class", "method", "pr
                 "struct", "event", "operator", "type parameter")
 
 
-class PositionInput(BaseModel):
+class PositionInput(Model):
     path: str = Field(description="The file, relative to the workspace")
     line: int = Field(ge=1, le=10_000_000, description="1-based line the symbol is on")
     symbol: str = Field(min_length=1, max_length=200,
                         description="The identifier as written on that line")
 
 
-class FileInput(BaseModel):
+class FileInput(Model):
     path: str = Field(description="The file, relative to the workspace")
 
 
-class QueryInput(BaseModel):
+class QueryInput(Model):
     query: str = Field(min_length=1, max_length=200, description="A symbol name or part of one")
 
 

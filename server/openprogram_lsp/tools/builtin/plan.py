@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.core.types import PlanEntry, PlanStatus
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import TODO_WRITE
@@ -15,7 +16,7 @@ MAX_TODOS = 100
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
-class Todo(BaseModel):
+class Todo(Model):
     model_config = ConfigDict(populate_by_name=True)
 
     content: str = Field(min_length=1, max_length=1000,
@@ -26,7 +27,7 @@ class Todo(BaseModel):
                                     "the tests\"")
 
 
-class TodoWriteInput(BaseModel):
+class TodoWriteInput(Model):
     todos: list[Todo] = Field(max_length=MAX_TODOS,
                               description="The whole list, in order (replaces the last one)")
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.filetypes import HEAD_BYTES, Binary, sniff
 from openprogram_lsp.core.images import MAX_IMAGE_BYTES, ImageBlobs, ImageError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import (
     READ_FILE,
@@ -38,7 +39,7 @@ UNSAVED_NOTE = ("[unsaved changes in the editor: this is the editor's buffer, wh
                 "from the file on disk]\n")
 
 
-class ReadFileInput(BaseModel):
+class ReadFileInput(Model):
     path: str = Field(description="File path relative to the workspace root")
     offset: int | None = Field(None, ge=1, description="1-based number of the first line to "
                                "read (default 1)")

@@ -29,6 +29,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from openprogram_lsp.core import fdfs
 from openprogram_lsp.core.errors import ToolError
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import GREP, GREP_HEAD_LIMIT
 from openprogram_lsp.tools.paths import confined, protected_below
@@ -47,7 +48,7 @@ _LINE = re.compile(rb"(\d+)([:-])(.*)", re.DOTALL)
 OutputMode = Literal["content", "files_with_matches", "count"]
 
 
-class GrepInput(BaseModel):
+class GrepInput(Model):
     model_config = ConfigDict(populate_by_name=True)
 
     pattern: str = Field(description="Regular expression (Rust regex syntax: no backreferences "

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.filetypes import sniff
+from openprogram_lsp.core.model import Model
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.builtin.descriptions import (
     FETCH_MAX_BYTES,
@@ -43,7 +44,7 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
               "application/yaml", "application/toml", "image/svg+xml")
 
 
-class WebFetchInput(BaseModel):
+class WebFetchInput(Model):
     url: str = Field(min_length=1, max_length=8192,
                      description="The http:// or https:// URL to fetch")
     format: Literal["markdown", "text", "html"] = Field(

@@ -4,9 +4,8 @@
 user config file, editor settings and ACP sessions; their tools as ``mcp__<server>__<tool>``.
 """
 
-from openprogram_lsp.tools.mcp.config import ServerDef, parse_acp_servers, parse_servers
+from openprogram_lsp.tools.mcp.config import ServerDef, full_name, parse_acp_servers, parse_servers
 from openprogram_lsp.tools.mcp.hub import WORKSPACE_FILE, McpHub
-from openprogram_lsp.tools.mcp.tool import McpTool, full_name
 
-__all__ = ["WORKSPACE_FILE", "McpHub", "McpTool", "ServerDef", "full_name",
-           "parse_acp_servers", "parse_servers"]
+__all__ = ["WORKSPACE_FILE", "McpHub", "ServerDef", "full_name", "parse_acp_servers",
+           "parse_servers"]

@@ -19,15 +19,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from openprogram_lsp.core.model import Model
+
 Origin = Literal["user", "workspace", "editor", "acp"]
 ORIGIN_ORDER: tuple[Origin, ...] = ("user", "workspace", "editor", "acp")
 """Later origins override earlier ones for the same server name."""
 
+TOOL_PREFIX = "mcp__"
+MAX_TOOL_NAME = 64  # what the OpenAI and Anthropic APIs accept for a function name
 _NAME_OK = re.compile(r"[^A-Za-z0-9_-]")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class StdioServer(BaseModel):
+class StdioServer(Model):
     """A server we start as a subprocess and talk to over its stdin/stdout."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -47,7 +51,7 @@ class StdioServer(BaseModel):
         return value
 
 
-class HttpServer(BaseModel):
+class HttpServer(Model):
     """A server reached over streamable HTTP."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -116,6 +120,15 @@ class ServerDef:
 def tool_name_part(name: str) -> str:
     """A server or tool name as models accept it in a function name."""
     return _NAME_OK.sub("_", name) or "_"
+
+
+def full_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, made safe for model APIs (long names keep a hash)."""
+    name = f"{TOOL_PREFIX}{tool_name_part(server)}__{tool_name_part(tool)}"
+    if len(name) <= MAX_TOOL_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_TOOL_NAME - 9]}_{digest}"
 
 
 def expand_vars(value: str, env: Mapping[str, str]) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 from openprogram_lsp.core.errors import InvalidParams
 from openprogram_lsp.tools.mcp.catalog import McpCallError, PromptInfo
+from openprogram_lsp.tools.mcp.config import full_name
 from openprogram_lsp.tools.mcp.hub import McpHub
-from openprogram_lsp.tools.mcp.tool import full_name
 from openprogram_lsp.tools.output import cap_text
 
 _COMMAND = re.compile(r"^/(mcp__[A-Za-z0-9_-]+)(?:\s+(.*))?$", re.DOTALL)

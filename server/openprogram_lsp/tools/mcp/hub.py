@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprogram_lsp.core.ports import Approver
 from openprogram_lsp.core.turn_root import real_path
@@ -32,6 +32,7 @@ from openprogram_lsp.tools.mcp.config import (
     ORIGIN_ORDER,
     Origin,
     ServerDef,
+    full_name,
     merge,
     parse_acp_servers,
     parse_servers,
@@ -39,22 +40,30 @@ from openprogram_lsp.tools.mcp.config import (
     read_user_servers,
     user_config_path,
 )
-from openprogram_lsp.tools.mcp.connection import Connection
 from openprogram_lsp.tools.mcp.loop import McpLoop
-from openprogram_lsp.tools.mcp.tool import McpTool, full_name, make_tool
 from openprogram_lsp.tools.mcp.trust import TrustBook, TrustDecision
+
+if TYPE_CHECKING:  # the running side, loaded with a workspace's first server (``_sync``)
+    from openprogram_lsp.tools.mcp.connection import Connection
+    from openprogram_lsp.tools.mcp.tool import McpTool
 
 log = logging.getLogger(__name__)
 
 WORKSPACE_FILE = ".mcp.json"
 RELIST_WAIT = 5.0
 """Seconds a turn waits for a running list_changed relisting of a server before it lists tools."""
-TRUST_OPTIONS: tuple[PermissionOption, ...] = (
-    PermissionOption(option_id="allow_always", name="Trust and start it", kind="allow_always"),
-    PermissionOption(option_id="allow_once", name="Start it this time", kind="allow_once"),
-    PermissionOption(option_id="reject_once", name="Not now", kind="reject_once"),
-    PermissionOption(option_id="reject_always", name="Never start it", kind="reject_always"),
-)
+
+
+def trust_options() -> list[PermissionOption]:
+    """What the question about starting a server offers (made when asked)."""
+    return [
+        PermissionOption(option_id="allow_always", name="Trust and start it",
+                         kind="allow_always"),
+        PermissionOption(option_id="allow_once", name="Start it this time", kind="allow_once"),
+        PermissionOption(option_id="reject_once", name="Not now", kind="reject_once"),
+        PermissionOption(option_id="reject_always", name="Never start it",
+                         kind="reject_always"),
+    ]
 
 
 @dataclass(slots=True)
@@ -260,7 +269,7 @@ class McpHub:
                     kind="execute",
                     title=f"Start MCP server {d.name!r} from {d.source}: {d.describe()}",
                     input={"server": d.name, "definition": d.raw, "file": d.source}),
-                options=list(TRUST_OPTIONS), workspace=str(sp.root))
+                options=trust_options(), workspace=str(sp.root))
             outcome = await approver.request_permission(request)
         except asyncio.CancelledError:
             raise
@@ -280,6 +289,9 @@ class McpHub:
 
     async def _sync(self, sp: _Space, usable: dict[str, ServerDef], wait: bool) -> None:
         """Make the running connections match the usable definitions (on the MCP loop)."""
+        # only a workspace with servers gets here: their connections (and the SDK) load now
+        from openprogram_lsp.tools.mcp.connection import Connection
+
         for name in list(sp.connections):
             conn = sp.connections[name]
             want = usable.get(name)
@@ -334,6 +346,8 @@ class McpHub:
             key = (name, conn.generation)
             tools = sp.tools.get(key)
             if tools is None:
+                from openprogram_lsp.tools.mcp.tool import make_tool  # a server is ready
+
                 tools = []
                 for info in conn.offer.tools:
                     tools.append(make_tool(name, info, self._caller(sp, name),

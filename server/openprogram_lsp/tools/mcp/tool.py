@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from openprogram_lsp.core.errors import ToolError
 from openprogram_lsp.core.types import ToolSpec
 from openprogram_lsp.tools.base import Tool, ToolContext, ToolOutput
 from openprogram_lsp.tools.mcp.catalog import CallResult, McpCallError, ToolInfo
-from openprogram_lsp.tools.mcp.config import tool_name_part
+from openprogram_lsp.tools.mcp.config import full_name
 from openprogram_lsp.tools.mcp.results import to_output
 
-PREFIX = "mcp__"
-MAX_NAME = 64  # what the OpenAI and Anthropic APIs accept for a function name
 MAX_DESCRIPTION = 4000
 
 Caller = Callable[[str, dict[str, Any]], Awaitable[CallResult]]
@@ -27,14 +24,7 @@ Caller = Callable[[str, dict[str, Any]], Awaitable[CallResult]]
 class McpArgs(RootModel[dict[str, Any]]):
     """Arguments of an MCP tool: any JSON object (checked against the tool's own schema)."""
 
-
-def full_name(server: str, tool: str) -> str:
-    """``mcp__<server>__<tool>``, made safe for model APIs (long names keep a hash)."""
-    name = f"{PREFIX}{tool_name_part(server)}__{tool_name_part(tool)}"
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:MAX_NAME - 9]}_{digest}"
+    model_config = ConfigDict(defer_build=True)  # as ``core.model.Model`` (a root model)
 
 
 class McpTool(Tool):
