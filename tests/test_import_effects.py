@@ -199,6 +199,14 @@ def test_the_chat_command_starts_without_the_language_server() -> None:
                             *SDKS}) == set()
 
 
+OFFLINE_TURN_NEVER_USES = {
+    "lsprotocol", "jsonschema", "watchfiles", "openprogram_lsp.providers.remote",
+    "openprogram_lsp.providers.openai", "openprogram_lsp.providers.anthropic",
+    "openprogram_lsp.tools.mcp.connection", "openprogram_lsp.tools.mcp.tool",
+    "openprogram_lsp.tools.mcp.stdio", "openprogram_lsp.evals.tasks",
+}
+"""Modules an offline chat turn has no use for (``bench/bench_start.py`` times its start)."""
+
 CHAT_RUN = r"""
 import json, sys
 from openprogram_lsp.cli import main
@@ -223,3 +231,6 @@ def test_a_whole_chat_turn_loads_no_http_client_or_gitpython(tmp_path: Path) -> 
     assert code == 0 and "a.txt" in out.stdout
     # the environment note read the index itself; no hook, provider or tool posted anything
     assert _loaded(loaded, {"git", "httpx", "openprogram_lsp.lsp", "pygls"}) == set()
+    # nor did the turn load what it did not use: a remote provider, the editors' protocols,
+    # MCP servers' side (none configured), the eval tasks (the parser names their folder)
+    assert _loaded(loaded, {*SDKS, *OFFLINE_TURN_NEVER_USES}) == set()

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from openprogram_lsp.evals.tasks import TASKS_DIR
-
 SCRIPTED = "scripted"  # --model scripted: each task's own scripted solution
 MODES = ("bypass", "accept-edits")
 
@@ -24,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "scripted solution); default: the configured model")
     p.add_argument("--task", action="append", default=None, metavar="ID",
                    help="run only this task (repeatable)")
-    p.add_argument("--tasks-dir", type=Path, default=TASKS_DIR, metavar="DIR",
+    p.add_argument("--tasks-dir", type=Path, default=None, metavar="DIR",
                    help="where the task folders are (default: the built-in tasks)")
     p.add_argument("--solution", default="solution", metavar="NAME",
                    help="with --model scripted: replay NAME.json (tasks without it are "

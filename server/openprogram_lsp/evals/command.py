@@ -14,7 +14,7 @@ from openprogram_lsp.core.errors import ConfigError
 from openprogram_lsp.evals import report
 from openprogram_lsp.evals.args import SCRIPTED
 from openprogram_lsp.evals.runner import RunOptions, TaskResult, run_tasks
-from openprogram_lsp.evals.tasks import load_tasks
+from openprogram_lsp.evals.tasks import TASKS_DIR, load_tasks
 from openprogram_lsp.providers.factory import make_provider
 
 
@@ -29,7 +29,7 @@ def _model(spec: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the tasks; exit 0 when the run finished (whatever was solved)."""
-    tasks = load_tasks(args.tasks_dir, args.task)
+    tasks = load_tasks(args.tasks_dir or TASKS_DIR, args.task)
     if args.list:
         for t in tasks:
             print(f"{t.id:<22} {t.kind:<26} {t.title}")
