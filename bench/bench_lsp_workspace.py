@@ -12,7 +12,11 @@ other, each one's first turn's edit against its second turn's (started once the 
 ended), A B pairs, medians; the same for a 100-file workspace alongside, and how long each
 first turn took. ``--idle S``: the first chat is sent S seconds after the server answered its
 first request (a person opening the chat and typing) instead of at once. ``--before SRC``:
-the big workspace also with another checkout's server sources, interleaved.
+the big workspace also with another checkout's server sources, interleaved. It also reports
+each first turn whole (request to answer) against its second turn whole (target: the first
+turn's end does not wait for the first walk, issue 33), and when a first turn's checkpoint was
+left pending, how long after the request ``checkpoint.created`` brought it (each server is
+stopped only then).
 
 Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]
 [--first N]``
@@ -53,6 +57,7 @@ class Client(BaseLanguageClient):
         super().__init__("bench", "0", protocol_cls=_ClientProtocol)
         self.progress_done = asyncio.Event()
         self.finished: list[float] = []  # when each tool.finished arrived
+        self.created: dict[str, float] = {}  # checkpoint id -> when checkpoint.created came
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def _log(params: Any) -> None:
@@ -62,6 +67,8 @@ class Client(BaseLanguageClient):
         def _event(params: Any) -> None:
             if params.get("type") == "tool.finished":
                 self.finished.append(time.perf_counter())
+            elif params.get("type") == "checkpoint.created":
+                self.created[str(params["data"]["id"])] = time.perf_counter()
 
 
 async def _start(ws: Path, home: Path, profile: str = "", source: str = "") -> Client:
@@ -85,8 +92,11 @@ async def _turn(client: Client, sid: str | None, text: str) -> tuple[float, str]
     return took, sid
 
 
-async def _edit_turn(client: Client, sid: str | None, text: str) -> tuple[float, float, str]:
-    """Seconds to the turn's answer, to its first tool.finished, and the session id."""
+async def _edit_turn(client: Client, sid: str | None, text: str,
+                     pending: list[tuple[str, float]] | None = None
+                     ) -> tuple[float, float, str]:
+    """Seconds to the turn's answer, to its first tool.finished, and the session id; a
+    checkpoint left pending (``checkpointPending``) is added to ``pending`` (id, start)."""
     params: dict[str, Any] = {"text": text}
     if sid:
         params["sessionId"] = sid
@@ -95,8 +105,12 @@ async def _edit_turn(client: Client, sid: str | None, text: str) -> tuple[float,
     result = await asyncio.wait_for(
         client.protocol.send_request_async("openprogram/chat", params), 600)
     took = time.perf_counter() - t0
-    if result["status"] != "done" or not result.get("checkpoint") or not client.finished:
+    cid = result.get("checkpointPending")
+    if result["status"] != "done" or not (result.get("checkpoint") or cid) \
+            or not client.finished:
         raise SystemExit(f"turn not done with a checkpoint: {result}")
+    if cid and pending is not None:
+        pending.append((cid, t0))
     return took, client.finished[0] - t0, result["sessionId"]
 
 
@@ -111,7 +125,8 @@ async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float,
         _fill(small, 100)
         if not big.exists():
             _fill(big, files)
-        got: dict[str, list[tuple[float, float, float]]] = {"big": [], "small": []}
+        got: dict[str, list[tuple[float, float, float, float, float | None]]] = {
+            "big": [], "small": []}
         runs = [("big", big, ""), ("small", small, "")]
         if before:
             got["before"] = []
@@ -122,9 +137,19 @@ async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float,
                 await client.protocol.send_request_async("openprogram/sessions", {})
                 await asyncio.sleep(idle)
                 run = f"{time.time_ns():x}"
-                took, first, sid = await _edit_turn(client, None, f"write f{run}.txt\nfirst\n")
-                _took, second, _sid = await _edit_turn(client, sid, f"write s{run}.txt\nsecond\n")
-                got[key].append((first, second, took))
+                pending: list[tuple[str, float]] = []
+                took, first, sid = await _edit_turn(client, None, f"write f{run}.txt\nfirst\n",
+                                                    pending)
+                took2, second, _sid = await _edit_turn(client, sid,
+                                                       f"write s{run}.txt\nsecond\n")
+                late = None
+                for cid, t0 in pending:  # the first turn's checkpoint, committed after the walk
+                    for _ in range(60000):
+                        if cid in client.created:
+                            break
+                        await asyncio.sleep(0.01)
+                    late = client.created[cid] - t0
+                got[key].append((first, second, took, took2, late))
                 await client.shutdown_async(None)
                 client.exit(None)
                 await client.stop()
@@ -138,7 +163,15 @@ async def first_edits(rounds: int, files: int, reuse: Path | None, idle: float,
                    med(r[0] for r in rows), med(r[1] for r in rows),
                    target="<= 1.5x; baseline = its second edit")
             print("  pairs (ms): " + ", ".join(f"{r[0] * 1e3:.0f}/{r[1] * 1e3:.0f}" for r in rows))
-            report(f"  its first turn, whole, {label}", med(r[2] for r in rows), unit="s")
+            report(f"  its first turn, whole, {label}", med(r[2] for r in rows),
+                   med(r[3] for r in rows), unit="s",
+                   target="the end waits for no walk; baseline = its second turn, whole")
+            print("  turn pairs (ms): " + ", ".join(f"{r[2] * 1e3:.0f}/{r[3] * 1e3:.0f}"
+                                                    for r in rows))
+            lates = [r[4] for r in rows if r[4] is not None]
+            print(f"  first turns left pending: {len(lates)} of {len(rows)}"
+                  + (f"; checkpoint.created {med(lates):.2f} s after the request (median)"
+                     if lates else ""))
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from openprogram_lsp.store.checkpoints.store import CheckpointStore
 from tests.lsp.conftest import OpClient, Starter, write_script
 
 FILES = 2_100  # over ``stage.BULK_ADD``: the walk hashes them into one pack, with progress
@@ -97,9 +98,56 @@ async def test_a_first_edit_that_starts_the_walk_reports_it(
     client = await start(model=script, progress=True, setup=_allow)
     # at once, before the background walk starts: the edit's baseline walks the tree
     result = await client.call("openprogram/chat", {"text": "edit target.txt"})
-    assert result["status"] == "done" and result["checkpoint"]
+    # (its checkpoint is committed after the walk when the turn ended before it)
+    assert result["status"] == "done" and (result["checkpoint"] or result["checkpointPending"])
     token = await _until(lambda: next(iter(_kinds(client)), None), "a checkpoint progress")
     reports = await _until(
         lambda: (r := _kinds(client)[token]) and r[-1].kind == "end" and r, "the progress end")
     assert reports[0].kind == "begin" and "report" in [r.kind for r in reports]
     assert f"{FILES + 1:,} files recorded" == reports[-1].message
+
+
+async def test_a_turn_that_ends_during_the_walk_does_not_wait_for_it(
+        start: Starter, workspace: Path, tmp_path: Path) -> None:
+    """The walk is held by a second process holding the store's lock (as a CLI run or another
+    editor's server would): the turn returns at once with its checkpoint pending, history
+    names it, a diff asked for meanwhile waits, and once the walk ran the checkpoint comes
+    by ``checkpoint.created`` with exactly the turn's change (a save made after the turn's
+    end is not the turn's), and its undo works."""
+    _tree(workspace)  # over the entries a turn's end would wait the walk of
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Editing.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "target.txt", "content": "after\n"}}]},
+        {"text": "Done."}])
+    other = CheckpointStore(workspace, home=tmp_path / "home")  # the second process's part
+    other.lock.acquire()
+    try:
+        client = await start(model=script, setup=_allow)
+        result = await asyncio.wait_for(
+            client.call("openprogram/chat", {"text": "edit target.txt"}), WAIT)
+        assert result["status"] == "done" and result["checkpoint"] is None
+        pending = result["checkpointPending"]
+        assert pending
+        history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
+        reply = next(n for n in history["nodes"] if n["id"] == result["assistantNodeId"])
+        assert reply["metadata"]["checkpointId"] == pending
+        diff = asyncio.ensure_future(
+            client.call("openprogram/checkpointDiff", {"checkpointId": pending}))
+        (workspace / "pkg00" / "f000.txt").write_text("saved after the turn\n")
+        await client.wait_event("file.changed", lambda e: any(
+            c["path"] == "pkg00/f000.txt" for c in e["data"]["changes"]), timeout=WAIT)
+        assert not diff.done()  # it waits for the walk and the pending commit
+        assert not any(e["type"] == "checkpoint.created" for e in client.events)
+    finally:
+        other.lock.release()
+    created = await client.wait_event("checkpoint.created",
+                                      lambda e: e["data"]["id"] == pending, timeout=WAIT)
+    assert created["turnId"] == result["assistantNodeId"]
+    assert [(f["path"], f["status"]) for f in created["data"]["files"]] == \
+        [("target.txt", "modified")]
+    got = await asyncio.wait_for(diff, WAIT)
+    assert "-before" in got["diff"] and "+after" in got["diff"] and "f000" not in got["diff"]
+    out = await client.call("openprogram/restore", {"checkpointId": pending, "undo": True})
+    assert out["restored"] == ["target.txt"]
+    assert (workspace / "target.txt").read_text() == "before\n"
+    assert (workspace / "pkg00" / "f000.txt").read_text() == "saved after the turn\n"

@@ -1174,6 +1174,8 @@ export interface TurnResult {
   text: string;
   usage: Usage;
   checkpoint: Checkpoint | null;
+  /** With checkpoint null: the id of the turn's checkpoint, still to be committed (the turn ended during the workspace's first walk); a checkpoint.created event brings it, and history names it at once */
+  checkpointPending?: string;
   error?: TurnError;
   warnings?: string[];
 }

@@ -121,6 +121,22 @@ test('a tool call becomes a card; permission prompt attaches to it and settles o
   assert.ok(s.items.some((i) => i.kind === 'checkpoint' && i.checkpointId === 'cp1'));
 });
 
+test('a checkpoint committed after the turn result shows its card when checkpoint.created comes', () => {
+  const files = [{ path: 'a.txt', status: 'added' as const }];
+  let s = run([...ourTurn(), ev('text.delta', { text: 'Wrote it.' })]);
+  s = reduce(s, { type: 'turnResult', result: result({ checkpoint: null, checkpointPending: 'cp9' }) });
+  const card = s.items.find((i) => i.kind === 'checkpoint');
+  assert.ok(card && card.kind === 'checkpoint' && card.checkpointId === 'cp9' && card.files === null, 'a hidden placeholder');
+  s = reduce(s, ev('checkpoint.created', { id: 'other', createdAt: '', message: '', kind: 'turn', files }, 't2'));
+  assert.equal(s.items.filter((i) => i.kind === 'checkpoint' && i.files !== null).length, 0, 'another checkpoint fills nothing');
+  s = reduce(s, ev('checkpoint.created', { id: 'cp9', createdAt: '', message: 'turn', kind: 'turn', files }));
+  const filled = s.items.filter((i) => i.kind === 'checkpoint');
+  assert.equal(filled.length, 1);
+  assert.deepEqual(filled[0].kind === 'checkpoint' && filled[0].files, files);
+  s = reduce(s, ev('checkpoint.created', { id: 'cp9', createdAt: '', message: 'turn', kind: 'turn', files: [] }, 't1', 'elsewhere'));
+  assert.deepEqual(s.items.filter((i) => i.kind === 'checkpoint').map((i) => i.kind === 'checkpoint' && i.files), [files], 'another session is not ours');
+});
+
 test('a permission request before tool.started creates a pending card that tool.started reuses', () => {
   const s = run([
     ...ourTurn(),

@@ -819,7 +819,7 @@ class OpenProgramAgent:
             field_meta={"openprogram": {"turnId": result.assistant_node_id,
                                         "headId": result.head_id,
                                         "checkpointId": result.checkpoint.id
-                                        if result.checkpoint else None}})
+                                        if result.checkpoint else result.checkpoint_pending}})
 
     def _place(self, sess: AcpSession, request: TurnRequest) -> forks.Fork | None:
         """Point a fork's prompt at its branch: its tip, or for its first message the node it

@@ -168,7 +168,8 @@ class Hub:
         out = AgentTurnResult(agent_id=agent_id, session_id=sid, head_id=res.assistant_node_id,
                               user_node_id=res.user_node_id, status=res.status, text=res.text,
                               label=label,
-                              checkpoint_id=res.checkpoint.id if res.checkpoint else None,
+                              checkpoint_id=res.checkpoint.id if res.checkpoint
+                              else res.checkpoint_pending,
                               error=res.error.message if res.error else None)
         if job is not None:
             job.result = out

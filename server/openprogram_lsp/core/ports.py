@@ -75,6 +75,13 @@ class Checkpointer(Protocol):
         """Commit the workspace's changes for a turn; None when nothing changed."""
         ...
 
+    def defer_turn(self, session_id: str, turn_id: str, message: str, paths: Iterable[str],
+                   done: Callable[[Checkpoint | None], None] | None = None) -> str | None:
+        """While the workspace's first walk runs, capture the turn's changes now and commit its
+        checkpoint after the walk (``done`` then gets it); returns the id it will have, or None
+        when nothing was deferred (commit it now with ``commit_turn``)."""
+        ...
+
     def turn_guard(self, timeout: float | None = None) -> AbstractAsyncContextManager[None]:
         """Hold the workspace from a turn's first edit to its checkpoint (serialises sessions)."""
         ...

@@ -284,6 +284,10 @@ class TurnResult(Wire):
     text: str = ""
     usage: Usage = Field(default_factory=Usage)
     checkpoint: Checkpoint | None = None
+    checkpoint_pending: str | None = Field(
+        None, description="With checkpoint null: the id of the turn's checkpoint, still to be "
+        "committed (the turn ended during the workspace's first walk); a checkpoint.created "
+        "event brings it, and history names it at once")
     error: TurnError | None = None
     warnings: list[str] | None = None
 

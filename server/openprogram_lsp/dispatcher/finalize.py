@@ -59,6 +59,20 @@ def wait_for_retention(timeout: float = 30.0) -> None:
     _retention.drain(timeout)
 
 
+def _announce(s: Services, checkpointer: Checkpointer, workspace: Path, sid: str, tid: str,
+              emit_later: Callable[[Event], None]) -> Callable[[Checkpoint | None], None]:
+    """What a pending turn checkpoint does once committed (on the store's thread): its
+    ``checkpoint.created`` event, and retention as after any turn's checkpoint."""
+    def done(checkpoint: Checkpoint | None) -> None:
+        if checkpoint is None:
+            return
+        emit_later(make_event("checkpoint.created", checkpoint.payload(), session_id=sid,
+                              turn_id=tid, origin="dispatcher"))
+        if checkpointer.retention_may_be_due():
+            prune_later(checkpointer, lambda: referenced_checkpoints(s.store, workspace))
+    return done
+
+
 def turn_status(status: NodeStatus, state: LoopState) -> TurnStatus:
     """The status a turn reports: a reply that ended well but at the output limit is
     ``truncated``, one that ended in a refusal ``refused``."""
@@ -73,19 +87,29 @@ def turn_status(status: NodeStatus, state: LoopState) -> TurnStatus:
 
 def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTurn,
                   state: LoopState, status: NodeStatus, error: TurnError | None,
-                  emit: Callable[[Event], None]) -> TurnResult:
+                  emit: Callable[[Event], None],
+                  emit_later: Callable[[Event], None] | None = None) -> TurnResult:
     """Write the turn's outcome; events go to ``emit`` so the caller sends them on its loop.
 
     Blocking (git, files): the caller runs it off its loop, or inline on a private one, and
-    never lets a cancel cut it (``dispatcher.turns``: how a turn ends)."""
+    never lets a cancel cut it (``dispatcher.turns``: how a turn ends). ``emit_later``: where
+    an event made after the turn ended goes (from any thread); with it, a turn that ends
+    while the workspace's first walk runs does not wait for it: its checkpoint is committed
+    after the walk and announced then (``checkpoint_pending``)."""
     session, sid, tid = turn.session, turn.session_id, turn.turn_id
     checkpoint: Checkpoint | None = None
+    pending: str | None = None
     warnings: list[str] = list(turn.warnings)
     if checkpointer is not None and (turn.touched or turn.full_scan):
+        message = f"turn {tid}: {first_line(turn.request.text)}"
         try:
-            checkpoint = checkpointer.commit_turn(
-                sid, tid, f"turn {tid}: {first_line(turn.request.text)}",
-                full_scan=turn.full_scan)
+            if emit_later is not None and not turn.full_scan:
+                pending = checkpointer.defer_turn(
+                    sid, tid, message, turn.touched,
+                    _announce(s, checkpointer, turn.workspace, sid, tid, emit_later))
+            if pending is None:
+                checkpoint = checkpointer.commit_turn(sid, tid, message,
+                                                      full_scan=turn.full_scan)
         except Exception as exc:
             log.exception("checkpoint of turn %s failed", tid)
             warnings.append(f"checkpoint failed: {exc}")
@@ -114,8 +138,8 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
                 "model": turn.model, "finishedAt": now_iso()}
     if record is not None:
         metadata["context"] = context_digest(record)
-    if checkpoint is not None:
-        metadata["checkpointId"] = checkpoint.id
+    if checkpoint is not None or pending is not None:
+        metadata["checkpointId"] = checkpoint.id if checkpoint is not None else pending
     if error is not None:
         metadata["error"] = error.wire()
     ended = turn_status(status, state)
@@ -146,8 +170,8 @@ def finalize_turn(s: Services, checkpointer: Checkpointer | None, turn: ActiveTu
         session_id=sid, user_node_id=turn.user_node_id, assistant_node_id=tid,
         head_id=session.head() or tid,
         status=ended,
-        text=text, usage=state.usage, checkpoint=checkpoint, error=error,
-        warnings=warnings or None)
+        text=text, usage=state.usage, checkpoint=checkpoint, checkpoint_pending=pending,
+        error=error, warnings=warnings or None)
     emit(make_event("turn.finished", result.payload(), session_id=sid, turn_id=tid,
                         origin="dispatcher"))
     return result

@@ -175,6 +175,10 @@ class Dispatcher:
         self.agents: Collaboration = (collaboration(self) if collaboration is not None
                                       else NoCollaboration())
         self._loops = ThreadLoops()
+        self.defer_checkpoints = True
+        """A turn that ends during the workspace's first walk leaves its checkpoint pending
+        (committed and announced after the walk) instead of waiting; False for a caller that
+        ends with the turn (the CLI's chat)."""
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -579,9 +583,15 @@ class Dispatcher:
             checkpointer: Checkpointer | None = self.checkpointer(turn.workspace)
         except OpenProgramError:  # a bad workspace config: the turn failed with it already
             checkpointer = None
+        loop, bus = asyncio.get_running_loop(), self.services.bus
+
+        def later(event: Event) -> None:  # a checkpoint committed after the turn's end
+            with contextlib.suppress(RuntimeError):  # (the loop is closed: nobody listens)
+                loop.call_soon_threadsafe(bus.emit, event)
+
         done, cancelled_again = await _to_the_end(
             finalize_turn, self.services, checkpointer, turn, state, outcome.status,
-            outcome.error, emit)
+            outcome.error, emit, later if self.defer_checkpoints else None)
         try:
             return done.result(), cancelled_again
         except Exception as exc:  # the store could not be written: report, don't raise

@@ -243,6 +243,7 @@ def run_chat(dispatcher: Dispatcher, req: TurnRequest, as_json: bool) -> int:
         unsubscribe.append(dispatcher.services.bus.subscribe(
             lambda ev: printer(ev) if ev.session_id == sid else None))
 
+    dispatcher.defer_checkpoints = False  # the process ends with the turn: commit it now
     try:
         with sigterm_as_interrupt(lambda: _cancel(dispatcher, sessions)):
             result = dispatcher.process_user_turn(req, on_session=follow)

@@ -901,6 +901,7 @@ M.event_types = {
 ---@field text string
 ---@field usage openprogram.Usage
 ---@field checkpoint openprogram.Checkpoint|vim.NIL
+---@field checkpointPending? string With checkpoint null: the id of the turn's checkpoint, still to be committed (the turn ended during the workspace's first walk); a checkpoint.created event brings it, and history names it at once
 ---@field error? openprogram.TurnError
 ---@field warnings? string[]
 

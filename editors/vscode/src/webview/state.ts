@@ -707,6 +707,10 @@ function onEvent(state: ChatState, ev: EventParams): ChatState {
     }
     case 'turn.finished':
       return onTurnResult(adopted, ev.data as unknown as TurnResult);
+    case 'checkpoint.created':
+      // a turn that ended during the workspace's first walk: its card (named by the result or
+      // by history, files unknown) gets its files now
+      return withCheckpoints(adopted, [ev.data as unknown as Checkpoint]);
     case 'plan.updated':
       return { ...adopted, plan: planEntries(ev.data.entries) };
     case 'context.usage': {
@@ -1005,6 +1009,11 @@ function onTurnResult(state: ChatState, r: TurnResult): ChatState {
   const cp = r.checkpoint;
   if (cp && cp.files.length > 0 && !next.items.some((it) => it.kind === 'checkpoint' && it.checkpointId === cp.id)) {
     next = push(next, { kind: 'checkpoint', key: `c${next.seq}`, checkpointId: cp.id, files: cp.files });
+  }
+  const pending = cp ? undefined : r.checkpointPending;
+  if (typeof pending === 'string' && pending && !next.items.some((it) => it.kind === 'checkpoint' && it.checkpointId === pending)) {
+    // committed after the workspace's first walk: shown when checkpoint.created brings its files
+    next = push(next, { kind: 'checkpoint', key: `c-${pending}`, checkpointId: pending, files: null });
   }
   if (r.status === 'error' && !next.items.some((it) => it.kind === 'note' && it.key === `err-${r.assistantNodeId}`)) {
     next = push(next, { kind: 'note', key: `err-${r.assistantNodeId}`, level: 'error', text: r.error?.message ?? 'The turn failed.' });

@@ -47,6 +47,8 @@ class DeferredBaseline:
     """Exact permission bits of the recorded files."""
     new_dirs: set[str] = field(default_factory=set)
     """Directories that did not exist before a recorded write (created by it)."""
+    written: dict[str, Leaf | None] | None = None
+    """The recorded paths' leaves once their blobs are written (``leaves``)."""
 
     def record(self, workspace: str, rel: str, max_bytes: int) -> None:
         """Record ``rel`` as it is now, unless recorded already; Unrecordable when it is not
@@ -79,9 +81,13 @@ class DeferredBaseline:
         self.perms[rel] = stat.S_IMODE(st.st_mode)
 
     def leaves(self, write_blob: Callable[[bytes], str]) -> dict[str, Leaf | None]:
-        """Each recorded path's tree leaf (None: absent), its blob written now."""
-        return {rel: None if got is None else (got[0], write_blob(got[1]))
-                for rel, got in self.before.items()}
+        """Each recorded path's tree leaf (None: absent), its blob written the first time."""
+        written = self.written if self.written is not None else {}
+        for rel, got in self.before.items():
+            if rel not in written:
+                written[rel] = None if got is None else (got[0], write_blob(got[1]))
+        self.written = written
+        return written
 
     def _note_new_dirs(self, workspace: str, rel: str) -> None:
         parent = os.path.dirname(rel)

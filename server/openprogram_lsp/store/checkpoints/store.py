@@ -29,7 +29,7 @@ from openprogram_lsp.store.checkpoints.buffers import (
 from openprogram_lsp.store.checkpoints.bulk import Progress, bulk_stage
 from openprogram_lsp.store.checkpoints.chain import Entry, load_chain, marked, undone_turns
 from openprogram_lsp.store.checkpoints.config import CheckpointConfig
-from openprogram_lsp.store.checkpoints.deferred import DeferredBaseline, Unrecordable
+from openprogram_lsp.store.checkpoints.deferred import DeferredBaseline, Leaf, Unrecordable
 from openprogram_lsp.store.checkpoints.disk_check import modified_files
 from openprogram_lsp.store.checkpoints.extras import EMPTY as EMPTY_EXTRAS
 from openprogram_lsp.store.checkpoints.extras import (
@@ -55,6 +55,15 @@ from openprogram_lsp.store.checkpoints.objects import (
     write_commit,
     write_object,
 )
+from openprogram_lsp.store.checkpoints.pending import DIR as PENDING_DIR
+from openprogram_lsp.store.checkpoints.pending import (
+    Capture,
+    Done,
+    PendingTurn,
+    capture,
+    load,
+    pid_alive,
+)
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
 from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
@@ -75,6 +84,9 @@ GC_INTERVAL = 600.0
 """Seconds between the garbage collections that follow background prunes."""
 MAX_PACKS = 16
 """Packs (one per background prune, one per big walk) past which they are merged."""
+DEFER_TURN_ENTRIES = stage_mod.BULK_ADD
+"""Entries a workspace must hold for a turn's end not to wait for the first walk: a walk of
+fewer is over in a moment, and the turn's checkpoint then comes with its result."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -123,6 +135,7 @@ class CheckpointStore:
         self.guard = TurnGuard.for_path(root / "turn.lock")
         self._noted: set[str] = set()
         self._scan_all = True  # the first checkpoint of a process always walks the tree
+        self._all_noted = False  # a note said "anything may have changed" since the last walk
         self._noted_lock = threading.Lock()
         self._opened = False
         self._open_lock = threading.Lock()
@@ -149,6 +162,12 @@ class CheckpointStore:
         self.buffers = BufferOverlay()
         """Paths recorded as an editor buffer's unsaved text (``record_buffer``)."""
         self._deferred: DeferredBaseline | None = None  # a baseline still to take (deferred.py)
+        self._queue: list[PendingTurn] = []  # turn checkpoints still to commit (pending.py)
+        self._queued = 0  # records written by this process (their order)
+        self._settling = False
+        self._many: bool | None = None  # more entries than DEFER_TURN_ENTRIES (counted once)
+        self._recovered = False  # records of ended processes taken up (``_settle_pending``)
+        self._settler: threading.Thread | None = None
 
     @property
     def root(self) -> Path:
@@ -163,6 +182,7 @@ class CheckpointStore:
         with self._noted_lock:
             if not items:
                 self._scan_all = True
+                self._all_noted = True
                 return
             for item in items:
                 rel = self._relative(item)
@@ -170,6 +190,7 @@ class CheckpointStore:
                     continue
                 if rel == ".":
                     self._scan_all = True
+                    self._all_noted = True
                     continue
                 parts = rel.split("/")
                 if ".git" in parts:
@@ -180,6 +201,7 @@ class CheckpointStore:
                 self._noted.add(rel)
             if len(self._noted) > MAX_NOTED_PATHS:
                 self._scan_all = True
+                self._all_noted = True
                 self._noted.clear()
 
     def modified_on_disk(self, paths: tuple[str, ...] | None,
@@ -235,6 +257,7 @@ class CheckpointStore:
                         return False
                     noted, self._noted = self._noted, set()
                     self._scan_all = False
+                    self._all_noted = False
                 head = self.repo.head()
                 if head != self._seen_head or self.repo.index_stamp() != self._stamp:
                     self.stager.forget()
@@ -360,20 +383,13 @@ class CheckpointStore:
     def _settle_deferred(self) -> Checkpoint | None:
         """Commit a deferred baseline (under the lock, the walk done): the walk's tree with
         the noted paths staged and the recorded paths as they were before the turn."""
+        self._settle_pending()
         with self._noted_lock:
             deferred, self._deferred = self._deferred, None
         if deferred is None:
             return None
-        sid = deferred.session_id
-        seen = any(e.checkpoint is not None and e.checkpoint.session_id == sid
-                   for e in self._entries())
         try:
-            if seen:
-                return self._commit("baseline", sid, None,
-                                    "Changes made outside the agent before this turn",
-                                    deferred=deferred)
-            return self._commit("baseline", sid, None, "Baseline before the session's first edit",
-                                allow_empty=True, deferred=deferred)
+            return self._commit_baseline(deferred)
         finally:  # the turn's writes: its own checkpoint stages them from disk
             self.note_paths(deferred.before)
 
@@ -381,7 +397,12 @@ class CheckpointStore:
         """``tree`` with each recorded path as it was before the turn, and the index told the
         same; the paths set (nested repositories, paths beyond a symlink and ignored files are
         not recorded in checkpoints, so not set back either)."""
-        recorded = deferred.leaves(lambda data: write_object(self.repo, "blob", data))
+        return self._overlay(tree, deferred.leaves(self._blob_writer()), "baseline")
+
+    def _overlay(self, tree: str, recorded: dict[str, Leaf | None],
+                 what: str) -> tuple[str, set[str]]:
+        """``tree`` with each path set to its leaf (None: absent), and the index told the
+        same; the paths set."""
         leaves = {rel: leaf for rel, leaf in recorded.items()
                   if not self.stager.in_nested(rel) and not self.stager.beyond_symlink(rel)}
         tracked = self.stager.tracked
@@ -395,8 +416,8 @@ class CheckpointStore:
                 try:
                     tree = update_tree(self.repo.odb, tree, {rel: leaves[rel]})
                 except TreeConflict:
-                    log.warning("baseline of %s: %s left as the walk found it", self.workspace,
-                                rel)
+                    log.warning("%s of %s: %s left as the walk found it", what,
+                                self.workspace, rel)
                     del leaves[rel]
         self.stager.defer(leaves)
         if self.stager.tracked is not None:
@@ -407,6 +428,21 @@ class CheckpointStore:
                     self.stager.tracked.add(rel)
         return tree, set(leaves)
 
+    def _captured_extras(self, extras: Extras, captured: Capture) -> Extras:
+        """``extras`` with the captured paths as they were: a present path's directories are
+        not empty and it is recorded; an absent one may have left its directory empty."""
+        dirs, files = set(extras.dirs), dict(extras.files)
+        for rel, leaf in captured.leaves.items():
+            dirs.discard(rel)
+            files.pop(rel, None)
+            if leaf is not None:
+                dirs.difference_update(_ancestors(rel))
+        empty = [d for d in captured.empty_dirs
+                 if not self.stager.in_nested(d) and not self.stager.beyond_symlink(d)]
+        if empty:
+            dirs |= set(empty) - self.stager.ignored(sorted(empty))
+        return Extras(frozenset(dirs), files)
+
     def baseline_ready(self, session_id: str) -> bool:
         """True when ``ensure_baseline`` would return None: no ``prepare`` runs, no change
         made outside the agent waits, and the chain this process knows holds a checkpoint of
@@ -414,7 +450,7 @@ class CheckpointStore:
         first edit does not hand a no-op to a thread; anything else says False."""
         entries = self._chain  # one reference read
         if entries is None or not self._idle.is_set() or self._deferred is not None \
-                or self._pending():
+                or self._queue or self._pending():
             return False
         return any(e.checkpoint is not None and e.checkpoint.session_id == session_id
                    for e in entries)
@@ -426,6 +462,209 @@ class CheckpointStore:
         with self.lock:
             self._open()
             return self._commit("turn", session_id, turn_id, message, full=full_scan)
+
+    def defer_turn(self, session_id: str, turn_id: str, message: str, paths: Iterable[str],
+                   done: Done | None = None) -> str | None:
+        """End a turn without waiting for the first walk of the workspace, when one runs: the
+        turn's paths and every path noted so far are captured as they are now (their blobs
+        written, a record of the pending checkpoint kept under ``pending/``), and the turn's
+        baseline and checkpoint are committed from that capture once the walk is done
+        (``pending.py``). Returns the id the checkpoint will have (``done`` gets it then, or
+        None if it could not be committed), or None when nothing was deferred: no walk runs,
+        the turn may have changed anything, or one of its paths cannot be captured (a
+        directory, a file over ``max_file_bytes``); the caller then commits it now
+        (``commit_turn``)."""
+        if self._idle.is_set() or self.lock.held_here() or self._disabled is not None \
+                or not self._many_entries():
+            return None
+        own: set[str] = set()
+        for path in paths:
+            rel = self._relative(path)
+            if rel is None or rel == "." or ".git" in rel.split("/"):
+                return None
+            own.add(rel)
+        with self._noted_lock:  # held while capturing: a commit never sees half of it
+            deferred = self._deferred
+            if self._all_noted or (deferred is not None and deferred.session_id != session_id):
+                return None
+            try:
+                self._open()
+
+                def write(data: bytes) -> str:
+                    return write_object(self.repo, "blob", data)
+
+                with batched(self.repo.odb):  # one pack, kept whatever a prune does later
+                    got, left = capture(str(self.workspace), own, self._noted - own,
+                                        self.config.max_file_bytes, write)
+                    if deferred is not None:
+                        deferred.leaves(write)
+            except (Unrecordable, OSError, CheckpointError) as exc:
+                log.info("turn %s waits for the walk of %s: %s", turn_id, self.workspace, exc)
+                return None
+            item = PendingTurn(new_id("c"), session_id, turn_id, message, now_iso(), got,
+                               deferred, done=done)
+            self._queued += 1
+            try:
+                item.save(self.root / PENDING_DIR, self._queued)
+            except OSError as exc:  # kept in memory: lost if the process ends before the walk
+                log.warning("pending checkpoint of turn %s not recorded on disk: %s", turn_id,
+                            exc)
+            self._noted = left
+            self._deferred = None
+            self._queue.append(item)
+        self._start_settler()
+        return item.checkpoint_id
+
+    def _many_entries(self) -> bool:
+        """Whether the workspace holds more than ``DEFER_TURN_ENTRIES`` files and directories
+        (counted once, and only that far: a few milliseconds)."""
+        if self._many is None:
+            count, stack = 0, [str(self.workspace)]
+            while stack and count <= DEFER_TURN_ENTRIES:
+                try:
+                    with os.scandir(stack.pop()) as entries:
+                        for entry in entries:
+                            if entry.name == ".git":
+                                continue
+                            count += 1
+                            if entry.is_dir(follow_symlinks=False):
+                                stack.append(entry.path)
+                except OSError:
+                    continue
+            self._many = count > DEFER_TURN_ENTRIES
+        return self._many
+
+    def _start_settler(self) -> None:
+        """A thread that commits the pending turn checkpoints once the walk is done."""
+        with self._open_lock:
+            if self._settler is not None and self._settler.is_alive():
+                return
+            self._settler = threading.Thread(target=self._settle_when_idle, daemon=True,
+                                             name="openprogram-pending-checkpoints")
+            self._settler.start()
+
+    def _settle_when_idle(self) -> None:
+        for attempt in range(3):  # (the lock's timeout: another process held it that long)
+            if not self._queue:
+                return
+            self._idle.wait()
+            try:
+                with self.lock:
+                    self._settle_pending()
+            except Exception:
+                log.warning("pending checkpoints of %s not committed yet (attempt %d)",
+                            self.workspace, attempt + 1, exc_info=True)
+
+    def wait_pending(self, timeout: float | None = None) -> bool:
+        """Wait until the pending turn checkpoints are committed; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._idle.wait(timeout):
+            return False
+        settler = self._settler
+        if settler is not None:
+            settler.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not self._queue
+
+    def _settle_pending(self) -> None:
+        """Commit the pending turn checkpoints in order (under the lock, the walk done): each
+        turn's deferred baseline, then its checkpoint, from the states captured at its end on
+        top of the walk's tree. A path a later turn recorded before writing it gets that
+        before-state in the earlier checkpoints (the walk may have read it after the write)."""
+        if self._settling:
+            return
+        if not self._recovered:
+            self._recovered = True
+            self._recover_pending()
+        if not self._queue:
+            return
+        self._settling = True
+        try:
+            with self._noted_lock:
+                items = list(self._queue)
+                current = self._deferred
+            write = self._blob_writer()
+            earliest: dict[str, Leaf | None] = {}
+            earliest_perms: dict[str, int] = {}
+            for base in [i.baseline for i in items] + [current]:
+                if base is None:
+                    continue
+                for rel, leaf in base.leaves(write).items():
+                    if rel not in earliest:
+                        earliest[rel] = leaf
+                        if rel in base.perms:
+                            earliest_perms[rel] = base.perms[rel]
+            seen: set[str] = set()
+            done_ids = {e.checkpoint.id for e in self._entries() if e.checkpoint is not None}
+            for item in items:
+                cap = item.capture
+                leaves = {p: v for p, v in earliest.items() if p not in seen}
+                perms = {p: v for p, v in earliest_perms.items() if p not in seen}
+                leaves.update(cap.leaves)
+                perms.update(cap.perms)
+                checkpoint: Checkpoint | None = None
+                try:
+                    # (one a process killed between its commit and its record's removal
+                    # committed already)
+                    if item.checkpoint_id not in done_ids:
+                        checkpoint = self._commit_pending(
+                            item, Capture(leaves, perms, cap.empty_dirs))
+                except Exception:
+                    log.warning("pending checkpoint %s of turn %s not committed: its changes "
+                                "go to the next checkpoint", item.checkpoint_id, item.turn_id,
+                                exc_info=True)
+                    self.note_paths(cap.leaves)
+                seen |= cap.leaves.keys()
+                with self._noted_lock:
+                    self._queue.remove(item)
+                item.drop()
+                if item.done is not None:
+                    try:
+                        item.done(checkpoint)
+                    except Exception:
+                        log.exception("announcing checkpoint %s failed", item.checkpoint_id)
+            # a captured path may have changed since its capture, and the walk may have taken
+            # that note: the next checkpoint reads them again (unchanged ones cost a hash)
+            self.note_paths(seen)
+        finally:
+            self._settling = False
+
+    def _commit_pending(self, item: PendingTurn, at: Capture) -> Checkpoint | None:
+        """A pending turn's baseline (when deferred) and checkpoint, from ``at``."""
+        if item.baseline is not None:
+            self._commit_baseline(item.baseline, captured=at, created=item.created_at)
+        return self._commit("turn", item.session_id, item.turn_id, item.message,
+                            allow_empty=True, captured=at, checkpoint_id=item.checkpoint_id,
+                            created=item.created_at)
+
+    def _blob_writer(self) -> Callable[[bytes], str]:
+        def write(data: bytes) -> str:
+            return write_object(self.repo, "blob", data)
+        return write
+
+    def _commit_baseline(self, deferred: DeferredBaseline, *, captured: Capture | None = None,
+                         created: str | None = None) -> Checkpoint | None:
+        """Commit a deferred baseline: "before the session's first edit" for a session with no
+        checkpoint yet, else "changes made outside the agent" (None when there were none)."""
+        sid = deferred.session_id
+        seen = any(e.checkpoint is not None and e.checkpoint.session_id == sid
+                   for e in self._entries())
+        if seen:
+            return self._commit("baseline", sid, None,
+                                "Changes made outside the agent before this turn",
+                                deferred=deferred, captured=captured, created=created)
+        return self._commit("baseline", sid, None, "Baseline before the session's first edit",
+                            allow_empty=True, deferred=deferred, captured=captured,
+                            created=created)
+
+    def _recover_pending(self) -> None:
+        """Take up the pending checkpoints of processes that are gone (committed after this
+        process's first walk, before anything else)."""
+        found = load(self.root / PENDING_DIR, pid_alive)
+        if found:
+            log.info("%d pending checkpoint(s) of an ended process to commit in %s", len(found),
+                     self.workspace)
+            with self._noted_lock:
+                self._queue[:0] = found
 
     @contextmanager
     def turn_lock(self, timeout: float | None = None) -> Iterator[None]:
@@ -510,8 +749,10 @@ class CheckpointStore:
 
     def head_tree(self) -> str | None:
         """The tree of the newest checkpoint: the workspace as last recorded."""
+        self._wait_idle()
         with self.lock:
             self._open()
+            self._settle_pending()
             head = self.repo.head()
             return self._tree_of_head(head) if head is not None else None
 
@@ -534,6 +775,7 @@ class CheckpointStore:
         """
         from openprogram_lsp.store.checkpoints.restore import restore_checkpoint
 
+        self._wait_idle()
         try:
             self.guard.acquire(wait)
         except CheckpointError:
@@ -555,6 +797,7 @@ class CheckpointStore:
         with ``undone_checkpoint_id`` and ``restored_from_checkpoint_id``; the turn is listed
         with ``undone_by`` until that restore is itself undone (see ``undone_turns``).
         """
+        self._wait_idle()
         with self.lock:
             self._open()
             entry = self._entry(checkpoint_id)
@@ -587,6 +830,7 @@ class CheckpointStore:
         its editor buffer while that has unsaved changes, with ``buffers``)."""
         from openprogram_lsp.store.checkpoints.hunks import restore_hunk
 
+        self._wait_idle()
         return restore_hunk(self, checkpoint_id, path, hunk, session_id=session_id,
                             buffers=buffers)
 
@@ -596,6 +840,7 @@ class CheckpointStore:
         """Drop old checkpoints (never ``keep_ids`` unless ``force``); returns dropped ids."""
         from openprogram_lsp.store.checkpoints.retention import prune_chain
 
+        self._wait_idle()
         with self.lock:
             self._open()
             count = self.config.max_count if max_count is None else max_count
@@ -673,8 +918,10 @@ class CheckpointStore:
                 return drops
             return set()
 
+        self._wait_idle()
         with self.lock:
             self._open()
+            self._settle_pending()
             head = self.repo.head()
             cached = self._chain if self._chain_head == head else None
         # a chain not cached is listed without the lock (its commits never change; the head
@@ -743,7 +990,8 @@ class CheckpointStore:
 
     def _pending(self) -> bool:
         with self._noted_lock:
-            if self._scan_all or bool(self._noted) or self._prepared is not None:
+            if self._scan_all or bool(self._noted) or self._prepared is not None \
+                    or bool(self._queue):
                 return True
         return self.buffers.changed()
 
@@ -758,6 +1006,7 @@ class CheckpointStore:
                 self._opened = True
 
     def _entries(self) -> Entries:
+        self._settle_pending()  # (nothing to do, or the walk is done: the lock is ours)
         head = self.repo.head()
         if self._chain is None or self._chain_head != head:
             self._chain = load_chain(self.repo)
@@ -765,6 +1014,7 @@ class CheckpointStore:
         return self._chain
 
     def _entry(self, checkpoint_id: str) -> Entry:
+        self._wait_idle()  # a pending checkpoint is committed after the walk
         with self.lock:
             self._open()
             entries = [e for e in self._entries() if e.checkpoint is not None]
@@ -794,16 +1044,23 @@ class CheckpointStore:
                 *, full: bool = False, allow_empty: bool = False,
                 restored_from: str | None = None, undo: str | None = None,
                 undoes: str | None = None, buffer_only: str | None = None,
-                deferred: DeferredBaseline | None = None) -> Checkpoint | None:
+                deferred: DeferredBaseline | None = None, captured: Capture | None = None,
+                checkpoint_id: str | None = None, created: str | None = None
+                ) -> Checkpoint | None:
         """Stage, and if anything changed (or ``allow_empty``) commit one checkpoint.
 
         ``buffer_only``: record only that path's unsaved buffer text, leaving everything else
         noted for the next checkpoint (so a turn's earlier edits stay the turn's).
         ``deferred``: a deferred baseline's recorded paths, set back to their before-states
-        (a deferred baseline still to take is taken before any other checkpoint)."""
+        (a deferred baseline still to take is taken before any other checkpoint).
+        ``captured``: paths as a pending turn captured them, set in the tree instead of read
+        from disk (what was noted stays noted); ``checkpoint_id`` and ``created`` then the
+        ones the pending turn announced (pending checkpoints are committed first)."""
         if self._disabled is not None:
             raise CheckpointError(self._disabled)
-        if deferred is None and self._deferred is not None:
+        if captured is None:
+            self._settle_pending()
+        if deferred is None and captured is None and self._deferred is not None:
             self._settle_deferred()
         head = self.repo.head()
         stamp = self.repo.index_stamp()
@@ -812,8 +1069,17 @@ class CheckpointStore:
         if foreign:
             self.stager.forget()
         prepared, self._prepared = self._prepared, None
-        texts, dropped = self.buffers.take()  # unsaved buffers: their text, not the disk's
-        if buffer_only is not None and head is not None:
+        texts, dropped = self.buffers.take() if captured is None else ({}, [])
+        if captured is not None:  # the noted paths are what changed after the capture
+            with self._noted_lock:
+                if prepared is not None and (full or self._scan_all or foreign
+                                             or prepared.head != head):
+                    prepared = None
+                walk = prepared is None and (full or self._scan_all or foreign or head is None)
+                self._scan_all = False
+                self._all_noted = False
+            noted: set[str] = set()
+        elif buffer_only is not None and head is not None:
             texts = {p: t for p, t in texts.items() if p == buffer_only}
             self._prepared, prepared = prepared, None  # kept for the next checkpoint
             with self._noted_lock:
@@ -828,6 +1094,7 @@ class CheckpointStore:
                     prepared = None  # stale: walk as if there had been none
                 walk = prepared is None and (full or self._scan_all or foreign or head is None)
                 self._scan_all = False
+                self._all_noted = False
         # the checkpoint's new objects (blobs, trees, commit) go out as one small pack; if
         # anything fails before it is written, the index must not name its blobs
         with self._forget_on_error(), batched(self.repo.odb):
@@ -850,6 +1117,10 @@ class CheckpointStore:
                                               noted | {c.path for c in later})
                     extras = self._update_extras(prepared.extras,
                                                  noted | {c.path for c in later}, tree)
+                if captured is not None:
+                    tree, set_paths = self._overlay(tree, captured.leaves, "pending checkpoint")
+                    changes = diff_trees(self.repo, parent_tree, tree) if parent_tree else []
+                    extras = self._captured_extras(extras, captured)
                 before: set[str] = set()
                 if deferred is not None:
                     tree, before = self._with_before(tree, deferred)
@@ -877,6 +1148,14 @@ class CheckpointStore:
                 modes = update_modes(str(self.workspace), parent_modes,
                                      self._files_of(tree, parent_tree, changes) if walk
                                      else noted | {c.path for c in changes})
+            if captured is not None:  # the captured files' permission bits
+                modes = dict(modes)
+                for rel in set_paths:
+                    leaf, perm = captured.leaves[rel], captured.perms.get(rel)
+                    if leaf is None or perm is None or perm == default_perm(leaf[0]):
+                        modes.pop(rel, None)
+                    else:
+                        modes[rel] = perm
             if deferred is not None:  # the recorded files' permission bits, as they were
                 modes = dict(modes)
                 for rel in before:
@@ -895,11 +1174,12 @@ class CheckpointStore:
             if not allow_empty and tree == (parent_tree or EMPTY_TREE) and not mode_only \
                     and not extra_changes:
                 return None
-            created = now_iso()
-            meta = CommitMeta(id=new_id("c"), kind=kind, created_at=created, session_id=session_id,
-                              turn_id=turn_id, message=message, skipped=sorted(self.repo.large),
-                              restored_from=restored_from, undo=undo, undoes=undoes, modes=modes,
-                              extras=extras, buffers=sorted(texts))
+            created = created or now_iso()
+            meta = CommitMeta(id=checkpoint_id or new_id("c"), kind=kind, created_at=created,
+                              session_id=session_id, turn_id=turn_id, message=message,
+                              skipped=sorted(self.repo.large), restored_from=restored_from,
+                              undo=undo, undoes=undoes, modes=modes, extras=extras,
+                              buffers=sorted(texts))
             sha = write_commit(self.repo, tree, head, build_message(meta), epoch(created))
         parent_id = self._head_checkpoint_id(head) if head else None
         self.repo.set_head(sha, head)
