@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -79,6 +81,20 @@ def test_a_long_top_level_is_cut(tmp_path: Path) -> None:
         (ws / f"f{n:02d}").write_text("")
     assert "f39 (and 5 more)" in environment_note(ws, DAY)
 
+
+
+def test_the_top_level_is_listed_again_once_it_changes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("")
+    settled = time.time_ns() - 10 * 10**9
+    os.utime(ws, ns=(settled, settled))  # old enough to be kept
+    assert "Top level of the workspace: a.txt" in environment_note(ws, DAY)
+    (ws / "a.txt").rename(ws / "b")
+    (ws / "c").mkdir()
+    assert "Top level of the workspace: b, c/" in environment_note(ws, DAY)
+    (ws / "c").rmdir()  # within the same instant as the listing: the next look lists again
+    assert "Top level of the workspace: b\n" in environment_note(ws, DAY) + "\n"
 
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:

@@ -50,7 +50,35 @@ def last_note(history: Sequence[Node]) -> str | None:
     return None
 
 
+_listed: dict[str, tuple[tuple[int, int, int], str]] = {}
+_listed_lock = threading.Lock()
+SETTLED_NS = 100_000_000
+"""A directory modified this recently (ns) is listed again next time: file systems keep coarse
+times, so a second change within the same tick would leave its time as it was."""
+
+
 def _top_level(workspace: Path) -> str:
+    """The top level as the note names it; kept while the directory's modification time stays
+    the same (adding, removing or renaming an entry changes it): a workspace with a thousand
+    top-level entries is not listed again on every turn."""
+    try:
+        st = os.stat(workspace)
+    except OSError:
+        return "(cannot be listed)"
+    stamp, key = (st.st_dev, st.st_ino, st.st_mtime_ns), str(workspace)
+    hit = _listed.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    text = _list_top_level(workspace)
+    if time.time_ns() - st.st_mtime_ns > SETTLED_NS:
+        with _listed_lock:
+            if len(_listed) >= 64:
+                _listed.clear()
+            _listed[key] = (stamp, text)
+    return text
+
+
+def _list_top_level(workspace: Path) -> str:
     try:
         with os.scandir(workspace) as it:
             entries = sorted((e.name + ("/" if e.is_dir(follow_symlinks=False) else ""))

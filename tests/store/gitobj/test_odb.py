@@ -95,6 +95,26 @@ def test_update_tree_touches_only_the_changed_paths(repo: Path) -> None:
         update_tree(odb, base, {"k/a/deeper": ("100644", one)})
 
 
+def test_an_update_that_changes_nothing_writes_no_tree(repo: Path) -> None:
+    odb = ObjectDB(repo / ".git")
+    one, two = odb.write("blob", b"1"), odb.write("blob", b"2")
+    base = update_tree(odb, None, {f"d{n}/f": ("100644", one) for n in range(50)})
+    writes: list[str] = []
+    real = odb.write
+
+    def counted(kind: str, body: bytes) -> str:
+        writes.append(kind)
+        return real(kind, body)
+
+    odb.write = counted  # type: ignore[method-assign]
+    # a path set to what it holds, a missing one removed (a turn's new file's before-state)
+    assert update_tree(odb, base, {"d3/f": ("100644", one), "d4/gone": None, "new": None}) == base
+    assert writes == []
+    changed = update_tree(odb, base, {"d3/f": ("100644", two), "d4/gone": None})
+    assert writes == ["tree", "tree"]  # d3 and the root; d4 is not written again
+    assert [(c.status, c.path) for c in diff_trees(odb, base, changed)] == [("M", "d3/f")]
+
+
 def test_a_tree_patched_from_its_cached_rows_is_the_tree_built_whole(repo: Path) -> None:
     odb = ObjectDB(repo / ".git")
     rng = random.Random(7)

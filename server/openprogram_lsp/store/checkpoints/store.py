@@ -406,7 +406,10 @@ class CheckpointStore:
         leaves = {rel: leaf for rel, leaf in recorded.items()
                   if not self.stager.in_nested(rel) and not self.stager.beyond_symlink(rel)}
         tracked = self.stager.tracked
-        untracked = sorted(r for r in leaves if tracked is None or r not in tracked)
+        # only a content set back can bring an ignored file in: a path the turn made (None
+        # before) is removed, which changes nothing where git ignores it (no git run for it)
+        untracked = sorted(r for r, leaf in leaves.items()
+                           if leaf is not None and (tracked is None or r not in tracked))
         for rel in self.stager.ignored(untracked) if untracked else ():
             leaves.pop(rel, None)
         try:
@@ -1105,7 +1108,10 @@ class CheckpointStore:
                     tree, read_modes = parent_tree or EMPTY_TREE, None
                     extras = self._extras_of(head) or EMPTY_EXTRAS
                 elif prepared is None:
-                    tree, changes, read_modes = self._stage(parent_tree, noted, walk)
+                    # a deferred baseline sets the turn's paths back to their before-states:
+                    # reading them from disk first would be work thrown away
+                    staged = noted - deferred.before.keys() if deferred is not None else noted
+                    tree, changes, read_modes = self._stage(parent_tree, staged, walk)
                     extras = self._scan_extras(tree, parent_tree, changes) if walk else \
                         self._update_extras(self._extras_of(head) or EMPTY_EXTRAS,
                                             noted | {c.path for c in changes}, tree)

@@ -177,6 +177,8 @@ def _rebuild(odb: ObjectStore, tree: str | None, trie: dict[str, Any]) -> str | 
             entries[name] = sub
     if not entries:
         return None
+    if tree and all(entries.get(name) == base.get(name) for name in trie):
+        return tree  # nothing changed here (a path set to what it holds, a missing one removed)
     rows = _rows.get(tree) if tree else None
     if rows is None:
         rows = sorted(_row(name, mode, sha) for name, (mode, sha) in entries.items())
