@@ -5,13 +5,17 @@
    the process's CPU by then, A B A B, median of ``--pairs`` (target <= 1.3x); then, from the
    same start, to the first request answered after ``initialized`` (ours ``openprogram/sessions``,
    the bare server a no-op request). ``--before PYTHON`` adds a third server, ``PYTHON -m
-   openprogram_lsp serve`` (another checkout's interpreter), interleaved A B C;
+   openprogram_lsp serve`` (another checkout's interpreter), interleaved A B C (it joins 2
+   and 3 as well);
 2. what ``openprogram-lsp chat`` imports before it runs (``cli``, ``app``, ``terminal.chat``,
    ``terminal.prompts``) against ``python -c pass``, A B A B (target <= 150 ms more), and the
    same with ``PYTHONDONTWRITEBYTECODE=1`` and the sources compiled (what the installs do);
 3. a whole ``openprogram-lsp chat --model offline "list ."`` run in a small git repository (a
    fresh state root each run: its first turn, its imports at first use included) against
    ``python -c pass``, A B A B: what a person at the terminal waits for (no target of its own).
+
+Each process's CPU (user + system, from ``getrusage``) is given beside its wall time: on a
+shared machine it moves less with the load.
 
 Run: ``.venv/bin/python bench/bench_start.py [--pairs N]``.
 """
@@ -21,11 +25,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types
@@ -98,58 +104,80 @@ async def bench_initialize(tmp: Path, pairs: int, before: str | None) -> None:
                med(b[2] for b in base), target="none; sessions vs the bare server's no-op")
 
 
-def _run(code: str, env: dict[str, str]) -> float:
+def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process, run to its end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], env=env, check=True)
-    return time.perf_counter() - t0
+    subprocess.run(cmd, env=env, check=True, cwd=cwd, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def bench_chat_import(pairs: int) -> None:
+def _ab(label: str, runs: dict[str, Callable[[int], tuple[float, float]]], pairs: int,
+        target: str) -> None:
+    """Each of ``runs`` in turn (A B C A B C ...; one warm-up round), against ``pass``: the
+    median wall and CPU of each."""
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs}
+    for i in range(max(7, pairs) + 1):
+        for name, run in runs.items():
+            figures = run(i)
+            if i:
+                got[name].append(figures)
+    med = statistics.median
+    base = got["pass"]
+    for name in runs:
+        if name == "pass":
+            continue
+        wall, cpu = med(a[0] for a in got[name]), med(a[1] for a in got[name])
+        bwall, bcpu = med(b[0] for b in base), med(b[1] for b in base)
+        report(f"{name}: {label}", wall, bwall,
+               target=f"{target}: {1e3 * (wall - bwall):.0f} ms over" if target else
+               "none; baseline = python -c pass")
+        report(f"{name}:   its CPU", cpu, bcpu, target="same baseline")
+
+
+def bench_chat_import(pairs: int, before: str | None) -> None:
     env = dict(os.environ)
     for label, extra in (("", {}), (" (PYTHONDONTWRITEBYTECODE=1)",
                                     {"PYTHONDONTWRITEBYTECODE": "1"})):
         e = {**env, **extra}
-        a, b = [], []
-        _run(CHAT_IMPORTS, e)
-        for _ in range(max(7, pairs)):
-            a.append(_run(CHAT_IMPORTS, e))
-            b.append(_run("pass", e))
-        ma, mb = statistics.median(a), statistics.median(b)
-        report(f"CLI chat imports{label}", ma, mb,
-               target=f"<= 150 ms over python -c pass: {1e3 * (ma - mb):.0f} ms over")
+        pythons = {"ours": sys.executable, **({"before": before} if before else {})}
+        runs: dict[str, Callable[[int], tuple[float, float]]] = {
+            name: (lambda i, python=python, e=e: _run([python, "-c", CHAT_IMPORTS], e))
+            for name, python in pythons.items()}
+        runs["pass"] = lambda i, e=e: _run([sys.executable, "-c", "pass"], e)
+        _ab(f"CLI chat imports{label}", runs, pairs, target="<= 150 ms over python -c pass")
 
 
-def bench_chat_run(tmp: Path, pairs: int) -> None:
+def bench_chat_run(tmp: Path, pairs: int, before: str | None) -> None:
     ws = tmp / "chat-ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a\n")
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENPROGRAM_")}
 
-    def chat(i: int) -> float:
-        e = {**env, "OPENPROGRAM_HOME": str(tmp / f"chat-home{i}")}
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "openprogram_lsp", "chat", "--workspace", str(ws),
-                        "--model", "offline", "list ."], env=e, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return time.perf_counter() - t0
+    def chat(python: str, name: str) -> Callable[[int], tuple[float, float]]:
+        def run(i: int) -> tuple[float, float]:
+            e = {**env, "OPENPROGRAM_HOME": str(tmp / f"chat-home-{name}{i}")}
+            return _run([python, "-m", "openprogram_lsp", "chat", "--workspace", str(ws),
+                         "--model", "offline", "list ."], e)
+        return run
 
-    chat(0)
-    a, b = [], []
-    for i in range(1, max(7, pairs) + 1):
-        a.append(chat(i))
-        b.append(_run("pass", env))
-    report("CLI chat run, one offline turn, whole", statistics.median(a),
-           statistics.median(b), target="none; baseline = python -c pass")
+    runs = {"ours": chat(sys.executable, "ours"),
+            **({"before": chat(before, "before")} if before else {}),
+            "pass": lambda i: _run([sys.executable, "-c", "pass"], env)}
+    _ab("CLI chat run, one offline turn, whole", runs, pairs, target="")
 
 
 async def main(pairs: int, before: str | None) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
         await bench_initialize(Path(d), pairs, before)
-    bench_chat_import(pairs)
+    bench_chat_import(pairs, before)
     with tempfile.TemporaryDirectory() as d:
-        bench_chat_run(Path(d), pairs)
+        bench_chat_run(Path(d), pairs, before)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
@@ -157,6 +185,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--before", default=None, metavar="PYTHON",
-                        help="also start PYTHON -m openprogram_lsp serve (another checkout)")
+                        help="also run PYTHON -m openprogram_lsp (another checkout): serve, "
+                             "the chat imports and a chat run")
     parsed = parser.parse_args()
     asyncio.run(main(parsed.pairs, parsed.before))
