@@ -1249,6 +1249,8 @@ class CheckpointStore:
         if len(scanned) > stage_mod.BULK_ADD:
             bulk = bulk_stage(self.stager, parent_tree, scanned, self.progress)
             if bulk is not None:
+                if bulk.files is not None:  # (listing them from the new trees takes seconds)
+                    self._files = (bulk.tree, bulk.files)
                 return bulk.tree, bulk.changes, bulk.modes
         elif parent_tree is not None:
             quick = fast_stage(self.stager, parent_tree, set(scanned), scanned=True)
