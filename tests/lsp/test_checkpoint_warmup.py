@@ -111,14 +111,18 @@ async def test_a_turn_that_ends_during_the_walk_does_not_wait_for_it(
         start: Starter, workspace: Path, tmp_path: Path) -> None:
     """The walk is held by a second process holding the store's lock (as a CLI run or another
     editor's server would): the turn returns at once with its checkpoint pending, history
-    names it, a diff asked for meanwhile waits, and once the walk ran the checkpoint comes
-    by ``checkpoint.created`` with exactly the turn's change (a save made after the turn's
-    end is not the turn's), and its undo works."""
+    names it, a second turn of the session is pending after it, a diff asked for meanwhile
+    waits, and once the walk ran each checkpoint comes by ``checkpoint.created`` with exactly
+    its turn's change (a save made after the turn's end is not the turn's), and the first
+    turn's undo works."""
     _tree(workspace)  # over the entries a turn's end would wait the walk of
     script = write_script(tmp_path / "s.json", [
         {"text": "Editing.", "tool_calls": [{"name": "write_file", "arguments": {
             "path": "target.txt", "content": "after\n"}}]},
-        {"text": "Done."}])
+        {"text": "Done."},
+        {"text": "More.", "tool_calls": [{"name": "write_file", "arguments": {
+            "path": "second.txt", "content": "second\n"}}]},
+        {"text": "Done again."}])
     other = CheckpointStore(workspace, home=tmp_path / "home")  # the second process's part
     other.lock.acquire()
     try:
@@ -131,6 +135,9 @@ async def test_a_turn_that_ends_during_the_walk_does_not_wait_for_it(
         history = await client.call("openprogram/history", {"sessionId": result["sessionId"]})
         reply = next(n for n in history["nodes"] if n["id"] == result["assistantNodeId"])
         assert reply["metadata"]["checkpointId"] == pending
+        again = await asyncio.wait_for(client.call("openprogram/chat", {
+            "text": "write second.txt", "sessionId": result["sessionId"]}), WAIT)
+        assert again["checkpoint"] is None and again["checkpointPending"] not in (None, pending)
         diff = asyncio.ensure_future(
             client.call("openprogram/checkpointDiff", {"checkpointId": pending}))
         (workspace / "pkg00" / "f000.txt").write_text("saved after the turn\n")
@@ -145,6 +152,11 @@ async def test_a_turn_that_ends_during_the_walk_does_not_wait_for_it(
     assert created["turnId"] == result["assistantNodeId"]
     assert [(f["path"], f["status"]) for f in created["data"]["files"]] == \
         [("target.txt", "modified")]
+    second = await client.wait_event(
+        "checkpoint.created", lambda e: e["data"]["id"] == again["checkpointPending"],
+        timeout=WAIT)
+    assert [f["path"] for f in second["data"]["files"]] == ["second.txt"]
+    assert second["data"]["parentId"] == pending  # committed after the first, on top of it
     got = await asyncio.wait_for(diff, WAIT)
     assert "-before" in got["diff"] and "+after" in got["diff"] and "f000" not in got["diff"]
     out = await client.call("openprogram/restore", {"checkpointId": pending, "undo": True})
