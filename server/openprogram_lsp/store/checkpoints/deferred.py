@@ -83,7 +83,7 @@ class DeferredBaseline:
     def leaves(self, write_blob: Callable[[bytes], str]) -> dict[str, Leaf | None]:
         """Each recorded path's tree leaf (None: absent), its blob written the first time."""
         written = self.written if self.written is not None else {}
-        for rel, got in self.before.items():
+        for rel, got in list(self.before.items()):  # (a turn may record more meanwhile)
             if rel not in written:
                 written[rel] = None if got is None else (got[0], write_blob(got[1]))
         self.written = written
