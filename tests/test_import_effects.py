@@ -203,7 +203,8 @@ OFFLINE_TURN_NEVER_USES = {
     "lsprotocol", "jsonschema", "watchfiles", "openprogram_lsp.providers.remote",
     "openprogram_lsp.providers.openai", "openprogram_lsp.providers.anthropic",
     "openprogram_lsp.tools.mcp.connection", "openprogram_lsp.tools.mcp.tool",
-    "openprogram_lsp.tools.mcp.stdio", "openprogram_lsp.evals.tasks",
+    "openprogram_lsp.tools.mcp.stdio", "openprogram_lsp.tools.mcp.catalog",
+    "openprogram_lsp.tools.mcp.expand", "openprogram_lsp.evals.tasks",
 }
 """Modules an offline chat turn has no use for (``bench/bench_start.py`` times its start)."""
 

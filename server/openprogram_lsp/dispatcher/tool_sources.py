@@ -14,7 +14,6 @@ from openprogram_lsp.core.types import ClientOptions, Node
 from openprogram_lsp.dispatcher.services import Services
 from openprogram_lsp.store.session_handle import SessionHandle
 from openprogram_lsp.tools.builtin.navigation import navigation_tools
-from openprogram_lsp.tools.mcp.expand import expand
 from openprogram_lsp.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -73,6 +72,9 @@ async def expand_user_message(services: Services, workspace: Path, session: Sess
     if hub is None or user.role != "user" or not user.text or (
             "/mcp__" not in user.text and "@" not in user.text):
         return user
+    # MCP's prompts and resources: loaded when a message may name one
+    from openprogram_lsp.tools.mcp.expand import expand
+
     expansion = await expand(hub, workspace, user.text)
     if expansion is None:
         return user

@@ -20,14 +20,6 @@ from openprogram_lsp.core.ports import Approver
 from openprogram_lsp.core.turn_root import real_path
 from openprogram_lsp.core.types import PermissionOption, PermissionRequest, PermissionToolCall
 from openprogram_lsp.tools.base import Tool
-from openprogram_lsp.tools.mcp.catalog import (
-    CallResult,
-    McpCallError,
-    PromptInfo,
-    ResourceInfo,
-    ServerState,
-    ToolInfo,
-)
 from openprogram_lsp.tools.mcp.config import (
     ORIGIN_ORDER,
     Origin,
@@ -44,6 +36,13 @@ from openprogram_lsp.tools.mcp.loop import McpLoop
 from openprogram_lsp.tools.mcp.trust import TrustBook, TrustDecision
 
 if TYPE_CHECKING:  # the running side, loaded with a workspace's first server (``_sync``)
+    from openprogram_lsp.tools.mcp.catalog import (
+        CallResult,
+        PromptInfo,
+        ResourceInfo,
+        ServerState,
+        ToolInfo,
+    )
     from openprogram_lsp.tools.mcp.connection import Connection
     from openprogram_lsp.tools.mcp.tool import McpTool
 
@@ -376,6 +375,8 @@ class McpHub:
         async def call(tool: str, arguments: dict[str, Any]) -> CallResult:
             conn = sp.connections.get(name)
             if conn is None:
+                from openprogram_lsp.tools.mcp.catalog import McpCallError
+
                 raise McpCallError(f"MCP server {name!r} is no longer configured")
             timeout = getattr(conn.definition.config, "timeout", None) or self.call_timeout
             return await self._loop.run(conn.call_tool(tool, arguments, timeout))
@@ -418,6 +419,8 @@ class McpHub:
     def _conn(self, workspace: Path, server: str) -> Connection:
         conn = self.space(workspace).connections.get(server)
         if conn is None:
+            from openprogram_lsp.tools.mcp.catalog import McpCallError
+
             raise McpCallError(f"no MCP server named {server!r} is running in this workspace")
         return conn
 
