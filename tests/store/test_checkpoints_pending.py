@@ -183,3 +183,44 @@ def test_a_process_that_dies_before_the_walk_leaves_a_record_the_next_one_commit
     assert not list((store.root / DIR).iterdir())
     assert tree_hash(ws) == tree_hash(waited.workspace)
     assert os.path.exists(ws / "new" / "deep" / "b.txt")
+
+
+def test_a_walk_stopped_at_shutdown_leaves_the_turn_to_the_next_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server stops (its walk cancelled at its first report of hashed files): the pending
+    checkpoint is not committed by a walk at exit; its record is, by the next process."""
+    monkeypatch.setattr(stage, "BULK_ADD", 1)
+    ws = _workspace(tmp_path)
+    for n in range(2500):
+        (ws / "src" / f"f{n}.txt").write_text(f"{n}\n")
+    store = open_store(ws, tmp_path / "home")
+    go, cancel = threading.Event(), threading.Event()
+
+    def shutting_down(done: int, total: int) -> None:
+        cancel.set()
+
+    def held() -> None:
+        assert go.wait(WAIT)
+        try:
+            assert not store.prepare(shutting_down, cancel)
+        finally:
+            store._idle.set()
+
+    monkeypatch.setattr(store, "_walk_in_background", held)
+    assert store.defer_baseline("s") and store.record_before("s", WRITES)
+    _edit(ws)
+    store.note_paths(WRITES)
+    cid = store.defer_turn("s", "t1", "turn", WRITES)
+    assert cid is not None
+    go.set()
+    assert store._settler is not None
+    store._settler.join(WAIT)
+    assert not store._settler.is_alive() and store.repo.head() is None  # nothing walked
+    (record,) = (store.root / DIR).iterdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    record.rename(record.with_name(f"{gone.pid}-{record.name.split('-', 1)[1]}"))
+    after = open_store(ws, tmp_path / "home")  # the next process's store
+    assert files_of(after.get(cid)) == TURN_FILES
+    assert [c.kind for c in after.list("s")] == ["turn", "baseline"]
+    assert not list((after.root / DIR).iterdir())

@@ -165,6 +165,7 @@ class CheckpointStore:
         self._queue: list[PendingTurn] = []  # turn checkpoints still to commit (pending.py)
         self._queued = 0  # records written by this process (their order)
         self._settling = False
+        self._stopped = False  # a ``prepare`` was cancelled (the server stops)
         self._many: bool | None = None  # more entries than DEFER_TURN_ENTRIES (counted once)
         self._recovered = False  # records of ended processes taken up (``_settle_pending``)
         self._settler: threading.Thread | None = None
@@ -282,6 +283,7 @@ class CheckpointStore:
                     self._prepared = Prepared(head, tree, modes, extras)
                 return True
         except _Cancelled:
+            self._stopped = True  # (a server shutting down: pending checkpoints stay recorded)
             return False
         finally:
             self._idle.set()
@@ -548,9 +550,9 @@ class CheckpointStore:
 
     def _settle_when_idle(self) -> None:
         for attempt in range(3):  # (the lock's timeout: another process held it that long)
-            if not self._queue:
-                return
             self._idle.wait()
+            if not self._queue or self._stopped:
+                return  # stopped: no walk at shutdown, the next process commits the records
             try:
                 with self.lock:
                     self._settle_pending()
