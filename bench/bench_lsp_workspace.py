@@ -11,14 +11,14 @@ to its ``tool.finished``) is reported against the second turn's edit in the same
 other, each one's first turn's edit against its second turn's (started once the first turn
 ended), A B pairs, medians: the edit tool call's own latency (its ``tool.started`` to its
 ``tool.finished`` as the client gets them; target <= 1.5x) and, stricter, from the chat request
-(the first turn of a new session: its session made, its hooks started, its context built); the same for a 100-file workspace alongside, and how long each
-first turn took. ``--idle S``: the first chat is sent S seconds after the server answered its
-first request (a person opening the chat and typing) instead of at once. ``--before SRC``:
-the big workspace also with another checkout's server sources, interleaved. It also reports
-each first turn whole (request to answer) against its second turn whole (target: the first
-turn's end does not wait for the first walk, issue 33), and when a first turn's checkpoint was
-left pending, how long after the request ``checkpoint.created`` brought it (each server is
-stopped only then).
+(the first turn of a new session: its session made, its hooks started, its context built); the
+same for a 100-file workspace alongside, and how long each first turn took. ``--idle S``: the
+first chat is sent S seconds after the server answered its first request (a person opening the
+chat and typing) instead of at once. ``--before SRC``: the big workspace also with another
+checkout's server sources, interleaved. It also reports each first turn whole (request to
+answer) against its second turn whole (target: the first turn's end does not wait for the first
+walk, issue 33), and when a first turn's checkpoint was left pending, how long after the
+request ``checkpoint.created`` brought it (each server is stopped only then).
 
 Run: ``.venv/bin/python bench/bench_lsp_workspace.py [--rounds N] [--files N] [--reuse DIR]
 [--first N]``
