@@ -133,3 +133,25 @@ def test_without_a_child_the_files_are_hashed_in_process(
                                    DEFAULTS)
     assert (packed.tree, packed.odd, packed.perms, packed.index_info) == (
         reference.tree, reference.odd, reference.perms, reference.index_info)
+
+
+def test_modules_in_the_current_directory_never_run_in_the_child(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server started in a hostile workspace: ``python -m`` would import the workspace's
+    ``json.py`` (or its own package's name) before the real ones."""
+    ws, paths = _workspace(tmp_path)
+    marker = tmp_path / "ran"
+    plant = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('planted')\n"
+    (ws / "json.py").write_text(plant)
+    (ws / "openprogram_lsp").mkdir()
+    (ws / "openprogram_lsp" / "__init__.py").write_text(plant)
+    monkeypatch.chdir(ws)
+
+    def nowhere(*args: object) -> filepack.Packed:
+        raise AssertionError("hashed in this process")
+
+    monkeypatch.setattr(filepack, "pack_here", nowhere)
+    packed = filepack.pack_files(_bare(tmp_path / "c.git"), str(ws), None, paths, 2 * LIMIT,
+                                 DEFAULTS)
+    assert packed.tree is not None
+    assert not marker.exists()

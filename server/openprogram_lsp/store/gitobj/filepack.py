@@ -207,9 +207,11 @@ def _in_child(odb: ObjectDB, root: str, base: str | None, files: list[str], limi
         raise _Unavailable("no interpreter path")
     with tempfile.TemporaryFile() as errors:  # (a pipe left unread could fill up)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", __name__, args], env=env,
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=errors)
+            # -P and a cwd of our own: ``-m`` would put the current directory (often the
+            # workspace, whose files may be hostile) first on the module path
+            proc = subprocess.Popen([sys.executable, "-P", "-m", __name__, args], env=env,
+                                    cwd=odb.git_dir, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=errors)
         except OSError as exc:
             raise _Unavailable(f"cannot start the hashing process: {exc}") from None
         return _answer(proc, odb, files, progress, errors)
