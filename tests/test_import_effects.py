@@ -209,12 +209,12 @@ OFFLINE_TURN_NEVER_USES = {
 """Modules an offline chat turn has no use for (``bench/bench_start.py`` times its start)."""
 
 CHAT_RUN = r"""
-import json, sys
+import gc, json, sys
 from openprogram_lsp.cli import main
 code = main(["chat", "--workspace", sys.argv[1], "--home", sys.argv[2], "--model", "offline",
              "list ."])
 with open(sys.argv[3], "w") as f:
-    json.dump([code, sorted(sys.modules)], f)
+    json.dump([code, sorted(sys.modules), gc.isenabled(), gc.get_freeze_count()], f)
 """
 
 
@@ -228,8 +228,9 @@ def test_a_whole_chat_turn_loads_no_http_client_or_gitpython(tmp_path: Path) -> 
                           str(tmp_path / "modules.json")], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    code, loaded = json.loads((tmp_path / "modules.json").read_text())
+    code, loaded, collecting, frozen = json.loads((tmp_path / "modules.json").read_text())
     assert code == 0 and "a.txt" in out.stdout
+    assert collecting and frozen > 10_000  # the start ran with the collector paused (startup)
     # the environment note read the index itself; no hook, provider or tool posted anything
     assert _loaded(loaded, {"git", "httpx", "openprogram_lsp.lsp", "pygls"}) == set()
     # nor did the turn load what it did not use: a remote provider, the editors' protocols,

@@ -28,6 +28,7 @@ from openprogram_lsp.terminal.errors import (
     explain,
     report,
 )
+from openprogram_lsp.terminal.startup import start_up
 from openprogram_lsp.terminal.workspaces import (
     choose_workspace,
     existing_workspace,
@@ -312,39 +313,40 @@ def _explicit(args: argparse.Namespace) -> Path | None:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     """Run one turn, streaming its events."""
-    from openprogram_lsp.app import build_dispatcher
-    from openprogram_lsp.terminal.chat import (
-        attach_images,
-        fork_code,
-        last_session,
-        preflight_model,
-        run_chat,
-        turn_request,
-    )
-    from openprogram_lsp.terminal.prompts import (
-        NoTerminalAsker,
-        TerminalApprover,
-        TerminalAsker,
-    )
+    with start_up():  # the imports and the app, with the garbage collector paused
+        from openprogram_lsp.app import build_dispatcher
+        from openprogram_lsp.terminal.chat import (
+            attach_images,
+            fork_code,
+            last_session,
+            preflight_model,
+            run_chat,
+            turn_request,
+        )
+        from openprogram_lsp.terminal.prompts import (
+            NoTerminalAsker,
+            TerminalApprover,
+            TerminalAsker,
+        )
 
-    home = _home(args)
-    if args.resume_last:
-        args.session = last_session(home, args.session, args.workspace)
-    workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session,
-                                 force=args.force_workspace)
-    cfg = _app(args, workspace)
-    req = turn_request(args, workspace=str(workspace), model=cfg.model,
-                       mode=cfg.permission_mode)
-    tty = sys.stdin.isatty()
-    require_git()
-    dispatcher = build_dispatcher(cfg, approver=TerminalApprover() if tty else None,
-                                  asker=TerminalAsker() if tty else NoTerminalAsker())
-    if args.session and args.force_workspace:
-        dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
-    preflight_model(dispatcher, req.model or "offline", cfg.settings)
-    attach_images(dispatcher, req, args.image, workspace)
-    if args.code:
-        fork_code(dispatcher, workspace, args.session, args.branch_from)
+        home = _home(args)
+        if args.resume_last:
+            args.session = last_session(home, args.session, args.workspace)
+        workspace = choose_workspace(explicit=args.workspace, home=home, session=args.session,
+                                     force=args.force_workspace)
+        cfg = _app(args, workspace)
+        req = turn_request(args, workspace=str(workspace), model=cfg.model,
+                           mode=cfg.permission_mode)
+        tty = sys.stdin.isatty()
+        require_git()
+        dispatcher = build_dispatcher(cfg, approver=TerminalApprover() if tty else None,
+                                      asker=TerminalAsker() if tty else NoTerminalAsker())
+        if args.session and args.force_workspace:
+            dispatcher.services.store.update_meta(args.session, workspace=str(workspace))
+        preflight_model(dispatcher, req.model or "offline", cfg.settings)
+        attach_images(dispatcher, req, args.image, workspace)
+        if args.code:
+            fork_code(dispatcher, workspace, args.session, args.branch_from)
     return run_chat(dispatcher, req, args.json)
 
 
