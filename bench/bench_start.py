@@ -10,6 +10,8 @@
 2. what ``openprogram-lsp chat`` imports before it runs (``cli``, ``app``, ``terminal.chat``,
    ``terminal.prompts``) against ``python -c pass``, A B A B (target <= 150 ms more), and the
    same with ``PYTHONDONTWRITEBYTECODE=1`` and the sources compiled (what the installs do);
+   "as chat makes them": the same imports inside ``terminal.startup.start_up``, the
+   collector paused as ``chat`` pauses it;
 3. a whole ``openprogram-lsp chat --model offline "list ."`` run in a small git repository (a
    fresh state root each run: its first turn, its imports at first use included) against
    ``python -c pass``, A B A B: what a person at the terminal waits for (no target of its own).
@@ -43,6 +45,9 @@ from bench_lsp import BARE_SERVER
 
 CHAT_IMPORTS = ("import openprogram_lsp.cli, openprogram_lsp.app, openprogram_lsp.terminal.chat,"
                 " openprogram_lsp.terminal.prompts")
+# the same as ``chat`` makes them: inside ``terminal.startup.start_up`` (the collector paused)
+CHAT_IMPORTS_PAUSED = ("from openprogram_lsp.terminal.startup import start_up\n"
+                       f"with start_up():\n    {CHAT_IMPORTS}")
 
 
 def _cpu(pid: int) -> float:
@@ -147,6 +152,8 @@ def bench_chat_import(pairs: int, before: str | None) -> None:
         runs: dict[str, Callable[[int], tuple[float, float]]] = {
             name: (lambda i, python=python, e=e: _run([python, "-c", CHAT_IMPORTS], e))
             for name, python in pythons.items()}
+        runs["ours, as chat makes them"] = lambda i, e=e: _run(
+            [sys.executable, "-c", CHAT_IMPORTS_PAUSED], e)
         runs["pass"] = lambda i, e=e: _run([sys.executable, "-c", "pass"], e)
         _ab(f"CLI chat imports{label}", runs, pairs, target="<= 150 ms over python -c pass")
 
