@@ -1,6 +1,7 @@
 """The first turn's work built ahead (dispatcher/warmup.py): in a fresh process, the turn's
 models are still to build and the tools' specs not made; after ``warm_up`` all are, and the
-first session's directory is ready: a turn then builds none of them and uses it."""
+first session's directory is ready and the mount table read: a turn then builds none of them
+and uses it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pydantic._internal._model_construction as construction
 from openprogram_lsp.app import AppConfig, build_dispatcher
 from openprogram_lsp.core import types
+from openprogram_lsp.core import localfs
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher.warmup import deferred_models, warm_up
 from openprogram_lsp.lsp.server import TURN_WIRE
@@ -24,7 +26,9 @@ d = build_dispatcher(AppConfig(workspace=ws, home=home, model="offline",
                                permission_mode="accept-edits"))
 before = len(deferred_models(types))
 assert before >= 10 and not base._SPECS, (before, base._SPECS)
+assert localfs._mounts._table is None
 asyncio.run(warm_up(d.services, TURN_WIRE))
+assert localfs._mounts._table  # the mount table a first write reads
 assert not deferred_models(types), deferred_models(types)
 assert all(cls.__pydantic_complete__ for cls in TURN_WIRE)
 assert {type(t) for t in d.services.tools.tools()} <= set(base._SPECS)

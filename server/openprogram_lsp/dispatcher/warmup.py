@@ -14,6 +14,7 @@ is made on a thread: file system calls). A step a turn already took finds it don
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from openprogram_lsp.agent.prompts import system_prompt
 from openprogram_lsp.context.commit import ContextCommit
 from openprogram_lsp.core import types
+from openprogram_lsp.core.localfs import small_write_inline
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.services import Services
@@ -45,7 +47,8 @@ def build_model(cls: type[BaseModel]) -> None:
 
 def turn_steps(services: Services, models: Iterable[type[BaseModel]] = ()) -> Iterator[Step]:
     """The steps, about in the order a turn needs them: ``models`` (a transport's own: its
-    chat request's), each tool's spec, the system prompt's files, the turn's models."""
+    chat request's), each tool's spec, the system prompt's files, the mount table, the turn's
+    models."""
     models = list(models)
     if models:
         yield lambda: build_model(models[0])
@@ -53,6 +56,8 @@ def turn_steps(services: Services, models: Iterable[type[BaseModel]] = ()) -> It
     for tool in tools:
         yield tool.spec
     yield lambda: system_prompt(str(services.workspace), [t.name for t in tools])
+    # the mount table a file tool's first write reads (whether it may write on the loop)
+    yield lambda: small_write_inline(os.path.realpath(services.workspace), ".", 0)
     for cls in [*models[1:], *deferred_models(types), ContextCommit]:
         yield lambda cls=cls: build_model(cls)  # type: ignore[misc]
 

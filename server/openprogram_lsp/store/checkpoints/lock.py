@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 
 from openprogram_lsp.core.errors import CheckpointError
-from openprogram_lsp.store.owner import OwnerRecord, write_record
+from openprogram_lsp.store.owner import OwnerRecord, clear_record, write_record
 
 
 def _holder(path: Path) -> str:
@@ -124,6 +124,19 @@ class TurnGuard:
             if guard is None:
                 guard = _GUARDS[str(path)] = cls(path)
             return guard
+
+    def prepare(self) -> None:
+        """Make the lock file, blank at its record's size, unless it exists: the first turn's
+        first edit then neither creates it nor allocates its blocks (a fraction of a ms of an
+        edit that takes 1-2 ms)."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return
+        try:
+            clear_record(fd)
+        finally:
+            os.close(fd)
 
     def try_acquire(self) -> bool:
         """Take the guard if it is free, without waiting."""
