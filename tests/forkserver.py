@@ -386,6 +386,14 @@ async def start_async(args: list[str], env: dict[str, str] | None = None,
     return ForkedProcess(pid, conn, writer, readers[0], readers[1])
 
 
+async def start_on(args: list[str], fds: tuple[int, int, int], env: dict[str, str] | None = None,
+                   cwd: str | os.PathLike[str] | None = None) -> ForkedProcess:
+    """A forked ``openprogram-lsp ARGS`` on the caller's own descriptors (stdin, stdout,
+    stderr: a socket, a file), which it shares as an exec'd child would."""
+    pid, conn = _spawn(args, fds, env, cwd)
+    return ForkedProcess(pid, conn, None, None, None)
+
+
 def run_command(command: list[str], *, env: dict[str, str] | None = None,
                 cwd: str | os.PathLike[str] | None = None, stdin: int | IO[Any] | None = None,
                 timeout: float = 60) -> subprocess.CompletedProcess[str]:

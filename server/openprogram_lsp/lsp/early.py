@@ -25,6 +25,7 @@ import select
 from dataclasses import dataclass
 from typing import IO, Any
 
+from openprogram_lsp.lsp.fd_writer import FdWriter
 from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME, MAX_HEADER_LINE, MAX_HEADERS
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,5 @@ def answer_initialize(stdin: IO[bytes], stdout: IO[bytes]) -> EarlyStart:
     response = json.loads(framed[framed.index(b"\r\n\r\n") + 4:])
     if "result" not in response:
         return EarlyStart(read)
-    stdout.write(framed)
-    stdout.flush()
+    FdWriter(stdout).write(framed)
     return EarlyStart(read[end:], message, response["result"])

@@ -8,12 +8,11 @@ import logging
 import os
 import stat
 import threading
-from typing import IO, TYPE_CHECKING, BinaryIO, cast
-
-from pygls.io_ import StdoutWriter
+from typing import IO, TYPE_CHECKING
 
 from openprogram_lsp.lsp.connection import Connection
 from openprogram_lsp.lsp.early import EarlyStart
+from openprogram_lsp.lsp.fd_writer import FdWriter
 from openprogram_lsp.lsp.framing import DEFAULT_MAX_FRAME, Limits
 from openprogram_lsp.lsp.protocol import OpenProgramProtocol
 
@@ -73,7 +72,7 @@ def serve_stdio(server: OpenProgramServer, stdin: IO[bytes], stdout: IO[bytes], 
     early = early or EarlyStart()
 
     async def main() -> None:
-        server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        server.protocol.set_writer(FdWriter(stdout))  # every byte, whatever stdout's mode
         if early.message is not None and isinstance(server.protocol, OpenProgramProtocol):
             server.protocol.answered_early = (early.message["id"], early.result)
         limits = Limits(max_frame=max_frame)

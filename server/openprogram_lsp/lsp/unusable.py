@@ -12,6 +12,8 @@ import io
 import json
 from typing import IO, BinaryIO, Protocol
 
+from openprogram_lsp.lsp.fd_writer import FdWriter
+
 MAX_FRAME = 64 * 1024 * 1024
 CONFIG_ERROR = -32005
 
@@ -48,8 +50,7 @@ def _read_frame(stdin: _Reader) -> dict[str, object] | None:
 
 def _send(stdout: BinaryIO, message: dict[str, object]) -> None:
     body = json.dumps(message).encode()
-    stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    stdout.flush()
+    FdWriter(stdout).write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
 class _Prefixed:
