@@ -7,6 +7,11 @@ payload, fresh servers each round, A B A B (median of ``--rounds``, default 7).
 2. the same with the whole branch paged 200 at a time (``beforeNodeId``): RSS added
    (target <= 15 MB), beside the bare server sending the same 50 pages.
 
+Each server's start RSS is taken once it is idle (``_idle``: no CPU used for 0.5 s): a fresh
+server builds its first turn's validators after ``initialized`` (``dispatcher/warmup.py``,
+some 4-5 MB), which is the start's memory, not the read's; read at a fixed 0.3 s it fell inside
+the figure or not depending on the load.
+
 Run: ``.venv/bin/python bench/bench_history_memory.py [--rounds N] [--reuse DIR]``.
 """
 
@@ -83,6 +88,26 @@ async def _all_pages(client: Any, sid: str) -> list[tuple[str | None, dict[str, 
     return out
 
 
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+async def _idle(pid: int, quiet: float = 0.5, timeout: float = 30.0) -> float:
+    """Wait until the process used no CPU for ``quiet`` seconds (at most ``timeout``);
+    returns the seconds waited."""
+    t0 = time.perf_counter()
+    last, since = _cpu_ticks(pid), time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        await asyncio.sleep(0.1)
+        now = _cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet:
+            break
+    return time.perf_counter() - t0
+
+
 async def _settle(pid: int, start_kb: int, within_kb: int, timeout: float) -> tuple[float, int]:
     """Seconds until RSS is within ``within_kb`` of ``start_kb`` (or ``timeout``), and the
     RSS then."""
@@ -142,7 +167,7 @@ async def main(rounds: int, nodes: int, reuse: Path | None) -> None:
                                       env if which == "ours" else dict(os.environ),
                                       ws if which == "ours" else None)
                 pid = client._server.pid
-                await asyncio.sleep(0.3)  # the server's start settles
+                await _idle(pid)  # the server's start (its warm-up) is done
                 rss0 = _rss_kb(pid)
                 await _read(client, sid, 10_000)
                 added = (_rss_kb(pid) - rss0) * 1024.0
@@ -158,7 +183,7 @@ async def main(rounds: int, nodes: int, reuse: Path | None) -> None:
                                       env if which == "ours" else dict(os.environ),
                                       ws if which == "ours" else None)
                 pid = client._server.pid
-                await asyncio.sleep(0.3)
+                await _idle(pid)
                 kept.unlink(missing_ok=True)
                 rss0 = _rss_kb(pid)
                 await _all_pages(client, sid)

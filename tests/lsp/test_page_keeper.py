@@ -10,6 +10,7 @@ import pytest
 
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.events.bus import make_event
+from openprogram_lsp.lsp import page_keeper
 from openprogram_lsp.lsp.history_result import history_result
 from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.page_keeper import PageKeeper
@@ -59,3 +60,19 @@ def test_a_finished_turn_and_a_read_queue_the_page_and_young_stamps_wait(
     got = SessionStore(store.home).kept_page(sid, None, limit=6, before=None)
     assert got is not None and [n["id"] for n in json.loads(got)["nodes"]] == [
         f"n{i}" for i in range(6, 12)]
+
+
+def test_a_read_longer_than_a_page_is_not_kept_nor_remembered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page_snapshot, "MIN_NODES", 5)
+    monkeypatch.setattr(page_snapshot, "MARGIN_NS", 0)
+    store = SessionStore(tmp_path / "home")
+    sid = _session(store, 12)
+    keeper = PageKeeper(store)
+    keeper.want(sid, page_keeper.KEEP_MAX + 1)  # a bulk read: its memory is not spent again
+    assert keeper.drain(5.0)
+    assert not (store.session_dir(sid) / ".git" / SNAPSHOT).exists()
+    keeper.on_event(make_event("turn.finished", {}, session_id=sid, turn_id="t", origin="x"))
+    assert keeper.drain(5.0)  # the editors' page, as before the long read
+    assert SessionStore(store.home).kept_page(sid, None, limit=page_keeper.KEEP_MAX,
+                                              before=None) is not None

@@ -29,6 +29,10 @@ AFTER_READ = 1.0
 """Seconds after a first page was read before it is kept."""
 TRIES = 4
 """Attempts per request when writes keep landing while the page is read."""
+KEEP_MAX = HISTORY_PAGE
+"""The longest first page kept: the editors' page. A longer read (``limit`` up to
+``HISTORY_MAX``) is not kept: rendering it again here would cost its memory a second time, in
+this thread's heap, which the process keeps (docs/decisions/server-weight.md)."""
 
 
 def render(sid: str) -> Render:
@@ -54,8 +58,11 @@ class PageKeeper:
 
     def want(self, sid: str, limit: int | None = None, *, delay: float = AFTER_READ) -> None:
         """Keep the first page of ``sid`` (``limit`` nodes: the size last asked) ``delay``
-        seconds from now; asking again pushes it back."""
+        seconds from now; asking again pushes it back. A read longer than ``KEEP_MAX`` is not
+        kept (nor remembered as the size to keep)."""
         if limit is not None:
+            if limit > KEEP_MAX:
+                return
             if len(self._limits) >= 4096:
                 self._limits.clear()
             self._limits[sid] = limit

@@ -227,6 +227,7 @@ def write(root: Path, sid: str, render: Render, *, limit: int,
     if got is None or len(got[1].nodes) < min_nodes:
         return None
     span = _span(*got)
+    got = None  # the page is read again below: never two copies alive at once
     if span is None:
         return None
     rels = watched(*span)
