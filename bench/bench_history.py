@@ -7,12 +7,19 @@
    request of a freshly started bare server, a new pair of servers each; ours once with the
    page the warm server kept (``store/page_snapshot.py``) and once with it removed (the log's
    tail and the page's node files), A B C A B C ...;
-4. RSS the server gains by that first page, median over the cold starts (target <= 15 MB).
+4. RSS the server gains by that first page, median over the cold starts (target <= 15 MB);
+5. ``openprogram/sessions`` cold: the first request of a fresh server once it is idle (built,
+   its warm-up done: ``_idle``), all 1,000 sessions (``{}``, what the editors ask) and the
+   first 50, against a fresh bare server's first answer with the same payload, A B A B
+   (targets: <= 20 ms, <= 1.5x). A server reads the listing in its warm-up
+   (``dispatcher/warmup.py``), so the store's cold read is shown apart: a fresh process
+   reading it on its first ``session_page``.
 
 The session is built with the store directly (10,000 nodes, one commit); the bare server is a
 pygls ``LanguageServer`` answering the same methods, with the same params, with the payloads
 captured from ours (same method names: the client decodes both answers the same way).
-Run: ``.venv/bin/python bench/bench_history.py [--nodes N] [--sessions N] [--pairs N]``.
+Run: ``.venv/bin/python bench/bench_history.py [--nodes N] [--sessions N] [--pairs N]
+[--reuse DIR] [--only sessions]``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -50,8 +58,8 @@ BARE = textwrap.dedent("""
         return payloads["history"]
 
     @server.feature("openprogram/sessions")
-    def sessions(ls, params):
-        return payloads["sessions"]
+    def sessions(ls, params):  # ours' answers, by the limit that asked for them
+        return payloads["sessions"][str(getattr(params, "limit", None))]
 
     server.start_io()
 """)
@@ -93,6 +101,26 @@ async def _pairs(ours: Any, bare: Any, method: str, params: dict[str, Any], bare
         a.append(await one(ours, method, params))
         b.append(await one(bare, bare_method, params))
     return statistics.median(a), statistics.median(b)
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+async def _idle(pid: int, quiet: float = 0.5, timeout: float = 30.0) -> float:
+    """Wait until the process used no CPU for ``quiet`` seconds (at most ``timeout``);
+    returns the seconds waited."""
+    t0 = time.perf_counter()
+    last, since = _cpu_ticks(pid), time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        await asyncio.sleep(0.1)
+        now = _cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet:
+            break
+    return time.perf_counter() - t0
 
 
 async def _stop(client: Any) -> None:
@@ -148,6 +176,30 @@ async def _cold_pairs(cmd: list[str], env: dict[str, str], ws: Path, bare_cmd: l
     return out
 
 
+async def _first_sessions(cmd: list[str], env: dict[str, str], ws: Path | None,
+                          params: dict[str, Any]) -> float:
+    """Round trip of a fresh server's first ``openprogram/sessions``, once it is idle."""
+    client = await _start(cmd, env, ws)
+    try:
+        await _idle(client._server.pid)
+        t = time.perf_counter()
+        await client.protocol.send_request_async("openprogram/sessions", params)
+        return time.perf_counter() - t
+    finally:
+        await _stop(client)
+
+
+async def _cold_sessions(cmd: list[str], env: dict[str, str], ws: Path, bare_cmd: list[str],
+                         pairs: int, params: dict[str, Any]) -> tuple[float, float]:
+    """Median first ``sessions`` answer of fresh servers, ours and bare, A B A B ..."""
+    ours: list[float] = []
+    bare: list[float] = []
+    for _ in range(max(7, pairs)):
+        ours.append(await _first_sessions(cmd, env, ws, params))
+        bare.append(await _first_sessions(bare_cmd, dict(os.environ), None, params))
+    return statistics.median(ours), statistics.median(bare)
+
+
 async def _kept_page(path: Path, timeout: float = 30.0) -> bytes:
     """The first page the warm server kept (its background thread writes it after a read)."""
     for _ in range(int(timeout / 0.05)):
@@ -157,7 +209,8 @@ async def _kept_page(path: Path, timeout: float = 30.0) -> bytes:
     raise SystemExit(f"no kept page at {path} after {timeout} s")
 
 
-async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None) -> None:
+async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None,
+               only: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = reuse or Path(tmp)
         ws, home = root / "ws", root / "home"
@@ -177,15 +230,22 @@ async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None) -> Non
         ours = await _start(cmd, env, ws)
         page = await ours.protocol.send_request_async("openprogram/history", {"sessionId": sid})
         listing = await ours.protocol.send_request_async("openprogram/sessions", {"limit": 50})
+        everyone = await ours.protocol.send_request_async("openprogram/sessions", {})
         kept = home / "sessions" / sid / ".git" / SNAPSHOT
         keep = await _kept_page(kept)  # before the warm figures: it is written in the background
         payloads = root / "payloads.json"
-        payloads.write_text(json.dumps({"history": _plain(page), "sessions": _plain(listing)}))
+        payloads.write_text(json.dumps({"history": _plain(page), "sessions": {
+            "50": _plain(listing), "None": _plain(everyone)}}))
         script = root / "bare.py"
         script.write_text(BARE)
         bare_cmd = [sys.executable, str(script), str(payloads)]
         bare = await _start(bare_cmd, dict(os.environ))
         shown = len(_plain(page)["nodes"])
+        if only == "sessions":
+            await _stop(ours)
+            await _stop(bare)
+            await _report_cold_sessions(cmd, env, ws, bare_cmd, pairs, sessions)
+            return
         try:
             a, b = await _pairs(ours, bare, "openprogram/history", {"sessionId": sid},
                                 "openprogram/history", pairs)
@@ -220,6 +280,39 @@ async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None) -> Non
                med("kept", 2), unit="MB", target="<= 15 MB")
         report(f"RSS added by the first page of a {nodes}-node session (no kept page)",
                med("none", 2), unit="MB", target="<= 15 MB")
+        await _report_cold_sessions(cmd, env, ws, bare_cmd, pairs, sessions)
+
+
+STORE_COLD = """
+import sys, time
+from pathlib import Path
+import openprogram_lsp.app, openprogram_lsp.lsp.server  # what a built server has loaded
+from openprogram_lsp.store.session_store import SessionStore
+store = SessionStore(Path(sys.argv[1]))
+t = time.perf_counter()
+store.session_page(limit=None if sys.argv[2] == "None" else int(sys.argv[2]))
+print(time.perf_counter() - t)
+"""
+
+
+def _store_cold(home: Path, limit: int | None, runs: int) -> float:
+    """The store's part of a cold listing: a fresh process that has imported what a server
+    has, reading ``sessions/.listing`` on its first ``session_page`` (median of ``runs``)."""
+    out = [float(subprocess.run([sys.executable, "-c", STORE_COLD, str(home), str(limit)],
+                                capture_output=True, text=True, check=True).stdout)
+           for _ in range(max(7, runs))]
+    return statistics.median(out)
+
+
+async def _report_cold_sessions(cmd: list[str], env: dict[str, str], ws: Path,
+                                bare_cmd: list[str], pairs: int, sessions: int) -> None:
+    for params, what in (({}, f"all {sessions}"), ({"limit": 50}, f"50 of {sessions}")):
+        a, b = await _cold_sessions(cmd, env, ws, bare_cmd, pairs, params)
+        report(f"sessions cold ({what}): a fresh server's first request, once idle", a, b,
+               target="<= 20 ms, <= 1.5x; baseline = a fresh bare pygls server, same payload")
+        report("  the store's cold read of it in a fresh process (no server, no baseline)",
+               _store_cold(Path(env["OPENPROGRAM_HOME"]), params.get("limit"), pairs),
+               target="what the warm-up reads ahead; a request arriving first pays it")
 
 
 def _plain(value: Any) -> Any:
@@ -240,5 +333,7 @@ if __name__ == "__main__":
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--reuse", type=Path, default=None,
                     help="build the session in this directory once and reuse it after")
+    ap.add_argument("--only", choices=["sessions"], default=None,
+                    help="only the cold sessions figure (after the same setup)")
     args = ap.parse_args()
-    asyncio.run(main(args.nodes, args.sessions, args.pairs, args.reuse))
+    asyncio.run(main(args.nodes, args.sessions, args.pairs, args.reuse, args.only))

@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _util import report
-from bench_history import _plain, _rss_kb, _stop
+from bench_history import _idle, _plain, _rss_kb, _stop
 from bench_lsp import _start
 from openprogram_lsp.core.types import Node
 from openprogram_lsp.store.page_snapshot import SNAPSHOT
@@ -86,26 +86,6 @@ async def _all_pages(client: Any, sid: str) -> list[tuple[str | None, dict[str, 
             break
         before = page["nodes"][0]["id"]
     return out
-
-
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-async def _idle(pid: int, quiet: float = 0.5, timeout: float = 30.0) -> float:
-    """Wait until the process used no CPU for ``quiet`` seconds (at most ``timeout``);
-    returns the seconds waited."""
-    t0 = time.perf_counter()
-    last, since = _cpu_ticks(pid), time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        await asyncio.sleep(0.1)
-        now = _cpu_ticks(pid)
-        if now != last:
-            last, since = now, time.perf_counter()
-        elif time.perf_counter() - since >= quiet:
-            break
-    return time.perf_counter() - t0
 
 
 async def _settle(pid: int, start_kb: int, within_kb: int, timeout: float) -> tuple[float, int]:

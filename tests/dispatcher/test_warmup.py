@@ -1,7 +1,7 @@
 """The first turn's work built ahead (dispatcher/warmup.py): in a fresh process, the turn's
-models are still to build and the tools' specs not made; after ``warm_up`` all are, and the
-first session's directory is ready and the mount table read: a turn then builds none of them
-and uses it."""
+models are still to build and the tools' specs not made; after ``warm_up`` all are, the
+session listing is read, and the first session's directory is ready and the mount table read:
+a listing and a turn then build and parse none of them, and the turn uses the directory."""
 
 from __future__ import annotations
 
@@ -19,15 +19,24 @@ from openprogram_lsp.core import localfs
 from openprogram_lsp.core.types import TurnRequest
 from openprogram_lsp.dispatcher.warmup import deferred_models, warm_up
 from openprogram_lsp.lsp.server import TURN_WIRE
+from openprogram_lsp.store import session_listing
+from openprogram_lsp.store.session_store import SessionStore
 from openprogram_lsp.tools import base
 
 ws, home = Path(sys.argv[1]), Path(sys.argv[2])
+earlier = [SessionStore(home).create_session(title=f"s{i}") for i in range(3)]
+parsed = []
+real_parsed = session_listing._parsed
+session_listing._parsed = lambda lines: parsed.append(len(lines)) or real_parsed(lines)
 d = build_dispatcher(AppConfig(workspace=ws, home=home, model="offline",
                                permission_mode="accept-edits"))
 before = len(deferred_models(types))
 assert before >= 10 and not base._SPECS, (before, base._SPECS)
 assert localfs._mounts._table is None
+assert not parsed
 asyncio.run(warm_up(d.services, TURN_WIRE))
+assert parsed == [3], parsed  # the listing, read once ahead
+assert {r["id"] for r in d.services.store.list_sessions()} == set(earlier) and parsed == [3]
 assert localfs._mounts._table  # the mount table a first write reads
 assert not deferred_models(types), deferred_models(types)
 assert all(cls.__pydantic_complete__ for cls in TURN_WIRE)

@@ -36,6 +36,7 @@ from openprogram_lsp.lsp.node_wire import WireCache
 from openprogram_lsp.lsp.protocol import RawResult
 from openprogram_lsp.lsp.requests import Handler, handles
 from openprogram_lsp.lsp.rules_handlers import RulesHandlers
+from openprogram_lsp.lsp.session_rows import sessions_result
 from openprogram_lsp.store.checkpoints import CheckpointStore
 from openprogram_lsp.store.checkpoints.results import FileChange, RestoreOutcome
 from openprogram_lsp.store.page_snapshot import MIN_NODES
@@ -177,12 +178,7 @@ class Handlers:
     async def sessions(self, p: w.SessionsParams) -> dict[str, Any]:
         rows, total = self.dispatcher.services.store.session_page(
             workspace=p.workspace, offset=p.offset, limit=p.limit)
-        infos = [w.SessionInfo(id=r["id"], title=r.get("title") or "", head_id=r.get("headId"),
-                               status=r.get("status") or "idle",
-                               updated_at=r.get("updatedAt") or "",
-                               workspace=r.get("workspace")) for r in rows]
-        return w.SessionsResult(sessions=infos, total=total,
-                                has_more=p.offset + len(infos) < total).wire()
+        return sessions_result(rows, total, p.offset)  # ``SessionsResult``, no model a row
 
     @handles("openprogram/renameSession")
     async def rename_session(self, p: w.RenameSessionParams) -> dict[str, Any]:

@@ -37,8 +37,9 @@ from openprogram_lsp.tools.sandbox import status as sandbox_status
 
 log = logging.getLogger(__name__)
 
-TURN_WIRE = REQUESTS["openprogram/chat"]
-"""The wire models of a turn's request and answer, built ahead with the turn's own."""
+TURN_WIRE = (*REQUESTS["openprogram/chat"], REQUESTS["openprogram/sessions"][0])
+"""The wire models of a turn's request and answer, built ahead with the turn's own, and the
+params of the listing editors ask for first (its result is built as dicts)."""
 
 
 
