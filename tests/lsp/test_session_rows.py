@@ -46,3 +46,16 @@ def test_a_damaged_row_gets_defaults_and_the_page_is_answered() -> None:
     assert got == {"sessions": [{"id": "s1", "title": "", "status": "idle", "updatedAt": ""}],
                    "total": 1, "hasMore": False}
     w.SessionsResult.model_validate(got)
+
+
+def test_the_dicts_name_every_field_the_wire_models_have() -> None:
+    """A field added to ``SessionInfo`` or ``SessionsResult`` (lsp/wire.py, the one source)
+    fails here until ``session_rows`` builds it too."""
+    def names(model: Any) -> set[str]:
+        return {f.serialization_alias or f.alias or n for n, f in model.model_fields.items()}
+
+    full = {"id": "s", "title": "t", "headId": "h", "status": "idle", "updatedAt": "u",
+            "workspace": "/w"}
+    got = sessions_result([full], 1, 0)
+    assert set(got) == names(w.SessionsResult)
+    assert set(got["sessions"][0]) == names(w.SessionInfo)
