@@ -162,6 +162,31 @@ def test_a_path_that_cannot_be_recorded_takes_the_baseline_at_once(
     assert turn is not None and ("src/main.py", "modified") in files_of(turn)
 
 
+
+def test_a_file_swapped_after_its_stat_is_unrecordable_not_waited_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A racing process puts a fifo (an open would wait forever), a symlink or a longer file
+    where ``record_before`` saw a small regular one: the path is unrecordable (the caller
+    takes the baseline at once), never read as that file."""
+    from openprogram_lsp.store.checkpoints import deferred
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "small").write_text("small\n")
+    os.mkfifo(ws / "fifo")
+    os.symlink("small", ws / "link")
+    (ws / "grown").write_text("small\n and more\n")
+    seen_as = os.lstat(ws / "small")
+    real_lstat = os.lstat
+    monkeypatch.setattr(deferred.os, "lstat",
+                        lambda p: seen_as if os.path.basename(p) != "small" else real_lstat(p))
+    held = deferred.DeferredBaseline("s")
+    for rel in ("fifo", "link", "grown"):
+        with pytest.raises(deferred.Unrecordable):
+            held.record(str(ws), rel, 1024)
+    held.record(str(ws), "small", 1024)
+    assert held.before == {"small": ("100644", b"small\n")}
+
 def test_a_turns_first_write_runs_before_the_first_walk(
         make_dispatcher: Callable[..., Dispatcher],
         script: Callable[[list[dict[str, object]]], str], workspace: Path, bus: EventBus,

@@ -155,3 +155,23 @@ def test_modules_in_the_current_directory_never_run_in_the_child(
                                  DEFAULTS)
     assert packed.tree is not None
     assert not marker.exists()
+
+
+def test_a_file_swapped_after_its_stat_is_not_read_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A racing process puts a fifo (an open would wait forever), a symlink or a bigger file
+    where the walk saw a small regular file: none is read as that file."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "small").write_text("small\n")
+    os.mkfifo(ws / "fifo")
+    os.symlink("small", ws / "link")
+    (ws / "grown").write_bytes(b"g" * 100)
+    seen_as = os.lstat(ws / "small")
+    real_lstat = os.lstat
+    monkeypatch.setattr(filepack.os, "lstat",
+                        lambda p: seen_as if os.path.basename(p) != "small" else real_lstat(p))
+    assert filepack._hash_one(str(ws), "fifo", 50, 50).kind == "other"
+    assert filepack._hash_one(str(ws), "link", 50, 50).kind == "other"
+    assert filepack._hash_one(str(ws), "grown", 50, 50).kind == "large"
+    assert filepack._hash_one(str(ws), "small", 50, 50).leaf is not None

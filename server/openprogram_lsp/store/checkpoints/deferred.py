@@ -71,11 +71,15 @@ class DeferredBaseline:
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes \
                 or self.held + st.st_size > MAX_HELD:
             raise Unrecordable(f"{rel}: not a regular file within {max_bytes} bytes")
-        try:
-            with open(full, "rb") as f:
-                data = f.read()
+        try:  # (no wait on a fifo, no symlink followed: put in its place since the lstat)
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(fd, "rb") as f:
+                regular = stat.S_ISREG(os.fstat(fd).st_mode)
+                data = f.read(st.st_size + 1) if regular else b""
         except OSError as exc:
             raise Unrecordable(f"{rel}: {exc.strerror or exc}") from None
+        if not regular or len(data) != st.st_size:
+            raise Unrecordable(f"{rel}: changed while it was read")
         self.before[rel] = (EXEC if st.st_mode & 0o100 else PLAIN, data)
         self.held += len(data)
         self.perms[rel] = stat.S_IMODE(st.st_mode)

@@ -19,6 +19,7 @@ JSON value in argv, the paths on stdin, each ended by a NUL.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -94,8 +95,10 @@ def _hash_one(root: str, path: str, limit: int, keep: int) -> _Hashed:
                 return _Hashed(path, "file")  # the packing thread reads it (bounded memory)
             mode = EXEC if st.st_mode & 0o100 else PLAIN
             perm = stat.S_IMODE(st.st_mode)
-            with open(full, "rb") as fh:
-                data = fh.read()
+            got = _read_regular(full, limit)
+            if isinstance(got, str):
+                return _Hashed(path, got)
+            data = got
         elif stat.S_ISDIR(st.st_mode):
             nested = os.path.lexists(os.path.join(full, ".git"))
             return _Hashed(path, "nested" if nested else "dir")
@@ -107,6 +110,23 @@ def _hash_one(root: str, path: str, limit: int, keep: int) -> _Hashed:
         return _Hashed(path, "unreadable")
     binsha, record = pack_record("blob", data)
     return _Hashed(path, "file", (mode, binsha.hex()), binsha, record, perm)
+
+
+def _read_regular(full: str, limit: int) -> bytes | str:
+    """The bytes of a file the walk saw as a regular one, or the kind it is now: another
+    process may have put a fifo (whose open would wait forever), a symlink or a bigger file
+    in its place since (``other``, ``large``); the walk after this one records it."""
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink now
+            return "other"
+        raise
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "other"
+        data = fh.read(limit + 1)
+    return "large" if len(data) > limit else data
 
 
 def _workers() -> int:
