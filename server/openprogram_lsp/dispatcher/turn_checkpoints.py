@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.core.localfs import small_write_inline
 from openprogram_lsp.core.ports import Buffers, Checkpointer
+from openprogram_lsp.core.turn_root import real_path
 
 if TYPE_CHECKING:
     from openprogram_lsp.dispatcher.active import ActiveTurn
@@ -22,6 +27,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 GUARD_TIMEOUT = 120.0
 """Seconds a turn's first edit waits for the workspace another session's turn is editing."""
+
+
+def small_reads(workspace: Path, paths: list[str]) -> bool:
+    """Whether recording the before-states of these workspace paths reads little from a local
+    disk: each absent, a symlink, or a regular file a file tool would write on the loop too
+    (``core.localfs``). Then ``record_before`` runs on the loop: the thread hop costs more than
+    the read, and while the edit awaited it the loop ran other work inside the edit (on a
+    fresh server, the warm-up's steps: a first edit took several ms more than the next)."""
+    root = real_path(workspace)
+    for rel in paths:
+        try:
+            st = os.lstat(os.path.join(root, rel))
+        except FileNotFoundError:
+            size = 0
+        except OSError:
+            return False
+        else:
+            if stat.S_ISLNK(st.st_mode):
+                size = 0
+            elif stat.S_ISREG(st.st_mode):
+                size = st.st_size
+            else:
+                return False
+        if not small_write_inline(root, rel, size):
+            return False
+    return True
 
 
 class TurnCheckpoints:
@@ -74,8 +105,14 @@ class TurnCheckpoints:
                 return
         if not self.deferred:
             return
-        if paths is None or not await asyncio.to_thread(checkpointer.record_before,
-                                                        turn.session_id, paths):
+        if paths is None:
+            recorded = False
+        elif small_reads(turn.workspace, paths):  # no thread hop: the edit goes on at once
+            recorded = checkpointer.record_before(turn.session_id, paths)
+        else:
+            recorded = await asyncio.to_thread(checkpointer.record_before, turn.session_id,
+                                               paths)
+        if not recorded:
             self.deferred = False  # anything may change now: the baseline first
             await asyncio.to_thread(checkpointer.ensure_baseline, turn.session_id)
 
