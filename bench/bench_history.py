@@ -231,11 +231,12 @@ async def main(nodes: int, sessions: int, pairs: int, reuse: Path | None,
         page = await ours.protocol.send_request_async("openprogram/history", {"sessionId": sid})
         listing = await ours.protocol.send_request_async("openprogram/sessions", {"limit": 50})
         everyone = await ours.protocol.send_request_async("openprogram/sessions", {})
+        one = await ours.protocol.send_request_async("openprogram/sessions", {"limit": 1})
         kept = home / "sessions" / sid / ".git" / SNAPSHOT
         keep = await _kept_page(kept)  # before the warm figures: it is written in the background
         payloads = root / "payloads.json"
         payloads.write_text(json.dumps({"history": _plain(page), "sessions": {
-            "50": _plain(listing), "None": _plain(everyone)}}))
+            "50": _plain(listing), "None": _plain(everyone), "1": _plain(one)}}))
         script = root / "bare.py"
         script.write_text(BARE)
         bare_cmd = [sys.executable, str(script), str(payloads)]
