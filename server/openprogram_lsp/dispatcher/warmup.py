@@ -74,3 +74,6 @@ async def warm_up(services: Services, models: Iterable[type[BaseModel]] = ()) ->
         step()
         await asyncio.sleep(0)
     await spare
+    # the spare's directory changed the sessions directory's mtime: the listing looks at it
+    # again here (one scandir) rather than in the editor's next request
+    services.store.session_page(limit=0)
