@@ -4,7 +4,8 @@
    (targets: <= 20 ms, <= 1.5x the bare server);
 2. ``openprogram/sessions`` first page (50) with 1,000 sessions, vs the bare server;
 3. the same history page cold: the first request of a freshly started server vs the first
-   request of a freshly started bare server, a new pair of servers each; ours once with the
+   request of a freshly started bare server (each once idle: its start's warm-up done;
+   ``--at-once``: right after its first answer), a new pair of servers each; ours once with the
    page the warm server kept (``store/page_snapshot.py``) and once with it removed (the log's
    tail and the page's node files), A B C A B C ...;
 4. RSS the server gains by that first page, median over the cold starts (target <= 15 MB);
@@ -144,11 +145,13 @@ async def _first_page(cmd: list[str], env: dict[str, str], ws: Path | None,
                       sid: str) -> tuple[float, float, float, float]:
     """(round trip, the server's CPU in it, RSS it added, the server's time waiting for a CPU
     in it) of a fresh server's first history page, after the same ``initialized`` and one
-    ``sessions`` request."""
+    ``sessions`` request, once the server is idle (``IDLE_FIRST``: its warm-up done)."""
     client = await _start(cmd, env, ws)
     try:
         pid = client._server.pid
         await client.protocol.send_request_async("openprogram/sessions", {"limit": 1})
+        if IDLE_FIRST:
+            await _idle(pid)
         rss, (cpu, wait) = _rss_kb(pid), _sched_ns(pid)
         t = time.perf_counter()
         await client.protocol.send_request_async("openprogram/history", {"sessionId": sid})
@@ -158,6 +161,11 @@ async def _first_page(cmd: list[str], env: dict[str, str], ws: Path | None,
                 (wait_after - wait) / 1e9)
     finally:
         await _stop(client)
+
+
+IDLE_FIRST = True
+"""Cold pages are read once the fresh server is idle (``--at-once``: right after its first
+answer, while its warm-up runs beside the read)."""
 
 
 async def _cold_pairs(cmd: list[str], env: dict[str, str], ws: Path, bare_cmd: list[str],
@@ -334,7 +342,10 @@ if __name__ == "__main__":
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--reuse", type=Path, default=None,
                     help="build the session in this directory once and reuse it after")
+    ap.add_argument("--at-once", action="store_true",
+                    help="cold history pages right after the first answer, not once idle")
     ap.add_argument("--only", choices=["sessions"], default=None,
                     help="only the cold sessions figure (after the same setup)")
     args = ap.parse_args()
+    IDLE_FIRST = not args.at_once
     asyncio.run(main(args.nodes, args.sessions, args.pairs, args.reuse, args.only))
