@@ -36,7 +36,13 @@ assert localfs._mounts._table is None
 assert not parsed
 asyncio.run(warm_up(d.services, TURN_WIRE))
 assert parsed == [3], parsed  # the listing, read once ahead
+import os
+scans = []
+real_scandir = os.scandir
+os.scandir = lambda path=".": scans.append(str(path)) or real_scandir(path)
 assert {r["id"] for r in d.services.store.list_sessions()} == set(earlier) and parsed == [3]
+os.scandir = real_scandir
+assert str(home / "sessions") not in scans, scans  # the spare's directory was seen already
 assert localfs._mounts._table  # the mount table a first write reads
 assert not deferred_models(types), deferred_models(types)
 assert all(cls.__pydantic_complete__ for cls in TURN_WIRE)
