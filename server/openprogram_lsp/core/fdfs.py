@@ -166,8 +166,29 @@ def open_regular(root: Path, rel: str) -> Iterator[int]:
         os.close(fd)
 
 
-def _temp_name(name: str) -> str:
-    return f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+_writing: set[str] = set()
+"""Names of this process's temp files that may exist now (set before each is made, cleared
+once it is renamed or removed)."""
+
+
+def writing(name: str) -> bool:
+    """Whether ``name`` (a file name, no directory part) is the temp file of a write of this
+    process still in progress: a checkpoint walk that meets it leaves it out (it is never a
+    file of the workspace, and a walk running during a turn's write recorded it, to be
+    brought back by a restore). Its 48 random bits make another file of that name moot."""
+    return name in _writing
+
+
+@contextlib.contextmanager
+def _temp_name(name: str) -> Iterator[str]:
+    """A fresh temp file name next to ``name``, marked as being written for the block (which
+    removes the file, whatever happens, before it ends)."""
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    _writing.add(tmp)
+    try:
+        yield tmp
+    finally:
+        _writing.discard(tmp)
 
 
 def write_atomic(root: Path, rel: str, data: bytes, *, mode: int | None = None,
@@ -192,20 +213,20 @@ def write_atomic(root: Path, rel: str, data: bytes, *, mode: int | None = None,
         if mode is None:
             mode = st.st_mode & 0o7777 if st is not None and stat.S_ISREG(st.st_mode) \
                 else 0o666 & ~current_umask()
-        tmp = _temp_name(name)
-        tfd = os.open(tmp, _TEMP, 0o600, dir_fd=dfd)
-        try:
-            with open(tfd, "wb") as fh:
-                fh.write(data)
-                os.fchmod(fh.fileno(), mode)
-                if fsync:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+        with _temp_name(name) as tmp:
+            tfd = os.open(tmp, _TEMP, 0o600, dir_fd=dfd)
+            try:
+                with open(tfd, "wb") as fh:
+                    fh.write(data)
+                    os.fchmod(fh.fileno(), mode)
+                    if fsync:
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dfd)
+                raise
     return st is not None
 
 
@@ -221,14 +242,14 @@ def write_symlink(root: Path, rel: str, target: str) -> None:
             st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{rel}: is a directory")
-        tmp = _temp_name(parts[-1])
-        os.symlink(target, tmp, dir_fd=dfd)
-        try:
-            os.rename(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+        with _temp_name(parts[-1]) as tmp:
+            os.symlink(target, tmp, dir_fd=dfd)
+            try:
+                os.rename(tmp, parts[-1], src_dir_fd=dfd, dst_dir_fd=dfd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dfd)
+                raise
 
 
 def chmod(root: Path, rel: str, mode: int) -> None:

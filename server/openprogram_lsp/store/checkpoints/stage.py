@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from openprogram_lsp.core.errors import CheckpointError
+from openprogram_lsp.core.fdfs import writing
 from openprogram_lsp.store.checkpoints.extras import UNREADABLE
 from openprogram_lsp.store.checkpoints.objects import GITLINK_MODE, ZERO_SHA, TreeChange, diff_trees
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo
@@ -251,6 +252,8 @@ class Stager:
             if len(entry) < 4:
                 continue
             path = _decode(entry[3:])
+            if writing(path.rpartition("/")[2]):  # a write of ours in progress: never a file
+                continue  # of the workspace (listed, it is still there: it is left out)
             if path.endswith("/"):  # an untracked directory git would not enter: a nested repo
                 self.repo.nested.add(path.rstrip("/"))
                 nested_found = True
