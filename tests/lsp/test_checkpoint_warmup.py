@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from openprogram_lsp.lsp.checkpoint_warmup import CheckpointWarmup
 from openprogram_lsp.store.checkpoints.store import CheckpointStore
 from tests.lsp.conftest import OpClient, Starter, write_script
 
@@ -105,6 +107,32 @@ async def test_a_first_edit_that_starts_the_walk_reports_it(
         lambda: (r := _kinds(client)[token]) and r[-1].kind == "end" and r, "the progress end")
     assert reports[0].kind == "begin" and "report" in [r.kind for r in reports]
     assert f"{FILES + 1:,} files recorded" == reports[-1].message
+
+
+async def test_files_a_first_edit_hashed_get_a_progress_however_soon_the_walk_ends(
+        tmp_path: Path) -> None:
+    """The edit's walk hashed the files before the warm-up's began: the warm-up's
+    ``prepare`` has nothing to do and may be done before its result is looked at. The
+    progress shows all the same (whether it did was a race with that no-op's thread; the
+    test above then waited for a progress that never came)."""
+    created: list[str] = []
+    begun: list[str] = []
+
+    class Progress:
+        async def create_async(self, token: str) -> None:
+            created.append(token)
+
+        def begin(self, token: str, value: object) -> None:
+            begun.append(token)
+
+    server = SimpleNamespace(work_done_progress=Progress(), settings=SimpleNamespace(
+        client=SimpleNamespace(work_done_progress=True)))
+    hashing = asyncio.Event()
+    hashing.set()  # (by the edit's walk, through the store's progress)
+    work: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    work.set_result(False)  # nothing left to walk
+    token = await CheckpointWarmup(server)._show_when_slow(work, hashing, tmp_path)
+    assert token is not None and created == begun == [token]
 
 
 async def test_a_turn_that_ends_during_the_walk_does_not_wait_for_it(

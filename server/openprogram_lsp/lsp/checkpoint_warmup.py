@@ -122,14 +122,17 @@ class CheckpointWarmup:
     async def _show_when_slow(self, work: asyncio.Future[Any], hashing: asyncio.Event,
                               root: Path) -> str | None:
         """Wait until files are hashed or ``SHOW_AFTER`` passed, then create and begin a
-        progress; None when the walk ended first or the client takes no progress."""
+        progress; None when the walk ended first without hashing a file, or the client takes
+        no progress. Files hashed get one however soon the walk ended (hashed by a turn's
+        first edit that walked before this began, this ``prepare`` is a no-op, done at once)."""
         waiter: asyncio.Future[Any] = asyncio.ensure_future(hashing.wait())
         try:
             await asyncio.wait({work, waiter}, timeout=SHOW_AFTER,
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiter.cancel()
-        if work.done() or not self.server.settings.client.work_done_progress:
+        if (work.done() and not hashing.is_set()) \
+                or not self.server.settings.client.work_done_progress:
             return None
         token = f"openprogram-checkpoint-{uuid.uuid4().hex[:12]}"
         wdp = self.server.work_done_progress
