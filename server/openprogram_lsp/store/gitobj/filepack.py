@@ -123,9 +123,15 @@ def _read_regular(full: str, limit: int) -> bytes | str:
             return "other"
         raise
     with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return "other"
-        data = fh.read(limit + 1)
+        # sized by the file: ``read(limit + 1)`` allocated the limit for every file, a fresh
+        # mapping each time in the hashing child (two thirds of a 100,000-file walk's time
+        # went to the kernel)
+        data = fh.read(min(st.st_size, limit) + 1)
+        if len(data) > st.st_size:  # it grew since: on up to the limit
+            data += fh.read(limit + 1 - len(data))
     return "large" if len(data) > limit else data
 
 
