@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from openprogram_lsp.core.fsutil import write_all
 from openprogram_lsp.core.types import Node
-from openprogram_lsp.lsp.fd_writer import FdWriter, write_all
+from openprogram_lsp.lsp.fd_writer import FdWriter
 from openprogram_lsp.store.session_store import SessionStore
 from tests import forkserver
 from tests.lsp.conftest import SERVER

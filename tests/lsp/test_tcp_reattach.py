@@ -31,6 +31,18 @@ async def _leave(c: Client, *, shutdown: bool) -> None:
     await c.close()
 
 
+def _allowing(editor: Client) -> list[Any]:
+    """Make ``editor`` allow every prompt once; the prompts' params, as they come."""
+    answered: list[Any] = []
+
+    async def allow(method: str, params: Any) -> Any:
+        answered.append(params)
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+    editor.on_request = allow
+    return answered
+
+
 async def _waiting_write(editor: Client) -> tuple[str, asyncio.Future[Any]]:
     """A session whose second turn waits on its write's approval card, which ``editor`` never
     answers (its window goes while the card is open): the session id and the turn's request."""
@@ -65,13 +77,7 @@ async def test_a_reloaded_editor_re_attaches_to_the_running_turn(
             assert not (workspace / "notes.txt").exists()
 
             new = await _editor(server.port, server.token, workspace, opened)
-            answered: list[Any] = []
-
-            async def allow(method: str, params: Any) -> Any:
-                answered.append(params)
-                return {"outcome": "selected", "optionId": "allow_once"}
-
-            new.on_request = allow
+            answered = _allowing(new)
             sub = await new.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
             assert sub["runningTurnId"] == tid
             finished = await new.wait_event("turn.finished", lambda e: e["turnId"] == tid)
@@ -137,13 +143,7 @@ async def test_a_second_window_watching_takes_over_when_the_first_goes(
             first = await _editor(server.port, server.token, workspace, opened)
             sid, turn = await _waiting_write(first)
             second = await _editor(server.port, server.token, workspace, opened)
-            answered: list[Any] = []
-
-            async def allow(method: str, params: Any) -> Any:
-                answered.append(params)
-                return {"outcome": "selected", "optionId": "allow_once"}
-
-            second.on_request = allow
+            answered = _allowing(second)
             sub = await second.call("openprogram/subscribe", {"sessionId": sid, "replay": True})
             assert second.server_requests == []  # it watches while the first is there
             await _leave(first, shutdown=True)  # the first window closes

@@ -11,6 +11,7 @@ import { ChatController, type ChatSink } from '../src/chat/controller';
 import { Requests, type AgentInfo, type EventParams, type SessionInfo } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
 import { startAgent, type RunningAgent } from './support/agent';
+import { Memento } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 // OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
@@ -34,20 +35,6 @@ test('an agent item shows its label and status; only subagent events refresh the
   assert.equal(affectsAgents(ev('subagent.ended')), true);
   assert.equal(affectsAgents(ev('text.delta')), false);
 });
-
-class Memento {
-  private data = new Map<string, unknown>();
-  keys(): readonly string[] {
-    return [...this.data.keys()];
-  }
-  get<T>(key: string): T | undefined {
-    return this.data.get(key) as T | undefined;
-  }
-  update(key: string, value: unknown): Promise<void> {
-    this.data.set(key, value);
-    return Promise.resolve();
-  }
-}
 
 /** A page that approves everything and remembers what it was sent. */
 class Page implements ChatSink {

@@ -11,7 +11,7 @@ import { Requests, type BranchInfo, type RestoreResult } from '../src/protocol';
 import type { HostMessage } from '../src/webview/messages';
 import type { ToolItem } from '../src/webview/state';
 import { startAgent, type RunningAgent } from './support/agent';
-import { ui, workspace } from './support/vscode';
+import { Memento, ui, workspace } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 // OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
@@ -20,21 +20,6 @@ const server = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openpr
 const noServer = !existsSync(server) && !process.env.CI && 'no .venv/bin/openprogram-lsp';
 const ORIGINAL = 'print("hello")\n';
 const UPDATED = 'def greet():\n    print("hello")\n';
-
-class Memento {
-  private data = new Map<string, unknown>();
-  keys(): readonly string[] {
-    return [...this.data.keys()];
-  }
-  get<T>(key: string, dflt?: T): T | undefined {
-    return (this.data.has(key) ? this.data.get(key) : dflt) as T | undefined;
-  }
-  update(key: string, value: unknown): Promise<void> {
-    if (value === undefined) this.data.delete(key);
-    else this.data.set(key, value);
-    return Promise.resolve();
-  }
-}
 
 /** Plays the chat page: records messages and answers prompts the way a user would click. */
 class Page implements ChatSink {

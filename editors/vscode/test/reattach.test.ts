@@ -12,24 +12,11 @@ import { ChatController, type ChatSink } from '../src/chat/controller';
 import { attachOrStart, endKept } from '../src/kept';
 import type { HostMessage } from '../src/webview/messages';
 import { connectAgent } from './support/agent';
+import { Memento } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const server = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
 const noServer = !existsSync(server) && !process.env.CI && 'no .venv/bin/openprogram-lsp';
-
-class Memento {
-  data = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.data.get(key) as T | undefined;
-  }
-  update(key: string, value: unknown): Promise<void> {
-    this.data.set(key, value);
-    return Promise.resolve();
-  }
-  keys(): readonly string[] {
-    return [...this.data.keys()];
-  }
-}
 
 /** A chat page that records what it is sent and answers approvals when told to. */
 class Page implements ChatSink {

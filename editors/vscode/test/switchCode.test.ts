@@ -2,26 +2,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHOICES, MEMENTO_KEY, decide, describeSwitch, ownChanges, ownChangesQuestion, type Choice } from '../src/branches/switchCode';
-
-class Store {
-  data = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.data.get(key) as T | undefined;
-  }
-  update(key: string, value: unknown): Promise<void> {
-    this.data.set(key, value);
-    return Promise.resolve();
-  }
-}
+import { Memento } from './support/vscode';
 
 test('the setting decides without asking', async () => {
   const never = (): Promise<Choice | undefined> => assert.fail('asked');
-  assert.equal(await decide('always', new Store(), never), true);
-  assert.equal(await decide('never', new Store(), never), false);
+  assert.equal(await decide('always', new Memento(), never), true);
+  assert.equal(await decide('never', new Memento(), never), false);
 });
 
 test('asked once: a remembered answer is not asked again; a one-time answer is', async () => {
-  const store = new Store();
+  const store = new Memento();
   let asked = 0;
   const pick = (label: string) => (choices: Choice[]): Promise<Choice | undefined> => {
     asked += 1;
@@ -34,7 +24,7 @@ test('asked once: a remembered answer is not asked again; a one-time answer is',
   assert.equal(await decide('ask', store, pick('Always switch the code')), false);
   assert.equal(asked, 2);
   // dismissed: the files stay as they are
-  assert.equal(await decide('ask', new Store(), () => Promise.resolve(undefined)), false);
+  assert.equal(await decide('ask', new Memento(), () => Promise.resolve(undefined)), false);
   assert.equal(CHOICES.filter((c) => c.remember).length, 2);
 });
 

@@ -11,27 +11,13 @@ import { ChatController, type ChatSink } from '../src/chat/controller';
 import type { HostMessage } from '../src/webview/messages';
 import type { ToolItem } from '../src/webview/state';
 import { startAgent, type RunningAgent } from './support/agent';
-import { ui } from './support/vscode';
+import { Memento, ui } from './support/vscode';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 // OPENPROGRAM_LSP: another command for the same server (the suite's fork client, tests/forkclient.py)
 const server = process.env.OPENPROGRAM_LSP ?? join(repo, '.venv', 'bin', 'openprogram-lsp');
 // without the server these tests are skipped, except in CI, where a missing server is a failure
 const noServer = !existsSync(server) && !process.env.CI && 'no .venv/bin/openprogram-lsp';
-
-class Memento {
-  private data = new Map<string, unknown>();
-  keys(): readonly string[] {
-    return [...this.data.keys()];
-  }
-  get<T>(key: string): T | undefined {
-    return this.data.get(key) as T | undefined;
-  }
-  update(key: string, value: unknown): Promise<void> {
-    this.data.set(key, value);
-    return Promise.resolve();
-  }
-}
 
 /** A hidden panel: it records messages and never answers. */
 class HiddenPage implements ChatSink {

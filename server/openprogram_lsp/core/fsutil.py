@@ -6,6 +6,7 @@ import contextlib
 import functools
 import itertools
 import os
+import select
 import tempfile
 import threading
 from pathlib import Path
@@ -99,10 +100,14 @@ def atomic_write(path: Path, data: bytes | str, *, fsync: bool = False) -> None:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to a descriptor (``os.write`` may write part of it)."""
+    """Write all of ``data`` to a descriptor (``os.write`` may write part of it), waiting for
+    room when a non-blocking one is full."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 def read_rest(fd: int) -> bytes:

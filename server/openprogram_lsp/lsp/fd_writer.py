@@ -15,19 +15,9 @@ replaces (docs/decisions/framing.md).
 
 from __future__ import annotations
 
-import os
-import select
 from typing import IO
 
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to ``fd``, waiting for room on a non-blocking descriptor."""
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            select.select([], [fd], [])
+from openprogram_lsp.core.fsutil import write_all
 
 
 class FdWriter:

@@ -17,6 +17,22 @@ export class EventEmitter<T> {
   }
 }
 
+/** vscode.Memento (globalState / workspaceState) in memory. */
+export class Memento {
+  private data = new Map<string, unknown>();
+  keys(): readonly string[] {
+    return [...this.data.keys()];
+  }
+  get<T>(key: string, dflt?: T): T | undefined {
+    return (this.data.has(key) ? this.data.get(key) : dflt) as T | undefined;
+  }
+  update(key: string, value: unknown): Promise<void> {
+    if (value === undefined) this.data.delete(key);
+    else this.data.set(key, value);
+    return Promise.resolve();
+  }
+}
+
 export class CancellationTokenSource {
   private readonly emitter = new EventEmitter<void>();
   token = {

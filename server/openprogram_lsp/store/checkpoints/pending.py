@@ -210,16 +210,3 @@ def _from_wire(raw: dict[str, Any], path: Path) -> PendingTurn:
         base.new_dirs = {str(d) for d in b["new_dirs"]}
     return PendingTurn(str(raw["checkpoint_id"]), str(raw["session_id"]), str(raw["turn_id"]),
                        str(raw["message"]), str(raw["created_at"]), cap, base, path)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs (this process counts as alive)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -8,11 +8,12 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from openprogram_lsp.core.errors import CheckpointError, NotFound, SessionBusy
 from openprogram_lsp.core.fsutil import protect_dir
@@ -63,7 +64,6 @@ from openprogram_lsp.store.checkpoints.pending import (
     PendingTurn,
     capture,
     load,
-    pid_alive,
 )
 from openprogram_lsp.store.checkpoints.results import CheckpointDiff, RestoreOutcome
 from openprogram_lsp.store.checkpoints.shadow import ShadowRepo, workspace_key
@@ -71,6 +71,7 @@ from openprogram_lsp.store.checkpoints.stage import Stager, TooManyFiles
 from openprogram_lsp.store.gitobj.batch import batched
 from openprogram_lsp.store.gitobj.packwrite import PackWriter
 from openprogram_lsp.store.gitobj.trees import EMPTY_TREE, TreeConflict, update_tree
+from openprogram_lsp.store.owner import pid_alive
 from openprogram_lsp.store.pack_maintenance import SMALL_PACKS, pack_count, repack_later
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,21 @@ def _ancestors(path: str) -> Iterator[str]:
         path = posixpath.dirname(path)
         if path:
             yield path
+
+
+def _with_perms(modes: dict[str, int], paths: Iterable[str],
+                states: Mapping[str, tuple[str, Any] | None],
+                perms: Mapping[str, int]) -> dict[str, int]:
+    """``modes`` with each path's permission bits as ``states`` (git mode first, or None:
+    absent) and ``perms`` give them: kept only where they differ from the mode's default."""
+    out = dict(modes)
+    for rel in paths:
+        state, perm = states[rel], perms.get(rel)
+        if state is None or perm is None or perm == default_perm(state[0]):
+            out.pop(rel, None)
+        else:
+            out[rel] = perm
+    return out
 
 
 def epoch(iso: str) -> int:
@@ -1166,21 +1182,9 @@ class CheckpointStore:
                                      self._files_of(tree, parent_tree, changes) if walk
                                      else noted | {c.path for c in changes})
             if captured is not None:  # the captured files' permission bits
-                modes = dict(modes)
-                for rel in set_paths:
-                    leaf, perm = captured.leaves[rel], captured.perms.get(rel)
-                    if leaf is None or perm is None or perm == default_perm(leaf[0]):
-                        modes.pop(rel, None)
-                    else:
-                        modes[rel] = perm
+                modes = _with_perms(modes, set_paths, captured.leaves, captured.perms)
             if deferred is not None:  # the recorded files' permission bits, as they were
-                modes = dict(modes)
-                for rel in before:
-                    got, perm = deferred.before[rel], deferred.perms.get(rel)
-                    if got is None or perm is None or perm == default_perm(got[0]):
-                        modes.pop(rel, None)
-                    else:
-                        modes[rel] = perm
+                modes = _with_perms(modes, before, deferred.before, deferred.perms)
             mode_only = sorted(p for p in modes.keys() | parent_modes.keys()
                                if modes.get(p) != parent_modes.get(p)
                                and p not in {c.path for c in changes})
